@@ -1,0 +1,101 @@
+/**
+ * One set of Azure clients per provider process: one credential (tokens cached until expiry by
+ * @azure/identity and the bearer-token policy), one keep-alive HTTPS agent, one Cosmos client and
+ * one arm-msi client per subscription, shared by every resource the process handles.
+ *
+ * SDKs are required inside functions: this module is serialized into the provider closure, and
+ * module-level SDK imports do not survive serialization (docs/design.md, "Serialization").
+ * Clients live on `globalThis`, not in module variables, because the provider host revives the
+ * closure text rather than this module.
+ */
+/* eslint-disable @typescript-eslint/no-require-imports */
+import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
+import type { TokenCredential } from "@azure/identity";
+import type { Agent } from "node:https";
+import { createConcurrencyLimiter } from "../concurrencyLimiter";
+import type { ConcurrencyLimiter } from "../concurrencyLimiter";
+import type { Settings } from "../settings";
+import type { DocumentStore } from "./serviceProviderClusterStore";
+import { createDocumentStore } from "./serviceProviderClusterStore";
+import type { UserAssignedIdentityReader } from "./userAssignedIdentityReader";
+import { createUserAssignedIdentityReader } from "./userAssignedIdentityReader";
+
+/** The adapters a provider process uses. */
+export interface AzureAdapters {
+  readonly documentStore: DocumentStore;
+  readonly userAssignedIdentityReader: UserAssignedIdentityReader;
+  /** Process-wide: the lookup concurrency holds across every resource the process handles. */
+  readonly limiter: ConcurrencyLimiter;
+}
+
+const cacheSymbol = Symbol.for("aro-hcp-identity-status.azureAdapters");
+const userAgentPrefix = "aro-hcp-identity-status";
+
+/** The process's adapters for these settings, built on first use. */
+export function sharedAzureAdapters(settings: Settings): AzureAdapters {
+  const registry = globalThis as unknown as Record<symbol, Map<string, AzureAdapters> | undefined>;
+  const cache = registry[cacheSymbol] ?? new Map<string, AzureAdapters>();
+  registry[cacheSymbol] = cache;
+  const fingerprint = settingsFingerprint(settings);
+  let adapters = cache.get(fingerprint);
+  if (adapters === undefined) {
+    adapters = buildAdapters(settings);
+    cache.set(fingerprint, adapters);
+  }
+  return adapters;
+}
+
+function settingsFingerprint(settings: Settings): string {
+  const crypto = require("node:crypto") as typeof import("node:crypto");
+  // Hash, so the Cosmos key never sits in a map key or a heap snapshot string.
+  return crypto.createHash("sha256").update(JSON.stringify(settings)).digest("hex");
+}
+
+function buildAdapters(settings: Settings): AzureAdapters {
+  const https = require("node:https") as typeof import("node:https");
+  const tls = require("node:tls") as typeof import("node:tls");
+  const fs = require("node:fs") as typeof import("node:fs");
+  const agentOptions: import("node:https").AgentOptions = { keepAlive: true, maxSockets: Math.max(16, settings.lookupConcurrency * 2) };
+  if (settings.tlsCaFile !== undefined) {
+    // Trust the extra CA for these clients only; the system roots stay trusted for real Azure.
+    agentOptions.ca = [...tls.rootCertificates, fs.readFileSync(settings.tlsCaFile, "utf8")];
+  }
+  const agent: Agent = new https.Agent(agentOptions);
+  const credential = createCredential(settings);
+  const clients = new Map<string, ManagedServiceIdentityClient>();
+  const clientFor = (subscriptionId: string): ManagedServiceIdentityClient => {
+    let client = clients.get(subscriptionId);
+    if (client === undefined) {
+      const { ManagedServiceIdentityClient: Client } = require("@azure/arm-msi") as typeof import("@azure/arm-msi");
+      client = new Client(credential, subscriptionId, {
+        endpoint: settings.armEndpoint,
+        credentialScopes: [settings.armScope],
+        agent,
+        userAgentOptions: { userAgentPrefix },
+      });
+      clients.set(subscriptionId, client);
+    }
+    return client;
+  };
+  const { CosmosClient } = require("@azure/cosmos") as typeof import("@azure/cosmos");
+  const cosmosClient = new CosmosClient({
+    endpoint: settings.cosmosEndpoint,
+    ...(settings.cosmosKey === undefined ? { aadCredentials: credential } : { key: settings.cosmosKey }),
+    agent,
+    userAgentSuffix: userAgentPrefix,
+  });
+  const container = cosmosClient.database(settings.cosmosDatabase).container(settings.cosmosContainer);
+  return {
+    documentStore: createDocumentStore(container),
+    userAssignedIdentityReader: createUserAssignedIdentityReader(clientFor),
+    limiter: createConcurrencyLimiter(settings.lookupConcurrency),
+  };
+}
+
+function createCredential(settings: Settings): TokenCredential {
+  const identity = require("@azure/identity") as typeof import("@azure/identity");
+  if (settings.managedIdentityClientId !== undefined) {
+    return new identity.ManagedIdentityCredential({ clientId: settings.managedIdentityClientId });
+  }
+  return new identity.DefaultAzureCredential();
+}

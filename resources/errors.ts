@@ -1,0 +1,130 @@
+/**
+ * Error classes and the one place where Azure and Cosmos errors are classified. No SDK imports:
+ * guards read `name`, `code` and `statusCode`, so this module serializes by value.
+ */
+import type { LookupErrorDetails } from "./identityStatus";
+import { shortMessage } from "./identityStatus";
+
+/** One identity whose lookup failed with something other than ResourceNotFound. */
+export interface IdentityLookupFailure {
+  readonly resourceId: string;
+  readonly error: LookupErrorDetails;
+}
+
+/**
+ * Thrown after the status was persisted when one or more identity lookups failed. The message
+ * names each identity, its Azure error code and HTTP status, so it stands alone in the engine's
+ * output.
+ */
+export class UserAssignedIdentityReadError extends Error {
+  override readonly name = "UserAssignedIdentityReadError";
+  readonly failures: readonly IdentityLookupFailure[];
+  readonly documentId: string;
+
+  constructor(options: { documentId: string; failures: readonly IdentityLookupFailure[]; persisted: boolean }) {
+    const lines = options.failures.map(
+      (failure) =>
+        `  - ${failure.resourceId}: ${failure.error.code}` +
+        `${failure.error.statusCode === undefined ? "" : ` (HTTP ${failure.error.statusCode})`}: ${failure.error.message}`,
+    );
+    const outcome = options.persisted
+      ? "the other identities were persisted; the failed entries were cleared and carry a retrievalError"
+      : "nothing was written";
+    super(
+      `failed to read ${options.failures.length} data plane operator managed identit${options.failures.length === 1 ? "y" : "ies"} ` +
+        `for ServiceProviderCluster document ${options.documentId} (${outcome}):\n${lines.join("\n")}`,
+    );
+    this.failures = options.failures;
+    this.documentId = options.documentId;
+  }
+}
+
+/** Thrown when the ServiceProviderCluster document cannot be read or written as required. */
+export class StatusRecordWriteError extends Error {
+  override readonly name = "StatusRecordWriteError";
+  readonly recordId: string;
+  readonly statusCode: number | undefined;
+
+  constructor(options: { recordId: string; message: string; statusCode?: number; cause?: unknown }) {
+    super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.recordId = options.recordId;
+    this.statusCode = options.statusCode;
+  }
+}
+
+/** Guard by name, so errors revived from another module instance still match. */
+export function isUserAssignedIdentityReadError(error: unknown): error is UserAssignedIdentityReadError {
+  return error instanceof Error && error.name === "UserAssignedIdentityReadError";
+}
+
+/** Guard by name. */
+export function isStatusRecordWriteError(error: unknown): error is StatusRecordWriteError {
+  return error instanceof Error && error.name === "StatusRecordWriteError";
+}
+
+interface ErrorLike {
+  readonly name?: unknown;
+  readonly code?: unknown;
+  readonly statusCode?: unknown;
+  readonly message?: unknown;
+  readonly body?: unknown;
+}
+
+function asErrorLike(error: unknown): ErrorLike {
+  return typeof error === "object" && error !== null ? (error as ErrorLike) : { message: String(error) };
+}
+
+/**
+ * Classifies an error from an identity lookup. ARM answers a missing identity with 404 and code
+ * `ResourceNotFound`; a 404 with another code (e.g. `ResourceGroupNotFound`) is treated the same
+ * way, since the identity does not exist either. Everything else is a failure.
+ */
+export function classifyLookupError(error: unknown): { readonly notFound: boolean; readonly details: LookupErrorDetails } {
+  const like = asErrorLike(error);
+  const name = typeof like.name === "string" ? like.name : "Error";
+  const statusCode = typeof like.statusCode === "number" ? like.statusCode : undefined;
+  const rawMessage = typeof like.message === "string" ? like.message : String(error);
+  let code: string;
+  if (name === "AbortError" || name === "TimeoutError") {
+    code = "Timeout";
+  } else if (name === "CredentialUnavailableError" || name === "AuthenticationError" || name === "AggregateAuthenticationError") {
+    code = "CredentialUnavailable";
+  } else if (typeof like.code === "string" && like.code.length > 0) {
+    code = like.code === "REQUEST_SEND_ERROR" ? "ConnectionFailed" : like.code;
+  } else {
+    code = statusCode === undefined ? name : `HTTP${statusCode}`;
+  }
+  const message =
+    code === "Timeout" ? "the lookup did not complete within the configured lookup timeout" : shortMessage(rawMessage) || name;
+  const notFound = code === "ResourceNotFound" || statusCode === 404;
+  return { notFound, details: statusCode === undefined ? { code, message } : { code, statusCode, message } };
+}
+
+/** HTTP status of a Cosmos error (`ErrorResponse.code` is numeric), or undefined. */
+export function cosmosStatusCode(error: unknown): number | undefined {
+  const like = asErrorLike(error);
+  if (typeof like.code === "number") {
+    return like.code;
+  }
+  return typeof like.statusCode === "number" ? like.statusCode : undefined;
+}
+
+/** A one-line, secret-free description of a Cosmos error for messages. */
+export function describeCosmosError(error: unknown): string {
+  const like = asErrorLike(error);
+  const status = cosmosStatusCode(error);
+  const body = like.body;
+  let code: string | undefined;
+  let message = typeof like.message === "string" ? like.message : String(error);
+  if (typeof body === "object" && body !== null) {
+    const bodyRecord = body as { code?: unknown; message?: unknown };
+    if (typeof bodyRecord.code === "string") code = bodyRecord.code;
+    if (typeof bodyRecord.message === "string") message = bodyRecord.message;
+  }
+  if (code === undefined && typeof like.code === "string") {
+    code = like.code;
+  }
+  // Cosmos messages carry JSON fragments and activity IDs on later lines; keep the first sentence.
+  const text = shortMessage(message.replace(/^Message:\s*/i, "").replace(/^\{"Errors":\["?/, "")).slice(0, 300);
+  return `${code ?? "CosmosError"}${status === undefined ? "" : ` (HTTP ${status})`}: ${text}`;
+}

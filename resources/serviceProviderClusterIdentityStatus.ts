@@ -1,0 +1,65 @@
+/**
+ * The resource users declare: one per cluster. Its provider reads the data plane operator
+ * identities from Azure and records their clientId/principalId in the cluster's
+ * ServiceProviderCluster document.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { managedIdentityStatusProvider } from "./managedIdentityStatusProvider";
+import type { ProviderOutputs } from "./providerInputs";
+
+/** Type token parts: shows as `pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus`. */
+export const resourceModule = "aroHcp";
+export const resourceTypeName = "ServiceProviderClusterIdentityStatus";
+
+/** Inputs of {@link ServiceProviderClusterIdentityStatus}. */
+export interface ServiceProviderClusterIdentityStatusArgs {
+  /** ARM ID of the HCP cluster: `/subscriptions/<sub>/resourceGroups/<rg>/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/<name>`. */
+  readonly clusterResourceId: pulumi.Input<string>;
+  /**
+   * Operator name → ARM ID of a `Microsoft.ManagedIdentity/userAssignedIdentities`. When omitted,
+   * the desired set is read from the cluster's HCPOpenShiftCluster document, as upstream does.
+   */
+  readonly dataPlaneOperators?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /** ARM ID of the cluster's service managed identity (recorded; the credential comes from config). */
+  readonly serviceManagedIdentity?: pulumi.Input<string>;
+}
+
+/** The recorded data plane operator managed identity status of one cluster. */
+export class ServiceProviderClusterIdentityStatus extends pulumi.dynamic.Resource {
+  declare readonly clusterResourceId: pulumi.Output<string>;
+  declare readonly documentId: pulumi.Output<string>;
+  declare readonly partitionKey: pulumi.Output<string>;
+  declare readonly serviceProviderClusterResourceId: pulumi.Output<string>;
+  declare readonly desiredSource: pulumi.Output<ProviderOutputs["desiredSource"]>;
+  declare readonly status: pulumi.Output<ProviderOutputs["status"]>;
+  declare readonly identityCount: pulumi.Output<number>;
+  declare readonly resolvedCount: pulumi.Output<number>;
+  declare readonly notFoundCount: pulumi.Output<number>;
+  declare readonly failedCount: pulumi.Output<number>;
+  declare readonly skippedReason: pulumi.Output<string | null>;
+  declare readonly drift: pulumi.Output<string[]>;
+
+  constructor(name: string, args: ServiceProviderClusterIdentityStatusArgs, options?: pulumi.CustomResourceOptions) {
+    super(
+      managedIdentityStatusProvider,
+      name,
+      {
+        ...args,
+        documentId: undefined,
+        partitionKey: undefined,
+        serviceProviderClusterResourceId: undefined,
+        desiredSource: undefined,
+        status: undefined,
+        identityCount: undefined,
+        resolvedCount: undefined,
+        notFoundCount: undefined,
+        failedCount: undefined,
+        skippedReason: undefined,
+        drift: undefined,
+      },
+      options,
+      resourceModule,
+      resourceTypeName,
+    );
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * Settings that are not per cluster: where Cosmos and ARM are, how to authenticate, and the
+ * tunables of a pass. Read at run time from the stack config the provider's `configure` receives,
+ * falling back to environment variables; never evaluated at module load (module-level values are
+ * serialized into state) and never taken from resource inputs.
+ */
+
+/** The Pulumi project name: the namespace of the config keys. */
+export const projectName = "aro-hcp-identity-status";
+
+/** Azure clouds this hook knows the endpoints of. */
+export const azureClouds = {
+  AzurePublicCloud: { armEndpoint: "https://management.azure.com", armAudience: "https://management.azure.com", cosmosSuffix: ".documents.azure.com" },
+  AzureUSGovernment: { armEndpoint: "https://management.usgovcloudapi.net", armAudience: "https://management.usgovcloudapi.net", cosmosSuffix: ".documents.azure.us" },
+  AzureChinaCloud: { armEndpoint: "https://management.chinacloudapi.cn", armAudience: "https://management.chinacloudapi.cn", cosmosSuffix: ".documents.azure.cn" },
+} as const;
+
+/** A cloud name. */
+export type AzureCloudName = keyof typeof azureClouds;
+
+/** Validated settings. */
+export interface Settings {
+  readonly azureCloud: AzureCloudName;
+  readonly cosmosEndpoint: string;
+  readonly cosmosDatabase: string;
+  readonly cosmosContainer: string;
+  /** Master key; undefined means Entra ID authentication with the Azure credential. */
+  readonly cosmosKey: string | undefined;
+  readonly armEndpoint: string;
+  /** Token scope for ARM, e.g. `https://management.azure.com/.default`. */
+  readonly armScope: string;
+  /** Client ID of a user-assigned managed identity to authenticate as; undefined → DefaultAzureCredential. */
+  readonly managedIdentityClientId: string | undefined;
+  /** PEM bundle to trust in addition to the system roots (the sandbox's CA); per client, never global. */
+  readonly tlsCaFile: string | undefined;
+  readonly lookupConcurrency: number;
+  readonly lookupTimeoutInMs: number;
+  readonly documentWaitInMs: number;
+  readonly documentPollIntervalInMs: number;
+  readonly maxWriteAttempts: number;
+}
+
+/** A config source: `get(key)` with keys without namespace, like the provider's ConfigureRequest. */
+export interface ConfigSource {
+  get(key: string): string | undefined;
+}
+
+/** One settings key: its config name, environment fallback and description (used by docs and tests). */
+interface KeySpecification {
+  readonly key: string;
+  readonly environment: string;
+}
+
+const keys = {
+  azureCloud: { key: "azureCloud", environment: "ARO_HCP_AZURE_CLOUD" },
+  cosmosEndpoint: { key: "cosmosEndpoint", environment: "ARO_HCP_COSMOS_ENDPOINT" },
+  cosmosDatabase: { key: "cosmosDatabase", environment: "ARO_HCP_COSMOS_DATABASE" },
+  cosmosContainer: { key: "cosmosContainer", environment: "ARO_HCP_COSMOS_CONTAINER" },
+  cosmosKey: { key: "cosmosKey", environment: "COSMOS_KEY" },
+  armEndpoint: { key: "armEndpoint", environment: "ARO_HCP_ARM_ENDPOINT" },
+  managedIdentityClientId: { key: "managedIdentityClientId", environment: "ARO_HCP_MANAGED_IDENTITY_CLIENT_ID" },
+  tlsCaFile: { key: "tlsCaFile", environment: "ARO_HCP_TLS_CA_FILE" },
+  lookupConcurrency: { key: "lookupConcurrency", environment: "ARO_HCP_LOOKUP_CONCURRENCY" },
+  lookupTimeoutSeconds: { key: "lookupTimeoutSeconds", environment: "ARO_HCP_LOOKUP_TIMEOUT_SECONDS" },
+  documentWaitSeconds: { key: "documentWaitSeconds", environment: "ARO_HCP_DOCUMENT_WAIT_SECONDS" },
+  maxWriteAttempts: { key: "maxWriteAttempts", environment: "ARO_HCP_MAX_WRITE_ATTEMPTS" },
+} as const satisfies Record<string, KeySpecification>;
+
+/** Every config key the hook reads (without namespace). */
+export const settingsKeys: readonly string[] = Object.values(keys).map((specification) => specification.key);
+
+/** Raised for a missing or malformed setting; the message names the key and the expected form. */
+export class SettingsError extends Error {
+  override readonly name = "SettingsError";
+}
+
+const guidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Reads and validates every setting. Config wins over the environment.
+ * @throws SettingsError listing every problem, each naming `<project>:<key>` and its variable.
+ */
+export function readSettings(config: ConfigSource | undefined, environment: Readonly<Record<string, string | undefined>>): Settings {
+  const problems: string[] = [];
+  const raw = (specification: KeySpecification): string | undefined => {
+    const value = config?.get(specification.key) ?? environment[specification.environment];
+    return value === undefined || value.trim().length === 0 ? undefined : value.trim();
+  };
+  const name = (specification: KeySpecification): string => `'${projectName}:${specification.key}' (or ${specification.environment})`;
+
+  const cloudValue = raw(keys.azureCloud) ?? "AzurePublicCloud";
+  const azureCloud = (Object.keys(azureClouds) as AzureCloudName[]).find((cloud) => cloud.toLowerCase() === cloudValue.toLowerCase());
+  if (azureCloud === undefined) {
+    problems.push(`${name(keys.azureCloud)} is '${cloudValue}'; expected one of ${Object.keys(azureClouds).join(", ")}`);
+  }
+  const cloud = azureClouds[azureCloud ?? "AzurePublicCloud"];
+
+  const url = (specification: KeySpecification, fallback?: string): string => {
+    const value = raw(specification) ?? fallback;
+    if (value === undefined) {
+      problems.push(`${name(specification)} is not set; expected an https:// URL`);
+      return "";
+    }
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      problems.push(`${name(specification)} is not a URL; expected an https:// URL`);
+      return "";
+    }
+    if (parsed.protocol !== "https:") {
+      problems.push(`${name(specification)} must use https:// (got ${parsed.protocol}//)`);
+    }
+    return parsed.origin + parsed.pathname.replace(/\/+$/, "");
+  };
+  const positiveInteger = (specification: KeySpecification, fallback: number, maximum: number): number => {
+    const value = raw(specification);
+    if (value === undefined) {
+      return fallback;
+    }
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < 1 || parsed > maximum) {
+      problems.push(`${name(specification)} is '${value}'; expected a whole number from 1 to ${maximum}`);
+      return fallback;
+    }
+    return parsed;
+  };
+  const nonNegativeInteger = (specification: KeySpecification, fallback: number, maximum: number): number => {
+    const value = raw(specification);
+    if (value === "0") {
+      return 0;
+    }
+    return value === undefined ? fallback : positiveInteger(specification, fallback, maximum);
+  };
+
+  const cosmosEndpoint = url(keys.cosmosEndpoint);
+  const cosmosDatabase = raw(keys.cosmosDatabase);
+  if (cosmosDatabase === undefined) {
+    problems.push(`${name(keys.cosmosDatabase)} is not set; expected the Cosmos DB database name`);
+  }
+  const cosmosContainer = raw(keys.cosmosContainer) ?? "Resources";
+  const armEndpoint = url(keys.armEndpoint, cloud.armEndpoint);
+  const managedIdentityClientId = raw(keys.managedIdentityClientId);
+  if (managedIdentityClientId !== undefined && !guidPattern.test(managedIdentityClientId)) {
+    problems.push(`${name(keys.managedIdentityClientId)} is not a GUID; expected the client ID of a managed identity`);
+  }
+  const settings: Settings = {
+    azureCloud: azureCloud ?? "AzurePublicCloud",
+    cosmosEndpoint,
+    cosmosDatabase: cosmosDatabase ?? "",
+    cosmosContainer,
+    cosmosKey: raw(keys.cosmosKey),
+    armEndpoint,
+    armScope: `${cloud.armAudience}/.default`,
+    managedIdentityClientId,
+    tlsCaFile: raw(keys.tlsCaFile),
+    lookupConcurrency: positiveInteger(keys.lookupConcurrency, 8, 64),
+    lookupTimeoutInMs: positiveInteger(keys.lookupTimeoutSeconds, 30, 600) * 1000,
+    documentWaitInMs: nonNegativeInteger(keys.documentWaitSeconds, 60, 3600) * 1000,
+    documentPollIntervalInMs: 1000,
+    maxWriteAttempts: positiveInteger(keys.maxWriteAttempts, 5, 20),
+  };
+  if (problems.length > 0) {
+    throw new SettingsError(`invalid settings for the ServiceProviderCluster identity status provider:\n  - ${problems.join("\n  - ")}`);
+  }
+  return Object.freeze(settings);
+}

@@ -1,0 +1,340 @@
+/**
+ * One sync pass: the TypeScript counterpart of upstream's SyncOnce, with its gaps closed.
+ *
+ * 1. Desired set: from the request, or read from the cluster's HCPOpenShiftCluster document
+ *    (waiting a bounded time for it). A cluster with a deletion timestamp is skipped: nothing is
+ *    read from Azure and nothing is written.
+ * 2. Read the ServiceProviderCluster document, waiting a bounded time for it; never create it.
+ *    A document that is not a ServiceProviderCluster is refused (nothing written).
+ * 3. Gate: unless forced, skip Azure when the stored key set equals the desired set, the recheck
+ *    time is in the future and no entry carries an error.
+ * 4. Look up every desired identity with bounded concurrency, in key order, each with a timeout.
+ *    NotFound → entry without IDs plus retrievalError (not a failure). Any other error → entry
+ *    without IDs plus retrievalError, collected as a failure. 200 without properties → a failure
+ *    for that identity only. An empty desired set makes no Azure call.
+ * 5. Recheck time = now + 12 h (+ up to 50 % jitter) when nothing failed; unset otherwise.
+ * 6. Write only when the subtree differs semantically, as a patch of the owned subtree plus
+ *    upstream's bookkeeping, with If-Match. On 412, re-read and retry a bounded number of times.
+ * 7. After persisting, throw {@link UserAssignedIdentityReadError} if any lookup failed.
+ */
+import type { ParsedResourceId } from "./azureResourceId";
+import {
+  parseResourceIdOfType,
+  serviceProviderClusterIdFor,
+  userAssignedIdentityResourceType,
+} from "./azureResourceId";
+import { dataPlaneOperatorsPath, readClusterDocument } from "./clusterDocument";
+import type { ConcurrencyLimiter } from "./concurrencyLimiter";
+import { cosmosItemIdFor } from "./documentId";
+import type { IdentityLookupFailure } from "./errors";
+import {
+  StatusRecordWriteError,
+  UserAssignedIdentityReadError,
+  classifyLookupError,
+  cosmosStatusCode,
+  describeCosmosError,
+} from "./errors";
+import type { DesiredIdentity, IdentityLookupOutcome, WorkReason } from "./identityStatus";
+import { desiredIdentitySet, entryFor, identitiesEqual, nextRecheckTime, parseTimestamp, statusEquals, workReason } from "./identityStatus";
+import type { DocumentStore, StoredDocument } from "./azure/serviceProviderClusterStore";
+import type { UserAssignedIdentityReader } from "./azure/userAssignedIdentityReader";
+import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./statusRecord";
+import { readStoredStatus, serviceProviderClusterDocumentProblems, statusPatchOperations } from "./statusRecord";
+
+/** Tunables of a pass; defaults live in settings.ts. */
+export interface SyncOptions {
+  readonly lookupTimeoutInMs: number;
+  readonly documentWaitInMs: number;
+  readonly documentPollIntervalInMs: number;
+  readonly maxWriteAttempts: number;
+}
+
+/** Everything a pass touches, injected. */
+export interface SyncDependencies {
+  readonly documentStore: DocumentStore;
+  readonly userAssignedIdentityReader: UserAssignedIdentityReader;
+  readonly limiter: ConcurrencyLimiter;
+  readonly now: () => Date;
+  /** Uniform in [0, 1): the recheck jitter and retry backoff. */
+  readonly random: () => number;
+  readonly sleep: (durationInMs: number) => Promise<void>;
+  readonly options: SyncOptions;
+}
+
+/** What to reconcile. */
+export interface SyncRequest {
+  readonly cluster: ParsedResourceId;
+  /** The desired set; `undefined` reads it from the cluster document, as upstream does. */
+  readonly desired: readonly DesiredIdentity[] | undefined;
+  /** Skip the recheck gate (drift was detected). */
+  readonly force: boolean;
+}
+
+/** What a pass found and did. */
+export interface SyncResult {
+  readonly documentId: string;
+  readonly partitionKey: string;
+  readonly serviceProviderClusterResourceId: string;
+  readonly desiredSource: "inputs" | "clusterDocument";
+  readonly serviceManagedIdentity: string | undefined;
+  /** The subtree as persisted after the pass. */
+  readonly status: DataPlaneOperatorsManagedIdentities;
+  readonly skippedReason: "clusterDeleting" | undefined;
+  /** Why Azure was consulted; undefined when the gate skipped it. */
+  readonly workReason: WorkReason | "forced" | undefined;
+  readonly wrote: boolean;
+  readonly writeAttempts: number;
+  readonly lookups: number;
+  readonly failures: readonly IdentityLookupFailure[];
+}
+
+/** Where a cluster's documents live. */
+export function locate(cluster: ParsedResourceId): { documentId: string; partitionKey: string; serviceProviderClusterResourceId: string; clusterDocumentId: string } {
+  const serviceProviderClusterResourceId = serviceProviderClusterIdFor(cluster);
+  return {
+    documentId: cosmosItemIdFor(serviceProviderClusterResourceId),
+    partitionKey: cluster.subscriptionId.toLowerCase(),
+    serviceProviderClusterResourceId,
+    clusterDocumentId: cosmosItemIdFor(cluster.canonical),
+  };
+}
+
+/** Runs one pass. See the module comment for the steps and their outcomes. */
+export async function syncManagedIdentityStatus(dependencies: SyncDependencies, request: SyncRequest): Promise<SyncResult> {
+  const location = locate(request.cluster);
+  const desiredFromCluster = request.desired === undefined ? await desiredFromClusterDocument(dependencies, request.cluster) : undefined;
+  const base = {
+    documentId: location.documentId,
+    partitionKey: location.partitionKey,
+    serviceProviderClusterResourceId: location.serviceProviderClusterResourceId,
+    desiredSource: request.desired === undefined ? ("clusterDocument" as const) : ("inputs" as const),
+    serviceManagedIdentity: desiredFromCluster?.serviceManagedIdentity,
+  };
+
+  if (desiredFromCluster?.deleting === true) {
+    const existing = await dependencies.documentStore.readDocument(location.partitionKey, location.documentId);
+    const status = existing === undefined ? {} : readStoredStatus(existing.document).status;
+    return { ...base, status, skippedReason: "clusterDeleting", workReason: undefined, wrote: false, writeAttempts: 0, lookups: 0, failures: [] };
+  }
+  const desired = request.desired ?? desiredFromCluster?.identities ?? [];
+
+  const stored = await waitForServiceProviderCluster(dependencies, location);
+  const storedStatus = readStoredStatus(stored.document);
+  const reason = request.force
+    ? ("forced" as const)
+    : storedStatus.problems.length > 0
+      ? ("desiredSetChanged" as const)
+      : workReason(desired, storedStatus.status, dependencies.now());
+  if (reason === undefined) {
+    return { ...base, status: storedStatus.status, skippedReason: undefined, workReason: undefined, wrote: false, writeAttempts: 0, lookups: 0, failures: [] };
+  }
+
+  const outcomes =
+    desiredFromCluster !== undefined && desired.length > 0 && desiredFromCluster.serviceManagedIdentity === undefined
+      ? desired.map((): IdentityLookupOutcome => ({ kind: "failed", error: missingServiceManagedIdentity }))
+      : await lookUpAll(dependencies, desired);
+  const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+  const failures: IdentityLookupFailure[] = [];
+  desired.forEach((identity, index) => {
+    const outcome = outcomes[index];
+    identities[identity.key] = entryFor(identity, outcome);
+    if (outcome.kind === "failed") {
+      failures.push({ resourceId: identity.resourceId, error: outcome.error });
+    }
+  });
+
+  const { status, wrote, writeAttempts } = await writeStatus(dependencies, location, stored, (storedNow) => {
+    const next = nextStatus(dependencies, storedNow.status, identities, failures.length === 0);
+    const unchanged = storedNow.present && storedNow.problems.length === 0 && statusEquals(next, storedNow.status);
+    return unchanged ? undefined : next;
+  });
+  if (failures.length > 0) {
+    const error = new UserAssignedIdentityReadError({ documentId: location.documentId, failures, persisted: true });
+    throw Object.assign(error, { result: { ...base, status, skippedReason: undefined, workReason: reason, wrote, writeAttempts, lookups: desired.length, failures } });
+  }
+  return { ...base, status, skippedReason: undefined, workReason: reason, wrote, writeAttempts, lookups: desired.length, failures };
+}
+
+const missingServiceManagedIdentity = {
+  code: "ServiceManagedIdentityMissing",
+  message: "the cluster document has no serviceManagedIdentity, so no credential can read this identity",
+};
+
+/** The partial result attached to a {@link UserAssignedIdentityReadError} thrown by a pass. */
+export function partialResultOf(error: unknown): SyncResult | undefined {
+  const result = (error as { result?: SyncResult } | undefined)?.result;
+  return typeof result === "object" && result !== null ? result : undefined;
+}
+
+async function lookUpAll(dependencies: SyncDependencies, desired: readonly DesiredIdentity[]): Promise<IdentityLookupOutcome[]> {
+  return Promise.all(
+    desired.map((identity) =>
+      dependencies.limiter.run(async (): Promise<IdentityLookupOutcome> => {
+        const parsed = parseResourceIdOfType(identity.resourceId, userAssignedIdentityResourceType);
+        if (!parsed.ok) {
+          return { kind: "failed", error: { code: "InvalidResourceId", message: `identity resource ID ${parsed.reason}` } };
+        }
+        try {
+          const values = await dependencies.userAssignedIdentityReader.getUserAssignedIdentity(parsed.resourceId, {
+            abortSignal: AbortSignal.timeout(dependencies.options.lookupTimeoutInMs),
+          });
+          if (values === undefined) {
+            return { kind: "failed", error: { code: "MissingProperties", statusCode: 200, message: "Azure returned the identity without properties" } };
+          }
+          return { kind: "resolved", clientId: values.clientId, principalId: values.principalId };
+        } catch (error) {
+          const classified = classifyLookupError(error);
+          return classified.notFound ? { kind: "notFound", error: classified.details } : { kind: "failed", error: classified.details };
+        }
+      }),
+    ),
+  );
+}
+
+async function desiredFromClusterDocument(
+  dependencies: SyncDependencies,
+  cluster: ParsedResourceId,
+): Promise<{ identities: readonly DesiredIdentity[]; serviceManagedIdentity: string | undefined; deleting: boolean }> {
+  const location = locate(cluster);
+  const stored = await waitForDocument(dependencies, location.partitionKey, location.clusterDocumentId, `HCPOpenShiftCluster document ${location.clusterDocumentId} (${cluster.canonical})`);
+  const view = readClusterDocument(stored.document);
+  if (view.deletionTimestamp !== undefined) {
+    return { identities: [], serviceManagedIdentity: view.serviceManagedIdentity, deleting: true };
+  }
+  const { identities, failures } = desiredIdentitySet(view.dataPlaneOperators, dataPlaneOperatorsPath);
+  const problems = [...view.problems, ...failures.map((failure) => `${failure.property}: ${failure.reason}`)];
+  if (problems.length > 0) {
+    throw new StatusRecordWriteError({
+      recordId: location.clusterDocumentId,
+      message: `cannot read the desired identities from HCPOpenShiftCluster document ${location.clusterDocumentId}; nothing was written:\n  - ${problems.join("\n  - ")}`,
+    });
+  }
+  return { identities, serviceManagedIdentity: view.serviceManagedIdentity, deleting: false };
+}
+
+async function waitForServiceProviderCluster(
+  dependencies: SyncDependencies,
+  location: ReturnType<typeof locate>,
+): Promise<StoredDocument> {
+  const stored = await waitForDocument(
+    dependencies,
+    location.partitionKey,
+    location.documentId,
+    `ServiceProviderCluster document ${location.documentId} (${location.serviceProviderClusterResourceId})`,
+  );
+  const problems = serviceProviderClusterDocumentProblems(stored.document);
+  if (problems.length > 0) {
+    throw new StatusRecordWriteError({
+      recordId: location.documentId,
+      message: `document ${location.documentId} is not a ServiceProviderCluster this hook can write to; nothing was written:\n  - ${problems.join("\n  - ")}`,
+    });
+  }
+  return stored;
+}
+
+/** Reads a document, polling until it exists or the wait runs out. Never creates it. */
+async function waitForDocument(dependencies: SyncDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument> {
+  const deadline = dependencies.now().getTime() + dependencies.options.documentWaitInMs;
+  for (;;) {
+    const stored = await readLive(dependencies, partitionKey, id, description);
+    if (stored !== undefined) {
+      return stored;
+    }
+    const remaining = deadline - dependencies.now().getTime();
+    if (remaining <= 0) {
+      throw new StatusRecordWriteError({
+        recordId: id,
+        statusCode: 404,
+        message:
+          `${description} does not exist (waited ${Math.round(dependencies.options.documentWaitInMs / 1000)} s for the resource provider to create it); ` +
+          "nothing was written. This hook never creates it: check that the cluster exists and that cosmosEndpoint/cosmosDatabase/cosmosContainer point at the right container.",
+      });
+    }
+    await dependencies.sleep(Math.min(dependencies.options.documentPollIntervalInMs, remaining));
+  }
+}
+
+/** Reads a document, treating a soft-deleted one (envelope deletionTimestamp) as absent, as upstream does. */
+export async function readLive(dependencies: SyncDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument | undefined> {
+  let stored: StoredDocument | undefined;
+  try {
+    stored = await dependencies.documentStore.readDocument(partitionKey, id);
+  } catch (error) {
+    throw new StatusRecordWriteError({ recordId: id, statusCode: cosmosStatusCode(error), message: `failed to read ${description}: ${describeCosmosError(error)}`, cause: error });
+  }
+  if (stored === undefined || typeof stored.document.deletionTimestamp === "string") {
+    return undefined;
+  }
+  return stored;
+}
+
+/**
+ * Writes the owned subtree with If-Match, re-reading and retrying on 412 up to
+ * `maxWriteAttempts`. `decide` maps the stored subtree to the one to persist, or `undefined` when
+ * nothing needs writing; it is called again on every re-read, so a concurrent writer's changes
+ * to the rest of the document are kept.
+ */
+export async function writeStatus(
+  dependencies: SyncDependencies,
+  location: ReturnType<typeof locate>,
+  initial: StoredDocument,
+  decide: (stored: ReturnType<typeof readStoredStatus>) => DataPlaneOperatorsManagedIdentities | undefined,
+): Promise<{ status: DataPlaneOperatorsManagedIdentities; wrote: boolean; writeAttempts: number }> {
+  let current = initial;
+  for (let attempt = 1; ; attempt += 1) {
+    const storedStatus = readStoredStatus(current.document);
+    const desiredStatus = decide(storedStatus);
+    if (desiredStatus === undefined) {
+      return { status: storedStatus.status, wrote: false, writeAttempts: attempt - 1 };
+    }
+    try {
+      await dependencies.documentStore.patchDocument(
+        location.partitionKey,
+        location.documentId,
+        statusPatchOperations(current.document, desiredStatus, current.etag),
+        current.etag,
+      );
+      return { status: desiredStatus, wrote: true, writeAttempts: attempt };
+    } catch (error) {
+      const statusCode = cosmosStatusCode(error);
+      if (statusCode !== 412 || attempt >= dependencies.options.maxWriteAttempts) {
+        const exhausted = statusCode === 412 ? ` after ${attempt} attempts (the document kept changing between read and write)` : "";
+        throw new StatusRecordWriteError({
+          recordId: location.documentId,
+          statusCode,
+          message: `failed to write ServiceProviderCluster document ${location.documentId}${exhausted}: ${describeCosmosError(error)}`,
+          cause: error,
+        });
+      }
+      // Another writer changed the document: back off briefly, re-read and merge onto the new version.
+      await dependencies.sleep(Math.round((10 + dependencies.random() * 40) * attempt));
+      const reread = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
+      if (reread === undefined) {
+        throw new StatusRecordWriteError({
+          recordId: location.documentId,
+          statusCode: 404,
+          message: `ServiceProviderCluster document ${location.documentId} was deleted while the status was being written; nothing was written`,
+        });
+      }
+      current = reread;
+    }
+  }
+}
+
+/** The subtree to persist; keeps a still-valid recheck time when nothing else changed. */
+function nextStatus(
+  dependencies: SyncDependencies,
+  stored: DataPlaneOperatorsManagedIdentities,
+  identities: Record<string, DataPlaneOperatorManagedIdentityEntry>,
+  allSucceeded: boolean,
+): DataPlaneOperatorsManagedIdentities {
+  if (!allSucceeded) {
+    return { identities };
+  }
+  const now = dependencies.now();
+  const storedRecheck = parseTimestamp(stored.earliestRecheckTime);
+  if (storedRecheck !== undefined && storedRecheck.getTime() > now.getTime() && identitiesEqual(identities, stored.identities ?? {})) {
+    return { identities, earliestRecheckTime: stored.earliestRecheckTime };
+  }
+  return { identities, earliestRecheckTime: nextRecheckTime(now, dependencies.random) };
+}
