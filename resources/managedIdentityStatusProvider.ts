@@ -79,7 +79,7 @@ export function createManagedIdentityStatusProvider(
         // keeping __provider so a later refresh or destroy can load this provider.
         throw Object.assign(new Error(error.message), {
           id: partial.documentId,
-          properties: { ...toOutputs(inputs, partial, []), __provider: inputs.__provider },
+          properties: { ...toOutputs(inputs, partial, []), ...(inputs.__provider === undefined ? {} : { __provider: inputs.__provider }) },
           reasons: [error.message],
         });
       }

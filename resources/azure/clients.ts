@@ -28,14 +28,15 @@ export interface AzureAdapters {
   readonly limiter: ConcurrencyLimiter;
 }
 
-const cacheSymbol = Symbol.for("aro-hcp-identity-status.azureAdapters");
+// A string key: symbols do not survive closure serialization.
+const cacheKey = "__aroHcpIdentityStatusAzureAdapters";
 const userAgentPrefix = "aro-hcp-identity-status";
 
 /** The process's adapters for these settings, built on first use. */
 export function sharedAzureAdapters(settings: Settings): AzureAdapters {
-  const registry = globalThis as unknown as Record<symbol, Map<string, AzureAdapters> | undefined>;
-  const cache = registry[cacheSymbol] ?? new Map<string, AzureAdapters>();
-  registry[cacheSymbol] = cache;
+  const registry = globalThis as unknown as Record<string, Map<string, AzureAdapters> | undefined>;
+  const cache = registry[cacheKey] ?? new Map<string, AzureAdapters>();
+  registry[cacheKey] = cache;
   const fingerprint = settingsFingerprint(settings);
   let adapters = cache.get(fingerprint);
   if (adapters === undefined) {

@@ -36,8 +36,8 @@ export function createUserAssignedIdentityReader(
       const identity = await client.userAssignedIdentities.get(resourceId.resourceGroupName, resourceId.name, {
         abortSignal: options.abortSignal,
         onResponse: (response) => {
-          const body = response.parsedBody as { properties?: unknown } | undefined;
-          hasProperties = typeof body?.properties === "object" && body.properties !== null;
+          // parsedBody is already flattened by the SDK; the raw text says whether `properties` came.
+          hasProperties = responseHasProperties(response.bodyAsText);
         },
       });
       if (!hasProperties) {
@@ -46,4 +46,17 @@ export function createUserAssignedIdentityReader(
       return { clientId: identity.clientId ?? null, principalId: identity.principalId ?? null };
     },
   };
+}
+
+/** True when an ARM response body is JSON with an object `properties`. */
+export function responseHasProperties(bodyAsText: string | null | undefined): boolean {
+  if (typeof bodyAsText !== "string") {
+    return false;
+  }
+  try {
+    const body = JSON.parse(bodyAsText) as { properties?: unknown };
+    return typeof body.properties === "object" && body.properties !== null && !Array.isArray(body.properties);
+  } catch {
+    return false;
+  }
 }

@@ -1,0 +1,33 @@
+/**
+ * The stack config and environment that point the hook at a sandbox. Config carries only
+ * non-secret values (endpoints, paths); the Cosmos key and the managed-identity variables go in
+ * the environment, so nothing secret reaches the state file.
+ */
+
+/** What a sandbox tells its users (a subset of `.sandbox/endpoints.json`). */
+export interface SandboxDescription {
+  readonly endpoints: { readonly arm: string; readonly cosmos: string; readonly identity: string; readonly admin: string };
+  readonly caBundlePath: string;
+  readonly database: string;
+  readonly container: string;
+  readonly environment: { readonly COSMOS_KEY: string; readonly IDENTITY_ENDPOINT: string; readonly IDENTITY_HEADER: string };
+}
+
+/** Config keys (project namespace) and environment for a sandbox. */
+export function sandboxSettings(sandbox: SandboxDescription): { config: Record<string, string>; environment: Record<string, string> } {
+  return {
+    config: {
+      cosmosEndpoint: sandbox.endpoints.cosmos,
+      cosmosDatabase: sandbox.database,
+      cosmosContainer: sandbox.container,
+      armEndpoint: sandbox.endpoints.arm,
+      tlsCaFile: sandbox.caBundlePath,
+      documentWaitSeconds: "5",
+    },
+    environment: {
+      COSMOS_KEY: sandbox.environment.COSMOS_KEY,
+      IDENTITY_ENDPOINT: sandbox.environment.IDENTITY_ENDPOINT,
+      IDENTITY_HEADER: sandbox.environment.IDENTITY_HEADER,
+    },
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * Which clusters the program declares: the stack config's `clusters` list or, when none is
+ * configured, the demo fleet of a running sandbox (`.sandbox/endpoints.json`).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** One cluster as configured. `dataPlaneOperators` omitted → read from the cluster document. */
+export interface ClusterDeclaration {
+  readonly clusterResourceId: string;
+  readonly dataPlaneOperators?: Readonly<Record<string, string>>;
+  readonly serviceManagedIdentity?: string;
+}
+
+/** Validates the `clusters` config value; messages name `clusters[i].<field>`. */
+export function parseClusterList(value: unknown, source: string): ClusterDeclaration[] {
+  if (!Array.isArray(value)) {
+    throw new TypeError(`${source} must be a list of clusters ({clusterResourceId, dataPlaneOperators?, serviceManagedIdentity?})`);
+  }
+  return value.map((item: unknown, index): ClusterDeclaration => {
+    const where = `${source}[${index}]`;
+    if (typeof item !== "object" || item === null || Array.isArray(item)) {
+      throw new TypeError(`${where} must be an object with clusterResourceId`);
+    }
+    const record = item as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      if (!["clusterResourceId", "dataPlaneOperators", "serviceManagedIdentity"].includes(key)) {
+        throw new TypeError(`${where}.${key} is not a known field; expected clusterResourceId, dataPlaneOperators, serviceManagedIdentity`);
+      }
+    }
+    if (typeof record.clusterResourceId !== "string") {
+      throw new TypeError(`${where}.clusterResourceId must be a string (the cluster's ARM ID)`);
+    }
+    // Values are passed through as given: the provider's check names anything malformed.
+    return {
+      clusterResourceId: record.clusterResourceId,
+      ...(record.dataPlaneOperators === undefined ? {} : { dataPlaneOperators: record.dataPlaneOperators as Record<string, string> }),
+      ...(record.serviceManagedIdentity === undefined ? {} : { serviceManagedIdentity: record.serviceManagedIdentity as string }),
+    };
+  });
+}
+
+/** The demo fleet of a running sandbox; the last cluster reads its operators from Cosmos. */
+export function sandboxFleet(endpointsFile: string): ClusterDeclaration[] {
+  if (!existsSync(endpointsFile)) {
+    throw new Error(
+      `no clusters configured and no sandbox running: set the 'clusters' config key, or start the sandbox (npm run sandbox) which writes ${endpointsFile}`,
+    );
+  }
+  const description = JSON.parse(readFileSync(endpointsFile, "utf8")) as { demoFleet?: unknown };
+  const fleet = parseClusterFleet(description.demoFleet, endpointsFile);
+  return fleet.map((cluster, index) =>
+    index === fleet.length - 1 && fleet.length > 1 ? { clusterResourceId: cluster.clusterResourceId } : cluster,
+  );
+}
+
+function parseClusterFleet(value: unknown, source: string): ClusterDeclaration[] {
+  if (!Array.isArray(value)) {
+    throw new TypeError(`${source} has no demoFleet list`);
+  }
+  return value.map((item: { clusterResourceId: string; dataPlaneOperators: Record<string, string>; serviceManagedIdentity: string }) => ({
+    clusterResourceId: item.clusterResourceId,
+    dataPlaneOperators: item.dataPlaneOperators,
+    serviceManagedIdentity: item.serviceManagedIdentity,
+  }));
+}
+
+/** Default location of the sandbox description. */
+export function defaultEndpointsFile(projectDirectory: string): string {
+  return join(projectDirectory, ".sandbox", "endpoints.json");
+}
