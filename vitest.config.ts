@@ -21,6 +21,17 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        // The real Pulumi engine: needs `npm run build` and the CLI (tools/setup.sh does both).
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 180_000,
+          hookTimeout: 600_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

@@ -3,6 +3,7 @@
  */
 export { ServiceProviderClusterIdentityStatus, resourceModule, resourceTypeName } from "./serviceProviderClusterIdentityStatus";
 export type { ServiceProviderClusterIdentityStatusArgs } from "./serviceProviderClusterIdentityStatus";
-export { createManagedIdentityStatusProvider, managedIdentityStatusProvider } from "./managedIdentityStatusProvider";
+export { createManagedIdentityStatusProvider, managedIdentityStatusImplementation } from "./managedIdentityStatusProvider";
+export { managedIdentityStatusProvider } from "./providerLoader";
 export type { ProviderInputs, ProviderOutputs } from "./providerInputs";
 export { projectName, settingsKeys } from "./settings";

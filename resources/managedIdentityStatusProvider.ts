@@ -1,9 +1,9 @@
 /**
  * The dynamic provider: thin methods over the sync pass, refresh and clear.
  *
- * Serialization-safe by construction (docs/design.md): SDKs load inside functions, settings come
- * from `configure` or the environment at call time, and the factory is the seam for tests. The
- * production instance is built with no overrides and is the only one ever serialized.
+ * Runs inside the provider host, loaded by providerLoader.ts (the only object serialized into
+ * state). It still keeps SDK loads inside functions and reads settings from `configure` or the
+ * environment at call time, so it can also be serialized whole. The factory is the seam for tests.
  */
 import type * as pulumi from "@pulumi/pulumi";
 import type { ParsedResourceId } from "./azureResourceId";
@@ -226,5 +226,8 @@ function toOutputs(inputs: ProviderInputs, result: SyncResult, drift: readonly s
   };
 }
 
-/** The production provider: one instance, shared by every resource, so it is serialized once. */
-export const managedIdentityStatusProvider = createManagedIdentityStatusProvider();
+/**
+ * The production implementation, loaded by the serialized loader (providerLoader.ts) inside the
+ * provider host. One instance per process, shared by every resource.
+ */
+export const managedIdentityStatusImplementation = createManagedIdentityStatusProvider();

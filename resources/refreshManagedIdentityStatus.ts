@@ -18,7 +18,7 @@ import { parseTimestamp } from "./identityStatus";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./statusRecord";
 import { readStoredStatus } from "./statusRecord";
 import type { SyncDependencies } from "./syncManagedIdentityStatus";
-import { locate, readLive, writeStatus } from "./syncManagedIdentityStatus";
+import { locate, readLive, untilAborted, writeStatus } from "./syncManagedIdentityStatus";
 
 /** The outcome of a refresh. */
 export interface RefreshResult {
@@ -88,9 +88,8 @@ async function compareWithAzure(dependencies: SyncDependencies, key: string, ent
     return `identity ${key}: the stored resourceID ${parsed.reason}`;
   }
   try {
-    const values = await dependencies.userAssignedIdentityReader.getUserAssignedIdentity(parsed.resourceId, {
-      abortSignal: AbortSignal.timeout(dependencies.options.lookupTimeoutInMs),
-    });
+    const abortSignal = AbortSignal.timeout(dependencies.options.lookupTimeoutInMs);
+    const values = await untilAborted(dependencies.userAssignedIdentityReader.getUserAssignedIdentity(parsed.resourceId, { abortSignal }), abortSignal);
     if (values === undefined) {
       return entry.retrievalError === undefined ? `identity ${key}: Azure now returns it without properties` : undefined;
     }

@@ -4,7 +4,7 @@
  * ServiceProviderCluster document.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { managedIdentityStatusProvider } from "./managedIdentityStatusProvider";
+import { managedIdentityStatusProvider } from "./providerLoader";
 import type { ProviderOutputs } from "./providerInputs";
 
 /** Type token parts: shows as `pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus`. */

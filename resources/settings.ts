@@ -113,25 +113,20 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     }
     return parsed.origin + parsed.pathname.replace(/\/+$/, "");
   };
-  const positiveInteger = (specification: KeySpecification, fallback: number, maximum: number): number => {
+  const integer = (specification: KeySpecification, fallback: number, minimum: number, maximum: number): number => {
     const value = raw(specification);
     if (value === undefined) {
       return fallback;
     }
     const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < 1 || parsed > maximum) {
-      problems.push(`${name(specification)} is '${value}'; expected a whole number from 1 to ${maximum}`);
+    if (!Number.isInteger(parsed) || parsed < minimum || parsed > maximum) {
+      problems.push(`${name(specification)} is '${value}'; expected a whole number from ${minimum} to ${maximum}`);
       return fallback;
     }
     return parsed;
   };
-  const nonNegativeInteger = (specification: KeySpecification, fallback: number, maximum: number): number => {
-    const value = raw(specification);
-    if (value === "0") {
-      return 0;
-    }
-    return value === undefined ? fallback : positiveInteger(specification, fallback, maximum);
-  };
+  const positiveInteger = (specification: KeySpecification, fallback: number, maximum: number): number => integer(specification, fallback, 1, maximum);
+  const nonNegativeInteger = (specification: KeySpecification, fallback: number, maximum: number): number => integer(specification, fallback, 0, maximum);
 
   const cosmosEndpoint = url(keys.cosmosEndpoint);
   const cosmosDatabase = raw(keys.cosmosDatabase);

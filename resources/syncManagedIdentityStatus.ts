@@ -175,9 +175,8 @@ async function lookUpAll(dependencies: SyncDependencies, desired: readonly Desir
           return { kind: "failed", error: { code: "InvalidResourceId", message: `identity resource ID ${parsed.reason}` } };
         }
         try {
-          const values = await dependencies.userAssignedIdentityReader.getUserAssignedIdentity(parsed.resourceId, {
-            abortSignal: AbortSignal.timeout(dependencies.options.lookupTimeoutInMs),
-          });
+          const abortSignal = AbortSignal.timeout(dependencies.options.lookupTimeoutInMs);
+          const values = await untilAborted(dependencies.userAssignedIdentityReader.getUserAssignedIdentity(parsed.resourceId, { abortSignal }), abortSignal);
           if (values === undefined) {
             return { kind: "failed", error: { code: "MissingProperties", statusCode: 200, message: "Azure returned the identity without properties" } };
           }
@@ -189,6 +188,31 @@ async function lookUpAll(dependencies: SyncDependencies, desired: readonly Desir
       }),
     ),
   );
+}
+
+/**
+ * Settles like `promise`, or rejects with the signal's reason once it aborts, whichever comes
+ * first, so the lookup deadline holds even when a reader (or a credential it waits on) ignores
+ * its abort signal.
+ */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 async function desiredFromClusterDocument(

@@ -1,0 +1,238 @@
+/**
+ * The hook through the real Pulumi engine (CLI built from Go modules, our plugin shim, the
+ * dynamic-provider host in its own process) against the sandbox, checking Cosmos directly with
+ * @azure/cosmos after each step. The steps build on each other, in order.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Sandbox } from "../../sandbox/sandbox";
+import { startSandbox } from "../../sandbox/sandbox";
+import type { FleetClusterDescription } from "../../sandbox/seed";
+import { seedFleet } from "../../sandbox/seed";
+import type { ClusterConfig, TestStack } from "./engineHelpers";
+import { openTestStack, outputCollector, readTree } from "./engineHelpers";
+
+type Document = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+let sandbox: Sandbox;
+let fleet: FleetClusterDescription[];
+let clusters: ClusterConfig[];
+let testStack: TestStack;
+const seeded = new Map<string, Document>();
+
+async function readDocument(cluster: FleetClusterDescription): Promise<Document> {
+  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<Document>();
+  if (resource === undefined) throw new Error(`document ${cluster.serviceProviderClusterDocumentId} is missing`);
+  return resource;
+}
+
+function ownedStatus(document: Document): Document | undefined {
+  return document.properties?.status?.dataPlaneOperatorsManagedIdentities;
+}
+
+/** Everything but the subtree this hook owns, its bookkeeping and Cosmos system fields. */
+function foreignFields(document: Document): Document {
+  const copy = structuredClone(document);
+  for (const key of ["_etag", "_ts", "_rid", "_self", "_attachments"]) delete copy[key];
+  delete copy.properties.status.dataPlaneOperatorsManagedIdentities;
+  delete copy.properties.cosmosMetadata.instanceVersion;
+  delete copy.properties.cosmosMetadata.etag;
+  return copy;
+}
+
+function expectEntryMatchesArm(status: Document, identityId: string): void {
+  const entry = status.identities[identityId.toLowerCase()];
+  const identity = sandbox.identities.get(identityId);
+  expect(identity, identityId).toBeDefined();
+  expect(entry).toEqual({ resourceID: identityId, clientId: identity?.clientId, principalId: identity?.principalId });
+}
+
+function setRecheckInThePast(cluster: FleetClusterDescription): void {
+  sandbox.documents.patch(cluster.partitionKey, cluster.serviceProviderClusterDocumentId, "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime", "2020-01-01T00:00:00Z");
+}
+
+/** The `drift` output of a cluster's resource, read from the exported state. */
+async function resourceDrift(cluster: FleetClusterDescription): Promise<string[]> {
+  const deployment = await testStack.stack.exportStack();
+  const resources = (deployment.deployment as { resources: Array<{ outputs?: Document }> }).resources;
+  const resource = resources.find((candidate) => candidate.outputs?.clusterResourceId === cluster.clusterResourceId);
+  return resource?.outputs?.drift ?? [];
+}
+
+function counters() {
+  const snapshot = sandbox.statistics.snapshot();
+  const cosmosWrites = Object.values(snapshot.cosmos.documentWritesByMethod).reduce((sum, count) => sum + count, 0);
+  return { armRequests: snapshot.arm.getRequests, cosmosWrites, unconditional: snapshot.cosmos.writesWithoutIfMatch };
+}
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ certificateDirectory: `${__dirname}/../../.sandbox/e2e-${process.pid}` });
+  fleet = seedFleet(sandbox, { clusters: 3, identitiesPerCluster: 3, subscriptions: 2 });
+  for (const cluster of fleet) {
+    seeded.set(cluster.serviceProviderClusterDocumentId, structuredClone(sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as Document));
+  }
+  // Two clusters declare their operators; the third reads them from its cluster document.
+  clusters = [
+    { clusterResourceId: fleet[0].clusterResourceId, dataPlaneOperators: fleet[0].dataPlaneOperators, serviceManagedIdentity: fleet[0].serviceManagedIdentity },
+    { clusterResourceId: fleet[1].clusterResourceId, dataPlaneOperators: fleet[1].dataPlaneOperators },
+    { clusterResourceId: fleet[2].clusterResourceId },
+  ];
+  testStack = await openTestStack(sandbox, "e2e", clusters);
+}, 600_000);
+
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+describe("the hook under the real Pulumi engine", () => {
+  it("writes every cluster's status in the upstream layout on the first up and leaves foreign fields alone", async () => {
+    sandbox.statistics.reset();
+    const result = await testStack.stack.up({ color: "never" });
+    expect(result.summary.result).toBe("succeeded");
+    expect(result.summary.resourceChanges?.create).toBe(4); // three clusters and the stack
+    expect(counters().unconditional).toEqual([]);
+    for (const cluster of fleet) {
+      const document = await readDocument(cluster);
+      const status = ownedStatus(document) as Document;
+      expect(Object.keys(status.identities).sort()).toEqual(Object.values(cluster.dataPlaneOperators).map((id) => id.toLowerCase()).sort());
+      for (const identityId of Object.values(cluster.dataPlaneOperators)) expectEntryMatchesArm(status, identityId);
+      expect(status.earliestRecheckTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      expect(document.properties.cosmosMetadata.instanceVersion).toBe((seeded.get(cluster.serviceProviderClusterDocumentId)?.properties.cosmosMetadata.instanceVersion ?? 1) + 1);
+      expect(foreignFields(document)).toEqual(foreignFields(seeded.get(cluster.serviceProviderClusterDocumentId) as Document));
+    }
+    const outputs = await testStack.stack.outputs();
+    expect(outputs.clusters.value[fleet[0].clusterResourceId]).toMatchObject({ identities: 3, resolved: 3, notFound: 0, failed: 0 });
+  });
+
+  it("reports no changes on an immediate second up, with zero ARM requests and zero Cosmos writes", async () => {
+    sandbox.statistics.reset();
+    const result = await testStack.stack.up({ color: "never" });
+    expect(result.summary.resourceChanges).toEqual({ same: 4 });
+    expect(counters()).toMatchObject({ armRequests: 0, cosmosWrites: 0 });
+  });
+
+  it("previews an added and a removed operator, then writes the new entry and prunes the old", async () => {
+    const removedName = Object.keys(fleet[0].dataPlaneOperators)[0];
+    const removedId = fleet[0].dataPlaneOperators[removedName];
+    const addedId = fleet[0].dataPlaneOperators[removedName].replace(/operator-0$/, "operator-extra");
+    sandbox.identities.create(addedId);
+    const operators: Record<string, string> = { ...fleet[0].dataPlaneOperators, "operator-extra": addedId };
+    delete operators[removedName];
+    clusters[0] = { ...clusters[0], dataPlaneOperators: operators };
+    await testStack.setClusters(clusters);
+
+    const preview = await testStack.stack.preview({ diff: true, color: "never" });
+    expect(preview.changeSummary).toMatchObject({ update: 1, same: 3 });
+    expect(preview.stdout).toContain("operator-extra");
+    sandbox.statistics.reset();
+    await testStack.stack.up({ color: "never" });
+    const status = ownedStatus(await readDocument(fleet[0])) as Document;
+    expectEntryMatchesArm(status, addedId);
+    expect(status.identities[removedId.toLowerCase()]).toBeUndefined();
+    expect(Object.keys(status.identities)).toHaveLength(3);
+    expect(counters().armRequests).toBe(3);
+  });
+
+  it("shows an identity rotated in Azure on refresh once the recheck is due, and the next up records the new IDs", async () => {
+    const rotatedId = Object.values(fleet[1].dataPlaneOperators)[1];
+    const before = sandbox.identities.get(rotatedId);
+    const rotated = sandbox.identities.rotate(rotatedId);
+    expect(rotated?.clientId).not.toBe(before?.clientId);
+    setRecheckInThePast(fleet[1]);
+
+    const refresh = await testStack.stack.refresh({ color: "never" });
+    expect(refresh.summary.resourceChanges?.update).toBe(1);
+    expect(await resourceDrift(fleet[1])).toEqual([expect.stringContaining("clientId and principalId changed in Azure")]);
+    expect(ownedStatus(await readDocument(fleet[1]))?.identities[rotatedId.toLowerCase()].clientId).toBe(before?.clientId);
+
+    await testStack.stack.up({ color: "never" });
+    expectEntryMatchesArm(ownedStatus(await readDocument(fleet[1])) as Document, rotatedId);
+    expect((await testStack.stack.outputs()).clusters.value[fleet[1].clusterResourceId].earliestRecheckTime > new Date().toISOString()).toBe(true);
+  });
+
+  it("shows a tampered and a deleted status subtree on refresh, and up restores both", async () => {
+    const tamperedId = Object.values(fleet[2].dataPlaneOperators)[0];
+    sandbox.documents.patch(fleet[2].partitionKey, fleet[2].serviceProviderClusterDocumentId, `/properties/status/dataPlaneOperatorsManagedIdentities/identities/${tamperedId.toLowerCase().replace(/~/g, "~0").replace(/\//g, "~1")}/clientId`, "tampered");
+    const withoutSubtree = sandbox.documents.read(fleet[1].partitionKey, fleet[1].serviceProviderClusterDocumentId) as Document;
+    delete withoutSubtree.properties.status.dataPlaneOperatorsManagedIdentities;
+    sandbox.documents.put(withoutSubtree);
+
+    const refresh = await testStack.stack.refresh({ color: "never" });
+    expect(refresh.summary.resourceChanges?.update).toBe(2);
+    expect(await resourceDrift(fleet[2])).toEqual([expect.stringContaining("clientId was changed in Cosmos")]);
+    expect(await resourceDrift(fleet[1])).toContain("the status subtree was deleted in Cosmos");
+
+    await testStack.stack.up({ color: "never" });
+    expectEntryMatchesArm(ownedStatus(await readDocument(fleet[2])) as Document, tamperedId);
+    for (const identityId of Object.values(fleet[1].dataPlaneOperators)) expectEntryMatchesArm(ownedStatus(await readDocument(fleet[1])) as Document, identityId);
+  });
+
+  it("records an identity deleted in Azure as cleared IDs with a retrievalError, and up succeeds", async () => {
+    const deletedId = Object.values(fleet[1].dataPlaneOperators)[0];
+    sandbox.identities.delete(deletedId);
+    setRecheckInThePast(fleet[1]);
+    await testStack.stack.refresh({ color: "never" });
+    const result = await testStack.stack.up({ color: "never" });
+    expect(result.summary.result).toBe("succeeded");
+    const entry = ownedStatus(await readDocument(fleet[1]))?.identities[deletedId.toLowerCase()];
+    expect(entry.clientId).toBeUndefined();
+    expect(entry.principalId).toBeUndefined();
+    expect(entry.retrievalError).toMatch(/^ResourceNotFound \(HTTP 404\): /);
+    sandbox.identities.create(deletedId);
+  });
+
+  it("fails on a persistent 5xx naming the identity, code and status, keeps the others, and converges after the fault clears", async () => {
+    const failingId = Object.values(fleet[0].dataPlaneOperators)[1];
+    const fault = sandbox.faults.add({ target: "arm", kind: "status", statusCode: 500, errorCode: "InternalServerError", message: "simulated outage", match: { resourceId: failingId }, count: 1000 });
+    setRecheckInThePast(fleet[0]);
+    await testStack.stack.refresh({ color: "never" });
+    const output = outputCollector();
+    await expect(testStack.stack.up({ color: "never", onOutput: output.onOutput })).rejects.toThrow();
+    expect(output.text()).toContain(failingId);
+    expect(output.text()).toContain("InternalServerError (HTTP 500)");
+    const status = ownedStatus(await readDocument(fleet[0])) as Document;
+    expect(status.identities[failingId.toLowerCase()]).toMatchObject({ retrievalError: expect.stringContaining("InternalServerError (HTTP 500)") });
+    expect(status.identities[failingId.toLowerCase()].clientId).toBeUndefined();
+    expect(status.earliestRecheckTime).toBeUndefined();
+    for (const identityId of Object.values(clusters[0].dataPlaneOperators ?? {}).filter((id) => id !== failingId)) expectEntryMatchesArm(status, identityId);
+
+    // The state the failure left behind still refreshes; then the next up converges.
+    await testStack.stack.refresh({ color: "never" });
+    sandbox.faults.clear("arm");
+    expect(fault.id).toBeDefined();
+    await testStack.stack.up({ color: "never" });
+    expectEntryMatchesArm(ownedStatus(await readDocument(fleet[0])) as Document, failingId);
+  });
+
+  it("fails preview on a malformed identity ID with the check message naming the property, writing nothing", async () => {
+    const broken = [...clusters];
+    broken[1] = { ...clusters[1], dataPlaneOperators: { ...clusters[1].dataPlaneOperators, "bad-operator": "/subscriptions/not-a-guid/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/x" } };
+    await testStack.setClusters(broken);
+    sandbox.statistics.reset();
+    const error = await testStack.stack.preview({ color: "never" }).then(() => undefined, (failure: unknown) => failure as Error);
+    expect(String(error)).toContain("dataPlaneOperators.bad-operator");
+    expect(String(error)).toContain("not a GUID");
+    await expect(testStack.stack.up({ color: "never" })).rejects.toThrow(/dataPlaneOperators\.bad-operator/);
+    expect(counters()).toMatchObject({ armRequests: 0, cosmosWrites: 0 });
+    await testStack.setClusters(clusters);
+  });
+
+  it("keeps the Cosmos key, tokens and the identity header out of the state and its history", async () => {
+    const state = readTree(testStack.stateDirectory);
+    expect(state.length).toBeGreaterThan(1000);
+    expect(state).not.toContain(sandbox.cosmosKey);
+    expect(state).not.toContain(sandbox.identityHeader);
+    for (const token of sandbox.tokens.issuedTokens()) expect(state).not.toContain(token);
+    expect(state).not.toMatch(/Bearer [A-Za-z0-9]/);
+  });
+
+  it("destroy removes the owned subtree and leaves the rest of every document intact", async () => {
+    const result = await testStack.stack.destroy({ color: "never" });
+    expect(result.summary.result).toBe("succeeded");
+    expect(counters().unconditional).toEqual([]);
+    for (const cluster of fleet) {
+      const document = await readDocument(cluster);
+      expect(ownedStatus(document)).toEqual({});
+      expect(foreignFields(document)).toEqual(foreignFields(seeded.get(cluster.serviceProviderClusterDocumentId) as Document));
+    }
+  });
+});
