@@ -1,0 +1,228 @@
+import type { StoredDocument } from "./cosmosDocumentStore";
+import type { FaultRule, FaultRuleInput, FaultTarget } from "./faultInjector";
+import type { IdentityOverrides, SandboxIdentity } from "./identityStore";
+import type { SandboxStatisticsSnapshot } from "./sandboxStatistics";
+import type { FleetClusterDescription, FleetSize } from "./seed";
+
+/** Global latency as the admin API reports it. */
+export interface AdminLatency {
+  armMs: number;
+  cosmosMs: number;
+  tokenMs: number;
+}
+
+/** An error answer of the admin API. */
+export class AdminApiError extends Error {
+  override readonly name = "AdminApiError";
+
+  /**
+   * @param statusCode - The HTTP status.
+   * @param code - The error code from the body.
+   * @param message - The error message from the body.
+   */
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A typed client of the sandbox admin API, for tests and tools in another process than the
+ * sandbox. Every method throws {@link AdminApiError} on a non-2xx answer.
+ */
+export class SandboxAdminClient {
+  /**
+   * @param endpoint - The admin endpoint, `http://127.0.0.1:<port>`.
+   * @param adminToken - The sandbox's admin token.
+   */
+  constructor(
+    private readonly endpoint: string,
+    private readonly adminToken: string,
+  ) {}
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await fetch(`${this.endpoint}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.adminToken}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    const parsed: unknown = text === "" ? undefined : JSON.parse(text);
+    if (!response.ok) {
+      const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
+      throw new AdminApiError(response.status, error?.code ?? "Unknown", error?.message ?? text);
+    }
+    return parsed as T;
+  }
+
+  /** @returns `{ status: "ok" }` when the sandbox answers and the token is right. */
+  health(): Promise<{ status: string }> {
+    return this.call("GET", "/health");
+  }
+
+  /** @returns All identities of the fake ARM. */
+  listIdentities(): Promise<SandboxIdentity[]> {
+    return this.call("GET", "/identities");
+  }
+
+  /**
+   * @param resourceId - The identity ARM ID, any casing.
+   * @returns The identity. Throws AdminApiError 404 when missing.
+   */
+  getIdentity(resourceId: string): Promise<SandboxIdentity> {
+    return this.call("GET", `/identities?resourceId=${encodeURIComponent(resourceId)}`);
+  }
+
+  /**
+   * Creates (or replaces) an identity.
+   *
+   * @param resourceId - The identity ARM ID; its casing is what ARM returns as `id`.
+   * @param overrides - Explicit clientId / principalId; random otherwise.
+   * @returns The stored identity.
+   */
+  createIdentity(resourceId: string, overrides: IdentityOverrides = {}): Promise<SandboxIdentity> {
+    return this.call("POST", "/identities", { resourceId, ...overrides });
+  }
+
+  /**
+   * @param resourceId - The identity ARM ID, any casing.
+   * @returns Whether it existed.
+   */
+  async deleteIdentity(resourceId: string): Promise<boolean> {
+    return (await this.call<{ deleted: boolean }>("DELETE", `/identities?resourceId=${encodeURIComponent(resourceId)}`)).deleted;
+  }
+
+  /**
+   * Gives an identity new random clientId and principalId.
+   *
+   * @param resourceId - The identity ARM ID, any casing.
+   * @returns The updated identity.
+   */
+  rotateIdentity(resourceId: string): Promise<SandboxIdentity> {
+    return this.call("POST", "/identities/rotate", { resourceId });
+  }
+
+  /**
+   * @param partitionKey - Only this partition; all documents when omitted.
+   * @returns The stored documents, with system fields.
+   */
+  listDocuments(partitionKey?: string): Promise<StoredDocument[]> {
+    return this.call("GET", `/documents${partitionKey === undefined ? "" : `?partitionKey=${encodeURIComponent(partitionKey)}`}`);
+  }
+
+  /**
+   * @param partitionKey - The partition key value.
+   * @param id - The document id.
+   * @returns The stored document. Throws AdminApiError 404 when missing.
+   */
+  readDocument(partitionKey: string, id: string): Promise<StoredDocument> {
+    return this.call("GET", `/documents/${encodeURIComponent(partitionKey)}/${encodeURIComponent(id)}`);
+  }
+
+  /**
+   * Creates or replaces a document with exactly this JSON (`id`/`partitionKey` from the arguments).
+   *
+   * @param partitionKey - The partition key value.
+   * @param id - The document id.
+   * @param document - The document body.
+   * @returns The stored document with its new `_etag`.
+   */
+  putDocument(partitionKey: string, id: string, document: Record<string, unknown>): Promise<StoredDocument> {
+    return this.call("PUT", `/documents/${encodeURIComponent(partitionKey)}/${encodeURIComponent(id)}`, document);
+  }
+
+  /**
+   * Sets (or with `value` undefined, removes) the value at a JSON pointer; parents are created.
+   *
+   * @param partitionKey - The partition key value.
+   * @param id - The document id.
+   * @param path - A JSON pointer, e.g. `/properties/status/x`.
+   * @param value - The value; undefined removes.
+   * @returns The stored document with its new `_etag`.
+   */
+  patchDocument(partitionKey: string, id: string, path: string, value: unknown): Promise<StoredDocument> {
+    return this.call("PATCH", `/documents/${encodeURIComponent(partitionKey)}/${encodeURIComponent(id)}`, { path, value });
+  }
+
+  /**
+   * @param partitionKey - The partition key value.
+   * @param id - The document id.
+   * @returns Whether it existed.
+   */
+  async deleteDocument(partitionKey: string, id: string): Promise<boolean> {
+    return (await this.call<{ deleted: boolean }>("DELETE", `/documents/${encodeURIComponent(partitionKey)}/${encodeURIComponent(id)}`)).deleted;
+  }
+
+  /**
+   * @param rule - The fault rule.
+   * @returns The stored rule with its id.
+   */
+  addFault(rule: FaultRuleInput): Promise<FaultRule> {
+    return this.call("POST", "/faults", rule);
+  }
+
+  /** @returns All rules, with `triggered` and `remaining`. */
+  listFaults(): Promise<FaultRule[]> {
+    return this.call("GET", "/faults");
+  }
+
+  /**
+   * @param target - Only this target's rules; all when omitted.
+   * @returns How many rules were removed.
+   */
+  async clearFaults(target?: FaultTarget): Promise<number> {
+    return (await this.call<{ removed: number }>("DELETE", `/faults${target === undefined ? "" : `?target=${target}`}`)).removed;
+  }
+
+  /** @returns The global latency. */
+  getLatency(): Promise<AdminLatency> {
+    return this.call("GET", "/latency");
+  }
+
+  /**
+   * @param latency - Milliseconds per target; omitted targets keep their value.
+   * @returns The latency now in force.
+   */
+  setLatency(latency: Partial<AdminLatency>): Promise<AdminLatency> {
+    return this.call("PUT", "/latency", latency);
+  }
+
+  /** @returns Every counter. */
+  getStatistics(): Promise<SandboxStatisticsSnapshot> {
+    return this.call("GET", "/stats");
+  }
+
+  /** @returns The counters after the reset. */
+  resetStatistics(): Promise<SandboxStatisticsSnapshot> {
+    return this.call("POST", "/stats/reset");
+  }
+
+  /** @returns How many tokens were made to expire now. */
+  async expireTokens(): Promise<number> {
+    return (await this.call<{ expired: number }>("POST", "/tokens/expire")).expired;
+  }
+
+  /**
+   * @param lifetimeInMs - Lifetime of tokens issued from now on.
+   * @returns The lifetime in force.
+   */
+  async setTokenLifetime(lifetimeInMs: number): Promise<number> {
+    return (await this.call<{ lifetimeInMs: number }>("PUT", "/tokens/lifetime", { lifetimeInMs })).lifetimeInMs;
+  }
+
+  /** @returns The seeded demo fleet. */
+  seedDemoFleet(): Promise<FleetClusterDescription[]> {
+    return this.call("POST", "/seed/demo");
+  }
+
+  /**
+   * @param size - Clusters, identities per cluster, and optionally subscriptions.
+   * @returns The seeded fleet.
+   */
+  seedFleet(size: FleetSize): Promise<FleetClusterDescription[]> {
+    return this.call("POST", "/seed/fleet", size);
+  }
+}

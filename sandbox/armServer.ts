@@ -1,0 +1,179 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer } from "node:https";
+import type { SandboxCertificate } from "./certificate";
+import type { FaultInjector, FaultRule } from "./faultInjector";
+import { delay, listenOnLoopback, type ListeningServer, loopbackHost, resetConnection, sendJson, trackInFlight } from "./httpUtilities";
+import { type IdentityStore, parseIdentityResourceId, sandboxLocation, sandboxTenantId, userAssignedIdentityType } from "./identityStore";
+import { increment, type SandboxStatistics } from "./sandboxStatistics";
+import type { TokenRegistry } from "./tokenRegistry";
+
+/** What the fake ARM needs from the rest of the sandbox. */
+export interface ArmServerOptions {
+  certificate: SandboxCertificate;
+  identities: IdentityStore;
+  tokens: TokenRegistry;
+  faults: FaultInjector;
+  statistics: SandboxStatistics;
+}
+
+/** A running fake ARM. */
+export interface ArmServer extends ListeningServer {
+  /** `https://127.0.0.1:<port>`, to pass as the arm-msi client's `endpoint`. */
+  endpoint: string;
+}
+
+/** Token audiences ARM accepts, besides the sandbox's own endpoint. */
+const armAudiences = ["https://management.azure.com", "https://management.core.windows.net"];
+
+function armError(code: string, message: string): { error: { code: string; message: string } } {
+  return { error: { code, message } };
+}
+
+function bearerToken(request: IncomingMessage): string | undefined {
+  const header = request.headers.authorization;
+  const match = header === undefined ? null : /^Bearer\s+(\S+)$/i.exec(header);
+  return match?.[1];
+}
+
+/** @returns The error message when the request's token is not acceptable, or undefined when it is. */
+function authenticationProblem(options: ArmServerOptions, request: IncomingMessage, endpoint: string): string | undefined {
+  const verification = options.tokens.verify(bearerToken(request));
+  if (!verification.valid) {
+    return {
+      missing: "Authentication failed. The 'Authorization' header is missing or is not a Bearer token.",
+      unknown: "The access token is invalid.",
+      expired: `The access token expiry UTC time is earlier than current UTC time '${new Date().toISOString()}'.`,
+    }[verification.reason];
+  }
+  const audience = verification.issued.resource.replace(/\/+$/, "");
+  if (![...armAudiences, endpoint].includes(audience)) {
+    return `The access token has been obtained for wrong audience or resource '${verification.issued.resource}'.`;
+  }
+  return undefined;
+}
+
+function faultResponse(rule: FaultRule): { statusCode: number; code: string; headers: Record<string, string> } {
+  const retryAfter = rule.retryAfterSeconds ?? (rule.kind === "throttle" ? 1 : undefined);
+  const headers: Record<string, string> = retryAfter === undefined ? {} : { "retry-after": String(retryAfter) };
+  if (rule.kind === "throttle") {
+    return { statusCode: 429, code: rule.errorCode ?? "TooManyRequests", headers };
+  }
+  if (rule.kind === "unavailable") {
+    return { statusCode: 503, code: rule.errorCode ?? "ServiceUnavailable", headers };
+  }
+  return { statusCode: rule.statusCode ?? 500, code: rule.errorCode ?? "InternalServerError", headers };
+}
+
+async function handle(
+  options: ArmServerOptions,
+  endpoint: string,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
+  const statistics = options.statistics.arm;
+  const reply = (statusCode: number, body: unknown, headers: Record<string, string> = {}): void => {
+    increment(statistics.responsesByStatus, String(statusCode));
+    sendJson(response, statusCode, body, headers);
+  };
+  const url = new URL(request.url ?? "/", endpoint);
+  const path = decodeURIComponent(url.pathname);
+  const parts = parseIdentityResourceId(path);
+  if (request.method === "GET") {
+    statistics.getRequests += 1;
+    if (parts !== undefined) {
+      increment(statistics.requestsByIdentity, path.toLowerCase());
+    }
+  }
+  const problem = authenticationProblem(options, request, endpoint);
+  if (problem !== undefined) {
+    await delay(options.faults.getLatency().arm);
+    reply(401, armError("InvalidAuthenticationToken", problem), {
+      "www-authenticate": `Bearer authorization_uri="https://login.microsoftonline.com/${sandboxTenantId}", error="invalid_token", error_description="${problem.replace(/"/g, "'")}"`,
+    });
+    return;
+  }
+  const fired = options.faults.take({ target: "arm", method: request.method ?? "GET", path, ...(parts === undefined ? {} : { resourceId: path }) });
+  await delay(fired.delayInMs);
+  const rule = fired.rule;
+  if (rule?.kind === "connectionReset") {
+    increment(statistics.responsesByStatus, "0");
+    resetConnection(request);
+    return;
+  }
+  if (rule !== undefined && rule.kind !== "noProperties") {
+    const fault = faultResponse(rule);
+    const retryAfter = fault.headers["retry-after"];
+    if (retryAfter !== undefined) {
+      statistics.retryAfterSecondsRequested += Number(retryAfter);
+    }
+    reply(fault.statusCode, armError(fault.code, rule.message ?? `Sandbox fault '${rule.kind}' (rule ${rule.id}).`), fault.headers);
+    return;
+  }
+  if (!url.searchParams.has("api-version")) {
+    reply(400, armError("MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests."));
+    return;
+  }
+  if (parts === undefined) {
+    reply(404, armError("InvalidResourceType", `The resource type could not be found for path '${path}'. The sandbox serves only ${userAssignedIdentityType}.`));
+    return;
+  }
+  if (request.method !== "GET") {
+    reply(405, armError("MethodNotAllowed", `The sandbox ARM serves only GET for ${userAssignedIdentityType}.`));
+    return;
+  }
+  const identity = options.identities.get(path);
+  if (identity === undefined) {
+    reply(404, armError(
+      "ResourceNotFound",
+      `The Resource '${userAssignedIdentityType}/${parts.name}' under resource group '${parts.resourceGroupName}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix`,
+    ));
+    return;
+  }
+  const body = {
+    id: identity.id,
+    name: identity.name,
+    type: userAssignedIdentityType,
+    location: identity.location || sandboxLocation,
+    tags: {},
+    ...(rule?.kind === "noProperties"
+      ? {}
+      : { properties: { tenantId: identity.tenantId, principalId: identity.principalId, clientId: identity.clientId } }),
+  };
+  reply(200, body);
+}
+
+/**
+ * Starts a fake Azure Resource Manager over HTTPS on 127.0.0.1 that serves
+ * `GET …/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{name}?api-version=…` from the
+ * {@link IdentityStore}. Every request needs a live bearer token from the sandbox token endpoint,
+ * issued for the ARM audience. Errors use the ARM envelope `{"error":{"code","message"}}`.
+ *
+ * @param options - The certificate and the shared sandbox state.
+ * @returns The running server and its endpoint.
+ */
+export async function startArmServer(options: ArmServerOptions): Promise<ArmServer> {
+  let endpoint = "";
+  const server = createServer(
+    { key: options.certificate.privateKeyPem, cert: options.certificate.certificatePem, keepAlive: true },
+    (request, response) => {
+      trackInFlight(
+        response,
+        () => {
+          const statistics = options.statistics.arm;
+          statistics.inFlight += 1;
+          statistics.maxInFlight = Math.max(statistics.maxInFlight, statistics.inFlight);
+        },
+        () => {
+          options.statistics.arm.inFlight -= 1;
+        },
+      );
+      handle(options, endpoint, request, response).catch((error: unknown) => {
+        increment(options.statistics.arm.responsesByStatus, "500");
+        sendJson(response, 500, armError("InternalServerError", String(error)));
+      });
+    },
+  );
+  const listening = await listenOnLoopback(server);
+  endpoint = `https://${loopbackHost}:${listening.port}`;
+  return { ...listening, endpoint };
+}

@@ -1,0 +1,278 @@
+import { randomUUID } from "node:crypto";
+
+/** Which sandbox server a fault rule applies to. */
+export type FaultTarget = "arm" | "cosmos" | "token";
+
+/**
+ * What a fault does to a matching request.
+ *
+ * - `throttle`: 429. ARM sends `Retry-After: <retryAfterSeconds>` (default 1); Cosmos sends
+ *   `x-ms-retry-after-ms: <retryAfterInMs>` (default 10). The token endpoint sends `Retry-After`.
+ * - `unavailable`: 503, with a Retry-After header only when `retryAfterSeconds` / `retryAfterInMs` is set.
+ * - `status`: any `statusCode` with an error body of `errorCode` and `message`.
+ * - `connectionReset`: the socket is destroyed without an answer.
+ * - `delay`: waits `delayInMs`, then the request is handled normally (combines with one other fault).
+ * - `noProperties`: ARM only; a 200 identity body without `properties`.
+ * - `race`: Cosmos writes only; before the write, a foreign edit is applied to the stored document
+ *   so its etag changes and an `If-Match` write gets 412.
+ * - `deleteBeforeWrite`: Cosmos writes only; the stored document is deleted before the write.
+ */
+export type FaultKind =
+  | "throttle"
+  | "unavailable"
+  | "status"
+  | "connectionReset"
+  | "delay"
+  | "noProperties"
+  | "race"
+  | "deleteBeforeWrite";
+
+/** Which requests a rule applies to. Every given field must match; an empty match matches all. */
+export interface FaultMatch {
+  /** Cosmos: the document id (from the URL, or the body of a create). */
+  documentId?: string;
+  /** ARM: the identity's full ARM ID, compared case-insensitively. */
+  resourceId?: string;
+  /** A case-insensitive substring of the request path (without the query string). */
+  pathContains?: string;
+  /** The HTTP method, case-insensitive. */
+  method?: string;
+  /** Cosmos: document reads, document writes, or any request (default). */
+  operation?: "read" | "write" | "any";
+}
+
+/** A set-at-JSON-pointer edit applied by a `race` fault. */
+export interface ForeignEdit {
+  /** A JSON pointer into the document, e.g. `/properties/futureField/editedBy`. */
+  path: string;
+  /** The value to set there. */
+  value: unknown;
+}
+
+/** A fault rule as submitted. Without `count` and `probability`, the rule fires once. */
+export interface FaultRuleInput {
+  target: FaultTarget;
+  kind: FaultKind;
+  match?: FaultMatch;
+  /** Fire on the next N matching requests. With `probability`, caps the number of firings. */
+  count?: number;
+  /** Fire on each matching request with this probability (0..1). */
+  probability?: number;
+  /** Seed for the rule's own random generator, for repeatable probabilistic faults. */
+  seed?: number;
+  retryAfterSeconds?: number;
+  retryAfterInMs?: number;
+  statusCode?: number;
+  errorCode?: string;
+  message?: string;
+  delayInMs?: number;
+  /** For `race`: the edit to apply. Default: increment `/properties/sandboxForeignEditCount`. */
+  foreignEdit?: ForeignEdit;
+}
+
+/** A stored rule with its bookkeeping. */
+export interface FaultRule extends FaultRuleInput {
+  id: string;
+  /** How many times the rule has fired. */
+  triggered: number;
+  /** Firings left, or null when unlimited (probability without count). */
+  remaining: number | null;
+}
+
+/** What the servers know about a request when they ask for faults. */
+export interface FaultRequestContext {
+  target: FaultTarget;
+  method: string;
+  path: string;
+  documentId?: string;
+  resourceId?: string;
+  operation?: "read" | "write" | "other";
+}
+
+/** The faults that fired for one request. */
+export interface FiredFaults {
+  /** Total extra delay from global latency and `delay` rules, in milliseconds. */
+  delayInMs: number;
+  /** The first non-delay rule that fired, if any. */
+  rule?: FaultRule;
+}
+
+/** Global per-target latency in milliseconds. */
+export type LatencySettings = Record<FaultTarget, number>;
+
+/** Thrown for a rule that cannot be added. */
+export class FaultRuleError extends Error {
+  override readonly name = "FaultRuleError";
+}
+
+const targets: readonly FaultTarget[] = ["arm", "cosmos", "token"];
+const kinds: readonly FaultKind[] = [
+  "throttle",
+  "unavailable",
+  "status",
+  "connectionReset",
+  "delay",
+  "noProperties",
+  "race",
+  "deleteBeforeWrite",
+];
+
+/**
+ * A small seeded generator (mulberry32), so probabilistic faults can be replayed.
+ *
+ * @param seed - Any 32-bit integer.
+ * @returns A function giving numbers in [0, 1).
+ */
+export function createSeededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let value = Math.imul(state ^ (state >>> 15), 1 | state);
+    value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value;
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function validate(input: FaultRuleInput): void {
+  if (!targets.includes(input.target)) {
+    throw new FaultRuleError(`target must be one of ${targets.join(", ")}`);
+  }
+  if (!kinds.includes(input.kind)) {
+    throw new FaultRuleError(`kind must be one of ${kinds.join(", ")}`);
+  }
+  if (input.kind === "noProperties" && input.target !== "arm") {
+    throw new FaultRuleError("noProperties applies to the arm target only");
+  }
+  if ((input.kind === "race" || input.kind === "deleteBeforeWrite") && input.target !== "cosmos") {
+    throw new FaultRuleError(`${input.kind} applies to the cosmos target only`);
+  }
+  if (input.kind === "status" && (input.statusCode === undefined || input.statusCode < 400)) {
+    throw new FaultRuleError("status faults need a statusCode of 400 or more");
+  }
+  if (input.count !== undefined && (!Number.isInteger(input.count) || input.count < 1)) {
+    throw new FaultRuleError("count must be a positive integer");
+  }
+  if (input.probability !== undefined && !(input.probability >= 0 && input.probability <= 1)) {
+    throw new FaultRuleError("probability must be between 0 and 1");
+  }
+}
+
+function matches(rule: FaultRule, context: FaultRequestContext): boolean {
+  if (rule.target !== context.target) {
+    return false;
+  }
+  if ((rule.kind === "race" || rule.kind === "deleteBeforeWrite") && context.operation !== "write") {
+    return false;
+  }
+  const match = rule.match ?? {};
+  if (match.documentId !== undefined && match.documentId !== context.documentId) {
+    return false;
+  }
+  if (match.resourceId !== undefined && match.resourceId.toLowerCase() !== context.resourceId?.toLowerCase()) {
+    return false;
+  }
+  if (match.pathContains !== undefined && !context.path.toLowerCase().includes(match.pathContains.toLowerCase())) {
+    return false;
+  }
+  if (match.method !== undefined && match.method.toUpperCase() !== context.method.toUpperCase()) {
+    return false;
+  }
+  if (match.operation !== undefined && match.operation !== "any" && match.operation !== context.operation) {
+    return false;
+  }
+  return true;
+}
+
+/**
+ * Holds fault rules and global latency for all sandbox servers, and decides per request which
+ * faults fire. Rules are checked in the order they were added.
+ */
+export class FaultInjector {
+  private rules: FaultRule[] = [];
+  private readonly randomByRule = new Map<string, () => number>();
+  private readonly latency: LatencySettings = { arm: 0, cosmos: 0, token: 0 };
+
+  /**
+   * Adds a rule.
+   *
+   * @param input - The rule.
+   * @returns The stored rule with its id.
+   * @throws FaultRuleError when the rule is invalid.
+   */
+  add(input: FaultRuleInput): FaultRule {
+    validate(input);
+    const unlimited = input.count === undefined && input.probability !== undefined;
+    const rule: FaultRule = { ...input, id: randomUUID(), triggered: 0, remaining: unlimited ? null : (input.count ?? 1) };
+    this.rules.push(rule);
+    this.randomByRule.set(rule.id, input.seed === undefined ? Math.random : createSeededRandom(input.seed));
+    return rule;
+  }
+
+  /** @returns Copies of the current rules, including exhausted ones. */
+  list(): FaultRule[] {
+    return this.rules.map((rule) => ({ ...rule }));
+  }
+
+  /**
+   * Removes rules.
+   *
+   * @param target - Only remove rules for this target; all when omitted.
+   * @returns How many rules were removed.
+   */
+  clear(target?: FaultTarget): number {
+    const before = this.rules.length;
+    this.rules = this.rules.filter((rule) => target !== undefined && rule.target !== target);
+    return before - this.rules.length;
+  }
+
+  /** @returns The global latency per target. */
+  getLatency(): LatencySettings {
+    return { ...this.latency };
+  }
+
+  /**
+   * Sets global latency added to every request of a target.
+   *
+   * @param settings - Milliseconds per target; omitted targets keep their value.
+   */
+  setLatency(settings: Partial<LatencySettings>): void {
+    for (const target of targets) {
+      const value = settings[target];
+      if (value !== undefined) {
+        if (!Number.isFinite(value) || value < 0) {
+          throw new FaultRuleError(`latency for ${target} must be a non-negative number`);
+        }
+        this.latency[target] = value;
+      }
+    }
+  }
+
+  /**
+   * Decides which faults fire for a request and consumes their counts.
+   *
+   * @param context - What the server knows about the request.
+   * @returns The total delay and the first terminal rule that fired.
+   */
+  take(context: FaultRequestContext): FiredFaults {
+    const fired: FiredFaults = { delayInMs: this.latency[context.target] };
+    for (const rule of this.rules) {
+      if (rule.remaining === 0 || (rule.kind !== "delay" && fired.rule !== undefined) || !matches(rule, context)) {
+        continue;
+      }
+      const random = this.randomByRule.get(rule.id) ?? Math.random;
+      if (rule.probability !== undefined && random() >= rule.probability) {
+        continue;
+      }
+      rule.triggered += 1;
+      if (rule.remaining !== null) {
+        rule.remaining -= 1;
+      }
+      if (rule.kind === "delay") {
+        fired.delayInMs += rule.delayInMs ?? 0;
+      } else {
+        fired.rule = rule;
+      }
+    }
+    return fired;
+  }
+}

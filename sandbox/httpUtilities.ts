@@ -1,0 +1,132 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from "node:http";
+import type { Server as HttpsServer } from "node:https";
+import type { AddressInfo, Socket } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+
+/** Either kind of Node HTTP server the sandbox runs. */
+export type AnyServer = HttpServer | HttpsServer;
+
+/** The only address sandbox servers bind to. */
+export const loopbackHost = "127.0.0.1";
+
+/**
+ * Sends a JSON response with `content-type: application/json` and an `x-ms-request-id`.
+ *
+ * @param response - The response to write.
+ * @param statusCode - The HTTP status code.
+ * @param body - The value to serialize; `undefined` sends an empty body.
+ * @param headers - Extra response headers.
+ */
+export function sendJson(
+  response: ServerResponse,
+  statusCode: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = body === undefined ? "" : JSON.stringify(body);
+  response.writeHead(statusCode, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text).toString(),
+    "x-ms-request-id": randomUUID(),
+    ...headers,
+  });
+  response.end(text);
+}
+
+/**
+ * Reads a whole request body.
+ *
+ * @param request - The incoming request.
+ * @returns The raw body bytes.
+ */
+export async function readBody(request: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) {
+    chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Waits for a number of milliseconds; returns at once for zero or less.
+ *
+ * @param milliseconds - How long to wait.
+ */
+export async function delay(milliseconds: number): Promise<void> {
+  if (milliseconds > 0) {
+    await sleep(milliseconds);
+  }
+}
+
+/**
+ * Destroys the connection under a request without answering, as a network reset would.
+ *
+ * @param request - The request whose socket to destroy.
+ */
+export function resetConnection(request: IncomingMessage): void {
+  request.socket.destroy();
+}
+
+/** A started server, with a way to stop it that does not wait for idle keep-alive sockets. */
+export interface ListeningServer {
+  /** The port the server listens on, on 127.0.0.1. */
+  port: number;
+  /** Closes the server and destroys every open socket. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a server on 127.0.0.1 with an OS-assigned port and tracks its sockets so that `close()`
+ * can destroy them (keep-alive clients would otherwise keep it open and tests would hang).
+ *
+ * @param server - The server to start; keep-alive should already be configured.
+ * @param port - The port to use; 0 (the default) lets the OS choose.
+ * @returns The port and a close function.
+ */
+export async function listenOnLoopback(server: AnyServer, port = 0): Promise<ListeningServer> {
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, loopbackHost, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  return {
+    port: address.port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) {
+          socket.destroy();
+        }
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/**
+ * Counts a request as in flight until its response finishes or its connection closes.
+ *
+ * @param response - The response to watch.
+ * @param onStart - Called at once.
+ * @param onEnd - Called exactly once when the request is over.
+ */
+export function trackInFlight(response: ServerResponse, onStart: () => void, onEnd: () => void): void {
+  onStart();
+  let ended = false;
+  const end = (): void => {
+    if (!ended) {
+      ended = true;
+      onEnd();
+    }
+  };
+  response.once("finish", end);
+  response.once("close", end);
+}

@@ -1,0 +1,141 @@
+import { chmod, rm, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { type Sandbox, startSandbox } from "./sandbox";
+import { type FleetClusterDescription, seedDemoFleet } from "./seed";
+
+/** The Pulumi project namespace of the config keys. */
+const pulumiProject = "aro-hcp-identity-status";
+
+/** Settings of `npm run sandbox`, from flags or environment. */
+interface MainSettings {
+  armLatencyInMs: number;
+  cosmosLatencyInMs: number;
+  database?: string;
+  seed: boolean;
+  directory: string;
+}
+
+function flag(name: string): string | undefined {
+  const prefix = `--${name}=`;
+  return process.argv.find((argument) => argument.startsWith(prefix))?.slice(prefix.length);
+}
+
+function numberSetting(flagName: string, environmentName: string): number {
+  const text = flag(flagName) ?? process.env[environmentName] ?? "0";
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0) {
+    throw new RangeError(`--${flagName} / ${environmentName} must be a non-negative number, got '${text}'`);
+  }
+  return value;
+}
+
+function readSettings(): MainSettings {
+  const database = flag("database") ?? process.env.SANDBOX_DATABASE;
+  return {
+    armLatencyInMs: numberSetting("arm-latency-ms", "SANDBOX_ARM_LATENCY_MS"),
+    cosmosLatencyInMs: numberSetting("cosmos-latency-ms", "SANDBOX_COSMOS_LATENCY_MS"),
+    ...(database === undefined ? {} : { database }),
+    seed: !process.argv.includes("--no-seed") && process.env.SANDBOX_SEED !== "0",
+    directory: resolve(flag("directory") ?? process.env.SANDBOX_DIRECTORY ?? join(__dirname, "..", "..", ".sandbox")),
+  };
+}
+
+function describe(sandbox: Sandbox, caBundlePath: string, demoFleet: FleetClusterDescription[]): Record<string, unknown> {
+  return {
+    startedAt: new Date().toISOString(),
+    processId: process.pid,
+    endpoints: sandbox.endpoints,
+    caBundlePath,
+    adminToken: sandbox.adminToken,
+    database: sandbox.database,
+    container: sandbox.container,
+    environment: {
+      COSMOS_KEY: sandbox.cosmosKey,
+      IDENTITY_ENDPOINT: sandbox.endpoints.identity,
+      IDENTITY_HEADER: sandbox.identityHeader,
+    },
+    pulumiConfig: {
+      [`${pulumiProject}:cosmosEndpoint`]: sandbox.endpoints.cosmos,
+      [`${pulumiProject}:cosmosDatabase`]: sandbox.database,
+      [`${pulumiProject}:cosmosContainer`]: sandbox.container,
+      [`${pulumiProject}:armEndpoint`]: sandbox.endpoints.arm,
+      [`${pulumiProject}:tlsCaFile`]: caBundlePath,
+    },
+    demoFleet,
+  };
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, "'\\''")}'`;
+}
+
+async function main(): Promise<void> {
+  const settings = readSettings();
+  const sandbox = await startSandbox({
+    armLatencyInMs: settings.armLatencyInMs,
+    cosmosLatencyInMs: settings.cosmosLatencyInMs,
+    ...(settings.database === undefined ? {} : { database: settings.database }),
+    certificateDirectory: settings.directory,
+  });
+  const caBundlePath = sandbox.caBundlePath ?? join(settings.directory, "ca.pem");
+  const demoFleet = settings.seed ? seedDemoFleet(sandbox) : [];
+  const description = describe(sandbox, caBundlePath, demoFleet);
+  const endpointsPath = join(settings.directory, "endpoints.json");
+  const environmentPath = join(settings.directory, "env.sh");
+  await writeFile(endpointsPath, `${JSON.stringify(description, null, 2)}\n`, { mode: 0o600 });
+  await chmod(endpointsPath, 0o600);
+  const environment = description.environment as Record<string, string>;
+  await writeFile(
+    environmentPath,
+    `# Sandbox-only throwaway values; valid while the sandbox (pid ${process.pid}) runs.\n${Object.entries(environment)
+      .map(([name, value]) => `export ${name}=${shellQuote(value)}`)
+      .join("\n")}\n`,
+    { mode: 0o600 },
+  );
+
+  const pulumiConfig = description.pulumiConfig as Record<string, string>;
+  const lines = [
+    "ARO-HCP identity status sandbox is running (127.0.0.1 only).",
+    "",
+    `  ARM (HTTPS)       ${sandbox.endpoints.arm}`,
+    `  Cosmos (HTTPS)    ${sandbox.endpoints.cosmos}   database ${sandbox.database}, container ${sandbox.container}`,
+    `  Token endpoint    ${sandbox.endpoints.identity}`,
+    `  Admin API         ${sandbox.endpoints.admin}   (Authorization: Bearer <adminToken from endpoints.json>)`,
+    `  CA bundle         ${caBundlePath}`,
+    `  Details           ${endpointsPath}`,
+    "",
+    `Environment (also in ${environmentPath}; sandbox-only throwaway values):`,
+    ...Object.entries(environment).map(([name, value]) => `  export ${name}=${shellQuote(value)}`),
+    "",
+    "Pulumi config:",
+    ...Object.entries(pulumiConfig).map(([key, value]) => `  pulumi config set ${key} ${shellQuote(value)}`),
+    "",
+    `Demo fleet: ${demoFleet.length} clusters`,
+    ...demoFleet.map((cluster) => `  ${cluster.clusterResourceId}\n    ServiceProviderCluster document ${cluster.partitionKey}/${cluster.serviceProviderClusterDocumentId}, ${Object.keys(cluster.dataPlaneOperators).length} data plane operators`),
+    "",
+    "Press Ctrl-C to stop.",
+  ];
+  process.stdout.write(`${lines.join("\n")}\n`);
+
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) {
+      return;
+    }
+    stopping = true;
+    process.stdout.write(`\n${signal} received, stopping the sandbox.\n`);
+    void (async () => {
+      await sandbox.stop();
+      await rm(endpointsPath, { force: true });
+      await rm(environmentPath, { force: true });
+      process.exitCode = 0;
+    })();
+  };
+  process.once("SIGINT", () => shutdown("SIGINT"));
+  process.once("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`sandbox failed to start: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.exit(1);
+});

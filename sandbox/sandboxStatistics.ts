@@ -1,0 +1,128 @@
+/** Counters of the fake ARM server. */
+export interface ArmStatistics {
+  /** Every GET request received, whatever the outcome. */
+  getRequests: number;
+  /** GET requests per identity, keyed by the lowercased full ARM ID. */
+  requestsByIdentity: Record<string, number>;
+  /** Requests being handled right now. */
+  inFlight: number;
+  /** The highest `inFlight` seen since the last reset. */
+  maxInFlight: number;
+  /** Responses by HTTP status code (connection resets count as status 0). */
+  responsesByStatus: Record<string, number>;
+  /** The sum of all Retry-After seconds the server asked for. */
+  retryAfterSecondsRequested: number;
+}
+
+/** One Cosmos document write that carried no `if-match` header. */
+export interface UnconditionalWrite {
+  method: string;
+  path: string;
+}
+
+/** Counters of the Cosmos server. Only document (`/docs`) traffic is split into reads and writes. */
+export interface CosmosStatistics {
+  /** Every request received, including metadata and queries. */
+  requests: number;
+  /** GET requests on documents (point reads and read feeds). */
+  documentReads: number;
+  /** Document queries (POST with `x-ms-documentdb-isquery`). */
+  documentQueries: number;
+  /** Document writes by method: POST (create, upsert, batch), PUT, PATCH, DELETE. */
+  documentWritesByMethod: Record<string, number>;
+  /** Document writes per document id (creates are keyed by the id in their body). */
+  documentWritesByDocument: Record<string, number>;
+  /** Document point reads per document id. */
+  documentReadsByDocument: Record<string, number>;
+  /** Every document write that lacked an `if-match` header, in order. */
+  writesWithoutIfMatch: UnconditionalWrite[];
+  /** Responses by HTTP status code (connection resets count as status 0). */
+  responsesByStatus: Record<string, number>;
+  /** Requests rejected for a missing or wrong Authorization header. */
+  unauthorized: number;
+  inFlight: number;
+  maxInFlight: number;
+}
+
+/** Counters of the managed-identity token endpoint. */
+export interface TokenStatistics {
+  /** Every request received. */
+  requests: number;
+  /** Tokens handed out. */
+  tokensIssued: number;
+  /** Responses by HTTP status code. */
+  responsesByStatus: Record<string, number>;
+}
+
+/** A snapshot of every sandbox counter. */
+export interface SandboxStatisticsSnapshot {
+  arm: ArmStatistics;
+  cosmos: CosmosStatistics;
+  token: TokenStatistics;
+}
+
+function emptyArm(): ArmStatistics {
+  return {
+    getRequests: 0,
+    requestsByIdentity: {},
+    inFlight: 0,
+    maxInFlight: 0,
+    responsesByStatus: {},
+    retryAfterSecondsRequested: 0,
+  };
+}
+
+function emptyCosmos(): CosmosStatistics {
+  return {
+    requests: 0,
+    documentReads: 0,
+    documentQueries: 0,
+    documentWritesByMethod: {},
+    documentWritesByDocument: {},
+    documentReadsByDocument: {},
+    writesWithoutIfMatch: [],
+    responsesByStatus: {},
+    unauthorized: 0,
+    inFlight: 0,
+    maxInFlight: 0,
+  };
+}
+
+function emptyToken(): TokenStatistics {
+  return { requests: 0, tokensIssued: 0, responsesByStatus: {} };
+}
+
+/**
+ * Increments a counter in a string-keyed record.
+ *
+ * @param record - The record to change.
+ * @param key - The counter's key.
+ * @param amount - How much to add (default 1).
+ */
+export function increment(record: Record<string, number>, key: string, amount = 1): void {
+  record[key] = (record[key] ?? 0) + amount;
+}
+
+/**
+ * The live counters of all sandbox servers. The servers mutate the sections directly; callers
+ * outside the sandbox use {@link SandboxStatistics.snapshot}.
+ */
+export class SandboxStatistics {
+  arm: ArmStatistics = emptyArm();
+  cosmos: CosmosStatistics = emptyCosmos();
+  token: TokenStatistics = emptyToken();
+
+  /** @returns A deep copy of every counter. */
+  snapshot(): SandboxStatisticsSnapshot {
+    return structuredClone({ arm: this.arm, cosmos: this.cosmos, token: this.token });
+  }
+
+  /** Sets every counter back to zero, keeping the current in-flight numbers. */
+  reset(): void {
+    const armInFlight = this.arm.inFlight;
+    const cosmosInFlight = this.cosmos.inFlight;
+    this.arm = { ...emptyArm(), inFlight: armInFlight, maxInFlight: armInFlight };
+    this.cosmos = { ...emptyCosmos(), inFlight: cosmosInFlight, maxInFlight: cosmosInFlight };
+    this.token = emptyToken();
+  }
+}

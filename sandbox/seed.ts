@@ -1,0 +1,183 @@
+import type { CosmosDocumentStore } from "./cosmosDocumentStore";
+import {
+  buildClusterDocument,
+  buildServiceProviderClusterDocument,
+  clusterResourceIdFor,
+  documentIdFor,
+  type JsonObject,
+  type ManagedIdentityInfo,
+  serviceProviderClusterResourceIdFor,
+  uuidVersion5,
+} from "./documentBuilders";
+import { identityResourceId, type IdentityStore } from "./identityStore";
+
+/** The in-process parts of a sandbox that seeding writes to. */
+export interface SeedTarget {
+  identities: IdentityStore;
+  documents: CosmosDocumentStore;
+}
+
+/** One seeded cluster, as tests and tools need to find it. */
+export interface FleetClusterDescription {
+  clusterResourceId: string;
+  clusterDocumentId: string;
+  serviceProviderClusterResourceId: string;
+  serviceProviderClusterDocumentId: string;
+  /** The lowercased subscription ID, partition key of both documents. */
+  partitionKey: string;
+  /** Operator name → identity ARM ID, as written in the cluster document. */
+  dataPlaneOperators: Record<string, string>;
+  serviceManagedIdentity: string;
+  /** Identity IDs referenced by the cluster that were deliberately not created in ARM. */
+  missingIdentities: string[];
+}
+
+/** Demo subscriptions (fixed, so demos and docs can name them). */
+export const demoSubscriptionIds = ["1d3f8a2e-6b7c-4e9a-9f21-3c5d7e9a1b20", "8c2e4f6a-1b3d-4c5e-8f7a-9b0c1d2e3f40"] as const;
+
+const seedNamespace = "0b9f3c1e-5d7a-4f2b-8e6c-1a3b5c7d9e0f";
+
+/** One cluster of a fleet, before seeding. */
+interface ClusterPlan {
+  subscriptionId: string;
+  resourceGroupName: string;
+  clusterName: string;
+  /** Operator name → identity ARM ID. */
+  dataPlaneOperators: Record<string, string>;
+  /** Identity IDs not to create in ARM. */
+  missingIdentities?: string[];
+}
+
+function seedCluster(target: SeedTarget, plan: ClusterPlan, documents: JsonObject[]): FleetClusterDescription {
+  const clusterResourceId = clusterResourceIdFor(plan.subscriptionId, plan.resourceGroupName, plan.clusterName);
+  const serviceManagedIdentityId = identityResourceId(plan.subscriptionId, plan.resourceGroupName, `${plan.clusterName}-service-managed-identity`);
+  const controlPlaneId = identityResourceId(plan.subscriptionId, plan.resourceGroupName, `${plan.clusterName}-control-plane`);
+  const missing = new Set((plan.missingIdentities ?? []).map((id) => id.toLowerCase()));
+  for (const id of [...Object.values(plan.dataPlaneOperators), serviceManagedIdentityId, controlPlaneId]) {
+    if (!missing.has(id.toLowerCase()) && target.identities.get(id) === undefined) {
+      target.identities.create(id);
+    }
+  }
+  const info = (id: string): ManagedIdentityInfo => {
+    const identity = target.identities.get(id);
+    return { resourceId: id, clientId: identity?.clientId ?? "", principalId: identity?.principalId ?? "" };
+  };
+  documents.push(
+    buildClusterDocument({
+      clusterResourceId,
+      dataPlaneOperators: plan.dataPlaneOperators,
+      controlPlaneOperators: { "control-plane": controlPlaneId },
+      serviceManagedIdentity: serviceManagedIdentityId,
+    }),
+    buildServiceProviderClusterDocument({
+      clusterResourceId,
+      controlPlaneOperatorsIdentities: { [controlPlaneId.toLowerCase()]: info(controlPlaneId) },
+      serviceManagedIdentity: info(serviceManagedIdentityId),
+    }),
+  );
+  const serviceProviderClusterResourceId = serviceProviderClusterResourceIdFor(clusterResourceId);
+  return {
+    clusterResourceId,
+    clusterDocumentId: documentIdFor(clusterResourceId),
+    serviceProviderClusterResourceId,
+    serviceProviderClusterDocumentId: documentIdFor(serviceProviderClusterResourceId),
+    partitionKey: plan.subscriptionId.toLowerCase(),
+    dataPlaneOperators: { ...plan.dataPlaneOperators },
+    serviceManagedIdentity: serviceManagedIdentityId,
+    missingIdentities: [...(plan.missingIdentities ?? [])],
+  };
+}
+
+function demoPlans(): ClusterPlan[] {
+  const [first, second] = demoSubscriptionIds;
+  const operatorIdentity = (subscriptionId: string, resourceGroupName: string, name: string): string =>
+    identityResourceId(subscriptionId, resourceGroupName, name);
+  const missingIdentity = operatorIdentity(second, "demo-rg-three", "demo-cluster-three-never-created");
+  return [
+    {
+      subscriptionId: first,
+      resourceGroupName: "demo-rg-one",
+      clusterName: "demo-cluster-one",
+      dataPlaneOperators: {
+        "disk-csi-driver": operatorIdentity(first, "demo-rg-one", "demo-cluster-one-disk-csi-driver"),
+        "file-csi-driver": operatorIdentity(first, "demo-rg-one", "demo-cluster-one-file-csi-driver"),
+        "image-registry": operatorIdentity(first, "demo-rg-one", "demo-cluster-one-image-registry"),
+      },
+    },
+    {
+      subscriptionId: first,
+      resourceGroupName: "demo-rg-two",
+      clusterName: "demo-cluster-two",
+      dataPlaneOperators: {
+        // Two operators share one identity, written in different casing: one map key upstream.
+        "disk-csi-driver": operatorIdentity(first, "demo-rg-two", "Shared-Operator-Identity"),
+        "file-csi-driver": `/subscriptions/${first}/resourcegroups/DEMO-RG-TWO/providers/microsoft.managedidentity/userassignedidentities/shared-operator-identity`,
+        "image-registry": operatorIdentity(first, "demo-rg-two", "demo-cluster-two-image-registry"),
+      },
+    },
+    {
+      subscriptionId: second,
+      resourceGroupName: "demo-rg-three",
+      clusterName: "demo-cluster-three",
+      dataPlaneOperators: {
+        "disk-csi-driver": operatorIdentity(second, "demo-rg-three", "demo-cluster-three-disk-csi-driver"),
+        "file-csi-driver": operatorIdentity(second, "demo-rg-three", "demo-cluster-three-file-csi-driver"),
+        "image-registry": operatorIdentity(second, "demo-rg-three", "demo-cluster-three-image-registry"),
+        "cloud-network-config": missingIdentity,
+      },
+      missingIdentities: [missingIdentity],
+    },
+  ];
+}
+
+/**
+ * Seeds the demo fleet: three clusters across two subscriptions. `demo-cluster-two` has two
+ * operators sharing one identity written in different casing; `demo-cluster-three` references one
+ * identity that does not exist in ARM (it gets a ResourceNotFound). All other identities, the
+ * service managed identities and one control plane identity per cluster exist in ARM. Documents
+ * are written directly to the store (no HTTP, not counted).
+ *
+ * @param target - The sandbox's identity store and document store.
+ * @returns A description of every seeded cluster.
+ */
+export function seedDemoFleet(target: SeedTarget): FleetClusterDescription[] {
+  const documents: JsonObject[] = [];
+  const description = demoPlans().map((plan) => seedCluster(target, plan, documents));
+  target.documents.putMany(documents);
+  return description;
+}
+
+/** Size of a generated fleet. */
+export interface FleetSize {
+  clusters: number;
+  identitiesPerCluster: number;
+  /** How many subscriptions to spread the clusters over; default min(clusters, 4). */
+  subscriptions?: number;
+}
+
+/**
+ * Seeds a generated fleet for benchmarks, in memory and without HTTP round trips. Names and
+ * subscription IDs are deterministic (UUIDv5 of an index), so repeated runs see the same IDs.
+ *
+ * @param target - The sandbox's identity store and document store.
+ * @param size - Number of clusters and data plane identities per cluster.
+ * @returns A description of every seeded cluster.
+ */
+export function seedFleet(target: SeedTarget, size: FleetSize): FleetClusterDescription[] {
+  const subscriptionCount = Math.max(1, size.subscriptions ?? Math.min(size.clusters, 4));
+  const subscriptions = Array.from({ length: subscriptionCount }, (_, index) => uuidVersion5(`subscription-${index}`, seedNamespace));
+  const documents: JsonObject[] = [];
+  const description: FleetClusterDescription[] = [];
+  for (let clusterIndex = 0; clusterIndex < size.clusters; clusterIndex += 1) {
+    const subscriptionId = subscriptions[clusterIndex % subscriptionCount] ?? subscriptions[0] ?? "";
+    const clusterName = `fleet-cluster-${clusterIndex}`;
+    const resourceGroupName = `fleet-rg-${clusterIndex}`;
+    const dataPlaneOperators: Record<string, string> = {};
+    for (let identityIndex = 0; identityIndex < size.identitiesPerCluster; identityIndex += 1) {
+      dataPlaneOperators[`operator-${identityIndex}`] = identityResourceId(subscriptionId, resourceGroupName, `${clusterName}-operator-${identityIndex}`);
+    }
+    description.push(seedCluster(target, { subscriptionId, resourceGroupName, clusterName, dataPlaneOperators }, documents));
+  }
+  target.documents.putMany(documents);
+  return description;
+}
