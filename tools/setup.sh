@@ -9,5 +9,5 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund --loglevel=error
 fi
 echo "setup: compiling TypeScript" >&2
-npx tsc -p tsconfig.json
+npx tsc -p tsconfig.build.json
 bash tools/build-pulumi-cli.sh >/dev/null
