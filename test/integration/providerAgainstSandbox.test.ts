@@ -1,0 +1,243 @@
+/**
+ * The provider implementation with the real @azure/arm-msi, @azure/identity and @azure/cosmos
+ * clients against the sandbox (started by the integration global setup; reached through its
+ * admin API). Every assertion reads the document back.
+ */
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { createManagedIdentityStatusProvider } from "../../resources/managedIdentityStatusProvider";
+import type { ProviderOutputs } from "../../resources/providerInputs";
+import { SandboxAdminClient } from "../../sandbox/adminClient";
+import { buildClusterDocument, buildServiceProviderClusterDocument, documentIdFor, serviceProviderClusterResourceIdFor } from "../../sandbox/documentBuilders";
+
+type Document = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Provider = ReturnType<typeof createManagedIdentityStatusProvider>;
+
+const connection = inject("sandbox");
+const admin = new SandboxAdminClient(connection.endpoints.admin, connection.adminToken);
+let provider: Provider;
+
+interface TestCluster {
+  clusterResourceId: string;
+  partitionKey: string;
+  documentId: string;
+  operators: Record<string, string>;
+  seeded: Document;
+}
+
+/** A fresh cluster in its own subscription: identities in ARM, cluster and SPC documents in Cosmos. */
+async function seedCluster(options: { identities?: number; clusterDocumentOperators?: boolean; deletionTimestamp?: string } = {}): Promise<TestCluster> {
+  const subscriptionId = randomUUID();
+  const clusterResourceId = `/subscriptions/${subscriptionId}/resourceGroups/Rg-Integration/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/cluster-${subscriptionId.slice(0, 6)}`;
+  const operators: Record<string, string> = {};
+  for (let index = 0; index < (options.identities ?? 3); index += 1) {
+    const identityId = `/subscriptions/${subscriptionId}/resourceGroups/Rg-Integration/providers/Microsoft.ManagedIdentity/userAssignedIdentities/operator-${index}`;
+    operators[`operator-${index}`] = identityId;
+    await admin.createIdentity(identityId);
+  }
+  const serviceManagedIdentity = `/subscriptions/${subscriptionId}/resourceGroups/Rg-Integration/providers/Microsoft.ManagedIdentity/userAssignedIdentities/service`;
+  await admin.createIdentity(serviceManagedIdentity);
+  const clusterDocument = buildClusterDocument({
+    clusterResourceId,
+    ...(options.clusterDocumentOperators === false ? {} : { dataPlaneOperators: operators }),
+    serviceManagedIdentity,
+    ...(options.deletionTimestamp === undefined ? {} : { deletionTimestamp: options.deletionTimestamp }),
+  });
+  const serviceProviderClusterDocument = buildServiceProviderClusterDocument({ clusterResourceId });
+  await admin.putDocument(subscriptionId, clusterDocument.id as string, clusterDocument);
+  const seeded = await admin.putDocument(subscriptionId, serviceProviderClusterDocument.id as string, serviceProviderClusterDocument);
+  return { clusterResourceId, partitionKey: subscriptionId, documentId: documentIdFor(serviceProviderClusterResourceIdFor(clusterResourceId)), operators, seeded };
+}
+
+async function readDocument(cluster: TestCluster): Promise<Document> {
+  return (await admin.readDocument(cluster.partitionKey, cluster.documentId)) as Document;
+}
+
+function status(document: Document): Document {
+  return document.properties.status.dataPlaneOperatorsManagedIdentities;
+}
+
+function foreignFields(document: Document): Document {
+  const copy = structuredClone(document);
+  for (const key of Object.keys(copy).filter((key) => key.startsWith("_"))) delete copy[key];
+  delete copy.properties.status.dataPlaneOperatorsManagedIdentities;
+  delete copy.properties.cosmosMetadata.instanceVersion;
+  delete copy.properties.cosmosMetadata.etag;
+  return copy;
+}
+
+async function expectMatchesArm(document: Document, identityId: string): Promise<void> {
+  const identity = await admin.getIdentity(identityId);
+  expect(status(document).identities[identityId.toLowerCase()]).toEqual({ resourceID: identityId, clientId: identity.clientId, principalId: identity.principalId });
+}
+
+async function armRequests(): Promise<number> {
+  return (await admin.getStatistics()).arm.getRequests;
+}
+
+function inputs(cluster: TestCluster, operators: Record<string, string> = cluster.operators) {
+  return { clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: operators };
+}
+
+beforeAll(() => {
+  const directory = mkdtempSync(join(tmpdir(), "provider-integration-"));
+  const caFile = join(directory, "ca.pem");
+  writeFileSync(caFile, connection.caBundlePem);
+  // The managed-identity credential reads these at construction, inside the first provider call.
+  process.env.IDENTITY_ENDPOINT = connection.endpoints.identity;
+  process.env.IDENTITY_HEADER = connection.identityHeader;
+  const config: Record<string, string> = {
+    cosmosEndpoint: connection.endpoints.cosmos,
+    cosmosDatabase: connection.database,
+    cosmosKey: connection.cosmosKey,
+    armEndpoint: connection.endpoints.arm,
+    tlsCaFile: caFile,
+    documentWaitSeconds: "1",
+  };
+  provider = createManagedIdentityStatusProvider({ config: { get: (key) => config[key] } });
+});
+
+describe("the provider with real SDK clients against the sandbox", () => {
+  it("creates the status from Azure, keeps every foreign field, and bumps instanceVersion once", async () => {
+    const cluster = await seedCluster();
+    const result = await provider.create(inputs(cluster));
+    expect(result.id).toBe(cluster.documentId);
+    const document = await readDocument(cluster);
+    for (const identityId of Object.values(cluster.operators)) await expectMatchesArm(document, identityId);
+    expect(foreignFields(document)).toEqual(foreignFields(cluster.seeded));
+    expect(document.properties.cosmosMetadata.instanceVersion).toBe(2);
+    expect(JSON.parse(JSON.stringify(result.outs))).toEqual(result.outs);
+    expect(result.outs).toMatchObject({ identityCount: 3, resolvedCount: 3, failedCount: 0, notFoundCount: 0 });
+  });
+
+  it("makes no Azure call and no write when run again inside the recheck window", async () => {
+    const cluster = await seedCluster();
+    const created = await provider.create(inputs(cluster));
+    const before = await readDocument(cluster);
+    const requestsBefore = await armRequests();
+    expect(await provider.diff!(cluster.documentId, created.outs as ProviderOutputs, inputs(cluster))).toEqual({ changes: false });
+    await provider.update!(cluster.documentId, created.outs as ProviderOutputs, inputs(cluster));
+    expect(await armRequests()).toBe(requestsBefore);
+    expect((await readDocument(cluster))._etag).toBe(before._etag);
+  });
+
+  it("writes an added operator's identity and prunes a removed one", async () => {
+    const cluster = await seedCluster();
+    const created = await provider.create(inputs(cluster));
+    const addedId = cluster.operators["operator-0"].replace("operator-0", "operator-added");
+    await admin.createIdentity(addedId);
+    const { "operator-0": removedId, ...kept } = cluster.operators;
+    const next = { ...kept, added: addedId };
+    expect((await provider.diff!(cluster.documentId, created.outs as ProviderOutputs, inputs(cluster, next))).changes).toBe(true);
+    await provider.update!(cluster.documentId, created.outs as ProviderOutputs, inputs(cluster, next));
+    const document = await readDocument(cluster);
+    await expectMatchesArm(document, addedId);
+    expect(status(document).identities[removedId.toLowerCase()]).toBeUndefined();
+    expect(Object.keys(status(document).identities)).toHaveLength(3);
+  });
+
+  it("reports a rotated identity on read once the recheck is due, and update records the new IDs", async () => {
+    const cluster = await seedCluster();
+    const created = await provider.create(inputs(cluster));
+    const rotatedId = cluster.operators["operator-1"];
+    await admin.rotateIdentity(rotatedId);
+    await admin.patchDocument(cluster.partitionKey, cluster.documentId, "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime", "2021-01-01T00:00:00Z");
+    const refreshed = await provider.read!(cluster.documentId, created.outs as ProviderOutputs);
+    expect(refreshed.props?.drift).toEqual([`identity ${rotatedId.toLowerCase()}: clientId and principalId changed in Azure`]);
+    expect((await provider.diff!(cluster.documentId, refreshed.props as ProviderOutputs, inputs(cluster))).changes).toBe(true);
+    const updated = await provider.update!(cluster.documentId, refreshed.props as ProviderOutputs, inputs(cluster));
+    await expectMatchesArm(await readDocument(cluster), rotatedId);
+    expect(updated.outs?.drift).toEqual([]);
+  });
+
+  it("records a deleted identity with cleared IDs and a ResourceNotFound retrievalError, without failing", async () => {
+    const cluster = await seedCluster();
+    await admin.deleteIdentity(cluster.operators["operator-2"]);
+    const result = await provider.create(inputs(cluster));
+    const entry = status(await readDocument(cluster)).identities[cluster.operators["operator-2"].toLowerCase()];
+    expect(entry).toEqual({ resourceID: cluster.operators["operator-2"], retrievalError: expect.stringMatching(/^ResourceNotFound \(HTTP 404\): The Resource/) });
+    expect(result.outs).toMatchObject({ resolvedCount: 2, notFoundCount: 1, failedCount: 0 });
+    expect(status(await readDocument(cluster)).earliestRecheckTime).toBeDefined();
+  });
+
+  it("shows a tampered subtree on read and restores it on update", async () => {
+    const cluster = await seedCluster();
+    const created = await provider.create(inputs(cluster));
+    const key = cluster.operators["operator-0"].toLowerCase();
+    const pointer = `/properties/status/dataPlaneOperatorsManagedIdentities/identities/${key.replace(/~/g, "~0").replace(/\//g, "~1")}/principalId`;
+    await admin.patchDocument(cluster.partitionKey, cluster.documentId, pointer, "00000000-0000-0000-0000-000000000000");
+    const refreshed = await provider.read!(cluster.documentId, created.outs as ProviderOutputs);
+    expect(refreshed.props?.drift).toEqual([`identity ${key}: principalId was changed in Cosmos`]);
+    await provider.update!(cluster.documentId, refreshed.props as ProviderOutputs, inputs(cluster));
+    await expectMatchesArm(await readDocument(cluster), cluster.operators["operator-0"]);
+  });
+
+  it("retries after a 412 race, keeping the other writer's change and writing the status", async () => {
+    const cluster = await seedCluster();
+    await admin.addFault({ target: "cosmos", kind: "race", match: { documentId: cluster.documentId, operation: "write" }, count: 2, foreignEdit: { path: "/properties/futureField/editedBy", value: "racing writer" } });
+    await provider.create(inputs(cluster));
+    const document = await readDocument(cluster);
+    expect(document.properties.futureField.editedBy).toBe("racing writer");
+    for (const identityId of Object.values(cluster.operators)) await expectMatchesArm(document, identityId);
+    expect((await admin.getStatistics()).cosmos.writesWithoutIfMatch.filter((write) => write.path.includes(cluster.documentId))).toEqual([]);
+  });
+
+  it("rides out a throttled ARM answer with Retry-After and resolves every identity", async () => {
+    const cluster = await seedCluster();
+    await admin.addFault({ target: "arm", kind: "throttle", match: { resourceId: cluster.operators["operator-1"] }, count: 1, retryAfterSeconds: 1 });
+    await provider.create(inputs(cluster));
+    for (const identityId of Object.values(cluster.operators)) await expectMatchesArm(await readDocument(cluster), identityId);
+  });
+
+  it("persists the others and fails naming the identity, code and status when one lookup keeps failing", async () => {
+    const cluster = await seedCluster();
+    const failingId = cluster.operators["operator-1"];
+    await admin.addFault({ target: "arm", kind: "status", statusCode: 403, errorCode: "AuthorizationFailed", message: "The client does not have authorization", match: { resourceId: failingId }, count: 10 });
+    const failure = (await provider.create({ ...inputs(cluster), __provider: "serialized-provider" } as never).then(() => undefined, (error: unknown) => error)) as Error & { id?: string; properties?: Document; reasons?: string[] };
+    expect(failure.message).toContain(`${failingId}: AuthorizationFailed (HTTP 403)`);
+    expect(failure.id).toBe(cluster.documentId);
+    expect(failure.properties?.__provider).toBe("serialized-provider");
+    expect(failure.properties?.failedCount).toBe(1);
+    const document = await readDocument(cluster);
+    expect(status(document).identities[failingId.toLowerCase()]).toEqual({ resourceID: failingId, retrievalError: expect.stringContaining("AuthorizationFailed (HTTP 403)") });
+    expect(status(document).earliestRecheckTime).toBeUndefined();
+    await expectMatchesArm(document, cluster.operators["operator-0"]);
+  });
+
+  it("reads the desired set from the cluster document when no operators are given", async () => {
+    const cluster = await seedCluster();
+    const result = await provider.create({ clusterResourceId: cluster.clusterResourceId });
+    expect(result.outs).toMatchObject({ desiredSource: "clusterDocument", identityCount: 3 });
+    for (const identityId of Object.values(cluster.operators)) await expectMatchesArm(await readDocument(cluster), identityId);
+  });
+
+  it("skips a cluster that is being deleted: no Azure call, no write", async () => {
+    const cluster = await seedCluster({ deletionTimestamp: "2026-11-01T00:00:00Z" });
+    const requestsBefore = await armRequests();
+    const result = await provider.create({ clusterResourceId: cluster.clusterResourceId });
+    expect(result.outs).toMatchObject({ skippedReason: "clusterDeleting" });
+    expect(await armRequests()).toBe(requestsBefore);
+    expect((await readDocument(cluster))._etag).toBe(cluster.seeded._etag);
+  });
+
+  it("fails clearly, naming the document id, when the ServiceProviderCluster document never appears", async () => {
+    const cluster = await seedCluster();
+    await admin.deleteDocument(cluster.partitionKey, cluster.documentId);
+    await expect(provider.create(inputs(cluster))).rejects.toThrow(new RegExp(`ServiceProviderCluster document ${cluster.documentId} .* does not exist`));
+    await expect(admin.readDocument(cluster.partitionKey, cluster.documentId)).rejects.toThrow();
+  });
+
+  it("delete resets only the owned subtree and tolerates a missing document", async () => {
+    const cluster = await seedCluster();
+    const created = await provider.create(inputs(cluster));
+    await provider.delete!(cluster.documentId, created.outs as ProviderOutputs);
+    const document = await readDocument(cluster);
+    expect(status(document)).toEqual({});
+    expect(foreignFields(document)).toEqual(foreignFields(cluster.seeded));
+    await admin.deleteDocument(cluster.partitionKey, cluster.documentId);
+    await expect(provider.delete!(cluster.documentId, created.outs as ProviderOutputs)).resolves.toBeUndefined();
+  });
+});
