@@ -6,7 +6,7 @@
  * serialized the way the engine sees it in production.
  */
 import { createRequire } from "node:module";
-import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
 import type { Sandbox } from "../../sandbox/sandbox";
@@ -40,6 +40,7 @@ export interface TestStack {
 export async function openTestStack(sandbox: Sandbox, name: string, clusters: readonly ClusterConfig[], extraConfig: Record<string, string> = {}): Promise<TestStack> {
   const engine = engineModule();
   const { sandboxSettings } = nativeRequire(join(projectDirectory, "dist", "cli", "sandboxSettings.js")) as SandboxSettingsModule;
+  mkdirSync(join(projectDirectory, ".pulumi"), { recursive: true });
   const root = mkdtempSync(join(projectDirectory, ".pulumi", `test-${name}-`));
   const paths = { state: join(root, "state"), home: join(root, "home"), workDirectory: join(root, "work") };
   const { config, environment } = sandboxSettings({
