@@ -40,6 +40,20 @@ export function parseClusterList(value: unknown, source: string): ClusterDeclara
   });
 }
 
+/** Reads a cluster list (the same shape as the `clusters` config) from a JSON file. */
+export function clusterListFromFile(file: string, source: string): ClusterDeclaration[] {
+  if (!existsSync(file)) {
+    throw new Error(`${source} names ${file}, which does not exist`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new Error(`${source} names ${file}, which is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return parseClusterList(parsed, `${source} (${file})`);
+}
+
 /** The demo fleet of a running sandbox; the last cluster reads its operators from Cosmos. */
 export function sandboxFleet(endpointsFile: string): ClusterDeclaration[] {
   if (!existsSync(endpointsFile)) {

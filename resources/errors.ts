@@ -17,7 +17,6 @@ export interface IdentityLookupFailure {
  * output.
  */
 export class UserAssignedIdentityReadError extends Error {
-  override readonly name = "UserAssignedIdentityReadError";
   readonly failures: readonly IdentityLookupFailure[];
   readonly documentId: string;
 
@@ -30,10 +29,11 @@ export class UserAssignedIdentityReadError extends Error {
     const outcome = options.persisted
       ? "the other identities were persisted; the failed entries were cleared and carry a retrievalError"
       : "nothing was written";
-    super(
+    const message =
       `failed to read ${options.failures.length} data plane operator managed identit${options.failures.length === 1 ? "y" : "ies"} ` +
-        `for ServiceProviderCluster document ${options.documentId} (${outcome}):\n${lines.join("\n")}`,
-    );
+      `for ServiceProviderCluster document ${options.documentId} (${outcome}):\n${lines.join("\n")}`;
+    super(message);
+    completeError(this, "UserAssignedIdentityReadError", message, undefined);
     this.failures = options.failures;
     this.documentId = options.documentId;
   }
@@ -41,15 +41,38 @@ export class UserAssignedIdentityReadError extends Error {
 
 /** Thrown when the ServiceProviderCluster document cannot be read or written as required. */
 export class StatusRecordWriteError extends Error {
-  override readonly name = "StatusRecordWriteError";
   readonly recordId: string;
   readonly statusCode: number | undefined;
 
   constructor(options: { recordId: string; message: string; statusCode?: number; cause?: unknown }) {
     super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
+    completeError(this, "StatusRecordWriteError", options.message, options.cause);
     this.recordId = options.recordId;
     this.statusCode = options.statusCode;
   }
+}
+
+/**
+ * Finishes an instance of one of our Error subclasses so it survives Pulumi's closure serializer.
+ * The serializer turns a class into a plain function: field initialisers (such as a `name = …`
+ * field) are dropped, `super(message)` becomes `Error.call(this, message)`, which leaves `this`
+ * untouched, and the prototype no longer inherits from `Error.prototype`. A provider revived from
+ * `__provider` text would then throw errors without message or name ("error: undefined" in the
+ * engine) that the guards below do not recognise. Everything is set explicitly here; for the
+ * class as tsc compiles it this only sets `name` (non-enumerable, like Error's own).
+ */
+export function completeError(error: Error, name: string, message: string, cause: unknown): void {
+  const prototype: unknown = Object.getPrototypeOf(error);
+  if (!((error as unknown) instanceof Error) && typeof prototype === "object" && prototype !== null && prototype !== Object.prototype) {
+    Object.setPrototypeOf(prototype, Error.prototype);
+  }
+  const define = (key: string, value: unknown): void => {
+    Object.defineProperty(error, key, { value, writable: true, configurable: true, enumerable: false });
+  };
+  define("name", name);
+  if (error.message !== message) define("message", message);
+  if (cause !== undefined && !Object.prototype.hasOwnProperty.call(error, "cause")) define("cause", cause);
+  if (typeof error.stack !== "string") Error.captureStackTrace(error);
 }
 
 /** Guard by name, so errors revived from another module instance still match. */

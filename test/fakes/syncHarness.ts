@@ -1,0 +1,64 @@
+/**
+ * Wires the fakes into SyncDependencies for one test: an in-memory store, a scripted reader, a
+ * real limiter, a fixed clock whose sleep advances it, and a fixed random source.
+ */
+import { parseResourceIdOfType } from "../../resources/azureResourceId";
+import type { ParsedResourceId } from "../../resources/azureResourceId";
+import { createConcurrencyLimiter } from "../../resources/concurrencyLimiter";
+import type { ConcurrencyLimiter } from "../../resources/concurrencyLimiter";
+import type { SyncDependencies, SyncOptions } from "../../resources/syncManagedIdentityStatus";
+import type { JsonObject } from "../../resources/statusRecord";
+import { clusterResourceIdFor, clusterResourceType, defaultCluster, fixedNow } from "../fixtures/documents";
+import type { ClusterCoordinates } from "../fixtures/documents";
+import { FakeClock } from "./fakeClock";
+import { InMemoryDocumentStore } from "./inMemoryDocumentStore";
+import type { IdentityScript } from "./scriptedUserAssignedIdentityReader";
+import { ScriptedUserAssignedIdentityReader } from "./scriptedUserAssignedIdentityReader";
+
+export const defaultSyncOptions: SyncOptions = {
+  lookupTimeoutInMs: 5_000,
+  documentWaitInMs: 10_000,
+  documentPollIntervalInMs: 1_000,
+  maxWriteAttempts: 3,
+};
+
+export interface Harness {
+  readonly store: InMemoryDocumentStore;
+  readonly reader: ScriptedUserAssignedIdentityReader;
+  readonly limiter: ConcurrencyLimiter;
+  readonly clock: FakeClock;
+  readonly dependencies: SyncDependencies;
+}
+
+export function createHarness(
+  options: {
+    documents?: readonly JsonObject[];
+    identities?: Readonly<Record<string, IdentityScript>>;
+    syncOptions?: Partial<SyncOptions>;
+    concurrency?: number;
+    random?: () => number;
+    readerDelayInMs?: number;
+  } = {},
+): Harness {
+  const store = new InMemoryDocumentStore(options.documents ?? []);
+  const reader = new ScriptedUserAssignedIdentityReader(options.identities ?? {}, options.readerDelayInMs ?? 1);
+  const limiter = createConcurrencyLimiter(options.concurrency ?? 4);
+  const clock = new FakeClock(fixedNow);
+  const dependencies: SyncDependencies = {
+    documentStore: store,
+    userAssignedIdentityReader: reader,
+    limiter,
+    now: clock.now,
+    random: options.random ?? (() => 0),
+    sleep: clock.sleep,
+    options: { ...defaultSyncOptions, ...options.syncOptions },
+  };
+  return { store, reader, limiter, clock, dependencies };
+}
+
+/** The parsed cluster ID of the fixture cluster (or the given one). */
+export function parsedCluster(cluster: ClusterCoordinates = defaultCluster): ParsedResourceId {
+  const parsed = parseResourceIdOfType(clusterResourceIdFor(cluster), clusterResourceType);
+  if (!parsed.ok) throw new Error(parsed.reason);
+  return parsed.resourceId;
+}

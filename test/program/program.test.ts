@@ -1,0 +1,266 @@
+/**
+ * Program tests under `pulumi.runtime.setMocks`: no provider method runs, but the resource graph,
+ * the type token, the inputs and the closure serialization of `__provider` do. Outputs are awaited
+ * with a timeout, so a serialization failure (which leaves outputs unresolved) fails loudly.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import program from "../../index";
+import { declareFleet, resourceNameFor } from "../../program/declareFleet";
+import { parseClusterList } from "../../program/fleet";
+import { ServiceProviderClusterIdentityStatus } from "../../resources";
+import { clusterResourceIdFor, identityResourceId } from "../fixtures/documents";
+
+const projectName = "aro-hcp-identity-status";
+const typeToken = "pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus";
+
+interface Registration {
+  readonly type: string;
+  readonly name: string;
+  readonly inputs: Record<string, unknown>;
+  readonly custom: boolean | undefined;
+}
+
+const registrations: Registration[] = [];
+
+/** What a created resource reports, as the provider's create would. */
+function mockState(inputs: Record<string, unknown>): Record<string, unknown> {
+  return {
+    ...inputs,
+    documentId: `document-of-${String(inputs.clusterResourceId).split("/").pop()}`,
+    partitionKey: "00000000-0000-0000-0000-000000000000",
+    serviceProviderClusterResourceId: `${String(inputs.clusterResourceId)}/serviceProviderClusters/default`,
+    desiredSource: inputs.dataPlaneOperators === undefined ? "clusterDocument" : "inputs",
+    status: { earliestRecheckTime: "2026-08-15T00:00:00Z" },
+    identityCount: 1,
+    resolvedCount: 1,
+    notFoundCount: 0,
+    failedCount: 0,
+    skippedReason: null,
+    drift: [],
+  };
+}
+
+beforeAll(async () => {
+  await pulumi.runtime.setMocks(
+    {
+      newResource: (args) => {
+        registrations.push({ type: args.type, name: args.name, inputs: args.inputs as Record<string, unknown>, custom: args.custom });
+        return { id: `${args.name}-id`, state: mockState(args.inputs as Record<string, unknown>) };
+      },
+      call: (args) => {
+        throw new Error(`unexpected invoke ${args.token}`);
+      },
+    },
+    projectName,
+    "unit",
+    false,
+  );
+});
+
+beforeEach(() => {
+  registrations.length = 0;
+});
+
+/** Resolves an output, or fails after `timeoutInMs` (a serialization failure never resolves). */
+function valueOf<T>(output: pulumi.Output<T>, timeoutInMs = 10_000): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`output did not resolve within ${timeoutInMs} ms (did __provider fail to serialize?)`)), timeoutInMs);
+    output.apply((value) => {
+      clearTimeout(timer);
+      resolve(value);
+      return value;
+    });
+  });
+}
+
+const clusterA = clusterResourceIdFor({ subscriptionId: "00000000-0000-0000-0000-000000000000", resourceGroupName: "rg-a", clusterName: "cluster-a" });
+const clusterB = clusterResourceIdFor({ subscriptionId: "00000000-0000-0000-0000-000000000000", resourceGroupName: "rg-b", clusterName: "Cluster-B" });
+const identityA = identityResourceId("identity-a");
+
+describe("ServiceProviderClusterIdentityStatus", () => {
+  it("registers a dynamic resource with the aroHcp type token, its inputs and a serialized provider", async () => {
+    const resource = new ServiceProviderClusterIdentityStatus("cluster-a", {
+      clusterResourceId: clusterA,
+      dataPlaneOperators: { "operator-a": identityA },
+      serviceManagedIdentity: identityResourceId("smi"),
+    });
+    expect(await valueOf(resource.urn)).toContain(`::${typeToken}::cluster-a`);
+    expect(await valueOf(resource.id)).toBe("cluster-a-id");
+    expect(registrations).toHaveLength(1);
+    const [registration] = registrations;
+    expect(registration.type).toBe(typeToken);
+    expect(registration.custom).toBe(true);
+    expect(registration.inputs).toMatchObject({
+      clusterResourceId: clusterA,
+      dataPlaneOperators: { "operator-a": identityA },
+      serviceManagedIdentity: identityResourceId("smi"),
+    });
+    expect(typeof registration.inputs.__provider).toBe("string");
+    expect(registration.inputs.__provider as string).toMatch(/^exports\.handler = /);
+  });
+
+  it("resolves its declared outputs from the provider's state", async () => {
+    const resource = new ServiceProviderClusterIdentityStatus("cluster-b", { clusterResourceId: clusterB });
+    expect(await valueOf(resource.documentId)).toBe("document-of-Cluster-B");
+    expect(await valueOf(resource.clusterResourceId)).toBe(clusterB);
+    expect(await valueOf(resource.desiredSource)).toBe("clusterDocument");
+    expect(await valueOf(resource.status)).toEqual({ earliestRecheckTime: "2026-08-15T00:00:00Z" });
+    expect(await valueOf(resource.drift)).toEqual([]);
+    expect(await valueOf(resource.skippedReason)).toBeNull();
+  });
+
+  it("passes Output-valued inputs through once they resolve", async () => {
+    const resource = new ServiceProviderClusterIdentityStatus("cluster-c", {
+      clusterResourceId: pulumi.output(clusterA),
+      dataPlaneOperators: { "operator-a": pulumi.output(identityA) },
+    });
+    await valueOf(resource.id);
+    expect(registrations).toHaveLength(1);
+    expect(registrations[0].inputs).toMatchObject({ clusterResourceId: clusterA, dataPlaneOperators: { "operator-a": identityA } });
+  });
+
+  it("serializes the provider once for every resource (the same text)", async () => {
+    const first = new ServiceProviderClusterIdentityStatus("one", { clusterResourceId: clusterA });
+    const second = new ServiceProviderClusterIdentityStatus("two", { clusterResourceId: clusterB });
+    await Promise.all([valueOf(first.id), valueOf(second.id)]);
+    expect(registrations).toHaveLength(2);
+    expect(registrations[0].inputs.__provider).toBe(registrations[1].inputs.__provider);
+    expect((registrations[0].inputs.__provider as string).length).toBeLessThan(10_000);
+  });
+});
+
+describe("declareFleet", () => {
+  it("declares one resource per configured cluster and summarises them by cluster ID", async () => {
+    const { resources, outputs } = declareFleet([
+      { clusterResourceId: clusterA, dataPlaneOperators: { "operator-a": identityA } },
+      { clusterResourceId: clusterB },
+    ]);
+    expect(resources).toHaveLength(2);
+    const summary = await valueOf(outputs);
+    expect(registrations.map((registration) => registration.name).sort()).toEqual([resourceNameFor(clusterA), resourceNameFor(clusterB)].sort());
+    expect(registrations.every((registration) => registration.type === typeToken)).toBe(true);
+    expect(Object.keys(summary).sort()).toEqual([clusterA, clusterB].sort());
+    expect(summary[clusterB]).toEqual({
+      documentId: "document-of-Cluster-B",
+      identities: 1,
+      resolved: 1,
+      notFound: 0,
+      failed: 0,
+      earliestRecheckTime: "2026-08-15T00:00:00Z",
+      skippedReason: null,
+    });
+  });
+
+  it("declares nothing for an empty fleet", async () => {
+    const { resources, outputs } = declareFleet([]);
+    expect(resources).toEqual([]);
+    expect(await valueOf(outputs)).toEqual({});
+  });
+
+  it("refuses a cluster listed twice, whatever its casing", () => {
+    expect(() => declareFleet([{ clusterResourceId: clusterA }, { clusterResourceId: clusterA.toUpperCase() }])).toThrow(`is listed twice in the clusters config`);
+  });
+});
+
+describe("resourceNameFor", () => {
+  it("is the lowercased cluster name plus a stable hash of the whole ID, casing-insensitive", () => {
+    expect(resourceNameFor(clusterB)).toMatch(/^cluster-b-[0-9a-f]{8}$/);
+    expect(resourceNameFor(clusterB)).toBe(resourceNameFor(clusterB.toLowerCase()));
+    expect(resourceNameFor(clusterA)).not.toBe(resourceNameFor(clusterA.replace("rg-a", "rg-z")));
+  });
+});
+
+describe("parseClusterList", () => {
+  it("accepts clusters with and without operators", () => {
+    expect(parseClusterList([{ clusterResourceId: clusterA, dataPlaneOperators: { a: identityA } }, { clusterResourceId: clusterB }], "p:clusters")).toEqual([
+      { clusterResourceId: clusterA, dataPlaneOperators: { a: identityA } },
+      { clusterResourceId: clusterB },
+    ]);
+  });
+
+  it.each([
+    ["a non-list", { clusterResourceId: clusterA }, "p:clusters must be a list of clusters"],
+    ["a non-object item", ["x"], "p:clusters[0] must be an object with clusterResourceId"],
+    ["an unknown field", [{ clusterResourceId: clusterA, cluster: "x" }], "p:clusters[0].cluster is not a known field"],
+    ["a missing cluster ID", [{ dataPlaneOperators: {} }], "p:clusters[0].clusterResourceId must be a string"],
+  ])("refuses %s and names the place", (_title, value, message) => {
+    expect(() => parseClusterList(value, "p:clusters")).toThrow(message);
+  });
+});
+
+describe("the program (index.ts)", () => {
+  it("declares one resource per cluster in the stack config's clusters list", async () => {
+    pulumi.runtime.setAllConfig({
+      [`${projectName}:clusters`]: JSON.stringify([
+        { clusterResourceId: clusterA, dataPlaneOperators: { "operator-a": identityA } },
+        { clusterResourceId: clusterB },
+        { clusterResourceId: clusterResourceIdFor({ subscriptionId: "11111111-2222-3333-4444-555555555555", resourceGroupName: "rg-c", clusterName: "cluster-c" }) },
+      ]),
+    });
+    try {
+      const exported = await program();
+      const clusters = await valueOf(exported.clusters as pulumi.Output<Record<string, unknown>>);
+      expect(registrations).toHaveLength(3);
+      expect(registrations.every((registration) => registration.type === typeToken && typeof registration.inputs.__provider === "string")).toBe(true);
+      const byCluster = (id: string): Registration | undefined => registrations.find((registration) => registration.inputs.clusterResourceId === id);
+      expect(byCluster(clusterA)?.inputs).toMatchObject({ dataPlaneOperators: { "operator-a": identityA } });
+      expect(byCluster(clusterB)?.inputs).not.toHaveProperty("dataPlaneOperators");
+      expect(Object.keys(clusters)).toHaveLength(3);
+    } finally {
+      pulumi.runtime.setAllConfig({});
+    }
+  });
+
+  it("fails with a clear message when no clusters are configured and no sandbox is running", async () => {
+    pulumi.runtime.setAllConfig({ [`${projectName}:sandboxEndpointsFile`]: "/nonexistent/.sandbox/endpoints.json" });
+    try {
+      await expect(program()).rejects.toThrow("no clusters configured and no sandbox running: set the 'clusters' config key");
+      expect(registrations).toHaveLength(0);
+    } finally {
+      pulumi.runtime.setAllConfig({});
+    }
+  });
+
+  it("reads the cluster list from clustersFile, ahead of the clusters key", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "clusters-file-")), "clusters.json");
+    writeFileSync(file, JSON.stringify([{ clusterResourceId: clusterA }, { clusterResourceId: clusterB }]));
+    pulumi.runtime.setAllConfig({ [`${projectName}:clustersFile`]: file, [`${projectName}:clusters`]: JSON.stringify([]) });
+    try {
+      const exported = await program();
+      await valueOf(exported.clusters as pulumi.Output<Record<string, unknown>>);
+      expect(registrations.map((registration) => registration.inputs.clusterResourceId).sort()).toEqual([clusterA, clusterB].sort());
+    } finally {
+      pulumi.runtime.setAllConfig({});
+    }
+  });
+
+  it("names clustersFile and the problem when the file is missing or not JSON", async () => {
+    const directory = mkdtempSync(join(tmpdir(), "clusters-file-"));
+    writeFileSync(join(directory, "broken.json"), "[{");
+    for (const [file, expected] of [
+      [join(directory, "missing.json"), "which does not exist"],
+      [join(directory, "broken.json"), "which is not valid JSON"],
+    ]) {
+      pulumi.runtime.setAllConfig({ [`${projectName}:clustersFile`]: file });
+      try {
+        await expect(program()).rejects.toThrow(new RegExp(`${projectName}:clustersFile names .* ${expected}`));
+        expect(registrations).toHaveLength(0);
+      } finally {
+        pulumi.runtime.setAllConfig({});
+      }
+    }
+  });
+
+  it("names the config key when the clusters list is malformed", async () => {
+    pulumi.runtime.setAllConfig({ [`${projectName}:clusters`]: JSON.stringify([{ clusterResourceId: 5 }]) });
+    try {
+      await expect(program()).rejects.toThrow(`${projectName}:clusters[0].clusterResourceId must be a string`);
+    } finally {
+      pulumi.runtime.setAllConfig({});
+    }
+  });
+});
