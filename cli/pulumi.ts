@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   const argumentsList = process.argv.slice(2);
   const command = argumentsList.shift();
   if (command === undefined || command === "help" || command === "--help") {
-    console.log("usage: npm run pulumi -- <preview|up|refresh|destroy> [--stack NAME] [--yes] [--diff] [--expect-no-changes]\n       npm run pulumi -- <any other pulumi command>   (passed to the built CLI)");
+    console.log("usage: npm run pulumi -- <preview|up|refresh|destroy> [--stack NAME] [--diff] [--expect-no-changes] [--refresh] [--continue-on-error] [--clear-pending-creates]\n       npm run pulumi -- <any other pulumi command>   (passed to the built CLI)");
     return;
   }
   const engine = await engineCommand();
@@ -68,7 +68,14 @@ async function main(): Promise<void> {
       break;
     case "up":
     case "update":
-      await stack.up({ ...common, diff: flags.has("--diff"), expectNoChanges: flags.has("--expect-no-changes"), refresh: flags.has("--refresh") });
+      await stack.up({
+        ...common,
+        diff: flags.has("--diff"),
+        expectNoChanges: flags.has("--expect-no-changes"),
+        refresh: flags.has("--refresh"),
+        // One failed cluster should not stop the rest of a fleet.
+        continueOnError: flags.has("--continue-on-error"),
+      });
       break;
     case "refresh":
       await stack.refresh({ ...common, expectNoChanges: flags.has("--expect-no-changes"), clearPendingCreates: flags.has("--clear-pending-creates") });

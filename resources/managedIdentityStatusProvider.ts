@@ -18,7 +18,7 @@ import type { ProviderInputs, ProviderOutputs } from "./providerInputs";
 import { checkInputs, containsUnknown, isCurrentOutputs } from "./providerInputs";
 import { clearManagedIdentityStatus, refreshManagedIdentityStatus } from "./refreshManagedIdentityStatus";
 import type { ConfigSource } from "./settings";
-import { readSettings, settingsKeys } from "./settings";
+import { readSettings, snapshotStackConfig } from "./settings";
 import type { DataPlaneOperatorsManagedIdentities } from "./statusRecord";
 import { outputsSchemaVersion, statusToJson } from "./statusRecord";
 import type { SyncDependencies, SyncOptions, SyncResult } from "./syncManagedIdentityStatus";
@@ -89,11 +89,7 @@ export function createManagedIdentityStatusProvider(
 
   return {
     async configure(request: pulumi.dynamic.ConfigureRequest) {
-      const snapshot: Record<string, string | undefined> = {};
-      for (const key of settingsKeys) {
-        snapshot[key] = request.config.get(key);
-      }
-      configured.snapshot = snapshot;
+      configured.snapshot = snapshotStackConfig(request.config);
     },
 
     async check(_olds: Inputs, news: Inputs) {

@@ -5,14 +5,39 @@
  * serialized into state) and never taken from resource inputs.
  */
 
+import { completeError } from "./errors";
+
 /** The Pulumi project name: the namespace of the config keys. */
 export const projectName = "aro-hcp-identity-status";
 
-/** Azure clouds this hook knows the endpoints of. */
+/**
+ * Azure clouds this hook knows the endpoints of. Per cloud: the ARM endpoint and token audience,
+ * the Entra ID authority (for workload identity and service principals), the host suffix of its
+ * Cosmos DB accounts and the cloud-wide Cosmos DB token audience (the fallback `@azure/cosmos`
+ * asks for when the account-scoped audience is refused, which it hard-codes to the public cloud's).
+ */
 export const azureClouds = {
-  AzurePublicCloud: { armEndpoint: "https://management.azure.com", armAudience: "https://management.azure.com", cosmosSuffix: ".documents.azure.com" },
-  AzureUSGovernment: { armEndpoint: "https://management.usgovcloudapi.net", armAudience: "https://management.usgovcloudapi.net", cosmosSuffix: ".documents.azure.us" },
-  AzureChinaCloud: { armEndpoint: "https://management.chinacloudapi.cn", armAudience: "https://management.chinacloudapi.cn", cosmosSuffix: ".documents.azure.cn" },
+  AzurePublicCloud: {
+    armEndpoint: "https://management.azure.com",
+    armAudience: "https://management.azure.com",
+    authorityHost: "https://login.microsoftonline.com",
+    cosmosSuffix: ".documents.azure.com",
+    cosmosAudience: "https://cosmos.azure.com",
+  },
+  AzureUSGovernment: {
+    armEndpoint: "https://management.usgovcloudapi.net",
+    armAudience: "https://management.usgovcloudapi.net",
+    authorityHost: "https://login.microsoftonline.us",
+    cosmosSuffix: ".documents.azure.us",
+    cosmosAudience: "https://cosmos.azure.us",
+  },
+  AzureChinaCloud: {
+    armEndpoint: "https://management.chinacloudapi.cn",
+    armAudience: "https://management.chinacloudapi.cn",
+    authorityHost: "https://login.chinacloudapi.cn",
+    cosmosSuffix: ".documents.azure.cn",
+    cosmosAudience: "https://cosmos.azure.cn",
+  },
 } as const;
 
 /** A cloud name. */
@@ -29,6 +54,10 @@ export interface Settings {
   readonly armEndpoint: string;
   /** Token scope for ARM, e.g. `https://management.azure.com/.default`. */
   readonly armScope: string;
+  /** Entra ID authority of the cloud, e.g. `https://login.microsoftonline.com`. */
+  readonly authorityHost: string;
+  /** The cloud-wide Cosmos DB token scope, e.g. `https://cosmos.azure.com/.default`. */
+  readonly cosmosScope: string;
   /** Client ID of a user-assigned managed identity to authenticate as; undefined → DefaultAzureCredential. */
   readonly managedIdentityClientId: string | undefined;
   /** PEM bundle to trust in addition to the system roots (the sandbox's CA); per client, never global. */
@@ -69,9 +98,59 @@ const keys = {
 /** Every config key the hook reads (without namespace). */
 export const settingsKeys: readonly string[] = Object.values(keys).map((specification) => specification.key);
 
+/** Keys of the same namespace that the program (index.ts) reads, not the provider. */
+export const programKeys: readonly string[] = ["clusters", "clustersFile", "sandboxEndpointsFile"];
+
+/**
+ * The stack config as the provider host hands it to `configure`. `get` takes a full key
+ * (`<namespace>:<key>`). The host's object also carries every key of the stack in `rawConfig`
+ * (@pulumi/pulumi 3.248 `cmd/dynamic-provider/config.js`); it is optional here because it is not
+ * part of the typed contract, and the unknown-key check is skipped without it.
+ */
+export interface StackConfig {
+  get(key: string): string | undefined;
+  readonly rawConfig?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Takes the provider's keys out of the stack config `configure` receives, always from the
+ * `aro-hcp-identity-status:` namespace (the host would otherwise prefix keys with the name of the
+ * running project, which differs when another program uses this resource).
+ * @throws SettingsError naming every key of that namespace that neither the provider nor the
+ * program reads (a typo would otherwise be ignored silently), and listing the known keys.
+ */
+export function snapshotStackConfig(config: StackConfig): Record<string, string | undefined> {
+  const rawKeys = config.rawConfig === undefined ? [] : Object.keys(config.rawConfig);
+  const prefix = `${projectName}:`;
+  const known = new Set([...settingsKeys, ...programKeys]);
+  const unknown = rawKeys.filter((key) => key.startsWith(prefix) && !known.has(key.slice(prefix.length))).sort();
+  if (unknown.length > 0) {
+    throw new SettingsError(
+      `invalid settings for the ServiceProviderCluster identity status provider: unknown config key${unknown.length === 1 ? "" : "s"} ` +
+        `${unknown.map((key) => `'${key}'`).join(", ")}; the known keys of the '${projectName}' namespace are ${[...known].sort().join(", ")} ` +
+        `(remove it with \`pulumi config rm <key>\`)`,
+    );
+  }
+  const snapshot: Record<string, string | undefined> = {};
+  for (const key of settingsKeys) {
+    snapshot[key] = config.get(`${prefix}${key}`);
+  }
+  return snapshot;
+}
+
+/** True for hosts that only a local sandbox or emulator uses. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return bare === "localhost" || bare.endsWith(".localhost") || bare === "::1" || /^127(?:\.\d{1,3}){3}$/.test(bare);
+}
+
 /** Raised for a missing or malformed setting; the message names the key and the expected form. */
 export class SettingsError extends Error {
-  override readonly name = "SettingsError";
+  constructor(message: string) {
+    super(message);
+    // Explicit rather than a `name` field: see completeError (closure serialization drops fields).
+    completeError(this, "SettingsError", message, undefined);
+  }
 }
 
 const guidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -129,6 +208,16 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
   const nonNegativeInteger = (specification: KeySpecification, fallback: number, maximum: number): number => integer(specification, fallback, 0, maximum);
 
   const cosmosEndpoint = url(keys.cosmosEndpoint);
+  if (cosmosEndpoint !== "" && azureCloud !== undefined) {
+    const host = new URL(cosmosEndpoint).hostname.toLowerCase();
+    if (!isLoopbackHost(host) && !host.endsWith(cloud.cosmosSuffix)) {
+      problems.push(
+        `${name(keys.cosmosEndpoint)} is on host '${host}', which is not a Cosmos DB account of ${azureCloud} ` +
+          `(${name(keys.azureCloud)}); expected https://<account>${cloud.cosmosSuffix}, or set ${name(keys.azureCloud)} to the cloud of the account ` +
+          `(${Object.entries(azureClouds).map(([cloudName, known]) => `${cloudName}: ${known.cosmosSuffix}`).join(", ")})`,
+      );
+    }
+  }
   const cosmosDatabase = raw(keys.cosmosDatabase);
   if (cosmosDatabase === undefined) {
     problems.push(`${name(keys.cosmosDatabase)} is not set; expected the Cosmos DB database name`);
@@ -147,6 +236,8 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     cosmosKey: raw(keys.cosmosKey),
     armEndpoint,
     armScope: `${cloud.armAudience}/.default`,
+    authorityHost: cloud.authorityHost,
+    cosmosScope: `${cloud.cosmosAudience}/.default`,
     managedIdentityClientId,
     tlsCaFile: raw(keys.tlsCaFile),
     lookupConcurrency: positiveInteger(keys.lookupConcurrency, 8, 64),

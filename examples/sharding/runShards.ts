@@ -1,0 +1,123 @@
+/**
+ * Shards a large fleet across stacks and runs them concurrently with the Automation API.
+ *
+ * A cluster's shard is a hash of its ARM ID modulo the shard count, so adding or removing clusters
+ * never moves the others between stacks (a moved cluster is deleted from one stack, which clears
+ * its status, and created in another). Changing the shard count does move clusters: afterwards run
+ * every shard once more with `refresh` then `up` (docs/operations.md, "Sharding").
+ *
+ * Usage (from the project root, after `npm run build`):
+ *   npx ts-node examples/sharding/runShards.ts clusters.json --shards 8 --concurrency 2 [--operation up|refresh|preview|destroy]
+ * clusters.json is the `clusters` list of the program. Stack config other than `clusters` comes
+ * from ARO_HCP_* / COSMOS_KEY / AZURE_* in the environment (resources/settings.ts).
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type * as automation from "@pulumi/pulumi/automation";
+import { createConcurrencyLimiter } from "../../resources/concurrencyLimiter";
+import type { ClusterDeclaration } from "../../program/fleet";
+import { parseClusterList } from "../../program/fleet";
+
+/** One stack's share of the fleet. */
+export interface Shard {
+  readonly stackName: string;
+  readonly clusters: readonly ClusterDeclaration[];
+}
+
+/** What running one shard gave. */
+export interface ShardOutcome {
+  readonly stackName: string;
+  readonly clusterCount: number;
+  readonly succeeded: boolean;
+  /** Resource changes by kind (`create`, `update`, `same`…), or the error message. */
+  readonly summary: Readonly<Record<string, number>> | string;
+}
+
+/** The operations a shard run can do. */
+export type ShardOperation = "up" | "refresh" | "preview" | "destroy";
+
+/** Splits clusters into `shardCount` stacks named `<stackPrefix>-<index>`; empty shards are kept. */
+export function splitIntoShards(clusters: readonly ClusterDeclaration[], shardCount: number, stackPrefix: string): Shard[] {
+  if (!Number.isInteger(shardCount) || shardCount < 1) {
+    throw new RangeError(`shard count must be a whole number of at least 1, got ${shardCount}`);
+  }
+  const buckets: ClusterDeclaration[][] = Array.from({ length: shardCount }, () => []);
+  for (const cluster of clusters) {
+    const hash = createHash("sha256").update(cluster.clusterResourceId.toLowerCase()).digest();
+    buckets[hash.readUInt32BE(0) % shardCount]?.push(cluster);
+  }
+  return buckets.map((bucket, index) => ({ stackName: `${stackPrefix}-${index}`, clusters: bucket }));
+}
+
+/** Options of {@link runShards}. */
+export interface RunShardsOptions {
+  readonly shards: readonly Shard[];
+  /** At most this many stacks run at once (each runs its own engine and provider host). */
+  readonly concurrency: number;
+  readonly operation: ShardOperation;
+  /** Opens (creates or selects) the stack of a shard with its `clusters` config set. */
+  readonly openShard: (shard: Shard) => Promise<automation.Stack>;
+  readonly onOutput?: (stackName: string, text: string) => void;
+}
+
+/** Runs every shard, at most `concurrency` at a time; one shard failing does not stop the others. */
+export async function runShards(options: RunShardsOptions): Promise<ShardOutcome[]> {
+  const limiter = createConcurrencyLimiter(options.concurrency);
+  return Promise.all(
+    options.shards.map((shard) =>
+      limiter.run(async (): Promise<ShardOutcome> => {
+        const onOutput = (text: string): void => options.onOutput?.(shard.stackName, text);
+        try {
+          const stack = await options.openShard(shard);
+          let summary: Record<string, number>;
+          if (options.operation === "preview") {
+            summary = { ...(await stack.preview({ onOutput })).changeSummary };
+          } else {
+            const result = await stack[options.operation]({ onOutput });
+            summary = { ...result.summary.resourceChanges };
+          }
+          return { stackName: shard.stackName, clusterCount: shard.clusters.length, succeeded: true, summary };
+        } catch (error) {
+          return { stackName: shard.stackName, clusterCount: shard.clusters.length, succeeded: false, summary: error instanceof Error ? error.message : String(error) };
+        }
+      }),
+    ),
+  );
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const option = (name: string, fallback: string): string => {
+    const index = argv.indexOf(`--${name}`);
+    return index >= 0 && argv[index + 1] !== undefined ? String(argv[index + 1]) : fallback;
+  };
+  const file = argv.find((argument) => !argument.startsWith("--") && !argv[argv.indexOf(argument) - 1]?.startsWith("--"));
+  if (file === undefined) {
+    throw new Error("usage: runShards.ts <clusters.json> [--shards N] [--concurrency N] [--operation up|refresh|preview|destroy] [--prefix NAME]");
+  }
+  const clusters = parseClusterList(JSON.parse(readFileSync(file, "utf8")) as unknown, file);
+  const shards = splitIntoShards(clusters, Number(option("shards", "4")), option("prefix", "fleet"));
+  // Loaded here so that importing this module for its functions needs no built engine.
+  const engine = (await import("../../cli/engine")) as typeof import("../../cli/engine");
+  const command = await engine.engineCommand();
+  const outcomes = await runShards({
+    shards,
+    concurrency: Number(option("concurrency", "2")),
+    operation: option("operation", "up") as ShardOperation,
+    openShard: (shard) => engine.openStack({ engine: command, stackName: shard.stackName, config: { clusters: JSON.stringify(shard.clusters) } }),
+    onOutput: (stackName, text) => process.stdout.write(text.split("\n").map((line) => (line.length > 0 ? `[${stackName}] ${line}` : line)).join("\n")),
+  });
+  for (const outcome of outcomes) {
+    console.log(`${outcome.stackName}: ${outcome.clusterCount} clusters, ${outcome.succeeded ? "ok" : "FAILED"}: ${JSON.stringify(outcome.summary)}`);
+  }
+  return outcomes.every((outcome) => outcome.succeeded) ? 0 : 1;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(2);
+    },
+  );
+}
