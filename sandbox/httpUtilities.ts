@@ -112,7 +112,10 @@ export async function listenOnLoopback(server: AnyServer, port = 0): Promise<Lis
 }
 
 /**
- * Counts a request as in flight until its response finishes or its connection closes.
+ * Counts a request as in flight until the server has answered it (`response.end()`), or its
+ * connection closes. Not until `finish`: that event follows the socket write and can be handled
+ * after the client's next request on the same connection, which would count both at once and make
+ * a client that never exceeds N concurrent requests look like it sent N + 2.
  *
  * @param response - The response to watch.
  * @param onStart - Called at once.
@@ -127,6 +130,12 @@ export function trackInFlight(response: ServerResponse, onStart: () => void, onE
       onEnd();
     }
   };
+  const originalEnd = response.end.bind(response) as (...parameters: unknown[]) => ServerResponse;
+  response.end = ((...parameters: unknown[]) => {
+    const result = originalEnd(...parameters);
+    end();
+    return result;
+  }) as unknown as ServerResponse["end"];
   response.once("finish", end);
   response.once("close", end);
 }

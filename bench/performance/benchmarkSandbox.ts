@@ -1,0 +1,76 @@
+/**
+ * A sandbox for one benchmark scenario, plus the settings that point the hook (in this process,
+ * in a floor worker, or in the engine's provider host) at it.
+ */
+import { join } from "node:path";
+import { sandboxSettings } from "../../cli/sandboxSettings";
+import { projectDirectory } from "../../cli/engine";
+import type { ConfigSource } from "../../resources/settings";
+import type { Sandbox } from "../../sandbox/sandbox";
+import { startSandbox } from "../../sandbox/sandbox";
+
+/** A running sandbox and how to reach it. */
+export interface BenchmarkSandbox {
+  readonly sandbox: Sandbox;
+  /** Stack config (project namespace, without prefix). */
+  readonly config: Readonly<Record<string, string>>;
+  /** Environment for the engine, the provider host and floor workers (secrets go here). */
+  readonly environment: Readonly<Record<string, string>>;
+  /** The same settings as a config source for an in-process provider. */
+  readonly configSource: ConfigSource;
+  /** The same settings as ARO_HCP_* environment variables (for a floor worker). */
+  readonly settingsEnvironment: Readonly<Record<string, string>>;
+}
+
+/** Options of {@link startBenchmarkSandbox}. */
+export interface BenchmarkSandboxOptions {
+  readonly armLatencyInMs: number;
+  readonly cosmosLatencyInMs: number;
+  readonly lookupConcurrency: number;
+}
+
+/** Starts a sandbox with the given latency; the CA bundle goes under .sandbox/bench-<pid>/. */
+export async function startBenchmarkSandbox(options: BenchmarkSandboxOptions): Promise<BenchmarkSandbox> {
+  const sandbox = await startSandbox({
+    armLatencyInMs: options.armLatencyInMs,
+    cosmosLatencyInMs: options.cosmosLatencyInMs,
+    certificateDirectory: join(projectDirectory, ".sandbox", `bench-${process.pid}`),
+  });
+  const { config, environment } = sandboxSettings({
+    endpoints: sandbox.endpoints,
+    caBundlePath: sandbox.caBundlePath ?? "",
+    database: sandbox.database,
+    container: sandbox.container,
+    environment: { COSMOS_KEY: sandbox.cosmosKey, IDENTITY_ENDPOINT: sandbox.endpoints.identity, IDENTITY_HEADER: sandbox.identityHeader },
+  });
+  const fullConfig: Record<string, string> = { ...config, lookupConcurrency: String(options.lookupConcurrency) };
+  const settingsEnvironment: Record<string, string> = {
+    ARO_HCP_COSMOS_ENDPOINT: fullConfig.cosmosEndpoint,
+    ARO_HCP_COSMOS_DATABASE: fullConfig.cosmosDatabase,
+    ARO_HCP_COSMOS_CONTAINER: fullConfig.cosmosContainer,
+    ARO_HCP_ARM_ENDPOINT: fullConfig.armEndpoint,
+    ARO_HCP_TLS_CA_FILE: fullConfig.tlsCaFile,
+    ARO_HCP_LOOKUP_CONCURRENCY: fullConfig.lookupConcurrency,
+    ARO_HCP_DOCUMENT_WAIT_SECONDS: fullConfig.documentWaitSeconds,
+    ...environment,
+  };
+  const everything: Record<string, string> = { ...fullConfig, cosmosKey: sandbox.cosmosKey };
+  return {
+    sandbox,
+    config: fullConfig,
+    environment,
+    configSource: { get: (key) => everything[key] },
+    settingsEnvironment,
+  };
+}
+
+/** The in-process credential reads the managed-identity endpoint from the environment. */
+export function useSandboxIdentityEnvironment(benchmark: BenchmarkSandbox): void {
+  process.env.IDENTITY_ENDPOINT = benchmark.environment.IDENTITY_ENDPOINT;
+  process.env.IDENTITY_HEADER = benchmark.environment.IDENTITY_HEADER;
+}
+
+/** Sum of document writes in a statistics snapshot. */
+export function cosmosWrites(sandbox: Sandbox): number {
+  return Object.values(sandbox.statistics.snapshot().cosmos.documentWritesByMethod).reduce((sum, count) => sum + count, 0);
+}

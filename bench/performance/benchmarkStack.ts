@@ -1,0 +1,75 @@
+/**
+ * The real Pulumi engine over the project's program, with private state, home and work
+ * directories per scenario (cli/engine.ts openStack), timed, with the provider host's peak
+ * memory sampled from /proc.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type * as automation from "@pulumi/pulumi/automation";
+import type { EngineCommand } from "../../cli/engine";
+import { openStack, pulumiProjectName, projectDirectory } from "../../cli/engine";
+import type { ClusterDeclaration } from "../../program/fleet";
+import type { BenchmarkSandbox } from "./benchmarkSandbox";
+import type { ProviderHostObservation } from "./providerHostMonitor";
+import { monitorProviderHosts } from "./providerHostMonitor";
+
+/** One timed engine operation. */
+export interface EngineRun {
+  readonly wallTimeInMs: number;
+  readonly host: ProviderHostObservation;
+  readonly resourceChanges: Readonly<Record<string, number>>;
+}
+
+/** A stack over the project's program pointed at a benchmark sandbox. */
+export interface BenchmarkStack {
+  setClusters(clusters: readonly ClusterDeclaration[]): Promise<void>;
+  up(options?: { parallel?: number }): Promise<EngineRun>;
+  refresh(options?: { parallel?: number }): Promise<EngineRun>;
+  /** Size of the stack's latest checkpoint in bytes. */
+  checkpointBytes(): Promise<number>;
+  /** Removes the private directories. */
+  remove(): void;
+}
+
+/** Opens a fresh stack with private directories under .pulumi/bench-*. */
+export async function openBenchmarkStack(engine: EngineCommand, benchmark: BenchmarkSandbox, name: string, extraEnvironment: Readonly<Record<string, string>> = {}): Promise<BenchmarkStack> {
+  const root = mkdtempSync(join(projectDirectory, ".pulumi", `bench-${name}-`));
+  const paths = { state: join(root, "state"), home: join(root, "home"), workDirectory: join(root, "work") };
+  const stack = await openStack({
+    engine,
+    stackName: name,
+    paths,
+    config: { ...benchmark.config, clusters: "[]" },
+    environment: { ...benchmark.environment, ...extraEnvironment },
+  });
+  const timed = async (operation: () => Promise<automation.UpResult | automation.RefreshResult>): Promise<EngineRun> => {
+    const monitor = monitorProviderHosts();
+    const started = performance.now();
+    let result: automation.UpResult | automation.RefreshResult;
+    try {
+      result = await operation();
+    } finally {
+      monitor.stop();
+    }
+    const wallTimeInMs = performance.now() - started;
+    const host = monitor.stop();
+    return { wallTimeInMs, host, resourceChanges: { ...(result.summary.resourceChanges ?? {}) } };
+  };
+  return {
+    async setClusters(clusters) {
+      // Written to the stack settings file: `pulumi config set` takes the value as one command-line
+      // argument, and a fleet of 200 clusters is past Linux's 128 KB limit per argument (E2BIG).
+      const settings = await stack.workspace.stackSettings(name);
+      await stack.workspace.saveStackSettings(name, { ...settings, config: { ...settings.config, [`${pulumiProjectName}:clusters`]: JSON.stringify(clusters) } });
+    },
+    up: (options = {}) => timed(() => stack.up({ ...(options.parallel === undefined ? {} : { parallel: options.parallel }) })),
+    refresh: (options = {}) => timed(() => stack.refresh({ ...(options.parallel === undefined ? {} : { parallel: options.parallel }) })),
+    async checkpointBytes() {
+      const deployment = await stack.exportStack();
+      return Buffer.byteLength(JSON.stringify(deployment));
+    },
+    remove() {
+      if (process.env.BENCH_KEEP_STATE !== "1") rmSync(root, { recursive: true, force: true });
+    },
+  };
+}

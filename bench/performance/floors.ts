@@ -1,0 +1,49 @@
+/**
+ * Floors measured in the same run as what they bound: the floor worker in its own process for
+ * engine runs, and sequential GETs through the in-process arm-msi client for the provider.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { projectDirectory } from "../../cli/engine";
+import type { FleetClusterDescription } from "../../sandbox/seed";
+import type { BenchmarkSandbox } from "./benchmarkSandbox";
+import type { FloorCluster, FloorWorkerReport } from "./floorWorker";
+
+/** A floor worker run: its whole process (start to exit) and its own work time. */
+export interface FloorRun extends FloorWorkerReport {
+  readonly processWallTimeInMs: number;
+}
+
+/** The floor plan of a fleet. */
+export function floorPlan(fleet: readonly FleetClusterDescription[]): FloorCluster[] {
+  return fleet.map((cluster) => ({
+    partitionKey: cluster.partitionKey,
+    documentId: cluster.serviceProviderClusterDocumentId,
+    identityResourceIds: Object.values(cluster.dataPlaneOperators),
+  }));
+}
+
+/** Runs the floor worker (`sync` or `read`) and times the whole process from the outside. */
+export async function runFloorWorker(benchmark: BenchmarkSandbox, mode: "sync" | "read", plan: readonly FloorCluster[]): Promise<FloorRun> {
+  const directory = mkdtempSync(join(tmpdir(), "aro-hcp-floor-"));
+  const planFile = join(directory, "plan.json");
+  writeFileSync(planFile, JSON.stringify(plan));
+  const script = join(projectDirectory, "dist", "bench", "performance", "floorWorker.js");
+  const started = performance.now();
+  try {
+    const output = await new Promise<string>((resolve, reject) => {
+      execFile(
+        process.execPath,
+        [script, mode, planFile],
+        { cwd: projectDirectory, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...benchmark.settingsEnvironment }, maxBuffer: 16 * 1024 * 1024 },
+        (error, stdout, stderr) => (error === null ? resolve(stdout) : reject(new Error(`floor worker (${mode}) failed: ${stderr.trim() || error.message}`))),
+      );
+    });
+    const processWallTimeInMs = performance.now() - started;
+    return { ...(JSON.parse(output.trim().split("\n").pop() ?? "{}") as FloorWorkerReport), processWallTimeInMs };
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}

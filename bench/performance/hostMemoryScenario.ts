@@ -1,0 +1,46 @@
+/**
+ * Provider-host peak memory by identities per cluster: one cluster of n identities through the
+ * real engine, the host's VmHWM sampled from /proc (providerHostMonitor.ts).
+ */
+import type { EngineCommand } from "../../cli/engine";
+import { seedFleet } from "../../sandbox/seed";
+import { startBenchmarkSandbox } from "./benchmarkSandbox";
+import { openBenchmarkStack } from "./benchmarkStack";
+import { clusterDeclarations, countResolvedInCosmos } from "./fleetScenario";
+
+/** One measurement. */
+export interface HostMemoryResult {
+  readonly identities: number;
+  readonly upInMs: number;
+  readonly hostPeakBytes: number;
+  readonly resolved: boolean;
+}
+
+/** Runs one single-cluster stack per identity count, all in one sandbox. */
+export async function runHostMemoryByIdentities(options: {
+  readonly engine: EngineCommand;
+  readonly identityCounts: readonly number[];
+  readonly armLatencyInMs: number;
+  readonly lookupConcurrency: number;
+}): Promise<HostMemoryResult[]> {
+  const benchmark = await startBenchmarkSandbox({ armLatencyInMs: options.armLatencyInMs, cosmosLatencyInMs: options.armLatencyInMs, lookupConcurrency: options.lookupConcurrency });
+  try {
+    const largest = Math.max(...options.identityCounts);
+    const fleet = seedFleet(benchmark.sandbox, { clusters: options.identityCounts.length, identitiesPerCluster: largest, subscriptions: 1 });
+    const results: HostMemoryResult[] = [];
+    for (const [index, identities] of options.identityCounts.entries()) {
+      const cluster = { ...fleet[index], dataPlaneOperators: Object.fromEntries(Object.entries(fleet[index].dataPlaneOperators).slice(0, identities)) };
+      const stack = await openBenchmarkStack(options.engine, benchmark, `memory-${identities}`);
+      try {
+        await stack.setClusters(clusterDeclarations([cluster]));
+        const run = await stack.up();
+        results.push({ identities, upInMs: run.wallTimeInMs, hostPeakBytes: run.host.peakResidentBytes, resolved: countResolvedInCosmos(benchmark, [cluster]) === identities });
+      } finally {
+        stack.remove();
+      }
+    }
+    return results;
+  } finally {
+    await benchmark.sandbox.stop();
+  }
+}

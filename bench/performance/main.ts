@@ -1,0 +1,154 @@
+/**
+ * `npm run bench`: the performance benchmark. Runs every scenario against in-process sandboxes
+ * and the real Pulumi engine, compares each measurement with a floor measured in the same run, and
+ * writes docs/performance.md. `--quick` runs fewer repetitions and sizes (about a third of the time).
+ *
+ * Not a test: nothing here fails on a slow machine. Targets that do not hold are reported in the
+ * table with the factor by which they missed.
+ */
+import { rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { engineCommand, projectDirectory } from "../../cli/engine";
+import type { FleetScenarioResult } from "./fleetScenario";
+import { runFleetScenario } from "./fleetScenario";
+import { runHostMemoryByIdentities } from "./hostMemoryScenario";
+import { runProviderCreateScenarios } from "./providerScenario";
+import type { BenchmarkResults, FleetMedians } from "./report";
+import { renderReport } from "./report";
+import { median } from "./statistics";
+import { runThrottleScenario } from "./throttleScenario";
+
+const latencyInMs = 20;
+const lookupConcurrency = 8;
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes("--quick");
+  const started = Date.now();
+  const log = (line: string): void => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
+  const engine = await engineCommand(log);
+  const plan = quick
+    ? { createRepetitions: 3, fleetRepetitions: 1, scalingClusters: [10, 50, 100], throttleClusters: 20, comparisons: false }
+    : { createRepetitions: 7, fleetRepetitions: 3, scalingClusters: [10, 100, 500], throttleClusters: 50, comparisons: true };
+  log(`${quick ? "quick" : "full"} run on ${availableParallelism()} cores`);
+
+  log("1. provider create (in process, real SDK clients)");
+  const providerCreates = await runProviderCreateScenarios({
+    identityCounts: [1, 10, 50, 200],
+    armLatencyInMs: latencyInMs,
+    lookupConcurrency,
+    repetitions: plan.createRepetitions,
+    sequentialFloorAt: 50,
+  });
+
+  const fleet = (clusters: number, followUps: boolean, extra: { parallel?: number; engineEnvironment?: Record<string, string> } = {}): Promise<FleetScenarioResult> =>
+    runFleetScenario({ engine, clusters, identitiesPerCluster: 4, armLatencyInMs: latencyInMs, cosmosLatencyInMs: latencyInMs, lookupConcurrency, followUps, log, ...extra });
+
+  log(`2-4. pulumi up / no-op up / refresh of 200 clusters × 4 identities (${plan.fleetRepetitions} repetition(s))`);
+  const fleetRuns: FleetScenarioResult[] = [];
+  for (let repetition = 0; repetition < plan.fleetRepetitions; repetition += 1) {
+    fleetRuns.push(await fleet(200, true));
+  }
+  const mainFleet = fleetMedians(fleetRuns);
+
+  log("5. scaling: up at other fleet sizes");
+  const scaling: Array<{ clusters: number; result: FleetScenarioResult }> = [];
+  for (const clusters of plan.scalingClusters) {
+    scaling.push({ clusters, result: await fleet(clusters, false) });
+  }
+  scaling.push({ clusters: 200, result: fleetRuns[Math.floor(fleetRuns.length / 2)] });
+  scaling.sort((left, right) => left.clusters - right.clusters);
+
+  log("5. scaling: provider-host peak memory by identities per cluster (one cluster, real engine)");
+  const hostMemory = await runHostMemoryByIdentities({ engine, identityCounts: [1, 10, 50, 200], armLatencyInMs: latencyInMs, lookupConcurrency });
+
+  log(`6. throttling: ${plan.throttleClusters} clusters × 4, 30 % of ARM requests answered 429 with Retry-After 1 s`);
+  const throttle = await runThrottleScenario({
+    engine,
+    clusters: plan.throttleClusters,
+    identitiesPerCluster: 4,
+    armLatencyInMs: latencyInMs,
+    lookupConcurrency,
+    probability: 0.3,
+    retryAfterSeconds: 1,
+    maxRuns: 4,
+    log,
+  });
+
+  let comparisons: BenchmarkResults["comparisons"];
+  if (plan.comparisons) {
+    log("comparison: the same 200-cluster up with per-step checkpoints, and with --parallel 32");
+    comparisons = {
+      perStepCheckpoints: await fleet(200, false, { engineEnvironment: { PULUMI_SKIP_CHECKPOINTS: "false" } }),
+      parallel32: await fleet(200, false, { parallel: 32 }),
+    };
+  }
+
+  const results: BenchmarkResults = {
+    commandLine: `npm run bench${quick ? " -- --quick" : ""}`,
+    date: new Date().toISOString(),
+    cores: availableParallelism(),
+    cpuModel: cpus()[0]?.model ?? "unknown",
+    memoryInBytes: totalmem(),
+    nodeVersion: process.version,
+    pulumiVersion: engine.version,
+    quick,
+    latencyInMs,
+    lookupConcurrency,
+    durationInMs: Date.now() - started,
+    providerCreates,
+    mainFleet,
+    scaling,
+    hostMemory,
+    throttle,
+    ...(comparisons === undefined ? {} : { comparisons }),
+  };
+  const path = join(projectDirectory, "docs", "performance.md");
+  writeFileSync(path, renderReport(results));
+  // The sandboxes' CA bundles (benchmarkSandbox.ts).
+  rmSync(join(projectDirectory, ".sandbox", `bench-${process.pid}`), { recursive: true, force: true });
+  log(`wrote ${path}`);
+}
+
+/** Medians over repetitions of the 200-cluster scenario (counters from every run, worst case). */
+function fleetMedians(runs: readonly FleetScenarioResult[]): FleetMedians {
+  const pick = (select: (run: FleetScenarioResult) => number | undefined): number => median(runs.map((run) => select(run) ?? Number.NaN));
+  const worst = (select: (run: FleetScenarioResult) => number | undefined): number => Math.max(...runs.map((run) => select(run) ?? 0));
+  const writes = (counts: Record<string, number> | undefined): number => Object.values(counts ?? {}).reduce((sum, count) => sum + count, 0);
+  return {
+    repetitions: runs.length,
+    upInMs: pick((run) => run.up.wallTimeInMs),
+    upTimes: runs.map((run) => run.up.wallTimeInMs),
+    floorInMs: pick((run) => run.floor?.processWallTimeInMs),
+    floorWorkInMs: pick((run) => run.floor?.workTimeInMs),
+    noOpUpInMs: pick((run) => run.noOpUp?.wallTimeInMs),
+    readFloorInMs: pick((run) => run.readFloor?.processWallTimeInMs),
+    refreshInMs: pick((run) => run.refresh?.wallTimeInMs),
+    upArmRequests: worst((run) => run.up.statistics.arm.getRequests),
+    upArmMaxInFlight: worst((run) => run.up.statistics.arm.maxInFlight),
+    upCosmosWrites: worst((run) => writes(run.up.statistics.cosmos.documentWritesByMethod)),
+    upUnconditionalWrites: worst((run) => run.up.statistics.cosmos.writesWithoutIfMatch.length),
+    upTokenRequests: worst((run) => run.up.statistics.token.requests),
+    upHostPeakBytes: worst((run) => run.up.host.peakResidentBytes),
+    upHostProcesses: worst((run) => run.up.host.hostProcessIds.length),
+    upHostCpuInMs: pick((run) => run.up.host.hostCpuTimeInMs),
+    upEngineCpuInMs: pick((run) => run.up.host.engineCpuTimeInMs),
+    noOpArmRequests: worst((run) => run.noOpUp?.statistics.arm.getRequests),
+    noOpCosmosWrites: worst((run) => writes(run.noOpUp?.statistics.cosmos.documentWritesByMethod)),
+    noOpCosmosReads: worst((run) => run.noOpUp?.statistics.cosmos.documentReads),
+    refreshArmRequests: worst((run) => run.refresh?.statistics.arm.getRequests),
+    refreshCosmosWrites: worst((run) => writes(run.refresh?.statistics.cosmos.documentWritesByMethod)),
+    refreshCosmosReads: worst((run) => run.refresh?.statistics.cosmos.documentReads),
+    resolvedInCosmos: Math.min(...runs.map((run) => run.resolvedInCosmos)),
+    expectedIdentities: runs[0].expectedIdentities,
+    checkpointBytes: runs[0].checkpointBytes,
+  };
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,61 @@
+/** Small statistics for the benchmark: medians and a least-squares line. */
+
+/** The median of a non-empty list. */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) {
+    throw new RangeError("median of an empty list");
+  }
+  const sorted = [...values].sort((left, right) => left - right);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** y = intercept + slope·x, with the coefficient of determination. */
+export interface LinearFit {
+  readonly intercept: number;
+  readonly slope: number;
+  readonly rSquared: number;
+}
+
+/** Ordinary least squares over (x, y) points (at least two distinct x). */
+export function linearFit(points: ReadonlyArray<readonly [number, number]>): LinearFit {
+  const count = points.length;
+  const meanX = points.reduce((sum, [x]) => sum + x, 0) / count;
+  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / count;
+  let covariance = 0;
+  let varianceX = 0;
+  let totalSquares = 0;
+  for (const [x, y] of points) {
+    covariance += (x - meanX) * (y - meanY);
+    varianceX += (x - meanX) ** 2;
+    totalSquares += (y - meanY) ** 2;
+  }
+  if (varianceX === 0) {
+    throw new RangeError("a line needs at least two distinct x values");
+  }
+  const slope = covariance / varianceX;
+  const intercept = meanY - slope * meanX;
+  const residualSquares = points.reduce((sum, [x, y]) => sum + (y - (intercept + slope * x)) ** 2, 0);
+  return { intercept, slope, rSquared: totalSquares === 0 ? 1 : 1 - residualSquares / totalSquares };
+}
+
+/**
+ * The growth exponent k of y ∝ x^k between the smallest and largest point (log-log slope):
+ * 1 is linear, below 1 better than linear, 2 quadratic. Time per doubling of n is 2^k.
+ */
+export function growthExponent(points: ReadonlyArray<readonly [number, number]>): number {
+  const sorted = [...points].sort(([left], [right]) => left - right);
+  const [firstX, firstY] = sorted[0];
+  const [lastX, lastY] = sorted[sorted.length - 1];
+  return Math.log(lastY / firstY) / Math.log(lastX / firstX);
+}
+
+/** Milliseconds, rounded for a table. */
+export function formatMilliseconds(value: number): string {
+  return value >= 10_000 ? `${(value / 1000).toFixed(1)} s` : `${Math.round(value)} ms`;
+}
+
+/** Bytes as MB (2^20), one decimal. */
+export function formatMegabytes(bytes: number): string {
+  return `${(bytes / 2 ** 20).toFixed(1)} MB`;
+}

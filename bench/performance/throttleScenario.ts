@@ -1,0 +1,143 @@
+/**
+ * Throttling through the real engine: the sandbox answers a share of ARM requests with 429 and
+ * Retry-After. Measures whether the fleet still converges (re-running `up` as an operator would
+ * when a run ends with failed lookups), whether every client waited at least the Retry-After it
+ * was given before asking again, and the most ARM requests in flight at once.
+ *
+ * The wait is measured at the sandbox: the ARM server's fault hook is wrapped (in this process)
+ * to note when each identity was answered 429 and when the same identity was asked again.
+ */
+import type { EngineCommand } from "../../cli/engine";
+import type { FiredFaults, FaultRequestContext } from "../../sandbox/faultInjector";
+import { seedFleet } from "../../sandbox/seed";
+import { startBenchmarkSandbox } from "./benchmarkSandbox";
+import type { BenchmarkStack } from "./benchmarkStack";
+import { openBenchmarkStack } from "./benchmarkStack";
+import { clusterDeclarations, countResolvedInCosmos } from "./fleetScenario";
+
+/** Options of {@link runThrottleScenario}. */
+export interface ThrottleOptions {
+  readonly engine: EngineCommand;
+  readonly clusters: number;
+  readonly identitiesPerCluster: number;
+  readonly armLatencyInMs: number;
+  readonly lookupConcurrency: number;
+  readonly probability: number;
+  readonly retryAfterSeconds: number;
+  /** Most `up` runs before giving up on convergence. */
+  readonly maxRuns: number;
+  readonly log: (line: string) => void;
+}
+
+/** One `up` under throttling. */
+export interface ThrottledRun {
+  readonly wallTimeInMs: number;
+  readonly succeeded: boolean;
+  readonly armRequests: number;
+  readonly throttled: number;
+  readonly armMaxInFlight: number;
+}
+
+/** What the throttling scenario measured. */
+export interface ThrottleResult {
+  readonly runs: readonly ThrottledRun[];
+  readonly resolvedInCosmos: number;
+  readonly expectedIdentities: number;
+  /** Sum of Retry-After seconds the sandbox asked for (its own counter), in milliseconds. */
+  readonly retryAfterRequestedInMs: number;
+  /** Sum, over throttled answers followed by a retry, of the time until that retry. */
+  readonly waitedInMs: number;
+  /** Retry-After asked on the answers that were retried (the part `waitedInMs` compares with). */
+  readonly retryAfterOfRetriedInMs: number;
+  /** Retries sent sooner than their Retry-After allowed. */
+  readonly earlyRetries: number;
+  /** 429 answers after which the client gave up on that identity (its retries ran out). */
+  readonly abandoned: number;
+  readonly tokenRequests: number;
+}
+
+/** Runs the scenario in its own sandbox and stack. */
+export async function runThrottleScenario(options: ThrottleOptions): Promise<ThrottleResult> {
+  const benchmark = await startBenchmarkSandbox({ armLatencyInMs: options.armLatencyInMs, cosmosLatencyInMs: options.armLatencyInMs, lookupConcurrency: options.lookupConcurrency });
+  let stack: BenchmarkStack | undefined;
+  const { sandbox } = benchmark;
+  // Per identity: when its last 429 was answered and the Retry-After it carried.
+  const pending = new Map<string, { answeredAt: number; retryAfterInMs: number }>();
+  let waitedInMs = 0;
+  let retryAfterOfRetriedInMs = 0;
+  let earlyRetries = 0;
+  let abandoned = 0;
+  const take = sandbox.faults.take.bind(sandbox.faults);
+  sandbox.faults.take = (context: FaultRequestContext): FiredFaults => {
+    const fired = take(context);
+    if (context.target !== "arm" || context.resourceId === undefined) {
+      return fired;
+    }
+    const now = performance.now();
+    const key = context.resourceId.toLowerCase();
+    const previous = pending.get(key);
+    if (previous !== undefined) {
+      const waited = now - previous.answeredAt;
+      waitedInMs += waited;
+      retryAfterOfRetriedInMs += previous.retryAfterInMs;
+      // 5 ms of slack for timer granularity between two processes.
+      if (waited + 5 < previous.retryAfterInMs) earlyRetries += 1;
+      pending.delete(key);
+    }
+    if (fired.rule?.kind === "throttle") {
+      pending.set(key, { answeredAt: now + fired.delayInMs, retryAfterInMs: (fired.rule.retryAfterSeconds ?? 1) * 1000 });
+    }
+    return fired;
+  };
+  try {
+    const fleet = seedFleet(sandbox, { clusters: options.clusters, identitiesPerCluster: options.identitiesPerCluster });
+    stack = await openBenchmarkStack(options.engine, benchmark, `throttle-${options.clusters}x${options.identitiesPerCluster}`);
+    await stack.setClusters(clusterDeclarations(fleet));
+    sandbox.faults.add({ target: "arm", kind: "throttle", probability: options.probability, retryAfterSeconds: options.retryAfterSeconds, seed: 20261129 });
+    sandbox.statistics.reset();
+    const runs: ThrottledRun[] = [];
+    let retryAfterRequestedInMs = 0;
+    let tokenRequests = 0;
+    const expectedIdentities = options.clusters * options.identitiesPerCluster;
+    while (runs.length < options.maxRuns && countResolvedInCosmos(benchmark, fleet) < expectedIdentities) {
+      sandbox.statistics.reset();
+      pending.clear();
+      const started = performance.now();
+      let succeeded = true;
+      try {
+        await stack.up();
+      } catch {
+        // Lookups that ran out of retries fail the run after their status was persisted; the
+        // next `up` retries them (entries with a retrievalError are always due).
+        succeeded = false;
+      }
+      const statistics = sandbox.statistics.snapshot();
+      retryAfterRequestedInMs += statistics.arm.retryAfterSecondsRequested * 1000;
+      tokenRequests += statistics.token.requests;
+      runs.push({
+        wallTimeInMs: performance.now() - started,
+        succeeded,
+        armRequests: statistics.arm.getRequests,
+        throttled: statistics.arm.responsesByStatus["429"] ?? 0,
+        armMaxInFlight: statistics.arm.maxInFlight,
+      });
+      options.log(`  throttled up #${runs.length}: ${Math.round(runs[runs.length - 1].wallTimeInMs)} ms, ${succeeded ? "succeeded" : "failed"}, ${runs[runs.length - 1].throttled} × 429`);
+      // Whatever is still pending after a run was never retried in it.
+      abandoned += pending.size;
+    }
+    return {
+      runs,
+      resolvedInCosmos: countResolvedInCosmos(benchmark, fleet),
+      expectedIdentities,
+      retryAfterRequestedInMs,
+      waitedInMs,
+      retryAfterOfRetriedInMs,
+      earlyRetries,
+      abandoned,
+      tokenRequests,
+    };
+  } finally {
+    stack?.remove();
+    await sandbox.stop();
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * One token per scope for a whole provider process, reused until shortly before it expires.
+ *
+ * Every arm-msi client (one per subscription) has its own bearer-token policy with its own cache;
+ * without this wrapper their first requests each asked the token endpoint at once (the sandbox
+ * counted two token requests per process where one is enough). Concurrent callers share one
+ * request. Requests carrying `claims` (a continuous-access-evaluation challenge) bypass the cache.
+ * A failed request is not cached: the next caller asks again.
+ */
+import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
+
+/** Tokens are fetched again this long before they expire. */
+export const tokenRefreshMarginInMs = 5 * 60 * 1000;
+
+/** Wraps `inner` so that the process asks it once per scope until the token nears expiry. */
+export function sharedTokenCredential(inner: TokenCredential, now: () => number = Date.now): TokenCredential {
+  const entries = new Map<string, { token?: AccessToken; pending?: Promise<AccessToken | null> }>();
+  const isFresh = (token: AccessToken | undefined): token is AccessToken =>
+    token !== undefined && now() < Math.min(token.expiresOnTimestamp - tokenRefreshMarginInMs, token.refreshAfterTimestamp ?? Number.POSITIVE_INFINITY);
+  return {
+    async getToken(scopes: string | string[], options?: GetTokenOptions): Promise<AccessToken | null> {
+      if (options?.claims !== undefined) {
+        return inner.getToken(scopes, options);
+      }
+      const key = `${options?.tenantId ?? ""} ${(Array.isArray(scopes) ? scopes : [scopes]).join(" ")}`;
+      const entry = entries.get(key) ?? {};
+      entries.set(key, entry);
+      if (isFresh(entry.token)) {
+        return entry.token;
+      }
+      // Shared by every caller waiting now, so it carries no single caller's abort signal.
+      entry.pending ??= inner
+        .getToken(scopes, options?.tenantId === undefined ? {} : { tenantId: options.tenantId })
+        .then((token) => {
+          entry.token = token ?? undefined;
+          return token;
+        })
+        .finally(() => {
+          entry.pending = undefined;
+        });
+      return entry.pending;
+    },
+  };
+}
