@@ -321,6 +321,15 @@ export async function writeStatus(
       return { status: desiredStatus, wrote: true, writeAttempts: attempt };
     } catch (error) {
       const statusCode = cosmosStatusCode(error);
+      if (statusCode === 404) {
+        // Deleted between our read and our write (Cosmos answers the patch with an empty 404 body).
+        throw new StatusRecordWriteError({
+          recordId: location.documentId,
+          statusCode,
+          message: `failed to write ServiceProviderCluster document ${location.documentId}: NotFound (HTTP 404): the document was deleted while the status was being written; nothing was written`,
+          cause: error,
+        });
+      }
       if (statusCode !== 412 || attempt >= dependencies.options.maxWriteAttempts) {
         const exhausted = statusCode === 412 ? ` after ${attempt} attempts (the document kept changing between read and write)` : "";
         throw new StatusRecordWriteError({

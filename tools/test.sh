@@ -5,4 +5,5 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash tools/setup.sh
 npx tsc -p tsconfig.json --noEmit
+bash tools/typecheck-examples.sh
 npx vitest run --project unit --project integration --project e2e "$@"

@@ -10,11 +10,12 @@
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
 import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
-import type { TokenCredential } from "@azure/identity";
 import type { Agent } from "node:https";
 import { createConcurrencyLimiter } from "../concurrencyLimiter";
 import type { ConcurrencyLimiter } from "../concurrencyLimiter";
 import type { Settings } from "../settings";
+import { createCredentials } from "./credentials";
+import { sharedTokenCredential } from "./sharedTokenCredential";
 import type { DocumentStore } from "./serviceProviderClusterStore";
 import { createDocumentStore } from "./serviceProviderClusterStore";
 import type { UserAssignedIdentityReader } from "./userAssignedIdentityReader";
@@ -59,16 +60,25 @@ function buildAdapters(settings: Settings): AzureAdapters {
   const agentOptions: import("node:https").AgentOptions = { keepAlive: true, maxSockets: Math.max(16, settings.lookupConcurrency * 2) };
   if (settings.tlsCaFile !== undefined) {
     // Trust the extra CA for these clients only; the system roots stay trusted for real Azure.
-    agentOptions.ca = [...tls.rootCertificates, fs.readFileSync(settings.tlsCaFile, "utf8")];
+    // One secure context, built once: an agent `ca` option is parsed again for every new
+    // connection, and https.Agent#getName concatenates it (~200 KB with the system roots) into
+    // the pool key of every request, which cost the provider host 0.6 s of CPU per 1000 requests.
+    agentOptions.secureContext = tls.createSecureContext({ ca: [...tls.rootCertificates, readCertificateFile(fs, settings.tlsCaFile)] });
   }
   const agent: Agent = new https.Agent(agentOptions);
-  const credential = createCredential(settings);
+  // core-rest-pipeline's request logging (AZURE_LOG_LEVEL=info) serializes the request with its
+  // agent, whose open sockets hold raw request headers, bearer tokens included; log a name instead.
+  Object.defineProperty(agent, "toJSON", { value: () => "[https.Agent]", enumerable: false });
+  // One token request per scope per process, whichever client asks first (sharedTokenCredential.ts).
+  const credentials = createCredentials(settings);
+  const armCredential = sharedTokenCredential(credentials.arm);
+  const cosmosCredential = sharedTokenCredential(credentials.cosmos);
   const clients = new Map<string, ManagedServiceIdentityClient>();
   const clientFor = (subscriptionId: string): ManagedServiceIdentityClient => {
     let client = clients.get(subscriptionId);
     if (client === undefined) {
       const { ManagedServiceIdentityClient: Client } = require("@azure/arm-msi") as typeof import("@azure/arm-msi");
-      client = new Client(credential, subscriptionId, {
+      client = new Client(armCredential, subscriptionId, {
         endpoint: settings.armEndpoint,
         credentialScopes: [settings.armScope],
         agent,
@@ -81,7 +91,7 @@ function buildAdapters(settings: Settings): AzureAdapters {
   const { CosmosClient } = require("@azure/cosmos") as typeof import("@azure/cosmos");
   const cosmosClient = new CosmosClient({
     endpoint: settings.cosmosEndpoint,
-    ...(settings.cosmosKey === undefined ? { aadCredentials: credential } : { key: settings.cosmosKey }),
+    ...(settings.cosmosKey === undefined ? { aadCredentials: cosmosCredential } : { key: settings.cosmosKey }),
     agent,
     userAgentSuffix: userAgentPrefix,
   });
@@ -93,10 +103,13 @@ function buildAdapters(settings: Settings): AzureAdapters {
   };
 }
 
-function createCredential(settings: Settings): TokenCredential {
-  const identity = require("@azure/identity") as typeof import("@azure/identity");
-  if (settings.managedIdentityClientId !== undefined) {
-    return new identity.ManagedIdentityCredential({ clientId: settings.managedIdentityClientId });
+/** Reads the extra CA bundle; a failure names the setting, not only the file system error. */
+function readCertificateFile(fs: typeof import("node:fs"), path: string): string {
+  try {
+    return fs.readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const reason = code === "ENOENT" ? "does not exist" : `cannot be read (${String(code ?? error)})`;
+    throw new Error(`'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) names ${path}, which ${reason}; expected a PEM bundle of extra CA certificates`);
   }
-  return new identity.DefaultAzureCredential();
 }

@@ -1,0 +1,58 @@
+/**
+ * `npm run reliability`: the fault campaign (1000+ passes), the engine sample, concurrent writers,
+ * interrupted runs and the bad-input catalogue against one in-process sandbox; writes the figures
+ * to docs/reliability.md and exits non-zero when any invariant was violated.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { projectDirectory } from "../../cli/engine";
+import { runBadInputCatalogue } from "./badInputCatalogue";
+import { runConcurrentWriters } from "./concurrentWriters";
+import { runEngineSample } from "./engineSample";
+import { runFaultCampaign } from "./faultCampaign";
+import { runInterruptedScenario } from "./interruptedScenario";
+import { startReliabilitySandbox } from "./reliabilitySandbox";
+import { renderReliabilityReport, totalViolations } from "./reliabilityReport";
+
+function numberFromEnvironment(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isInteger(value) && value > 0 ? value : fallback;
+}
+
+async function main(): Promise<number> {
+  const log = (line: string): void => {
+    process.stderr.write(`reliability: ${line}\n`);
+  };
+  const reliability = await startReliabilitySandbox("report");
+  try {
+    const lanePasses = numberFromEnvironment("RELIABILITY_PASSES", 1000);
+    log(`fault campaign: ${lanePasses} passes + 40 token-fault passes`);
+    const campaign = await runFaultCampaign(reliability, { lanePasses, tokenPasses: 40, lanes: 8, identitiesPerCluster: 3, faultProbability: 0.85, seed: 20261129 });
+    log(`campaign: ${campaign.passes} passes in ${(campaign.durationInMs / 1000).toFixed(1)} s, ${campaign.violationCount} violations`);
+    log("concurrent writers");
+    const concurrentWriters = await runConcurrentWriters(reliability, 40);
+    log("engine sample: 20 passes of pulumi up --refresh");
+    const engineSample = await runEngineSample(reliability, numberFromEnvironment("RELIABILITY_ENGINE_PASSES", 20), 20261129);
+    log("interrupted runs");
+    const interruptions = await runInterruptedScenario(reliability);
+    log("bad input catalogue");
+    // Last: its expired-token entry expires every token this process's credentials hold.
+    const badInputs = await runBadInputCatalogue(reliability);
+    const figures = { generatedAt: new Date().toISOString(), campaign, engineSample, concurrentWriters, interruptions, badInputs, settings: reliability.config };
+    const path = join(projectDirectory, "docs", "reliability.md");
+    writeFileSync(path, renderReliabilityReport(figures));
+    const total = totalViolations(figures);
+    log(`wrote ${path}: ${total} violation(s)`);
+    return total === 0 ? 0 : 1;
+  } finally {
+    await reliability.stop();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`reliability: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(2);
+  },
+);

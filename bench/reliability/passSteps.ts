@@ -1,0 +1,71 @@
+/**
+ * Steps of one campaign pass that are not about faults: the changes made in ARM and Cosmos before
+ * the pass (as the world changes between reconciles), and how a provider failure is classified.
+ */
+import type { ProviderOutputs } from "../../resources/providerInputs";
+import type { Sandbox } from "../../sandbox/sandbox";
+import type { FleetClusterDescription } from "../../sandbox/seed";
+import type { PassOutcome } from "./invariants";
+import type { Document } from "./reliabilitySandbox";
+
+/** One lane: a cluster reconciled pass after pass, with the outputs the engine would hold. */
+export interface LaneState {
+  readonly index: number;
+  readonly cluster: FleetClusterDescription;
+  /** The last outputs (state); undefined before the first successful create. */
+  outputs: ProviderOutputs | undefined;
+  /** Identities this lane deleted from ARM, to recreate later. */
+  deletedIdentities: string[];
+}
+
+function count(changes: Record<string, number>, name: string): void {
+  changes[name] = (changes[name] ?? 0) + 1;
+}
+
+/**
+ * Changes the world before a pass: rotates an identity (new clientId/principalId, so a stale value
+ * would show), deletes one from ARM or recreates one deleted earlier, or edits a foreign field of
+ * the document as another writer would.
+ */
+export function mutateBeforePass(sandbox: Sandbox, lane: LaneState, random: () => number, passNumber: number, changes: Record<string, number>): void {
+  const identities = Object.values(lane.cluster.dataPlaneOperators);
+  const pick = (): string => identities[Math.floor(random() * identities.length)] ?? identities[0] ?? "";
+  if (random() < 0.35) {
+    const identity = pick();
+    if (sandbox.identities.rotate(identity) !== undefined) count(changes, "identity rotated in ARM");
+  }
+  if (lane.deletedIdentities.length > 0 && random() < 0.5) {
+    for (const identity of lane.deletedIdentities.splice(0)) sandbox.identities.create(identity);
+    count(changes, "deleted identity recreated in ARM");
+  } else if (random() < 0.06) {
+    const identity = pick();
+    if (sandbox.identities.delete(identity)) {
+      lane.deletedIdentities.push(identity);
+      count(changes, "identity deleted from ARM");
+    }
+  }
+  if (random() < 0.15) {
+    sandbox.documents.patch(lane.cluster.partitionKey, lane.cluster.serviceProviderClusterDocumentId, `/properties/reliabilityThirdWriter/pass-${passNumber}`, { editedAt: passNumber });
+    count(changes, "foreign field edited in Cosmos");
+  }
+}
+
+/** How the engine would see a provider failure. */
+export function classifyFailure(error: unknown): { outcome: PassOutcome; message: string; properties: ProviderOutputs | undefined } {
+  const message = error instanceof Error ? error.message : String(error);
+  const properties = (error as { properties?: unknown } | undefined)?.properties;
+  if (error instanceof Error && typeof properties === "object" && properties !== null) {
+    return { outcome: "lookupFailed", message, properties: properties as ProviderOutputs };
+  }
+  if (error instanceof Error && error.name === "StatusRecordWriteError") {
+    return { outcome: "writeFailed", message, properties: undefined };
+  }
+  return { outcome: "crashed", message: `${error instanceof Error ? error.name : typeof error}: ${message}`, properties: undefined };
+}
+
+/** The status carried by a lookup failure (the engine records it in state). */
+export function reportedStatusOf(error: unknown): Document | undefined {
+  const properties = (error as { properties?: { status?: unknown } } | undefined)?.properties;
+  const status = properties?.status;
+  return typeof status === "object" && status !== null ? (status as Document) : undefined;
+}

@@ -1,0 +1,67 @@
+/**
+ * Reliability of the provider itself (real implementation, real SDK clients over HTTPS, an
+ * in-process sandbox): a 150-pass fault campaign checked against the invariants in Cosmos after
+ * every pass, two concurrent writers plus a foreign writer, and the bad-input catalogue. The full
+ * campaign (1000+ passes) is `npm run reliability`, which writes docs/reliability.md.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ReliabilitySandbox } from "../../bench/reliability/reliabilitySandbox";
+import type { BadInputCatalogueModule, ConcurrentWritersModule, FaultCampaignModule, ReliabilitySandboxModule } from "./reliabilityHelpers";
+import { reliabilityModule } from "./reliabilityHelpers";
+
+let reliability: ReliabilitySandbox;
+
+beforeAll(async () => {
+  reliability = await reliabilityModule<ReliabilitySandboxModule>("reliabilitySandbox").startReliabilitySandbox("test-in-process");
+});
+
+afterAll(async () => {
+  await reliability?.stop();
+});
+
+describe("the provider under injected faults", () => {
+  it("keeps every invariant over 150 passes with ARM, Cosmos and token faults, and never crashes", async () => {
+    const { runFaultCampaign } = reliabilityModule<FaultCampaignModule>("faultCampaign");
+    const figures = await runFaultCampaign(reliability, { lanePasses: 150, tokenPasses: 15, lanes: 6, identitiesPerCluster: 3, faultProbability: 0.9, seed: 42 });
+    expect(figures.violations).toEqual([]);
+    expect(figures.violationCount).toBe(0);
+    expect(figures.crashes).toBe(0);
+    expect(figures.writesWithoutIfMatch).toBe(0);
+    expect(figures.passes).toBe(165);
+    // The campaign really met faults of every target and every outcome, so the checks had work.
+    const fired = (prefix: string): number => Object.entries(figures.faultsInjected).filter(([name]) => name.startsWith(prefix)).reduce((sum, [, count]) => sum + count, 0);
+    expect(fired("arm-")).toBeGreaterThan(50);
+    expect(fired("cosmos-")).toBeGreaterThan(30);
+    expect(fired("token-")).toBeGreaterThan(5);
+    expect(figures.outcomes).toMatchObject({ succeeded: expect.any(Number), crashed: 0 });
+    expect(Math.min(figures.outcomes.succeeded, figures.outcomes.lookupFailed, figures.outcomes.writeFailed)).toBeGreaterThan(0);
+    expect(figures.changes["identity rotated in ARM"]).toBeGreaterThan(20);
+  });
+});
+
+describe("concurrent writers on one document", () => {
+  it("lose no update, stay within maxWriteAttempts, and fail clearly when retries run out", async () => {
+    const { runConcurrentWriters } = reliabilityModule<ConcurrentWritersModule>("concurrentWriters");
+    const figures = await runConcurrentWriters(reliability, 12);
+    expect(figures.violations).toEqual([]);
+    expect(figures.lostForeignEdits).toBe(0);
+    expect(figures.thirdWriterEdits).toBe(36);
+    expect(figures.preconditionFailures).toBeGreaterThan(0);
+    expect(figures.maxProviderPatchesPerRound).toBeLessThanOrEqual(figures.patchBoundPerRound);
+    expect(figures.exhaustedMessage).toMatch(/^failed to write ServiceProviderCluster document [0-9a-f-]{36} after 4 attempts \(the document kept changing between read and write\): PreconditionFailed \(HTTP 412\)/);
+    expect(figures.exhaustedLeftSubtreeUnchanged).toBe(true);
+  });
+});
+
+describe("bad input", () => {
+  it("gets a message naming the field for each of 30+ malformed inputs, settings and documents, and writes nothing", async () => {
+    const { runBadInputCatalogue } = reliabilityModule<BadInputCatalogueModule>("badInputCatalogue");
+    const rows = await runBadInputCatalogue(reliability);
+    expect(rows.length).toBeGreaterThanOrEqual(30);
+    expect(rows.filter((row) => row.problems.length > 0).map((row) => `${row.name}: ${row.problems.join("; ")} — ${row.message}`)).toEqual([]);
+    const refused = rows.filter((row) => !row.written.startsWith("accepted"));
+    expect(refused.length).toBeGreaterThanOrEqual(25);
+    for (const row of refused) expect(row.written, row.name).toBe("none");
+    expect(rows.find((row) => row.name.includes("different casing"))?.message).toBe("accepted: 1 entry for 2 operators");
+  });
+});
