@@ -12,13 +12,12 @@
  * the same conditional write as a sync; a missing document or subtree is fine.
  */
 import type { ParsedResourceId } from "./azureResourceId";
-import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
-import { classifyLookupError } from "./errors";
 import { parseTimestamp } from "./identityStatus";
+import { lookUpIdentity } from "./lookUpIdentity";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./statusRecord";
 import { readStoredStatus } from "./statusRecord";
 import type { SyncDependencies } from "./syncManagedIdentityStatus";
-import { locate, readLive, untilAborted, writeStatus } from "./syncManagedIdentityStatus";
+import { locate, readLive, writeStatus } from "./syncManagedIdentityStatus";
 
 /** The outcome of a refresh. */
 export interface RefreshResult {
@@ -68,7 +67,7 @@ export async function refreshManagedIdentityStatus(
   }
 
   const due = dueEntries(persisted.status, dependencies.now());
-  const azureDrift = await Promise.all(due.map(([key, entry]) => dependencies.limiter.run(() => compareWithAzure(dependencies, key, entry))));
+  const azureDrift = await Promise.all(due.map(([key, entry]) => compareWithAzure(dependencies, key, entry)));
   drift.push(...azureDrift.filter((line): line is string => line !== undefined));
   return { exists: true, status: persisted.status, drift, lookups: due.length };
 }
@@ -83,32 +82,24 @@ function dueEntries(status: DataPlaneOperatorsManagedIdentities, now: Date): Arr
 }
 
 async function compareWithAzure(dependencies: SyncDependencies, key: string, entry: DataPlaneOperatorManagedIdentityEntry): Promise<string | undefined> {
-  const parsed = parseResourceIdOfType(entry.resourceID, userAssignedIdentityResourceType);
-  if (!parsed.ok) {
-    return `identity ${key}: the stored resourceID ${parsed.reason}`;
-  }
-  try {
-    const abortSignal = AbortSignal.timeout(dependencies.options.lookupTimeoutInMs);
-    const values = await untilAborted(dependencies.userAssignedIdentityReader.getUserAssignedIdentity(parsed.resourceId, { abortSignal }), abortSignal);
-    if (values === undefined) {
-      return entry.retrievalError === undefined ? `identity ${key}: Azure now returns it without properties` : undefined;
-    }
-    if (entry.retrievalError !== undefined) {
-      return `identity ${key}: now resolves in Azure (was: ${entry.retrievalError.split(":")[0]})`;
-    }
-    const changed = [
-      (values.clientId ?? undefined) !== entry.clientId ? "clientId" : undefined,
-      (values.principalId ?? undefined) !== entry.principalId ? "principalId" : undefined,
-    ].filter((field): field is string => field !== undefined);
-    return changed.length > 0 ? `identity ${key}: ${changed.join(" and ")} changed in Azure` : undefined;
-  } catch (error) {
-    const classified = classifyLookupError(error);
+  const outcome = await lookUpIdentity(dependencies, entry.resourceID);
+  if (outcome.kind !== "resolved") {
     if (entry.retrievalError !== undefined) {
       return undefined;
     }
-    const status = classified.details.statusCode === undefined ? "" : ` (HTTP ${classified.details.statusCode})`;
-    return `identity ${key}: lookup now fails in Azure with ${classified.details.code}${status}`;
+    const status = outcome.error.statusCode === undefined ? "" : ` (HTTP ${outcome.error.statusCode})`;
+    return outcome.error.code === "InvalidResourceId"
+      ? `identity ${key}: the stored resourceID is not a valid identity ID`
+      : `identity ${key}: lookup now fails in Azure with ${outcome.error.code}${status}`;
   }
+  if (entry.retrievalError !== undefined) {
+    return `identity ${key}: now resolves in Azure (was: ${entry.retrievalError.split(":")[0]})`;
+  }
+  const changed = [
+    (outcome.clientId ?? undefined) !== entry.clientId ? "clientId" : undefined,
+    (outcome.principalId ?? undefined) !== entry.principalId ? "principalId" : undefined,
+  ].filter((field): field is string => field !== undefined);
+  return changed.length > 0 ? `identity ${key}: ${changed.join(" and ")} changed in Azure` : undefined;
 }
 
 function changedFields(before: DataPlaneOperatorManagedIdentityEntry, after: DataPlaneOperatorManagedIdentityEntry): string[] {

@@ -18,11 +18,7 @@
  * 7. After persisting, throw {@link UserAssignedIdentityReadError} if any lookup failed.
  */
 import type { ParsedResourceId } from "./azureResourceId";
-import {
-  parseResourceIdOfType,
-  serviceProviderClusterIdFor,
-  userAssignedIdentityResourceType,
-} from "./azureResourceId";
+import { serviceProviderClusterIdFor } from "./azureResourceId";
 import { dataPlaneOperatorsPath, readClusterDocument } from "./clusterDocument";
 import type { ConcurrencyLimiter } from "./concurrencyLimiter";
 import { cosmosItemIdFor } from "./documentId";
@@ -30,13 +26,13 @@ import type { IdentityLookupFailure } from "./errors";
 import {
   StatusRecordWriteError,
   UserAssignedIdentityReadError,
-  classifyLookupError,
   cosmosStatusCode,
   describeCosmosError,
 } from "./errors";
 import type { DesiredIdentity, IdentityLookupOutcome, WorkReason } from "./identityStatus";
 import { desiredIdentitySet, entryFor, identitiesEqual, nextRecheckTime, parseTimestamp, statusEquals, workReason } from "./identityStatus";
 import type { DocumentStore, StoredDocument } from "./azure/serviceProviderClusterStore";
+import { lookUpIdentity } from "./lookUpIdentity";
 import type { UserAssignedIdentityReader } from "./azure/userAssignedIdentityReader";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./statusRecord";
 import { readStoredStatus, serviceProviderClusterDocumentProblems, statusPatchOperations } from "./statusRecord";
@@ -167,52 +163,8 @@ export function partialResultOf(error: unknown): SyncResult | undefined {
 }
 
 async function lookUpAll(dependencies: SyncDependencies, desired: readonly DesiredIdentity[]): Promise<IdentityLookupOutcome[]> {
-  return Promise.all(
-    desired.map((identity) =>
-      dependencies.limiter.run(async (): Promise<IdentityLookupOutcome> => {
-        const parsed = parseResourceIdOfType(identity.resourceId, userAssignedIdentityResourceType);
-        if (!parsed.ok) {
-          return { kind: "failed", error: { code: "InvalidResourceId", message: `identity resource ID ${parsed.reason}` } };
-        }
-        try {
-          const abortSignal = AbortSignal.timeout(dependencies.options.lookupTimeoutInMs);
-          const values = await untilAborted(dependencies.userAssignedIdentityReader.getUserAssignedIdentity(parsed.resourceId, { abortSignal }), abortSignal);
-          if (values === undefined) {
-            return { kind: "failed", error: { code: "MissingProperties", statusCode: 200, message: "Azure returned the identity without properties" } };
-          }
-          return { kind: "resolved", clientId: values.clientId, principalId: values.principalId };
-        } catch (error) {
-          const classified = classifyLookupError(error);
-          return classified.notFound ? { kind: "notFound", error: classified.details } : { kind: "failed", error: classified.details };
-        }
-      }),
-    ),
-  );
-}
-
-/**
- * Settles like `promise`, or rejects with the signal's reason once it aborts, whichever comes
- * first, so the lookup deadline holds even when a reader (or a credential it waits on) ignores
- * its abort signal.
- */
-export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
+  // Started in key order; the limiter is first-in, first-out, so requests go out in that order.
+  return Promise.all(desired.map((identity) => lookUpIdentity(dependencies, identity.resourceId)));
 }
 
 async function desiredFromClusterDocument(

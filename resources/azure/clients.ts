@@ -83,6 +83,8 @@ function buildAdapters(settings: Settings): AzureAdapters {
         credentialScopes: [settings.armScope],
         agent,
         userAgentOptions: { userAgentPrefix },
+        // lookUpIdentity.ts retries, releasing its concurrency slot while it waits.
+        retryOptions: { maxRetries: 0 },
       });
       clients.set(subscriptionId, client);
     }

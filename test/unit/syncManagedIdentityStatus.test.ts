@@ -356,7 +356,7 @@ describe("syncManagedIdentityStatus: order and concurrency", () => {
   const many = Array.from({ length: 24 }, (_, index) => identityResourceId(`identity-${String(index).padStart(2, "0")}`));
 
   it("looks identities up in key order and never runs more than the limit at once", async () => {
-    const scripts = Object.fromEntries(many.map((id, index) => [id, index % 5 === 0 ? { error: restError("Throttled", 429, "Too many requests") } : resolved(`c${index}`, `p${index}`)]));
+    const scripts = Object.fromEntries(many.map((id, index) => [id, index % 5 === 0 ? { error: restError("AuthorizationFailed", 403, "The client does not have authorization") } : resolved(`c${index}`, `p${index}`)]));
     const harness = createHarness({ documents: [spcWith({})], identities: scripts, concurrency: 3, readerDelayInMs: 3 });
     const shuffled = [...many].reverse();
     const error = await syncFailing(harness, shuffled);
