@@ -20,15 +20,17 @@ export class UserAssignedIdentityReadError extends Error {
   readonly failures: readonly IdentityLookupFailure[];
   readonly documentId: string;
 
-  constructor(options: { documentId: string; failures: readonly IdentityLookupFailure[]; persisted: boolean }) {
+  constructor(options: { documentId: string; failures: readonly IdentityLookupFailure[]; persisted: boolean; total?: number }) {
     const lines = options.failures.map(
       (failure) =>
         `  - ${failure.resourceId}: ${failure.error.code}` +
         `${failure.error.statusCode === undefined ? "" : ` (HTTP ${failure.error.statusCode})`}: ${failure.error.message}`,
     );
-    const outcome = options.persisted
-      ? "the other identities were persisted; the failed entries were cleared and carry a retrievalError"
-      : "nothing was written";
+    const outcome = !options.persisted
+      ? "nothing was written"
+      : options.failures.length === options.total
+        ? "every entry was cleared and carries a retrievalError"
+        : "the other identities were persisted; the failed entries were cleared and carry a retrievalError";
     const message =
       `failed to read ${options.failures.length} data plane operator managed identit${options.failures.length === 1 ? "y" : "ies"} ` +
       `for ServiceProviderCluster document ${options.documentId} (${outcome}):\n${lines.join("\n")}`;

@@ -162,7 +162,10 @@ const guidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export function readSettings(config: ConfigSource | undefined, environment: Readonly<Record<string, string | undefined>>): Settings {
   const problems: string[] = [];
   const raw = (specification: KeySpecification): string | undefined => {
-    const value = config?.get(specification.key) ?? environment[specification.environment];
+    // A blank config value counts as unset, so the environment fallback applies (Pulumi.yaml
+    // declares "" defaults, because the CLI treats a declared key without a default as required).
+    const fromConfig = config?.get(specification.key);
+    const value = fromConfig !== undefined && fromConfig.trim().length > 0 ? fromConfig : environment[specification.environment];
     return value === undefined || value.trim().length === 0 ? undefined : value.trim();
   };
   const name = (specification: KeySpecification): string => `'${projectName}:${specification.key}' (or ${specification.environment})`;

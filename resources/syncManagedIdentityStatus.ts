@@ -77,7 +77,7 @@ export interface SyncResult {
   readonly status: DataPlaneOperatorsManagedIdentities;
   readonly skippedReason: "clusterDeleting" | undefined;
   /** Why Azure was consulted; undefined when the gate skipped it. */
-  readonly workReason: WorkReason | "forced" | undefined;
+  readonly workReason: WorkReason | "forced" | "storedStatusMalformed" | undefined;
   readonly wrote: boolean;
   readonly writeAttempts: number;
   readonly lookups: number;
@@ -119,7 +119,7 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
   const reason = request.force
     ? ("forced" as const)
     : storedStatus.problems.length > 0
-      ? ("desiredSetChanged" as const)
+      ? ("storedStatusMalformed" as const)
       : workReason(desired, storedStatus.status, dependencies.now());
   if (reason === undefined) {
     return { ...base, status: storedStatus.status, skippedReason: undefined, workReason: undefined, wrote: false, writeAttempts: 0, lookups: 0, failures: [] };
@@ -145,7 +145,7 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
     return unchanged ? undefined : next;
   });
   if (failures.length > 0) {
-    const error = new UserAssignedIdentityReadError({ documentId: location.documentId, failures, persisted: true });
+    const error = new UserAssignedIdentityReadError({ documentId: location.documentId, failures, persisted: true, total: desired.length });
     throw Object.assign(error, { result: { ...base, status, skippedReason: undefined, workReason: reason, wrote, writeAttempts, lookups: desired.length, failures } });
   }
   return { ...base, status, skippedReason: undefined, workReason: reason, wrote, writeAttempts, lookups: desired.length, failures };
@@ -211,13 +211,15 @@ async function waitForServiceProviderCluster(
 /** Reads a document, polling until it exists or the wait runs out. Never creates it. */
 async function waitForDocument(dependencies: SyncDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument> {
   const deadline = dependencies.now().getTime() + dependencies.options.documentWaitInMs;
-  for (;;) {
+  // Bounded by the clock and, should the clock stand still, by the number of polls.
+  const maxPolls = Math.ceil(dependencies.options.documentWaitInMs / Math.max(1, dependencies.options.documentPollIntervalInMs)) + 1;
+  for (let poll = 1; ; poll += 1) {
     const stored = await readLive(dependencies, partitionKey, id, description);
     if (stored !== undefined) {
       return stored;
     }
     const remaining = deadline - dependencies.now().getTime();
-    if (remaining <= 0) {
+    if (remaining <= 0 || poll >= maxPolls) {
       throw new StatusRecordWriteError({
         recordId: id,
         statusCode: 404,

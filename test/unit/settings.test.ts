@@ -92,6 +92,12 @@ describe("readSettings", () => {
     expect(readSettings(config({}), required).cosmosDatabase).toBe("aro-hcp");
   });
 
+  it("falls back to the environment when the config value is blank, as Pulumi.yaml's \"\" defaults are", () => {
+    const settings = readSettings(config({ cosmosKey: "", cosmosDatabase: "  " }), { ...required, COSMOS_KEY: "key-from-environment" });
+    expect(settings.cosmosKey).toBe("key-from-environment");
+    expect(settings.cosmosDatabase).toBe("aro-hcp");
+  });
+
   it("trims values and treats blank ones as unset", () => {
     const settings = readSettings(undefined, { ...required, ARO_HCP_COSMOS_DATABASE: "  db  ", ARO_HCP_COSMOS_CONTAINER: "   " });
     expect(settings.cosmosDatabase).toBe("db");

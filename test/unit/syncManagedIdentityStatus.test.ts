@@ -286,6 +286,13 @@ describe("syncManagedIdentityStatus: failures per identity", () => {
     expect(partial).toMatchObject({ wrote: true, lookups: 4, documentId: location.documentId });
   });
 
+  it("says every entry was cleared when every lookup failed", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: { error: simulatedFailure } } });
+    const error = await syncFailing(harness, [identityA]);
+    expect(error.message).toContain("(every entry was cleared and carries a retrievalError)");
+    expect(error.message).not.toContain("the other identities were persisted");
+  });
+
   it("does not rewrite an unchanged failing status, yet still fails", async () => {
     const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: { error: simulatedFailure } } });
     await syncFailing(harness, [identityA]);
@@ -469,6 +476,17 @@ describe("syncManagedIdentityStatus: the ServiceProviderCluster document", () =>
     expect(harness.reader.calls).toHaveLength(0);
     expect(harness.store.patches()).toHaveLength(0);
     expect(persisted(harness)).toBeUndefined();
+  });
+
+  it("stops waiting after the bounded number of polls even when the clock stands still", async () => {
+    const harness = createHarness({ syncOptions: { documentWaitInMs: 3_000, documentPollIntervalInMs: 1_000 }, identities: { [identityA]: resolved("c", "p") } });
+    const standingStill = { ...harness.dependencies, sleep: async () => undefined };
+    const error = await syncManagedIdentityStatus(standingStill, { cluster: parsedCluster(), desired: desiredIdentitySet({ "operator-a": identityA }).identities, force: false }).then(
+      () => undefined,
+      (failure: unknown) => failure as Error,
+    );
+    expect(error?.message).toContain("does not exist");
+    expect(harness.store.reads(location.documentId)).toHaveLength(4);
   });
 
   it("fails at once when the wait is zero", async () => {
