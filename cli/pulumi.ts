@@ -50,7 +50,7 @@ async function main(): Promise<void> {
   console.error(`pulumi v${engine.version} (${engine.source}); stack '${stackName}'; ${sandbox === undefined ? "stack config and environment (no sandbox running)" : "sandbox from .sandbox/endpoints.json"}`);
 
   if (!(programCommands as readonly string[]).includes(command)) {
-    const result = spawnSync(join(engine.root, "bin", "pulumi"), [command, ...argumentsList, ...(command === "stack" || command === "config" ? ["--stack", stackName] : [])], {
+    const result = spawnSync(join(engine.root, "bin", "pulumi"), [command, ...argumentsList, ...(["stack", "config", "cancel"].includes(command) ? ["--stack", stackName] : [])], {
       cwd: enginePaths.workDirectory,
       env: { ...process.env, ...engineEnvironment(settings?.environment), PATH: `${join(engine.root, "bin")}:${process.env.PATH ?? ""}` },
       stdio: "inherit",
