@@ -31,3 +31,21 @@ export function sandboxSettings(sandbox: SandboxDescription): { config: Record<s
     },
   };
 }
+
+/** The settings for a sandbox running in this process (`startSandbox`). */
+export function settingsForRunningSandbox(sandbox: {
+  readonly endpoints: SandboxDescription["endpoints"];
+  readonly caBundlePath?: string;
+  readonly database: string;
+  readonly container: string;
+  readonly cosmosKey: string;
+  readonly identityHeader: string;
+}): { config: Record<string, string>; environment: Record<string, string> } {
+  return sandboxSettings({
+    endpoints: sandbox.endpoints,
+    caBundlePath: sandbox.caBundlePath ?? "",
+    database: sandbox.database,
+    container: sandbox.container,
+    environment: { COSMOS_KEY: sandbox.cosmosKey, IDENTITY_ENDPOINT: sandbox.endpoints.identity, IDENTITY_HEADER: sandbox.identityHeader },
+  });
+}

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { startSandbox } from "../sandbox/sandbox";
 import { seedDemoFleet } from "../sandbox/seed";
 import { engineCommand, openStack, projectDirectory } from "./engine";
-import { sandboxSettings } from "./sandboxSettings";
+import { settingsForRunningSandbox } from "./sandboxSettings";
 import { formatTable, readSummaryRows } from "./summaryTable";
 
 const stackName = "sandbox-demo";
@@ -19,13 +19,7 @@ async function main(): Promise<void> {
   try {
     const fleet = seedDemoFleet(sandbox);
     console.log(`sandbox: ARM ${sandbox.endpoints.arm}, Cosmos ${sandbox.endpoints.cosmos}, ${fleet.length} clusters seeded`);
-    const { config, environment } = sandboxSettings({
-      endpoints: sandbox.endpoints,
-      caBundlePath: sandbox.caBundlePath ?? "",
-      database: sandbox.database,
-      container: sandbox.container,
-      environment: { COSMOS_KEY: sandbox.cosmosKey, IDENTITY_ENDPOINT: sandbox.endpoints.identity, IDENTITY_HEADER: sandbox.identityHeader },
-    });
+    const { config, environment } = settingsForRunningSandbox(sandbox);
     // The demo: every cluster declares its operators, except the last, whose operators are read
     // from its HCPOpenShiftCluster document as upstream does.
     const clusters = fleet.map((cluster, index) =>

@@ -3,7 +3,7 @@
  * in a floor worker, or in the engine's provider host) at it.
  */
 import { join } from "node:path";
-import { sandboxSettings } from "../../cli/sandboxSettings";
+import { settingsForRunningSandbox } from "../../cli/sandboxSettings";
 import { projectDirectory } from "../../cli/engine";
 import type { ConfigSource } from "../../resources/settings";
 import type { Sandbox } from "../../sandbox/sandbox";
@@ -36,13 +36,7 @@ export async function startBenchmarkSandbox(options: BenchmarkSandboxOptions): P
     cosmosLatencyInMs: options.cosmosLatencyInMs,
     certificateDirectory: join(projectDirectory, ".sandbox", `bench-${process.pid}`),
   });
-  const { config, environment } = sandboxSettings({
-    endpoints: sandbox.endpoints,
-    caBundlePath: sandbox.caBundlePath ?? "",
-    database: sandbox.database,
-    container: sandbox.container,
-    environment: { COSMOS_KEY: sandbox.cosmosKey, IDENTITY_ENDPOINT: sandbox.endpoints.identity, IDENTITY_HEADER: sandbox.identityHeader },
-  });
+  const { config, environment } = settingsForRunningSandbox(sandbox);
   const fullConfig: Record<string, string> = { ...config, lookupConcurrency: String(options.lookupConcurrency) };
   const settingsEnvironment: Record<string, string> = {
     ARO_HCP_COSMOS_ENDPOINT: fullConfig.cosmosEndpoint,

@@ -12,7 +12,7 @@ import { inputsFor } from "./reliabilitySandbox";
 export interface BadInput {
   readonly name: string;
   readonly inputs: object;
-  /** Settings overrides (empty string = not set). */
+  /** Settings overrides (empty string = not set: the environment fallback applies). */
   readonly config?: Record<string, string>;
   /** What the message must contain: the field and what is wrong. */
   readonly expect: RegExp;
@@ -34,6 +34,7 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
   const spareDocuments = (): Array<Record<string, unknown>> =>
     [spare.serviceProviderClusterDocumentId, spare.clusterDocumentId].map((id) => structuredClone(sandbox.documents.read(spare.partitionKey, id) as Record<string, unknown>));
   let saved: Array<Record<string, unknown>> = [];
+  let savedCosmosKey: string | undefined;
   const breakSpare = (change: () => void): Pick<BadInput, "prepare" | "cleanUp"> => ({
     prepare: () => {
       saved = spareDocuments();
@@ -118,9 +119,16 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
       config: { cosmosKey: "", lookupConcurrency: "3" },
       expect: /failed to read ServiceProviderCluster document .*HTTP 401/,
       prepare: async () => {
+        // A blank cosmosKey falls back to COSMOS_KEY, so take the key out of the environment too:
+        // Cosmos then authenticates with the Azure credential (Entra ID).
+        savedCosmosKey = process.env.COSMOS_KEY;
+        delete process.env.COSMOS_KEY;
         // Warm the credential's token cache, then expire every token the sandbox issued.
         await reliability.provider({ cosmosKey: "", lookupConcurrency: "3" }).create!(valid as never);
         sandbox.tokens.expireAll();
+      },
+      cleanUp: () => {
+        if (savedCosmosKey !== undefined) process.env.COSMOS_KEY = savedCosmosKey;
       },
     },
   ];

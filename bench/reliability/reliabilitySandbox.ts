@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { projectDirectory } from "../../cli/engine";
-import { sandboxSettings } from "../../cli/sandboxSettings";
+import { settingsForRunningSandbox } from "../../cli/sandboxSettings";
 import { createManagedIdentityStatusProvider } from "../../resources/managedIdentityStatusProvider";
 import type { ProviderInputs, ProviderOutputs } from "../../resources/providerInputs";
 import type { ConfigSource } from "../../resources/settings";
@@ -50,13 +50,7 @@ export const reliabilityConfig: Readonly<Record<string, string>> = {
  */
 export async function startReliabilitySandbox(name: string, options: SandboxOptions = {}): Promise<ReliabilitySandbox> {
   const sandbox = await startSandbox({ certificateDirectory: join(projectDirectory, ".sandbox", `reliability-${name}-${process.pid}`), ...options });
-  const { config, environment } = sandboxSettings({
-    endpoints: sandbox.endpoints,
-    caBundlePath: sandbox.caBundlePath ?? "",
-    database: sandbox.database,
-    container: sandbox.container,
-    environment: { COSMOS_KEY: sandbox.cosmosKey, IDENTITY_ENDPOINT: sandbox.endpoints.identity, IDENTITY_HEADER: sandbox.identityHeader },
-  });
+  const { config, environment } = settingsForRunningSandbox(sandbox);
   const settings = { ...config, ...reliabilityConfig };
   Object.assign(process.env, environment);
   return {

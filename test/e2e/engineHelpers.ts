@@ -39,17 +39,11 @@ export interface TestStack {
 /** Opens a fresh stack over the project's program for this sandbox. */
 export async function openTestStack(sandbox: Sandbox, name: string, clusters: readonly ClusterConfig[], extraConfig: Record<string, string> = {}): Promise<TestStack> {
   const engine = engineModule();
-  const { sandboxSettings } = nativeRequire(join(projectDirectory, "dist", "cli", "sandboxSettings.js")) as SandboxSettingsModule;
+  const { settingsForRunningSandbox } = nativeRequire(join(projectDirectory, "dist", "cli", "sandboxSettings.js")) as SandboxSettingsModule;
   mkdirSync(join(projectDirectory, ".pulumi"), { recursive: true });
   const root = mkdtempSync(join(projectDirectory, ".pulumi", `test-${name}-`));
   const paths = { state: join(root, "state"), home: join(root, "home"), workDirectory: join(root, "work") };
-  const { config, environment } = sandboxSettings({
-    endpoints: sandbox.endpoints,
-    caBundlePath: sandbox.caBundlePath ?? "",
-    database: sandbox.database,
-    container: sandbox.container,
-    environment: { COSMOS_KEY: sandbox.cosmosKey, IDENTITY_ENDPOINT: sandbox.endpoints.identity, IDENTITY_HEADER: sandbox.identityHeader },
-  });
+  const { config, environment } = settingsForRunningSandbox(sandbox);
   const command = await engine.engineCommand();
   const stack = await engine.openStack({
     engine: command,
