@@ -15,6 +15,7 @@ import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
+import { sandboxConfigSource } from "../fixtures/sandboxConfig";
 
 type Document = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -40,16 +41,7 @@ afterAll(async () => {
 });
 
 function configFor(values: Record<string, string>): { get(key: string): string | undefined } {
-  const config: Record<string, string> = {
-    cosmosEndpoint: sandbox.endpoints.cosmos,
-    cosmosDatabase: sandbox.database,
-    cosmosContainer: sandbox.container,
-    armEndpoint: sandbox.endpoints.arm,
-    tlsCaFile: sandbox.caBundlePath ?? "",
-    documentWaitSeconds: "0",
-    ...values,
-  };
-  return { get: (key) => config[key] };
+  return sandboxConfigSource(sandbox, values);
 }
 
 async function readStatus(cluster: FleetClusterDescription): Promise<Document | undefined> {

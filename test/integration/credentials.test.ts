@@ -17,6 +17,7 @@ import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
+import { sandboxConfigSource } from "../fixtures/sandboxConfig";
 
 const managedIdentityClientId = "6f0b3f0e-5d7c-4c5b-9a3e-2d1c0b9a8f7e";
 let sandbox: Sandbox;
@@ -39,16 +40,7 @@ afterAll(async () => {
 });
 
 function settingsFor(values: Record<string, string>): { get(key: string): string | undefined } {
-  const config: Record<string, string> = {
-    cosmosEndpoint: sandbox.endpoints.cosmos,
-    cosmosDatabase: sandbox.database,
-    cosmosContainer: sandbox.container,
-    armEndpoint: sandbox.endpoints.arm,
-    tlsCaFile: sandbox.caBundlePath ?? "",
-    documentWaitSeconds: "0",
-    ...values,
-  };
-  return { get: (key) => config[key] };
+  return sandboxConfigSource(sandbox, values);
 }
 
 describe("a user-assigned managed identity chosen by client ID, and Cosmos DB with Entra ID", () => {
