@@ -22,7 +22,8 @@ import { readSettings, snapshotStackConfig } from "./settings";
 import type { DataPlaneOperatorsManagedIdentities } from "./statusRecord";
 import { outputsSchemaVersion, statusToJson } from "./statusRecord";
 import type { SyncDependencies, SyncOptions, SyncResult } from "./syncManagedIdentityStatus";
-import { locate, partialResultOf, readLive, syncManagedIdentityStatus } from "./syncManagedIdentityStatus";
+import { locate, readLive } from "./serviceProviderClusterDocument";
+import { partialResultOf, syncManagedIdentityStatus } from "./syncManagedIdentityStatus";
 
 /** Test seams. Production passes nothing. */
 export interface ProviderOverrides {

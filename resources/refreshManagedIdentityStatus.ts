@@ -17,7 +17,7 @@ import { lookUpIdentity } from "./lookUpIdentity";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./statusRecord";
 import { readStoredStatus } from "./statusRecord";
 import type { SyncDependencies } from "./syncManagedIdentityStatus";
-import { locate, readLive, writeStatus } from "./syncManagedIdentityStatus";
+import { locate, readLive, writeStatus } from "./serviceProviderClusterDocument";
 
 /** The outcome of a refresh. */
 export interface RefreshResult {

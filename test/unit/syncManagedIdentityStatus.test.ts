@@ -3,7 +3,8 @@ import { isStatusRecordWriteError, isUserAssignedIdentityReadError } from "../..
 import type { UserAssignedIdentityReadError } from "../../resources/errors";
 import { desiredIdentitySet, maxRetrievalErrorLength } from "../../resources/identityStatus";
 import type { JsonObject, JsonValue } from "../../resources/statusRecord";
-import { locate, partialResultOf, syncManagedIdentityStatus } from "../../resources/syncManagedIdentityStatus";
+import { locate } from "../../resources/serviceProviderClusterDocument";
+import { partialResultOf, syncManagedIdentityStatus } from "../../resources/syncManagedIdentityStatus";
 import type { SyncResult } from "../../resources/syncManagedIdentityStatus";
 import { cosmosError } from "../fakes/inMemoryDocumentStore";
 import { resourceNotFoundError, restError } from "../fakes/scriptedUserAssignedIdentityReader";
