@@ -179,7 +179,7 @@ export function renderReport(results: BenchmarkResults): string {
     ...throttle.runs.map((run, index) => `| ${index + 1} | ${milliseconds(run.wallTimeInMs)} | ${run.succeeded ? "succeeded" : "failed (lookups out of retries; status persisted)"} | ${run.armRequests} | ${run.throttled} | ${run.armMaxInFlight} |`),
     "",
     `Retry-After asked ${milliseconds(throttle.retryAfterRequestedInMs)} in total; for the ${milliseconds(throttle.retryAfterOfRetriedInMs)} of it that was followed by a retry, the clients waited ${milliseconds(throttle.waitedInMs)}.`,
-    `${throttle.abandoned} throttled lookup(s) were not retried within their run (the SDK's 3 retries ran out); the next \`up\` retried them. Token requests: ${throttle.tokenRequests}.`,
+    `${throttle.abandoned} throttled lookup(s) were not retried within their run (their attempts or lookup deadline ran out); the next \`up\` retried them. Token requests: ${throttle.tokenRequests}.`,
     "",
   );
   if (results.comparisons !== undefined) {
