@@ -41,7 +41,7 @@ const cosmos = (scope: FaultScope, rest: Omit<FaultRuleInput, "target" | "match"
 /** Faults with a lane scope (ARM and Cosmos). */
 export const laneFaultKinds: readonly FaultKindSpecification[] = [
   { name: "arm-429-retry-after-1", target: "arm", weight: 3, description: "ARM 429 with Retry-After: 1, once (the hook waits and retries)", rule: (scope) => arm(scope, { kind: "throttle", retryAfterSeconds: 1 }) },
-  { name: "arm-429-retry-after-0-persistent", target: "arm", weight: 3, description: "ARM 429 with Retry-After: 0 on every try (the SDK gives up)", rule: (scope) => arm(scope, { kind: "throttle", retryAfterSeconds: 0, count: 6 }) },
+  { name: "arm-429-retry-after-0-persistent", target: "arm", weight: 3, description: "ARM 429 with Retry-After: 0 on every try (the hook gives up after its attempts)", rule: (scope) => arm(scope, { kind: "throttle", retryAfterSeconds: 0, count: 6 }) },
   { name: "arm-429-without-retry-after", target: "arm", weight: 3, description: "ARM 429 without Retry-After", rule: (scope) => arm(scope, { kind: "status", statusCode: 429, errorCode: "TooManyRequests", message: "throttled" }) },
   { name: "arm-500", target: "arm", weight: 3, description: "ARM 500 once (exponential retry)", rule: (scope) => arm(scope, { kind: "status", statusCode: 500, errorCode: "InternalServerError", message: "simulated failure\n  at line two https://management.azure.com/x" }) },
   { name: "arm-503", target: "arm", weight: 2, description: "ARM 503 without Retry-After, once", rule: (scope) => arm(scope, { kind: "unavailable" }) },
