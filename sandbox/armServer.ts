@@ -156,17 +156,7 @@ export async function startArmServer(options: ArmServerOptions): Promise<ArmServ
   const server = createServer(
     { key: options.certificate.privateKeyPem, cert: options.certificate.certificatePem, keepAlive: true },
     (request, response) => {
-      trackInFlight(
-        response,
-        () => {
-          const statistics = options.statistics.arm;
-          statistics.inFlight += 1;
-          statistics.maxInFlight = Math.max(statistics.maxInFlight, statistics.inFlight);
-        },
-        () => {
-          options.statistics.arm.inFlight -= 1;
-        },
-      );
+      trackInFlight(response, () => options.statistics.arm);
       handle(options, endpoint, request, response).catch((error: unknown) => {
         increment(options.statistics.arm.responsesByStatus, "500");
         sendJson(response, 500, armError("InternalServerError", String(error)));

@@ -214,18 +214,9 @@ export async function startCosmosServer(options: CosmosServerOptions): Promise<C
   let documents: CosmosDocumentStore | undefined;
   const server = createServer({ key: options.certificate.privateKeyPem, cert: options.certificate.certificatePem, keepAlive: true }, (request, response) => {
     response.statusCode = 200;
-    trackInFlight(
-      response,
-      () => {
-        const cosmos = options.statistics.cosmos;
-        cosmos.inFlight += 1;
-        cosmos.maxInFlight = Math.max(cosmos.maxInFlight, cosmos.inFlight);
-      },
-      () => {
-        options.statistics.cosmos.inFlight -= 1;
-        increment(options.statistics.cosmos.responsesByStatus, response.headersSent ? String(response.statusCode) : "0");
-      },
-    );
+    trackInFlight(response, () => options.statistics.cosmos, () => {
+      increment(options.statistics.cosmos.responsesByStatus, response.headersSent ? String(response.statusCode) : "0");
+    });
     if (account === undefined || documents === undefined) {
       sendJson(response, 503, { code: "ServiceUnavailable", message: "starting" });
       return;

@@ -118,15 +118,19 @@ export async function listenOnLoopback(server: AnyServer, port = 0): Promise<Lis
  * a client that never exceeds N concurrent requests look like it sent N + 2.
  *
  * @param response - The response to watch.
- * @param onStart - Called at once.
- * @param onEnd - Called exactly once when the request is over.
+ * @param counters - Returns the server's current counters (`inFlight` now, `maxInFlight` ever); a
+ *   function, because a statistics reset replaces the counter objects mid-request.
+ * @param onEnd - Called exactly once when the request is over, after the count went down.
  */
-export function trackInFlight(response: ServerResponse, onStart: () => void, onEnd: () => void): void {
-  onStart();
+export function trackInFlight(response: ServerResponse, counters: () => { inFlight: number; maxInFlight: number }, onEnd: () => void = () => undefined): void {
+  const started = counters();
+  started.inFlight += 1;
+  started.maxInFlight = Math.max(started.maxInFlight, started.inFlight);
   let ended = false;
   const end = (): void => {
     if (!ended) {
       ended = true;
+      counters().inFlight -= 1;
       onEnd();
     }
   };
