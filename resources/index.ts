@@ -3,7 +3,7 @@
  */
 export { ServiceProviderClusterIdentityStatus, resourceModule, resourceTypeName } from "./serviceProviderClusterIdentityStatus";
 export type { ServiceProviderClusterIdentityStatusArgs } from "./serviceProviderClusterIdentityStatus";
-export { createManagedIdentityStatusProvider, managedIdentityStatusImplementation } from "./managedIdentityStatusProvider";
-export { managedIdentityStatusProvider } from "./providerLoader";
-export type { ProviderInputs, ProviderOutputs } from "./providerInputs";
-export { projectName, settingsKeys } from "./settings";
+export { createManagedIdentityStatusProvider, managedIdentityStatusImplementation } from "./provider/managedIdentityStatusProvider";
+export { managedIdentityStatusProvider } from "./provider/providerLoader";
+export type { ProviderInputs, ProviderOutputs } from "./provider/providerInputs";
+export { projectName, settingsKeys } from "./core/settings";

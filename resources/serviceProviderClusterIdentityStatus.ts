@@ -4,8 +4,8 @@
  * ServiceProviderCluster document.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { managedIdentityStatusProvider } from "./providerLoader";
-import type { ProviderOutputs } from "./providerInputs";
+import { managedIdentityStatusProvider } from "./provider/providerLoader";
+import type { ProviderOutputs } from "./provider/providerInputs";
 
 /** Type token parts: shows as `pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus`. */
 export const resourceModule = "aroHcp";

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { settingsForRunningSandbox } from "../../cli/sandboxSettings";
 import { projectDirectory } from "../../cli/engine";
-import type { ConfigSource } from "../../resources/settings";
+import type { ConfigSource } from "../../resources/core/settings";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 

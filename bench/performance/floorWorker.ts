@@ -9,12 +9,12 @@
  * the ARO_HCP_* environment. Prints one JSON line: {@link FloorWorkerReport}.
  */
 import { readFileSync } from "node:fs";
-import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../../resources/azureResourceId";
-import { sharedAzureAdapters } from "../../resources/azure/clients";
-import type { DataPlaneOperatorManagedIdentityEntry } from "../../resources/statusRecord";
-import { statusPatchOperations } from "../../resources/statusRecord";
-import { nextRecheckTime } from "../../resources/identityStatus";
-import { readSettings } from "../../resources/settings";
+import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../../resources/core/azureResourceId";
+import { sharedAzureAdapters } from "../../resources/provider/azureAdapters";
+import type { DataPlaneOperatorManagedIdentityEntry } from "../../resources/core/serviceProviderClusterDocument";
+import { statusPatchOperations } from "../../resources/core/serviceProviderClusterDocument";
+import { nextRecheckTime } from "../../resources/core/identityStatus";
+import { readSettings } from "../../resources/core/settings";
 
 /** One cluster of the floor's plan. */
 export interface FloorCluster {

@@ -4,10 +4,10 @@
  * against two floors measured or derived in the same run: upstream-style sequential GETs through
  * the same arm-msi client, and the concurrency floor ceil(n / concurrency) × latency.
  */
-import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../../resources/azureResourceId";
-import { sharedAzureAdapters } from "../../resources/azure/clients";
-import { createManagedIdentityStatusProvider } from "../../resources/managedIdentityStatusProvider";
-import { readSettings } from "../../resources/settings";
+import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../../resources/core/azureResourceId";
+import { sharedAzureAdapters } from "../../resources/provider/azureAdapters";
+import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
+import { readSettings } from "../../resources/core/settings";
 import { seedFleet } from "../../sandbox/seed";
 import { startBenchmarkSandbox, useSandboxIdentityEnvironment } from "./benchmarkSandbox";
 import { median } from "./statistics";

@@ -3,7 +3,7 @@
  * few inputs accepted on purpose) what acceptance means.
  */
 import { randomBytes } from "node:crypto";
-import type { ProviderOutputs } from "../../resources/providerInputs";
+import type { ProviderOutputs } from "../../resources/provider/providerInputs";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import type { ReliabilitySandbox } from "./reliabilitySandbox";
 import { inputsFor } from "./reliabilitySandbox";

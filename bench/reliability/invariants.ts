@@ -14,7 +14,7 @@ export type PassOutcome =
   | "succeeded"
   /** The provider persisted the status, then failed on lookup errors (an error carrying `properties`). */
   | "lookupFailed"
-  /** The provider failed to read or write the document (StatusRecordWriteError); nothing written. */
+  /** The provider failed to read or write the document (CosmosDocumentError); nothing written. */
   | "writeFailed"
   /** Anything else: an unexpected error type, or a crash. */
   | "crashed";

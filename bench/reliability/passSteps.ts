@@ -2,7 +2,7 @@
  * Steps of one campaign pass that are not about faults: the changes made in ARM and Cosmos before
  * the pass (as the world changes between reconciles), and how a provider failure is classified.
  */
-import type { ProviderOutputs } from "../../resources/providerInputs";
+import type { ProviderOutputs } from "../../resources/provider/providerInputs";
 import type { Sandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import type { PassOutcome } from "./invariants";
@@ -57,7 +57,7 @@ export function classifyFailure(error: unknown): { outcome: PassOutcome; message
   if (error instanceof Error && typeof properties === "object" && properties !== null) {
     return { outcome: "lookupFailed", message, properties: properties as ProviderOutputs };
   }
-  if (error instanceof Error && error.name === "StatusRecordWriteError") {
+  if (error instanceof Error && error.name === "CosmosDocumentError") {
     return { outcome: "writeFailed", message, properties: undefined };
   }
   return { outcome: "crashed", message: `${error instanceof Error ? error.name : typeof error}: ${message}`, properties: undefined };

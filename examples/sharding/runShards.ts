@@ -9,12 +9,12 @@
  * Usage (from the project root, after `npm run build`):
  *   npx ts-node examples/sharding/runShards.ts clusters.json --shards 8 --concurrency 2 [--operation up|refresh|preview|destroy]
  * clusters.json is the `clusters` list of the program. Stack config other than `clusters` comes
- * from ARO_HCP_* / COSMOS_KEY / AZURE_* in the environment (resources/settings.ts).
+ * from ARO_HCP_* / COSMOS_KEY / AZURE_* in the environment (resources/core/settings.ts).
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type * as automation from "@pulumi/pulumi/automation";
-import { createConcurrencyLimiter } from "../../resources/concurrencyLimiter";
+import { createConcurrencyLimiter } from "../../resources/sync/concurrencyLimiter";
 import type { ClusterDeclaration } from "../../program/fleet";
 import { parseClusterList } from "../../program/fleet";
 

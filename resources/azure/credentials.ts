@@ -18,9 +18,9 @@
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
-import { redactSecrets } from "../identityStatus";
-import type { Settings } from "../settings";
-import { projectName } from "../settings";
+import { redactSecrets } from "../core/identityStatus";
+import type { Settings } from "../core/settings";
+import { projectName } from "../core/settings";
 
 /** The credential the settings select; pure, so tests can check the selection offline. */
 export type CredentialChoice =

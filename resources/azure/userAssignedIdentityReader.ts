@@ -4,7 +4,7 @@
  * at module level.
  */
 import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
-import type { ParsedResourceId } from "../azureResourceId";
+import type { ParsedResourceId } from "../core/azureResourceId";
 
 /** The identity values this hook records. */
 export interface UserAssignedIdentityValues {

@@ -8,8 +8,9 @@
  * Every call is recorded. Interference is scripted: run an action just before the next patch of a
  * document (another writer, a delete), or make the next call fail with a given error.
  */
-import type { DocumentStore, StoredDocument } from "../../resources/azure/serviceProviderClusterStore";
-import type { JsonObject, JsonValue, PatchOperation } from "../../resources/statusRecord";
+import type { DocumentStore, StoredDocument } from "../../resources/cosmos/documentStore";
+import type { JsonObject, JsonValue } from "../../resources/core/json";
+import type { PatchOperation } from "../../resources/core/serviceProviderClusterDocument";
 
 /** One recorded call. */
 export type DocumentStoreCall =

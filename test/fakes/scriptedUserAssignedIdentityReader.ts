@@ -3,7 +3,7 @@
  * Records every call and the concurrency it observed. An identity that is not in the script is
  * an unexpected call: it is recorded in `unexpectedCalls` and rejected.
  */
-import type { ParsedResourceId } from "../../resources/azureResourceId";
+import type { ParsedResourceId } from "../../resources/core/azureResourceId";
 import type { UserAssignedIdentityReader, UserAssignedIdentityValues } from "../../resources/azure/userAssignedIdentityReader";
 
 /** What the fake does for one identity. */

@@ -2,12 +2,12 @@
  * Wires the fakes into SyncDependencies for one test: an in-memory store, a scripted reader, a
  * real limiter, a fixed clock whose sleep advances it, and a fixed random source.
  */
-import { parseResourceIdOfType } from "../../resources/azureResourceId";
-import type { ParsedResourceId } from "../../resources/azureResourceId";
-import { createConcurrencyLimiter } from "../../resources/concurrencyLimiter";
-import type { ConcurrencyLimiter } from "../../resources/concurrencyLimiter";
-import type { SyncDependencies, SyncOptions } from "../../resources/syncManagedIdentityStatus";
-import type { JsonObject } from "../../resources/statusRecord";
+import { parseResourceIdOfType } from "../../resources/core/azureResourceId";
+import type { ParsedResourceId } from "../../resources/core/azureResourceId";
+import { createConcurrencyLimiter } from "../../resources/sync/concurrencyLimiter";
+import type { ConcurrencyLimiter } from "../../resources/sync/concurrencyLimiter";
+import type { SyncDependencies, SyncOptions } from "../../resources/sync/syncDependencies";
+import type { JsonObject } from "../../resources/core/json";
 import { clusterResourceIdFor, clusterResourceType, defaultCluster, fixedNow } from "../fixtures/documents";
 import type { ClusterCoordinates } from "../fixtures/documents";
 import { FakeClock } from "./fakeClock";

@@ -10,7 +10,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createManagedIdentityStatusProvider } from "../../resources/managedIdentityStatusProvider";
+import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";

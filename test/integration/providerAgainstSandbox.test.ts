@@ -8,8 +8,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { createManagedIdentityStatusProvider } from "../../resources/managedIdentityStatusProvider";
-import type { ProviderOutputs } from "../../resources/providerInputs";
+import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
+import type { ProviderOutputs } from "../../resources/provider/providerInputs";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
 import { buildClusterDocument, buildServiceProviderClusterDocument, documentIdFor, serviceProviderClusterResourceIdFor } from "../../sandbox/documentBuilders";
 

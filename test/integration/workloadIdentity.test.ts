@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCredentials } from "../../resources/azure/credentials";
-import { readSettings } from "../../resources/settings";
+import { readSettings } from "../../resources/core/settings";
 
 const federatedToken = "federated-assertion-that-must-not-leak";
 let listener: Server;

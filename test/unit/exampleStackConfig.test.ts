@@ -7,8 +7,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseClusterList } from "../../program/fleet";
-import { checkInputs } from "../../resources/providerInputs";
-import { projectName, readSettings, snapshotStackConfig } from "../../resources/settings";
+import { checkInputs } from "../../resources/provider/providerInputs";
+import { projectName, readSettings, snapshotStackConfig } from "../../resources/core/settings";
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const yaml = require("js-yaml") as { load(text: string): unknown };

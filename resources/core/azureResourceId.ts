@@ -1,0 +1,152 @@
+/**
+ * Pure parsing and normalisation of the Azure resource IDs this hook handles.
+ *
+ * Mirrors the behaviour of the Azure SDK parser that the upstream controller relies on
+ * (upstream-behaviour.md §1.4): the segment names `subscriptions`, `resourceGroups` and `providers`
+ * match case-insensitively and are printed back in their canonical casing; every other segment
+ * keeps the casing it was given. Keys and comparisons use the fully lowercased canonical form.
+ *
+ * Imports nothing: this module is serialized into the provider closure by value.
+ */
+
+/** Namespace and type of an HCP OpenShift cluster. */
+export const clusterResourceType = "Microsoft.RedHatOpenShift/hcpOpenShiftClusters";
+/** Resource type of the ServiceProviderCluster child resource (the document this hook writes). */
+export const serviceProviderClusterResourceType =
+  "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/serviceProviderClusters";
+/** Resource type of a user-assigned managed identity. */
+export const userAssignedIdentityResourceType = "Microsoft.ManagedIdentity/userAssignedIdentities";
+
+/** A GUID in its 8-4-4-4-12 hexadecimal form, any case. */
+export const guidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// ARM resource group names: 1-90 characters of letters, digits, underscores, parentheses, hyphens,
+// periods (not ending in a period) and Unicode letters/digits.
+const resourceGroupPattern = /^[-\w._()\p{L}\p{N}]{1,90}$/u;
+// Resource names: no slashes, no control characters, no surrounding whitespace.
+const resourceNamePattern = /^[^/\\?#%\s\p{Cc}][^/\\?#%\p{Cc}]{0,258}$/u;
+
+/** A resource ID split into the parts this hook needs. */
+export interface ParsedResourceId {
+  /** Canonical string: canonical segment names, every other segment as given. */
+  readonly canonical: string;
+  /** Fully lowercased canonical string: the key used for maps, ids and comparisons. */
+  readonly key: string;
+  readonly subscriptionId: string;
+  readonly resourceGroupName: string;
+  /** `<namespace>/<type>[/<childType>…]` as given. */
+  readonly resourceType: string;
+  /** Name of the last segment. */
+  readonly name: string;
+}
+
+/** The outcome of a parse: the parsed ID, or a sentence saying what is wrong. */
+export type ResourceIdParseResult =
+  | { readonly ok: true; readonly resourceId: ParsedResourceId }
+  | { readonly ok: false; readonly reason: string };
+
+/**
+ * Parses `/subscriptions/<guid>/resourceGroups/<rg>/providers/<ns>/<type>/<name>[/<type>/<name>…]`.
+ * Leading and trailing whitespace is refused rather than trimmed, so the caller decides.
+ */
+export function parseResourceId(value: unknown): ResourceIdParseResult {
+  if (typeof value !== "string") {
+    return { ok: false, reason: `must be a string, got ${describeType(value)}` };
+  }
+  if (value.length === 0) {
+    return { ok: false, reason: "must not be empty" };
+  }
+  if (value.trim() !== value) {
+    return { ok: false, reason: "must not have leading or trailing whitespace" };
+  }
+  if (value.length > 1024) {
+    return { ok: false, reason: `is ${value.length} characters long; an ARM ID has at most 1024` };
+  }
+  if (!value.startsWith("/")) {
+    return { ok: false, reason: "must start with '/subscriptions/'" };
+  }
+  const segments = value.slice(1).split("/");
+  if (segments.some((segment) => segment.length === 0)) {
+    return { ok: false, reason: "has an empty segment (double or trailing '/')" };
+  }
+  if (segments[0].toLowerCase() !== "subscriptions" || segments.length < 2) {
+    return { ok: false, reason: "must start with '/subscriptions/<subscription ID>'" };
+  }
+  const subscriptionId = segments[1];
+  if (!guidPattern.test(subscriptionId)) {
+    return { ok: false, reason: `has subscription '${subscriptionId}', which is not a GUID` };
+  }
+  if (segments.length < 4 || segments[2].toLowerCase() !== "resourcegroups") {
+    return { ok: false, reason: "must continue with '/resourceGroups/<name>' after the subscription" };
+  }
+  const resourceGroupName = segments[3];
+  if (!resourceGroupPattern.test(resourceGroupName) || resourceGroupName.endsWith(".")) {
+    return { ok: false, reason: `has resource group '${resourceGroupName}', which is not a valid name` };
+  }
+  if (segments.length < 5 || segments[4].toLowerCase() !== "providers") {
+    return { ok: false, reason: "must continue with '/providers/<namespace>/<type>/<name>'" };
+  }
+  const providerSegments = segments.slice(5);
+  if (providerSegments.length < 3 || providerSegments.length % 2 === 0) {
+    return { ok: false, reason: "must name a resource as '/providers/<namespace>/<type>/<name>[/<type>/<name>…]'" };
+  }
+  const [namespace, ...typeAndNames] = providerSegments;
+  const types: string[] = [];
+  for (let index = 0; index < typeAndNames.length; index += 2) {
+    types.push(typeAndNames[index]);
+    const name = typeAndNames[index + 1];
+    if (!resourceNamePattern.test(name) || name.trim() !== name) {
+      return { ok: false, reason: `has resource name '${name}', which is not a valid name` };
+    }
+  }
+  const canonical = [
+    "",
+    "subscriptions",
+    subscriptionId,
+    "resourceGroups",
+    resourceGroupName,
+    "providers",
+    ...providerSegments,
+  ].join("/");
+  return {
+    ok: true,
+    resourceId: {
+      canonical,
+      key: canonical.toLowerCase(),
+      subscriptionId,
+      resourceGroupName,
+      resourceType: [namespace, ...types].join("/"),
+      name: typeAndNames[typeAndNames.length - 1],
+    },
+  };
+}
+
+/** Parses and additionally requires the given resource type (compared case-insensitively). */
+export function parseResourceIdOfType(value: unknown, expectedType: string): ResourceIdParseResult {
+  const result = parseResourceId(value);
+  if (!result.ok) {
+    return result;
+  }
+  if (result.resourceId.resourceType.toLowerCase() !== expectedType.toLowerCase()) {
+    return {
+      ok: false,
+      reason: `must be a ${expectedType} ID, but names a ${result.resourceId.resourceType}`,
+    };
+  }
+  return result;
+}
+
+/** ARM ID of the ServiceProviderCluster singleton of a cluster. */
+export function serviceProviderClusterIdFor(cluster: ParsedResourceId): string {
+  return `${cluster.canonical}/serviceProviderClusters/default`;
+}
+
+/** A short description of a value's type for error messages (never the value itself). */
+export function describeType(value: unknown): string {
+  if (value === null) {
+    return "null";
+  }
+  if (Array.isArray(value)) {
+    return "an array";
+  }
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}

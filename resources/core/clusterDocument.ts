@@ -1,0 +1,69 @@
+/**
+ * Reads what the hook needs from an HCPOpenShiftCluster document (upstream-behaviour.md §1.3).
+ * Read only: this hook never writes the cluster document. Pure.
+ */
+import { describeType } from "./azureResourceId";
+import type { JsonObject, JsonValue } from "./json";
+import { isJsonObject } from "./json";
+
+const userAssignedIdentitiesPath =
+  "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities";
+
+/** The fields of a cluster document this hook reads. */
+export interface ClusterDocumentView {
+  /** `properties.id`, when present. */
+  readonly clusterResourceId: string | undefined;
+  /** `…userAssignedIdentities.dataPlaneOperators` (operator → identity ID); empty when absent. */
+  readonly dataPlaneOperators: Readonly<Record<string, JsonValue>>;
+  /** `…userAssignedIdentities.serviceManagedIdentity`, when set. */
+  readonly serviceManagedIdentity: string | undefined;
+  /** `properties.serviceProviderProperties.deletionTimestamp`, when set. */
+  readonly deletionTimestamp: string | undefined;
+  /** Problems with the document's shape, each naming the field. */
+  readonly problems: readonly string[];
+}
+
+/** The JSON path of the desired set in the cluster document, for messages. */
+export const dataPlaneOperatorsPath = `${userAssignedIdentitiesPath}.dataPlaneOperators`;
+
+/** Extracts the view; tolerates the omissions upstream tolerates, reports wrong types. */
+export function readClusterDocument(document: JsonObject): ClusterDocumentView {
+  const problems: string[] = [];
+  const properties = isJsonObject(document.properties) ? document.properties : undefined;
+  if (properties === undefined) {
+    problems.push(`properties is ${describeType(document.properties)}, expected an object`);
+  }
+  const identities = walk(properties, ["customerProperties", "platform", "operatorsAuthentication", "userAssignedIdentities"]);
+  let dataPlaneOperators: Record<string, JsonValue> = {};
+  const rawOperators = isJsonObject(identities) ? identities.dataPlaneOperators : undefined;
+  if (isJsonObject(rawOperators)) {
+    dataPlaneOperators = rawOperators;
+  } else if (rawOperators !== undefined && rawOperators !== null) {
+    problems.push(`${dataPlaneOperatorsPath} is ${describeType(rawOperators)}, expected an object`);
+  }
+  const rawServiceManagedIdentity = isJsonObject(identities) ? identities.serviceManagedIdentity : undefined;
+  if (rawServiceManagedIdentity !== undefined && rawServiceManagedIdentity !== null && typeof rawServiceManagedIdentity !== "string") {
+    problems.push(`${userAssignedIdentitiesPath}.serviceManagedIdentity is ${describeType(rawServiceManagedIdentity)}, expected a string`);
+  }
+  const serviceProviderProperties = walk(properties, ["serviceProviderProperties"]);
+  const rawDeletion = isJsonObject(serviceProviderProperties) ? serviceProviderProperties.deletionTimestamp : undefined;
+  return {
+    clusterResourceId: typeof properties?.id === "string" ? properties.id : undefined,
+    dataPlaneOperators,
+    serviceManagedIdentity:
+      typeof rawServiceManagedIdentity === "string" && rawServiceManagedIdentity.length > 0 ? rawServiceManagedIdentity : undefined,
+    deletionTimestamp: typeof rawDeletion === "string" && rawDeletion.length > 0 ? rawDeletion : undefined,
+    problems,
+  };
+}
+
+function walk(start: JsonValue | undefined, path: readonly string[]): JsonValue | undefined {
+  let current: JsonValue | undefined = start;
+  for (const segment of path) {
+    if (!isJsonObject(current)) {
+      return undefined;
+    }
+    current = current[segment];
+  }
+  return current;
+}

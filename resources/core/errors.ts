@@ -1,0 +1,183 @@
+/**
+ * Error classes and the one place where Azure and Cosmos errors are classified. No SDK imports:
+ * guards read `name`, `code` and `statusCode`, so this module serializes by value.
+ */
+import type { LookupErrorDetails } from "./identityStatus";
+import { shortMessage } from "./identityStatus";
+
+/** One identity whose lookup failed with something other than ResourceNotFound. */
+export interface IdentityLookupFailure {
+  readonly resourceId: string;
+  readonly error: LookupErrorDetails;
+}
+
+/**
+ * Thrown after the status was persisted when one or more identity lookups failed. The message
+ * names each identity, its Azure error code and HTTP status, so it stands alone in the engine's
+ * output.
+ */
+export class UserAssignedIdentityReadError extends Error {
+  readonly failures: readonly IdentityLookupFailure[];
+  readonly documentId: string;
+
+  constructor(options: { documentId: string; failures: readonly IdentityLookupFailure[]; persisted: boolean; total?: number }) {
+    const lines = options.failures.map(
+      (failure) =>
+        `  - ${failure.resourceId}: ${failure.error.code}` +
+        `${failure.error.statusCode === undefined ? "" : ` (HTTP ${failure.error.statusCode})`}: ${failure.error.message}`,
+    );
+    const outcome = !options.persisted
+      ? "nothing was written"
+      : options.failures.length === options.total
+        ? "every entry was cleared and carries a retrievalError"
+        : "the other identities were persisted; the failed entries were cleared and carry a retrievalError";
+    const message =
+      `failed to read ${options.failures.length} data plane operator managed identit${options.failures.length === 1 ? "y" : "ies"} ` +
+      `for ServiceProviderCluster document ${options.documentId} (${outcome}):\n${lines.join("\n")}`;
+    super(message);
+    completeError(this, "UserAssignedIdentityReadError", message, undefined);
+    this.failures = options.failures;
+    this.documentId = options.documentId;
+  }
+}
+
+/** Thrown when a Cosmos document (the ServiceProviderCluster or the HCPOpenShiftCluster one) cannot be read, waited for or written as required. */
+export class CosmosDocumentError extends Error {
+  readonly documentId: string;
+  readonly statusCode: number | undefined;
+
+  constructor(options: { documentId: string; message: string; statusCode?: number; cause?: unknown }) {
+    super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
+    completeError(this, "CosmosDocumentError", options.message, options.cause);
+    this.documentId = options.documentId;
+    this.statusCode = options.statusCode;
+  }
+}
+
+/**
+ * Finishes an instance of one of our Error subclasses so it survives Pulumi's closure serializer.
+ * The serializer turns a class into a plain function: field initialisers (such as a `name = …`
+ * field) are dropped, `super(message)` becomes `Error.call(this, message)`, which leaves `this`
+ * untouched, and the prototype no longer inherits from `Error.prototype`. A provider revived from
+ * `__provider` text would then throw errors without message or name ("error: undefined" in the
+ * engine) that the guards below do not recognise. Everything is set explicitly here; for the
+ * class as tsc compiles it this only sets `name` (non-enumerable, like Error's own).
+ */
+export function completeError(error: Error, name: string, message: string, cause: unknown): void {
+  const prototype: unknown = Object.getPrototypeOf(error);
+  if (!((error as unknown) instanceof Error) && typeof prototype === "object" && prototype !== null && prototype !== Object.prototype) {
+    Object.setPrototypeOf(prototype, Error.prototype);
+  }
+  const define = (key: string, value: unknown): void => {
+    Object.defineProperty(error, key, { value, writable: true, configurable: true, enumerable: false });
+  };
+  define("name", name);
+  if (error.message !== message) define("message", message);
+  if (cause !== undefined && !Object.prototype.hasOwnProperty.call(error, "cause")) define("cause", cause);
+  if (typeof error.stack !== "string") Error.captureStackTrace(error);
+}
+
+/** Guard by name, so errors revived from another module instance still match. */
+export function isUserAssignedIdentityReadError(error: unknown): error is UserAssignedIdentityReadError {
+  return error instanceof Error && error.name === "UserAssignedIdentityReadError";
+}
+
+/** Guard by name. */
+export function isCosmosDocumentError(error: unknown): error is CosmosDocumentError {
+  return error instanceof Error && error.name === "CosmosDocumentError";
+}
+
+interface ErrorLike {
+  readonly name?: unknown;
+  readonly code?: unknown;
+  readonly statusCode?: unknown;
+  readonly message?: unknown;
+  readonly body?: unknown;
+}
+
+function asErrorLike(error: unknown): ErrorLike {
+  return typeof error === "object" && error !== null ? (error as ErrorLike) : { message: String(error) };
+}
+
+/**
+ * Classifies an error from an identity lookup. ARM answers a missing identity with 404 and code
+ * `ResourceNotFound`; a 404 with another code (e.g. `ResourceGroupNotFound`) is treated the same
+ * way, since the identity does not exist either. Everything else is a failure.
+ */
+export function classifyLookupError(error: unknown): { readonly notFound: boolean; readonly details: LookupErrorDetails } {
+  const like = asErrorLike(error);
+  const name = typeof like.name === "string" ? like.name : "Error";
+  const statusCode = typeof like.statusCode === "number" ? like.statusCode : undefined;
+  const rawMessage = typeof like.message === "string" ? like.message : String(error);
+  let code: string;
+  if (name === "AbortError" || name === "TimeoutError") {
+    code = "Timeout";
+  } else if (name === "CredentialUnavailableError" || name === "AuthenticationError" || name === "AggregateAuthenticationError") {
+    code = "CredentialUnavailable";
+  } else if (typeof like.code === "string" && like.code.length > 0) {
+    code = like.code === "REQUEST_SEND_ERROR" ? "ConnectionFailed" : like.code;
+  } else {
+    code = statusCode === undefined ? name : `HTTP${statusCode}`;
+  }
+  const message =
+    code === "Timeout" ? "the lookup did not complete within the configured lookup timeout" : shortMessage(rawMessage) || name;
+  const notFound = code === "ResourceNotFound" || statusCode === 404;
+  return { notFound, details: statusCode === undefined ? { code, message } : { code, statusCode, message } };
+}
+
+/** HTTP status of a Cosmos error (`ErrorResponse.code` is numeric), or undefined. */
+export function cosmosStatusCode(error: unknown): number | undefined {
+  const like = asErrorLike(error);
+  if (typeof like.code === "number") {
+    return like.code;
+  }
+  return typeof like.statusCode === "number" ? like.statusCode : undefined;
+}
+
+/** A one-line, secret-free description of a Cosmos error for messages. */
+export function describeCosmosError(error: unknown): string {
+  const like = asErrorLike(error);
+  const status = cosmosStatusCode(error);
+  const body = like.body;
+  let code: string | undefined;
+  let message = typeof like.message === "string" ? like.message : String(error);
+  if (typeof body === "object" && body !== null) {
+    const bodyRecord = body as { code?: unknown; message?: unknown };
+    if (typeof bodyRecord.code === "string") code = bodyRecord.code;
+    if (typeof bodyRecord.message === "string") message = bodyRecord.message;
+  }
+  if (code === undefined && typeof like.code === "string") {
+    code = like.code;
+  }
+  // Cosmos messages carry JSON fragments and activity IDs on later lines; keep the first sentence.
+  const text = shortMessage(message.replace(/^Message:\s*/i, "").replace(/^\{"Errors":\["?/, "")).slice(0, 300);
+  return `${code ?? "CosmosError"}${status === undefined ? "" : ` (HTTP ${status})`}: ${text}`;
+}
+
+/**
+ * The wait a failed ARM response asks for, in milliseconds: `retry-after-ms`,
+ * `x-ms-retry-after-ms`, or `retry-after` (seconds or an HTTP date). Undefined when it asks none.
+ */
+export function retryAfterInMs(error: unknown): number | undefined {
+  const response = (error as { response?: { headers?: { get?: (name: string) => string | undefined } } } | undefined)?.response;
+  const get = response?.headers?.get?.bind(response.headers);
+  if (get === undefined) {
+    return undefined;
+  }
+  for (const name of ["retry-after-ms", "x-ms-retry-after-ms"]) {
+    const milliseconds = Number(get(name));
+    if (get(name) !== undefined && Number.isFinite(milliseconds) && milliseconds >= 0) {
+      return milliseconds;
+    }
+  }
+  const retryAfter = get("retry-after");
+  if (retryAfter === undefined) {
+    return undefined;
+  }
+  const seconds = Number(retryAfter);
+  if (retryAfter.trim() !== "" && Number.isFinite(seconds) && seconds >= 0) {
+    return seconds * 1000;
+  }
+  const date = Date.parse(retryAfter);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}

@@ -1,0 +1,265 @@
+/**
+ * The pure core: every decision of a sync pass, from plain values.
+ *
+ * Nothing here performs I/O or reads the clock; time and randomness are arguments. Imports only
+ * other pure modules, because the provider closure serializes this module by value.
+ */
+import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
+import type {
+  DataPlaneOperatorsManagedIdentities,
+  DataPlaneOperatorManagedIdentityEntry,
+} from "./serviceProviderClusterDocument";
+
+/** Upstream `maxRetrievalErrorLength`: the cap on a persisted retrievalError, in code points. */
+export const maxRetrievalErrorLength = 1024;
+/** Upstream recheck interval (12 h). */
+export const recheckIntervalInMs = 12 * 60 * 60 * 1000;
+/** Upstream jitter factor: the recheck lands uniformly in [12 h, 18 h). */
+export const recheckJitterFactor = 0.5;
+/** Longest service message kept in a retrievalError before the overall cap. */
+const maxServiceMessageLength = 400;
+
+/** One desired identity: its lowercase key and the canonical ID as the user spelled it. */
+export interface DesiredIdentity {
+  readonly key: string;
+  readonly resourceId: string;
+}
+
+/** A per-field problem with the desired set, in the shape of a Pulumi check failure. */
+export interface DesiredSetFailure {
+  readonly property: string;
+  readonly reason: string;
+}
+
+/**
+ * Builds the desired set from an operator → identity ID map: validated, deduplicated
+ * case-insensitively, sorted by key. When two operators name one identity in different casing,
+ * the spelling of the operator that sorts first is kept.
+ */
+export function desiredIdentitySet(
+  dataPlaneOperators: Readonly<Record<string, unknown>>,
+  propertyPrefix = "dataPlaneOperators",
+): { readonly identities: readonly DesiredIdentity[]; readonly failures: readonly DesiredSetFailure[] } {
+  const byKey = new Map<string, DesiredIdentity>();
+  const failures: DesiredSetFailure[] = [];
+  for (const operatorName of Object.keys(dataPlaneOperators).sort()) {
+    const property = `${propertyPrefix}.${operatorName}`;
+    if (operatorName.trim().length === 0) {
+      failures.push({ property, reason: "operator name must not be empty or whitespace" });
+      continue;
+    }
+    const value = dataPlaneOperators[operatorName];
+    if (value === null || value === undefined) {
+      failures.push({ property, reason: "identity resource ID is missing (null)" });
+      continue;
+    }
+    const parsed = parseResourceIdOfType(value, userAssignedIdentityResourceType);
+    if (!parsed.ok) {
+      failures.push({ property, reason: `identity resource ID ${parsed.reason}` });
+      continue;
+    }
+    if (!byKey.has(parsed.resourceId.key)) {
+      byKey.set(parsed.resourceId.key, { key: parsed.resourceId.key, resourceId: parsed.resourceId.canonical });
+    }
+  }
+  const identities = [...byKey.values()].sort((left, right) => compareStrings(left.key, right.key));
+  return { identities, failures };
+}
+
+/** What one identity lookup produced. */
+export type IdentityLookupOutcome =
+  | { readonly kind: "resolved"; readonly clientId: string | null; readonly principalId: string | null }
+  | { readonly kind: "notFound"; readonly error: LookupErrorDetails }
+  | { readonly kind: "failed"; readonly error: LookupErrorDetails };
+
+/** The normalised facts of a failed lookup (never a raw SDK dump). */
+export interface LookupErrorDetails {
+  /** Azure error code, e.g. `ResourceNotFound`, `AuthorizationFailed`; a local code otherwise. */
+  readonly code: string;
+  /** HTTP status when a response arrived. */
+  readonly statusCode?: number;
+  /** Short human text: first line of the service message, whitespace folded. */
+  readonly message: string;
+}
+
+/** Builds the persisted entry for one identity from its lookup outcome. Errors never keep IDs. */
+export function entryFor(identity: DesiredIdentity, outcome: IdentityLookupOutcome): DataPlaneOperatorManagedIdentityEntry {
+  if (outcome.kind === "resolved") {
+    const entry: { -readonly [K in keyof DataPlaneOperatorManagedIdentityEntry]: DataPlaneOperatorManagedIdentityEntry[K] } = {
+      resourceID: identity.resourceId,
+    };
+    // Upstream stores the values as Azure returned them: null stays absent, "" stays "".
+    if (outcome.clientId !== null) {
+      entry.clientId = outcome.clientId;
+    }
+    if (outcome.principalId !== null) {
+      entry.principalId = outcome.principalId;
+    }
+    return entry;
+  }
+  return { resourceID: identity.resourceId, retrievalError: formatRetrievalError(outcome.error) };
+}
+
+/**
+ * Formats a retrievalError: `<code> (HTTP <status>): <message>`, one line, secrets redacted,
+ * capped at {@link maxRetrievalErrorLength} code points.
+ */
+export function formatRetrievalError(error: LookupErrorDetails): string {
+  const status = error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`;
+  const message = truncateCodePoints(shortMessage(error.message), maxServiceMessageLength);
+  return truncateCodePoints(`${error.code}${status}: ${message}`, maxRetrievalErrorLength);
+}
+
+/** First line of a message, whitespace folded, bearer tokens, signatures and keys redacted. */
+export function shortMessage(message: string): string {
+  const firstLine = message.split(/\r?\n/).find((line) => line.trim().length > 0) ?? "";
+  return redactSecrets(firstLine.replace(/\s+/g, " ").trim());
+}
+
+/** Replaces credential-looking material with `[redacted]`. Used on every text that leaves the hook. */
+export function redactSecrets(text: string): string {
+  return text
+    .replace(/(bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, "$1[redacted]")
+    .replace(/((?:sig|signature|accountkey|access_token|client_secret|key)\s*[=:]\s*)[^\s&;,"']+/gi, "$1[redacted]")
+    .replace(/eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*/g, "[redacted-jwt]");
+}
+
+/** Keeps the first `maximum` Unicode code points; never splits a surrogate pair. */
+export function truncateCodePoints(text: string, maximum: number): string {
+  let count = 0;
+  let index = 0;
+  while (index < text.length) {
+    if (count === maximum) {
+      return text.slice(0, index);
+    }
+    const codePoint = text.codePointAt(index) as number;
+    index += codePoint > 0xffff ? 2 : 1;
+    count += 1;
+  }
+  return text;
+}
+
+/** RFC 3339 in UTC, truncated to whole seconds, as Go's metav1.Time writes it. */
+export function formatTimestamp(instant: Date): string {
+  return `${instant.toISOString().slice(0, 19)}Z`;
+}
+
+/** Parses an RFC 3339 timestamp; undefined when absent or unparseable. */
+export function parseTimestamp(value: unknown): Date | undefined {
+  if (typeof value !== "string" || value.length === 0) {
+    return undefined;
+  }
+  const instant = new Date(value);
+  return Number.isNaN(instant.getTime()) ? undefined : instant;
+}
+
+/** `now + 12 h + random × 0.5 × 12 h`, whole seconds. `random` returns a value in [0, 1). */
+export function nextRecheckTime(now: Date, random: () => number): string {
+  const jitter = Math.min(Math.max(random(), 0), 0.999999) * recheckJitterFactor * recheckIntervalInMs;
+  return formatTimestamp(new Date(now.getTime() + recheckIntervalInMs + jitter));
+}
+
+/** Why a pass has work to do, or undefined when upstream's gate says skip. */
+export type WorkReason = "desiredSetChanged" | "neverChecked" | "recheckDue" | "entryHasError";
+
+/**
+ * Upstream's needsWork gate, plus one improvement: an entry that carries a retrievalError is always
+ * worth another look (a customer who fixes a missing identity should not wait 12 to 18 hours).
+ */
+export function workReason(
+  desired: readonly DesiredIdentity[],
+  stored: DataPlaneOperatorsManagedIdentities,
+  now: Date,
+): WorkReason | undefined {
+  const storedIdentities = stored.identities ?? {};
+  const storedKeys = Object.keys(storedIdentities);
+  const sameKeys =
+    storedKeys.length === desired.length && desired.every((identity) => identity.key in storedIdentities);
+  if (!sameKeys) {
+    return "desiredSetChanged";
+  }
+  const recheck = parseTimestamp(stored.earliestRecheckTime);
+  if (recheck === undefined) {
+    return "neverChecked";
+  }
+  if (now.getTime() >= recheck.getTime()) {
+    return "recheckDue";
+  }
+  if (storedKeys.some((key) => typeof storedIdentities[key].retrievalError === "string")) {
+    return "entryHasError";
+  }
+  return undefined;
+}
+
+/**
+ * Semantic equality as upstream registers it: resource IDs compare case-insensitively, times by
+ * instant, a missing map equals an empty one. Entry values compare exactly.
+ */
+export function statusEquals(
+  left: DataPlaneOperatorsManagedIdentities,
+  right: DataPlaneOperatorsManagedIdentities,
+): boolean {
+  const leftTime = parseTimestamp(left.earliestRecheckTime)?.getTime();
+  const rightTime = parseTimestamp(right.earliestRecheckTime)?.getTime();
+  if (leftTime !== rightTime) {
+    return false;
+  }
+  return identitiesEqual(left.identities ?? {}, right.identities ?? {});
+}
+
+/** Entry maps equal under the same rules as {@link statusEquals}. */
+export function identitiesEqual(
+  left: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>,
+  right: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>,
+): boolean {
+  const leftKeys = Object.keys(left);
+  if (leftKeys.length !== Object.keys(right).length) {
+    return false;
+  }
+  return leftKeys.every((key) => {
+    const a = left[key];
+    const b = right[key];
+    return (
+      b !== undefined &&
+      a.resourceID.toLowerCase() === b.resourceID.toLowerCase() &&
+      a.clientId === b.clientId &&
+      a.principalId === b.principalId &&
+      a.retrievalError === b.retrievalError
+    );
+  });
+}
+
+/** Counts of entries by outcome. */
+export interface StatusCounts {
+  readonly identityCount: number;
+  readonly resolvedCount: number;
+  readonly notFoundCount: number;
+  readonly failedCount: number;
+}
+
+/** Classifies persisted entries: resolved (no error), not found (a ResourceNotFound error), failed. */
+export function countEntries(status: DataPlaneOperatorsManagedIdentities): StatusCounts {
+  const entries = Object.values(status.identities ?? {});
+  const notFoundCount = entries.filter((entry) => isNotFoundText(entry.retrievalError)).length;
+  const failedCount = entries.filter(
+    (entry) => typeof entry.retrievalError === "string" && !isNotFoundText(entry.retrievalError),
+  ).length;
+  return {
+    identityCount: entries.length,
+    resolvedCount: entries.length - notFoundCount - failedCount,
+    notFoundCount,
+    failedCount,
+  };
+}
+
+function isNotFoundText(retrievalError: string | undefined): boolean {
+  return typeof retrievalError === "string" && /ResourceNotFound|\(HTTP 404\)/.test(retrievalError);
+}
+
+/** Code-unit order, independent of locale: deterministic across machines. */
+export function compareStrings(left: string, right: string): number {
+  if (left === right) {
+    return 0;
+  }
+  return left < right ? -1 : 1;
+}

@@ -1,0 +1,182 @@
+/**
+ * The persisted shape: the ServiceProviderCluster document's envelope and the subtree this hook
+ * owns, `properties.status.dataPlaneOperatorsManagedIdentities`, exactly as the upstream backend
+ * reads and writes it (upstream-behaviour.md §1.1–1.2). Pure: no I/O, no SDK imports.
+ *
+ * Field notes follow the upstream "Written by:" convention; docs/cosmos-data-flow.md has the table.
+ */
+import { describeType, serviceProviderClusterResourceType } from "./azureResourceId";
+import type { JsonObject, JsonValue } from "./json";
+import { isJsonObject } from "./json";
+
+/** Version of the provider outputs' shape; readers accept every earlier version. */
+export const outputsSchemaVersion = 1;
+
+/** One identity entry, keyed in the map by the lowercased identity resource ID. */
+export interface DataPlaneOperatorManagedIdentityEntry {
+  /** Identity ARM ID (note the capital `ID`, as upstream). Written by: this hook and FetchDataPlaneOperatorsManagedIdentitiesInfo. */
+  readonly resourceID: string;
+  /** As Azure returned it; absent when unknown or after any lookup error. Written by: same. */
+  readonly clientId?: string;
+  /** As Azure returned it; absent when unknown or after any lookup error. Written by: same. */
+  readonly principalId?: string;
+  /** Normalised text of the last failed lookup, at most 1024 code points; absent on success. Written by: same. */
+  readonly retrievalError?: string;
+}
+
+/** `properties.status.dataPlaneOperatorsManagedIdentities`. */
+export interface DataPlaneOperatorsManagedIdentities {
+  /** Written by: this hook and FetchDataPlaneOperatorsManagedIdentitiesInfo. */
+  readonly identities?: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>;
+  /** RFC 3339 UTC, whole seconds; set only when every lookup succeeded or was NotFound. Written by: same. */
+  readonly earliestRecheckTime?: string;
+}
+
+/** A Cosmos patch operation (the subset this hook issues). */
+export type PatchOperation =
+  | { readonly op: "set"; readonly path: string; readonly value: JsonValue }
+  | { readonly op: "remove"; readonly path: string };
+
+/**
+ * Checks that a document is a ServiceProviderCluster in the upstream layout, well enough to write
+ * into. Returns the problems, each naming the field; empty when the document is usable.
+ */
+export function serviceProviderClusterDocumentProblems(document: JsonObject): string[] {
+  const problems: string[] = [];
+  const resourceType = document.resourceType;
+  if (typeof resourceType !== "string" || resourceType.toLowerCase() !== serviceProviderClusterResourceType.toLowerCase()) {
+    problems.push(
+      `resourceType is ${typeof resourceType === "string" ? `'${resourceType}'` : describeType(resourceType)}, expected '${serviceProviderClusterResourceType}'`,
+    );
+  }
+  const properties = document.properties;
+  if (!isJsonObject(properties)) {
+    problems.push(`properties is ${describeType(properties)}, expected an object`);
+    return problems;
+  }
+  if (properties.cosmosMetadata !== undefined && !isJsonObject(properties.cosmosMetadata)) {
+    problems.push(`properties.cosmosMetadata is ${describeType(properties.cosmosMetadata)}, expected an object`);
+  }
+  if (properties.status !== undefined && properties.status !== null && !isJsonObject(properties.status)) {
+    problems.push(`properties.status is ${describeType(properties.status)}, expected an object`);
+  }
+  return problems;
+}
+
+/**
+ * Reads the owned subtree from a document, tolerating what upstream tolerates (missing subtree,
+ * null maps). Malformed parts are dropped from the result and listed in `problems`, so a later
+ * write replaces them.
+ */
+export function readStoredStatus(document: JsonObject): {
+  readonly status: DataPlaneOperatorsManagedIdentities;
+  readonly present: boolean;
+  readonly problems: readonly string[];
+} {
+  const properties = isJsonObject(document.properties) ? document.properties : {};
+  const status = isJsonObject(properties.status) ? properties.status : {};
+  const subtree = status.dataPlaneOperatorsManagedIdentities;
+  if (subtree === undefined || subtree === null) {
+    return { status: {}, present: false, problems: [] };
+  }
+  if (!isJsonObject(subtree)) {
+    return { status: {}, present: true, problems: [`the status subtree is ${describeType(subtree)}, expected an object`] };
+  }
+  const problems: string[] = [];
+  const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+  const rawIdentities = subtree.identities;
+  if (rawIdentities !== undefined && rawIdentities !== null && !isJsonObject(rawIdentities)) {
+    problems.push(`identities is ${describeType(rawIdentities)}, expected an object`);
+  }
+  for (const [key, rawEntry] of Object.entries(isJsonObject(rawIdentities) ? rawIdentities : {})) {
+    const entry = readEntry(rawEntry);
+    if (entry === undefined) {
+      problems.push(`identities['${key}'] is not a valid entry`);
+    } else if (key !== key.toLowerCase()) {
+      problems.push(`identities['${key}'] is not keyed by the lowercased resource ID`);
+    } else {
+      identities[key] = entry;
+    }
+  }
+  const rawTime = subtree.earliestRecheckTime;
+  let earliestRecheckTime: string | undefined;
+  if (typeof rawTime === "string" && !Number.isNaN(new Date(rawTime).getTime())) {
+    earliestRecheckTime = rawTime;
+  } else if (rawTime !== undefined && rawTime !== null) {
+    problems.push("earliestRecheckTime is not an RFC 3339 timestamp");
+  }
+  const result: { identities?: Record<string, DataPlaneOperatorManagedIdentityEntry>; earliestRecheckTime?: string } = {};
+  if (Object.keys(identities).length > 0) {
+    result.identities = identities;
+  }
+  if (earliestRecheckTime !== undefined) {
+    result.earliestRecheckTime = earliestRecheckTime;
+  }
+  return { status: result, present: true, problems };
+}
+
+function readEntry(value: JsonValue): DataPlaneOperatorManagedIdentityEntry | undefined {
+  if (!isJsonObject(value) || typeof value.resourceID !== "string") {
+    return undefined;
+  }
+  const entry: { -readonly [K in keyof DataPlaneOperatorManagedIdentityEntry]: DataPlaneOperatorManagedIdentityEntry[K] } = {
+    resourceID: value.resourceID,
+  };
+  for (const field of ["clientId", "principalId", "retrievalError"] as const) {
+    const fieldValue = value[field];
+    if (typeof fieldValue === "string") {
+      entry[field] = fieldValue;
+    } else if (fieldValue !== undefined && fieldValue !== null) {
+      return undefined;
+    }
+  }
+  return entry;
+}
+
+/** The subtree as JSON, in upstream's field order, omitting empty optional fields. */
+export function statusToJson(status: DataPlaneOperatorsManagedIdentities): JsonObject {
+  const json: JsonObject = {};
+  const identities = status.identities ?? {};
+  if (Object.keys(identities).length > 0) {
+    const map: JsonObject = {};
+    for (const key of Object.keys(identities).sort()) {
+      const entry = identities[key];
+      const entryJson: JsonObject = { resourceID: entry.resourceID };
+      if (entry.clientId !== undefined) entryJson.clientId = entry.clientId;
+      if (entry.principalId !== undefined) entryJson.principalId = entry.principalId;
+      if (entry.retrievalError !== undefined) entryJson.retrievalError = entry.retrievalError;
+      map[key] = entryJson;
+    }
+    json.identities = map;
+  }
+  if (status.earliestRecheckTime !== undefined) {
+    json.earliestRecheckTime = status.earliestRecheckTime;
+  }
+  return json;
+}
+
+/**
+ * The patch that writes `status` into `document` and keeps upstream's bookkeeping: instanceVersion
+ * goes up by one (a missing value counts as 1) and `cosmosMetadata.etag` records the etag the
+ * write was based on, as upstream's Replace does. Nothing else in the document is touched.
+ */
+export function statusPatchOperations(
+  document: JsonObject,
+  status: DataPlaneOperatorsManagedIdentities,
+  basedOnEtag: string,
+): PatchOperation[] {
+  const properties = isJsonObject(document.properties) ? document.properties : {};
+  const operations: PatchOperation[] = [];
+  if (isJsonObject(properties.status)) {
+    operations.push({ op: "set", path: "/properties/status/dataPlaneOperatorsManagedIdentities", value: statusToJson(status) });
+  } else {
+    operations.push({ op: "set", path: "/properties/status", value: { dataPlaneOperatorsManagedIdentities: statusToJson(status) } });
+  }
+  if (isJsonObject(properties.cosmosMetadata)) {
+    const current = properties.cosmosMetadata.instanceVersion;
+    const instanceVersion = typeof current === "number" && Number.isInteger(current) && current > 0 ? current : 1;
+    operations.push({ op: "set", path: "/properties/cosmosMetadata/instanceVersion", value: instanceVersion + 1 });
+    operations.push({ op: "set", path: "/properties/cosmosMetadata/etag", value: basedOnEtag });
+  }
+  return operations;
+}

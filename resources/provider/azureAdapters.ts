@@ -1,0 +1,117 @@
+/**
+ * One set of Azure clients per provider process: one credential (tokens cached until expiry by
+ * @azure/identity and the bearer-token policy), one keep-alive HTTPS agent, one Cosmos client and
+ * one arm-msi client per subscription, shared by every resource the process handles.
+ *
+ * SDKs are required inside functions: this module is serialized into the provider closure, and
+ * module-level SDK imports do not survive serialization (docs/design.md, "Serialization").
+ * Clients live on `globalThis`, not in module variables, because the provider host revives the
+ * closure text rather than this module.
+ */
+/* eslint-disable @typescript-eslint/no-require-imports */
+import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
+import type { Agent } from "node:https";
+import { createConcurrencyLimiter } from "../sync/concurrencyLimiter";
+import type { ConcurrencyLimiter } from "../sync/concurrencyLimiter";
+import type { Settings } from "../core/settings";
+import { createCredentials } from "../azure/credentials";
+import { sharedTokenCredential } from "../azure/sharedTokenCredential";
+import type { DocumentStore } from "../cosmos/documentStore";
+import { createDocumentStore } from "../cosmos/documentStore";
+import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
+import { createUserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
+
+/** The adapters a provider process uses. */
+export interface AzureAdapters {
+  readonly documentStore: DocumentStore;
+  readonly userAssignedIdentityReader: UserAssignedIdentityReader;
+  /** Process-wide: the lookup concurrency holds across every resource the process handles. */
+  readonly limiter: ConcurrencyLimiter;
+}
+
+// A string key: symbols do not survive closure serialization.
+const cacheKey = "__aroHcpIdentityStatusAzureAdapters";
+const userAgentPrefix = "aro-hcp-identity-status";
+
+/** The process's adapters for these settings, built on first use. */
+export function sharedAzureAdapters(settings: Settings): AzureAdapters {
+  const registry = globalThis as unknown as Record<string, Map<string, AzureAdapters> | undefined>;
+  const cache = registry[cacheKey] ?? new Map<string, AzureAdapters>();
+  registry[cacheKey] = cache;
+  const fingerprint = settingsFingerprint(settings);
+  let adapters = cache.get(fingerprint);
+  if (adapters === undefined) {
+    adapters = buildAdapters(settings);
+    cache.set(fingerprint, adapters);
+  }
+  return adapters;
+}
+
+function settingsFingerprint(settings: Settings): string {
+  const crypto = require("node:crypto") as typeof import("node:crypto");
+  // Hash, so the Cosmos key never sits in a map key or a heap snapshot string.
+  return crypto.createHash("sha256").update(JSON.stringify(settings)).digest("hex");
+}
+
+function buildAdapters(settings: Settings): AzureAdapters {
+  const https = require("node:https") as typeof import("node:https");
+  const tls = require("node:tls") as typeof import("node:tls");
+  const fs = require("node:fs") as typeof import("node:fs");
+  const agentOptions: import("node:https").AgentOptions = { keepAlive: true, maxSockets: Math.max(16, settings.lookupConcurrency * 2) };
+  if (settings.tlsCaFile !== undefined) {
+    // Trust the extra CA for these clients only; the system roots stay trusted for real Azure.
+    // One secure context, built once: an agent `ca` option is parsed again for every new
+    // connection, and https.Agent#getName concatenates it (~200 KB with the system roots) into
+    // the pool key of every request, which cost the provider host 0.6 s of CPU per 1000 requests.
+    agentOptions.secureContext = tls.createSecureContext({ ca: [...tls.rootCertificates, readCertificateFile(fs, settings.tlsCaFile)] });
+  }
+  const agent: Agent = new https.Agent(agentOptions);
+  // core-rest-pipeline's request logging (AZURE_LOG_LEVEL=info) serializes the request with its
+  // agent, whose open sockets hold raw request headers, bearer tokens included; log a name instead.
+  Object.defineProperty(agent, "toJSON", { value: () => "[https.Agent]", enumerable: false });
+  // One token request per scope per process, whichever client asks first (sharedTokenCredential.ts).
+  const credentials = createCredentials(settings);
+  const armCredential = sharedTokenCredential(credentials.arm);
+  const cosmosCredential = sharedTokenCredential(credentials.cosmos);
+  const clients = new Map<string, ManagedServiceIdentityClient>();
+  const clientFor = (subscriptionId: string): ManagedServiceIdentityClient => {
+    let client = clients.get(subscriptionId);
+    if (client === undefined) {
+      const { ManagedServiceIdentityClient: Client } = require("@azure/arm-msi") as typeof import("@azure/arm-msi");
+      client = new Client(armCredential, subscriptionId, {
+        endpoint: settings.armEndpoint,
+        credentialScopes: [settings.armScope],
+        agent,
+        userAgentOptions: { userAgentPrefix },
+        // lookUpIdentity.ts retries, releasing its concurrency slot while it waits.
+        retryOptions: { maxRetries: 0 },
+      });
+      clients.set(subscriptionId, client);
+    }
+    return client;
+  };
+  const { CosmosClient } = require("@azure/cosmos") as typeof import("@azure/cosmos");
+  const cosmosClient = new CosmosClient({
+    endpoint: settings.cosmosEndpoint,
+    ...(settings.cosmosKey === undefined ? { aadCredentials: cosmosCredential } : { key: settings.cosmosKey }),
+    agent,
+    userAgentSuffix: userAgentPrefix,
+  });
+  const container = cosmosClient.database(settings.cosmosDatabase).container(settings.cosmosContainer);
+  return {
+    documentStore: createDocumentStore(container),
+    userAssignedIdentityReader: createUserAssignedIdentityReader(clientFor),
+    limiter: createConcurrencyLimiter(settings.lookupConcurrency),
+  };
+}
+
+/** Reads the extra CA bundle; a failure names the setting, not only the file system error. */
+function readCertificateFile(fs: typeof import("node:fs"), path: string): string {
+  try {
+    return fs.readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const reason = code === "ENOENT" ? "does not exist" : `cannot be read (${String(code ?? error)})`;
+    throw new Error(`'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) names ${path}, which ${reason}; expected a PEM bundle of extra CA certificates`);
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * The dynamic provider: thin methods over the sync pass, refresh and clear.
+ *
+ * Runs inside the provider host, loaded by providerLoader.ts (the only object serialized into
+ * state). It still keeps SDK loads inside functions and reads settings from `configure` or the
+ * environment at call time, so it can also be serialized whole. The factory is the seam for tests.
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import type { ParsedResourceId } from "../core/azureResourceId";
+import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
+import type { AzureAdapters } from "./azureAdapters";
+import { sharedAzureAdapters } from "./azureAdapters";
+import { readClusterDocument } from "../core/clusterDocument";
+import { isCosmosDocumentError, isUserAssignedIdentityReadError } from "../core/errors";
+import type { DesiredIdentity } from "../core/identityStatus";
+import { countEntries, desiredIdentitySet, workReason } from "../core/identityStatus";
+import type { ProviderInputs, ProviderOutputs } from "./providerInputs";
+import { checkInputs, containsUnknown, isCurrentOutputs } from "./providerInputs";
+import { clearManagedIdentityStatus, refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStatus";
+import type { ConfigSource } from "../core/settings";
+import { readSettings, snapshotStackConfig } from "../core/settings";
+import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
+import { outputsSchemaVersion, statusToJson } from "../core/serviceProviderClusterDocument";
+import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
+import type { SyncResult } from "../sync/syncManagedIdentityStatus";
+import { locate } from "../core/documentLocation";
+import { readLive } from "../sync/documentReads";
+import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
+
+/** Test seams. Production passes nothing. */
+export interface ProviderOverrides {
+  readonly adapters?: AzureAdapters;
+  readonly now?: () => Date;
+  readonly random?: () => number;
+  readonly sleep?: (durationInMs: number) => Promise<void>;
+  readonly options?: Partial<SyncOptions>;
+  /** Settings source used instead of `configure` and the environment. */
+  readonly config?: ConfigSource;
+}
+
+type Inputs = ProviderInputs & { readonly __provider?: string };
+type Outputs = ProviderOutputs & { readonly __provider?: string };
+
+/** Builds a provider. See the module comment. */
+export function createManagedIdentityStatusProvider(
+  overrides: ProviderOverrides = {},
+): pulumi.dynamic.ResourceProvider<Inputs, Outputs> {
+  // Filled by `configure` inside the provider host; empty whenever the provider is serialized.
+  const configured: { snapshot?: Record<string, string | undefined> } = {};
+
+  const dependencies = (): SyncDependencies => {
+    const snapshot = configured.snapshot;
+    const config: ConfigSource | undefined = overrides.config ?? (snapshot === undefined ? undefined : { get: (key) => snapshot[key] });
+    const needsSettings = overrides.adapters === undefined || overrides.options === undefined;
+    const settings = needsSettings ? readSettings(config, process.env) : undefined;
+    const defaults: SyncOptions = {
+      lookupTimeoutInMs: settings?.lookupTimeoutInMs ?? 30_000,
+      documentWaitInMs: settings?.documentWaitInMs ?? 60_000,
+      documentPollIntervalInMs: settings?.documentPollIntervalInMs ?? 1000,
+      maxWriteAttempts: settings?.maxWriteAttempts ?? 5,
+    };
+    const adapters = overrides.adapters ?? sharedAzureAdapters(settings!);
+    return {
+      ...adapters,
+      now: overrides.now ?? (() => new Date()),
+      random: overrides.random ?? Math.random,
+      sleep: overrides.sleep ?? ((durationInMs) => new Promise((resolve) => setTimeout(resolve, durationInMs))),
+      options: { ...defaults, ...overrides.options },
+    };
+  };
+
+  const reconcile = async (inputs: Inputs, force: boolean): Promise<{ id: string; outs: Outputs }> => {
+    const cluster = parseCluster(inputs.clusterResourceId);
+    const request = { cluster, desired: desiredFromInputs(inputs), force };
+    try {
+      const result = await syncManagedIdentityStatus(dependencies(), request);
+      return { id: result.documentId, outs: toOutputs(inputs, result, []) };
+    } catch (error) {
+      const partial = partialResultOf(error);
+      if (isUserAssignedIdentityReadError(error) && partial !== undefined) {
+        // The status was persisted; record it in state and fail the run ("initialization failed"),
+        // keeping __provider so a later refresh or destroy can load this provider.
+        throw Object.assign(new Error(error.message), {
+          id: partial.documentId,
+          properties: { ...toOutputs(inputs, partial, []), ...(inputs.__provider === undefined ? {} : { __provider: inputs.__provider }) },
+          reasons: [error.message],
+        });
+      }
+      throw error;
+    }
+  };
+
+  return {
+    async configure(request: pulumi.dynamic.ConfigureRequest) {
+      configured.snapshot = snapshotStackConfig(request.config);
+    },
+
+    async check(_olds: Inputs, news: Inputs) {
+      const { inputs, failures } = checkInputs(news as unknown as Record<string, unknown>);
+      return { inputs: inputs as unknown as Inputs, failures };
+    },
+
+    async diff(_id: string, olds: Outputs, news: Inputs) {
+      const oldCluster = typeof olds.clusterResourceId === "string" ? olds.clusterResourceId.toLowerCase() : undefined;
+      if (news.clusterResourceId !== undefined && !containsUnknown(news.clusterResourceId) && news.clusterResourceId.toLowerCase() !== oldCluster) {
+        // Another cluster is another document: remove our subtree from the old one first.
+        return { changes: true, replaces: ["clusterResourceId"], deleteBeforeReplace: true };
+      }
+      if (containsUnknown(news) || !isCurrentOutputs(olds as unknown as Record<string, unknown>)) {
+        return { changes: true };
+      }
+      if (
+        olds.drift.length > 0 ||
+        (news.serviceManagedIdentity !== undefined && olds.serviceManagedIdentity !== news.serviceManagedIdentity) ||
+        JSON.stringify(olds.dataPlaneOperators ?? undefined) !== JSON.stringify(news.dataPlaneOperators)
+      ) {
+        return { changes: true };
+      }
+      const known: DataPlaneOperatorsManagedIdentities = olds.status;
+      const now = (overrides.now ?? (() => new Date()))();
+      const desired = desiredFromInputs(news);
+      if (desired !== undefined) {
+        return { changes: workReason(desired, known, now) !== undefined };
+      }
+      // The desired set lives in the cluster document: one Cosmos read, no Azure call.
+      const fromCluster = await desiredFromClusterDocument(dependencies(), parseCluster(news.clusterResourceId));
+      if (fromCluster === undefined || fromCluster === "deleting") {
+        return { changes: fromCluster === undefined || olds.skippedReason !== "clusterDeleting" };
+      }
+      return { changes: olds.skippedReason !== null || workReason(fromCluster, known, now) !== undefined };
+    },
+
+    async create(inputs: Inputs) {
+      return reconcile(inputs, false);
+    },
+
+    async update(_id: string, olds: Outputs, news: Inputs) {
+      const force = !isCurrentOutputs(olds as unknown as Record<string, unknown>) || olds.drift.length > 0;
+      const { outs } = await reconcile(news, force);
+      return { outs };
+    },
+
+    async read(id: string, props?: Outputs) {
+      if (props === undefined || !isCurrentOutputs(props as unknown as Record<string, unknown>)) {
+        // Import or get: there is no state to refresh (dynamic providers cannot import).
+        return { id, props };
+      }
+      const result = await refreshManagedIdentityStatus(dependencies(), parseCluster(props.clusterResourceId), props.status);
+      if (!result.exists) {
+        // The document is gone, so is the record: the engine drops the resource from state.
+        return { id: "", props };
+      }
+      return { id, props: { ...props, ...statusOutputs(result.status), drift: [...result.drift] } };
+    },
+
+    async delete(_id: string, props: Outputs) {
+      if (typeof props.clusterResourceId !== "string") {
+        return;
+      }
+      try {
+        await clearManagedIdentityStatus(dependencies(), parseCluster(props.clusterResourceId));
+      } catch (error) {
+        if (isCosmosDocumentError(error) && error.statusCode === 404) {
+          return;
+        }
+        throw error;
+      }
+    },
+  };
+}
+
+function parseCluster(clusterResourceId: string): ParsedResourceId {
+  const parsed = parseResourceIdOfType(clusterResourceId, clusterResourceType);
+  if (!parsed.ok) {
+    throw new TypeError(`clusterResourceId ${parsed.reason}`);
+  }
+  return parsed.resourceId;
+}
+
+function desiredFromInputs(inputs: ProviderInputs): readonly DesiredIdentity[] | undefined {
+  if (inputs.dataPlaneOperators === undefined || inputs.dataPlaneOperators === null) {
+    return undefined;
+  }
+  const { identities, failures } = desiredIdentitySet(inputs.dataPlaneOperators);
+  if (failures.length > 0) {
+    throw new TypeError(failures.map((failure) => `${failure.property}: ${failure.reason}`).join("; "));
+  }
+  return identities;
+}
+
+async function desiredFromClusterDocument(
+  dependencies: SyncDependencies,
+  cluster: ParsedResourceId,
+): Promise<readonly DesiredIdentity[] | "deleting" | undefined> {
+  const location = locate(cluster);
+  const stored = await readLive(dependencies, location.partitionKey, location.clusterDocumentId, `HCPOpenShiftCluster document ${location.clusterDocumentId}`);
+  if (stored === undefined) {
+    return undefined;
+  }
+  const view = readClusterDocument(stored.document);
+  if (view.deletionTimestamp !== undefined) {
+    return "deleting";
+  }
+  const { identities, failures } = desiredIdentitySet(view.dataPlaneOperators);
+  return failures.length > 0 || view.problems.length > 0 ? undefined : identities;
+}
+
+function statusOutputs(status: DataPlaneOperatorsManagedIdentities): Pick<ProviderOutputs, "status" | "identityCount" | "resolvedCount" | "notFoundCount" | "failedCount"> {
+  return { status: statusToJson(status) as ProviderOutputs["status"], ...countEntries(status) };
+}
+
+function toOutputs(inputs: ProviderInputs, result: SyncResult, drift: readonly string[]): Outputs {
+  return {
+    schemaVersion: outputsSchemaVersion,
+    clusterResourceId: inputs.clusterResourceId,
+    dataPlaneOperators: inputs.dataPlaneOperators ?? null,
+    serviceManagedIdentity: inputs.serviceManagedIdentity ?? result.serviceManagedIdentity ?? null,
+    desiredSource: result.desiredSource,
+    documentId: result.documentId,
+    partitionKey: result.partitionKey,
+    serviceProviderClusterResourceId: result.serviceProviderClusterResourceId,
+    ...statusOutputs(result.status),
+    skippedReason: result.skippedReason ?? null,
+    drift: [...drift],
+  };
+}
+
+/**
+ * The production implementation, loaded by the serialized loader (providerLoader.ts) inside the
+ * provider host. One instance per process, shared by every resource.
+ */
+export const managedIdentityStatusImplementation = createManagedIdentityStatusProvider();

@@ -1,0 +1,72 @@
+/**
+ * Reading and waiting for the Cosmos documents of a cluster: a bounded wait for them to appear
+ * (this hook never creates them), and soft-delete handling as upstream (an envelope
+ * `deletionTimestamp` reads as absent).
+ */
+import { CosmosDocumentError, cosmosStatusCode, describeCosmosError } from "../core/errors";
+import type { DocumentLocation } from "../core/documentLocation";
+import { serviceProviderClusterDocumentProblems } from "../core/serviceProviderClusterDocument";
+import type { StoredDocument } from "../cosmos/documentStore";
+import type { SyncDependencies } from "./syncDependencies";
+
+/** What reading and writing documents needs of a pass's dependencies. */
+export type DocumentDependencies = Pick<SyncDependencies, "documentStore" | "now" | "random" | "sleep" | "options">;
+
+/** Waits for the ServiceProviderCluster document and refuses one that is not in the expected layout. */
+export async function waitForServiceProviderCluster(
+  dependencies: DocumentDependencies,
+  location: DocumentLocation,
+): Promise<StoredDocument> {
+  const stored = await waitForDocument(
+    dependencies,
+    location.partitionKey,
+    location.documentId,
+    `ServiceProviderCluster document ${location.documentId} (${location.serviceProviderClusterResourceId})`,
+  );
+  const problems = serviceProviderClusterDocumentProblems(stored.document);
+  if (problems.length > 0) {
+    throw new CosmosDocumentError({
+      documentId: location.documentId,
+      message: `document ${location.documentId} is not a ServiceProviderCluster this hook can write to; nothing was written:\n  - ${problems.join("\n  - ")}`,
+    });
+  }
+  return stored;
+}
+
+/** Reads a document, polling until it exists or the wait runs out. Never creates it. */
+export async function waitForDocument(dependencies: DocumentDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument> {
+  const deadline = dependencies.now().getTime() + dependencies.options.documentWaitInMs;
+  // Bounded by the clock and, should the clock stand still, by the number of polls.
+  const maxPolls = Math.ceil(dependencies.options.documentWaitInMs / Math.max(1, dependencies.options.documentPollIntervalInMs)) + 1;
+  for (let poll = 1; ; poll += 1) {
+    const stored = await readLive(dependencies, partitionKey, id, description);
+    if (stored !== undefined) {
+      return stored;
+    }
+    const remaining = deadline - dependencies.now().getTime();
+    if (remaining <= 0 || poll >= maxPolls) {
+      throw new CosmosDocumentError({
+        documentId: id,
+        statusCode: 404,
+        message:
+          `${description} does not exist (waited ${Math.round(dependencies.options.documentWaitInMs / 1000)} s for the resource provider to create it); ` +
+          "nothing was written. This hook never creates it: check that the cluster exists and that cosmosEndpoint/cosmosDatabase/cosmosContainer point at the right container.",
+      });
+    }
+    await dependencies.sleep(Math.min(dependencies.options.documentPollIntervalInMs, remaining));
+  }
+}
+
+/** Reads a document, treating a soft-deleted one (envelope deletionTimestamp) as absent, as upstream does. */
+export async function readLive(dependencies: DocumentDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument | undefined> {
+  let stored: StoredDocument | undefined;
+  try {
+    stored = await dependencies.documentStore.readDocument(partitionKey, id);
+  } catch (error) {
+    throw new CosmosDocumentError({ documentId: id, statusCode: cosmosStatusCode(error), message: `failed to read ${description}: ${describeCosmosError(error)}`, cause: error });
+  }
+  if (stored === undefined || typeof stored.document.deletionTimestamp === "string") {
+    return undefined;
+  }
+  return stored;
+}

@@ -1,0 +1,111 @@
+/**
+ * One identity lookup, with the retry policy this hook owns (the ARM client's own retries are
+ * off, see azure/clients.ts):
+ *
+ * - every attempt holds one slot of the process-wide limiter, and only while its request runs;
+ *   waits between attempts happen outside the limiter, so a throttled identity does not block
+ *   lookups of other identities (or other subscriptions) for the length of its Retry-After;
+ * - 429, 408, 500, 502, 503, 504 and connection failures are retried, after the service's
+ *   Retry-After (`retry-after-ms`, `x-ms-retry-after-ms` or `retry-after`) when it gives one,
+ *   else after an exponential, jittered backoff;
+ * - every attempt and every wait fits in one deadline, `lookupTimeoutInMs` from the start: a
+ *   Retry-After that would cross it ends the lookup at once with the throttling error rather than
+ *   waiting in vain;
+ * - at most {@link maxLookupAttempts} attempts.
+ */
+import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
+import { classifyLookupError, retryAfterInMs } from "../core/errors";
+import type { IdentityLookupOutcome, LookupErrorDetails } from "../core/identityStatus";
+import type { SyncDependencies } from "./syncDependencies";
+
+/** Attempts per lookup, the first included. */
+export const maxLookupAttempts = 6;
+const firstBackoffInMs = 500;
+const maxBackoffInMs = 8000;
+const retryableStatusCodes = new Set([408, 429, 500, 502, 503, 504]);
+
+type LookupDependencies = Pick<SyncDependencies, "userAssignedIdentityReader" | "limiter" | "now" | "random" | "sleep" | "options">;
+
+type AttemptResult = { readonly outcome: IdentityLookupOutcome } | { readonly retry: LookupErrorDetails; readonly delayInMs: number | undefined };
+
+/** Looks one identity up, retrying transient failures within the lookup deadline. */
+export async function lookUpIdentity(dependencies: LookupDependencies, resourceId: string): Promise<IdentityLookupOutcome> {
+  const parsed = parseResourceIdOfType(resourceId, userAssignedIdentityResourceType);
+  if (!parsed.ok) {
+    return { kind: "failed", error: { code: "InvalidResourceId", message: `identity resource ID ${parsed.reason}` } };
+  }
+  const deadline = dependencies.now().getTime() + dependencies.options.lookupTimeoutInMs;
+  let lastError: LookupErrorDetails = { code: "Timeout", message: "the lookup did not complete within the configured lookup timeout" };
+  for (let attempt = 1; attempt <= maxLookupAttempts; attempt += 1) {
+    const remaining = deadline - dependencies.now().getTime();
+    if (remaining <= 0) {
+      break;
+    }
+    const result: AttemptResult = await dependencies.limiter.run(() => attemptOnce(dependencies, parsed.resourceId, remaining));
+    if ("outcome" in result) {
+      return result.outcome;
+    }
+    lastError = result.retry;
+    const delayInMs = result.delayInMs ?? backoffInMs(attempt, dependencies.random);
+    if (attempt === maxLookupAttempts || dependencies.now().getTime() + delayInMs >= deadline) {
+      break;
+    }
+    await dependencies.sleep(delayInMs);
+  }
+  return { kind: "failed", error: lastError };
+}
+
+async function attemptOnce(
+  dependencies: LookupDependencies,
+  resourceId: Parameters<LookupDependencies["userAssignedIdentityReader"]["getUserAssignedIdentity"]>[0],
+  timeoutInMs: number,
+): Promise<AttemptResult> {
+  const abortSignal = AbortSignal.timeout(timeoutInMs);
+  try {
+    const values = await untilAborted(dependencies.userAssignedIdentityReader.getUserAssignedIdentity(resourceId, { abortSignal }), abortSignal);
+    if (values === undefined) {
+      return { outcome: { kind: "failed", error: { code: "MissingProperties", statusCode: 200, message: "Azure returned the identity without properties" } } };
+    }
+    return { outcome: { kind: "resolved", clientId: values.clientId, principalId: values.principalId } };
+  } catch (error) {
+    const classified = classifyLookupError(error);
+    if (classified.notFound) {
+      return { outcome: { kind: "notFound", error: classified.details } };
+    }
+    const retryable =
+      (classified.details.statusCode !== undefined && retryableStatusCodes.has(classified.details.statusCode)) ||
+      classified.details.code === "ConnectionFailed";
+    return retryable ? { retry: classified.details, delayInMs: retryAfterInMs(error) } : { outcome: { kind: "failed", error: classified.details } };
+  }
+}
+
+/** 0.5 s, 1 s, 2 s, … up to 8 s, each scaled by a random factor in [0.5, 1). */
+export function backoffInMs(attempt: number, random: () => number): number {
+  const base = Math.min(maxBackoffInMs, firstBackoffInMs * 2 ** (attempt - 1));
+  return Math.round(base * (0.5 + Math.min(Math.max(random(), 0), 0.999999) / 2));
+}
+
+/**
+ * Settles like `promise`, or rejects with the signal's reason once it aborts, whichever comes
+ * first, so the lookup deadline holds even when a reader (or a credential it waits on) ignores
+ * its abort signal.
+ */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,128 @@
+/**
+ * What `pulumi refresh` and `pulumi destroy` do.
+ *
+ * Refresh reads the persisted subtree and reports drift, writing nothing:
+ * - against the last known state: a deleted or malformed subtree, or entries removed, added or
+ *   changed in Cosmos by someone else;
+ * - against Azure, only for entries whose recheck is due or that carry an error (upstream's gate):
+ *   a clientId/principalId that changed, an identity that now resolves, or one that now fails.
+ * The next `pulumi up` sees the drift in state and rewrites the subtree.
+ *
+ * Destroy resets the subtree to `{}` (what the upstream backend writes for an empty status) with
+ * the same conditional write as a sync; a missing document or subtree is fine.
+ */
+import type { ParsedResourceId } from "../core/azureResourceId";
+import { parseTimestamp } from "../core/identityStatus";
+import { lookUpIdentity } from "./lookUpIdentity";
+import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
+import { readStoredStatus } from "../core/serviceProviderClusterDocument";
+import type { SyncDependencies } from "./syncDependencies";
+import { locate } from "../core/documentLocation";
+import { readLive } from "./documentReads";
+import { writeStatus } from "./statusWrite";
+
+/** The outcome of a refresh. */
+export interface RefreshResult {
+  /** False when the ServiceProviderCluster document no longer exists. */
+  readonly exists: boolean;
+  readonly status: DataPlaneOperatorsManagedIdentities;
+  readonly drift: readonly string[];
+  readonly lookups: number;
+}
+
+/** Reads the persisted status and compares it with `known` (the last state) and with Azure. */
+export async function refreshManagedIdentityStatus(
+  dependencies: SyncDependencies,
+  cluster: ParsedResourceId,
+  known: DataPlaneOperatorsManagedIdentities,
+): Promise<RefreshResult> {
+  const location = locate(cluster);
+  const stored = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
+  if (stored === undefined) {
+    return { exists: false, status: {}, drift: [`ServiceProviderCluster document ${location.documentId} no longer exists`], lookups: 0 };
+  }
+  const persisted = readStoredStatus(stored.document);
+  const drift: string[] = [];
+  const knownIdentities = known.identities ?? {};
+  if (!persisted.present && Object.keys(knownIdentities).length > 0) {
+    drift.push("the status subtree was deleted in Cosmos");
+  }
+  for (const problem of persisted.problems) {
+    drift.push(`the status subtree in Cosmos is malformed: ${problem}`);
+  }
+  const persistedIdentities = persisted.status.identities ?? {};
+  for (const key of Object.keys(knownIdentities).sort()) {
+    const before = knownIdentities[key];
+    const after = persistedIdentities[key];
+    if (after === undefined) {
+      if (persisted.present) drift.push(`identity ${key} was removed from the status in Cosmos`);
+    } else {
+      for (const field of changedFields(before, after)) {
+        drift.push(`identity ${key}: ${field} was changed in Cosmos`);
+      }
+    }
+  }
+  for (const key of Object.keys(persistedIdentities).sort()) {
+    if (!(key in knownIdentities)) {
+      drift.push(`identity ${key} was added to the status in Cosmos`);
+    }
+  }
+
+  const due = dueEntries(persisted.status, dependencies.now());
+  const azureDrift = await Promise.all(due.map(([key, entry]) => compareWithAzure(dependencies, key, entry)));
+  drift.push(...azureDrift.filter((line): line is string => line !== undefined));
+  return { exists: true, status: persisted.status, drift, lookups: due.length };
+}
+
+/** Entries worth asking Azure about: all of them once the recheck is due, else those with an error. */
+function dueEntries(status: DataPlaneOperatorsManagedIdentities, now: Date): Array<[string, DataPlaneOperatorManagedIdentityEntry]> {
+  const recheck = parseTimestamp(status.earliestRecheckTime);
+  const recheckDue = recheck === undefined || now.getTime() >= recheck.getTime();
+  return Object.entries(status.identities ?? {})
+    .filter(([, entry]) => recheckDue || entry.retrievalError !== undefined)
+    .sort(([left], [right]) => (left < right ? -1 : 1));
+}
+
+async function compareWithAzure(dependencies: SyncDependencies, key: string, entry: DataPlaneOperatorManagedIdentityEntry): Promise<string | undefined> {
+  const outcome = await lookUpIdentity(dependencies, entry.resourceID);
+  if (outcome.kind !== "resolved") {
+    if (entry.retrievalError !== undefined) {
+      return undefined;
+    }
+    const status = outcome.error.statusCode === undefined ? "" : ` (HTTP ${outcome.error.statusCode})`;
+    return outcome.error.code === "InvalidResourceId"
+      ? `identity ${key}: the stored resourceID is not a valid identity ID`
+      : `identity ${key}: lookup now fails in Azure with ${outcome.error.code}${status}`;
+  }
+  if (entry.retrievalError !== undefined) {
+    return `identity ${key}: now resolves in Azure (was: ${entry.retrievalError.split(":")[0]})`;
+  }
+  const changed = [
+    (outcome.clientId ?? undefined) !== entry.clientId ? "clientId" : undefined,
+    (outcome.principalId ?? undefined) !== entry.principalId ? "principalId" : undefined,
+  ].filter((field): field is string => field !== undefined);
+  return changed.length > 0 ? `identity ${key}: ${changed.join(" and ")} changed in Azure` : undefined;
+}
+
+function changedFields(before: DataPlaneOperatorManagedIdentityEntry, after: DataPlaneOperatorManagedIdentityEntry): string[] {
+  const fields: string[] = [];
+  if (before.resourceID.toLowerCase() !== after.resourceID.toLowerCase()) fields.push("resourceID");
+  if (before.clientId !== after.clientId) fields.push("clientId");
+  if (before.principalId !== after.principalId) fields.push("principalId");
+  if (before.retrievalError !== after.retrievalError) fields.push("retrievalError");
+  return fields;
+}
+
+/** Resets the owned subtree to `{}`. Tolerates a missing document; writes nothing when already empty. */
+export async function clearManagedIdentityStatus(dependencies: SyncDependencies, cluster: ParsedResourceId): Promise<{ wrote: boolean }> {
+  const location = locate(cluster);
+  const stored = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
+  if (stored === undefined) {
+    return { wrote: false };
+  }
+  const { wrote } = await writeStatus(dependencies, location, stored, (current) => {
+    const empty = current.problems.length === 0 && Object.keys(current.status.identities ?? {}).length === 0 && current.status.earliestRecheckTime === undefined;
+    return !current.present || empty ? undefined : {};
+  });
+  return { wrote };
+}

@@ -1,0 +1,74 @@
+/**
+ * The one write path of this hook: a patch of the owned subtree plus upstream's bookkeeping,
+ * always with If-Match, re-read and recomputed on 412 up to `maxWriteAttempts` times. There is no
+ * unconditional write and no whole-document replace.
+ */
+import { CosmosDocumentError, cosmosStatusCode, describeCosmosError } from "../core/errors";
+import type { DocumentLocation } from "../core/documentLocation";
+import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
+import { readStoredStatus, statusPatchOperations } from "../core/serviceProviderClusterDocument";
+import type { StoredDocument } from "../cosmos/documentStore";
+import type { DocumentDependencies } from "./documentReads";
+import { readLive } from "./documentReads";
+
+/**
+ * Writes the owned subtree with If-Match, re-reading and retrying on 412 up to
+ * `maxWriteAttempts`. `decide` maps the stored subtree to the one to persist, or `undefined` when
+ * nothing needs writing; it is called again on every re-read, so a concurrent writer's changes
+ * to the rest of the document are kept.
+ */
+export async function writeStatus(
+  dependencies: DocumentDependencies,
+  location: DocumentLocation,
+  initial: StoredDocument,
+  decide: (stored: ReturnType<typeof readStoredStatus>) => DataPlaneOperatorsManagedIdentities | undefined,
+): Promise<{ status: DataPlaneOperatorsManagedIdentities; wrote: boolean; writeAttempts: number }> {
+  let current = initial;
+  for (let attempt = 1; ; attempt += 1) {
+    const storedStatus = readStoredStatus(current.document);
+    const desiredStatus = decide(storedStatus);
+    if (desiredStatus === undefined) {
+      return { status: storedStatus.status, wrote: false, writeAttempts: attempt - 1 };
+    }
+    try {
+      await dependencies.documentStore.patchDocument(
+        location.partitionKey,
+        location.documentId,
+        statusPatchOperations(current.document, desiredStatus, current.etag),
+        current.etag,
+      );
+      return { status: desiredStatus, wrote: true, writeAttempts: attempt };
+    } catch (error) {
+      const statusCode = cosmosStatusCode(error);
+      if (statusCode === 404) {
+        // Deleted between our read and our write (Cosmos answers the patch with an empty 404 body).
+        throw new CosmosDocumentError({
+          documentId: location.documentId,
+          statusCode,
+          message: `failed to write ServiceProviderCluster document ${location.documentId}: NotFound (HTTP 404): the document was deleted while the status was being written; nothing was written`,
+          cause: error,
+        });
+      }
+      if (statusCode !== 412 || attempt >= dependencies.options.maxWriteAttempts) {
+        const exhausted = statusCode === 412 ? ` after ${attempt} attempts (the document kept changing between read and write)` : "";
+        throw new CosmosDocumentError({
+          documentId: location.documentId,
+          statusCode,
+          message: `failed to write ServiceProviderCluster document ${location.documentId}${exhausted}: ${describeCosmosError(error)}`,
+          cause: error,
+        });
+      }
+      // Another writer changed the document: back off briefly, re-read and merge onto the new version.
+      await dependencies.sleep(Math.round((10 + dependencies.random() * 40) * attempt));
+      const reread = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
+      if (reread === undefined) {
+        throw new CosmosDocumentError({
+          documentId: location.documentId,
+          statusCode: 404,
+          message: `ServiceProviderCluster document ${location.documentId} was deleted while the status was being written; nothing was written`,
+        });
+      }
+      current = reread;
+    }
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * One sync pass: the TypeScript counterpart of upstream's SyncOnce, with its gaps closed.
+ *
+ * 1. Desired set: from the request, or read from the cluster's HCPOpenShiftCluster document
+ *    (waiting a bounded time for it). A cluster with a deletion timestamp is skipped: nothing is
+ *    read from Azure and nothing is written.
+ * 2. Read the ServiceProviderCluster document, waiting a bounded time for it; never create it.
+ *    A document that is not a ServiceProviderCluster is refused (nothing written).
+ * 3. Gate: unless forced, skip Azure when the stored key set equals the desired set, the recheck
+ *    time is in the future and no entry carries an error.
+ * 4. Look up every desired identity with bounded concurrency, in key order, each with a timeout.
+ *    NotFound → entry without IDs plus retrievalError (not a failure). Any other error → entry
+ *    without IDs plus retrievalError, collected as a failure. 200 without properties → a failure
+ *    for that identity only. An empty desired set makes no Azure call.
+ * 5. Recheck time = now + 12 h (+ up to 50 % jitter) when nothing failed; unset otherwise.
+ * 6. Write only when the subtree differs semantically, as a patch of the owned subtree plus
+ *    upstream's bookkeeping, with If-Match. On 412, re-read and retry a bounded number of times.
+ * 7. After persisting, throw {@link UserAssignedIdentityReadError} if any lookup failed.
+ */
+import type { ParsedResourceId } from "../core/azureResourceId";
+import { dataPlaneOperatorsPath, readClusterDocument } from "../core/clusterDocument";
+import type { IdentityLookupFailure } from "../core/errors";
+import { CosmosDocumentError, UserAssignedIdentityReadError } from "../core/errors";
+import type { DesiredIdentity, IdentityLookupOutcome, WorkReason } from "../core/identityStatus";
+import { desiredIdentitySet, entryFor, identitiesEqual, nextRecheckTime, parseTimestamp, statusEquals, workReason } from "../core/identityStatus";
+import { lookUpIdentity } from "./lookUpIdentity";
+import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
+import { readStoredStatus } from "../core/serviceProviderClusterDocument";
+import { locate } from "../core/documentLocation";
+import { waitForDocument, waitForServiceProviderCluster } from "./documentReads";
+import { writeStatus } from "./statusWrite";
+import type { SyncDependencies } from "./syncDependencies";
+
+/** What to reconcile. */
+export interface SyncRequest {
+  readonly cluster: ParsedResourceId;
+  /** The desired set; `undefined` reads it from the cluster document, as upstream does. */
+  readonly desired: readonly DesiredIdentity[] | undefined;
+  /** Skip the recheck gate (drift was detected). */
+  readonly force: boolean;
+}
+
+/** What a pass found and did. */
+export interface SyncResult {
+  readonly documentId: string;
+  readonly partitionKey: string;
+  readonly serviceProviderClusterResourceId: string;
+  readonly desiredSource: "inputs" | "clusterDocument";
+  readonly serviceManagedIdentity: string | undefined;
+  /** The subtree as persisted after the pass. */
+  readonly status: DataPlaneOperatorsManagedIdentities;
+  readonly skippedReason: "clusterDeleting" | undefined;
+  /** Why Azure was consulted; undefined when the gate skipped it. */
+  readonly workReason: WorkReason | "forced" | "storedStatusMalformed" | undefined;
+  readonly wrote: boolean;
+  readonly writeAttempts: number;
+  readonly lookups: number;
+  readonly failures: readonly IdentityLookupFailure[];
+}
+
+/** Runs one pass. See the module comment for the steps and their outcomes. */
+export async function syncManagedIdentityStatus(dependencies: SyncDependencies, request: SyncRequest): Promise<SyncResult> {
+  const location = locate(request.cluster);
+  const desiredFromCluster = request.desired === undefined ? await desiredFromClusterDocument(dependencies, request.cluster) : undefined;
+  const base = {
+    documentId: location.documentId,
+    partitionKey: location.partitionKey,
+    serviceProviderClusterResourceId: location.serviceProviderClusterResourceId,
+    desiredSource: request.desired === undefined ? ("clusterDocument" as const) : ("inputs" as const),
+    serviceManagedIdentity: desiredFromCluster?.serviceManagedIdentity,
+  };
+
+  if (desiredFromCluster?.deleting === true) {
+    const existing = await dependencies.documentStore.readDocument(location.partitionKey, location.documentId);
+    const status = existing === undefined ? {} : readStoredStatus(existing.document).status;
+    return { ...base, status, skippedReason: "clusterDeleting", workReason: undefined, wrote: false, writeAttempts: 0, lookups: 0, failures: [] };
+  }
+  const desired = request.desired ?? desiredFromCluster?.identities ?? [];
+
+  const stored = await waitForServiceProviderCluster(dependencies, location);
+  const storedStatus = readStoredStatus(stored.document);
+  const reason = request.force
+    ? ("forced" as const)
+    : storedStatus.problems.length > 0
+      ? ("storedStatusMalformed" as const)
+      : workReason(desired, storedStatus.status, dependencies.now());
+  if (reason === undefined) {
+    return { ...base, status: storedStatus.status, skippedReason: undefined, workReason: undefined, wrote: false, writeAttempts: 0, lookups: 0, failures: [] };
+  }
+
+  const outcomes =
+    desiredFromCluster !== undefined && desired.length > 0 && desiredFromCluster.serviceManagedIdentity === undefined
+      ? desired.map((): IdentityLookupOutcome => ({ kind: "failed", error: missingServiceManagedIdentity }))
+      : await lookUpAll(dependencies, desired);
+  const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+  const failures: IdentityLookupFailure[] = [];
+  desired.forEach((identity, index) => {
+    const outcome = outcomes[index];
+    identities[identity.key] = entryFor(identity, outcome);
+    if (outcome.kind === "failed") {
+      failures.push({ resourceId: identity.resourceId, error: outcome.error });
+    }
+  });
+
+  const { status, wrote, writeAttempts } = await writeStatus(dependencies, location, stored, (storedNow) => {
+    const next = nextStatus(dependencies, storedNow.status, identities, failures.length === 0);
+    const unchanged = storedNow.present && storedNow.problems.length === 0 && statusEquals(next, storedNow.status);
+    return unchanged ? undefined : next;
+  });
+  if (failures.length > 0) {
+    const error = new UserAssignedIdentityReadError({ documentId: location.documentId, failures, persisted: true, total: desired.length });
+    throw Object.assign(error, { result: { ...base, status, skippedReason: undefined, workReason: reason, wrote, writeAttempts, lookups: desired.length, failures } });
+  }
+  return { ...base, status, skippedReason: undefined, workReason: reason, wrote, writeAttempts, lookups: desired.length, failures };
+}
+
+const missingServiceManagedIdentity = {
+  code: "ServiceManagedIdentityMissing",
+  message: "the cluster document has no serviceManagedIdentity, so no credential can read this identity",
+};
+
+/** The partial result attached to a {@link UserAssignedIdentityReadError} thrown by a pass. */
+export function partialResultOf(error: unknown): SyncResult | undefined {
+  const result = (error as { result?: SyncResult } | undefined)?.result;
+  return typeof result === "object" && result !== null ? result : undefined;
+}
+
+async function lookUpAll(dependencies: SyncDependencies, desired: readonly DesiredIdentity[]): Promise<IdentityLookupOutcome[]> {
+  // Started in key order; the limiter is first-in, first-out, so requests go out in that order.
+  return Promise.all(desired.map((identity) => lookUpIdentity(dependencies, identity.resourceId)));
+}
+
+async function desiredFromClusterDocument(
+  dependencies: SyncDependencies,
+  cluster: ParsedResourceId,
+): Promise<{ identities: readonly DesiredIdentity[]; serviceManagedIdentity: string | undefined; deleting: boolean }> {
+  const location = locate(cluster);
+  const stored = await waitForDocument(dependencies, location.partitionKey, location.clusterDocumentId, `HCPOpenShiftCluster document ${location.clusterDocumentId} (${cluster.canonical})`);
+  const view = readClusterDocument(stored.document);
+  if (view.deletionTimestamp !== undefined) {
+    return { identities: [], serviceManagedIdentity: view.serviceManagedIdentity, deleting: true };
+  }
+  const { identities, failures } = desiredIdentitySet(view.dataPlaneOperators, dataPlaneOperatorsPath);
+  const problems = [...view.problems, ...failures.map((failure) => `${failure.property}: ${failure.reason}`)];
+  if (problems.length > 0) {
+    throw new CosmosDocumentError({
+      documentId: location.clusterDocumentId,
+      message: `cannot read the desired identities from HCPOpenShiftCluster document ${location.clusterDocumentId}; nothing was written:\n  - ${problems.join("\n  - ")}`,
+    });
+  }
+  return { identities, serviceManagedIdentity: view.serviceManagedIdentity, deleting: false };
+}
+
+/** The subtree to persist; keeps a still-valid recheck time when nothing else changed. */
+function nextStatus(
+  dependencies: SyncDependencies,
+  stored: DataPlaneOperatorsManagedIdentities,
+  identities: Record<string, DataPlaneOperatorManagedIdentityEntry>,
+  allSucceeded: boolean,
+): DataPlaneOperatorsManagedIdentities {
+  if (!allSucceeded) {
+    return { identities };
+  }
+  const now = dependencies.now();
+  const storedRecheck = parseTimestamp(stored.earliestRecheckTime);
+  if (storedRecheck !== undefined && storedRecheck.getTime() > now.getTime() && identitiesEqual(identities, stored.identities ?? {})) {
+    return { identities, earliestRecheckTime: stored.earliestRecheckTime };
+  }
+  return { identities, earliestRecheckTime: nextRecheckTime(now, dependencies.random) };
+}

@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import { sharedTokenCredential, tokenRefreshMarginInMs } from "../../../resources/azure/sharedTokenCredential";
+
+const hour = 60 * 60 * 1000;
+
+/** A credential that counts its calls and answers after the test releases it. */
+function countingCredential(lifetimeInMs: number, now: () => number) {
+  const calls: Array<{ scopes: string | string[]; options: unknown }> = [];
+  const waiting: Array<() => void> = [];
+  let failNext = false;
+  return {
+    calls,
+    release: () => waiting.splice(0).forEach((resolve) => resolve()),
+    failNext: () => (failNext = true),
+    credential: {
+      async getToken(scopes: string | string[], options?: unknown) {
+        calls.push({ scopes, options });
+        await new Promise<void>((resolve) => waiting.push(resolve));
+        if (failNext) {
+          failNext = false;
+          throw Object.assign(new Error("token endpoint unavailable"), { name: "CredentialUnavailableError" });
+        }
+        return { token: `token-${calls.length}`, expiresOnTimestamp: now() + lifetimeInMs };
+      },
+    },
+  };
+}
+
+async function settle<T>(promise: Promise<T>, release: () => void): Promise<T> {
+  await Promise.resolve();
+  release();
+  return promise;
+}
+
+describe("sharedTokenCredential", () => {
+  it("asks once for concurrent callers of the same scope", async () => {
+    let now = 0;
+    const inner = countingCredential(hour, () => now);
+    const shared = sharedTokenCredential(inner.credential, () => now);
+    const tokens = await settle(Promise.all([shared.getToken("https://management.azure.com/.default"), shared.getToken(["https://management.azure.com/.default"])]), inner.release);
+    expect(tokens.map((token) => token?.token)).toEqual(["token-1", "token-1"]);
+    expect(inner.calls).toHaveLength(1);
+  });
+
+  it("reuses the token until the refresh margin before expiry, then asks again", async () => {
+    let now = 0;
+    const inner = countingCredential(hour, () => now);
+    const shared = sharedTokenCredential(inner.credential, () => now);
+    await settle(shared.getToken("scope/.default"), inner.release);
+    now = hour - tokenRefreshMarginInMs - 1;
+    expect((await shared.getToken("scope/.default"))?.token).toBe("token-1");
+    now = hour - tokenRefreshMarginInMs;
+    expect((await settle(shared.getToken("scope/.default"), inner.release))?.token).toBe("token-2");
+    expect(inner.calls).toHaveLength(2);
+  });
+
+  it("keeps one token per scope and tenant", async () => {
+    const inner = countingCredential(hour, () => 0);
+    const shared = sharedTokenCredential(inner.credential, () => 0);
+    await settle(Promise.all([shared.getToken("arm/.default"), shared.getToken("cosmos/.default"), shared.getToken("arm/.default", { tenantId: "other" })]), inner.release);
+    expect(inner.calls).toHaveLength(3);
+    expect(inner.calls[2].options).toEqual({ tenantId: "other" });
+  });
+
+  it("does not cache a failure: the next caller asks again", async () => {
+    const inner = countingCredential(hour, () => 0);
+    const shared = sharedTokenCredential(inner.credential, () => 0);
+    inner.failNext();
+    await expect(settle(shared.getToken("scope/.default"), inner.release)).rejects.toMatchObject({ name: "CredentialUnavailableError" });
+    expect((await settle(shared.getToken("scope/.default"), inner.release))?.token).toBe("token-2");
+  });
+
+  it("passes a claims challenge straight through", async () => {
+    const inner = countingCredential(hour, () => 0);
+    const shared = sharedTokenCredential(inner.credential, () => 0);
+    await settle(shared.getToken("scope/.default"), inner.release);
+    await settle(shared.getToken("scope/.default", { claims: "challenge" }), inner.release);
+    expect(inner.calls).toHaveLength(2);
+    expect(inner.calls[1].options).toEqual({ claims: "challenge" });
+  });
+});

@@ -1,0 +1,532 @@
+import type * as pulumi from "@pulumi/pulumi";
+import { describe, expect, it } from "vitest";
+import { createConcurrencyLimiter } from "../../../resources/sync/concurrencyLimiter";
+import { createManagedIdentityStatusProvider } from "../../../resources/provider/managedIdentityStatusProvider";
+import type { ProviderInputs, ProviderOutputs } from "../../../resources/provider/providerInputs";
+import { unknownValue } from "../../../resources/provider/providerInputs";
+import type { JsonObject, JsonValue } from "../../../resources/core/json";
+import { FakeClock } from "../../fakes/fakeClock";
+import { InMemoryDocumentStore } from "../../fakes/inMemoryDocumentStore";
+import type { IdentityScript } from "../../fakes/scriptedUserAssignedIdentityReader";
+import { ScriptedUserAssignedIdentityReader, resourceNotFoundError, restError } from "../../fakes/scriptedUserAssignedIdentityReader";
+import { defaultSyncOptions } from "../../fakes/syncHarness";
+import {
+  buildClusterDocument,
+  buildServiceProviderClusterDocument,
+  clusterResourceIdFor,
+  fixedNow,
+  identityResourceId,
+  instanceVersionOf,
+  locationOf,
+  serviceProviderClusterResourceIdFor,
+  storedEntry,
+  storedStatus,
+  subtreeOf,
+  withoutOwnedFields,
+} from "../../fixtures/documents";
+
+type Inputs = ProviderInputs & { readonly __provider?: string };
+type Outputs = ProviderOutputs & { readonly __provider?: string };
+type Provider = Required<pulumi.dynamic.ResourceProvider<Inputs, Outputs>>;
+
+const location = locationOf();
+const cluster = clusterResourceIdFor();
+const otherCluster = clusterResourceIdFor({ subscriptionId: "00000000-0000-0000-0000-000000000000", resourceGroupName: "test-rg", clusterName: "other-cluster" });
+const identityA = identityResourceId("identity-a");
+const identityB = identityResourceId("identity-b");
+const keyA = identityA.toLowerCase();
+const keyB = identityB.toLowerCase();
+const recheckAtRandomZero = "2026-08-15T00:00:00Z";
+const fromClusterDocument = "fromClusterDocument" as const;
+const serializedProvider = "exports.handler = function () { /* serialized provider text */ }";
+
+interface Setup {
+  readonly provider: Provider;
+  readonly store: InMemoryDocumentStore;
+  readonly reader: ScriptedUserAssignedIdentityReader;
+  readonly clock: FakeClock;
+}
+
+function setup(options: { documents?: JsonObject[]; identities?: Record<string, IdentityScript> } = {}): Setup {
+  const store = new InMemoryDocumentStore(options.documents ?? [buildServiceProviderClusterDocument()]);
+  const reader = new ScriptedUserAssignedIdentityReader(options.identities ?? {});
+  const clock = new FakeClock(fixedNow);
+  const provider = createManagedIdentityStatusProvider({
+    adapters: { documentStore: store, userAssignedIdentityReader: reader, limiter: createConcurrencyLimiter(4) },
+    now: clock.now,
+    random: () => 0,
+    sleep: clock.sleep,
+    options: { ...defaultSyncOptions, documentWaitInMs: 0 },
+  });
+  for (const method of ["configure", "check", "diff", "create", "update", "read", "delete"] as const) {
+    expect(typeof provider[method]).toBe("function");
+  }
+  return { provider: provider as Provider, store, reader, clock };
+}
+
+const resolved = (clientId: string, principalId: string): IdentityScript => ({ values: { clientId, principalId } });
+
+/** Checked inputs; `fromClusterDocument` leaves dataPlaneOperators out, so the cluster document is read. */
+function inputs(operators: Record<string, string> | typeof fromClusterDocument = { "operator-a": identityA }, extra: Partial<Inputs> = {}): Inputs {
+  return { clusterResourceId: cluster, ...(operators === fromClusterDocument ? {} : { dataPlaneOperators: operators }), __provider: serializedProvider, ...extra };
+}
+
+function persistedSubtree(store: InMemoryDocumentStore): JsonValue | undefined {
+  return subtreeOf(store.get(location.partitionKey, location.documentId));
+}
+
+function findUndefined(value: unknown, path = "outs"): string[] {
+  if (value === undefined) return [path];
+  if (Array.isArray(value)) return value.flatMap((item, index) => findUndefined(item, `${path}[${index}]`));
+  if (typeof value === "object" && value !== null) return Object.entries(value).flatMap(([key, item]) => findUndefined(item, `${path}.${key}`));
+  return [];
+}
+
+/** The outputs of a create or update result, which the provider must always return. */
+function outsOf(result: { outs?: Outputs }): Outputs {
+  expect(result.outs).toBeDefined();
+  return result.outs as Outputs;
+}
+
+async function createdOutputs(setupValue: Setup, news: Inputs = inputs()): Promise<Outputs> {
+  return outsOf(await setupValue.provider.create(news));
+}
+
+describe("check", () => {
+  it("returns normalised inputs", async () => {
+    const { provider } = setup();
+    const result = await provider.check({} as Inputs, { clusterResourceId: cluster.replace("/resourceGroups/", "/RESOURCEGROUPS/"), dataPlaneOperators: { b: identityB, a: identityA } });
+    expect(result).toEqual({ inputs: { clusterResourceId: cluster, dataPlaneOperators: { a: identityA, b: identityB } }, failures: [] });
+  });
+
+  it("reports user errors as failures per property instead of throwing", async () => {
+    const { provider } = setup();
+    const result = await provider.check({} as Inputs, { clusterResourceId: "nope", dataPlaneOperators: { op: "bad" }, extra: 1 } as unknown as Inputs);
+    expect(result.failures?.map((failure) => failure.property)).toEqual(["extra", "clusterResourceId", "dataPlaneOperators.op"]);
+  });
+
+  it("makes no I/O", async () => {
+    const { provider, store, reader } = setup();
+    await provider.check({} as Inputs, inputs());
+    expect(store.calls).toEqual([]);
+    expect(reader.calls).toEqual([]);
+  });
+});
+
+describe("create", () => {
+  it("returns the document id and plain-JSON outputs that echo the inputs", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("a-client", "a-principal") } });
+    const result = await setupValue.provider.create(inputs());
+    expect(result.id).toBe(location.documentId);
+    expect(outsOf(result)).toEqual({
+      schemaVersion: 1,
+      clusterResourceId: cluster,
+      dataPlaneOperators: { "operator-a": identityA },
+      serviceManagedIdentity: null,
+      desiredSource: "inputs",
+      documentId: location.documentId,
+      partitionKey: location.partitionKey,
+      serviceProviderClusterResourceId: serviceProviderClusterResourceIdFor(),
+      status: { identities: { [keyA]: { resourceID: identityA, clientId: "a-client", principalId: "a-principal" } }, earliestRecheckTime: recheckAtRandomZero },
+      identityCount: 1,
+      resolvedCount: 1,
+      notFoundCount: 0,
+      failedCount: 0,
+      skippedReason: null,
+      drift: [],
+    });
+    expect(findUndefined(result.outs)).toEqual([]);
+    expect(JSON.parse(JSON.stringify(result.outs))).toEqual(result.outs);
+    expect(persistedSubtree(setupValue.store)).toEqual(outsOf(result).status);
+  });
+
+  it("records where the desired set came from and the cluster's service managed identity in cluster-document mode", async () => {
+    const setupValue = setup({
+      documents: [buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA } }), buildServiceProviderClusterDocument()],
+      identities: { [identityA]: resolved("c", "p") },
+    });
+    const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
+    expect(outs).toMatchObject({ desiredSource: "clusterDocument", dataPlaneOperators: null, serviceManagedIdentity: identityResourceId("service-managed-identity"), identityCount: 1 });
+    expect(findUndefined(outs)).toEqual([]);
+  });
+
+  it("counts not-found identities without failing", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p"), [identityB]: { error: resourceNotFoundError(identityB) } } });
+    const outs = await createdOutputs(setupValue, inputs({ a: identityA, b: identityB }));
+    expect(outs).toMatchObject({ identityCount: 2, resolvedCount: 1, notFoundCount: 1, failedCount: 0 });
+  });
+
+  it("persists the rest and throws an initialization error carrying id, properties with __provider, and reasons when a lookup fails", async () => {
+    const setupValue = setup({
+      identities: { [identityA]: resolved("c", "p"), [identityB]: { error: restError("AuthorizationFailed", 403, "The client does not have authorization.") } },
+    });
+    let thrown: (Error & { id?: string; properties?: Outputs; reasons?: string[] }) | undefined;
+    try {
+      await setupValue.provider.create(inputs({ a: identityA, b: identityB }));
+    } catch (error) {
+      thrown = error as typeof thrown;
+    }
+    expect(thrown).toBeDefined();
+    expect(thrown?.id).toBe(location.documentId);
+    expect(thrown?.reasons).toEqual([thrown?.message]);
+    expect(thrown?.message).toContain(`${identityB}: AuthorizationFailed (HTTP 403): The client does not have authorization.`);
+    expect(thrown?.properties?.__provider).toBe(serializedProvider);
+    expect(thrown?.properties).toMatchObject({ documentId: location.documentId, resolvedCount: 1, failedCount: 1, drift: [] });
+    expect(thrown?.properties?.status.identities?.[keyB]).toEqual({ resourceID: identityB, retrievalError: "AuthorizationFailed (HTTP 403): The client does not have authorization." });
+    expect(JSON.parse(JSON.stringify(thrown?.properties))).toEqual(thrown?.properties);
+    expect(persistedSubtree(setupValue.store)).toEqual(thrown?.properties?.status);
+  });
+
+  it("throws a plain error (nothing recorded) when the ServiceProviderCluster document does not exist", async () => {
+    const setupValue = setup({ documents: [] });
+    const error = (await setupValue.provider.create(inputs()).catch((caught: unknown) => caught)) as Error & { id?: string };
+    expect(error.name).toBe("CosmosDocumentError");
+    expect(error.id).toBeUndefined();
+    expect(error.message).toContain(`ServiceProviderCluster document ${location.documentId}`);
+    expect(setupValue.store.patches()).toEqual([]);
+  });
+});
+
+describe("diff", () => {
+  it("reports no change inside the recheck window with the same inputs", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    const callsBefore = setupValue.store.calls.length;
+    expect(await setupValue.provider.diff(location.documentId, outs, inputs())).toEqual({ changes: false });
+    expect(setupValue.store.calls.length).toBe(callsBefore);
+    expect(setupValue.reader.calls).toHaveLength(1);
+  });
+
+  it.each([
+    ["an identity is added", inputs({ "operator-a": identityA, "operator-b": identityB })],
+    ["an operator is renamed", inputs({ "operator-renamed": identityA })],
+    ["the operators are removed (desired set moves to the cluster document)", inputs(fromClusterDocument)],
+    ["a service managed identity is given", inputs(fromClusterDocument, { dataPlaneOperators: { "operator-a": identityA }, serviceManagedIdentity: identityResourceId("smi") })],
+    ["an operator's identity is unknown", inputs({ "operator-a": unknownValue })],
+  ])("reports an update without replacement when %s", async (_title, news) => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    expect(await setupValue.provider.diff(location.documentId, outs, news)).toEqual({ changes: true });
+  });
+
+  it("reports a change once the recheck is due", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    setupValue.clock.advance(12 * 60 * 60 * 1000);
+    expect(await setupValue.provider.diff(location.documentId, outs, inputs())).toEqual({ changes: true });
+    expect(setupValue.reader.calls).toHaveLength(1);
+  });
+
+  it("reports a change while an entry carries an error, even inside the window", async () => {
+    const setupValue = setup({ identities: { [identityA]: { error: resourceNotFoundError(identityA) } } });
+    const outs = await createdOutputs(setupValue);
+    expect(await setupValue.provider.diff(location.documentId, outs, inputs())).toEqual({ changes: true });
+  });
+
+  it("reports a change when refresh recorded drift", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    expect(await setupValue.provider.diff(location.documentId, { ...outs, drift: ["identity x: clientId was changed in Cosmos"] }, inputs())).toEqual({ changes: true });
+  });
+
+  it("replaces, deleting first, when the cluster changes", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument, { clusterResourceId: otherCluster, dataPlaneOperators: { "operator-a": identityA } }))).toEqual({
+      changes: true,
+      replaces: ["clusterResourceId"],
+      deleteBeforeReplace: true,
+    });
+  });
+
+  it("does not replace when only the casing of the cluster ID changes", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    const result = await setupValue.provider.diff(location.documentId, outs, inputs({ "operator-a": identityA }, { clusterResourceId: cluster.replace("test-cluster", "TEST-CLUSTER") }));
+    expect(result.replaces).toBeUndefined();
+  });
+
+  it("reports a change, without replacing, when the cluster is unknown during preview", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    expect(await setupValue.provider.diff(location.documentId, outs, inputs({ "operator-a": identityA }, { clusterResourceId: unknownValue }))).toEqual({ changes: true });
+  });
+
+  it.each([
+    ["outputs without a schemaVersion", (outs: Outputs) => ({ ...outs, schemaVersion: undefined })],
+    ["outputs from an older provider without status", (outs: Outputs) => ({ clusterResourceId: outs.clusterResourceId, documentId: outs.documentId })],
+    ["outputs with a malformed drift field", (outs: Outputs) => ({ ...outs, drift: "none" })],
+  ])("reports a change for %s", async (_title, transform) => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    expect(await setupValue.provider.diff(location.documentId, transform(outs) as unknown as Outputs, inputs())).toEqual({ changes: true });
+  });
+
+  describe("in cluster-document mode", () => {
+    function clusterModeSetup(operators: Record<string, string | null>): Setup {
+      return setup({
+        documents: [buildClusterDocument({ dataPlaneOperators: operators }), buildServiceProviderClusterDocument()],
+        identities: { [identityA]: resolved("c", "p"), [identityB]: resolved("c2", "p2") },
+      });
+    }
+
+    it("reads only the cluster document and calls no Azure API", async () => {
+      const setupValue = clusterModeSetup({ "operator-a": identityA });
+      const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
+      const callsBefore = setupValue.store.calls.length;
+      const readerCallsBefore = setupValue.reader.calls.length;
+      expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).toEqual({ changes: false });
+      expect(setupValue.store.calls.slice(callsBefore)).toEqual([{ kind: "read", partitionKey: location.partitionKey, id: location.clusterDocumentId, outcome: "found" }]);
+      expect(setupValue.reader.calls).toHaveLength(readerCallsBefore);
+    });
+
+    it("reports a change when the cluster document's operators change", async () => {
+      const setupValue = clusterModeSetup({ "operator-a": identityA });
+      const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
+      setupValue.store.put(buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA, "operator-b": identityB } }));
+      expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).toEqual({ changes: true });
+    });
+
+    it("reports a change when the cluster starts deleting, and none once the skip is recorded", async () => {
+      const setupValue = clusterModeSetup({ "operator-a": identityA });
+      const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
+      setupValue.store.put(buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA }, deletionTimestamp: "2026-08-14T12:00:00Z" }));
+      expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).toEqual({ changes: true });
+      const skipped = outsOf(await setupValue.provider.update(location.documentId, outs, inputs(fromClusterDocument)));
+      expect(skipped.skippedReason).toBe("clusterDeleting");
+      expect(await setupValue.provider.diff(location.documentId, skipped, inputs(fromClusterDocument))).toEqual({ changes: false });
+    });
+
+    it("reports a change when the cluster document is gone or unreadable", async () => {
+      const setupValue = clusterModeSetup({ "operator-a": identityA });
+      const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
+      setupValue.store.remove(location.partitionKey, location.clusterDocumentId);
+      expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).toEqual({ changes: true });
+    });
+  });
+});
+
+describe("update", () => {
+  it("makes no Azure call and no write inside the window when there is no drift", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    const result = await setupValue.provider.update(location.documentId, outs, inputs());
+    expect(result.outs).toEqual(outs);
+    expect(setupValue.reader.calls).toHaveLength(1);
+    expect(setupValue.store.appliedPatches()).toHaveLength(1);
+  });
+
+  it("forces lookups when refresh recorded drift, repairs the document and clears the drift", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    setupValue.store.mutate(location.partitionKey, location.documentId, (document) => {
+      ((document.properties as JsonObject).status as JsonObject).dataPlaneOperatorsManagedIdentities = storedStatus(
+        [storedEntry(identityA, { clientId: "tampered", principalId: "p" })],
+        recheckAtRandomZero,
+      );
+    });
+    const result = await setupValue.provider.update(location.documentId, { ...outs, drift: [`identity ${keyA}: clientId was changed in Cosmos`] }, inputs());
+    expect(setupValue.reader.calls).toHaveLength(2);
+    expect(outsOf(result).drift).toEqual([]);
+    expect(persistedSubtree(setupValue.store)).toEqual({ identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } }, earliestRecheckTime: recheckAtRandomZero });
+  });
+
+  it("forces lookups when the old outputs come from an older schema", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    await setupValue.provider.update(location.documentId, { ...outs, schemaVersion: 0 }, inputs());
+    expect(setupValue.reader.calls).toHaveLength(2);
+  });
+
+  it("looks up an added identity and prunes a removed one", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p"), [identityB]: resolved("c2", "p2") } });
+    const outs = await createdOutputs(setupValue);
+    const result = await setupValue.provider.update(location.documentId, outs, inputs({ "operator-b": identityB }));
+    expect(outsOf(result).status.identities).toEqual({ [keyB]: { resourceID: identityB, clientId: "c2", principalId: "p2" } });
+    expect(setupValue.reader.calledKeys).toEqual([keyA, keyB]);
+  });
+
+  it("throws an initialization error with __provider from the new inputs on partial failure", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p"), [identityB]: { error: restError("InternalServerError", 500, "boom") } } });
+    const outs = await createdOutputs(setupValue);
+    const error = (await setupValue.provider
+      .update(location.documentId, outs, inputs({ a: identityA, b: identityB }, { __provider: "new provider text" }))
+      .catch((caught: unknown) => caught)) as Error & { id?: string; properties?: Outputs; reasons?: string[] };
+    expect(error.id).toBe(location.documentId);
+    expect(error.properties?.__provider).toBe("new provider text");
+    expect(error.reasons?.[0]).toContain(`${identityB}: InternalServerError (HTTP 500): boom`);
+  });
+});
+
+describe("read", () => {
+  async function refreshed(setupValue: Setup, outs: Outputs): Promise<{ id: string; props?: Outputs }> {
+    return setupValue.provider.read(location.documentId, outs) as Promise<{ id: string; props?: Outputs }>;
+  }
+
+  it("returns the same id and no drift when Cosmos matches the state, without calling Azure inside the window", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    const result = await refreshed(setupValue, outs);
+    expect(result.id).toBe(location.documentId);
+    expect(result.props).toEqual(outs);
+    expect(setupValue.reader.calls).toHaveLength(1);
+    expect(setupValue.store.appliedPatches()).toHaveLength(1);
+  });
+
+  it("detects a clientId tampered with in Cosmos and reports what Cosmos holds", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    setupValue.store.mutate(location.partitionKey, location.documentId, (document) => {
+      const subtree = ((document.properties as JsonObject).status as JsonObject).dataPlaneOperatorsManagedIdentities as JsonObject;
+      ((subtree.identities as JsonObject)[keyA] as JsonObject).clientId = "tampered";
+    });
+    const result = await refreshed(setupValue, outs);
+    expect(result.id).toBe(location.documentId);
+    expect(result.props?.drift).toEqual([`identity ${keyA}: clientId was changed in Cosmos`]);
+    expect(result.props?.status.identities?.[keyA]?.clientId).toBe("tampered");
+    expect(setupValue.reader.calls).toHaveLength(1);
+    expect(await setupValue.provider.diff(location.documentId, result.props as Outputs, inputs())).toEqual({ changes: true });
+  });
+
+  it("detects a deleted subtree", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    setupValue.store.mutate(location.partitionKey, location.documentId, (document) => {
+      delete ((document.properties as JsonObject).status as JsonObject).dataPlaneOperatorsManagedIdentities;
+    });
+    const result = await refreshed(setupValue, outs);
+    expect(result.id).toBe(location.documentId);
+    expect(result.props?.drift).toEqual(["the status subtree was deleted in Cosmos"]);
+    expect(result.props?.status).toEqual({});
+    expect(result.props?.identityCount).toBe(0);
+  });
+
+  it("detects entries added and removed by someone else", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    setupValue.store.mutate(location.partitionKey, location.documentId, (document) => {
+      ((document.properties as JsonObject).status as JsonObject).dataPlaneOperatorsManagedIdentities = storedStatus([storedEntry(identityB, { clientId: "x" })], recheckAtRandomZero);
+    });
+    const result = await refreshed(setupValue, outs);
+    expect(result.props?.drift).toEqual([`identity ${keyA} was removed from the status in Cosmos`, `identity ${keyB} was added to the status in Cosmos`]);
+  });
+
+  it("asks Azure once the recheck is due and reports an identity rotated there", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    setupValue.reader.set(identityA, resolved("c-rotated", "p-rotated"));
+    setupValue.clock.advance(12 * 60 * 60 * 1000);
+    const result = await refreshed(setupValue, outs);
+    expect(setupValue.reader.calls).toHaveLength(2);
+    expect(result.props?.drift).toEqual([`identity ${keyA}: clientId and principalId changed in Azure`]);
+    expect(setupValue.store.appliedPatches()).toHaveLength(1);
+  });
+
+  it("does not ask Azure while the recheck is not due, even if the identity rotated", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    setupValue.reader.set(identityA, resolved("c-rotated", "p-rotated"));
+    setupValue.clock.advance(11 * 60 * 60 * 1000);
+    const result = await refreshed(setupValue, outs);
+    expect(setupValue.reader.calls).toHaveLength(1);
+    expect(result.props?.drift).toEqual([]);
+  });
+
+  it("asks Azure about an entry with an error and reports that it now resolves", async () => {
+    const setupValue = setup({ identities: { [identityA]: { error: resourceNotFoundError(identityA) } } });
+    const outs = await createdOutputs(setupValue);
+    setupValue.reader.set(identityA, resolved("c", "p"));
+    const result = await refreshed(setupValue, outs);
+    expect(result.props?.drift).toEqual([`identity ${keyA}: now resolves in Azure (was: ResourceNotFound (HTTP 404))`]);
+  });
+
+  it("returns an empty id when the ServiceProviderCluster document is gone", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    setupValue.store.remove(location.partitionKey, location.documentId);
+    const result = await refreshed(setupValue, outs);
+    expect(result.id).toBe("");
+  });
+
+  it("returns an empty id when the document was soft-deleted", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    setupValue.store.mutate(location.partitionKey, location.documentId, (document) => {
+      document.deletionTimestamp = "2026-08-14T12:00:00Z";
+    });
+    expect((await refreshed(setupValue, outs)).id).toBe("");
+  });
+
+  it("echoes what it was given when there is no state to refresh (import or get)", async () => {
+    const setupValue = setup();
+    expect(await setupValue.provider.read("some-id", undefined)).toEqual({ id: "some-id", props: undefined });
+    expect(setupValue.store.calls).toEqual([]);
+  });
+});
+
+describe("delete", () => {
+  it("resets the subtree to {} and leaves the rest of the document intact", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    const before = setupValue.store.get(location.partitionKey, location.documentId);
+    await setupValue.provider.delete(location.documentId, outs);
+    const after = setupValue.store.get(location.partitionKey, location.documentId);
+    expect(subtreeOf(after)).toEqual({});
+    expect(withoutOwnedFields(after)).toEqual(withoutOwnedFields(before));
+    expect(instanceVersionOf(after)).toBe((instanceVersionOf(before) as number) + 1);
+    expect(setupValue.reader.calls).toHaveLength(1);
+  });
+
+  it("tolerates a missing document", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    setupValue.store.remove(location.partitionKey, location.documentId);
+    await expect(setupValue.provider.delete(location.documentId, outs)).resolves.toBeUndefined();
+    expect(setupValue.store.patches()).toHaveLength(1);
+  });
+
+  it("tolerates the document disappearing just before the write", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    setupValue.store.beforeNextPatch(location.documentId, (store) => store.remove(location.partitionKey, location.documentId));
+    await expect(setupValue.provider.delete(location.documentId, outs)).resolves.toBeUndefined();
+  });
+
+  it("writes nothing when the subtree is already empty", async () => {
+    const setupValue = setup();
+    await setupValue.provider.delete(location.documentId, { clusterResourceId: cluster } as Outputs);
+    expect(setupValue.store.patches()).toEqual([]);
+  });
+
+  it("fails when Cosmos refuses the write for another reason, so the resource stays in state", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    setupValue.store.failNext("patch", Object.assign(new Error("Forbidden"), { code: 403 }));
+    await expect(setupValue.provider.delete(location.documentId, outs)).rejects.toThrow(`failed to write ServiceProviderCluster document ${location.documentId}`);
+  });
+
+  it("does nothing for outputs without a cluster", async () => {
+    const setupValue = setup();
+    await setupValue.provider.delete("id", {} as Outputs);
+    expect(setupValue.store.calls).toEqual([]);
+  });
+});
+
+describe("configure", () => {
+  it("feeds stack config into the settings used by later calls", async () => {
+    const store = new InMemoryDocumentStore([]);
+    const clock = new FakeClock(fixedNow);
+    const provider = createManagedIdentityStatusProvider({
+      adapters: { documentStore: store, userAssignedIdentityReader: new ScriptedUserAssignedIdentityReader(), limiter: createConcurrencyLimiter(1) },
+      now: clock.now,
+      sleep: clock.sleep,
+    }) as Provider;
+    const config: Record<string, string> = { cosmosEndpoint: "https://aro-hcp.documents.azure.com", cosmosDatabase: "db", documentWaitSeconds: "2" };
+    // Like the host's Config: full keys `<namespace>:<key>`; the provider reads its own namespace.
+    const get = (key: string): string | undefined => config[key.replace(/^aro-hcp-identity-status:/, "")];
+    await provider.configure({ config: { get, require: get } } as pulumi.dynamic.ConfigureRequest);
+    const error = (await provider.create(inputs()).catch((caught: unknown) => caught)) as Error;
+    expect(error.message).toContain("does not exist (waited 2 s");
+    expect(clock.sleeps).toEqual([1000, 1000]);
+  });
+});

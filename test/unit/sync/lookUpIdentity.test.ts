@@ -1,0 +1,151 @@
+import { describe, expect, it } from "vitest";
+import type { ParsedResourceId } from "../../../resources/core/azureResourceId";
+import type { UserAssignedIdentityValues } from "../../../resources/azure/userAssignedIdentityReader";
+import { createConcurrencyLimiter } from "../../../resources/sync/concurrencyLimiter";
+import { retryAfterInMs } from "../../../resources/core/errors";
+import { backoffInMs, lookUpIdentity, maxLookupAttempts } from "../../../resources/sync/lookUpIdentity";
+import { FakeClock } from "../../fakes/fakeClock";
+
+const identityId = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/identity-a";
+
+/** An ARM-shaped RestError, with the response headers a throttled answer carries. */
+function armError(code: string, statusCode: number | undefined, headers: Record<string, string> = {}): Error {
+  return Object.assign(new Error(`${code} message`), {
+    name: "RestError",
+    code,
+    statusCode,
+    response: { headers: { get: (name: string) => headers[name.toLowerCase()] } },
+  });
+}
+
+type Step = Error | UserAssignedIdentityValues;
+
+/** A reader that answers with the scripted steps in turn and records what the limiter looked like. */
+function harness(steps: Step[], options: { timeoutInMs?: number; limit?: number } = {}) {
+  const clock = new FakeClock(new Date("2026-08-14T12:00:00Z"));
+  const limiter = createConcurrencyLimiter(options.limit ?? 1);
+  const activeDuringSleep: number[] = [];
+  const calls: ParsedResourceId[] = [];
+  const dependencies = {
+    limiter,
+    now: clock.now,
+    random: () => 0.5,
+    sleep: async (durationInMs: number) => {
+      activeDuringSleep.push(limiter.active);
+      await clock.sleep(durationInMs);
+    },
+    options: { lookupTimeoutInMs: options.timeoutInMs ?? 30_000, documentWaitInMs: 0, documentPollIntervalInMs: 1, maxWriteAttempts: 1 },
+    userAssignedIdentityReader: {
+      async getUserAssignedIdentity(resourceId: ParsedResourceId) {
+        calls.push(resourceId);
+        const step = steps.shift();
+        if (step === undefined) throw new Error("unexpected lookup");
+        if (step instanceof Error) throw step;
+        return step;
+      },
+    },
+  };
+  return { dependencies, clock, calls, activeDuringSleep };
+}
+
+describe("lookUpIdentity", () => {
+  it("waits the Retry-After a throttled answer asks for, outside the concurrency slot, then resolves", async () => {
+    const { dependencies, clock, calls, activeDuringSleep } = harness([armError("TooManyRequests", 429, { "retry-after": "2" }), { clientId: "c", principalId: "p" }]);
+    expect(await lookUpIdentity(dependencies, identityId)).toEqual({ kind: "resolved", clientId: "c", principalId: "p" });
+    expect(calls).toHaveLength(2);
+    expect(clock.sleeps).toEqual([2000]);
+    expect(activeDuringSleep).toEqual([0]);
+  });
+
+  it("lets another identity use the slot while a throttled one waits", async () => {
+    const { dependencies } = harness([]);
+    const order: string[] = [];
+    let throttledOnce = false;
+    const reader = {
+      async getUserAssignedIdentity(resourceId: ParsedResourceId) {
+        order.push(resourceId.name);
+        if (resourceId.name === "identity-a" && !throttledOnce) {
+          throttledOnce = true;
+          throw armError("TooManyRequests", 429, { "retry-after-ms": "50" });
+        }
+        return { clientId: resourceId.name, principalId: "p" };
+      },
+    };
+    const realSleep = (durationInMs: number) => new Promise<void>((resolve) => setTimeout(resolve, durationInMs));
+    const shared = { ...dependencies, userAssignedIdentityReader: reader, sleep: realSleep, now: () => new Date() };
+    await Promise.all([lookUpIdentity(shared, identityId), lookUpIdentity(shared, identityId.replace("identity-a", "identity-b"))]);
+    expect(order).toEqual(["identity-a", "identity-b", "identity-a"]);
+  });
+
+  it.each([
+    ["500", armError("InternalServerError", 500)],
+    ["503", armError("ServiceUnavailable", 503)],
+    ["a connection failure", armError("REQUEST_SEND_ERROR", undefined)],
+    ["a 429 without Retry-After", armError("TooManyRequests", 429)],
+  ])("retries %s with a growing backoff and gives up after the last attempt", async (_title, error) => {
+    const { dependencies, clock, calls } = harness(Array.from({ length: maxLookupAttempts }, () => error));
+    const outcome = await lookUpIdentity(dependencies, identityId);
+    expect(outcome.kind).toBe("failed");
+    expect(calls).toHaveLength(maxLookupAttempts);
+    expect(clock.sleeps).toEqual([375, 750, 1500, 3000, 6000]);
+  });
+
+  it.each([
+    ["403", armError("AuthorizationFailed", 403), "failed"],
+    ["400", armError("BadRequest", 400), "failed"],
+    ["404 ResourceNotFound", armError("ResourceNotFound", 404), "notFound"],
+  ])("does not retry %s", async (_title, error, kind) => {
+    const { dependencies, calls, clock } = harness([error]);
+    expect((await lookUpIdentity(dependencies, identityId)).kind).toBe(kind);
+    expect(calls).toHaveLength(1);
+    expect(clock.sleeps).toEqual([]);
+  });
+
+  it("ends at once with the throttling error when Retry-After would cross the lookup deadline", async () => {
+    const { dependencies, calls, clock } = harness([armError("TooManyRequests", 429, { "retry-after": "60" })], { timeoutInMs: 30_000 });
+    expect(await lookUpIdentity(dependencies, identityId)).toEqual({ kind: "failed", error: { code: "TooManyRequests", statusCode: 429, message: "TooManyRequests message" } });
+    expect(calls).toHaveLength(1);
+    expect(clock.sleeps).toEqual([]);
+  });
+
+  it("refuses an identity ID it cannot parse without calling Azure", async () => {
+    const { dependencies, calls } = harness([]);
+    expect(await lookUpIdentity(dependencies, "/subscriptions/x")).toMatchObject({ kind: "failed", error: { code: "InvalidResourceId" } });
+    expect(calls).toHaveLength(0);
+  });
+});
+
+describe("backoffInMs", () => {
+  it.each([
+    [1, 0, 250],
+    [1, 0.999999, 500],
+    [2, 0.5, 750],
+    [5, 0.5, 6000],
+    [9, 0.999999, 8000],
+  ])("attempt %i with random %f waits %i ms", (attempt, random, expected) => {
+    expect(backoffInMs(attempt, () => random)).toBe(expected);
+  });
+});
+
+describe("retryAfterInMs", () => {
+  it.each([
+    ["retry-after in seconds", { "retry-after": "3" }, 3000],
+    ["retry-after-ms", { "retry-after-ms": "250", "retry-after": "9" }, 250],
+    ["x-ms-retry-after-ms", { "x-ms-retry-after-ms": "40" }, 40],
+    ["no header", {}, undefined],
+    ["an unparseable header", { "retry-after": "soon" }, undefined],
+  ])("reads %s", (_title, headers, expected) => {
+    expect(retryAfterInMs(armError("TooManyRequests", 429, headers))).toBe(expected);
+  });
+
+  it("reads an HTTP date as the time left until it", () => {
+    const inTenSeconds = new Date(Date.now() + 10_000).toUTCString();
+    const value = retryAfterInMs(armError("TooManyRequests", 429, { "retry-after": inTenSeconds })) as number;
+    expect(value).toBeGreaterThan(8000);
+    expect(value).toBeLessThanOrEqual(10_000);
+  });
+
+  it("is undefined for an error without a response", () => {
+    expect(retryAfterInMs(new Error("boom"))).toBeUndefined();
+  });
+});

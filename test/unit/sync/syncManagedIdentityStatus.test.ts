@@ -1,0 +1,643 @@
+import { describe, expect, it } from "vitest";
+import { isCosmosDocumentError, isUserAssignedIdentityReadError } from "../../../resources/core/errors";
+import type { UserAssignedIdentityReadError } from "../../../resources/core/errors";
+import { desiredIdentitySet, maxRetrievalErrorLength } from "../../../resources/core/identityStatus";
+import type { JsonObject, JsonValue } from "../../../resources/core/json";
+import { locate } from "../../../resources/core/documentLocation";
+import { partialResultOf, syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
+import type { SyncResult } from "../../../resources/sync/syncManagedIdentityStatus";
+import { cosmosError } from "../../fakes/inMemoryDocumentStore";
+import { resourceNotFoundError, restError } from "../../fakes/scriptedUserAssignedIdentityReader";
+import type { IdentityScript } from "../../fakes/scriptedUserAssignedIdentityReader";
+import type { Harness } from "../../fakes/syncHarness";
+import { createHarness, parsedCluster } from "../../fakes/syncHarness";
+import {
+  buildClusterDocument,
+  buildServiceProviderClusterDocument,
+  fixedNow,
+  identityResourceId,
+  instanceVersionOf,
+  locationOf,
+  serviceProviderClusterResourceIdFor,
+  storedEntry,
+  storedStatus,
+  subtreeOf,
+  withoutOwnedFields,
+} from "../../fixtures/documents";
+
+const location = locationOf();
+const identityA = identityResourceId("identity-a");
+const identityB = identityResourceId("identity-b");
+const identityC = identityResourceId("identity-c");
+const keyA = identityA.toLowerCase();
+const keyB = identityB.toLowerCase();
+const keyC = identityC.toLowerCase();
+const hourLater = "2026-08-14T13:00:00Z";
+const hourEarlier = "2026-08-14T11:00:00Z";
+/** nextRecheckTime with random() = 0: now + 12 h. */
+const recheckAtRandomZero = "2026-08-15T00:00:00Z";
+
+const resolved = (clientId: string | null, principalId: string | null): IdentityScript => ({ values: { clientId, principalId } });
+const simulatedFailure = new Error("simulated azure Get failure");
+
+/** Runs a pass with the desired set given as IDs (inputs mode) or read from the cluster document (`undefined`). */
+async function sync(harness: Harness, desiredIds: readonly string[] | undefined, force = false): Promise<SyncResult> {
+  const desired = desiredIds === undefined ? undefined : desiredIdentitySet(Object.fromEntries(desiredIds.map((id, index) => [`operator-${index}`, id]))).identities;
+  return syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired, force });
+}
+
+/** Runs a pass expected to throw; returns the error. */
+async function syncFailing(harness: Harness, desiredIds: readonly string[] | undefined, force = false): Promise<Error> {
+  try {
+    await sync(harness, desiredIds, force);
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("expected the pass to throw");
+}
+
+function persisted(harness: Harness): JsonObject | undefined {
+  return harness.store.get(location.partitionKey, location.documentId);
+}
+
+function persistedSubtree(harness: Harness): JsonValue | undefined {
+  return subtreeOf(persisted(harness));
+}
+
+function spcWith(subtree: JsonValue | "absent", extra: Parameters<typeof buildServiceProviderClusterDocument>[0] = {}): JsonObject {
+  return buildServiceProviderClusterDocument({ ...extra, dataPlaneOperatorsManagedIdentities: subtree });
+}
+
+describe("syncManagedIdentityStatus: upstream SyncOnce scenarios", () => {
+  it("13: with no service managed identity, marks each identity, writes, makes no Azure call and fails", async () => {
+    const harness = createHarness({
+      documents: [buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA }, serviceManagedIdentity: null }), spcWith({})],
+    });
+    const error = await syncFailing(harness, undefined);
+    expect(isUserAssignedIdentityReadError(error)).toBe(true);
+    expect(error.message).toContain(`${identityA}: ServiceManagedIdentityMissing`);
+    expect(harness.reader.calls).toHaveLength(0);
+    expect(persistedSubtree(harness)).toEqual({
+      identities: { [keyA]: { resourceID: identityA, retrievalError: "ServiceManagedIdentityMissing: the cluster document has no serviceManagedIdentity, so no credential can read this identity" } },
+    });
+  });
+
+  it("14: clears the recheck time and prunes stale keys when a Get fails", async () => {
+    const harness = createHarness({
+      documents: [spcWith(storedStatus([storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" })], hourLater))],
+      identities: { [identityB]: { error: simulatedFailure } },
+    });
+    const error = await syncFailing(harness, [identityB]);
+    expect(error.message).toContain("simulated azure Get failure");
+    expect(harness.reader.calledKeys).toEqual([keyB]);
+    expect(persistedSubtree(harness)).toEqual({ identities: { [keyB]: { resourceID: identityB, retrievalError: "Error: simulated azure Get failure" } } });
+  });
+
+  it("15: clears previously resolved values when a Get fails", async () => {
+    const harness = createHarness({
+      documents: [spcWith(storedStatus([storedEntry(identityA, { clientId: "prior-client-id", principalId: "prior-principal-id" })], hourEarlier))],
+      identities: { [identityA]: { error: simulatedFailure } },
+    });
+    const error = await syncFailing(harness, [identityA]);
+    expect(error.message).toContain("simulated azure Get failure");
+    const subtree = persistedSubtree(harness) as JsonObject;
+    expect(subtree.earliestRecheckTime).toBeUndefined();
+    expect((subtree.identities as JsonObject)[keyA]).toEqual({ resourceID: identityA, retrievalError: "Error: simulated azure Get failure" });
+  });
+
+  it("16: records ResourceNotFound as data, not a failure, and sets a future recheck time", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: { error: resourceNotFoundError(identityA) } } });
+    const result = await sync(harness, [identityA]);
+    expect(result.failures).toEqual([]);
+    const subtree = persistedSubtree(harness) as JsonObject;
+    expect((subtree.identities as JsonObject)[keyA]).toEqual({
+      resourceID: identityA,
+      retrievalError:
+        "ResourceNotFound (HTTP 404): The Resource 'Microsoft.ManagedIdentity/userAssignedIdentities/identity-a' under resource group 'test-rg' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix",
+    });
+    expect(subtree.earliestRecheckTime).toBe(recheckAtRandomZero);
+    expect(new Date(subtree.earliestRecheckTime as string).getTime()).toBeGreaterThan(fixedNow.getTime());
+  });
+
+  it("treats a 404 with another code (the resource group is gone) as not found too", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: { error: restError("ResourceGroupNotFound", 404, "Resource group 'test-rg' could not be found.") } } });
+    const result = await sync(harness, [identityA]);
+    expect(result.failures).toEqual([]);
+    expect((persistedSubtree(harness) as JsonObject).earliestRecheckTime).toBe(recheckAtRandomZero);
+  });
+});
+
+describe("syncManagedIdentityStatus: success and the write gate", () => {
+  it("stores real IDs, passes empty strings through and leaves null values out", async () => {
+    const harness = createHarness({
+      documents: [spcWith({})],
+      identities: { [identityA]: resolved("a-client", "a-principal"), [identityB]: resolved("", ""), [identityC]: resolved(null, null) },
+    });
+    const result = await sync(harness, [identityC, identityA, identityB]);
+    expect(result).toMatchObject({ wrote: true, writeAttempts: 1, lookups: 3, workReason: "desiredSetChanged", desiredSource: "inputs", failures: [] });
+    expect(persistedSubtree(harness)).toEqual({
+      identities: {
+        [keyA]: { resourceID: identityA, clientId: "a-client", principalId: "a-principal" },
+        [keyB]: { resourceID: identityB, clientId: "", principalId: "" },
+        [keyC]: { resourceID: identityC },
+      },
+      earliestRecheckTime: recheckAtRandomZero,
+    });
+  });
+
+  it("returns the persisted status and where it lives", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: resolved("c", "p") } });
+    const result = await sync(harness, [identityA]);
+    expect(result.documentId).toBe(location.documentId);
+    expect(result.partitionKey).toBe(location.partitionKey);
+    expect(result.serviceProviderClusterResourceId).toBe(serviceProviderClusterResourceIdFor());
+    expect(result.status).toEqual({ identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } }, earliestRecheckTime: recheckAtRandomZero });
+  });
+
+  it("keeps every foreign field exactly and bumps instanceVersion by one", async () => {
+    const before = spcWith(storedStatus([storedEntry(identityB, { clientId: "old" })], hourEarlier));
+    const harness = createHarness({ documents: [before], identities: { [identityA]: resolved("c", "p") } });
+    const etagBefore = harness.store.etagOf(location.partitionKey, location.documentId);
+    await sync(harness, [identityA]);
+    const after = persisted(harness);
+    expect(withoutOwnedFields(after)).toEqual(withoutOwnedFields(before));
+    expect(instanceVersionOf(after)).toBe(4);
+    // As upstream's Replace does, cosmosMetadata.etag records the etag the write was based on.
+    expect(((after?.properties as JsonObject).cosmosMetadata as JsonObject).etag).toBe(etagBefore);
+    expect(harness.store.patches()).toHaveLength(1);
+    expect(harness.store.patches()[0].ifMatchEtag).toBe(etagBefore);
+  });
+
+  it("creates the status object when the document has none", async () => {
+    const harness = createHarness({ documents: [buildServiceProviderClusterDocument({ overrides: { properties: { status: undefined } } })], identities: { [identityA]: resolved("c", "p") } });
+    await sync(harness, [identityA]);
+    expect(persistedSubtree(harness)).toEqual({ identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } }, earliestRecheckTime: recheckAtRandomZero });
+  });
+
+  it("makes no Azure call and no write on a second pass inside the recheck window", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: resolved("c", "p"), [identityB]: resolved("c2", "p2") } });
+    await sync(harness, [identityA, identityB]);
+    const callsAfterFirst = harness.reader.calls.length;
+    const patchesAfterFirst = harness.store.patches().length;
+    const documentAfterFirst = persisted(harness);
+    harness.clock.advance(11 * 60 * 60 * 1000);
+    const second = await sync(harness, [identityB, identityA]);
+    expect(second).toMatchObject({ wrote: false, workReason: undefined, lookups: 0 });
+    expect(harness.reader.calls).toHaveLength(callsAfterFirst);
+    expect(harness.store.patches()).toHaveLength(patchesAfterFirst);
+    expect(persisted(harness)).toEqual(documentAfterFirst);
+  });
+
+  it("looks again once the recheck time has passed and writes a new recheck time", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: resolved("c", "p") } });
+    await sync(harness, [identityA]);
+    harness.clock.advance(12 * 60 * 60 * 1000);
+    const second = await sync(harness, [identityA]);
+    expect(second).toMatchObject({ wrote: true, workReason: "recheckDue", lookups: 1 });
+    expect((persistedSubtree(harness) as JsonObject).earliestRecheckTime).toBe("2026-08-15T12:00:00Z");
+  });
+
+  it("looks again inside the window when an entry carries an error, and clears it once the identity resolves", async () => {
+    const harness = createHarness({
+      documents: [spcWith(storedStatus([storedEntry(identityA, { retrievalError: "ResourceNotFound (HTTP 404): gone" })], hourLater))],
+      identities: { [identityA]: resolved("c", "p") },
+    });
+    const result = await sync(harness, [identityA]);
+    expect(result.workReason).toBe("entryHasError");
+    expect(persistedSubtree(harness)).toEqual({ identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } }, earliestRecheckTime: recheckAtRandomZero });
+  });
+
+  it("skips the write of a forced pass that finds nothing new and keeps the stored recheck time", async () => {
+    const harness = createHarness({
+      documents: [spcWith(storedStatus([storedEntry(identityA, { clientId: "c", principalId: "p" })], hourLater))],
+      identities: { [identityA]: resolved("c", "p") },
+    });
+    const result = await sync(harness, [identityA], true);
+    expect(result).toMatchObject({ workReason: "forced", wrote: false, lookups: 1 });
+    expect(harness.store.patches()).toHaveLength(0);
+    expect((persistedSubtree(harness) as JsonObject).earliestRecheckTime).toBe(hourLater);
+  });
+
+  it("writes a forced pass that finds a rotated identity", async () => {
+    const harness = createHarness({
+      documents: [spcWith(storedStatus([storedEntry(identityA, { clientId: "c", principalId: "p" })], hourLater))],
+      identities: { [identityA]: resolved("c-rotated", "p-rotated") },
+    });
+    await sync(harness, [identityA], true);
+    expect(persistedSubtree(harness)).toEqual({ identities: { [keyA]: { resourceID: identityA, clientId: "c-rotated", principalId: "p-rotated" } }, earliestRecheckTime: recheckAtRandomZero });
+  });
+
+  it("rewrites a malformed subtree even inside the window", async () => {
+    const harness = createHarness({
+      documents: [spcWith({ identities: { [keyA]: { resourceID: identityA, clientId: 42 } }, earliestRecheckTime: hourLater })],
+      identities: { [identityA]: resolved("c", "p") },
+    });
+    const result = await sync(harness, [identityA]);
+    expect(result.wrote).toBe(true);
+    expect(persistedSubtree(harness)).toEqual({ identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } }, earliestRecheckTime: recheckAtRandomZero });
+  });
+
+  it("handles an empty desired set without Azure: writes no identities and a recheck time", async () => {
+    const harness = createHarness({ documents: [spcWith(storedStatus([storedEntry(identityA, { clientId: "c" })], hourEarlier))] });
+    const result = await sync(harness, []);
+    expect(result).toMatchObject({ wrote: true, lookups: 0, failures: [] });
+    expect(harness.reader.calls).toHaveLength(0);
+    expect(persistedSubtree(harness)).toEqual({ earliestRecheckTime: recheckAtRandomZero });
+    const second = await sync(harness, []);
+    expect(second.wrote).toBe(false);
+    expect(harness.store.patches()).toHaveLength(1);
+  });
+
+  it("handles an empty desired set on a document without the subtree", async () => {
+    const harness = createHarness({ documents: [spcWith("absent")] });
+    await sync(harness, []);
+    expect(persistedSubtree(harness)).toEqual({ earliestRecheckTime: recheckAtRandomZero });
+  });
+});
+
+describe("syncManagedIdentityStatus: failures per identity", () => {
+  it("persists the others and fails naming each failed identity with its code and HTTP status", async () => {
+    const harness = createHarness({
+      documents: [spcWith(storedStatus([], hourEarlier))],
+      identities: {
+        [identityA]: resolved("a-client", "a-principal"),
+        [identityB]: { error: resourceNotFoundError(identityB) },
+        [identityC]: { error: restError("AuthorizationFailed", 403, "The client 'x' does not have authorization to perform action.") },
+        [identityResourceId("identity-d")]: { error: restError(undefined, 503, "Service Unavailable") },
+      },
+    });
+    const error = await syncFailing(harness, [identityA, identityB, identityC, identityResourceId("identity-d")]);
+    expect(error.name).toBe("UserAssignedIdentityReadError");
+    expect(error.message).toContain(`failed to read 2 data plane operator managed identities for ServiceProviderCluster document ${location.documentId}`);
+    expect(error.message).toContain(`  - ${identityC}: AuthorizationFailed (HTTP 403): The client 'x' does not have authorization to perform action.`);
+    expect(error.message).toContain(`  - ${identityResourceId("identity-d")}: HTTP503 (HTTP 503): Service Unavailable`);
+    expect(error.message).not.toContain(identityA);
+    expect(error.message).not.toContain(`${identityB}:`);
+    const failures = (error as UserAssignedIdentityReadError).failures.map((failure) => failure.resourceId);
+    expect(failures).toEqual([identityC, identityResourceId("identity-d")]);
+    const subtree = persistedSubtree(harness) as JsonObject;
+    expect(subtree.earliestRecheckTime).toBeUndefined();
+    expect(subtree.identities).toEqual({
+      [keyA]: { resourceID: identityA, clientId: "a-client", principalId: "a-principal" },
+      [keyB]: { resourceID: identityB, retrievalError: expect.stringMatching(/^ResourceNotFound \(HTTP 404\): /) },
+      [keyC]: { resourceID: identityC, retrievalError: "AuthorizationFailed (HTTP 403): The client 'x' does not have authorization to perform action." },
+      [identityResourceId("identity-d").toLowerCase()]: { resourceID: identityResourceId("identity-d"), retrievalError: "HTTP503 (HTTP 503): Service Unavailable" },
+    });
+    const partial = partialResultOf(error);
+    expect(partial).toMatchObject({ wrote: true, lookups: 4, documentId: location.documentId });
+  });
+
+  it("says every entry was cleared when every lookup failed", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: { error: simulatedFailure } } });
+    const error = await syncFailing(harness, [identityA]);
+    expect(error.message).toContain("(every entry was cleared and carries a retrievalError)");
+    expect(error.message).not.toContain("the other identities were persisted");
+  });
+
+  it("does not rewrite an unchanged failing status, yet still fails", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: { error: simulatedFailure } } });
+    await syncFailing(harness, [identityA]);
+    const error = await syncFailing(harness, [identityA]);
+    expect(isUserAssignedIdentityReadError(error)).toBe(true);
+    expect(harness.reader.calls).toHaveLength(2);
+    expect(harness.store.patches()).toHaveLength(1);
+    expect(partialResultOf(error)?.wrote).toBe(false);
+  });
+
+  it("records an identity returned without properties as a failure of that identity only", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: { withoutProperties: true }, [identityB]: resolved("b", "pb") } });
+    const error = await syncFailing(harness, [identityA, identityB]);
+    expect(error.message).toContain(`${identityA}: MissingProperties (HTTP 200): Azure returned the identity without properties`);
+    expect((persistedSubtree(harness) as JsonObject).identities).toEqual({
+      [keyA]: { resourceID: identityA, retrievalError: "MissingProperties (HTTP 200): Azure returned the identity without properties" },
+      [keyB]: { resourceID: identityB, clientId: "b", principalId: "pb" },
+    });
+  });
+
+  it("caps a huge retrievalError at 1024 code points without splitting characters", async () => {
+    const hugeCode = "𝔸".repeat(3000);
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: { error: restError(hugeCode, 500, "😀".repeat(5000)) } } });
+    await syncFailing(harness, [identityA]);
+    const entry = ((persistedSubtree(harness) as JsonObject).identities as JsonObject)[keyA] as JsonObject;
+    const text = entry.retrievalError as string;
+    expect(Array.from(text)).toHaveLength(maxRetrievalErrorLength);
+    expect(text).toBe("𝔸".repeat(maxRetrievalErrorLength));
+    expect(text).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+  });
+
+  it("keeps a long multi-line SDK message to its first line, bounded, with secrets redacted", async () => {
+    const message = `${"é".repeat(600)} Bearer abcdefghijklmnopqrstuvwxyz\nRESPONSE 500\n${"x".repeat(5000)}`;
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: { error: restError("InternalServerError", 500, message) } } });
+    await syncFailing(harness, [identityA]);
+    const text = (((persistedSubtree(harness) as JsonObject).identities as JsonObject)[keyA] as JsonObject).retrievalError as string;
+    expect(text.startsWith("InternalServerError (HTTP 500): éé")).toBe(true);
+    expect(text).not.toContain("RESPONSE 500");
+    expect(Array.from(text).length).toBeLessThanOrEqual(maxRetrievalErrorLength);
+  });
+
+  it("turns a lookup that outlives the timeout into a Timeout entry, even when the reader ignores the abort signal", async () => {
+    const harness = createHarness({
+      documents: [spcWith({})],
+      identities: { [identityA]: { hang: "ignoringAbort" }, [identityB]: { hang: "untilAborted" }, [identityC]: resolved("c", "p") },
+      syncOptions: { lookupTimeoutInMs: 30 },
+    });
+    const error = await syncFailing(harness, [identityA, identityB, identityC]);
+    expect(error.message).toContain(`${identityA}: Timeout: the lookup did not complete within the configured lookup timeout`);
+    expect(error.message).toContain(`${identityB}: Timeout`);
+    expect((persistedSubtree(harness) as JsonObject).identities).toEqual({
+      [keyA]: { resourceID: identityA, retrievalError: "Timeout: the lookup did not complete within the configured lookup timeout" },
+      [keyB]: { resourceID: identityB, retrievalError: "Timeout: the lookup did not complete within the configured lookup timeout" },
+      [keyC]: { resourceID: identityC, clientId: "c", principalId: "p" },
+    });
+  }, 5_000);
+
+  it("gives each lookup its own abort signal", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: resolved("a", "a"), [identityB]: resolved("b", "b") } });
+    await sync(harness, [identityA, identityB]);
+    const [first, second] = harness.reader.calls;
+    expect(first.abortSignal).not.toBe(second.abortSignal);
+    expect(first.abortSignal.aborted).toBe(false);
+  });
+});
+
+describe("syncManagedIdentityStatus: order and concurrency", () => {
+  const many = Array.from({ length: 24 }, (_, index) => identityResourceId(`identity-${String(index).padStart(2, "0")}`));
+
+  it("looks identities up in key order and never runs more than the limit at once", async () => {
+    const scripts = Object.fromEntries(many.map((id, index) => [id, index % 5 === 0 ? { error: restError("AuthorizationFailed", 403, "The client does not have authorization") } : resolved(`c${index}`, `p${index}`)]));
+    const harness = createHarness({ documents: [spcWith({})], identities: scripts, concurrency: 3, readerDelayInMs: 3 });
+    const shuffled = [...many].reverse();
+    const error = await syncFailing(harness, shuffled);
+    expect(harness.reader.calledKeys).toEqual(many.map((id) => id.toLowerCase()));
+    expect(harness.reader.peak).toBeLessThanOrEqual(3);
+    expect(harness.reader.peak).toBeGreaterThan(1);
+    expect(harness.limiter.peak).toBe(3);
+    const failed = (error as UserAssignedIdentityReadError).failures.map((failure) => failure.resourceId);
+    expect(failed).toEqual(many.filter((_, index) => index % 5 === 0));
+    expect(Object.keys(((persistedSubtree(harness) as JsonObject).identities as JsonObject))).toEqual(many.map((id) => id.toLowerCase()));
+  });
+
+  it("produces the same document whatever the order of the desired identities", async () => {
+    const scripts = Object.fromEntries(many.map((id, index) => [id, resolved(`c${index}`, `p${index}`)]));
+    const forward = createHarness({ documents: [spcWith({})], identities: scripts });
+    const backward = createHarness({ documents: [spcWith({})], identities: scripts });
+    await sync(forward, many);
+    await sync(backward, [...many].reverse());
+    expect(JSON.stringify(persistedSubtree(forward))).toBe(JSON.stringify(persistedSubtree(backward)));
+  });
+
+  it("looks an identity in another subscription up with that subscription", async () => {
+    const foreign = identityResourceId("identity-x", { subscriptionId: "11111111-2222-3333-4444-555555555555", resourceGroupName: "other-rg" });
+    const harness = createHarness({ documents: [spcWith({})], identities: { [foreign]: resolved("x", "y") } });
+    await sync(harness, [foreign]);
+    expect(harness.reader.calls[0].resourceId).toMatchObject({ subscriptionId: "11111111-2222-3333-4444-555555555555", resourceGroupName: "other-rg", name: "identity-x" });
+  });
+});
+
+describe("syncManagedIdentityStatus: the desired set from the cluster document", () => {
+  it("reads operators from the cluster, deduplicates across casing and makes one Azure call", async () => {
+    const upper = identityResourceId("IDENTITY-A", { resourceGroupName: "TEST-RG" });
+    const harness = createHarness({
+      documents: [buildClusterDocument({ dataPlaneOperators: { "operator-one": identityA, "operator-two": upper } }), spcWith({})],
+      identities: { [identityA]: resolved("c", "p") },
+    });
+    const result = await sync(harness, undefined);
+    expect(result.desiredSource).toBe("clusterDocument");
+    expect(result.serviceManagedIdentity).toBe(identityResourceId("service-managed-identity"));
+    expect(harness.reader.calls).toHaveLength(1);
+    expect(Object.keys((persistedSubtree(harness) as JsonObject).identities as JsonObject)).toEqual([keyA]);
+  });
+
+  it("treats a cluster without dataPlaneOperators as an empty desired set", async () => {
+    const harness = createHarness({ documents: [buildClusterDocument(), spcWith({})] });
+    await sync(harness, undefined);
+    expect(persistedSubtree(harness)).toEqual({ earliestRecheckTime: recheckAtRandomZero });
+    expect(harness.reader.calls).toHaveLength(0);
+  });
+
+  it("does not need a service managed identity when there is nothing to look up", async () => {
+    const harness = createHarness({ documents: [buildClusterDocument({ dataPlaneOperators: {}, serviceManagedIdentity: null }), spcWith({})] });
+    const result = await sync(harness, undefined);
+    expect(result.failures).toEqual([]);
+    expect(persistedSubtree(harness)).toEqual({ earliestRecheckTime: recheckAtRandomZero });
+  });
+
+  it("skips a cluster being deleted: no Azure call, no write, status left as it is", async () => {
+    const subtree = storedStatus([storedEntry(identityA, { clientId: "c" })], hourEarlier);
+    const harness = createHarness({
+      documents: [buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA, "operator-b": identityB }, deletionTimestamp: "2026-08-14T11:59:00Z" }), spcWith(subtree)],
+    });
+    const result = await sync(harness, undefined);
+    expect(result).toMatchObject({ skippedReason: "clusterDeleting", wrote: false, lookups: 0 });
+    expect(result.status).toEqual({ identities: { [keyA]: { resourceID: identityA, clientId: "c" } }, earliestRecheckTime: hourEarlier });
+    expect(harness.reader.calls).toHaveLength(0);
+    expect(harness.store.patches()).toHaveLength(0);
+    expect(persistedSubtree(harness)).toEqual(subtree);
+  });
+
+  it("refuses a null identity ID in the cluster document and writes nothing", async () => {
+    const harness = createHarness({ documents: [buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA, "operator-b": null } }), spcWith({})] });
+    const error = await syncFailing(harness, undefined);
+    expect(isCosmosDocumentError(error)).toBe(true);
+    expect(error.message).toContain(`cannot read the desired identities from HCPOpenShiftCluster document ${location.clusterDocumentId}; nothing was written`);
+    expect(error.message).toContain("userAssignedIdentities.dataPlaneOperators.operator-b: identity resource ID is missing (null)");
+    expect(harness.reader.calls).toHaveLength(0);
+    expect(harness.store.patches()).toHaveLength(0);
+  });
+
+  it("refuses dataPlaneOperators of the wrong type and names the field", async () => {
+    const harness = createHarness({ documents: [buildClusterDocument({ overrides: { properties: { customerProperties: { platform: { operatorsAuthentication: { userAssignedIdentities: { dataPlaneOperators: [identityA] } } } } } } }), spcWith({})] });
+    const error = await syncFailing(harness, undefined);
+    expect(error.message).toContain("properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.dataPlaneOperators is an array, expected an object");
+    expect(harness.store.patches()).toHaveLength(0);
+  });
+
+  it("waits a bounded time for a missing cluster document, then fails naming it, and never creates anything", async () => {
+    const harness = createHarness({ documents: [spcWith({})], syncOptions: { documentWaitInMs: 5_000, documentPollIntervalInMs: 1_000 } });
+    const error = await syncFailing(harness, undefined);
+    expect(isCosmosDocumentError(error)).toBe(true);
+    expect(error.message).toContain(`HCPOpenShiftCluster document ${location.clusterDocumentId}`);
+    expect(error.message).toContain("does not exist (waited 5 s");
+    expect(harness.clock.sleeps).toEqual([1000, 1000, 1000, 1000, 1000]);
+    expect(harness.store.reads(location.clusterDocumentId)).toHaveLength(6);
+    expect(harness.store.patches()).toHaveLength(0);
+    expect(harness.store.get(location.partitionKey, location.clusterDocumentId)).toBeUndefined();
+  });
+});
+
+describe("syncManagedIdentityStatus: the ServiceProviderCluster document", () => {
+  it("waits a bounded time for a missing document, then fails naming it, and never creates it", async () => {
+    const harness = createHarness({ syncOptions: { documentWaitInMs: 3_000, documentPollIntervalInMs: 1_000 }, identities: { [identityA]: resolved("c", "p") } });
+    const error = await syncFailing(harness, [identityA]);
+    expect(isCosmosDocumentError(error)).toBe(true);
+    expect((error as Error & { statusCode?: number }).statusCode).toBe(404);
+    expect(error.message).toContain(`ServiceProviderCluster document ${location.documentId} (${serviceProviderClusterResourceIdFor()}) does not exist (waited 3 s`);
+    expect(error.message).toContain("This hook never creates it");
+    expect(harness.store.reads(location.documentId)).toHaveLength(4);
+    expect(harness.reader.calls).toHaveLength(0);
+    expect(harness.store.patches()).toHaveLength(0);
+    expect(persisted(harness)).toBeUndefined();
+  });
+
+  it("stops waiting after the bounded number of polls even when the clock stands still", async () => {
+    const harness = createHarness({ syncOptions: { documentWaitInMs: 3_000, documentPollIntervalInMs: 1_000 }, identities: { [identityA]: resolved("c", "p") } });
+    const standingStill = { ...harness.dependencies, sleep: async () => undefined };
+    const error = await syncManagedIdentityStatus(standingStill, { cluster: parsedCluster(), desired: desiredIdentitySet({ "operator-a": identityA }).identities, force: false }).then(
+      () => undefined,
+      (failure: unknown) => failure as Error,
+    );
+    expect(error?.message).toContain("does not exist");
+    expect(harness.store.reads(location.documentId)).toHaveLength(4);
+  });
+
+  it("fails at once when the wait is zero", async () => {
+    const harness = createHarness({ syncOptions: { documentWaitInMs: 0 } });
+    await syncFailing(harness, [identityA]);
+    expect(harness.clock.sleeps).toEqual([]);
+    expect(harness.store.reads()).toHaveLength(1);
+  });
+
+  it("proceeds when the document appears during the wait", async () => {
+    const harness = createHarness({ identities: { [identityA]: resolved("c", "p") } });
+    harness.clock.onSleep = (count) => {
+      if (count === 2) harness.store.put(spcWith({}));
+    };
+    const result = await sync(harness, [identityA]);
+    expect(result.wrote).toBe(true);
+    expect(harness.clock.sleeps).toHaveLength(2);
+  });
+
+  it("treats a soft-deleted document as missing", async () => {
+    const harness = createHarness({ documents: [spcWith({}, { deletionTimestamp: "2026-08-14T11:00:00Z" })], syncOptions: { documentWaitInMs: 0 } });
+    const error = await syncFailing(harness, [identityA]);
+    expect(error.message).toContain("does not exist");
+    expect(harness.store.patches()).toHaveLength(0);
+    expect(harness.reader.calls).toHaveLength(0);
+  });
+
+  it("refuses a document that is not a ServiceProviderCluster and writes nothing", async () => {
+    const harness = createHarness({ documents: [spcWith({}, { overrides: { resourceType: "Microsoft.RedHatOpenShift/hcpOpenShiftClusters" } })], identities: { [identityA]: resolved("c", "p") } });
+    const error = await syncFailing(harness, [identityA]);
+    expect(isCosmosDocumentError(error)).toBe(true);
+    expect(error.message).toContain(`document ${location.documentId} is not a ServiceProviderCluster this hook can write to; nothing was written`);
+    expect(error.message).toContain("resourceType is 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters'");
+    expect(harness.reader.calls).toHaveLength(0);
+    expect(harness.store.patches()).toHaveLength(0);
+  });
+
+  it.each([
+    ["throttled (429)", 429],
+    ["unavailable (503)", 503],
+  ])("fails with a clear error when the read is %s", async (_title, code) => {
+    const harness = createHarness({ documents: [spcWith({})] });
+    harness.store.failNext("read", cosmosError(code), { id: location.documentId });
+    const error = await syncFailing(harness, [identityA]);
+    expect(isCosmosDocumentError(error)).toBe(true);
+    expect((error as Error & { statusCode?: number }).statusCode).toBe(code);
+    expect(error.message).toContain(`failed to read ServiceProviderCluster document ${location.documentId}`);
+    expect(error.message).toContain(`(HTTP ${code})`);
+    expect(harness.reader.calls).toHaveLength(0);
+  });
+
+  it("does not retry a write that fails with 503, and says which document", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: resolved("c", "p") } });
+    harness.store.failNext("patch", cosmosError(503, "Service is currently unavailable."));
+    const error = await syncFailing(harness, [identityA]);
+    expect(error.message).toBe(`failed to write ServiceProviderCluster document ${location.documentId}: ServiceUnavailable (HTTP 503): Service is currently unavailable.`);
+    expect(harness.store.patches()).toHaveLength(1);
+    expect(persistedSubtree(harness)).toEqual({});
+  });
+});
+
+describe("syncManagedIdentityStatus: concurrent writers (412)", () => {
+  it("re-reads after a 412, keeps the other writer's change and writes our subtree", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: resolved("c", "p") } });
+    const firstEtag = harness.store.etagOf(location.partitionKey, location.documentId);
+    harness.store.beforeNextPatch(location.documentId, (store) => {
+      store.mutate(location.partitionKey, location.documentId, (document) => {
+        const properties = document.properties as JsonObject;
+        properties.loadBalancerResourceID = "/changed/by/another/writer";
+        ((properties.status as JsonObject).msiManagedIdentities as JsonObject).earliestRecheckTime = "2026-08-16T00:00:00Z";
+        properties.cosmosMetadata = { ...(properties.cosmosMetadata as JsonObject), instanceVersion: 10 };
+      });
+    });
+    const result = await sync(harness, [identityA]);
+    expect(result).toMatchObject({ wrote: true, writeAttempts: 2 });
+    const patches = harness.store.patches();
+    expect(patches.map((patch) => patch.outcome)).toEqual(["error", "applied"]);
+    expect(patches[0].ifMatchEtag).toBe(firstEtag);
+    expect(patches[1].ifMatchEtag).not.toBe(firstEtag);
+    const document = persisted(harness) as JsonObject;
+    const properties = document.properties as JsonObject;
+    expect(properties.loadBalancerResourceID).toBe("/changed/by/another/writer");
+    expect(((properties.status as JsonObject).msiManagedIdentities as JsonObject).earliestRecheckTime).toBe("2026-08-16T00:00:00Z");
+    expect(instanceVersionOf(document)).toBe(11);
+    expect(subtreeOf(document)).toEqual({ identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } }, earliestRecheckTime: recheckAtRandomZero });
+    expect(harness.reader.calls).toHaveLength(1);
+    expect(harness.clock.sleeps).toHaveLength(1);
+  });
+
+  it("writes nothing more when the other writer already stored the same status", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: resolved("c", "p") } });
+    harness.store.beforeNextPatch(location.documentId, (store) => {
+      store.mutate(location.partitionKey, location.documentId, (document) => {
+        ((document.properties as JsonObject).status as JsonObject).dataPlaneOperatorsManagedIdentities = {
+          identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } },
+          earliestRecheckTime: recheckAtRandomZero,
+        };
+      });
+    });
+    const result = await sync(harness, [identityA]);
+    expect(result).toMatchObject({ wrote: false, writeAttempts: 1 });
+    expect(harness.store.appliedPatches()).toHaveLength(0);
+  });
+
+  it("gives up after maxWriteAttempts with a clear error", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: resolved("c", "p") }, syncOptions: { maxWriteAttempts: 3 } });
+    harness.store.beforeNextPatch(
+      location.documentId,
+      (store) => store.mutate(location.partitionKey, location.documentId, (document) => ((document.properties as JsonObject).spec = { touched: Date.now() })),
+      Number.POSITIVE_INFINITY,
+    );
+    const error = await syncFailing(harness, [identityA]);
+    expect(isCosmosDocumentError(error)).toBe(true);
+    expect((error as Error & { statusCode?: number }).statusCode).toBe(412);
+    expect(error.message).toContain(`failed to write ServiceProviderCluster document ${location.documentId} after 3 attempts (the document kept changing between read and write): PreconditionFailed (HTTP 412)`);
+    expect(harness.store.patches()).toHaveLength(3);
+    expect(harness.store.appliedPatches()).toHaveLength(0);
+    expect(persistedSubtree(harness)).toEqual({});
+  });
+
+  it("fails clearly when the document is deleted between the 412 and the re-read", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: resolved("c", "p") } });
+    harness.store.beforeNextPatch(location.documentId, (store) => {
+      store.mutate(location.partitionKey, location.documentId, () => undefined);
+    });
+    harness.clock.onSleep = () => harness.store.remove(location.partitionKey, location.documentId);
+    const error = await syncFailing(harness, [identityA]);
+    expect(error.message).toBe(`ServiceProviderCluster document ${location.documentId} was deleted while the status was being written; nothing was written`);
+    expect(persisted(harness)).toBeUndefined();
+  });
+
+  it("fails with 404 when the document is deleted just before the write, and does not create it", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: resolved("c", "p") } });
+    harness.store.beforeNextPatch(location.documentId, (store) => store.remove(location.partitionKey, location.documentId));
+    const error = await syncFailing(harness, [identityA]);
+    expect((error as Error & { statusCode?: number }).statusCode).toBe(404);
+    expect(error.message).toContain(`failed to write ServiceProviderCluster document ${location.documentId}: NotFound (HTTP 404)`);
+    expect(persisted(harness)).toBeUndefined();
+  });
+});
+
+describe("locate", () => {
+  it("derives the document ids and the lowercase partition key from the cluster", () => {
+    const cluster = parsedCluster({ subscriptionId: "0465BC32-C654-41B8-8D87-9815D7ABE8F6", resourceGroupName: "some-resource-group", clusterName: "some-hcp-cluster" });
+    expect(locate(cluster)).toEqual({
+      documentId: "7de6e0ae-f384-51a8-97e2-1177ac229b7c",
+      partitionKey: "0465bc32-c654-41b8-8d87-9815d7abe8f6",
+      serviceProviderClusterResourceId:
+        "/subscriptions/0465BC32-C654-41B8-8D87-9815D7ABE8F6/resourceGroups/some-resource-group/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/some-hcp-cluster/serviceProviderClusters/default",
+      clusterDocumentId: "68bc6026-a8a9-5706-92c5-25d3313bcabb",
+    });
+  });
+});
