@@ -56,7 +56,7 @@ export async function openTestStack(sandbox: Sandbox, name: string, clusters: re
     stack,
     stateDirectory: paths.state,
     async setClusters(next) {
-      await stack.setConfig(`${engine.pulumiProjectName}:clusters`, { value: JSON.stringify(next), secret: false });
+      await engine.setClusterList(stack, next);
     },
   };
 }
