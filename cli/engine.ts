@@ -5,7 +5,7 @@
  * module, see docs/pulumi-engine.md).
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import * as automation from "@pulumi/pulumi/automation";
 
@@ -156,7 +156,7 @@ export interface OpenStackOptions {
 
 /**
  * Creates or selects a stack over the project's program. The work directory always holds the
- * project's own Pulumi.yaml (a copy for private directories), never synthesized settings.
+ * project's own Pulumi.yaml (a link to it for private directories), never synthesized settings.
  */
 export async function openStack(options: OpenStackOptions): Promise<automation.Stack> {
   const paths = options.paths;
@@ -168,7 +168,7 @@ export async function openStack(options: OpenStackOptions): Promise<automation.S
     for (const directory of [paths.state, paths.home, paths.workDirectory]) {
       mkdirSync(directory, { recursive: true });
     }
-    copyFileSync(projectFile, join(paths.workDirectory, "Pulumi.yaml"));
+    linkProjectFiles(paths.workDirectory);
     workDirectory = paths.workDirectory;
     environment = engineEnvironment({
       PULUMI_BACKEND_URL: `file://${paths.state}`,
@@ -192,6 +192,18 @@ export async function openStack(options: OpenStackOptions): Promise<automation.S
     await writeStackConfig(stack, options.config);
   }
   return stack;
+}
+
+/**
+ * Links the project's Pulumi.yaml into a private work directory, and its `main` (index.ts), which
+ * the CLI requires to exist beside the project file even when the program runs inline.
+ */
+function linkProjectFiles(workDirectory: string): void {
+  for (const file of ["Pulumi.yaml", "index.ts"]) {
+    const link = join(workDirectory, file);
+    rmSync(link, { force: true });
+    symlinkSync(join(projectDirectory, file), link);
+  }
 }
 
 function fullKey(key: string): string {
