@@ -37,6 +37,15 @@ function takeOption(argumentsList: string[], name: string): string | undefined {
   return argumentsList.splice(index, 1)[0];
 }
 
+/** Commands that act on one stack; `stack init|rm|select NAME` already name it positionally. */
+function takesStackOption(command: string, rest: readonly string[]): boolean {
+  const positional = rest.filter((argument) => !argument.startsWith("-"));
+  if (command === "stack" && ["init", "rm", "select"].includes(positional[0] ?? "") && positional.length > 1) {
+    return false;
+  }
+  return ["stack", "config", "cancel", "state"].includes(command);
+}
+
 function sandboxDescription(): SandboxDescription | undefined {
   const file = process.env.ARO_HCP_SANDBOX_FILE ?? join(projectDirectory, ".sandbox", "endpoints.json");
   return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as SandboxDescription) : undefined;
@@ -74,7 +83,7 @@ async function main(): Promise<void> {
   console.error(`pulumi v${engine.version} (${engine.source}); stack '${stackName}'; backend ${backendUrl}; ${settings === undefined ? "the stack's config and your environment" : "sandbox settings from .sandbox/endpoints.json"}`);
 
   if (!(programCommands as readonly string[]).includes(command)) {
-    const result = spawnSync(join(engine.root, "bin", "pulumi"), [command, ...argumentsList, ...(["stack", "config", "cancel"].includes(command) && !argumentsList.includes("--stack") ? ["--stack", stackName] : [])], {
+    const result = spawnSync(join(engine.root, "bin", "pulumi"), [command, ...argumentsList, ...(takesStackOption(command, argumentsList) ? ["--stack", stackName] : [])], {
       cwd: projectDirectory,
       env: { ...process.env, ...userEngineEnvironment(environment), PATH: `${join(engine.root, "bin")}:${process.env.PATH ?? ""}` },
       stdio: "inherit",
