@@ -122,7 +122,14 @@ async function main(): Promise<void> {
       });
       break;
     case "refresh":
-      await stack.refresh({ ...common, expectNoChanges: flags.has("--expect-no-changes"), clearPendingCreates: flags.has("--clear-pending-creates") });
+      // With the program, so that its warnings name each drifted cluster and identity in the
+      // normal output and the stack outputs show the drift (`--run-program=false` turns it off).
+      await stack.refresh({
+        ...common,
+        expectNoChanges: flags.has("--expect-no-changes"),
+        clearPendingCreates: flags.has("--clear-pending-creates"),
+        runProgram: !flags.has("--run-program=false"),
+      });
       break;
     case "destroy":
       await stack.destroy(common);
