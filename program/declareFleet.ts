@@ -21,8 +21,11 @@ export interface ClusterSummary {
   readonly drift?: readonly string[];
 }
 
-/** The resource names of releases before 0.2 (name plus hash); kept as aliases so nothing is replaced. */
-export function legacyResourceNameFor(clusterResourceId: string): string {
+/**
+ * A stable unique name: the cluster name plus a hash of its ARM ID. The project program named its
+ * resources so before naming them after their clusters, and keeps it as an alias so nothing is replaced.
+ */
+export function hashedResourceNameFor(clusterResourceId: string): string {
   const name = clusterResourceId.split("/").pop() ?? "cluster";
   const hash = createHash("sha256").update(clusterResourceId.toLowerCase()).digest("hex").slice(0, 8);
   return `${name.toLowerCase()}-${hash}`;
@@ -80,7 +83,7 @@ export function declareFleet(clusters: readonly ClusterDeclaration[]): {
   const keys = clusterKeys(clusters.map((cluster) => cluster.clusterResourceId));
   const resources = clusters.map((cluster) => {
     const key = keys.get(cluster.clusterResourceId) ?? cluster.clusterResourceId;
-    const resource = new ServiceProviderClusterIdentityStatus(key, cluster, { aliases: [{ name: legacyResourceNameFor(cluster.clusterResourceId) }] });
+    const resource = new ServiceProviderClusterIdentityStatus(key, cluster, { aliases: [{ name: hashedResourceNameFor(cluster.clusterResourceId) }] });
     // A refresh run with the program (`refresh --run-program`, the wrapper's default) says in its
     // normal output which cluster and identity drifted, without --diff.
     resource.drift.apply((drift) => {

@@ -33,7 +33,7 @@ describe("resource names", () => {
     const engine = engineModule();
     const { settingsForRunningSandbox } = nativeRequire(join(projectDirectory, "dist", "cli", "sandboxSettings.js")) as typeof import("../../cli/sandboxSettings");
     const { ServiceProviderClusterIdentityStatus } = nativeRequire(join(projectDirectory, "dist", "resources", "index.js")) as typeof import("../../resources");
-    const { legacyResourceNameFor } = nativeRequire(join(projectDirectory, "dist", "program", "declareFleet.js")) as typeof import("../../program/declareFleet");
+    const { hashedResourceNameFor } = nativeRequire(join(projectDirectory, "dist", "program", "declareFleet.js")) as typeof import("../../program/declareFleet");
     const command = await engine.engineCommand();
     const root = mkdtempSync(join(projectDirectory, ".pulumi", "test-resource-names-"));
     const paths = { state: join(root, "state"), home: join(root, "home"), workDirectory: join(root, "work") };
@@ -44,7 +44,7 @@ describe("resource names", () => {
 
     // The program of earlier releases: hashed names, outputs keyed by ARM ID.
     const legacy = await open(async () => {
-      for (const cluster of clusters) new ServiceProviderClusterIdentityStatus(legacyResourceNameFor(cluster.clusterResourceId), cluster);
+      for (const cluster of clusters) new ServiceProviderClusterIdentityStatus(hashedResourceNameFor(cluster.clusterResourceId), cluster);
       return {};
     });
     expect((await legacy.up()).summary.resourceChanges).toMatchObject({ create: 3 });

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import program from "../../index";
-import { clusterKeys, declareFleet, legacyResourceNameFor } from "../../program/declareFleet";
+import { clusterKeys, declareFleet, hashedResourceNameFor } from "../../program/declareFleet";
 import { refusePlainCosmosKey } from "../../program/cosmosKeyConfig";
 import { parseClusterList } from "../../program/fleet";
 import { ServiceProviderClusterIdentityStatus } from "../../resources";
@@ -171,8 +171,8 @@ describe("clusterKeys", () => {
   });
 
   it("keeps the old resource name as an alias, so existing stacks are renamed, not replaced", () => {
-    expect(legacyResourceNameFor(clusterB)).toMatch(/^cluster-b-[0-9a-f]{8}$/);
-    expect(legacyResourceNameFor(clusterB)).toBe(legacyResourceNameFor(clusterB.toLowerCase()));
+    expect(hashedResourceNameFor(clusterB)).toMatch(/^cluster-b-[0-9a-f]{8}$/);
+    expect(hashedResourceNameFor(clusterB)).toBe(hashedResourceNameFor(clusterB.toLowerCase()));
   });
 });
 
