@@ -78,9 +78,6 @@ function pathPulumi(version: string): string | undefined {
   return undefined;
 }
 
-/** The project file: every run reads it, so the CLI validates stack config as `pulumi up` does. */
-export const projectFile = join(projectDirectory, "Pulumi.yaml");
-
 /** The backend when the user names none: a file backend inside the project. */
 export const defaultBackendUrl = `file://${enginePaths.state}`;
 
