@@ -5,11 +5,13 @@
  * Exported as a function so the Automation API can run it inline (see docs/pulumi-engine.md).
  */
 import * as pulumi from "@pulumi/pulumi";
+import { refusePlainCosmosKey } from "./program/cosmosKeyConfig";
 import { declareFleet } from "./program/declareFleet";
 import { clusterListFromFile, defaultEndpointsFile, parseClusterList, sandboxFleet } from "./program/fleet";
 
 export = async (): Promise<Record<string, unknown>> => {
   const config = new pulumi.Config();
+  refusePlainCosmosKey(config);
   // A large fleet does not fit in one `pulumi config set` argument (128 KB): use clustersFile.
   const clustersFile = config.get("clustersFile");
   const configured = config.getObject<unknown>("clusters");

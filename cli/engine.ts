@@ -1,11 +1,11 @@
 /**
- * The real Pulumi engine, offline: finds or builds the CLI (tools/build-pulumi-cli.sh), keeps all
- * engine state inside the project, and opens a stack whose program is this project's index.ts,
+ * The real Pulumi engine, offline: finds or builds the CLI (tools/build-pulumi-cli.sh) and opens a
+ * stack over the project's own Pulumi.yaml whose program is this project's index.ts,
  * run as an Automation API inline program (the Node.js language host is not published as a Go
  * module, see docs/pulumi-engine.md).
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import * as automation from "@pulumi/pulumi/automation";
 
@@ -78,20 +78,24 @@ function pathPulumi(version: string): string | undefined {
   return undefined;
 }
 
+/** The backend when the user names none: a file backend inside the project. */
+export const defaultBackendUrl = `file://${enginePaths.state}`;
+
 /**
- * The environment the engine (and the provider host it starts) runs with: offline, state and
- * home inside the project, a passphrase for local secrets. Callers add Azure/Cosmos variables.
+ * The passphrase of throwaway stacks only: the sandbox stack, `npm start`'s demo, tests and
+ * benchmarks, whose secrets are sandbox values. Never used for a stack of the user's.
+ */
+export const sandboxPassphrase = "aro-hcp-sandbox-only";
+
+/**
+ * The environment the engine (and the provider host it starts) runs with: offline, no update
+ * check. The backend, home and passphrase are the caller's (process.env) unless `extra` names
+ * them; callers add Azure/Cosmos variables.
  */
 export function engineEnvironment(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
-  for (const directory of Object.values(enginePaths)) {
-    mkdirSync(directory, { recursive: true });
-  }
   return {
     PULUMI_SKIP_UPDATE_CHECK: "true",
     PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-    PULUMI_BACKEND_URL: `file://${enginePaths.state}`,
-    PULUMI_HOME: enginePaths.home,
-    PULUMI_CONFIG_PASSPHRASE: process.env.PULUMI_CONFIG_PASSPHRASE ?? "aro-hcp-local-state",
     PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: "false",
     // The DIY backend rewrites the whole checkpoint (and its .bak) after every step: quadratic in
     // the fleet size, 10 of the 20 s of a 200-cluster `up` (docs/performance.md). Skipping the
@@ -106,55 +110,120 @@ export function engineEnvironment(extra: Readonly<Record<string, string>> = {}):
   };
 }
 
+/**
+ * The user's door (`npm run pulumi`): the project directory is the work directory, as for the
+ * literal CLI, so both see the same Pulumi.<stack>.yaml; the user's PULUMI_BACKEND_URL and
+ * PULUMI_HOME are kept, and only when unset does the project's file backend apply.
+ */
+export function userEngineEnvironment(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  const home = process.env.PULUMI_HOME ?? enginePaths.home;
+  mkdirSync(home, { recursive: true });
+  if (process.env.PULUMI_BACKEND_URL === undefined) {
+    mkdirSync(enginePaths.state, { recursive: true });
+  }
+  return engineEnvironment({
+    PULUMI_BACKEND_URL: process.env.PULUMI_BACKEND_URL ?? defaultBackendUrl,
+    PULUMI_HOME: home,
+    ...extra,
+  });
+}
+
 /** Options for {@link openStack}. */
 export interface OpenStackOptions {
   readonly engine: EngineCommand;
   readonly stackName: string;
   /** The inline program; defaults to this project's index.ts program. */
   readonly program?: automation.PulumiFn;
-  /** Stack config without namespace for this project's keys, or with a namespace. Plain values only. */
+  /**
+   * Stack config without namespace for this project's keys, or with a namespace. Plain values;
+   * `clusters` is a JSON list, stored as a list (Pulumi.yaml declares it `type: array`).
+   */
   readonly config?: Readonly<Record<string, string>>;
   /** Extra environment for the engine and the provider host (e.g. COSMOS_KEY). Never stored in state. */
   readonly environment?: Readonly<Record<string, string>>;
-  /** Separate state and work directories (tests run several stacks side by side). */
-  readonly paths?: Partial<typeof enginePaths>;
+  /**
+   * Private state, home and work directories of a throwaway stack (tests, benchmarks, the demo;
+   * these use {@link sandboxPassphrase}). Without them the stack is the user's: see
+   * {@link userEngineEnvironment}.
+   */
+  readonly paths?: typeof enginePaths;
+  /** Secrets provider of a stack created here (e.g. `azurekeyvault://…`); default: the backend's. */
+  readonly secretsProvider?: string;
 }
 
-/** Creates or selects a stack over the project's program. */
+/**
+ * Creates or selects a stack over the project's program. The work directory always holds the
+ * project's own Pulumi.yaml (a link to it for private directories), never synthesized settings.
+ */
 export async function openStack(options: OpenStackOptions): Promise<automation.Stack> {
-  const paths = { ...enginePaths, ...options.paths };
-  const environment = engineEnvironment({
-    PULUMI_BACKEND_URL: `file://${paths.state}`,
-    PULUMI_HOME: paths.home,
-    ...options.environment,
-  });
-  for (const directory of [paths.state, paths.home, paths.workDirectory]) {
-    mkdirSync(directory, { recursive: true });
+  const paths = options.paths;
+  let workDirectory = projectDirectory;
+  let environment: Record<string, string>;
+  if (paths === undefined) {
+    environment = userEngineEnvironment(options.environment);
+  } else {
+    for (const directory of [paths.state, paths.home, paths.workDirectory]) {
+      mkdirSync(directory, { recursive: true });
+    }
+    linkProjectFiles(paths.workDirectory);
+    workDirectory = paths.workDirectory;
+    environment = engineEnvironment({
+      PULUMI_BACKEND_URL: `file://${paths.state}`,
+      PULUMI_HOME: paths.home,
+      PULUMI_CONFIG_PASSPHRASE: sandboxPassphrase,
+      ...options.environment,
+    });
   }
   const program = options.program ?? projectProgram();
   const stack = await automation.LocalWorkspace.createOrSelectStack(
     { stackName: options.stackName, projectName: pulumiProjectName, program },
     {
-      workDir: paths.workDirectory,
-      pulumiHome: paths.home,
+      workDir: workDirectory,
+      pulumiHome: environment.PULUMI_HOME,
       pulumiCommand: options.engine.command,
       envVars: environment,
-      projectSettings: {
-        name: pulumiProjectName,
-        runtime: "nodejs",
-        backend: { url: `file://${paths.state}` },
-        description: "Records ARO-HCP data plane operator managed identity status in the ServiceProviderCluster document",
-      },
+      ...(options.secretsProvider === undefined ? {} : { secretsProvider: options.secretsProvider }),
     },
   );
   if (options.config !== undefined) {
-    const config: automation.ConfigMap = {};
-    for (const [key, value] of Object.entries(options.config)) {
-      config[key.includes(":") ? key : `${pulumiProjectName}:${key}`] = { value, secret: false };
-    }
-    await stack.setAllConfig(config);
+    await writeStackConfig(stack, options.config);
   }
   return stack;
+}
+
+/**
+ * Links the project's Pulumi.yaml into a private work directory, and its `main` (index.ts), which
+ * the CLI requires to exist beside the project file even when the program runs inline.
+ */
+function linkProjectFiles(workDirectory: string): void {
+  for (const file of ["Pulumi.yaml", "index.ts"]) {
+    const link = join(workDirectory, file);
+    rmSync(link, { force: true });
+    symlinkSync(join(projectDirectory, file), link);
+  }
+}
+
+function fullKey(key: string): string {
+  return key.includes(":") ? key : `${pulumiProjectName}:${key}`;
+}
+
+/**
+ * Writes plain config values into the stack settings file, `clusters` as a YAML list (what
+ * `pulumi config set --path` would store; a JSON string fails the CLI's `type: array` check).
+ * Through the file, not `pulumi config set`: a large fleet is past Linux's 128 KB per argument.
+ */
+export async function writeStackConfig(stack: automation.Stack, values: Readonly<Record<string, string>>): Promise<void> {
+  const settings = await stack.workspace.stackSettings(stack.name);
+  const config: Record<string, unknown> = { ...(settings.config ?? {}) };
+  for (const [key, value] of Object.entries(values)) {
+    config[fullKey(key)] = fullKey(key) === `${pulumiProjectName}:clusters` ? (JSON.parse(value) as unknown) : value;
+  }
+  await stack.workspace.saveStackSettings(stack.name, { ...settings, config: config as automation.StackSettings["config"] });
+}
+
+/** Replaces the stack's `clusters` list. */
+export async function setClusterList(stack: automation.Stack, clusters: readonly unknown[]): Promise<void> {
+  await writeStackConfig(stack, { clusters: JSON.stringify(clusters) });
 }
 
 /** The project's program (index.ts), loaded from the compiled output. */

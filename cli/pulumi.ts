@@ -6,16 +6,22 @@
  * itself). Every other command (stack, config, state, cancel, version, about, …) is passed to the
  * built `pulumi` binary with the same environment, in the stack's work directory.
  *
- * Connection settings: when `.sandbox/endpoints.json` exists (a sandbox is running, `npm run
- * sandbox`) its config and environment are applied; otherwise the stack's own config and the
- * caller's environment are used (real Azure).
+ * The work directory is the project directory, as for the literal `pulumi` CLI, so both use the
+ * same Pulumi.yaml and Pulumi.<stack>.yaml. The user's PULUMI_BACKEND_URL, PULUMI_HOME, secrets
+ * provider and PULUMI_CONFIG_PASSPHRASE(_FILE) are kept; without a backend the project's file
+ * backend (.pulumi/state) is used.
+ *
+ * The stack named `sandbox` is the only one the wrapper configures itself: from the running
+ * sandbox's `.sandbox/endpoints.json` (endpoints, clustersFile, sandbox-only key and passphrase).
+ * Every other stack gets its own config and the caller's environment, untouched.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { engineCommand, engineEnvironment, enginePaths, openStack, projectDirectory } from "./engine";
+import { engineCommand, openStack, projectDirectory, sandboxPassphrase, userEngineEnvironment } from "./engine";
 import type { SandboxDescription } from "./sandboxSettings";
-import { sandboxSettings } from "./sandboxSettings";
+import { sandboxSettings, sandboxStackName } from "./sandboxSettings";
+import { missingPassphraseMessage } from "./stackSecrets";
 
 const programCommands = ["preview", "up", "update", "refresh", "destroy"] as const;
 
@@ -31,35 +37,73 @@ function takeOption(argumentsList: string[], name: string): string | undefined {
   return argumentsList.splice(index, 1)[0];
 }
 
+/** Commands that act on one stack; `stack init|rm|select NAME` already name it positionally. */
+function takesStackOption(command: string, rest: readonly string[]): boolean {
+  const positional = rest.filter((argument) => !argument.startsWith("-"));
+  if (command === "stack" && ["init", "rm", "select"].includes(positional[0] ?? "") && positional.length > 1) {
+    return false;
+  }
+  return ["stack", "config", "cancel", "state"].includes(command);
+}
+
 function sandboxDescription(): SandboxDescription | undefined {
   const file = process.env.ARO_HCP_SANDBOX_FILE ?? join(projectDirectory, ".sandbox", "endpoints.json");
   return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as SandboxDescription) : undefined;
+}
+
+function stackSettingsText(stackName: string): string | undefined {
+  // Pulumi names the file after the last segment of an org/project/stack name.
+  const file = join(projectDirectory, `Pulumi.${stackName.split("/").pop() ?? stackName}.yaml`);
+  return existsSync(file) ? readFileSync(file, "utf8") : undefined;
 }
 
 async function main(): Promise<void> {
   const argumentsList = process.argv.slice(2);
   const command = argumentsList.shift();
   if (command === undefined || command === "help" || command === "--help") {
-    console.log("usage: npm run pulumi -- <preview|up|refresh|destroy> [--stack NAME] [--diff] [--expect-no-changes] [--refresh] [--continue-on-error] [--clear-pending-creates]\n       npm run pulumi -- <any other pulumi command>   (passed to the built CLI)");
+    console.log(
+      "usage: npm run pulumi -- <preview|up|refresh|destroy> [--stack NAME] [--secrets-provider URL] [--diff] [--expect-no-changes] [--refresh] [--continue-on-error] [--clear-pending-creates]\n" +
+        "       npm run pulumi -- <any other pulumi command>   (passed to the built CLI, in the project directory)",
+    );
     return;
   }
-  const engine = await engineCommand();
   const sandbox = sandboxDescription();
-  const stackName = takeOption(argumentsList, "stack") ?? process.env.PULUMI_STACK ?? (sandbox === undefined ? "dev" : "sandbox");
-  const settings = sandbox === undefined ? undefined : sandboxSettings(sandbox);
-  console.error(`pulumi v${engine.version} (${engine.source}); stack '${stackName}'; ${sandbox === undefined ? "stack config and environment (no sandbox running)" : "sandbox from .sandbox/endpoints.json"}`);
+  const stackName = takeOption(argumentsList, "stack") ?? process.env.PULUMI_STACK ?? (sandbox === undefined ? "dev" : sandboxStackName);
+  const isSandboxStack = stackName === sandboxStackName;
+  if (isSandboxStack && sandbox === undefined) {
+    throw new Error(`the '${sandboxStackName}' stack is configured from a running sandbox, and none is running: start one with \`npm run sandbox\``);
+  }
+  const settings = isSandboxStack && sandbox !== undefined ? sandboxSettings(sandbox) : undefined;
+  // The fixed passphrase protects sandbox-only values; a user's stack never gets it.
+  const passphrase: Record<string, string> =
+    isSandboxStack && process.env.PULUMI_CONFIG_PASSPHRASE === undefined && process.env.PULUMI_CONFIG_PASSPHRASE_FILE === undefined ? { PULUMI_CONFIG_PASSPHRASE: sandboxPassphrase } : {};
+  const environment: Record<string, string> = { ...settings?.environment, ...passphrase };
+  const engine = await engineCommand();
+  const backendUrl = userEngineEnvironment().PULUMI_BACKEND_URL;
+  console.error(`pulumi v${engine.version} (${engine.source}); stack '${stackName}'; backend ${backendUrl}; ${settings === undefined ? "the stack's config and your environment" : "sandbox settings from .sandbox/endpoints.json"}`);
 
   if (!(programCommands as readonly string[]).includes(command)) {
-    const result = spawnSync(join(engine.root, "bin", "pulumi"), [command, ...argumentsList, ...(["stack", "config", "cancel"].includes(command) ? ["--stack", stackName] : [])], {
-      cwd: enginePaths.workDirectory,
-      env: { ...process.env, ...engineEnvironment(settings?.environment), PATH: `${join(engine.root, "bin")}:${process.env.PATH ?? ""}` },
+    const result = spawnSync(join(engine.root, "bin", "pulumi"), [command, ...argumentsList, ...(takesStackOption(command, argumentsList) ? ["--stack", stackName] : [])], {
+      cwd: projectDirectory,
+      env: { ...process.env, ...userEngineEnvironment(environment), PATH: `${join(engine.root, "bin")}:${process.env.PATH ?? ""}` },
       stdio: "inherit",
     });
     process.exitCode = result.status ?? 1;
     return;
   }
 
-  const stack = await openStack({ engine, stackName, ...(settings === undefined ? {} : { config: settings.config, environment: settings.environment }) });
+  const secretsProvider = takeOption(argumentsList, "secrets-provider");
+  const problem = missingPassphraseMessage({ stackName, stackSettingsText: stackSettingsText(stackName), secretsProviderOption: secretsProvider, backendUrl, environment: { ...process.env, ...environment } });
+  if (problem !== undefined) {
+    throw new Error(problem);
+  }
+  const stack = await openStack({
+    engine,
+    stackName,
+    environment,
+    ...(settings === undefined ? {} : { config: settings.config }),
+    ...(secretsProvider === undefined ? {} : { secretsProvider }),
+  });
   const flags = new Set(argumentsList);
   const common = { onOutput: (text: string) => process.stdout.write(text), color: "auto" as const };
   switch (command) {
@@ -78,7 +122,14 @@ async function main(): Promise<void> {
       });
       break;
     case "refresh":
-      await stack.refresh({ ...common, expectNoChanges: flags.has("--expect-no-changes"), clearPendingCreates: flags.has("--clear-pending-creates") });
+      // With the program, so that its warnings name each drifted cluster and identity in the
+      // normal output and the stack outputs show the drift (`--run-program=false` turns it off).
+      await stack.refresh({
+        ...common,
+        expectNoChanges: flags.has("--expect-no-changes"),
+        clearPendingCreates: flags.has("--clear-pending-creates"),
+        runProgram: !flags.has("--run-program=false"),
+      });
       break;
     case "destroy":
       await stack.destroy(common);

@@ -4,6 +4,9 @@
  * the environment, so nothing secret reaches the state file.
  */
 
+/** The one stack `npm run pulumi` configures from a running sandbox. */
+export const sandboxStackName = "sandbox";
+
 /** What a sandbox tells its users (a subset of `.sandbox/endpoints.json`). */
 export interface SandboxDescription {
   readonly endpoints: { readonly arm: string; readonly cosmos: string; readonly identity: string; readonly admin: string };
@@ -11,6 +14,8 @@ export interface SandboxDescription {
   readonly database: string;
   readonly container: string;
   readonly environment: { readonly COSMOS_KEY: string; readonly IDENTITY_ENDPOINT: string; readonly IDENTITY_HEADER: string };
+  /** The demo fleet as a cluster list file (`npm run sandbox` writes it; absent for in-process sandboxes). */
+  readonly clustersFile?: string;
 }
 
 /** Config keys (project namespace) and environment for a sandbox. */
@@ -23,6 +28,7 @@ export function sandboxSettings(sandbox: SandboxDescription): { config: Record<s
       armEndpoint: sandbox.endpoints.arm,
       tlsCaFile: sandbox.caBundlePath,
       documentWaitSeconds: "5",
+      ...(sandbox.clustersFile === undefined ? {} : { clustersFile: sandbox.clustersFile }),
     },
     environment: {
       COSMOS_KEY: sandbox.environment.COSMOS_KEY,

@@ -6,11 +6,13 @@
 import { join } from "node:path";
 import { startSandbox } from "../sandbox/sandbox";
 import { seedDemoFleet } from "../sandbox/seed";
-import { engineCommand, openStack, projectDirectory } from "./engine";
+import { engineCommand, enginePaths, openStack, projectDirectory } from "./engine";
 import { settingsForRunningSandbox } from "./sandboxSettings";
 import { formatTable, readSummaryRows } from "./summaryTable";
 
 const stackName = "sandbox-demo";
+/** A throwaway stack: the project's file backend and its own work directory, whatever the user's backend. */
+const paths = { ...enginePaths, workDirectory: join(projectDirectory, ".pulumi", "sandbox-demo") };
 
 async function main(): Promise<void> {
   const engine = await engineCommand((line) => console.log(line));
@@ -27,10 +29,10 @@ async function main(): Promise<void> {
         ? { clusterResourceId: cluster.clusterResourceId }
         : { clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators, serviceManagedIdentity: cluster.serviceManagedIdentity },
     );
-    const stack = await openStack({ engine, stackName, config: { ...config, clusters: JSON.stringify(clusters) }, environment });
+    const stack = await openStack({ engine, stackName, paths, config: { ...config, clusters: JSON.stringify(clusters) }, environment });
     // The sandbox is in memory: state from an earlier run describes documents that are gone.
     await stack.workspace.removeStack(stackName, { force: true }).catch(() => undefined);
-    const fresh = await openStack({ engine, stackName, config: { ...config, clusters: JSON.stringify(clusters) }, environment });
+    const fresh = await openStack({ engine, stackName, paths, config: { ...config, clusters: JSON.stringify(clusters) }, environment });
     const result = await fresh.up({ onOutput: (text) => process.stdout.write(text), color: "never" });
     console.log(`\npulumi up: ${result.summary.result}; ${JSON.stringify(result.summary.resourceChanges ?? {})}`);
     const rows = await readSummaryRows(

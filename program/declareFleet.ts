@@ -1,28 +1,74 @@
 /**
  * Declares one ServiceProviderClusterIdentityStatus per cluster and the stack outputs a user
- * reads at a glance.
+ * reads at a glance: keyed by cluster name, the ARM ID inside.
  */
 import { createHash } from "node:crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { ServiceProviderClusterIdentityStatus } from "../resources";
 import type { ClusterDeclaration } from "./fleet";
 
-/** Per cluster: counts and the next recheck time. */
+/** Per cluster, under its name: the ARM ID, counts and the next recheck time. */
 export interface ClusterSummary {
-  readonly documentId: string;
+  readonly id: string;
   readonly identities: number;
   readonly resolved: number;
   readonly notFound: number;
   readonly failed: number;
-  readonly earliestRecheckTime: string | null;
-  readonly skippedReason: string | null;
+  readonly nextRecheck: string | null;
+  /** Why the cluster was skipped (its documents are not there yet), when it was. */
+  readonly skipped?: string;
+  /** What the last refresh found changed outside Pulumi, when it found anything. */
+  readonly drift?: readonly string[];
 }
 
-/** A stable, unique resource name: the cluster name plus a short hash of its full ID. */
-export function resourceNameFor(clusterResourceId: string): string {
+/**
+ * A stable unique name: the cluster name plus a hash of its ARM ID. The project program named its
+ * resources so before naming them after their clusters, and keeps it as an alias so nothing is replaced.
+ */
+export function hashedResourceNameFor(clusterResourceId: string): string {
   const name = clusterResourceId.split("/").pop() ?? "cluster";
   const hash = createHash("sha256").update(clusterResourceId.toLowerCase()).digest("hex").slice(0, 8);
   return `${name.toLowerCase()}-${hash}`;
+}
+
+function idParts(clusterResourceId: string): { subscription: string; resourceGroup: string; name: string } {
+  const match = /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/.*\/([^/]+)$/i.exec(clusterResourceId);
+  return match === null
+    ? { subscription: "", resourceGroup: "", name: clusterResourceId }
+    : { subscription: match[1], resourceGroup: match[2], name: match[3] };
+}
+
+/**
+ * A readable, unique name per cluster, used as resource name (so the engine's progress lines name
+ * the cluster) and as output key: the cluster name; `<resourceGroup>/<name>` when two clusters
+ * share a name; `<subscription>/<resourceGroup>/<name>` when that still collides.
+ * @throws Error when a cluster is listed twice.
+ */
+export function clusterKeys(clusterResourceIds: readonly string[]): Map<string, string> {
+  const seen = new Set<string>();
+  for (const id of clusterResourceIds) {
+    if (seen.has(id.toLowerCase())) {
+      throw new Error(`cluster ${id} is listed twice in the clusters config`);
+    }
+    seen.add(id.toLowerCase());
+  }
+  const candidates: Array<(id: string) => string> = [
+    (id) => idParts(id).name,
+    (id) => `${idParts(id).resourceGroup}/${idParts(id).name}`,
+    (id) => `${idParts(id).subscription}/${idParts(id).resourceGroup}/${idParts(id).name}`,
+    (id) => id,
+  ];
+  const keys = new Map<string, string>();
+  const counts = candidates.map((candidate) => {
+    const count = new Map<string, number>();
+    for (const id of clusterResourceIds) count.set(candidate(id).toLowerCase(), (count.get(candidate(id).toLowerCase()) ?? 0) + 1);
+    return count;
+  });
+  for (const id of clusterResourceIds) {
+    const level = candidates.findIndex((candidate, index) => counts[index].get(candidate(id).toLowerCase()) === 1);
+    keys.set(id, candidates[level === -1 ? candidates.length - 1 : level](id));
+  }
+  return keys;
 }
 
 /** Declares the fleet; returns the resources and the stack outputs. */
@@ -30,23 +76,43 @@ export function declareFleet(clusters: readonly ClusterDeclaration[]): {
   resources: ServiceProviderClusterIdentityStatus[];
   outputs: pulumi.Output<Record<string, ClusterSummary>>;
 } {
-  const names = new Set<string>();
+  if (clusters.length === 0) {
+    // Otherwise an `up` with an incomplete configuration reports success and records nothing.
+    pulumi.log.warn(`no clusters declared: set ${pulumi.getProject()}:clustersFile (a JSON list) or ${pulumi.getProject()}:clusters; this update records nothing`);
+  }
+  const keys = clusterKeys(clusters.map((cluster) => cluster.clusterResourceId));
   const resources = clusters.map((cluster) => {
-    const name = resourceNameFor(cluster.clusterResourceId);
-    if (names.has(name)) {
-      throw new Error(`cluster ${cluster.clusterResourceId} is listed twice in the clusters config`);
-    }
-    names.add(name);
-    return new ServiceProviderClusterIdentityStatus(name, cluster);
+    const key = keys.get(cluster.clusterResourceId) ?? cluster.clusterResourceId;
+    const resource = new ServiceProviderClusterIdentityStatus(key, cluster, { aliases: [{ name: hashedResourceNameFor(cluster.clusterResourceId) }] });
+    // A refresh run with the program (`refresh --run-program`, the wrapper's default) says in its
+    // normal output which cluster and identity drifted, without --diff.
+    resource.drift.apply((drift) => {
+      if (drift !== undefined && drift.length > 0) {
+        pulumi.log.warn(`${key}: changed outside Pulumi, \`pulumi up\` restores it: ${drift.join("; ")}`, resource);
+      }
+    });
+    return resource;
   });
-  const summaries = resources.map((resource) =>
+  const summaries = resources.map((resource, index) =>
     pulumi
-      .all([resource.clusterResourceId, resource.documentId, resource.identityCount, resource.resolvedCount, resource.notFoundCount, resource.failedCount, resource.status, resource.skippedReason])
-      .apply(([clusterResourceId, documentId, identities, resolved, notFound, failed, status, skippedReason]) => ({
-        clusterResourceId,
-        summary: { documentId, identities, resolved, notFound, failed, earliestRecheckTime: status?.earliestRecheckTime ?? null, skippedReason } as ClusterSummary,
-      })),
+      .all([resource.identityCount, resource.resolvedCount, resource.notFoundCount, resource.failedCount, resource.status, resource.skippedReason, resource.drift])
+      .apply(([identities, resolved, notFound, failed, status, skippedReason, drift]): [string, ClusterSummary] => {
+        const id = clusters[index].clusterResourceId;
+        return [
+          keys.get(id) ?? id,
+          {
+            id,
+            identities,
+            resolved,
+            notFound,
+            failed,
+            nextRecheck: status?.earliestRecheckTime ?? null,
+            ...(skippedReason === null || skippedReason === undefined ? {} : { skipped: skippedReason }),
+            ...(drift === undefined || drift.length === 0 ? {} : { drift }),
+          },
+        ];
+      }),
   );
-  const outputs = pulumi.all(summaries).apply((entries) => Object.fromEntries(entries.map((entry) => [entry.clusterResourceId, entry.summary])));
+  const outputs = pulumi.all(summaries).apply((entries) => Object.fromEntries(entries));
   return { resources, outputs };
 }

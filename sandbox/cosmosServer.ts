@@ -166,6 +166,7 @@ async function handle(options: CosmosServerOptions, account: Account, documents:
     sendJson(response, 401, { code: "Unauthorized", message: authorization.message }, { "x-ms-activity-id": randomUUID() });
     return;
   }
+  increment(cosmos.authorizedByKind, authorization.kind);
   const documentRequest = classify(request, pathname, body);
   count(options.statistics, request, pathname, documentRequest);
   const fired = options.faults.take({

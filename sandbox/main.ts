@@ -40,7 +40,19 @@ function readSettings(): MainSettings {
   };
 }
 
-function describe(sandbox: Sandbox, caBundlePath: string, demoFleet: FleetClusterDescription[]): Record<string, unknown> {
+/**
+ * The demo fleet as the program's cluster list: every cluster declares its operators except the
+ * last, whose operators are read from its HCPOpenShiftCluster document as upstream does.
+ */
+function clusterList(demoFleet: readonly FleetClusterDescription[]): unknown[] {
+  return demoFleet.map((cluster, index) =>
+    index === demoFleet.length - 1 && demoFleet.length > 1
+      ? { clusterResourceId: cluster.clusterResourceId }
+      : { clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators, serviceManagedIdentity: cluster.serviceManagedIdentity },
+  );
+}
+
+function describe(sandbox: Sandbox, caBundlePath: string, clustersFile: string, demoFleet: FleetClusterDescription[]): Record<string, unknown> {
   return {
     startedAt: new Date().toISOString(),
     processId: process.pid,
@@ -60,7 +72,10 @@ function describe(sandbox: Sandbox, caBundlePath: string, demoFleet: FleetCluste
       [`${pulumiProject}:cosmosContainer`]: sandbox.container,
       [`${pulumiProject}:armEndpoint`]: sandbox.endpoints.arm,
       [`${pulumiProject}:tlsCaFile`]: caBundlePath,
+      [`${pulumiProject}:documentWaitSeconds`]: "5",
+      [`${pulumiProject}:clustersFile`]: clustersFile,
     },
+    clustersFile,
     demoFleet,
   };
 }
@@ -79,7 +94,10 @@ async function main(): Promise<void> {
   });
   const caBundlePath = sandbox.caBundlePath ?? join(settings.directory, "ca.pem");
   const demoFleet = settings.seed ? seedDemoFleet(sandbox) : [];
-  const description = describe(sandbox, caBundlePath, demoFleet);
+  // The complete configuration: a `pulumi up` with the printed settings reconciles this fleet.
+  const clustersPath = join(settings.directory, "clusters.json");
+  await writeFile(clustersPath, `${JSON.stringify(clusterList(demoFleet), null, 2)}\n`);
+  const description = describe(sandbox, caBundlePath, clustersPath, demoFleet);
   const endpointsPath = join(settings.directory, "endpoints.json");
   const environmentPath = join(settings.directory, "env.sh");
   await writeFile(endpointsPath, `${JSON.stringify(description, null, 2)}\n`, { mode: 0o600 });
@@ -107,8 +125,14 @@ async function main(): Promise<void> {
     `Environment (also in ${environmentPath}; sandbox-only throwaway values):`,
     ...Object.entries(environment).map(([name, value]) => `  export ${name}=${shellQuote(value)}`),
     "",
-    "Pulumi config:",
+    `With the pulumi CLI, in the project directory (the stack's own passphrase or secrets provider; the key stays in the environment):`,
+    `  source ${shellQuote(environmentPath)}`,
+    "  pulumi stack init sandbox",
     ...Object.entries(pulumiConfig).map(([key, value]) => `  pulumi config set ${key} ${shellQuote(value)}`),
+    "  pulumi up",
+    "",
+    "Or through the project's engine (stack 'sandbox', configured from this sandbox):",
+    "  npm run pulumi -- up",
     "",
     `Demo fleet: ${demoFleet.length} clusters`,
     ...demoFleet.map((cluster) => `  ${cluster.clusterResourceId}\n    ServiceProviderCluster document ${cluster.partitionKey}/${cluster.serviceProviderClusterDocumentId}, ${Object.keys(cluster.dataPlaneOperators).length} data plane operators`),
@@ -128,6 +152,7 @@ async function main(): Promise<void> {
       await sandbox.stop();
       await rm(endpointsPath, { force: true });
       await rm(environmentPath, { force: true });
+      await rm(clustersPath, { force: true });
       process.exitCode = 0;
     })();
   };

@@ -40,6 +40,8 @@ export interface CosmosStatistics {
   responsesByStatus: Record<string, number>;
   /** Requests rejected for a missing or wrong Authorization header. */
   unauthorized: number;
+  /** Authorized requests by how: `master` (account key) or `aad` (Entra ID token). */
+  authorizedByKind: Record<string, number>;
   inFlight: number;
   maxInFlight: number;
 }
@@ -83,6 +85,7 @@ function emptyCosmos(): CosmosStatistics {
     writesWithoutIfMatch: [],
     responsesByStatus: {},
     unauthorized: 0,
+    authorizedByKind: {},
     inFlight: 0,
     maxInFlight: 0,
   };

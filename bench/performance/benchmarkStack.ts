@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
 import type { EngineCommand } from "../../cli/engine";
-import { openStack, pulumiProjectName, projectDirectory } from "../../cli/engine";
+import { openStack, projectDirectory, setClusterList } from "../../cli/engine";
 import type { ClusterDeclaration } from "../../program/fleet";
 import type { BenchmarkSandbox } from "./benchmarkSandbox";
 import type { ProviderHostObservation } from "./providerHostMonitor";
@@ -59,8 +59,7 @@ export async function openBenchmarkStack(engine: EngineCommand, benchmark: Bench
     async setClusters(clusters) {
       // Written to the stack settings file: `pulumi config set` takes the value as one command-line
       // argument, and a fleet of 200 clusters is past Linux's 128 KB limit per argument (E2BIG).
-      const settings = await stack.workspace.stackSettings(name);
-      await stack.workspace.saveStackSettings(name, { ...settings, config: { ...settings.config, [`${pulumiProjectName}:clusters`]: JSON.stringify(clusters) } });
+      await setClusterList(stack, clusters);
     },
     up: (options = {}) => timed(() => stack.up({ ...(options.parallel === undefined ? {} : { parallel: options.parallel }) })),
     refresh: (options = {}) => timed(() => stack.refresh({ ...(options.parallel === undefined ? {} : { parallel: options.parallel }) })),

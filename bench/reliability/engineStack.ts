@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
-import { engineCommand, openStack, projectDirectory, pulumiProjectName } from "../../cli/engine";
+import { engineCommand, openStack, projectDirectory, setClusterList } from "../../cli/engine";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import type { ReliabilitySandbox } from "./reliabilitySandbox";
 
@@ -51,7 +51,7 @@ export async function openEngineStack(
       rmSync(root, { recursive: true, force: true });
     },
     async setClusters(next) {
-      await stack.setConfig(`${pulumiProjectName}:clusters`, { value: JSON.stringify(next), secret: false });
+      await setClusterList(stack, next);
     },
   };
 }

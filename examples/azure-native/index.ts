@@ -15,7 +15,7 @@
 import * as azureNative from "@pulumi/azure-native";
 import * as pulumi from "@pulumi/pulumi";
 import { ServiceProviderClusterIdentityStatus } from "../../resources/serviceProviderClusterIdentityStatus";
-import { resourceNameFor } from "../../program/declareFleet";
+import { hashedResourceNameFor } from "../../program/declareFleet";
 
 /** One cluster of this example's config. */
 interface ClusterIdentities {
@@ -32,7 +32,7 @@ const clusters = config.requireObject<ClusterIdentities[]>("clusters");
 
 export const clusterStatus = clusters.map((cluster) => {
   const clusterName = cluster.clusterResourceId.split("/").pop() ?? "cluster";
-  const baseName = resourceNameFor(cluster.clusterResourceId);
+  const baseName = hashedResourceNameFor(cluster.clusterResourceId);
   const dataPlaneOperators: Record<string, pulumi.Output<string>> = {};
   for (const operator of cluster.operators) {
     const identity = new azureNative.managedidentity.UserAssignedIdentity(`${baseName}-${operator}`, {

@@ -58,6 +58,14 @@ async function resourceDrift(cluster: FleetClusterDescription): Promise<string[]
   return resource?.outputs?.drift ?? [];
 }
 
+/** A cluster's entry of the `clusters` stack output, keyed by cluster name with the ARM ID inside. */
+async function clusterOutput(cluster: FleetClusterDescription): Promise<Document> {
+  const outputs = (await testStack.stack.outputs()).clusters.value as Record<string, Document>;
+  const entry = Object.entries(outputs).find(([, value]) => value.id === cluster.clusterResourceId);
+  expect(entry?.[0]).toBe(cluster.clusterResourceId.split("/").pop());
+  return entry?.[1] ?? {};
+}
+
 function counters() {
   const snapshot = sandbox.statistics.snapshot();
   const cosmosWrites = Object.values(snapshot.cosmos.documentWritesByMethod).reduce((sum, count) => sum + count, 0);
@@ -99,8 +107,7 @@ describe("the hook under the real Pulumi engine", () => {
       expect(document.properties.cosmosMetadata.instanceVersion).toBe((seeded.get(cluster.serviceProviderClusterDocumentId)?.properties.cosmosMetadata.instanceVersion ?? 1) + 1);
       expect(foreignFields(document)).toEqual(foreignFields(seeded.get(cluster.serviceProviderClusterDocumentId) as Document));
     }
-    const outputs = await testStack.stack.outputs();
-    expect(outputs.clusters.value[fleet[0].clusterResourceId]).toMatchObject({ identities: 3, resolved: 3, notFound: 0, failed: 0 });
+    expect(await clusterOutput(fleet[0])).toMatchObject({ identities: 3, resolved: 3, notFound: 0, failed: 0 });
   });
 
   it("reports no changes on an immediate second up, with zero ARM requests and zero Cosmos writes", async () => {
@@ -142,11 +149,13 @@ describe("the hook under the real Pulumi engine", () => {
     const refresh = await testStack.stack.refresh({ color: "never" });
     expect(refresh.summary.resourceChanges?.update).toBe(1);
     expect(await resourceDrift(fleet[1])).toEqual([expect.stringContaining("clientId and principalId changed in Azure")]);
+    // Resources are named after their clusters, so the engine's own update line names the cluster.
+    expect(refresh.stdout).toMatch(new RegExp(`~ .*ServiceProviderClusterIdentityStatus ${fleet[1].clusterResourceId.split("/").pop()} `));
     expect(ownedStatus(await readDocument(fleet[1]))?.identities[rotatedId.toLowerCase()].clientId).toBe(before?.clientId);
 
     await testStack.stack.up({ color: "never" });
     expectEntryMatchesArm(ownedStatus(await readDocument(fleet[1])) as Document, rotatedId);
-    expect((await testStack.stack.outputs()).clusters.value[fleet[1].clusterResourceId].earliestRecheckTime > new Date().toISOString()).toBe(true);
+    expect((await clusterOutput(fleet[1])).nextRecheck > new Date().toISOString()).toBe(true);
   });
 
   it("shows a tampered and a deleted status subtree on refresh, and up restores both", async () => {
@@ -156,10 +165,17 @@ describe("the hook under the real Pulumi engine", () => {
     delete withoutSubtree.properties.status.dataPlaneOperatorsManagedIdentities;
     sandbox.documents.put(withoutSubtree);
 
-    const refresh = await testStack.stack.refresh({ color: "never" });
+    // As `npm run pulumi -- refresh` runs it: with the program, whose warnings name the cluster and
+    // the identity in the normal output (no --diff).
+    const output = outputCollector();
+    const refresh = await testStack.stack.refresh({ color: "never", runProgram: true, onOutput: output.onOutput });
     expect(refresh.summary.resourceChanges?.update).toBe(2);
     expect(await resourceDrift(fleet[2])).toEqual([expect.stringContaining("clientId was changed in Cosmos")]);
     expect(await resourceDrift(fleet[1])).toContain("the status subtree was deleted in Cosmos");
+    const tamperedCluster = fleet[2].clusterResourceId.split("/").pop();
+    expect(output.text()).toContain(`${tamperedCluster}: changed outside Pulumi, \`pulumi up\` restores it: identity ${tamperedId.toLowerCase()}: clientId was changed in Cosmos`);
+    expect(output.text()).toContain(`${fleet[1].clusterResourceId.split("/").pop()}: changed outside Pulumi, \`pulumi up\` restores it: the status subtree was deleted in Cosmos`);
+    expect((await clusterOutput(fleet[2])).drift).toEqual([expect.stringContaining("clientId was changed in Cosmos")]);
 
     await testStack.stack.up({ color: "never" });
     expectEntryMatchesArm(ownedStatus(await readDocument(fleet[2])) as Document, tamperedId);

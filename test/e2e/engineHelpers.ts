@@ -33,11 +33,22 @@ export interface ClusterConfig {
 export interface TestStack {
   readonly stack: automation.Stack;
   readonly stateDirectory: string;
+  readonly workDirectory: string;
   setClusters(clusters: readonly ClusterConfig[]): Promise<void>;
 }
 
-/** Opens a fresh stack over the project's program for this sandbox. */
-export async function openTestStack(sandbox: Sandbox, name: string, clusters: readonly ClusterConfig[], extraConfig: Record<string, string> = {}): Promise<TestStack> {
+/**
+ * Opens a fresh stack over the project's program for this sandbox. Its work directory holds a copy
+ * of the project's own Pulumi.yaml, so the CLI validates the stack config as `pulumi up` does.
+ * `environment` may change the sandbox's environment (e.g. drop COSMOS_KEY for Entra ID).
+ */
+export async function openTestStack(
+  sandbox: Sandbox,
+  name: string,
+  clusters: readonly ClusterConfig[],
+  extraConfig: Record<string, string> = {},
+  environmentFor: (sandboxEnvironment: Record<string, string>) => Record<string, string> = (sandboxEnvironment) => sandboxEnvironment,
+): Promise<TestStack> {
   const engine = engineModule();
   const { settingsForRunningSandbox } = nativeRequire(join(projectDirectory, "dist", "cli", "sandboxSettings.js")) as SandboxSettingsModule;
   mkdirSync(join(projectDirectory, ".pulumi"), { recursive: true });
@@ -50,13 +61,14 @@ export async function openTestStack(sandbox: Sandbox, name: string, clusters: re
     stackName: name,
     paths,
     config: { ...config, documentWaitSeconds: "2", clusters: JSON.stringify(clusters), ...extraConfig },
-    environment,
+    environment: environmentFor(environment),
   });
   return {
     stack,
     stateDirectory: paths.state,
+    workDirectory: paths.workDirectory,
     async setClusters(next) {
-      await stack.setConfig(`${engine.pulumiProjectName}:clusters`, { value: JSON.stringify(next), secret: false });
+      await engine.setClusterList(stack, next);
     },
   };
 }

@@ -1,5 +1,6 @@
 /**
- * Through the real engine: the provider host hands `configure` the whole stack config, and a key
+ * Through the real engine, over the project's real Pulumi.yaml (the CLI itself accepts an undeclared
+ * key of the namespace): the provider host hands `configure` the whole stack config, and a key
  * of the project's namespace that nothing reads fails the run with a message naming it, before
  * anything is written.
  */

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import program from "../../index";
-import { declareFleet, resourceNameFor } from "../../program/declareFleet";
+import { clusterKeys, declareFleet, hashedResourceNameFor } from "../../program/declareFleet";
+import { refusePlainCosmosKey } from "../../program/cosmosKeyConfig";
 import { parseClusterList } from "../../program/fleet";
 import { ServiceProviderClusterIdentityStatus } from "../../resources";
 import { clusterResourceIdFor, identityResourceId } from "../fixtures/documents";
@@ -134,25 +135,17 @@ describe("ServiceProviderClusterIdentityStatus", () => {
 });
 
 describe("declareFleet", () => {
-  it("declares one resource per configured cluster and summarises them by cluster ID", async () => {
+  it("names each resource after its cluster and summarises the fleet by cluster name, the ARM ID inside", async () => {
     const { resources, outputs } = declareFleet([
       { clusterResourceId: clusterA, dataPlaneOperators: { "operator-a": identityA } },
       { clusterResourceId: clusterB },
     ]);
     expect(resources).toHaveLength(2);
     const summary = await valueOf(outputs);
-    expect(registrations.map((registration) => registration.name).sort()).toEqual([resourceNameFor(clusterA), resourceNameFor(clusterB)].sort());
+    expect(registrations.map((registration) => registration.name).sort()).toEqual(["Cluster-B", clusterA.split("/").pop()].sort());
     expect(registrations.every((registration) => registration.type === typeToken)).toBe(true);
-    expect(Object.keys(summary).sort()).toEqual([clusterA, clusterB].sort());
-    expect(summary[clusterB]).toEqual({
-      documentId: "document-of-Cluster-B",
-      identities: 1,
-      resolved: 1,
-      notFound: 0,
-      failed: 0,
-      earliestRecheckTime: "2026-08-15T00:00:00Z",
-      skippedReason: null,
-    });
+    expect(Object.keys(summary).sort()).toEqual(["Cluster-B", clusterA.split("/").pop()].sort());
+    expect(summary["Cluster-B"]).toEqual({ id: clusterB, identities: 1, resolved: 1, notFound: 0, failed: 0, nextRecheck: "2026-08-15T00:00:00Z" });
   });
 
   it("declares nothing for an empty fleet", async () => {
@@ -166,11 +159,47 @@ describe("declareFleet", () => {
   });
 });
 
-describe("resourceNameFor", () => {
-  it("is the lowercased cluster name plus a stable hash of the whole ID, casing-insensitive", () => {
-    expect(resourceNameFor(clusterB)).toMatch(/^cluster-b-[0-9a-f]{8}$/);
-    expect(resourceNameFor(clusterB)).toBe(resourceNameFor(clusterB.toLowerCase()));
-    expect(resourceNameFor(clusterA)).not.toBe(resourceNameFor(clusterA.replace("rg-a", "rg-z")));
+describe("clusterKeys", () => {
+  const id = (subscription: string, resourceGroup: string, name: string): string =>
+    clusterResourceIdFor({ subscriptionId: subscription, resourceGroupName: resourceGroup, clusterName: name });
+  const subscriptionOne = "11111111-1111-1111-1111-111111111111";
+  const subscriptionTwo = "22222222-2222-2222-2222-222222222222";
+
+  it("is the cluster name when unique, the resource group when names collide, the subscription when both do", () => {
+    const ids = [id(subscriptionOne, "rg-a", "alpha"), id(subscriptionOne, "rg-a", "beta"), id(subscriptionOne, "rg-b", "Beta"), id(subscriptionOne, "rg-c", "gamma"), id(subscriptionTwo, "rg-c", "gamma")];
+    expect([...clusterKeys(ids).values()]).toEqual(["alpha", "rg-a/beta", "rg-b/Beta", `${subscriptionOne}/rg-c/gamma`, `${subscriptionTwo}/rg-c/gamma`]);
+  });
+
+  it("keeps the old resource name as an alias, so existing stacks are renamed, not replaced", () => {
+    expect(hashedResourceNameFor(clusterB)).toMatch(/^cluster-b-[0-9a-f]{8}$/);
+    expect(hashedResourceNameFor(clusterB)).toBe(hashedResourceNameFor(clusterB.toLowerCase()));
+  });
+});
+
+describe("refusePlainCosmosKey", () => {
+  const configWith = (values: Record<string, string>): pulumi.Config => {
+    pulumi.runtime.setAllConfig(Object.fromEntries(Object.entries(values).map(([key, value]) => [`${projectName}:${key}`, value])));
+    return new pulumi.Config(projectName);
+  };
+
+  it("refuses a plain, non-empty key, naming it and how to set it", () => {
+    try {
+      expect(() => refusePlainCosmosKey(configWith({ cosmosKey: "plain-text-key" }), () => false)).toThrow(
+        "aro-hcp-identity-status:cosmosKey is stored in plain text in the stack config; set it as a secret (`pulumi config set --secret cosmosKey`)",
+      );
+    } finally {
+      pulumi.runtime.setAllConfig({});
+    }
+  });
+
+  it("accepts the empty default, no key, and a secret key", () => {
+    try {
+      expect(() => refusePlainCosmosKey(configWith({ cosmosKey: "" }), () => false)).not.toThrow();
+      expect(() => refusePlainCosmosKey(configWith({}), () => false)).not.toThrow();
+      expect(() => refusePlainCosmosKey(configWith({ cosmosKey: "secret-key" }), (key) => key === `${projectName}:cosmosKey`)).not.toThrow();
+    } finally {
+      pulumi.runtime.setAllConfig({});
+    }
   });
 });
 
