@@ -49,6 +49,41 @@ async function expectRecorded(cluster: FleetClusterDescription): Promise<void> {
 }
 
 const stackBlob = (stackName: string): string => `.pulumi/stacks/${project}/${stackName}.json`;
+const lockDirectory = (stackName: string): string => `.pulumi/locks/organization/${project}/${stackName}/`;
+
+/**
+ * Holds updates that include these clusters inside the update, lock taken: their
+ * ServiceProviderCluster documents disappear until `release`, and the provider waits for the
+ * resource provider to create them (documentWaitSeconds, set long by the test).
+ *
+ * @returns A function that puts the documents back, letting the updates finish.
+ */
+function holdUpdatesOf(clusters: readonly FleetClusterDescription[]): () => void {
+  const documents = clusters.map((cluster) => {
+    const document = sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId);
+    if (document === undefined) {
+      throw new Error(`the seeded ServiceProviderCluster document of ${cluster.clusterResourceId} is missing`);
+    }
+    sandbox.documents.delete(cluster.partitionKey, cluster.serviceProviderClusterDocumentId);
+    return document;
+  });
+  return () => {
+    for (const document of documents) {
+      sandbox.documents.put(document);
+    }
+  };
+}
+const waitLong = { documentWaitSeconds: "600" };
+
+/** Tracks whether a promise has settled, without leaving a rejection unhandled (it is awaited later). */
+function settlement(promise: Promise<unknown>): () => boolean {
+  let settled = false;
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  return () => settled;
+}
 
 beforeAll(async () => {
   sandbox = await startSandbox({ certificateDirectory: `${__dirname}/../../.sandbox/azblob-${process.pid}` });
@@ -115,21 +150,31 @@ describe("an azblob:// backend shared by many runners (Azurite)", () => {
       { stackName: "shard-a", clusters: [declared(fleet[2]), declared(fleet[3])] },
       { stackName: "shard-b", clusters: [declared(fleet[4]), declared(fleet[5])] },
     ];
+    const release = holdUpdatesOf([fleet[3], fleet[5]]);
     const opened = new Map<string, Stack>();
-    const outcomes = await runShards({
+    const running = runShards({
       shards,
       concurrency: 2,
       operation: "up",
       openShard: async (shard) => {
-        const { stack } = await openAzblobStack(sandbox, backend, { stackName: shard.stackName, clusters: shard.clusters });
+        const { stack } = await openAzblobStack(sandbox, backend, { stackName: shard.stackName, clusters: shard.clusters, extraConfig: waitLong });
         opened.set(shard.stackName, stack);
         return stack;
       },
     });
+    const finished = settlement(running);
+    // Both shards inside their updates at once: each holds its own lock in the shared container.
+    const bothLocked = async (): Promise<boolean> =>
+      (await backend.blobs(lockDirectory("shard-a"))).length === 1 && (await backend.blobs(lockDirectory("shard-b"))).length === 1;
+    let overlapped = false;
+    await waitUntil(async () => (overlapped = await bothLocked()) || finished());
+    release();
+    const outcomes = await running;
     expect(outcomes).toEqual([
       { stackName: "shard-a", clusterCount: 2, succeeded: true, summary: { create: 3 } },
       { stackName: "shard-b", clusterCount: 2, succeeded: true, summary: { create: 3 } },
     ]);
+    expect(overlapped).toBe(true);
     for (const cluster of fleet.slice(2, 6)) {
       await expectRecorded(cluster);
     }
@@ -143,22 +188,18 @@ describe("an azblob:// backend shared by many runners (Azurite)", () => {
   it("refuses a second concurrent up of the same stack with the lock message; the first completes and nothing is lost", async () => {
     const [plain, gated] = [fleet[6], fleet[7]];
     const clusters = [declared(plain), declared(gated)];
-    // The first up is held inside its update, lock taken, by a ServiceProviderCluster document
-    // that does not exist yet: the provider waits for the resource provider to create it.
-    const gateDocument = sandbox.documents.read(gated.partitionKey, gated.serviceProviderClusterDocumentId);
-    if (gateDocument === undefined) {
-      throw new Error("the seeded ServiceProviderCluster document is missing");
-    }
-    sandbox.documents.delete(gated.partitionKey, gated.serviceProviderClusterDocumentId);
-    const extraConfig = { documentWaitSeconds: "600" };
-    const { stack: firstRunner } = await openAzblobStack(sandbox, backend, { stackName: "contended", clusters, extraConfig });
-    const { stack: secondRunner } = await openAzblobStack(sandbox, backend, { stackName: "contended", clusters, extraConfig });
-    const lockPrefix = `.pulumi/locks/organization/${project}/contended/`;
+    const release = holdUpdatesOf([gated]);
+    const { stack: firstRunner } = await openAzblobStack(sandbox, backend, { stackName: "contended", clusters, extraConfig: waitLong });
+    const { stack: secondRunner } = await openAzblobStack(sandbox, backend, { stackName: "contended", clusters, extraConfig: waitLong });
+    const lockPrefix = lockDirectory("contended");
 
     const firstOutput = outputCollector();
     const firstUp = firstRunner.up({ color: "never", onOutput: firstOutput.onOutput });
-    firstUp.catch(() => undefined); // awaited below; avoids an unhandled rejection while waiting
-    await waitUntil(async () => (await backend.blobs(lockPrefix)).length === 1);
+    const firstSettled = settlement(firstUp);
+    await waitUntil(async () => firstSettled() || (await backend.blobs(lockPrefix)).length === 1);
+    if (firstSettled()) {
+      throw new Error(`the first up ended before the second could meet its lock:\n${firstOutput.text()}`);
+    }
     const heldLock = await backend.blobs(lockPrefix);
 
     const refusal = await secondRunner.up({ color: "never" }).then(
@@ -170,7 +211,7 @@ describe("an azblob:// backend shared by many runners (Azurite)", () => {
     // The refused runner neither took nor removed a lock.
     expect(await backend.blobs(lockPrefix)).toEqual(heldLock);
 
-    sandbox.documents.put(gateDocument);
+    release();
     const first = await firstUp;
     expect(first.summary.result).toBe("succeeded");
     expect(first.summary.resourceChanges).toEqual({ create: 3 });
