@@ -11,7 +11,9 @@ import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
+import { createSandboxCertificate } from "../../sandbox/certificate";
 import { type Azurite, azuriteAccountKey, startAzurite } from "./azurite";
+import { startStorageTokenIssuer, type StorageTokenIssuer } from "./storageTokenIssuer";
 import { type AzblobBackend, clustersInState, createAzblobBackend, openAzblobStack, waitUntil } from "./azblobBackend";
 import { type ClusterConfig, engineModule, outputCollector } from "./engineHelpers";
 
@@ -26,6 +28,8 @@ interface ServiceProviderClusterView {
 const project = "aro-hcp-identity-status";
 let sandbox: Sandbox;
 let azurite: Azurite;
+let secureAzurite: Azurite | undefined;
+let tokenIssuer: StorageTokenIssuer | undefined;
 let backend: AzblobBackend;
 let fleet: FleetClusterDescription[];
 
@@ -87,13 +91,15 @@ function settlement(promise: Promise<unknown>): () => boolean {
 
 beforeAll(async () => {
   sandbox = await startSandbox({ certificateDirectory: `${__dirname}/../../.sandbox/azblob-${process.pid}` });
-  fleet = seedFleet(sandbox, { clusters: 8, identitiesPerCluster: 2, subscriptions: 2 });
+  fleet = seedFleet(sandbox, { clusters: 9, identitiesPerCluster: 2, subscriptions: 2 });
   azurite = await startAzurite();
   backend = await createAzblobBackend(azurite, "fleet-state");
   await engineModule().engineCommand();
 }, 600_000);
 
 afterAll(async () => {
+  await tokenIssuer?.stop();
+  await secureAzurite?.stop();
   await azurite?.stop();
   await sandbox?.stop();
 });
@@ -223,5 +229,27 @@ describe("an azblob:// backend shared by many runners (Azurite)", () => {
     // Once the lock is released the second runner proceeds and finds everything in place.
     const retry = await secondRunner.up({ color: "never" });
     expect(retry.summary.resourceChanges).toEqual({ same: 3 });
+  });
+
+  it("reaches the container with Entra ID (a managed identity token, no key) over HTTPS", async () => {
+    const certificate = await createSandboxCertificate("azurite");
+    secureAzurite = await startAzurite({ tls: certificate, oauth: true });
+    tokenIssuer = await startStorageTokenIssuer(sandbox.endpoints.identity, sandbox.identityHeader);
+    const entraBackend = await createAzblobBackend(secureAzurite, "entra-state", { kind: "entraId", identityEndpoint: tokenIssuer.endpoint });
+    expect(entraBackend.environment).not.toHaveProperty("AZURE_STORAGE_KEY");
+    expect(process.env.AZURE_STORAGE_KEY).toBeUndefined();
+    const cluster = fleet[8];
+    const { stack } = await openAzblobStack(sandbox, entraBackend, { stackName: "entra", clusters: [declared(cluster)] });
+
+    const up = await stack.up({ color: "never" });
+    expect(up.summary.resourceChanges).toEqual({ create: 2 });
+    await expectRecorded(cluster);
+    expect(await entraBackend.blobs()).toContain(stackBlob("entra"));
+    expect(await clustersInState(stack)).toEqual([cluster.clusterResourceId]);
+    expect(tokenIssuer.storageTokensIssued()).toBeGreaterThan(0);
+
+    const destroy = await stack.destroy({ color: "never" });
+    expect(destroy.summary.resourceChanges).toEqual({ delete: 2 });
+    expect(await ownedStatus(cluster)).toEqual({});
   });
 });

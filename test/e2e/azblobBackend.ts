@@ -21,21 +21,41 @@ export interface AzblobBackend {
   /**
    * The backend URL. gocloud.dev's azblob opener takes the account from AZURE_STORAGE_ACCOUNT and
    * builds `https://<account>.blob.core.windows.net` unless told otherwise: `domain=127.0.0.1:<port>`
-   * makes it address the emulator path-style (`http://127.0.0.1:<port>/<account>`), and
-   * `protocol=http` matches Azurite's plain-HTTP listener on loopback.
+   * makes it address the emulator path-style (`<protocol>://127.0.0.1:<port>/<account>`), and
+   * `protocol=http` matches Azurite's plain-HTTP listener when it has no certificate.
    */
   readonly url: string;
+  /** What every runner adds to its environment to reach the container (account, credential, trust). */
+  readonly environment: Readonly<Record<string, string>>;
   /** Blob names under the backend's `.pulumi/` bookkeeping, e.g. `.pulumi/stacks/<project>/<stack>.json`. */
   blobs(prefix?: string): Promise<string[]>;
 }
 
+/** How runners authenticate to the container. */
+export type AzblobCredential =
+  | { readonly kind: "accountKey" }
+  /** Entra ID: no key; the CLI's DefaultAzureCredential gets a token from this managed-identity endpoint. */
+  | { readonly kind: "entraId"; readonly identityEndpoint: string };
+
 /** Creates the container and describes the backend in it. */
-export async function createAzblobBackend(azurite: Azurite, container: string): Promise<AzblobBackend> {
+export async function createAzblobBackend(azurite: Azurite, container: string, credential: AzblobCredential = { kind: "accountKey" }): Promise<AzblobBackend> {
   await azurite.createContainer(container);
+  const environment: Record<string, string> = { AZURE_STORAGE_ACCOUNT: azuriteAccountName };
+  if (credential.kind === "accountKey") {
+    environment.AZURE_STORAGE_KEY = azuriteAccountKey;
+  } else {
+    environment.IDENTITY_ENDPOINT = credential.identityEndpoint;
+  }
+  if (azurite.certificateFile !== undefined) {
+    // Go reads SSL_CERT_FILE as its trust store: the CLI trusts the emulator's certificate, and
+    // only the emulator's (the engine makes no other HTTPS call offline). Node ignores it.
+    environment.SSL_CERT_FILE = azurite.certificateFile;
+  }
   return {
     azurite,
     container,
-    url: `azblob://${container}?domain=${azurite.host}&protocol=http`,
+    url: `azblob://${container}?domain=${azurite.host}${azurite.certificateFile === undefined ? "&protocol=http" : ""}`,
+    environment,
     blobs: (prefix = ".pulumi/") => azurite.listBlobs(container, prefix),
   };
 }
@@ -77,8 +97,7 @@ export async function openAzblobStack(sandbox: Sandbox, backend: AzblobBackend, 
       ...environment,
       // PULUMI_BACKEND_URL wins over the project's backend setting and any `pulumi login`.
       PULUMI_BACKEND_URL: backend.url,
-      AZURE_STORAGE_ACCOUNT: azuriteAccountName,
-      AZURE_STORAGE_KEY: azuriteAccountKey,
+      ...backend.environment,
       PULUMI_CONFIG_PASSPHRASE: passphrase,
     },
   });

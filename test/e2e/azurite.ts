@@ -6,7 +6,9 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -20,10 +22,23 @@ export const azuriteAccountKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IF
 /** The REST API version the helper speaks; Azurite 3.35 serves it. */
 const storageApiVersion = "2021-08-06";
 
+/** Options of {@link startAzurite}. */
+export interface AzuriteOptions {
+  /** Serve HTTPS with this certificate (PEM, for 127.0.0.1) instead of plain HTTP. */
+  readonly tls?: { readonly certificatePem: string; readonly privateKeyPem: string };
+  /**
+   * Also accept Entra ID bearer tokens (Azurite's `--oauth basic`, HTTPS only): it checks a
+   * token's form, lifetime, issuer and audience, not its signature. Shared key keeps working.
+   */
+  readonly oauth?: boolean;
+}
+
 /** A running Azurite Blob service. */
 export interface Azurite {
   /** `127.0.0.1:<port>`, the `domain=` of an `azblob://` URL. */
   readonly host: string;
+  /** With TLS: the certificate file to trust (e.g. Go's `SSL_CERT_FILE` for the Pulumi CLI). */
+  readonly certificateFile?: string;
   /** Creates a container (the DIY backend writes into an existing container only). */
   createContainer(container: string): Promise<void>;
   /** Names of the blobs in a container, optionally under a prefix, sorted. */
@@ -33,9 +48,20 @@ export interface Azurite {
 }
 
 /** Starts Azurite's Blob service only (no queue or table service), loopback only, no telemetry. */
-export async function startAzurite(): Promise<Azurite> {
+export async function startAzurite(options: AzuriteOptions = {}): Promise<Azurite> {
   const dataDirectory = mkdtempSync(join(tmpdir(), "azurite-"));
   const azuriteBlobMain = require.resolve("azurite/dist/src/blob/main.js");
+  const tlsArguments: string[] = [];
+  let certificateFile: string | undefined;
+  if (options.tls !== undefined) {
+    certificateFile = join(dataDirectory, "certificate.pem");
+    const keyFile = join(dataDirectory, "key.pem");
+    writeFileSync(certificateFile, options.tls.certificatePem);
+    writeFileSync(keyFile, options.tls.privateKeyPem, { mode: 0o600 });
+    tlsArguments.push("--cert", certificateFile, "--key", keyFile, ...(options.oauth === true ? ["--oauth", "basic"] : []));
+  } else if (options.oauth === true) {
+    throw new Error("Azurite accepts OAuth over HTTPS only: give a certificate");
+  }
   const child = spawn(
     process.execPath,
     [
@@ -51,6 +77,7 @@ export async function startAzurite(): Promise<Azurite> {
       // The Go SDK in the Pulumi CLI sends a newer x-ms-version than Azurite 3.35 knows; the
       // operations the backend uses (get/put/list/delete blob) are unchanged between them.
       "--skipApiVersionCheck",
+      ...tlsArguments,
     ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
@@ -72,20 +99,21 @@ export async function startAzurite(): Promise<Azurite> {
   try {
     const port = await listeningPort(child);
     const host = `127.0.0.1:${port}`;
-    const request = (method: string, path: string, query: Record<string, string>): Promise<Response> =>
-      signedRequest(host, method, path, query);
+    const request = (method: string, path: string, query: Record<string, string>): Promise<BlobResponse> =>
+      signedRequest({ host, certificatePem: options.tls?.certificatePem }, method, path, query);
     return {
       host,
+      certificateFile,
       async createContainer(container) {
         const response = await request("PUT", `/${container}`, { restype: "container" });
         if (response.status !== 201) {
-          throw new Error(`Azurite: creating container ${container} answered ${response.status}: ${await response.text()}`);
+          throw new Error(`Azurite: creating container ${container} answered ${response.status}: ${response.body}`);
         }
       },
       async listBlobs(container, prefix) {
         const query: Record<string, string> = { restype: "container", comp: "list", ...(prefix === undefined ? {} : { prefix }) };
         const response = await request("GET", `/${container}`, query);
-        const body = await response.text();
+        const body = response.body;
         if (response.status !== 200) {
           throw new Error(`Azurite: listing container ${container} answered ${response.status}: ${body}`);
         }
@@ -128,13 +156,23 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
+interface BlobResponse {
+  readonly status: number;
+  readonly body: string;
+}
+
 /**
  * One Blob REST call with `Authorization: SharedKey`. The string to sign is the verb, eleven
  * standard headers (all empty here: no body, no conditions), the x-ms-* headers and the
  * canonical resource. Against the emulator the URL path starts with the account name, and the
  * canonical resource prefixes the account once more.
  */
-async function signedRequest(host: string, method: string, path: string, query: Record<string, string>): Promise<Response> {
+async function signedRequest(
+  target: { readonly host: string; readonly certificatePem?: string },
+  method: string,
+  path: string,
+  query: Record<string, string>,
+): Promise<BlobResponse> {
   const headers: Record<string, string> = { "x-ms-date": new Date().toUTCString(), "x-ms-version": storageApiVersion };
   const urlPath = `/${azuriteAccountName}${path}`;
   const canonicalHeaders = Object.keys(headers)
@@ -148,11 +186,25 @@ async function signedRequest(host: string, method: string, path: string, query: 
     .join("");
   const stringToSign = `${method}\n${"\n".repeat(11)}${canonicalHeaders}/${azuriteAccountName}${urlPath}${canonicalQuery}`;
   const signature = createHmac("sha256", Buffer.from(azuriteAccountKey, "base64")).update(stringToSign, "utf8").digest("base64");
-  const url = new URL(`http://${host}${urlPath}`);
+  const secure = target.certificatePem !== undefined;
+  const url = new URL(`${secure ? "https" : "http"}://${target.host}${urlPath}`);
   for (const [name, value] of Object.entries(query)) {
     url.searchParams.set(name, value);
   }
-  return fetch(url, { method, headers: { ...headers, authorization: `SharedKey ${azuriteAccountName}:${signature}` } });
+  const requestHeaders = { ...headers, authorization: `SharedKey ${azuriteAccountName}:${signature}`, "content-length": "0" };
+  return new Promise((resolve, reject) => {
+    const onResponse = (response: IncomingMessage): void => {
+      let body = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => (body += chunk));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+      response.on("error", reject);
+    };
+    // The emulator's certificate is trusted for this request only, never process-wide.
+    const outgoing = secure ? httpsRequest(url, { method, headers: requestHeaders, ca: target.certificatePem }, onResponse) : httpRequest(url, { method, headers: requestHeaders }, onResponse);
+    outgoing.on("error", reject);
+    outgoing.end();
+  });
 }
 
 function unescapeXml(text: string): string {
