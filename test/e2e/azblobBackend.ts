@@ -45,6 +45,11 @@ export async function createAzblobBackend(azurite: Azurite, container: string, c
     environment.AZURE_STORAGE_KEY = azuriteAccountKey;
   } else {
     environment.IDENTITY_ENDPOINT = credential.identityEndpoint;
+    // The driver takes a non-empty key, SAS or connection string before Entra ID; blank any the
+    // test process might have inherited, so this runner can only use a token.
+    for (const name of ["AZURE_STORAGE_KEY", "AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGEBLOB_CONNECTIONSTRING"]) {
+      environment[name] = "";
+    }
   }
   if (azurite.certificateFile !== undefined) {
     // Go reads SSL_CERT_FILE as its trust store: the CLI trusts the emulator's certificate, and
