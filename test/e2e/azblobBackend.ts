@@ -1,0 +1,127 @@
+/**
+ * Stacks whose state lives in Azure Blob Storage (`azblob://`), served here by Azurite: the way a
+ * team shares one backend between many pipelines. Each opened stack is its own runner: its own
+ * Pulumi home and work directory, the same container.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type * as automation from "@pulumi/pulumi/automation";
+import { settingsForRunningSandbox } from "../../cli/sandboxSettings";
+import type { Sandbox } from "../../sandbox/sandbox";
+import { type Azurite, azuriteAccountKey, azuriteAccountName } from "./azurite";
+import { type ClusterConfig, engineModule } from "./engineHelpers";
+
+const projectDirectory = resolve(__dirname, "..", "..");
+
+/** One Azure Blob container used as the Pulumi backend of many runners. */
+export interface AzblobBackend {
+  readonly azurite: Azurite;
+  readonly container: string;
+  /**
+   * The backend URL. gocloud.dev's azblob opener takes the account from AZURE_STORAGE_ACCOUNT and
+   * builds `https://<account>.blob.core.windows.net` unless told otherwise: `domain=127.0.0.1:<port>`
+   * makes it address the emulator path-style (`<protocol>://127.0.0.1:<port>/<account>`), and
+   * `protocol=http` matches Azurite's plain-HTTP listener when it has no certificate.
+   */
+  readonly url: string;
+  /** What every runner adds to its environment to reach the container (account, credential, trust). */
+  readonly environment: Readonly<Record<string, string>>;
+  /** Blob names under the backend's `.pulumi/` bookkeeping, e.g. `.pulumi/stacks/<project>/<stack>.json`. */
+  blobs(prefix?: string): Promise<string[]>;
+}
+
+/** How runners authenticate to the container. */
+export type AzblobCredential =
+  | { readonly kind: "accountKey" }
+  /** Entra ID: no key; the CLI's DefaultAzureCredential gets a token from this managed-identity endpoint. */
+  | { readonly kind: "entraId"; readonly identityEndpoint: string };
+
+/** Creates the container and describes the backend in it. */
+export async function createAzblobBackend(azurite: Azurite, container: string, credential: AzblobCredential = { kind: "accountKey" }): Promise<AzblobBackend> {
+  await azurite.createContainer(container);
+  const environment: Record<string, string> = { AZURE_STORAGE_ACCOUNT: azuriteAccountName };
+  if (credential.kind === "accountKey") {
+    environment.AZURE_STORAGE_KEY = azuriteAccountKey;
+  } else {
+    environment.IDENTITY_ENDPOINT = credential.identityEndpoint;
+    // The driver takes a non-empty key, SAS or connection string before Entra ID; blank any the
+    // test process might have inherited, so this runner can only use a token.
+    for (const name of ["AZURE_STORAGE_KEY", "AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGEBLOB_CONNECTIONSTRING"]) {
+      environment[name] = "";
+    }
+  }
+  if (azurite.certificateFile !== undefined) {
+    // Go reads SSL_CERT_FILE as its trust store: the CLI trusts the emulator's certificate, and
+    // only the emulator's (the engine makes no other HTTPS call offline). Node ignores it.
+    environment.SSL_CERT_FILE = azurite.certificateFile;
+  }
+  return {
+    azurite,
+    container,
+    url: `azblob://${container}?domain=${azurite.host}${azurite.certificateFile === undefined ? "&protocol=http" : ""}`,
+    environment,
+    blobs: (prefix = ".pulumi/") => azurite.listBlobs(container, prefix),
+  };
+}
+
+/** A throwaway passphrase for this test run's stacks; the same for every runner, like a shared pipeline secret. */
+const passphrase = randomBytes(16).toString("hex");
+
+/** Options of {@link openAzblobStack}. */
+export interface AzblobStackOptions {
+  readonly stackName: string;
+  readonly clusters: readonly ClusterConfig[];
+  readonly extraConfig?: Readonly<Record<string, string>>;
+}
+
+/** One runner's view of a stack. */
+export interface AzblobRunner {
+  readonly stack: automation.Stack;
+  /** The local file-backend directory the engine helpers create; it must stay empty. */
+  readonly fileStateDirectory: string;
+}
+
+/**
+ * Opens (creating or selecting) a stack of the project's program against the sandbox, with its
+ * state in the blob backend. Every call is a separate runner: fresh home and work directories.
+ */
+export async function openAzblobStack(sandbox: Sandbox, backend: AzblobBackend, options: AzblobStackOptions): Promise<AzblobRunner> {
+  const engine = engineModule();
+  mkdirSync(join(projectDirectory, ".pulumi"), { recursive: true });
+  const root = mkdtempSync(join(projectDirectory, ".pulumi", `test-azblob-${options.stackName}-`));
+  // The file backend directory stays empty: the tests check that nothing went there.
+  const paths = { state: join(root, "unused-file-state"), home: join(root, "home"), workDirectory: join(root, "work") };
+  const { config, environment } = settingsForRunningSandbox(sandbox);
+  const stack = await engine.openStack({
+    engine: await engine.engineCommand(),
+    stackName: options.stackName,
+    paths,
+    config: { ...config, documentWaitSeconds: "2", clusters: JSON.stringify(options.clusters), ...options.extraConfig },
+    environment: {
+      ...environment,
+      // PULUMI_BACKEND_URL wins over the project's backend setting and any `pulumi login`.
+      PULUMI_BACKEND_URL: backend.url,
+      ...backend.environment,
+      PULUMI_CONFIG_PASSPHRASE: passphrase,
+    },
+  });
+  return { stack, fileStateDirectory: paths.state };
+}
+
+/** The `clusterResourceId` outputs of the resources in a stack's state, as read through the backend. */
+export async function clustersInState(stack: automation.Stack): Promise<string[]> {
+  const exported = await stack.exportStack();
+  const resources = (exported.deployment as { resources?: Array<{ outputs?: { clusterResourceId?: unknown } }> }).resources ?? [];
+  return resources
+    .map((resource) => resource.outputs?.clusterResourceId)
+    .filter((id): id is string => typeof id === "string")
+    .sort();
+}
+
+/** Waits (polling, no time limit of its own: the test's timeout bounds it) until a condition holds. */
+export async function waitUntil(condition: () => Promise<boolean>, pollIntervalInMs = 200): Promise<void> {
+  while (!(await condition())) {
+    await new Promise((resolvePoll) => setTimeout(resolvePoll, pollIntervalInMs));
+  }
+}
