@@ -1,6 +1,11 @@
 /**
  * A first-in, first-out limiter on concurrent async work. Tasks start in the order they were
  * submitted, so lookups run in a deterministic order. Pure: no timers, no I/O.
+ *
+ * A finishing task hands its slot straight to the oldest waiter (the count of active tasks does
+ * not drop in between). Freeing the slot first and letting the waiter take it when it resumes
+ * would leave a window of one microtask in which a newcomer sees a free slot too, so both run
+ * and the limit is exceeded (see test/unit/sync/concurrencyLimiter.test.ts).
  */
 export interface ConcurrencyLimiter {
   /** Runs `task` once fewer than `limit` tasks are running. */
@@ -21,9 +26,11 @@ export function createConcurrencyLimiter(limit: number): ConcurrencyLimiter {
   let active = 0;
   let peak = 0;
   const release = (): void => {
-    active -= 1;
     const next = waiting.shift();
-    if (next !== undefined) {
+    if (next === undefined) {
+      active -= 1;
+    } else {
+      // The slot passes to `next` as it is: `active` stays the same.
       next();
     }
   };
@@ -37,9 +44,11 @@ export function createConcurrencyLimiter(limit: number): ConcurrencyLimiter {
     limit,
     async run<T>(task: () => Promise<T>): Promise<T> {
       if (active >= limit) {
+        // Resumes holding the slot a finishing task handed over.
         await new Promise<void>((resolve) => waiting.push(resolve));
+      } else {
+        active += 1;
       }
-      active += 1;
       peak = Math.max(peak, active);
       try {
         return await task();
