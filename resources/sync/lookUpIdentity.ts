@@ -8,9 +8,12 @@
  * - 429, 408, 500, 502, 503, 504 and connection failures are retried, after the service's
  *   Retry-After (`retry-after-ms`, `x-ms-retry-after-ms` or `retry-after`) when it gives one,
  *   else after an exponential, jittered backoff;
- * - every attempt and every wait fits in one deadline, `lookupTimeoutInMs` from the start: a
- *   Retry-After that would cross it ends the lookup at once with the throttling error rather than
- *   waiting in vain;
+ * - every attempt and every wait fits in one deadline, `lookupTimeoutInMs` from the moment the
+ *   first attempt gets its slot: a Retry-After that would cross it ends the lookup at once with
+ *   the throttling error rather than waiting in vain;
+ * - time spent queued for a slot never counts (the deadline moves by each queue wait): with a long
+ *   queue (a large fleet, or throttling elsewhere) a lookup at the back still gets its attempts,
+ *   instead of failing with Timeout and having its IDs cleared;
  * - at most {@link maxLookupAttempts} attempts.
  */
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
@@ -34,20 +37,25 @@ export async function lookUpIdentity(dependencies: LookupDependencies, resourceI
   if (!parsed.ok) {
     return { kind: "failed", error: { code: "InvalidResourceId", message: `identity resource ID ${parsed.reason}` } };
   }
-  const deadline = dependencies.now().getTime() + dependencies.options.lookupTimeoutInMs;
+  // Set when the first attempt gets its slot; moved later by every later wait for a slot.
+  let deadline: number | undefined;
   let lastError: LookupErrorDetails = { code: "Timeout", message: "the lookup did not complete within the configured lookup timeout" };
   for (let attempt = 1; attempt <= maxLookupAttempts; attempt += 1) {
-    const remaining = deadline - dependencies.now().getTime();
-    if (remaining <= 0) {
+    if (deadline !== undefined && deadline <= dependencies.now().getTime()) {
       break;
     }
-    const result: AttemptResult = await dependencies.limiter.run(() => attemptOnce(dependencies, parsed.resourceId, remaining));
+    const queuedAt = dependencies.now().getTime();
+    const result: AttemptResult = await dependencies.limiter.run(() => {
+      const slotAt = dependencies.now().getTime();
+      deadline = deadline === undefined ? slotAt + dependencies.options.lookupTimeoutInMs : deadline + (slotAt - queuedAt);
+      return attemptOnce(dependencies, parsed.resourceId, deadline - slotAt);
+    });
     if ("outcome" in result) {
       return result.outcome;
     }
     lastError = result.retry;
     const delayInMs = result.delayInMs ?? backoffInMs(attempt, dependencies.random);
-    if (attempt === maxLookupAttempts || dependencies.now().getTime() + delayInMs >= deadline) {
+    if (attempt === maxLookupAttempts || deadline === undefined || dependencies.now().getTime() + delayInMs >= deadline) {
       break;
     }
     await dependencies.sleep(delayInMs);

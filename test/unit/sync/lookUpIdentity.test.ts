@@ -108,6 +108,95 @@ describe("lookUpIdentity", () => {
     expect(clock.sleeps).toEqual([]);
   });
 
+  it("does not count the wait for a concurrency slot against the lookup deadline", async () => {
+    // Limit 1, each answer takes 1 s of (fake) time, deadline 5 s: the 20th lookup waits 19 s in
+    // the queue, then is throttled once with Retry-After 1 s. Its deadline runs from its slot, so
+    // it retries and resolves instead of failing (and having its IDs cleared).
+    const { dependencies, clock } = harness([], { timeoutInMs: 5_000, limit: 1 });
+    const attemptsByName = new Map<string, number>();
+    const reader = {
+      async getUserAssignedIdentity(resourceId: ParsedResourceId) {
+        const attempt = (attemptsByName.get(resourceId.name) ?? 0) + 1;
+        attemptsByName.set(resourceId.name, attempt);
+        await Promise.resolve();
+        clock.advance(1_000);
+        if (resourceId.name === "identity-19" && attempt === 1) {
+          throw armError("TooManyRequests", 429, { "retry-after": "1" });
+        }
+        return { clientId: `client-${resourceId.name}`, principalId: "p" };
+      },
+    };
+    const names = Array.from({ length: 20 }, (_unused, index) => `identity-${index}`);
+    const outcomes = await Promise.all(
+      names.map((name) => lookUpIdentity({ ...dependencies, userAssignedIdentityReader: reader }, identityId.replace("identity-a", name))),
+    );
+    expect(outcomes).toEqual(names.map((name) => ({ kind: "resolved", clientId: `client-${name}`, principalId: "p" })));
+    expect([...attemptsByName.values()]).toEqual(names.map((name) => (name === "identity-19" ? 2 : 1)));
+    expect(clock.sleeps).toEqual([1_000]);
+  });
+
+  it("still bounds a queued lookup's own attempts and Retry-After waits by the deadline", async () => {
+    // Ten quick lookups hold the single slot for 10 s first; then the throttled one gets its slot
+    // and has 5 s for its own attempts (1 s each) and Retry-After waits (1 s each).
+    const { dependencies, clock } = harness([], { timeoutInMs: 5_000, limit: 1 });
+    const throttledAttemptTimes: number[] = [];
+    const reader = {
+      async getUserAssignedIdentity(resourceId: ParsedResourceId) {
+        await Promise.resolve();
+        if (resourceId.name === "throttled") {
+          throttledAttemptTimes.push(clock.now().getTime());
+          clock.advance(1_000);
+          throw armError("TooManyRequests", 429, { "retry-after": "1" });
+        }
+        clock.advance(1_000);
+        return { clientId: resourceId.name, principalId: "p" };
+      },
+    };
+    const shared = { ...dependencies, userAssignedIdentityReader: reader };
+    const quick = Array.from({ length: 10 }, (_unused, index) => lookUpIdentity(shared, identityId.replace("identity-a", `quick-${index}`)));
+    const throttled = lookUpIdentity(shared, identityId.replace("identity-a", "throttled"));
+    await Promise.all(quick);
+    const start = new Date("2026-08-14T12:00:00Z").getTime();
+    expect(await throttled).toEqual({ kind: "failed", error: { code: "TooManyRequests", statusCode: 429, message: "TooManyRequests message" } });
+    // Slot at 10 s; attempts at 10, 12, 14 s; the next wait would end at the deadline (15 s).
+    expect(throttledAttemptTimes.map((time) => time - start)).toEqual([10_000, 12_000, 14_000]);
+    expect(clock.sleeps).toEqual([1_000, 1_000]);
+    expect(clock.now().getTime() - start).toBe(15_000);
+  });
+
+  it("does not count the wait for a slot between retries against the deadline either", async () => {
+    // The throttled identity retries after 1 s, but by then a 10 s lookup holds the only slot.
+    // Its second attempt (throttled again) gets the slot at 11 s; only 1 s of its own 5 s is
+    // spent, so it waits once more and resolves on the third attempt.
+    const { dependencies, clock } = harness([], { timeoutInMs: 5_000, limit: 1 });
+    let throttledAttempts = 0;
+    const reader = {
+      async getUserAssignedIdentity(resourceId: ParsedResourceId) {
+        if (resourceId.name === "slow") {
+          // A macrotask: the throttled lookup is already sleeping and queued when time jumps.
+          await new Promise((resolve) => setTimeout(resolve, 0));
+          clock.advance(10_000);
+          return { clientId: "slow", principalId: "p" };
+        }
+        throttledAttempts += 1;
+        await Promise.resolve();
+        if (throttledAttempts <= 2) {
+          throw armError("TooManyRequests", 429, { "retry-after": "1" });
+        }
+        return { clientId: resourceId.name, principalId: "p" };
+      },
+    };
+    const shared = { ...dependencies, userAssignedIdentityReader: reader };
+    const throttled = lookUpIdentity(shared, identityId.replace("identity-a", "throttled"));
+    const slow = lookUpIdentity(shared, identityId.replace("identity-a", "slow"));
+    expect(await Promise.all([throttled, slow])).toEqual([
+      { kind: "resolved", clientId: "throttled", principalId: "p" },
+      { kind: "resolved", clientId: "slow", principalId: "p" },
+    ]);
+    expect(throttledAttempts).toBe(3);
+    expect(clock.sleeps).toEqual([1_000, 1_000]);
+  });
+
   it("refuses an identity ID it cannot parse without calling Azure", async () => {
     const { dependencies, calls } = harness([]);
     expect(await lookUpIdentity(dependencies, "/subscriptions/x")).toMatchObject({ kind: "failed", error: { code: "InvalidResourceId" } });
