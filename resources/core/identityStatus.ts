@@ -163,8 +163,10 @@ export function nextRecheckTime(now: Date, random: () => number): string {
 export type WorkReason = "desiredSetChanged" | "neverChecked" | "recheckDue" | "entryHasError";
 
 /**
- * Upstream's needsWork gate, plus one improvement: an entry that carries a retrievalError is always
- * worth another look (a customer who fixes a missing identity should not wait 12 to 18 hours).
+ * Upstream's needsWork gate, plus one improvement: an entry whose retrievalError records a real
+ * failure (throttling, 403, 5xx, a timeout, ...) is worth another look inside the window. A
+ * NotFound entry is data, as upstream records it: it follows the recheck gate like a resolved one,
+ * otherwise a fleet with one deleted identity would call ARM and show changes on every pass.
  */
 export function workReason(
   desired: readonly DesiredIdentity[],
@@ -185,7 +187,7 @@ export function workReason(
   if (now.getTime() >= recheck.getTime()) {
     return "recheckDue";
   }
-  if (storedKeys.some((key) => typeof storedIdentities[key].retrievalError === "string")) {
+  if (storedKeys.some((key) => isFailedRetrievalError(storedIdentities[key].retrievalError))) {
     return "entryHasError";
   }
   return undefined;
@@ -240,10 +242,8 @@ export interface StatusCounts {
 /** Classifies persisted entries: resolved (no error), not found (a ResourceNotFound error), failed. */
 export function countEntries(status: DataPlaneOperatorsManagedIdentities): StatusCounts {
   const entries = Object.values(status.identities ?? {});
-  const notFoundCount = entries.filter((entry) => isNotFoundText(entry.retrievalError)).length;
-  const failedCount = entries.filter(
-    (entry) => typeof entry.retrievalError === "string" && !isNotFoundText(entry.retrievalError),
-  ).length;
+  const notFoundCount = entries.filter((entry) => isNotFoundRetrievalError(entry.retrievalError)).length;
+  const failedCount = entries.filter((entry) => isFailedRetrievalError(entry.retrievalError)).length;
   return {
     identityCount: entries.length,
     resolvedCount: entries.length - notFoundCount - failedCount,
@@ -252,8 +252,31 @@ export function countEntries(status: DataPlaneOperatorsManagedIdentities): Statu
   };
 }
 
-function isNotFoundText(retrievalError: string | undefined): boolean {
-  return typeof retrievalError === "string" && /ResourceNotFound|\(HTTP 404\)/.test(retrievalError);
+/** The hook's own format, see {@link formatRetrievalError}: `<code> (HTTP <status>): <message>`. */
+const hookRetrievalErrorPattern = /^(\S+) \(HTTP (\d{3})\): /;
+
+/**
+ * True when a stored retrievalError records that the identity does not exist (data, not a
+ * failure). The hook writes `<code> (HTTP 404): …` for every 404 (`ResourceNotFound`,
+ * `ResourceGroupNotFound`, …, see classifyLookupError), so its own text is judged by code and
+ * status only, never by words in the message. Upstream writes the raw SDK text, which names
+ * the code (`ERROR CODE: ResourceNotFound`): any other text is NotFound when it contains
+ * `ResourceNotFound`.
+ */
+export function isNotFoundRetrievalError(retrievalError: string | undefined): boolean {
+  if (typeof retrievalError !== "string") {
+    return false;
+  }
+  const hookFormat = hookRetrievalErrorPattern.exec(retrievalError);
+  if (hookFormat !== null) {
+    return hookFormat[1] === "ResourceNotFound" || hookFormat[2] === "404";
+  }
+  return retrievalError.includes("ResourceNotFound");
+}
+
+/** True when a stored retrievalError records a real failure: one that reopens the recheck gate. */
+export function isFailedRetrievalError(retrievalError: string | undefined): boolean {
+  return typeof retrievalError === "string" && !isNotFoundRetrievalError(retrievalError);
 }
 
 /** Code-unit order, independent of locale: deterministic across machines. */

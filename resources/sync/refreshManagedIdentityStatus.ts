@@ -4,7 +4,8 @@
  * Refresh reads the persisted subtree and reports drift, writing nothing:
  * - against the last known state: a deleted or malformed subtree, or entries removed, added or
  *   changed in Cosmos by someone else;
- * - against Azure, only for entries whose recheck is due or that carry an error (upstream's gate):
+ * - against Azure, only for entries whose recheck is due or that record a real failure (upstream's
+ *   gate; a NotFound entry waits for the recheck time like a resolved one):
  *   a clientId/principalId that changed, an identity that now resolves, or one that now fails.
  * The next `pulumi up` sees the drift in state and rewrites the subtree.
  *
@@ -12,7 +13,7 @@
  * the same conditional write as a sync; a missing document or subtree is fine.
  */
 import type { ParsedResourceId } from "../core/azureResourceId";
-import { parseTimestamp } from "../core/identityStatus";
+import { isFailedRetrievalError, parseTimestamp } from "../core/identityStatus";
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { readStoredStatus } from "../core/serviceProviderClusterDocument";
@@ -74,12 +75,12 @@ export async function refreshManagedIdentityStatus(
   return { exists: true, status: persisted.status, drift, lookups: due.length };
 }
 
-/** Entries worth asking Azure about: all of them once the recheck is due, else those with an error. */
+/** Entries worth asking Azure about: all of them once the recheck is due, else those recording a real failure. */
 function dueEntries(status: DataPlaneOperatorsManagedIdentities, now: Date): Array<[string, DataPlaneOperatorManagedIdentityEntry]> {
   const recheck = parseTimestamp(status.earliestRecheckTime);
   const recheckDue = recheck === undefined || now.getTime() >= recheck.getTime();
   return Object.entries(status.identities ?? {})
-    .filter(([, entry]) => recheckDue || entry.retrievalError !== undefined)
+    .filter(([, entry]) => recheckDue || isFailedRetrievalError(entry.retrievalError))
     .sort(([left], [right]) => (left < right ? -1 : 1));
 }
 

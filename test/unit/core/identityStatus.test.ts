@@ -7,6 +7,8 @@ import {
   formatRetrievalError,
   formatTimestamp,
   identitiesEqual,
+  isFailedRetrievalError,
+  isNotFoundRetrievalError,
   maxRetrievalErrorLength,
   nextRecheckTime,
   parseTimestamp,
@@ -28,6 +30,16 @@ const identityB = identityResourceId("identity-b");
 const mixedCaseA = identityResourceId("Identity-A", { resourceGroupName: "Test-RG" });
 const keyA = identityA.toLowerCase();
 const keyB = identityB.toLowerCase();
+
+/** What upstream stores for a missing identity: the raw, multi-line azcore ResponseError text. */
+const upstreamNotFoundText = [
+  `GET https://management.azure.com${identityA}`,
+  "--------------------------------------------------------------------------------",
+  "RESPONSE 404: 404 Not Found",
+  "ERROR CODE: ResourceNotFound",
+  "--------------------------------------------------------------------------------",
+  '{ "error": { "code": "ResourceNotFound", "message": "The Resource was not found." } }',
+].join("\n");
 
 function desired(...resourceIds: string[]): DesiredIdentity[] {
   const { identities, failures } = desiredIdentitySet(Object.fromEntries(resourceIds.map((id, index) => [`operator-${index}`, id])));
@@ -120,9 +132,29 @@ describe("workReason (upstream set match and needsWork)", () => {
     expect(workReason([], { earliestRecheckTime: formatTimestamp(new Date(now.getTime() + hour)) }, now)).toBeUndefined();
   });
 
-  it("has work when an entry carries a retrievalError, even inside the recheck window", () => {
-    const status = stored([keyA], new Date(now.getTime() + hour), { [keyA]: "ResourceNotFound (HTTP 404): gone" });
-    expect(workReason(desired(identityA), status, now)).toBe("entryHasError");
+  it.each([
+    ["the hook's ResourceNotFound", "ResourceNotFound (HTTP 404): The Resource 'x' under resource group 'rg' was not found."],
+    ["the hook's ResourceGroupNotFound (any 404 is NotFound)", "ResourceGroupNotFound (HTTP 404): Resource group 'rg' could not be found."],
+    ["upstream's raw SDK text", upstreamNotFoundText],
+  ])("has no work inside the recheck window when the only error is NotFound (%s): it is data", (_title, text) => {
+    const status = stored([keyA, keyB], new Date(now.getTime() + hour), { [keyA]: text });
+    expect(workReason(desired(identityA, identityB), status, now)).toBeUndefined();
+  });
+
+  it("still rechecks a NotFound entry once the recheck time has passed", () => {
+    const status = stored([keyA], new Date(now.getTime() - hour), { [keyA]: "ResourceNotFound (HTTP 404): gone" });
+    expect(workReason(desired(identityA), status, now)).toBe("recheckDue");
+  });
+
+  it.each([
+    ["403", "AuthorizationFailed (HTTP 403): The client does not have authorization"],
+    ["429", "TooManyRequests (HTTP 429): throttled"],
+    ["a timeout", "Timeout: the lookup did not complete within the configured lookup timeout"],
+    ["a 403 whose message mentions a 404", "AuthorizationFailed (HTTP 403): earlier answer was ResourceNotFound (HTTP 404)"],
+    ["upstream's raw text of a 500", upstreamNotFoundText.replace("404: 404 Not Found", "500: 500 Internal Server Error").replaceAll("ResourceNotFound", "InternalServerError")],
+  ])("has work inside the recheck window when an entry records a real failure (%s)", (_title, text) => {
+    const status = stored([keyA, keyB], new Date(now.getTime() + hour), { [keyA]: "ResourceNotFound (HTTP 404): gone", [keyB]: text });
+    expect(workReason(desired(identityA, identityB), status, now)).toBe("entryHasError");
   });
 
   it("treats an unparseable recheck time as never checked", () => {
@@ -315,6 +347,27 @@ describe("statusEquals and identitiesEqual", () => {
   it("treats a missing identities map as equal to an empty one", () => {
     expect(statusEquals({}, { identities: {} })).toBe(true);
     expect(identitiesEqual({}, {})).toBe(true);
+  });
+});
+
+describe("isNotFoundRetrievalError and isFailedRetrievalError", () => {
+  it.each([
+    ["ResourceNotFound (HTTP 404): gone", true],
+    ["ResourceGroupNotFound (HTTP 404): gone", true],
+    ["SubscriptionNotFound (HTTP 404): gone", true],
+    [upstreamNotFoundText, true],
+    ["AuthorizationFailed (HTTP 403): ResourceNotFound was expected", false],
+    ["InternalServerError (HTTP 500): (HTTP 404) in the body", false],
+    ["ConnectionFailed: connect ECONNREFUSED", false],
+    ["Timeout: the lookup did not complete", false],
+  ])("%j is NotFound: %s", (text, notFound) => {
+    expect(isNotFoundRetrievalError(text)).toBe(notFound);
+    expect(isFailedRetrievalError(text)).toBe(!notFound);
+  });
+
+  it("treats an entry without a retrievalError as neither", () => {
+    expect(isNotFoundRetrievalError(undefined)).toBe(false);
+    expect(isFailedRetrievalError(undefined)).toBe(false);
   });
 });
 

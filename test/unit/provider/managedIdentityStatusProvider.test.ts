@@ -217,9 +217,19 @@ describe("diff", () => {
     expect(setupValue.reader.calls).toHaveLength(1);
   });
 
-  it("reports a change while an entry carries an error, even inside the window", async () => {
+  it("reports a change while an entry records a real failure, even inside the window", async () => {
+    const setupValue = setup({ identities: { [identityA]: { error: restError("AuthorizationFailed", 403, "no access yet") } } });
+    const outs = await createdOutputs(setupValue).catch((error: { properties?: Outputs }) => error.properties as Outputs);
+    expect(outs.failedCount).toBe(1);
+    expect(await setupValue.provider.diff(location.documentId, outs, inputs())).toEqual({ changes: true });
+  });
+
+  it("reports no change inside the window for a NotFound entry: it is data, not a failure", async () => {
     const setupValue = setup({ identities: { [identityA]: { error: resourceNotFoundError(identityA) } } });
     const outs = await createdOutputs(setupValue);
+    expect(outs.notFoundCount).toBe(1);
+    expect(await setupValue.provider.diff(location.documentId, outs, inputs())).toEqual({ changes: false });
+    setupValue.clock.advance(12 * 60 * 60 * 1000);
     expect(await setupValue.provider.diff(location.documentId, outs, inputs())).toEqual({ changes: true });
   });
 
@@ -432,12 +442,25 @@ describe("read", () => {
     expect(result.props?.drift).toEqual([]);
   });
 
-  it("asks Azure about an entry with an error and reports that it now resolves", async () => {
-    const setupValue = setup({ identities: { [identityA]: { error: resourceNotFoundError(identityA) } } });
-    const outs = await createdOutputs(setupValue);
+  it("asks Azure about an entry recording a real failure and reports that it now resolves", async () => {
+    const setupValue = setup({ identities: { [identityA]: { error: restError("AuthorizationFailed", 403, "no access yet") } } });
+    const outs = await createdOutputs(setupValue).catch((error: { properties?: Outputs }) => error.properties as Outputs);
     setupValue.reader.set(identityA, resolved("c", "p"));
     const result = await refreshed(setupValue, outs);
-    expect(result.props?.drift).toEqual([`identity ${keyA}: now resolves in Azure (was: ResourceNotFound (HTTP 404))`]);
+    expect(result.props?.drift).toEqual([`identity ${keyA}: now resolves in Azure (was: AuthorizationFailed (HTTP 403))`]);
+  });
+
+  it("leaves a NotFound entry to the recheck gate: no Azure call, no drift, no change, no write", async () => {
+    const setupValue = setup({ identities: { [identityA]: { error: resourceNotFoundError(identityA) } } });
+    const outs = await createdOutputs(setupValue);
+    expect(outs.notFoundCount).toBe(1);
+    setupValue.reader.set(identityA, resolved("c", "p"));
+    setupValue.clock.advance(11 * 60 * 60 * 1000);
+    const result = await refreshed(setupValue, outs);
+    expect(result.props?.drift).toEqual([]);
+    expect(setupValue.reader.calls).toHaveLength(1);
+    expect(await setupValue.provider.diff(location.documentId, result.props as Outputs, inputs())).toEqual({ changes: false });
+    expect(setupValue.store.appliedPatches()).toHaveLength(1);
   });
 
   it("returns an empty id when the ServiceProviderCluster document is gone", async () => {

@@ -197,14 +197,45 @@ describe("syncManagedIdentityStatus: success and the write gate", () => {
     expect((persistedSubtree(harness) as JsonObject).earliestRecheckTime).toBe("2026-08-15T12:00:00Z");
   });
 
-  it("looks again inside the window when an entry carries an error, and clears it once the identity resolves", async () => {
+  it("looks again inside the window when an entry records a real failure, and clears it once the identity resolves", async () => {
     const harness = createHarness({
-      documents: [spcWith(storedStatus([storedEntry(identityA, { retrievalError: "ResourceNotFound (HTTP 404): gone" })], hourLater))],
+      documents: [spcWith(storedStatus([storedEntry(identityA, { retrievalError: "AuthorizationFailed (HTTP 403): no access yet" })], hourLater))],
       identities: { [identityA]: resolved("c", "p") },
     });
     const result = await sync(harness, [identityA]);
     expect(result.workReason).toBe("entryHasError");
     expect(persistedSubtree(harness)).toEqual({ identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } }, earliestRecheckTime: recheckAtRandomZero });
+  });
+
+  it("records NotFound with a recheck time, then makes no Azure call and no write inside the window", async () => {
+    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: resolved("c", "p"), [identityB]: { error: resourceNotFoundError(identityB) } } });
+    const first = await sync(harness, [identityA, identityB]);
+    expect(first).toMatchObject({ wrote: true, failures: [] });
+    const subtree = persistedSubtree(harness) as JsonObject;
+    expect(subtree.earliestRecheckTime).toBe(recheckAtRandomZero);
+    expect(((subtree.identities as JsonObject)[keyB] as JsonObject).retrievalError).toMatch(/^ResourceNotFound \(HTTP 404\): /);
+    const callsAfterFirst = harness.reader.calls.length;
+    const patchesAfterFirst = harness.store.patches().length;
+    const documentAfterFirst = persisted(harness);
+    harness.clock.advance(11 * 60 * 60 * 1000);
+    const second = await sync(harness, [identityA, identityB]);
+    expect(second).toMatchObject({ wrote: false, workReason: undefined, lookups: 0 });
+    expect(harness.reader.calls).toHaveLength(callsAfterFirst);
+    expect(harness.store.patches()).toHaveLength(patchesAfterFirst);
+    expect(persisted(harness)).toEqual(documentAfterFirst);
+    harness.clock.advance(60 * 60 * 1000);
+    expect(await sync(harness, [identityA, identityB])).toMatchObject({ workReason: "recheckDue", lookups: 2 });
+  });
+
+  it("leaves a NotFound entry upstream wrote in its raw text alone inside the window", async () => {
+    const upstreamText = `GET https://management.azure.com${identityA}\nRESPONSE 404: 404 Not Found\nERROR CODE: ResourceNotFound\n`;
+    const harness = createHarness({
+      documents: [spcWith(storedStatus([storedEntry(identityA, { retrievalError: upstreamText })], hourLater))],
+      identities: { [identityA]: resolved("c", "p") },
+    });
+    expect(await sync(harness, [identityA])).toMatchObject({ wrote: false, workReason: undefined, lookups: 0 });
+    expect(harness.reader.calls).toHaveLength(0);
+    expect(harness.store.patches()).toHaveLength(0);
   });
 
   it("skips the write of a forced pass that finds nothing new and keeps the stored recheck time", async () => {

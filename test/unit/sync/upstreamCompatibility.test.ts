@@ -68,13 +68,18 @@ describe("a status written by the upstream backend", () => {
     expect(harness.store.patches()).toHaveLength(0);
   });
 
-  it("has its raw multi-line NotFound text replaced by the normalised one on the next pass", async () => {
+  it("keeps its raw multi-line NotFound text inside the recheck window, then has it replaced by the normalised one", async () => {
     const rawText =
       "GET https://management.azure.com/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/test-rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/identity-b\n" +
       "--------------------------------------------------------------------------------\nRESPONSE 404: 404 Not Found\nERROR CODE: ResourceNotFound\n";
     const subtree = { identities: { [keyB]: { resourceID: upstreamResourceIdB, retrievalError: rawText } }, earliestRecheckTime: "2026-08-15T03:17:42Z" };
     const harness = createHarness({ documents: [upstreamDocument(subtree)], identities: { [typedB]: { error: resourceNotFoundError(typedB) } } });
-    await syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired: desiredIdentitySet({ b: typedB }).identities, force: false });
+    const request = { cluster: parsedCluster(), desired: desiredIdentitySet({ b: typedB }).identities, force: false };
+    // NotFound is data: upstream set a recheck time, so the gate holds until then.
+    expect(await syncManagedIdentityStatus(harness.dependencies, request)).toMatchObject({ workReason: undefined, lookups: 0, wrote: false });
+    expect(harness.store.patches()).toHaveLength(0);
+    harness.clock.set(new Date("2026-08-15T03:17:42Z"));
+    expect(await syncManagedIdentityStatus(harness.dependencies, request)).toMatchObject({ workReason: "recheckDue", lookups: 1, wrote: true });
     const written = readStoredStatus(harness.store.get(location.partitionKey, location.documentId) as JsonObject).status.identities?.[keyB];
     expect(written?.retrievalError).toMatch(/^ResourceNotFound \(HTTP 404\): /);
     expect(written?.retrievalError).not.toContain("\n");
