@@ -182,7 +182,7 @@ describe("the hook under the real Pulumi engine", () => {
     for (const identityId of Object.values(fleet[1].dataPlaneOperators)) expectEntryMatchesArm(ownedStatus(await readDocument(fleet[1])) as Document, identityId);
   });
 
-  it("records an identity deleted in Azure as cleared IDs with a retrievalError, and up succeeds", async () => {
+  it("records an identity deleted in Azure as cleared IDs with a retrievalError, up succeeds, and later up --expect-no-changes and refresh are no-ops", async () => {
     const deletedId = Object.values(fleet[1].dataPlaneOperators)[0];
     sandbox.identities.delete(deletedId);
     setRecheckInThePast(fleet[1]);
@@ -193,7 +193,24 @@ describe("the hook under the real Pulumi engine", () => {
     expect(entry.clientId).toBeUndefined();
     expect(entry.principalId).toBeUndefined();
     expect(entry.retrievalError).toMatch(/^ResourceNotFound \(HTTP 404\): /);
+    expect(ownedStatus(await readDocument(fleet[1]))?.earliestRecheckTime > new Date().toISOString()).toBe(true);
+    expect(await clusterOutput(fleet[1])).toMatchObject({ notFound: 1, failed: 0 });
+
+    // NotFound is data: the recheck gate holds, so a no-op stays a no-op (issue 10 item 4).
+    const documentAfterUp = await readDocument(fleet[1]);
+    sandbox.statistics.reset();
+    const again = await testStack.stack.up({ color: "never", expectNoChanges: true });
+    expect(again.summary.resourceChanges).toEqual({ same: 4 });
+    expect(counters()).toMatchObject({ armRequests: 0, cosmosWrites: 0 });
+    const refresh = await testStack.stack.refresh({ color: "never", expectNoChanges: true });
+    expect(refresh.summary.resourceChanges?.update ?? 0).toBe(0);
+    expect(await resourceDrift(fleet[1])).toEqual([]);
+    expect(counters()).toMatchObject({ armRequests: 0, cosmosWrites: 0 });
+    expect(await readDocument(fleet[1])).toEqual(documentAfterUp);
+
+    // Later steps expect every identity back: recreate it and let the next pass look again.
     sandbox.identities.create(deletedId);
+    setRecheckInThePast(fleet[1]);
   });
 
   it("fails on a persistent 5xx naming the identity, code and status, keeps the others, and converges after the fault clears", async () => {
