@@ -7,8 +7,10 @@
  * 2. Read the ServiceProviderCluster document, waiting a bounded time for it; never create it.
  *    A document that is not a ServiceProviderCluster is refused (nothing written).
  * 3. Gate: unless forced, skip Azure when the stored key set equals the desired set, the recheck
- *    time is in the future and no entry carries an error.
- * 4. Look up every desired identity with bounded concurrency, in key order, each with a timeout.
+ *    time is in the future and no entry records a real failure (NotFound is data and waits for
+ *    the recheck time, see workReason).
+ * 4. Look up every desired identity with bounded concurrency, in key order, each with a timeout
+ *    that starts when its first attempt gets a slot.
  *    NotFound → entry without IDs plus retrievalError (not a failure). Any other error → entry
  *    without IDs plus retrievalError, collected as a failure. 200 without properties → a failure
  *    for that identity only. An empty desired set makes no Azure call.
