@@ -9,6 +9,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { goToLower, goToLowerCodePoint } from "../../resources/core/goStrings";
+import { documentIdFor, partitionKeyFor } from "../../sandbox/documentBuilders";
+import { goLowerCase } from "../../sandbox/goLowerCase";
 
 interface GoVectors {
   readonly unicodeVersion: string;
@@ -104,4 +106,29 @@ describe("goToLower", () => {
   it("keeps a lone surrogate, which UTF-8 encoding turns into U+FFFD as Go's decoder would", () => {
     expect(goToLower("A\ud800B")).toBe("a\ud800b");
   });
+});
+
+// The sandbox stands in for upstream, so the documents it seeds must carry upstream's ids and keys.
+describe("the sandbox's own copy (sandbox/goLowerCase.ts)", () => {
+  it("maps every code point as Go does", () => {
+    const mismatches: string[] = [];
+    for (let codePoint = 0; codePoint <= 0x10ffff; codePoint++) {
+      if (!isSurrogate(codePoint) && goLowerCase(String.fromCodePoint(codePoint)) !== String.fromCodePoint(goMapping.get(codePoint) ?? codePoint)) {
+        mismatches.push(`U+${codePoint.toString(16).toUpperCase()}`);
+      }
+    }
+    expect(mismatches).toEqual([]);
+  });
+
+  it.each(vectors.text.map((vector) => [vector.input, vector.lower]))("lowercases %s as Go does", (input, lower) => {
+    expect(goLowerCase(input)).toBe(lower);
+  });
+
+  it.each(vectors.armResourceIds.map((vector) => [vector.armResourceId, vector.documentId, vector.lower]))(
+    "seeds %s under Go's document id and partition key",
+    (id, documentId, lower) => {
+      expect(documentIdFor(id)).toBe(documentId);
+      expect(partitionKeyFor(id)).toBe(lower.split("/")[2]);
+    },
+  );
 });
