@@ -1,14 +1,15 @@
 /**
  * Cosmos item ids, as the upstream backend derives them: a UUID version 5 (SHA-1) of the
- * lowercased ARM resource ID, in a fixed namespace (upstream-behaviour.md §1.1).
+ * ARM resource ID lowercased as Go does (goStrings.ts), in a fixed namespace (upstream-behaviour.md §1.1).
  */
+import { goToLower } from "./core/goStrings";
 
 /** Upstream's namespace UUID for resource item ids. */
 export const resourceIdNamespace = "bf1ee0a1-0147-41ed-a083-d3cbbf7bea99";
 
 /** The Cosmos `id` of the item holding the resource with this ARM ID. */
 export function cosmosItemIdFor(armResourceId: string): string {
-  return uuidVersion5(resourceIdNamespace, armResourceId.toLowerCase());
+  return uuidVersion5(resourceIdNamespace, goToLower(armResourceId));
 }
 
 /** RFC 4122 name-based UUID, version 5. */

@@ -9,6 +9,7 @@ import type {
   DataPlaneOperatorsManagedIdentities,
   DataPlaneOperatorManagedIdentityEntry,
 } from "./statusRecord";
+import { goToLower } from "./core/goStrings";
 
 /** Upstream `maxRetrievalErrorLength`: the cap on a persisted retrievalError, in code points. */
 export const maxRetrievalErrorLength = 1024;
@@ -221,7 +222,7 @@ export function identitiesEqual(
     const b = right[key];
     return (
       b !== undefined &&
-      a.resourceID.toLowerCase() === b.resourceID.toLowerCase() &&
+      goToLower(a.resourceID) === goToLower(b.resourceID) &&
       a.clientId === b.clientId &&
       a.principalId === b.principalId &&
       a.retrievalError === b.retrievalError

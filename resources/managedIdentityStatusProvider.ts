@@ -24,6 +24,7 @@ import { outputsSchemaVersion, statusToJson } from "./statusRecord";
 import type { SyncDependencies, SyncOptions, SyncResult } from "./syncManagedIdentityStatus";
 import { locate, readLive } from "./serviceProviderClusterDocument";
 import { partialResultOf, syncManagedIdentityStatus } from "./syncManagedIdentityStatus";
+import { goToLower } from "./core/goStrings";
 
 /** Test seams. Production passes nothing. */
 export interface ProviderOverrides {
@@ -99,8 +100,8 @@ export function createManagedIdentityStatusProvider(
     },
 
     async diff(_id: string, olds: Outputs, news: Inputs) {
-      const oldCluster = typeof olds.clusterResourceId === "string" ? olds.clusterResourceId.toLowerCase() : undefined;
-      if (news.clusterResourceId !== undefined && !containsUnknown(news.clusterResourceId) && news.clusterResourceId.toLowerCase() !== oldCluster) {
+      const oldCluster = typeof olds.clusterResourceId === "string" ? goToLower(olds.clusterResourceId) : undefined;
+      if (news.clusterResourceId !== undefined && !containsUnknown(news.clusterResourceId) && goToLower(news.clusterResourceId) !== oldCluster) {
         // Another cluster is another document: remove our subtree from the old one first.
         return { changes: true, replaces: ["clusterResourceId"], deleteBeforeReplace: true };
       }

@@ -18,6 +18,7 @@ import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedId
 import { readStoredStatus } from "./statusRecord";
 import type { SyncDependencies } from "./syncManagedIdentityStatus";
 import { locate, readLive, writeStatus } from "./serviceProviderClusterDocument";
+import { goToLower } from "./core/goStrings";
 
 /** The outcome of a refresh. */
 export interface RefreshResult {
@@ -104,7 +105,7 @@ async function compareWithAzure(dependencies: SyncDependencies, key: string, ent
 
 function changedFields(before: DataPlaneOperatorManagedIdentityEntry, after: DataPlaneOperatorManagedIdentityEntry): string[] {
   const fields: string[] = [];
-  if (before.resourceID.toLowerCase() !== after.resourceID.toLowerCase()) fields.push("resourceID");
+  if (goToLower(before.resourceID) !== goToLower(after.resourceID)) fields.push("resourceID");
   if (before.clientId !== after.clientId) fields.push("clientId");
   if (before.principalId !== after.principalId) fields.push("principalId");
   if (before.retrievalError !== after.retrievalError) fields.push("retrievalError");

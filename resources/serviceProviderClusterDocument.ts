@@ -11,6 +11,7 @@ import { StatusRecordWriteError, cosmosStatusCode, describeCosmosError } from ".
 import type { DataPlaneOperatorsManagedIdentities } from "./statusRecord";
 import { readStoredStatus, serviceProviderClusterDocumentProblems, statusPatchOperations } from "./statusRecord";
 import type { SyncDependencies } from "./syncManagedIdentityStatus";
+import { goToLower } from "./core/goStrings";
 
 type DocumentDependencies = Pick<SyncDependencies, "documentStore" | "now" | "random" | "sleep" | "options">;
 
@@ -19,7 +20,7 @@ export function locate(cluster: ParsedResourceId): { documentId: string; partiti
   const serviceProviderClusterResourceId = serviceProviderClusterIdFor(cluster);
   return {
     documentId: cosmosItemIdFor(serviceProviderClusterResourceId),
-    partitionKey: cluster.subscriptionId.toLowerCase(),
+    partitionKey: goToLower(cluster.subscriptionId),
     serviceProviderClusterResourceId,
     clusterDocumentId: cosmosItemIdFor(cluster.canonical),
   };

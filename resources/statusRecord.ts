@@ -6,6 +6,7 @@
  * Field notes follow the upstream "Written by:" convention; docs/cosmos-data-flow.md has the table.
  */
 import { describeType, serviceProviderClusterResourceType } from "./azureResourceId";
+import { goToLower } from "./core/goStrings";
 
 /** Version of the provider outputs' shape; readers accept every earlier version. */
 export const outputsSchemaVersion = 1;
@@ -52,7 +53,7 @@ export function isJsonObject(value: unknown): value is JsonObject {
 export function serviceProviderClusterDocumentProblems(document: JsonObject): string[] {
   const problems: string[] = [];
   const resourceType = document.resourceType;
-  if (typeof resourceType !== "string" || resourceType.toLowerCase() !== serviceProviderClusterResourceType.toLowerCase()) {
+  if (typeof resourceType !== "string" || goToLower(resourceType) !== goToLower(serviceProviderClusterResourceType)) {
     problems.push(
       `resourceType is ${typeof resourceType === "string" ? `'${resourceType}'` : describeType(resourceType)}, expected '${serviceProviderClusterResourceType}'`,
     );
@@ -100,7 +101,7 @@ export function readStoredStatus(document: JsonObject): {
     const entry = readEntry(rawEntry);
     if (entry === undefined) {
       problems.push(`identities['${key}'] is not a valid entry`);
-    } else if (key !== key.toLowerCase()) {
+    } else if (key !== goToLower(key)) {
       problems.push(`identities['${key}'] is not keyed by the lowercased resource ID`);
     } else {
       identities[key] = entry;
