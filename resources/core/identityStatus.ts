@@ -4,6 +4,7 @@
  * Nothing here performs I/O or reads the clock; time and randomness are arguments. Imports only
  * other pure modules, because the provider closure serializes this module by value.
  */
+import { goToLower } from "./goStrings";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
 import type {
   DataPlaneOperatorsManagedIdentities,
@@ -221,7 +222,7 @@ export function identitiesEqual(
     const b = right[key];
     return (
       b !== undefined &&
-      a.resourceID.toLowerCase() === b.resourceID.toLowerCase() &&
+      goToLower(a.resourceID) === goToLower(b.resourceID) &&
       a.clientId === b.clientId &&
       a.principalId === b.principalId &&
       a.retrievalError === b.retrievalError
