@@ -4,7 +4,7 @@
  * (which special-cases U+0130 and final sigma, and follows Node's newer Unicode).
  *
  * The sandbox never imports resources/, so it carries its own copy of Go's table (produced by
- * tools/go-vectors, `go run . -table`) with its own lookup; test/unit/goStrings.test.ts checks both
+ * tools/go-vectors, `go run . -table`) with its own lookup; test/unit/core/goStrings.test.ts checks both
  * copies against every code point of Go's mapping.
  */
 
