@@ -6,7 +6,7 @@
  */
 import { goToLower } from "./goStrings";
 import type { LookupErrorDetails } from "./retrievalError";
-import { formatRetrievalError } from "./retrievalError";
+import { formatRetrievalError, isFailedRetrievalError, isNotFoundRetrievalError } from "./retrievalError";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
 import type {
   DataPlaneOperatorsManagedIdentities,
@@ -15,7 +15,15 @@ import type {
 
 // The retrievalError text lives in retrievalError.ts; re-exported for the callers of the decisions.
 export type { LookupErrorDetails } from "./retrievalError";
-export { formatRetrievalError, maxRetrievalErrorLength, redactSecrets, shortMessage, truncateCodePoints } from "./retrievalError";
+export {
+  formatRetrievalError,
+  isFailedRetrievalError,
+  isNotFoundRetrievalError,
+  maxRetrievalErrorLength,
+  redactSecrets,
+  shortMessage,
+  truncateCodePoints,
+} from "./retrievalError";
 
 /** Upstream recheck interval (12 h). */
 export const recheckIntervalInMs = 12 * 60 * 60 * 1000;
@@ -204,33 +212,6 @@ export function countEntries(status: DataPlaneOperatorsManagedIdentities): Statu
     notFoundCount,
     failedCount,
   };
-}
-
-/** The hook's own format, see {@link formatRetrievalError}: `<code> (HTTP <status>): <message>`. */
-const hookRetrievalErrorPattern = /^(\S+) \(HTTP (\d{3})\): /;
-
-/**
- * True when a stored retrievalError records that the identity does not exist (data, not a
- * failure). The hook writes `<code> (HTTP 404): …` for every 404 (`ResourceNotFound`,
- * `ResourceGroupNotFound`, …, see classifyLookupError), so its own text is judged by code and
- * status only, never by words in the message. Upstream writes the raw SDK text, which names
- * the code (`ERROR CODE: ResourceNotFound`): any other text is NotFound when it contains
- * `ResourceNotFound`.
- */
-export function isNotFoundRetrievalError(retrievalError: string | undefined): boolean {
-  if (typeof retrievalError !== "string") {
-    return false;
-  }
-  const hookFormat = hookRetrievalErrorPattern.exec(retrievalError);
-  if (hookFormat !== null) {
-    return hookFormat[1] === "ResourceNotFound" || hookFormat[2] === "404";
-  }
-  return retrievalError.includes("ResourceNotFound");
-}
-
-/** True when a stored retrievalError records a real failure: one that reopens the recheck gate. */
-export function isFailedRetrievalError(retrievalError: string | undefined): boolean {
-  return typeof retrievalError === "string" && !isNotFoundRetrievalError(retrievalError);
 }
 
 /** Code-unit order, independent of locale: deterministic across machines. */

@@ -56,3 +56,30 @@ export function truncateCodePoints(text: string, maximum: number): string {
   }
   return text;
 }
+
+/** The hook's own format, see {@link formatRetrievalError}: `<code> (HTTP <status>): <message>`. */
+const hookRetrievalErrorPattern = /^(\S+) \(HTTP (\d{3})\): /;
+
+/**
+ * True when a stored retrievalError records that the identity does not exist (data, not a
+ * failure). The hook writes `<code> (HTTP 404): …` for every 404 (`ResourceNotFound`,
+ * `ResourceGroupNotFound`, …, see classifyLookupError), so its own text is judged by code and
+ * status only, never by words in the message. Upstream writes the raw SDK text, which names
+ * the code (`ERROR CODE: ResourceNotFound`): any other text is NotFound when it contains
+ * `ResourceNotFound`.
+ */
+export function isNotFoundRetrievalError(retrievalError: string | undefined): boolean {
+  if (typeof retrievalError !== "string") {
+    return false;
+  }
+  const hookFormat = hookRetrievalErrorPattern.exec(retrievalError);
+  if (hookFormat !== null) {
+    return hookFormat[1] === "ResourceNotFound" || hookFormat[2] === "404";
+  }
+  return retrievalError.includes("ResourceNotFound");
+}
+
+/** True when a stored retrievalError records a real failure: one that reopens the recheck gate. */
+export function isFailedRetrievalError(retrievalError: string | undefined): boolean {
+  return typeof retrievalError === "string" && !isNotFoundRetrievalError(retrievalError);
+}
