@@ -96,7 +96,7 @@ interface ErrorLike {
 }
 
 function asErrorLike(error: unknown): ErrorLike {
-  return typeof error === "object" && error !== null ? (error as ErrorLike) : { message: String(error) };
+  return typeof error === "object" && error !== null ? (error) : { message: String(error) };
 }
 
 /**
