@@ -70,7 +70,9 @@ export function desiredIdentitySet(
 export type IdentityLookupOutcome =
   | { readonly kind: "resolved"; readonly clientId: string | null; readonly principalId: string | null }
   | { readonly kind: "notFound"; readonly error: LookupErrorDetails }
-  | { readonly kind: "failed"; readonly error: LookupErrorDetails };
+  | { readonly kind: "failed"; readonly error: LookupErrorDetails }
+  /** Not about this identity (credential, ARM 401, ARM unreachable): the pass must not write. */
+  | { readonly kind: "global"; readonly error: LookupErrorDetails };
 
 /** The normalised facts of a failed lookup (never a raw SDK dump). */
 export interface LookupErrorDetails {
