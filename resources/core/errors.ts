@@ -120,21 +120,11 @@ const credentialErrorNames = new Set(["CredentialUnavailableError", "Authenticat
 const unreachableCodes = new Set(["ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH"]);
 
 /** TLS failures: the endpoint's certificate is not trusted, so no request can ever succeed. */
-function isTlsFailureCode(code: string): boolean {
-  return (
-    code.startsWith("ERR_TLS_") ||
-    code.startsWith("ERR_SSL_") ||
-    code.includes("CERT") ||
-    code === "UNABLE_TO_VERIFY_LEAF_SIGNATURE" ||
-    code === "UNABLE_TO_GET_ISSUER_CERT" ||
-    code === "UNABLE_TO_GET_ISSUER_CERT_LOCALLY" ||
-    code === "EPROTO"
-  );
-}
+const tlsFailureCode = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_VERIFY_LEAF_SIGNATURE$|UNABLE_TO_GET_ISSUER_CERT|EPROTO$)|CERT/;
 
 /** True when the code says the endpoint is unreachable as a whole (retrying may still help briefly). */
 export function isEndpointUnreachableCode(code: string): boolean {
-  return unreachableCodes.has(code) || isTlsFailureCode(code);
+  return unreachableCodes.has(code) || tlsFailureCode.test(code);
 }
 
 /**
