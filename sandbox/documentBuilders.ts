@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { goLowerCase } from "./goLowerCase";
 
 /** The UUID namespace upstream uses for Cosmos document ids. */
 export const documentIdNamespace = "bf1ee0a1-0147-41ed-a083-d3cbbf7bea99";
@@ -37,13 +38,14 @@ export function uuidVersion5(name: string, namespace: string): string {
 }
 
 /**
- * The Cosmos `id` upstream gives the document of an ARM resource: UUIDv5 of the lowercased ID.
+ * The Cosmos `id` upstream gives the document of an ARM resource: UUIDv5 of the ID lowercased as
+ * Go's `strings.ToLower` does it.
  *
  * @param armResourceId - The full ARM resource ID, any casing.
  * @returns The document id.
  */
 export function documentIdFor(armResourceId: string): string {
-  return uuidVersion5(armResourceId.toLowerCase(), documentIdNamespace);
+  return uuidVersion5(goLowerCase(armResourceId), documentIdNamespace);
 }
 
 /**
@@ -74,7 +76,7 @@ export function partitionKeyFor(resourceId: string): string {
   if (match?.[1] === undefined) {
     throw new TypeError(`not a subscription-scoped ARM ID: ${resourceId}`);
   }
-  return match[1].toLowerCase();
+  return goLowerCase(match[1]);
 }
 
 function isPlainObject(value: unknown): value is JsonObject {

@@ -9,6 +9,7 @@ import {
   serviceProviderClusterResourceIdFor,
   uuidVersion5,
 } from "./documentBuilders";
+import { goLowerCase } from "./goLowerCase";
 import { identityResourceId, type IdentityStore } from "./identityStore";
 
 /** The in-process parts of a sandbox that seeding writes to. */
@@ -71,7 +72,7 @@ function seedCluster(target: SeedTarget, plan: ClusterPlan, documents: JsonObjec
     }),
     buildServiceProviderClusterDocument({
       clusterResourceId,
-      controlPlaneOperatorsIdentities: { [controlPlaneId.toLowerCase()]: info(controlPlaneId) },
+      controlPlaneOperatorsIdentities: { [goLowerCase(controlPlaneId)]: info(controlPlaneId) },
       serviceManagedIdentity: info(serviceManagedIdentityId),
     }),
   );
@@ -81,7 +82,7 @@ function seedCluster(target: SeedTarget, plan: ClusterPlan, documents: JsonObjec
     clusterDocumentId: documentIdFor(clusterResourceId),
     serviceProviderClusterResourceId,
     serviceProviderClusterDocumentId: documentIdFor(serviceProviderClusterResourceId),
-    partitionKey: plan.subscriptionId.toLowerCase(),
+    partitionKey: goLowerCase(plan.subscriptionId),
     dataPlaneOperators: { ...plan.dataPlaneOperators },
     serviceManagedIdentity: serviceManagedIdentityId,
     missingIdentities: [...(plan.missingIdentities ?? [])],

@@ -3,6 +3,7 @@
  * The SDK is required inside the function (see docs/design.md, "Serialization"), never imported
  * at module level.
  */
+import { goToLower } from "../core/goStrings";
 import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
 import type { ParsedResourceId } from "../core/azureResourceId";
 
@@ -31,7 +32,7 @@ export function createUserAssignedIdentityReader(
   return {
     async getUserAssignedIdentity(resourceId, options) {
       // The identity's own subscription, not the cluster's (upstream gap §5.7).
-      const client = clientFor(resourceId.subscriptionId.toLowerCase());
+      const client = clientFor(goToLower(resourceId.subscriptionId));
       let hasProperties = true;
       const identity = await client.userAssignedIdentities.get(resourceId.resourceGroupName, resourceId.name, {
         abortSignal: options.abortSignal,

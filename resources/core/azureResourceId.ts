@@ -6,8 +6,10 @@
  * match case-insensitively and are printed back in their canonical casing; every other segment
  * keeps the casing it was given. Keys and comparisons use the fully lowercased canonical form.
  *
- * Imports nothing: this module is serialized into the provider closure by value.
+ * Imports only goStrings.ts (itself import-free): this module is serialized into the provider
+ * closure by value.
  */
+import { goToLower } from "./goStrings";
 
 /** Namespace and type of an HCP OpenShift cluster. */
 export const clusterResourceType = "Microsoft.RedHatOpenShift/hcpOpenShiftClusters";
@@ -29,7 +31,7 @@ const resourceNamePattern = /^[^/\\?#%\s\p{Cc}][^/\\?#%\p{Cc}]{0,258}$/u;
 export interface ParsedResourceId {
   /** Canonical string: canonical segment names, every other segment as given. */
   readonly canonical: string;
-  /** Fully lowercased canonical string: the key used for maps, ids and comparisons. */
+  /** Canonical string lowercased as Go does (goStrings.ts): the key used for maps, ids and comparisons. */
   readonly key: string;
   readonly subscriptionId: string;
   readonly resourceGroupName: string;
@@ -68,21 +70,21 @@ export function parseResourceId(value: unknown): ResourceIdParseResult {
   if (segments.some((segment) => segment.length === 0)) {
     return { ok: false, reason: "has an empty segment (double or trailing '/')" };
   }
-  if (segments[0].toLowerCase() !== "subscriptions" || segments.length < 2) {
+  if (goToLower(segments[0]) !== "subscriptions" || segments.length < 2) {
     return { ok: false, reason: "must start with '/subscriptions/<subscription ID>'" };
   }
   const subscriptionId = segments[1];
   if (!guidPattern.test(subscriptionId)) {
     return { ok: false, reason: `has subscription '${subscriptionId}', which is not a GUID` };
   }
-  if (segments.length < 4 || segments[2].toLowerCase() !== "resourcegroups") {
+  if (segments.length < 4 || goToLower(segments[2]) !== "resourcegroups") {
     return { ok: false, reason: "must continue with '/resourceGroups/<name>' after the subscription" };
   }
   const resourceGroupName = segments[3];
   if (!resourceGroupPattern.test(resourceGroupName) || resourceGroupName.endsWith(".")) {
     return { ok: false, reason: `has resource group '${resourceGroupName}', which is not a valid name` };
   }
-  if (segments.length < 5 || segments[4].toLowerCase() !== "providers") {
+  if (segments.length < 5 || goToLower(segments[4]) !== "providers") {
     return { ok: false, reason: "must continue with '/providers/<namespace>/<type>/<name>'" };
   }
   const providerSegments = segments.slice(5);
@@ -111,7 +113,7 @@ export function parseResourceId(value: unknown): ResourceIdParseResult {
     ok: true,
     resourceId: {
       canonical,
-      key: canonical.toLowerCase(),
+      key: goToLower(canonical),
       subscriptionId,
       resourceGroupName,
       resourceType: [namespace, ...types].join("/"),
@@ -126,7 +128,7 @@ export function parseResourceIdOfType(value: unknown, expectedType: string): Res
   if (!result.ok) {
     return result;
   }
-  if (result.resourceId.resourceType.toLowerCase() !== expectedType.toLowerCase()) {
+  if (goToLower(result.resourceId.resourceType) !== goToLower(expectedType)) {
     return {
       ok: false,
       reason: `must be a ${expectedType} ID, but names a ${result.resourceId.resourceType}`,

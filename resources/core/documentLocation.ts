@@ -3,6 +3,7 @@
  * derives them (a UUID version 5, SHA-1, of the lowercased ARM resource ID in a fixed namespace,
  * upstream-behaviour.md §1.1) and the partition key (the lowercased subscription ID). Pure.
  */
+import { goToLower } from "./goStrings";
 import type { ParsedResourceId } from "./azureResourceId";
 import { serviceProviderClusterIdFor } from "./azureResourceId";
 
@@ -11,7 +12,7 @@ export const resourceIdNamespace = "bf1ee0a1-0147-41ed-a083-d3cbbf7bea99";
 
 /** The Cosmos `id` of the item holding the resource with this ARM ID. */
 export function cosmosItemIdFor(armResourceId: string): string {
-  return uuidVersion5(resourceIdNamespace, armResourceId.toLowerCase());
+  return uuidVersion5(resourceIdNamespace, goToLower(armResourceId));
 }
 
 /** RFC 4122 name-based UUID, version 5. */
@@ -48,7 +49,7 @@ export function locate(cluster: ParsedResourceId): DocumentLocation {
   const serviceProviderClusterResourceId = serviceProviderClusterIdFor(cluster);
   return {
     documentId: cosmosItemIdFor(serviceProviderClusterResourceId),
-    partitionKey: cluster.subscriptionId.toLowerCase(),
+    partitionKey: goToLower(cluster.subscriptionId),
     serviceProviderClusterResourceId,
     clusterDocumentId: cosmosItemIdFor(cluster.canonical),
   };

@@ -5,6 +5,7 @@
  *
  * Field notes follow the upstream "Written by:" convention; docs/cosmos-data-flow.md has the table.
  */
+import { goToLower } from "./goStrings";
 import { describeType, serviceProviderClusterResourceType } from "./azureResourceId";
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
@@ -44,7 +45,7 @@ export type PatchOperation =
 export function serviceProviderClusterDocumentProblems(document: JsonObject): string[] {
   const problems: string[] = [];
   const resourceType = document.resourceType;
-  if (typeof resourceType !== "string" || resourceType.toLowerCase() !== serviceProviderClusterResourceType.toLowerCase()) {
+  if (typeof resourceType !== "string" || goToLower(resourceType) !== goToLower(serviceProviderClusterResourceType)) {
     problems.push(
       `resourceType is ${typeof resourceType === "string" ? `'${resourceType}'` : describeType(resourceType)}, expected '${serviceProviderClusterResourceType}'`,
     );
@@ -92,7 +93,7 @@ export function readStoredStatus(document: JsonObject): {
     const entry = readEntry(rawEntry);
     if (entry === undefined) {
       problems.push(`identities['${key}'] is not a valid entry`);
-    } else if (key !== key.toLowerCase()) {
+    } else if (key !== goToLower(key)) {
       problems.push(`identities['${key}'] is not keyed by the lowercased resource ID`);
     } else {
       identities[key] = entry;

@@ -5,6 +5,7 @@
  * state). It still keeps SDK loads inside functions and reads settings from `configure` or the
  * environment at call time, so it can also be serialized whole. The factory is the seam for tests.
  */
+import { goToLower } from "../core/goStrings";
 import type * as pulumi from "@pulumi/pulumi";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
@@ -101,8 +102,8 @@ export function createManagedIdentityStatusProvider(
     },
 
     async diff(_id: string, olds: Outputs, news: Inputs) {
-      const oldCluster = typeof olds.clusterResourceId === "string" ? olds.clusterResourceId.toLowerCase() : undefined;
-      if (news.clusterResourceId !== undefined && !containsUnknown(news.clusterResourceId) && news.clusterResourceId.toLowerCase() !== oldCluster) {
+      const oldCluster = typeof olds.clusterResourceId === "string" ? goToLower(olds.clusterResourceId) : undefined;
+      if (news.clusterResourceId !== undefined && !containsUnknown(news.clusterResourceId) && goToLower(news.clusterResourceId) !== oldCluster) {
         // Another cluster is another document: remove our subtree from the old one first.
         return { changes: true, replaces: ["clusterResourceId"], deleteBeforeReplace: true };
       }

@@ -13,6 +13,7 @@
  * Destroy resets the subtree to `{}` (what the upstream backend writes for an empty status) with
  * the same conditional write as a sync; a missing document or subtree is fine.
  */
+import { goToLower } from "../core/goStrings";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { AzureAccessError } from "../core/errors";
 import type { LookupErrorDetails } from "../core/identityStatus";
@@ -119,7 +120,7 @@ async function compareWithAzure(dependencies: SyncDependencies, key: string, ent
 
 function changedFields(before: DataPlaneOperatorManagedIdentityEntry, after: DataPlaneOperatorManagedIdentityEntry): string[] {
   const fields: string[] = [];
-  if (before.resourceID.toLowerCase() !== after.resourceID.toLowerCase()) fields.push("resourceID");
+  if (goToLower(before.resourceID) !== goToLower(after.resourceID)) fields.push("resourceID");
   if (before.clientId !== after.clientId) fields.push("clientId");
   if (before.principalId !== after.principalId) fields.push("principalId");
   if (before.retrievalError !== after.retrievalError) fields.push("retrievalError");

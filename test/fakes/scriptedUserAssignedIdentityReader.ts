@@ -5,6 +5,7 @@
  */
 import type { ParsedResourceId } from "../../resources/core/azureResourceId";
 import type { UserAssignedIdentityReader, UserAssignedIdentityValues } from "../../resources/azure/userAssignedIdentityReader";
+import { goToLower } from "../../resources/core/goStrings";
 
 /** What the fake does for one identity. */
 export type IdentityScript =
@@ -63,7 +64,7 @@ export class ScriptedUserAssignedIdentityReader implements UserAssignedIdentityR
 
   /** Sets or replaces the script of one identity. */
   set(resourceId: string, script: IdentityScript): this {
-    this.scripts.set(resourceId.toLowerCase(), script);
+    this.scripts.set(goToLower(resourceId), script);
     return this;
   }
 

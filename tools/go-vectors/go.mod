@@ -1,0 +1,3 @@
+module aro-hcp-identity-status/tools/go-vectors
+
+go 1.21
