@@ -15,7 +15,7 @@
  */
 import { goToLower } from "../core/goStrings";
 import type { ParsedResourceId } from "../core/azureResourceId";
-import { AzureAccessError } from "../core/errors";
+import { AzureAccessError } from "../core/azureAccessError";
 import type { LookupErrorDetails } from "../core/identityStatus";
 import { parseTimestamp } from "../core/identityStatus";
 import { lookUpIdentity } from "./lookUpIdentity";

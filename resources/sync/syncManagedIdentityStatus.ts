@@ -22,7 +22,8 @@
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { dataPlaneOperatorsPath, readClusterDocument } from "../core/clusterDocument";
 import type { IdentityLookupFailure } from "../core/errors";
-import { AzureAccessError, CosmosDocumentError, UserAssignedIdentityReadError } from "../core/errors";
+import { AzureAccessError } from "../core/azureAccessError";
+import { CosmosDocumentError, UserAssignedIdentityReadError } from "../core/errors";
 import type { DesiredIdentity, IdentityLookupOutcome, WorkReason } from "../core/identityStatus";
 import { desiredIdentitySet, entryFor, identitiesEqual, nextRecheckTime, parseTimestamp, statusEquals, workReason } from "../core/identityStatus";
 import { lookUpIdentity } from "./lookUpIdentity";

@@ -1,13 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { AzureAccessError, isAzureAccessError } from "../../../resources/core/azureAccessError";
 import {
-  AzureAccessError,
   CosmosDocumentError,
   UserAssignedIdentityReadError,
   classifyLookupError,
   completeError,
   cosmosStatusCode,
   describeCosmosError,
-  isAzureAccessError,
   isCosmosDocumentError,
   isUserAssignedIdentityReadError,
 } from "../../../resources/core/errors";

@@ -6,7 +6,8 @@
  * test/integration/credentialErrors.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { isAzureAccessError, isUserAssignedIdentityReadError } from "../../../resources/core/errors";
+import { isAzureAccessError } from "../../../resources/core/azureAccessError";
+import { isUserAssignedIdentityReadError } from "../../../resources/core/errors";
 import { desiredIdentitySet } from "../../../resources/core/identityStatus";
 import type { JsonObject } from "../../../resources/core/json";
 import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
