@@ -27,6 +27,8 @@ export interface AzureAdapters {
   readonly userAssignedIdentityReader: UserAssignedIdentityReader;
   /** Process-wide: the lookup concurrency holds across every resource the process handles. */
   readonly limiter: ConcurrencyLimiter;
+  /** The credential in use, named for AzureAccessError messages. */
+  readonly credentialDescription?: string;
 }
 
 // A string key: symbols do not survive closure serialization.
@@ -102,6 +104,7 @@ function buildAdapters(settings: Settings): AzureAdapters {
     documentStore: createDocumentStore(container),
     userAssignedIdentityReader: createUserAssignedIdentityReader(clientFor),
     limiter: createConcurrencyLimiter(settings.lookupConcurrency),
+    credentialDescription: credentials.description,
   };
 }
 
