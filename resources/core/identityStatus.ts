@@ -81,7 +81,9 @@ export function desiredIdentitySet(
 export type IdentityLookupOutcome =
   | { readonly kind: "resolved"; readonly clientId: string | null; readonly principalId: string | null }
   | { readonly kind: "notFound"; readonly error: LookupErrorDetails }
-  | { readonly kind: "failed"; readonly error: LookupErrorDetails };
+  | { readonly kind: "failed"; readonly error: LookupErrorDetails }
+  /** Not about this identity (credential, ARM 401, ARM unreachable): the pass must not write. */
+  | { readonly kind: "global"; readonly error: LookupErrorDetails };
 
 /** Builds the persisted entry for one identity from its lookup outcome. Errors never keep IDs. */
 export function entryFor(identity: DesiredIdentity, outcome: IdentityLookupOutcome): DataPlaneOperatorManagedIdentityEntry {

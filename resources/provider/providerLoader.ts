@@ -25,7 +25,7 @@ export const implementationPath = "dist/resources/managedIdentityStatusProvider.
  * the program's node_modules, then a checkout of this project at or above the working directory.
  * @throws Error naming the places it looked.
  */
-export function loadImplementation(): pulumi.dynamic.ResourceProvider {
+export function loadImplementation(): Required<pulumi.dynamic.ResourceProvider> {
   /* eslint-disable @typescript-eslint/no-require-imports */
   const path = require("node:path") as typeof import("node:path");
   const fs = require("node:fs") as typeof import("node:fs");
@@ -56,20 +56,20 @@ export function loadImplementation(): pulumi.dynamic.ResourceProvider {
         `Install ${packageName} in the program's node_modules (and build it), or set ARO_HCP_PROJECT_DIR to its directory.`,
     );
   }
-  return (require(found) as { managedIdentityStatusImplementation: pulumi.dynamic.ResourceProvider }).managedIdentityStatusImplementation;
+  return (require(found) as { managedIdentityStatusImplementation: Required<pulumi.dynamic.ResourceProvider> }).managedIdentityStatusImplementation;
   /* eslint-enable @typescript-eslint/no-require-imports */
 }
 
 /** Builds the loader provider. Each call to a method loads (once, via require's cache) and forwards. */
 export function createProviderLoader(): pulumi.dynamic.ResourceProvider {
   return {
-    configure: (request) => loadImplementation().configure!(request),
-    check: (olds, news) => loadImplementation().check!(olds, news),
-    diff: (id, olds, news) => loadImplementation().diff!(id, olds, news),
+    configure: (request) => loadImplementation().configure(request),
+    check: (olds, news) => loadImplementation().check(olds, news),
+    diff: (id, olds, news) => loadImplementation().diff(id, olds, news),
     create: (inputs) => loadImplementation().create(inputs),
-    read: (id, props) => loadImplementation().read!(id, props),
-    update: (id, olds, news) => loadImplementation().update!(id, olds, news),
-    delete: (id, props) => loadImplementation().delete!(id, props),
+    read: (id, props) => loadImplementation().read(id, props),
+    update: (id, olds, news) => loadImplementation().update(id, olds, news),
+    delete: (id, props) => loadImplementation().delete(id, props),
   };
 }
 
