@@ -213,12 +213,27 @@ function fullKey(key: string): string {
  * Through the file, not `pulumi config set`: a large fleet is past Linux's 128 KB per argument.
  */
 export async function writeStackConfig(stack: automation.Stack, values: Readonly<Record<string, string>>): Promise<void> {
-  const settings = await stack.workspace.stackSettings(stack.name);
+  const settings = await existingStackSettings(stack);
   const config: Record<string, unknown> = { ...(settings.config ?? {}) };
   for (const [key, value] of Object.entries(values)) {
     config[fullKey(key)] = fullKey(key) === `${pulumiProjectName}:clusters` ? (JSON.parse(value) as unknown) : value;
   }
   await stack.workspace.saveStackSettings(stack.name, { ...settings, config: config as automation.StackSettings["config"] });
+}
+
+/**
+ * The stack's settings file, or none yet: a runner that selects a stack another runner created
+ * (a shared backend) starts in a work directory without that file.
+ */
+async function existingStackSettings(stack: automation.Stack): Promise<automation.StackSettings> {
+  try {
+    return await stack.workspace.stackSettings(stack.name);
+  } catch (error) {
+    if (error instanceof Error && error.message.includes("failed to find stack settings file")) {
+      return {};
+    }
+    throw error;
+  }
 }
 
 /** Replaces the stack's `clusters` list. */
