@@ -131,7 +131,7 @@ describe("the packed package installed into a separate program", () => {
   }, 180_000);
 
   it("runs the program's own mocked unit test (pulumi.runtime.setMocks, vitest)", () => {
-    const output = run(process.execPath, [join(dirname(projectRequire.resolve("vitest/package.json")), "vitest.mjs"), "run", "--globals", "--root", consumerDirectory], consumerDirectory);
+    const output = run(process.execPath, [join(dirname(projectRequire.resolve("vitest/package.json")), "vitest.mjs"), "run", "--globals", "--reporter=verbose", "--root", consumerDirectory], consumerDirectory);
     // eslint-disable-next-line no-control-regex
     const plain = output.replace(/\u001b\[[0-9;]*m/g, "");
     expect(plain).toMatch(/Tests\s+1 passed \(1\)/);
