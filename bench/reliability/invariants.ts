@@ -16,6 +16,8 @@ export type PassOutcome =
   | "lookupFailed"
   /** The provider failed to read or write the document (CosmosDocumentError); nothing written. */
   | "writeFailed"
+  /** A failure not about one identity (AzureAccessError: credential, ARM 401, ARM unreachable); nothing written. */
+  | "globalFailure"
   /** Anything else: an unexpected error type, or a crash. */
   | "crashed";
 
@@ -73,6 +75,16 @@ export function checkPass(record: PassRecord, identities: IdentityStore, secrets
     violations.push(`foreign fields changed: ${firstDifference(record.expectedForeign, foreignFields(record.after))}`);
   }
   const status = ownedStatus(record.after);
+  if (record.outcome === "globalFailure") {
+    // Issue 10 §1: a global failure never changes a stored clientId or principalId (nor anything else it owns).
+    if (!isDeepStrictEqual(status, ownedStatus(record.before))) {
+      violations.push("a global failure changed the owned subtree (stored IDs must stay as they were)");
+    }
+    if (record.errorMessage !== undefined && !record.errorMessage.includes(record.documentId)) {
+      violations.push(`the global failure does not name document ${record.documentId}: ${record.errorMessage}`);
+    }
+    return violations;
+  }
   if (record.outcome === "writeFailed") {
     if (!isDeepStrictEqual(status, ownedStatus(record.before))) {
       violations.push("a failed write changed the owned subtree (a partial write)");

@@ -57,6 +57,9 @@ export function classifyFailure(error: unknown): { outcome: PassOutcome; message
   if (error instanceof Error && typeof properties === "object" && properties !== null) {
     return { outcome: "lookupFailed", message, properties: properties as ProviderOutputs };
   }
+  if (error instanceof Error && error.name === "AzureAccessError") {
+    return { outcome: "globalFailure", message, properties: undefined };
+  }
   if (error instanceof Error && error.name === "CosmosDocumentError") {
     return { outcome: "writeFailed", message, properties: undefined };
   }

@@ -88,7 +88,7 @@ export function renderReliabilityReport(figures: ReliabilityFigures): string {
     "- every retrievalError is one line `<code> (HTTP <status>): <text>`, at most 1024 code points, with no request URL, stack frame or secret; the status reported to the engine equals the persisted one;",
     "- no Cosmos write lacks If-Match (sandbox statistics), no unhandled rejection, no error other than the two documented ones.",
     "",
-    `Outcomes: ${campaign.outcomes.succeeded} succeeded, ${campaign.outcomes.lookupFailed} failed after persisting (lookup errors recorded), ${campaign.outcomes.writeFailed} failed without writing, ${campaign.outcomes.crashed} crashed. ARM GETs: ${campaign.armRequests}; Cosmos document writes: ${campaign.cosmosDocumentWrites}. World changes: ${Object.entries(campaign.changes).map(([name, count]) => `${count} × ${name}`).join(", ")}.`,
+    `Outcomes: ${campaign.outcomes.succeeded} succeeded, ${campaign.outcomes.lookupFailed} failed after persisting (lookup errors recorded), ${campaign.outcomes.writeFailed} failed without writing, ${campaign.outcomes.globalFailure} ended by a global failure before any write (stored IDs unchanged), ${campaign.outcomes.crashed} crashed. ARM GETs: ${campaign.armRequests}; Cosmos document writes: ${campaign.cosmosDocumentWrites}. World changes: ${Object.entries(campaign.changes).map(([name, count]) => `${count} × ${name}`).join(", ")}.`,
     "",
     ...faultTable(campaign, engineSample),
     "",

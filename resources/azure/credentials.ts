@@ -46,11 +46,21 @@ export function chooseCredential(settings: Pick<Settings, "managedIdentityClient
   };
 }
 
+/** One line naming the credential a choice stands for and the settings that select it. */
+export function describeCredential(choice: CredentialChoice): string {
+  if (choice.kind === "managedIdentity") {
+    return `the managed identity with client ID ${choice.clientId} (${clientIdKey})`;
+  }
+  return choice.workloadIdentity
+    ? `DefaultAzureCredential with workload identity federation (${workloadIdentityVariables}), since ${clientIdKey} is not set`
+    : `DefaultAzureCredential (environment, workload identity, managed identity, then developer sign-ins), since ${clientIdKey} is not set`;
+}
+
 /**
  * The Azure credentials of a provider process: one underlying credential (one token cache), seen
  * through two wrappers whose failures name what to set for ARM and for Cosmos DB respectively.
  */
-export function createCredentials(settings: Settings): { readonly arm: TokenCredential; readonly cosmos: TokenCredential } {
+export function createCredentials(settings: Settings): { readonly arm: TokenCredential; readonly cosmos: TokenCredential; readonly description: string } {
   const identity = require("@azure/identity") as typeof import("@azure/identity");
   const choice = chooseCredential(settings, process.env);
   const credential: TokenCredential =
@@ -60,6 +70,7 @@ export function createCredentials(settings: Settings): { readonly arm: TokenCred
   return {
     arm: withCredentialGuidance(credential, (scopes) => armGuidance(choice, scopes)),
     cosmos: withCredentialGuidance(mapCosmosFallbackScope(credential, settings.cosmosScope), () => cosmosGuidance),
+    description: describeCredential(choice),
   };
 }
 

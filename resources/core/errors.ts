@@ -98,33 +98,74 @@ interface ErrorLike {
 }
 
 function asErrorLike(error: unknown): ErrorLike {
-  return typeof error === "object" && error !== null ? (error as ErrorLike) : { message: String(error) };
+  return typeof error === "object" && error !== null ? (error) : { message: String(error) };
 }
 
 /**
- * Classifies an error from an identity lookup. ARM answers a missing identity with 404 and code
- * `ResourceNotFound`; a 404 with another code (e.g. `ResourceGroupNotFound`) is treated the same
- * way, since the identity does not exist either. Everything else is a failure.
+ * Which side of the line an identity lookup error falls on (docs/design.md, "Global failures"):
+ *
+ * - `notFound`: ARM answers 404 (`ResourceNotFound`, or another 404 code such as
+ *   `ResourceGroupNotFound`): the identity does not exist. Data, not a failure.
+ * - `identity`: a failure about this identity only (403 on it, other 4xx, 5xx, 429, timeouts,
+ *   a connection reset): the entry is cleared and carries a retrievalError, as upstream does.
+ * - `global`: nothing about this identity; no lookup of the pass can be trusted. The credential
+ *   cannot get a token (any @azure/identity failure, which covers the token endpoint being down
+ *   or answering 5xx or 401), ARM answers 401 (the token itself is refused), or the ARM endpoint
+ *   cannot be reached at all (DNS, connection refused, TLS/certificate). The pass ends before any
+ *   write and stored entries stay as they were.
  */
-export function classifyLookupError(error: unknown): { readonly notFound: boolean; readonly details: LookupErrorDetails } {
+export type LookupErrorKind = "notFound" | "identity" | "global";
+
+const credentialErrorNames = new Set(["CredentialUnavailableError", "AuthenticationError", "AggregateAuthenticationError", "AuthenticationRequiredError"]);
+
+/** Node error codes that say the endpoint as a whole cannot be reached, not one request. */
+const unreachableCodes = new Set(["ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH"]);
+
+/** TLS failures: the endpoint's certificate is not trusted, so no request can ever succeed. */
+const tlsFailureCode = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_VERIFY_LEAF_SIGNATURE$|UNABLE_TO_GET_ISSUER_CERT|EPROTO$)|CERT/;
+
+/** True when the code says the endpoint is unreachable as a whole (retrying may still help briefly). */
+export function isEndpointUnreachableCode(code: string): boolean {
+  return unreachableCodes.has(code) || tlsFailureCode.test(code);
+}
+
+/**
+ * Classifies an error from an identity lookup into a {@link LookupErrorKind} and normalised,
+ * secret-free details.
+ */
+export function classifyLookupError(error: unknown): { readonly kind: LookupErrorKind; readonly details: LookupErrorDetails } {
   const like = asErrorLike(error);
   const name = typeof like.name === "string" ? like.name : "Error";
   const statusCode = typeof like.statusCode === "number" ? like.statusCode : undefined;
   const rawMessage = typeof like.message === "string" ? like.message : String(error);
+  // core-rest-pipeline keeps Node's code (ECONNREFUSED…) on the RestError; some paths only keep
+  // it on the cause.
+  const causeCode = (like as { cause?: { code?: unknown } }).cause?.code;
+  const ownCode = typeof like.code === "string" && like.code !== "REQUEST_SEND_ERROR" ? like.code : undefined;
+  const nodeCode = ownCode ?? (typeof causeCode === "string" ? causeCode : undefined);
   let code: string;
+  let kind: LookupErrorKind = "identity";
   if (name === "AbortError" || name === "TimeoutError") {
     code = "Timeout";
-  } else if (name === "CredentialUnavailableError" || name === "AuthenticationError" || name === "AggregateAuthenticationError") {
+  } else if (credentialErrorNames.has(name)) {
     code = "CredentialUnavailable";
+    kind = "global";
+  } else if (nodeCode !== undefined && isEndpointUnreachableCode(nodeCode)) {
+    code = nodeCode;
+    kind = "global";
   } else if (typeof like.code === "string" && like.code.length > 0) {
     code = like.code === "REQUEST_SEND_ERROR" ? "ConnectionFailed" : like.code;
   } else {
     code = statusCode === undefined ? name : `HTTP${statusCode}`;
   }
+  if (statusCode === 401) {
+    kind = "global";
+  } else if (code === "ResourceNotFound" || statusCode === 404) {
+    kind = "notFound";
+  }
   const message =
     code === "Timeout" ? "the lookup did not complete within the configured lookup timeout" : shortMessage(rawMessage) || name;
-  const notFound = code === "ResourceNotFound" || statusCode === 404;
-  return { notFound, details: statusCode === undefined ? { code, message } : { code, statusCode, message } };
+  return { kind, details: statusCode === undefined ? { code, message } : { code, statusCode, message } };
 }
 
 /** HTTP status of a Cosmos error (`ErrorResponse.code` is numeric), or undefined. */

@@ -5,20 +5,22 @@
  * other pure modules, because the provider closure serializes this module by value.
  */
 import { goToLower } from "./goStrings";
+import type { LookupErrorDetails } from "./retrievalError";
+import { formatRetrievalError } from "./retrievalError";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
 import type {
   DataPlaneOperatorsManagedIdentities,
   DataPlaneOperatorManagedIdentityEntry,
 } from "./serviceProviderClusterDocument";
 
-/** Upstream `maxRetrievalErrorLength`: the cap on a persisted retrievalError, in code points. */
-export const maxRetrievalErrorLength = 1024;
+// The retrievalError text lives in retrievalError.ts; re-exported for the callers of the decisions.
+export type { LookupErrorDetails } from "./retrievalError";
+export { formatRetrievalError, maxRetrievalErrorLength, redactSecrets, shortMessage, truncateCodePoints } from "./retrievalError";
+
 /** Upstream recheck interval (12 h). */
 export const recheckIntervalInMs = 12 * 60 * 60 * 1000;
 /** Upstream jitter factor: the recheck lands uniformly in [12 h, 18 h). */
 export const recheckJitterFactor = 0.5;
-/** Longest service message kept in a retrievalError before the overall cap. */
-const maxServiceMessageLength = 400;
 
 /** One desired identity: its lowercase key and the canonical ID as the user spelled it. */
 export interface DesiredIdentity {
@@ -71,17 +73,9 @@ export function desiredIdentitySet(
 export type IdentityLookupOutcome =
   | { readonly kind: "resolved"; readonly clientId: string | null; readonly principalId: string | null }
   | { readonly kind: "notFound"; readonly error: LookupErrorDetails }
-  | { readonly kind: "failed"; readonly error: LookupErrorDetails };
-
-/** The normalised facts of a failed lookup (never a raw SDK dump). */
-export interface LookupErrorDetails {
-  /** Azure error code, e.g. `ResourceNotFound`, `AuthorizationFailed`; a local code otherwise. */
-  readonly code: string;
-  /** HTTP status when a response arrived. */
-  readonly statusCode?: number;
-  /** Short human text: first line of the service message, whitespace folded. */
-  readonly message: string;
-}
+  | { readonly kind: "failed"; readonly error: LookupErrorDetails }
+  /** Not about this identity (credential, ARM 401, ARM unreachable): the pass must not write. */
+  | { readonly kind: "global"; readonly error: LookupErrorDetails };
 
 /** Builds the persisted entry for one identity from its lookup outcome. Errors never keep IDs. */
 export function entryFor(identity: DesiredIdentity, outcome: IdentityLookupOutcome): DataPlaneOperatorManagedIdentityEntry {
@@ -99,45 +93,6 @@ export function entryFor(identity: DesiredIdentity, outcome: IdentityLookupOutco
     return entry;
   }
   return { resourceID: identity.resourceId, retrievalError: formatRetrievalError(outcome.error) };
-}
-
-/**
- * Formats a retrievalError: `<code> (HTTP <status>): <message>`, one line, secrets redacted,
- * capped at {@link maxRetrievalErrorLength} code points.
- */
-export function formatRetrievalError(error: LookupErrorDetails): string {
-  const status = error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`;
-  const message = truncateCodePoints(shortMessage(error.message), maxServiceMessageLength);
-  return truncateCodePoints(`${error.code}${status}: ${message}`, maxRetrievalErrorLength);
-}
-
-/** First line of a message, whitespace folded, bearer tokens, signatures and keys redacted. */
-export function shortMessage(message: string): string {
-  const firstLine = message.split(/\r?\n/).find((line) => line.trim().length > 0) ?? "";
-  return redactSecrets(firstLine.replace(/\s+/g, " ").trim());
-}
-
-/** Replaces credential-looking material with `[redacted]`. Used on every text that leaves the hook. */
-export function redactSecrets(text: string): string {
-  return text
-    .replace(/(bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, "$1[redacted]")
-    .replace(/((?:sig|signature|accountkey|access_token|client_secret|key)\s*[=:]\s*)[^\s&;,"']+/gi, "$1[redacted]")
-    .replace(/eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*/g, "[redacted-jwt]");
-}
-
-/** Keeps the first `maximum` Unicode code points; never splits a surrogate pair. */
-export function truncateCodePoints(text: string, maximum: number): string {
-  let count = 0;
-  let index = 0;
-  while (index < text.length) {
-    if (count === maximum) {
-      return text.slice(0, index);
-    }
-    const codePoint = text.codePointAt(index) as number;
-    index += codePoint > 0xffff ? 2 : 1;
-    count += 1;
-  }
-  return text;
 }
 
 /** RFC 3339 in UTC, truncated to whole seconds, as Go's metav1.Time writes it. */

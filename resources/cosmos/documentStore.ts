@@ -40,7 +40,7 @@ export function createDocumentStore(container: Container): DocumentStore {
       const response = await container
         .item(id, partitionKey)
         .patch<JsonObject>(
-          { operations: operations.map((operation) => ({ ...operation })) as never },
+          { operations: operations.map((operation) => ({ ...operation })) },
           { accessCondition: { type: "IfMatch", condition: ifMatchEtag } },
         );
       if (response.resource === undefined) {

@@ -27,6 +27,8 @@ export interface AzureAdapters {
   readonly userAssignedIdentityReader: UserAssignedIdentityReader;
   /** Process-wide: the lookup concurrency holds across every resource the process handles. */
   readonly limiter: ConcurrencyLimiter;
+  /** The credential in use, named for AzureAccessError messages. */
+  readonly credentialDescription?: string;
 }
 
 // A string key: symbols do not survive closure serialization.
@@ -102,6 +104,7 @@ function buildAdapters(settings: Settings): AzureAdapters {
     documentStore: createDocumentStore(container),
     userAssignedIdentityReader: createUserAssignedIdentityReader(clientFor),
     limiter: createConcurrencyLimiter(settings.lookupConcurrency),
+    credentialDescription: credentials.description,
   };
 }
 
@@ -112,6 +115,6 @@ function readCertificateFile(fs: typeof import("node:fs"), path: string): string
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     const reason = code === "ENOENT" ? "does not exist" : `cannot be read (${String(code ?? error)})`;
-    throw new Error(`'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) names ${path}, which ${reason}; expected a PEM bundle of extra CA certificates`);
+    throw new Error(`'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) names ${path}, which ${reason}; expected a PEM bundle of extra CA certificates`, { cause: error });
   }
 }

@@ -60,7 +60,7 @@ export function createManagedIdentityStatusProvider(
       documentPollIntervalInMs: settings?.documentPollIntervalInMs ?? 1000,
       maxWriteAttempts: settings?.maxWriteAttempts ?? 5,
     };
-    const adapters = overrides.adapters ?? sharedAzureAdapters(settings!);
+    const adapters = overrides.adapters ?? sharedAzureAdapters(settings ?? readSettings(config, process.env));
     return {
       ...adapters,
       now: overrides.now ?? (() => new Date()),
@@ -92,13 +92,14 @@ export function createManagedIdentityStatusProvider(
   };
 
   return {
-    async configure(request: pulumi.dynamic.ConfigureRequest) {
+    configure(request: pulumi.dynamic.ConfigureRequest) {
       configured.snapshot = snapshotStackConfig(request.config);
+      return Promise.resolve();
     },
 
-    async check(_olds: Inputs, news: Inputs) {
+    check(_olds: Inputs, news: Inputs) {
       const { inputs, failures } = checkInputs(news as unknown as Record<string, unknown>);
-      return { inputs: inputs as unknown as Inputs, failures };
+      return Promise.resolve({ inputs: inputs as unknown as Inputs, failures });
     },
 
     async diff(_id: string, olds: Outputs, news: Inputs) {
@@ -207,7 +208,7 @@ async function desiredFromClusterDocument(
 }
 
 function statusOutputs(status: DataPlaneOperatorsManagedIdentities): Pick<ProviderOutputs, "status" | "identityCount" | "resolvedCount" | "notFoundCount" | "failedCount"> {
-  return { status: statusToJson(status) as ProviderOutputs["status"], ...countEntries(status) };
+  return { status: statusToJson(status), ...countEntries(status) };
 }
 
 function toOutputs(inputs: ProviderInputs, result: SyncResult, drift: readonly string[]): Outputs {

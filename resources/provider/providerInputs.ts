@@ -8,7 +8,7 @@ import {
   parseResourceIdOfType,
   userAssignedIdentityResourceType,
 } from "../core/azureResourceId";
-import type { DataPlaneOperatorManagedIdentityEntry } from "../core/serviceProviderClusterDocument";
+import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { outputsSchemaVersion } from "../core/serviceProviderClusterDocument";
 
 /** The engine's placeholder for a value not known during preview. */
@@ -35,10 +35,7 @@ export interface ProviderOutputs {
   readonly partitionKey: string;
   readonly serviceProviderClusterResourceId: string;
   /** `properties.status.dataPlaneOperatorsManagedIdentities` as persisted. */
-  readonly status: {
-    readonly identities?: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>;
-    readonly earliestRecheckTime?: string;
-  };
+  readonly status: DataPlaneOperatorsManagedIdentities;
   readonly identityCount: number;
   readonly resolvedCount: number;
   readonly notFoundCount: number;

@@ -29,7 +29,7 @@ export const implementationPath = "dist/resources/managedIdentityStatusProvider.
  * it; `ARO_HCP_PROJECT_DIR`, when set, is looked at first. No variable is needed in either case.
  * @throws Error naming the places it looked.
  */
-export function loadImplementation(): pulumi.dynamic.ResourceProvider {
+export function loadImplementation(): Required<pulumi.dynamic.ResourceProvider> {
   /* eslint-disable @typescript-eslint/no-require-imports */
   const path = require("node:path") as typeof import("node:path");
   const fs = require("node:fs") as typeof import("node:fs");
@@ -60,20 +60,20 @@ export function loadImplementation(): pulumi.dynamic.ResourceProvider {
         `Install ${packageName} in the program's node_modules (\`npm install ${packageName}\`), or run from a built checkout.`,
     );
   }
-  return (require(found) as { managedIdentityStatusImplementation: pulumi.dynamic.ResourceProvider }).managedIdentityStatusImplementation;
+  return (require(found) as { managedIdentityStatusImplementation: Required<pulumi.dynamic.ResourceProvider> }).managedIdentityStatusImplementation;
   /* eslint-enable @typescript-eslint/no-require-imports */
 }
 
 /** Builds the loader provider. Each call to a method loads (once, via require's cache) and forwards. */
 export function createProviderLoader(): pulumi.dynamic.ResourceProvider {
   return {
-    configure: (request) => loadImplementation().configure!(request),
-    check: (olds, news) => loadImplementation().check!(olds, news),
-    diff: (id, olds, news) => loadImplementation().diff!(id, olds, news),
+    configure: (request) => loadImplementation().configure(request),
+    check: (olds, news) => loadImplementation().check(olds, news),
+    diff: (id, olds, news) => loadImplementation().diff(id, olds, news),
     create: (inputs) => loadImplementation().create(inputs),
-    read: (id, props) => loadImplementation().read!(id, props),
-    update: (id, olds, news) => loadImplementation().update!(id, olds, news),
-    delete: (id, props) => loadImplementation().delete!(id, props),
+    read: (id, props) => loadImplementation().read(id, props),
+    update: (id, olds, news) => loadImplementation().update(id, olds, news),
+    delete: (id, props) => loadImplementation().delete(id, props),
   };
 }
 

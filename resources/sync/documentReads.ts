@@ -7,6 +7,7 @@ import { CosmosDocumentError, cosmosStatusCode, describeCosmosError } from "../c
 import type { DocumentLocation } from "../core/documentLocation";
 import { serviceProviderClusterDocumentProblems } from "../core/serviceProviderClusterDocument";
 import type { StoredDocument } from "../cosmos/documentStore";
+import { log } from "../logging/logger";
 import type { SyncDependencies } from "./syncDependencies";
 
 /** What reading and writing documents needs of a pass's dependencies. */
@@ -52,6 +53,9 @@ export async function waitForDocument(dependencies: DocumentDependencies, partit
           `${description} does not exist (waited ${Math.round(dependencies.options.documentWaitInMs / 1000)} s for the resource provider to create it); ` +
           "nothing was written. This hook never creates it: check that the cluster exists and that cosmosEndpoint/cosmosDatabase/cosmosContainer point at the right container.",
       });
+    }
+    if (poll === 1) {
+      log("info", "wait", id, `${description} does not exist yet; polling for up to ${Math.round(remaining / 1000)} s`);
     }
     await dependencies.sleep(Math.min(dependencies.options.documentPollIntervalInMs, remaining));
   }

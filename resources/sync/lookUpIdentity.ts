@@ -11,10 +11,14 @@
  * - every attempt and every wait fits in one deadline, `lookupTimeoutInMs` from the start: a
  *   Retry-After that would cross it ends the lookup at once with the throttling error rather than
  *   waiting in vain;
- * - at most {@link maxLookupAttempts} attempts.
+ * - at most {@link maxLookupAttempts} attempts;
+ * - a failure not about this identity (errors.ts, LookupErrorKind `global`) ends the lookup with a
+ *   `global` outcome: at once for a credential failure or an ARM 401 (retrying cannot help), after
+ *   the retries above when the endpoint cannot be reached (DNS, refused, TLS), since a network can
+ *   come back within the deadline.
  */
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
-import { classifyLookupError, retryAfterInMs } from "../core/errors";
+import { classifyLookupError, isEndpointUnreachableCode, retryAfterInMs } from "../core/errors";
 import type { IdentityLookupOutcome, LookupErrorDetails } from "../core/identityStatus";
 import type { SyncDependencies } from "./syncDependencies";
 
@@ -26,7 +30,9 @@ const retryableStatusCodes = new Set([408, 429, 500, 502, 503, 504]);
 
 type LookupDependencies = Pick<SyncDependencies, "userAssignedIdentityReader" | "limiter" | "now" | "random" | "sleep" | "options">;
 
-type AttemptResult = { readonly outcome: IdentityLookupOutcome } | { readonly retry: LookupErrorDetails; readonly delayInMs: number | undefined };
+type AttemptResult =
+  | { readonly outcome: IdentityLookupOutcome }
+  | { readonly retry: LookupErrorDetails; readonly global: boolean; readonly delayInMs: number | undefined };
 
 /** Looks one identity up, retrying transient failures within the lookup deadline. */
 export async function lookUpIdentity(dependencies: LookupDependencies, resourceId: string): Promise<IdentityLookupOutcome> {
@@ -36,6 +42,7 @@ export async function lookUpIdentity(dependencies: LookupDependencies, resourceI
   }
   const deadline = dependencies.now().getTime() + dependencies.options.lookupTimeoutInMs;
   let lastError: LookupErrorDetails = { code: "Timeout", message: "the lookup did not complete within the configured lookup timeout" };
+  let lastErrorIsGlobal = false;
   for (let attempt = 1; attempt <= maxLookupAttempts; attempt += 1) {
     const remaining = deadline - dependencies.now().getTime();
     if (remaining <= 0) {
@@ -46,13 +53,14 @@ export async function lookUpIdentity(dependencies: LookupDependencies, resourceI
       return result.outcome;
     }
     lastError = result.retry;
+    lastErrorIsGlobal = result.global;
     const delayInMs = result.delayInMs ?? backoffInMs(attempt, dependencies.random);
     if (attempt === maxLookupAttempts || dependencies.now().getTime() + delayInMs >= deadline) {
       break;
     }
     await dependencies.sleep(delayInMs);
   }
-  return { kind: "failed", error: lastError };
+  return { kind: lastErrorIsGlobal ? "global" : "failed", error: lastError };
 }
 
 async function attemptOnce(
@@ -69,13 +77,20 @@ async function attemptOnce(
     return { outcome: { kind: "resolved", clientId: values.clientId, principalId: values.principalId } };
   } catch (error) {
     const classified = classifyLookupError(error);
-    if (classified.notFound) {
+    if (classified.kind === "notFound") {
       return { outcome: { kind: "notFound", error: classified.details } };
+    }
+    const unreachable = isEndpointUnreachableCode(classified.details.code);
+    if (classified.kind === "global" && !unreachable) {
+      return { outcome: { kind: "global", error: classified.details } };
     }
     const retryable =
       (classified.details.statusCode !== undefined && retryableStatusCodes.has(classified.details.statusCode)) ||
-      classified.details.code === "ConnectionFailed";
-    return retryable ? { retry: classified.details, delayInMs: retryAfterInMs(error) } : { outcome: { kind: "failed", error: classified.details } };
+      classified.details.code === "ConnectionFailed" ||
+      unreachable;
+    return retryable
+      ? { retry: classified.details, global: classified.kind === "global", delayInMs: retryAfterInMs(error) }
+      : { outcome: { kind: "failed", error: classified.details } };
   }
 }
 
@@ -92,20 +107,20 @@ export function backoffInMs(attempt: number, random: () => number): number {
  */
 export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) {
-    return Promise.reject(signal.reason);
+    return Promise.reject(abortReason(signal));
   }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
+  let onAbort = (): void => undefined;
+  const aborted = new Promise<never>((_resolve, reject) => {
+    onAbort = () => reject(abortReason(signal));
     signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
   });
+  // Observed by the race below; this only keeps a late abort from being reported as unhandled.
+  aborted.catch(() => undefined);
+  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
+}
+
+/** The signal's reason as an Error (AbortSignal.timeout gives a DOMException, which is one). */
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new Error(String(reason));
 }

@@ -6,13 +6,17 @@
  *   changed in Cosmos by someone else;
  * - against Azure, only for entries whose recheck is due or that carry an error (upstream's gate):
  *   a clientId/principalId that changed, an identity that now resolves, or one that now fails.
- * The next `pulumi up` sees the drift in state and rewrites the subtree.
+ * The next `pulumi up` sees the drift in state and rewrites the subtree. A failure not about one
+ * identity (credential, ARM 401, ARM unreachable) is not drift: the refresh fails with
+ * AzureAccessError and reports nothing.
  *
  * Destroy resets the subtree to `{}` (what the upstream backend writes for an empty status) with
  * the same conditional write as a sync; a missing document or subtree is fine.
  */
 import { goToLower } from "../core/goStrings";
 import type { ParsedResourceId } from "../core/azureResourceId";
+import { AzureAccessError } from "../core/azureAccessError";
+import type { LookupErrorDetails } from "../core/identityStatus";
 import { parseTimestamp } from "../core/identityStatus";
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
@@ -71,7 +75,11 @@ export async function refreshManagedIdentityStatus(
 
   const due = dueEntries(persisted.status, dependencies.now());
   const azureDrift = await Promise.all(due.map(([key, entry]) => compareWithAzure(dependencies, key, entry)));
-  drift.push(...azureDrift.filter((line): line is string => line !== undefined));
+  const globalFailure = azureDrift.find((comparison): comparison is GlobalFailure => typeof comparison === "object");
+  if (globalFailure !== undefined) {
+    throw new AzureAccessError({ documentId: location.documentId, error: globalFailure.error, credential: dependencies.credentialDescription });
+  }
+  drift.push(...azureDrift.filter((line): line is string => typeof line === "string"));
   return { exists: true, status: persisted.status, drift, lookups: due.length };
 }
 
@@ -84,8 +92,13 @@ function dueEntries(status: DataPlaneOperatorsManagedIdentities, now: Date): Arr
     .sort(([left], [right]) => (left < right ? -1 : 1));
 }
 
-async function compareWithAzure(dependencies: SyncDependencies, key: string, entry: DataPlaneOperatorManagedIdentityEntry): Promise<string | undefined> {
+type GlobalFailure = { readonly error: LookupErrorDetails };
+
+async function compareWithAzure(dependencies: SyncDependencies, key: string, entry: DataPlaneOperatorManagedIdentityEntry): Promise<string | GlobalFailure | undefined> {
   const outcome = await lookUpIdentity(dependencies, entry.resourceID);
+  if (outcome.kind === "global") {
+    return { error: outcome.error };
+  }
   if (outcome.kind !== "resolved") {
     if (entry.retrievalError !== undefined) {
       return undefined;

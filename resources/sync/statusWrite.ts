@@ -10,6 +10,7 @@ import { readStoredStatus, statusPatchOperations } from "../core/serviceProvider
 import type { StoredDocument } from "../cosmos/documentStore";
 import type { DocumentDependencies } from "./documentReads";
 import { readLive } from "./documentReads";
+import { log } from "../logging/logger";
 
 /**
  * Writes the owned subtree with If-Match, re-reading and retrying on 412 up to
@@ -37,6 +38,7 @@ export async function writeStatus(
         statusPatchOperations(current.document, desiredStatus, current.etag),
         current.etag,
       );
+      log("info", "write", location.documentId, `status written (attempt ${attempt})`);
       return { status: desiredStatus, wrote: true, writeAttempts: attempt };
     } catch (error) {
       const statusCode = cosmosStatusCode(error);
@@ -59,6 +61,7 @@ export async function writeStatus(
         });
       }
       // Another writer changed the document: back off briefly, re-read and merge onto the new version.
+      log("warning", "write", location.documentId, `HTTP 412 on attempt ${attempt}: another writer changed the document; re-reading`);
       await dependencies.sleep(Math.round((10 + dependencies.random() * 40) * attempt));
       const reread = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
       if (reread === undefined) {

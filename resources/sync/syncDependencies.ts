@@ -25,4 +25,6 @@ export interface SyncDependencies {
   readonly random: () => number;
   readonly sleep: (durationInMs: number) => Promise<void>;
   readonly options: SyncOptions;
+  /** Which Azure credential the lookups use, for messages (credentials.ts describeCredential). */
+  readonly credentialDescription?: string;
 }

@@ -9,6 +9,8 @@
  * 3. Gate: unless forced, skip Azure when the stored key set equals the desired set, the recheck
  *    time is in the future and no entry carries an error.
  * 4. Look up every desired identity with bounded concurrency, in key order, each with a timeout.
+ *    A failure not about one identity (credential, ARM 401, ARM unreachable: errors.ts) ends the
+ *    pass here with {@link AzureAccessError}: nothing is written, stored IDs stay as they were.
  *    NotFound → entry without IDs plus retrievalError (not a failure). Any other error → entry
  *    without IDs plus retrievalError, collected as a failure. 200 without properties → a failure
  *    for that identity only. An empty desired set makes no Azure call.
@@ -20,6 +22,7 @@
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { dataPlaneOperatorsPath, readClusterDocument } from "../core/clusterDocument";
 import type { IdentityLookupFailure } from "../core/errors";
+import { AzureAccessError } from "../core/azureAccessError";
 import { CosmosDocumentError, UserAssignedIdentityReadError } from "../core/errors";
 import type { DesiredIdentity, IdentityLookupOutcome, WorkReason } from "../core/identityStatus";
 import { desiredIdentitySet, entryFor, identitiesEqual, nextRecheckTime, parseTimestamp, statusEquals, workReason } from "../core/identityStatus";
@@ -92,6 +95,11 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
     desiredFromCluster !== undefined && desired.length > 0 && desiredFromCluster.serviceManagedIdentity === undefined
       ? desired.map((): IdentityLookupOutcome => ({ kind: "failed", error: missingServiceManagedIdentity }))
       : await lookUpAll(dependencies, desired);
+  const globalFailure = outcomes.find((outcome): outcome is Extract<IdentityLookupOutcome, { kind: "global" }> => outcome.kind === "global");
+  if (globalFailure !== undefined) {
+    // Before any write: one expired credential must not blank every cluster of the fleet.
+    throw new AzureAccessError({ documentId: location.documentId, error: globalFailure.error, credential: dependencies.credentialDescription });
+  }
   const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
   const failures: IdentityLookupFailure[] = [];
   desired.forEach((identity, index) => {

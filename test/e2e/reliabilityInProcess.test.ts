@@ -35,6 +35,9 @@ describe("the provider under injected faults", () => {
     expect(fired("token-")).toBeGreaterThan(5);
     expect(figures.outcomes).toMatchObject({ succeeded: expect.any(Number), crashed: 0 });
     expect(Math.min(figures.outcomes.succeeded, figures.outcomes.lookupFailed, figures.outcomes.writeFailed)).toBeGreaterThan(0);
+    // Credential faults (token endpoint 500/401/400 on every request, ARM 401) ended passes before
+    // any write, and the invariant "a global failure never changes the owned subtree" held for them.
+    expect(figures.outcomes.globalFailure).toBeGreaterThan(0);
     expect(figures.changes["identity rotated in ARM"]).toBeGreaterThan(20);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { AzureAccessError, isAzureAccessError } from "../../../resources/core/azureAccessError";
 import {
   CosmosDocumentError,
   UserAssignedIdentityReadError,
@@ -13,26 +14,68 @@ import { SettingsError } from "../../../resources/core/settings";
 import { cosmosError } from "../../fakes/inMemoryDocumentStore";
 import { restError } from "../../fakes/scriptedUserAssignedIdentityReader";
 
+const named = (name: string, message: string): Error => Object.assign(new Error(message), { name });
+const nodeError = (code: string, message: string): Error => Object.assign(new Error(message), { code });
+
 describe("classifyLookupError", () => {
+  // The line between "about this identity" and "global" (docs/design.md, "Global failures").
   it.each([
-    ["ARM ResourceNotFound", restError("ResourceNotFound", 404, "The Resource was not found."), true, { code: "ResourceNotFound", statusCode: 404, message: "The Resource was not found." }],
-    ["a 404 with another code", restError("ResourceGroupNotFound", 404, "Resource group 'x' could not be found."), true, { code: "ResourceGroupNotFound", statusCode: 404, message: "Resource group 'x' could not be found." }],
-    ["ResourceNotFound without a status", restError("ResourceNotFound", undefined, "gone"), true, { code: "ResourceNotFound", message: "gone" }],
-    ["a 403", restError("AuthorizationFailed", 403, "no access\nmore"), false, { code: "AuthorizationFailed", statusCode: 403, message: "no access" }],
-    ["a 429 without a code", restError(undefined, 429, "Too Many Requests"), false, { code: "HTTP429", statusCode: 429, message: "Too Many Requests" }],
-    ["a connection failure", restError("REQUEST_SEND_ERROR", undefined, "connect ECONNREFUSED 127.0.0.1:1"), false, { code: "ConnectionFailed", message: "connect ECONNREFUSED 127.0.0.1:1" }],
-    ["an AbortError", Object.assign(new Error("The operation was aborted."), { name: "AbortError" }), false, { code: "Timeout", message: "the lookup did not complete within the configured lookup timeout" }],
-    ["a timeout signal's reason", new DOMException("signal timed out", "TimeoutError"), false, { code: "Timeout", message: "the lookup did not complete within the configured lookup timeout" }],
-    ["a credential failure", Object.assign(new Error("ManagedIdentityCredential: unavailable"), { name: "CredentialUnavailableError" }), false, { code: "CredentialUnavailable", message: "ManagedIdentityCredential: unavailable" }],
-    ["a plain Error", new Error("boom"), false, { code: "Error", message: "boom" }],
-    ["a TypeError", new TypeError("x is not a function"), false, { code: "TypeError", message: "x is not a function" }],
-    ["a thrown string", "just a string", false, { code: "Error", message: "just a string" }],
-  ])("classifies %s", (_title, error, notFound, details) => {
-    expect(classifyLookupError(error)).toEqual({ notFound, details });
+    ["ARM ResourceNotFound", restError("ResourceNotFound", 404, "The Resource was not found."), "notFound", { code: "ResourceNotFound", statusCode: 404, message: "The Resource was not found." }],
+    ["a 404 with another code", restError("ResourceGroupNotFound", 404, "Resource group 'x' could not be found."), "notFound", { code: "ResourceGroupNotFound", statusCode: 404, message: "Resource group 'x' could not be found." }],
+    ["ResourceNotFound without a status", restError("ResourceNotFound", undefined, "gone"), "notFound", { code: "ResourceNotFound", message: "gone" }],
+    ["a 403 on the identity", restError("AuthorizationFailed", 403, "no access\nmore"), "identity", { code: "AuthorizationFailed", statusCode: 403, message: "no access" }],
+    ["a 429 without a code", restError(undefined, 429, "Too Many Requests"), "identity", { code: "HTTP429", statusCode: 429, message: "Too Many Requests" }],
+    ["a 500", restError("InternalServerError", 500, "oops"), "identity", { code: "InternalServerError", statusCode: 500, message: "oops" }],
+    ["a 503", restError("ServiceUnavailable", 503, "busy"), "identity", { code: "ServiceUnavailable", statusCode: 503, message: "busy" }],
+    ["a generic send error", restError("REQUEST_SEND_ERROR", undefined, "socket hang up"), "identity", { code: "ConnectionFailed", message: "socket hang up" }],
+    ["a connection reset", nodeError("ECONNRESET", "read ECONNRESET"), "identity", { code: "ECONNRESET", message: "read ECONNRESET" }],
+    ["an AbortError", named("AbortError", "The operation was aborted."), "identity", { code: "Timeout", message: "the lookup did not complete within the configured lookup timeout" }],
+    ["a timeout signal's reason", new DOMException("signal timed out", "TimeoutError"), "identity", { code: "Timeout", message: "the lookup did not complete within the configured lookup timeout" }],
+    ["CredentialUnavailableError", named("CredentialUnavailableError", "ManagedIdentityCredential: unavailable"), "global", { code: "CredentialUnavailable", message: "ManagedIdentityCredential: unavailable" }],
+    ["AuthenticationRequiredError", named("AuthenticationRequiredError", "interactive sign-in required"), "global", { code: "CredentialUnavailable", message: "interactive sign-in required" }],
+    ["AuthenticationError (token endpoint 5xx or 401)", named("AuthenticationError", "token endpoint said 500"), "global", { code: "CredentialUnavailable", message: "token endpoint said 500" }],
+    ["AggregateAuthenticationError", named("AggregateAuthenticationError", "every credential failed"), "global", { code: "CredentialUnavailable", message: "every credential failed" }],
+    ["ARM 401", restError("InvalidAuthenticationToken", 401, "The access token is invalid."), "global", { code: "InvalidAuthenticationToken", statusCode: 401, message: "The access token is invalid." }],
+    ["ARM 401 without a code", restError(undefined, 401, "Unauthorized"), "global", { code: "HTTP401", statusCode: 401, message: "Unauthorized" }],
+    ["DNS: ENOTFOUND", nodeError("ENOTFOUND", "getaddrinfo ENOTFOUND management.example"), "global", { code: "ENOTFOUND", message: "getaddrinfo ENOTFOUND management.example" }],
+    ["DNS: EAI_AGAIN", nodeError("EAI_AGAIN", "getaddrinfo EAI_AGAIN management.example"), "global", { code: "EAI_AGAIN", message: "getaddrinfo EAI_AGAIN management.example" }],
+    ["connection refused", nodeError("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:1"), "global", { code: "ECONNREFUSED", message: "connect ECONNREFUSED 127.0.0.1:1" }],
+    ["connection refused, code on the cause", Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "REQUEST_SEND_ERROR", cause: { code: "ECONNREFUSED" } }), "global", { code: "ECONNREFUSED", message: "connect ECONNREFUSED 127.0.0.1:1" }],
+    ["an untrusted certificate", nodeError("SELF_SIGNED_CERT_IN_CHAIN", "self-signed certificate in certificate chain"), "global", { code: "SELF_SIGNED_CERT_IN_CHAIN", message: "self-signed certificate in certificate chain" }],
+    ["an unverifiable leaf", nodeError("UNABLE_TO_VERIFY_LEAF_SIGNATURE", "unable to verify the first certificate"), "global", { code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE", message: "unable to verify the first certificate" }],
+    ["a host name mismatch", nodeError("ERR_TLS_CERT_ALTNAME_INVALID", "Hostname/IP does not match certificate's altnames"), "global", { code: "ERR_TLS_CERT_ALTNAME_INVALID", message: "Hostname/IP does not match certificate's altnames" }],
+    ["a plain Error", new Error("boom"), "identity", { code: "Error", message: "boom" }],
+    ["a TypeError", new TypeError("x is not a function"), "identity", { code: "TypeError", message: "x is not a function" }],
+    ["a thrown string", "just a string", "identity", { code: "Error", message: "just a string" }],
+  ])("classifies %s", (_title, error, kind, details) => {
+    expect(classifyLookupError(error)).toEqual({ kind, details });
   });
 
   it("redacts a token in the message", () => {
     expect(classifyLookupError(restError("Unauthorized", 401, "Bearer abcdefghijklmnopqrstuvwxyz rejected")).details.message).toBe("Bearer [redacted] rejected");
+  });
+});
+
+describe("AzureAccessError", () => {
+  it("says nothing was written, names the credential in use and what to set, and has its name", () => {
+    const error = new AzureAccessError({
+      documentId: "doc-1",
+      error: { code: "InvalidAuthenticationToken", statusCode: 401, message: "The access token is invalid." },
+      credential: "the managed identity with client ID abc",
+    });
+    expect(isAzureAccessError(error)).toBe(true);
+    expect(error.name).toBe("AzureAccessError");
+    expect(error.message).toContain("nothing was written");
+    expect(error.message).toContain("InvalidAuthenticationToken (HTTP 401): The access token is invalid.");
+    expect(error.message).toContain("Credential in use: the managed identity with client ID abc.");
+    expect(error.message).toContain("'aro-hcp-identity-status:managedIdentityClientId'");
+  });
+
+  it("points an unreachable endpoint at armEndpoint and tlsCaFile", () => {
+    const error = new AzureAccessError({ documentId: "doc-1", error: { code: "ECONNREFUSED", message: "connect ECONNREFUSED" }, credential: undefined });
+    expect(error.message).toContain("cannot be reached");
+    expect(error.message).toContain("'aro-hcp-identity-status:armEndpoint'");
+    expect(error.message).toContain("'aro-hcp-identity-status:tlsCaFile'");
   });
 });
 

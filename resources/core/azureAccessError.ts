@@ -1,0 +1,46 @@
+/**
+ * The error that ends a pass meeting a failure not about one identity (errors.ts,
+ * LookupErrorKind `global`). Pure, no SDK imports: it serializes by value with the provider.
+ */
+import { completeError } from "./errors";
+import type { LookupErrorDetails } from "./identityStatus";
+
+/**
+ * Thrown when a pass meets a failure that is not about one identity (see LookupErrorKind in errors.ts).
+ * Thrown before any write: the stored status is exactly as it was. The message names the
+ * credential in use and what to set.
+ */
+export class AzureAccessError extends Error {
+  readonly documentId: string;
+  readonly error: LookupErrorDetails;
+
+  constructor(options: { documentId: string; error: LookupErrorDetails; credential: string | undefined }) {
+    const { error } = options;
+    const status = error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`;
+    const what =
+      error.code === "CredentialUnavailable"
+        ? "the Azure credential could not get a token"
+        : error.statusCode === 401
+          ? "Azure Resource Manager refused the credential's token"
+          : "the Azure Resource Manager endpoint cannot be reached";
+    const advice =
+      error.code === "CredentialUnavailable"
+        ? "" // the credential's own message (credentials.ts) already says what to set
+        : error.statusCode === 401
+          ? " Check that the credential belongs to the subscription's tenant and that 'aro-hcp-identity-status:azureCloud' (or ARO_HCP_AZURE_CLOUD) matches it; set 'aro-hcp-identity-status:managedIdentityClientId' (or ARO_HCP_MANAGED_IDENTITY_CLIENT_ID) to the cluster's service managed identity."
+          : " Check 'aro-hcp-identity-status:armEndpoint' (or ARO_HCP_ARM_ENDPOINT) and 'aro-hcp-identity-status:azureCloud', DNS and proxy; for a certificate error set 'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) to the CA bundle.";
+    const credential = options.credential === undefined ? "" : ` Credential in use: ${options.credential}.`;
+    const message =
+      `${what}, so no identity of ServiceProviderCluster document ${options.documentId} was checked and nothing was written ` +
+      `(stored clientId/principalId values are unchanged): ${error.code}${status}: ${error.message.replace(/[.\s]+$/, "")}.${credential}${advice}`;
+    super(message);
+    completeError(this, "AzureAccessError", message, undefined);
+    this.documentId = options.documentId;
+    this.error = error;
+  }
+}
+
+/** Guard by name. */
+export function isAzureAccessError(error: unknown): error is AzureAccessError {
+  return error instanceof Error && error.name === "AzureAccessError";
+}

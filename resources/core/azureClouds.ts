@@ -1,0 +1,36 @@
+/**
+ * The Azure clouds and their endpoints. Pure data.
+ */
+
+/**
+ * Azure clouds this hook knows the endpoints of. Per cloud: the ARM endpoint and token audience,
+ * the Entra ID authority (for workload identity and service principals), the host suffix of its
+ * Cosmos DB accounts and the cloud-wide Cosmos DB token audience (the fallback `@azure/cosmos`
+ * asks for when the account-scoped audience is refused, which it hard-codes to the public cloud's).
+ */
+export const azureClouds = {
+  AzurePublicCloud: {
+    armEndpoint: "https://management.azure.com",
+    armAudience: "https://management.azure.com",
+    authorityHost: "https://login.microsoftonline.com",
+    cosmosSuffix: ".documents.azure.com",
+    cosmosAudience: "https://cosmos.azure.com",
+  },
+  AzureUSGovernment: {
+    armEndpoint: "https://management.usgovcloudapi.net",
+    armAudience: "https://management.usgovcloudapi.net",
+    authorityHost: "https://login.microsoftonline.us",
+    cosmosSuffix: ".documents.azure.us",
+    cosmosAudience: "https://cosmos.azure.us",
+  },
+  AzureChinaCloud: {
+    armEndpoint: "https://management.chinacloudapi.cn",
+    armAudience: "https://management.chinacloudapi.cn",
+    authorityHost: "https://login.chinacloudapi.cn",
+    cosmosSuffix: ".documents.azure.cn",
+    cosmosAudience: "https://cosmos.azure.cn",
+  },
+} as const;
+
+/** A cloud name. */
+export type AzureCloudName = keyof typeof azureClouds;

@@ -1,0 +1,58 @@
+/**
+ * The persisted text of a failed lookup, `retrievalError`: one line, secrets redacted, capped at
+ * upstream's length in code points. Pure.
+ */
+
+/** Upstream `maxRetrievalErrorLength`: the cap on a persisted retrievalError, in code points. */
+export const maxRetrievalErrorLength = 1024;
+/** Longest service message kept in a retrievalError before the overall cap. */
+const maxServiceMessageLength = 400;
+
+/** The normalised facts of a failed lookup (never a raw SDK dump). */
+export interface LookupErrorDetails {
+  /** Azure error code, e.g. `ResourceNotFound`, `AuthorizationFailed`; a local code otherwise. */
+  readonly code: string;
+  /** HTTP status when a response arrived. */
+  readonly statusCode?: number;
+  /** Short human text: first line of the service message, whitespace folded. */
+  readonly message: string;
+}
+
+/**
+ * Formats a retrievalError: `<code> (HTTP <status>): <message>`, one line, secrets redacted,
+ * capped at {@link maxRetrievalErrorLength} code points.
+ */
+export function formatRetrievalError(error: LookupErrorDetails): string {
+  const status = error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`;
+  const message = truncateCodePoints(shortMessage(error.message), maxServiceMessageLength);
+  return truncateCodePoints(`${error.code}${status}: ${message}`, maxRetrievalErrorLength);
+}
+
+/** First line of a message, whitespace folded, bearer tokens, signatures and keys redacted. */
+export function shortMessage(message: string): string {
+  const firstLine = message.split(/\r?\n/).find((line) => line.trim().length > 0) ?? "";
+  return redactSecrets(firstLine.replace(/\s+/g, " ").trim());
+}
+
+/** Replaces credential-looking material with `[redacted]`. Used on every text that leaves the hook. */
+export function redactSecrets(text: string): string {
+  return text
+    .replace(/(bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, "$1[redacted]")
+    .replace(/((?:sig|signature|accountkey|access_token|client_secret|key)\s*[=:]\s*)[^\s&;,"']+/gi, "$1[redacted]")
+    .replace(/eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*/g, "[redacted-jwt]");
+}
+
+/** Keeps the first `maximum` Unicode code points; never splits a surrogate pair. */
+export function truncateCodePoints(text: string, maximum: number): string {
+  let count = 0;
+  let index = 0;
+  while (index < text.length) {
+    if (count === maximum) {
+      return text.slice(0, index);
+    }
+    const codePoint = text.codePointAt(index) as number;
+    index += codePoint > 0xffff ? 2 : 1;
+    count += 1;
+  }
+  return text;
+}

@@ -1,0 +1,146 @@
+/**
+ * Issue 10, item 1: a failure that is not about one identity (credential, ARM 401, ARM
+ * unreachable) ends the pass before any write; stored IDs stay exactly as they were. Failures
+ * about one identity (403, 404, persistent 5xx, 429, timeouts) keep the per-identity handling.
+ * Fakes at the sync seam; the same line against the sandbox is in
+ * test/integration/credentialErrors.test.ts.
+ */
+import { describe, expect, it } from "vitest";
+import { isAzureAccessError } from "../../../resources/core/azureAccessError";
+import { isUserAssignedIdentityReadError } from "../../../resources/core/errors";
+import { desiredIdentitySet } from "../../../resources/core/identityStatus";
+import type { JsonObject } from "../../../resources/core/json";
+import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
+import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
+import { restError } from "../../fakes/scriptedUserAssignedIdentityReader";
+import type { IdentityScript } from "../../fakes/scriptedUserAssignedIdentityReader";
+import type { Harness } from "../../fakes/syncHarness";
+import { createHarness, parsedCluster } from "../../fakes/syncHarness";
+import { buildServiceProviderClusterDocument, identityResourceId, locationOf, storedEntry, storedStatus, subtreeOf } from "../../fixtures/documents";
+
+const location = locationOf();
+const identityA = identityResourceId("identity-a");
+const identityB = identityResourceId("identity-b");
+const keyA = identityA.toLowerCase();
+const hourEarlier = "2026-08-14T11:00:00Z";
+const credential = "the managed identity with client ID 11111111-2222-3333-4444-555555555555";
+
+const named = (name: string, message: string): Error => Object.assign(new Error(message), { name });
+const nodeError = (code: string, message: string): Error => Object.assign(new Error(message), { name: "RestError", code });
+
+/** A stored status with real IDs whose recheck is due, so the pass consults Azure. */
+function storedDocument(): JsonObject {
+  return buildServiceProviderClusterDocument({
+    dataPlaneOperatorsManagedIdentities: storedStatus(
+      [storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" }), storedEntry(identityB, { clientId: "b-client", principalId: "b-principal" })],
+      hourEarlier,
+    ),
+  });
+}
+
+function harnessWith(identityBScript: IdentityScript): Harness {
+  const harness = createHarness({
+    documents: [storedDocument()],
+    identities: { [identityA]: { values: { clientId: "a-client", principalId: "a-principal" } }, [identityB]: identityBScript },
+  });
+  return { ...harness, dependencies: { ...harness.dependencies, credentialDescription: credential } };
+}
+
+async function passFails(harness: Harness): Promise<Error> {
+  const desired = desiredIdentitySet({ a: identityA, b: identityB }).identities;
+  const error = await syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired, force: false }).then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  if (!(error instanceof Error)) throw new Error("expected the pass to fail");
+  return error;
+}
+
+const globalFailures: ReadonlyArray<[string, unknown, string]> = [
+  ["CredentialUnavailableError", named("CredentialUnavailableError", "ManagedIdentityCredential: no token"), "CredentialUnavailable"],
+  ["AuthenticationRequiredError", named("AuthenticationRequiredError", "sign-in required"), "CredentialUnavailable"],
+  ["AuthenticationError (token endpoint 500 or 401)", named("AuthenticationError", "token endpoint answered 500"), "CredentialUnavailable"],
+  ["ARM 401", restError("InvalidAuthenticationToken", 401, "The access token is invalid."), "InvalidAuthenticationToken (HTTP 401)"],
+  ["ARM unreachable: ENOTFOUND", nodeError("ENOTFOUND", "getaddrinfo ENOTFOUND management.example"), "ENOTFOUND"],
+  ["ARM unreachable: ECONNREFUSED", nodeError("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:1"), "ECONNREFUSED"],
+  ["ARM untrusted certificate", nodeError("SELF_SIGNED_CERT_IN_CHAIN", "self-signed certificate in certificate chain"), "SELF_SIGNED_CERT_IN_CHAIN"],
+];
+
+describe("a global failure in a sync pass", () => {
+  it.each(globalFailures)("%s: throws AzureAccessError naming the credential, zero writes, stored IDs unchanged", async (_title, error, code) => {
+    const harness = harnessWith({ error });
+    const before = JSON.stringify(harness.store.get(location.partitionKey, location.documentId));
+    const failure = await passFails(harness);
+    expect(isAzureAccessError(failure)).toBe(true);
+    expect(isUserAssignedIdentityReadError(failure)).toBe(false);
+    expect(failure.message).toContain(code);
+    expect(failure.message).toContain(`Credential in use: ${credential}.`);
+    expect(failure.message).toContain("nothing was written");
+    expect(harness.store.patches()).toHaveLength(0);
+    expect(JSON.stringify(harness.store.get(location.partitionKey, location.documentId))).toBe(before);
+  });
+
+  it("does not retry a credential failure or an ARM 401", async () => {
+    for (const error of [named("CredentialUnavailableError", "no token"), restError("InvalidAuthenticationToken", 401, "invalid")]) {
+      const harness = harnessWith({ error });
+      await passFails(harness);
+      expect(harness.reader.calledKeys.filter((key) => key === identityB.toLowerCase())).toHaveLength(1);
+    }
+  });
+
+  it("retries an unreachable endpoint within the deadline before calling it global", async () => {
+    const harness = harnessWith({ error: nodeError("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:1") });
+    const failure = await passFails(harness);
+    expect(isAzureAccessError(failure)).toBe(true);
+    expect(harness.reader.calledKeys.filter((key) => key === identityB.toLowerCase()).length).toBeGreaterThan(1);
+    expect(harness.store.patches()).toHaveLength(0);
+  });
+});
+
+describe("a failure about one identity in a sync pass (unchanged)", () => {
+  it.each([
+    ["403 on the identity", restError("AuthorizationFailed", 403, "no access"), "AuthorizationFailed (HTTP 403): no access"],
+    ["persistent 503", restError("ServiceUnavailable", 503, "busy"), "ServiceUnavailable (HTTP 503): busy"],
+    ["persistent 429", restError("TooManyRequests", 429, "slow down"), "TooManyRequests (HTTP 429): slow down"],
+    ["a connection reset", nodeError("ECONNRESET", "read ECONNRESET"), "ECONNRESET: read ECONNRESET"],
+  ])("%s: clears that entry, records the error, keeps the other identity and fails", async (_title, error, retrievalError) => {
+    const harness = harnessWith({ error });
+    const failure = await passFails(harness);
+    expect(isUserAssignedIdentityReadError(failure)).toBe(true);
+    expect(harness.store.patches()).toHaveLength(1);
+    const identities = (subtreeOf(harness.store.get(location.partitionKey, location.documentId)) as JsonObject).identities as JsonObject;
+    expect(identities[keyA]).toEqual({ resourceID: identityA, clientId: "a-client", principalId: "a-principal" });
+    expect(identities[identityB.toLowerCase()]).toEqual({ resourceID: identityB, retrievalError });
+  });
+
+  it("404: records NotFound as data and does not fail", async () => {
+    const harness = harnessWith({ error: restError("ResourceNotFound", 404, "gone") });
+    const desired = desiredIdentitySet({ a: identityA, b: identityB }).identities;
+    const result = await syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired, force: false });
+    expect(result.failures).toEqual([]);
+    expect(((subtreeOf(harness.store.get(location.partitionKey, location.documentId)) as JsonObject).identities as JsonObject)[identityB.toLowerCase()]).toEqual({
+      resourceID: identityB,
+      retrievalError: "ResourceNotFound (HTTP 404): gone",
+    });
+  });
+});
+
+describe("a global failure in a refresh", () => {
+  it("fails with AzureAccessError instead of reporting drift, and writes nothing", async () => {
+    const harness = harnessWith({ error: named("CredentialUnavailableError", "no token") });
+    const known = { identities: { [keyA]: { resourceID: identityA, clientId: "a-client", principalId: "a-principal" } } };
+    const failure = await refreshManagedIdentityStatus(harness.dependencies, parsedCluster(), known).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(isAzureAccessError(failure)).toBe(true);
+    expect(harness.store.patches()).toHaveLength(0);
+  });
+
+  it("still reports a 403 on one identity as drift", async () => {
+    const harness = harnessWith({ error: restError("AuthorizationFailed", 403, "no access") });
+    const stored = subtreeOf(harness.store.get(location.partitionKey, location.documentId)) as never;
+    const result = await refreshManagedIdentityStatus(harness.dependencies, parsedCluster(), stored);
+    expect(result.drift).toEqual([`identity ${identityB.toLowerCase()}: lookup now fails in Azure with AuthorizationFailed (HTTP 403)`]);
+  });
+});
