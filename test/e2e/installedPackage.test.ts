@@ -125,13 +125,17 @@ describe("the packed package installed into a separate program", () => {
     expect(existsSync(join(consumerDirectory, "node_modules", "selfsigned"))).toBe(false);
   });
 
-  it("typechecks `import { ServiceProviderClusterIdentityStatus } from \"aro-hcp-identity-status\"` with the template's settings (ES2020, strict)", () => {
+  it('typechecks `import { ServiceProviderClusterIdentityStatus } from "aro-hcp-identity-status"` with the template\'s settings (ES2020, strict)', () => {
     compileConsumer();
     expect(existsSync(join(consumerDirectory, "bin", "index.js"))).toBe(true);
   }, 180_000);
 
   it("runs the program's own mocked unit test (pulumi.runtime.setMocks, vitest)", () => {
-    const output = run(process.execPath, [join(dirname(projectRequire.resolve("vitest/package.json")), "vitest.mjs"), "run", "--globals", "--reporter=verbose", "--root", consumerDirectory], consumerDirectory);
+    const output = run(
+      process.execPath,
+      [join(dirname(projectRequire.resolve("vitest/package.json")), "vitest.mjs"), "run", "--globals", "--reporter=verbose", "--root", consumerDirectory],
+      consumerDirectory,
+    );
     // eslint-disable-next-line no-control-regex
     const plain = output.replace(/\u001b\[[0-9;]*m/g, "");
     expect(plain).toMatch(/Tests\s+1 passed \(1\)/);
@@ -148,7 +152,9 @@ describe("the packed package installed into a separate program", () => {
     const program = (consumerRequire("./bin/index.js") as { default: automation.PulumiFn }).default;
 
     const engine = engineModule();
-    const { settingsForRunningSandbox } = projectRequire(join(projectDirectory, "dist", "cli", "sandboxSettings.js")) as typeof import("../../cli/sandboxSettings");
+    const { settingsForRunningSandbox } = projectRequire(
+      join(projectDirectory, "dist", "cli", "sandboxSettings.js"),
+    ) as typeof import("../../cli/sandboxSettings");
     const { config, environment } = settingsForRunningSandbox(sandbox);
     const command = await engine.engineCommand();
     const paths = { state: join(scratchDirectory, "state"), home: join(scratchDirectory, "home") };
@@ -190,7 +196,9 @@ describe("the packed package installed into a separate program", () => {
       // The serialized provider requires the installed package instead of carrying its code.
       expect(deployment.includes('require(\\"aro-hcp-identity-status/dist/resources/'), "the provider requires the package by name").toBe(true);
       expect(deployment.includes(projectDirectory), "state names the repository").toBe(false);
-      console.log(`installed-package state: ${deployment.length} bytes for ${fleet.length} clusters (${Math.round(deployment.length / fleet.length)} per cluster)`);
+      console.log(
+        `installed-package state: ${deployment.length} bytes for ${fleet.length} clusters (${Math.round(deployment.length / fleet.length)} per cluster)`,
+      );
 
       const refresh = outputCollector();
       const refreshResult = await stack.refresh({ onOutput: refresh.onOutput });
