@@ -47,7 +47,9 @@ export class CosmosDocumentError extends Error {
   readonly statusCode: number | undefined;
 
   constructor(options: { documentId: string; message: string; statusCode?: number; cause?: unknown }) {
-    super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
+    // `cause` is set by completeError, not by Error's options bag: that constructor overload is
+    // ES2022, and consumers compile with the Pulumi templates' ES2020 lib.
+    super(options.message);
     completeError(this, "CosmosDocumentError", options.message, options.cause);
     this.documentId = options.documentId;
     this.statusCode = options.statusCode;

@@ -11,7 +11,10 @@
  * earlier outputs schema (`schemaVersion`) for that reason.
  *
  * Everything here runs in the provider host from its text form: no imports are used at run time,
- * and modules are required inside functions.
+ * and modules are required inside functions. When this file is loaded from an installed package
+ * (node_modules/aro-hcp-identity-status), Pulumi's serializer captures this module's exports by
+ * package path (`require("aro-hcp-identity-status/dist/resources/provider/providerLoader.js")`),
+ * which is why package.json exports `./dist/resources/*`.
  */
 import type * as pulumi from "@pulumi/pulumi";
 
@@ -21,8 +24,9 @@ export const packageName = "aro-hcp-identity-status";
 export const implementationPath = "dist/resources/managedIdentityStatusProvider.js";
 
 /**
- * Locates the implementation: `ARO_HCP_PROJECT_DIR` when set, then the package as installed in
- * the program's node_modules, then a checkout of this project at or above the working directory.
+ * Locates the implementation: the package as installed in the program's node_modules (the
+ * provider host's working directory is the program's), or a checkout of this project at or above
+ * it; `ARO_HCP_PROJECT_DIR`, when set, is looked at first. No variable is needed in either case.
  * @throws Error naming the places it looked.
  */
 export function loadImplementation(): Required<pulumi.dynamic.ResourceProvider> {
@@ -53,7 +57,7 @@ export function loadImplementation(): Required<pulumi.dynamic.ResourceProvider> 
     throw new Error(
       `cannot load the ServiceProviderClusterIdentityStatus provider: ${implementationPath} of ${packageName} was not found ` +
         `(looked in: ${candidates.length === 0 ? `node_modules and parent directories of ${process.cwd()}` : candidates.join(", ")}). ` +
-        `Install ${packageName} in the program's node_modules (and build it), or set ARO_HCP_PROJECT_DIR to its directory.`,
+        `Install ${packageName} in the program's node_modules (\`npm install ${packageName}\`), or run from a built checkout.`,
     );
   }
   return (require(found) as { managedIdentityStatusImplementation: Required<pulumi.dynamic.ResourceProvider> }).managedIdentityStatusImplementation;

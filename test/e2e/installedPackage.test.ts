@@ -1,0 +1,222 @@
+/**
+ * Issue 11 item 3: the project as an npm package that someone else's Pulumi program installs.
+ *
+ * `npm pack` of the built project, installed into a fresh program directory under the system's
+ * temporary directory (outside the repository, so no checkout is found by walking up), with its own
+ * package.json, Pulumi.yaml, index.ts and tsconfig.json (test/fixtures/consumerProgram). That
+ * program is typechecked with a Pulumi TypeScript template's settings (ES2020, strict, no
+ * skipLibCheck), runs its own mocked unit test, and goes through `up`, `refresh` and `destroy` of
+ * the real engine against the sandbox with no ARO_HCP_PROJECT_DIR anywhere: the provider host
+ * must find the implementation in the program's own node_modules. Cosmos is read back after each.
+ *
+ * Reproduces: "cannot load the ServiceProviderClusterIdentityStatus provider … not found" without
+ * ARO_HCP_PROJECT_DIR, TS2305/TS7016 on import, and `new Error(message, { cause })` under ES2020.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type * as automation from "@pulumi/pulumi/automation";
+import type { Sandbox } from "../../sandbox/sandbox";
+import { startSandbox } from "../../sandbox/sandbox";
+import type { FleetClusterDescription } from "../../sandbox/seed";
+import { seedFleet } from "../../sandbox/seed";
+import projectManifest from "../../package.json";
+import { engineModule, outputCollector } from "./engineHelpers";
+
+type Document = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const projectDirectory = resolve(__dirname, "..", "..");
+const fixtureDirectory = join(projectDirectory, "test", "fixtures", "consumerProgram");
+const projectRequire = createRequire(join(projectDirectory, "package.json"));
+
+let sandbox: Sandbox;
+let fleet: FleetClusterDescription[];
+let scratchDirectory: string;
+let consumerDirectory: string;
+
+function run(command: string, args: readonly string[], directory: string): string {
+  const result = spawnSync(command, args, { cwd: directory, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  const output = `${result.stdout ?? ""}${result.stderr ?? ""}`;
+  if (result.status !== 0) {
+    throw new Error(`${command} ${args.join(" ")} in ${directory} exited ${String(result.status)}:\n${output}`);
+  }
+  return output;
+}
+
+beforeAll(async () => {
+  scratchDirectory = realpathSync(mkdtempSync(join(tmpdir(), "aro-hcp-installed-package-")));
+  // The CA beside the program too, so nothing the stack records points into the repository.
+  sandbox = await startSandbox({ certificateDirectory: join(scratchDirectory, "sandbox-ca") });
+  fleet = seedFleet(sandbox, { clusters: 2, identitiesPerCluster: 2 });
+
+  // The e2e command builds first (`npm run build`); prepack would build again, so it is skipped here.
+  expect(existsSync(join(projectDirectory, "dist", "resources", "index.d.ts")), "run `npm run build` first").toBe(true);
+  const packDirectory = join(scratchDirectory, "pack");
+  mkdirSync(packDirectory);
+  execFileSync("npm", ["pack", "--ignore-scripts", "--pack-destination", packDirectory], { cwd: projectDirectory, stdio: "pipe" });
+  const tarball = readdirSync(packDirectory).find((file) => file.endsWith(".tgz"));
+  expect(tarball).toBeDefined();
+
+  consumerDirectory = join(scratchDirectory, "program");
+  mkdirSync(consumerDirectory);
+  for (const file of ["Pulumi.yaml", "index.ts", "tsconfig.json"]) {
+    copyFileSync(join(fixtureDirectory, file), join(consumerDirectory, file));
+  }
+  copyFileSync(join(fixtureDirectory, "mockedUnitTest.ts"), join(consumerDirectory, "index.test.ts"));
+  const consumerManifest = {
+    name: "consumer",
+    private: true,
+    dependencies: {
+      "aro-hcp-identity-status": `file:${join(packDirectory, tarball ?? "")}`,
+      "@pulumi/pulumi": projectManifest.dependencies["@pulumi/pulumi"],
+    },
+    devDependencies: { "@types/node": projectManifest.devDependencies["@types/node"] },
+  };
+  writeFileSync(join(consumerDirectory, "package.json"), `${JSON.stringify(consumerManifest, null, 2)}\n`);
+  // From the npm cache the project's own install filled; the registry only for what is missing.
+  run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], consumerDirectory);
+}, 600_000);
+
+afterAll(async () => {
+  await sandbox?.stop();
+  if (scratchDirectory !== undefined) {
+    rmSync(scratchDirectory, { recursive: true, force: true });
+  }
+});
+
+async function persistedIdentities(cluster: FleetClusterDescription): Promise<Record<string, { clientId?: string; principalId?: string }> | undefined> {
+  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<Document>();
+  return resource?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities;
+}
+
+async function expectRecorded(cluster: FleetClusterDescription): Promise<void> {
+  const identities = (await persistedIdentities(cluster)) ?? {};
+  for (const identityId of Object.values(cluster.dataPlaneOperators)) {
+    const expected = sandbox.identities.get(identityId);
+    expect(expected?.clientId).toBeTruthy();
+    expect(identities[identityId.toLowerCase()], identityId).toMatchObject({ clientId: expected?.clientId, principalId: expected?.principalId });
+  }
+}
+
+/** tsc over the program's own tsconfig.json (the template's settings); emits bin/index.js. */
+function compileConsumer(): string {
+  return run(process.execPath, [projectRequire.resolve("typescript/bin/tsc"), "-p", consumerDirectory], consumerDirectory);
+}
+
+describe("the packed package installed into a separate program", () => {
+  it("installs only the library: declarations and the provider entry the loader requires", () => {
+    const installed = join(consumerDirectory, "node_modules", "aro-hcp-identity-status");
+    for (const file of ["dist/resources/index.js", "dist/resources/index.d.ts", "dist/resources/managedIdentityStatusProvider.js", "package.json"]) {
+      expect(existsSync(join(installed, file)), file).toBe(true);
+    }
+    for (const absent of ["dist/sandbox", "dist/bench", "dist/cli", "dist/index.js", "resources", "test"]) {
+      expect(existsSync(join(installed, absent)), absent).toBe(false);
+    }
+    const consumerRequire = createRequire(join(consumerDirectory, "package.json"));
+    // The path every serialized loader (old state included) requires, resolved as the provider host does.
+    expect(consumerRequire.resolve("aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js")).toBe(
+      join(installed, "dist", "resources", "managedIdentityStatusProvider.js"),
+    );
+    // Sandbox-only packages are not runtime dependencies any more.
+    expect(existsSync(join(consumerDirectory, "node_modules", "@vercel", "cosmosdb-server"))).toBe(false);
+    expect(existsSync(join(consumerDirectory, "node_modules", "selfsigned"))).toBe(false);
+  });
+
+  it('typechecks `import { ServiceProviderClusterIdentityStatus } from "aro-hcp-identity-status"` with the template\'s settings (ES2020, strict)', () => {
+    compileConsumer();
+    expect(existsSync(join(consumerDirectory, "bin", "index.js"))).toBe(true);
+  }, 180_000);
+
+  it("runs the program's own mocked unit test (pulumi.runtime.setMocks, vitest)", () => {
+    const output = run(
+      process.execPath,
+      [join(dirname(projectRequire.resolve("vitest/package.json")), "vitest.mjs"), "run", "--globals", "--reporter=verbose", "--root", consumerDirectory],
+      consumerDirectory,
+    );
+    // eslint-disable-next-line no-control-regex
+    const plain = output.replace(/\u001b\[[0-9;]*m/g, "");
+    expect(plain).toMatch(/Tests\s+1 passed \(1\)/);
+    expect(plain).toContain("declares a ServiceProviderClusterIdentityStatus per cluster");
+  }, 180_000);
+
+  it("goes through up, refresh and destroy of the real engine with no ARO_HCP_PROJECT_DIR, Cosmos read back after each", async () => {
+    if (!existsSync(join(consumerDirectory, "bin", "index.js"))) {
+      compileConsumer();
+    }
+    // Everything Pulumi comes from the program's own node_modules, as in the user's program.
+    const consumerRequire = createRequire(join(consumerDirectory, "package.json"));
+    const consumerAutomation = consumerRequire("@pulumi/pulumi/automation") as typeof automation;
+    const program = (consumerRequire("./bin/index.js") as { default: automation.PulumiFn }).default;
+
+    const engine = engineModule();
+    const { settingsForRunningSandbox } = projectRequire(
+      join(projectDirectory, "dist", "cli", "sandboxSettings.js"),
+    ) as typeof import("../../cli/sandboxSettings");
+    const { config, environment } = settingsForRunningSandbox(sandbox);
+    const command = await engine.engineCommand();
+    const paths = { state: join(scratchDirectory, "state"), home: join(scratchDirectory, "home") };
+    mkdirSync(paths.state);
+    mkdirSync(paths.home);
+    const envVars = engine.engineEnvironment({
+      PULUMI_BACKEND_URL: `file://${paths.state}`,
+      PULUMI_HOME: paths.home,
+      PULUMI_CONFIG_PASSPHRASE: engine.sandboxPassphrase,
+      ...environment,
+    });
+    delete envVars.ARO_HCP_PROJECT_DIR;
+    const inherited = process.env.ARO_HCP_PROJECT_DIR;
+    delete process.env.ARO_HCP_PROJECT_DIR;
+    try {
+      const stack = await consumerAutomation.LocalWorkspace.createOrSelectStack(
+        { stackName: "installed", projectName: "consumer", program },
+        { workDir: consumerDirectory, pulumiHome: paths.home, pulumiCommand: await consumerAutomation.PulumiCommand.get({ root: command.root }), envVars },
+      );
+      const clusters = fleet.map((cluster) => ({
+        name: cluster.clusterResourceId.split("/").pop(),
+        clusterResourceId: cluster.clusterResourceId,
+        dataPlaneOperators: cluster.dataPlaneOperators,
+      }));
+      await stack.setAllConfig({
+        ...Object.fromEntries(Object.entries(config).map(([key, value]) => [`aro-hcp-identity-status:${key}`, { value }])),
+        "aro-hcp-identity-status:documentWaitSeconds": { value: "2" },
+        "consumer:clusters": { value: JSON.stringify(clusters) },
+      });
+
+      const up = outputCollector();
+      const upResult = await stack.up({ onOutput: up.onOutput });
+      expect(upResult.summary.result, up.text()).toBe("succeeded");
+      for (const cluster of fleet) {
+        await expectRecorded(cluster);
+        expect(upResult.outputs[cluster.clusterResourceId.split("/").pop() ?? ""]?.value).toBe(Object.keys(cluster.dataPlaneOperators).length);
+      }
+      const deployment = JSON.stringify((await stack.exportStack()).deployment);
+      // The serialized provider requires the installed package instead of carrying its code.
+      expect(deployment.includes('require(\\"aro-hcp-identity-status/dist/resources/'), "the provider requires the package by name").toBe(true);
+      expect(deployment.includes(projectDirectory), "state names the repository").toBe(false);
+      console.log(
+        `installed-package state: ${deployment.length} bytes for ${fleet.length} clusters (${Math.round(deployment.length / fleet.length)} per cluster)`,
+      );
+
+      const refresh = outputCollector();
+      const refreshResult = await stack.refresh({ onOutput: refresh.onOutput });
+      expect(refreshResult.summary.result, refresh.text()).toBe("succeeded");
+      for (const cluster of fleet) {
+        await expectRecorded(cluster);
+      }
+
+      const destroy = outputCollector();
+      const destroyResult = await stack.destroy({ onOutput: destroy.onOutput });
+      expect(destroyResult.summary.result, destroy.text()).toBe("succeeded");
+      for (const cluster of fleet) {
+        expect(Object.keys((await persistedIdentities(cluster)) ?? {})).toEqual([]);
+      }
+    } finally {
+      if (inherited !== undefined) {
+        process.env.ARO_HCP_PROJECT_DIR = inherited;
+      }
+    }
+  }, 600_000);
+});
