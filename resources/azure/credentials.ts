@@ -34,7 +34,10 @@ export type CredentialChoice =
     };
 
 /** Chooses the credential for these settings and this environment. */
-export function chooseCredential(settings: Pick<Settings, "managedIdentityClientId" | "authorityHost">, environment: Readonly<Record<string, string | undefined>>): CredentialChoice {
+export function chooseCredential(
+  settings: Pick<Settings, "managedIdentityClientId" | "authorityHost">,
+  environment: Readonly<Record<string, string | undefined>>,
+): CredentialChoice {
   if (settings.managedIdentityClientId !== undefined) {
     return { kind: "managedIdentity", clientId: settings.managedIdentityClientId };
   }
@@ -119,7 +122,10 @@ function armGuidance(choice: CredentialChoice, scopes: readonly string[]): strin
 /** What each credential in a chain said, first sentence each, on one line. */
 function describeCause(error: { message?: unknown; errors?: unknown }): string {
   const firstSentence = (text: unknown): string => {
-    const line = String(text).split(/\r?\n/).find((candidate) => candidate.trim().length > 0) ?? "";
+    const line =
+      String(text)
+        .split(/\r?\n/)
+        .find((candidate) => candidate.trim().length > 0) ?? "";
     const sentence = /^(.*?[.!?])(\s|$)/.exec(line.trim())?.[1] ?? line.trim();
     return sentence.length > 160 ? `${sentence.slice(0, 157)}...` : sentence;
   };
@@ -139,7 +145,11 @@ export function withCredentialGuidance(credential: TokenCredential, guidance: (s
       try {
         return await credential.getToken(scopes, options);
       } catch (error) {
-        const like = (typeof error === "object" && error !== null ? error : { message: String(error) }) as { name?: unknown; message?: unknown; errors?: unknown };
+        const like = (typeof error === "object" && error !== null ? error : { message: String(error) }) as {
+          name?: unknown;
+          message?: unknown;
+          errors?: unknown;
+        };
         if (typeof like.name !== "string" || !credentialErrorNames.has(like.name)) {
           throw error;
         }

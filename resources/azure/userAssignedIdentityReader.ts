@@ -19,16 +19,11 @@ export interface UserAssignedIdentityReader {
    * GETs one identity. Resolves `undefined` when ARM answered 200 without `properties`.
    * @throws the SDK's RestError (code, statusCode) or an AbortError when `abortSignal` fires.
    */
-  getUserAssignedIdentity(
-    resourceId: ParsedResourceId,
-    options: { readonly abortSignal: AbortSignal },
-  ): Promise<UserAssignedIdentityValues | undefined>;
+  getUserAssignedIdentity(resourceId: ParsedResourceId, options: { readonly abortSignal: AbortSignal }): Promise<UserAssignedIdentityValues | undefined>;
 }
 
 /** Builds a reader over per-subscription arm-msi clients supplied by `clientFor`. */
-export function createUserAssignedIdentityReader(
-  clientFor: (subscriptionId: string) => ManagedServiceIdentityClient,
-): UserAssignedIdentityReader {
+export function createUserAssignedIdentityReader(clientFor: (subscriptionId: string) => ManagedServiceIdentityClient): UserAssignedIdentityReader {
   return {
     async getUserAssignedIdentity(resourceId, options) {
       // The identity's own subscription, not the cluster's (upstream gap §5.7).

@@ -14,8 +14,7 @@ import { goToLower } from "./goStrings";
 /** Namespace and type of an HCP OpenShift cluster. */
 export const clusterResourceType = "Microsoft.RedHatOpenShift/hcpOpenShiftClusters";
 /** Resource type of the ServiceProviderCluster child resource (the document this hook writes). */
-export const serviceProviderClusterResourceType =
-  "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/serviceProviderClusters";
+export const serviceProviderClusterResourceType = "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/serviceProviderClusters";
 /** Resource type of a user-assigned managed identity. */
 export const userAssignedIdentityResourceType = "Microsoft.ManagedIdentity/userAssignedIdentities";
 
@@ -42,9 +41,7 @@ export interface ParsedResourceId {
 }
 
 /** The outcome of a parse: the parsed ID, or a sentence saying what is wrong. */
-export type ResourceIdParseResult =
-  | { readonly ok: true; readonly resourceId: ParsedResourceId }
-  | { readonly ok: false; readonly reason: string };
+export type ResourceIdParseResult = { readonly ok: true; readonly resourceId: ParsedResourceId } | { readonly ok: false; readonly reason: string };
 
 /**
  * Parses `/subscriptions/<guid>/resourceGroups/<rg>/providers/<ns>/<type>/<name>[/<type>/<name>…]`.
@@ -100,15 +97,7 @@ export function parseResourceId(value: unknown): ResourceIdParseResult {
       return { ok: false, reason: `has resource name '${name}', which is not a valid name` };
     }
   }
-  const canonical = [
-    "",
-    "subscriptions",
-    subscriptionId,
-    "resourceGroups",
-    resourceGroupName,
-    "providers",
-    ...providerSegments,
-  ].join("/");
+  const canonical = ["", "subscriptions", subscriptionId, "resourceGroups", resourceGroupName, "providers", ...providerSegments].join("/");
   return {
     ok: true,
     resourceId: {

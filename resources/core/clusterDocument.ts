@@ -6,8 +6,7 @@ import { describeType } from "./azureResourceId";
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
 
-const userAssignedIdentitiesPath =
-  "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities";
+const userAssignedIdentitiesPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities";
 
 /** The fields of a cluster document this hook reads. */
 export interface ClusterDocumentView {
@@ -50,8 +49,7 @@ export function readClusterDocument(document: JsonObject): ClusterDocumentView {
   return {
     clusterResourceId: typeof properties?.id === "string" ? properties.id : undefined,
     dataPlaneOperators,
-    serviceManagedIdentity:
-      typeof rawServiceManagedIdentity === "string" && rawServiceManagedIdentity.length > 0 ? rawServiceManagedIdentity : undefined,
+    serviceManagedIdentity: typeof rawServiceManagedIdentity === "string" && rawServiceManagedIdentity.length > 0 ? rawServiceManagedIdentity : undefined,
     deletionTimestamp: typeof rawDeletion === "string" && rawDeletion.length > 0 ? rawDeletion : undefined,
     problems,
   };

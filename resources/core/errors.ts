@@ -98,7 +98,7 @@ interface ErrorLike {
 }
 
 function asErrorLike(error: unknown): ErrorLike {
-  return typeof error === "object" && error !== null ? (error) : { message: String(error) };
+  return typeof error === "object" && error !== null ? error : { message: String(error) };
 }
 
 /**
@@ -163,8 +163,7 @@ export function classifyLookupError(error: unknown): { readonly kind: LookupErro
   } else if (code === "ResourceNotFound" || statusCode === 404) {
     kind = "notFound";
   }
-  const message =
-    code === "Timeout" ? "the lookup did not complete within the configured lookup timeout" : shortMessage(rawMessage) || name;
+  const message = code === "Timeout" ? "the lookup did not complete within the configured lookup timeout" : shortMessage(rawMessage) || name;
   return { kind, details: statusCode === undefined ? { code, message } : { code, statusCode, message } };
 }
 

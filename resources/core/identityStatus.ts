@@ -8,10 +8,7 @@ import { goToLower } from "./goStrings";
 import type { LookupErrorDetails } from "./retrievalError";
 import { formatRetrievalError, isFailedRetrievalError, isNotFoundRetrievalError } from "./retrievalError";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
-import type {
-  DataPlaneOperatorsManagedIdentities,
-  DataPlaneOperatorManagedIdentityEntry,
-} from "./serviceProviderClusterDocument";
+import type { DataPlaneOperatorsManagedIdentities, DataPlaneOperatorManagedIdentityEntry } from "./serviceProviderClusterDocument";
 
 // The retrievalError text lives in retrievalError.ts; re-exported for the callers of the decisions.
 export type { LookupErrorDetails } from "./retrievalError";
@@ -132,15 +129,10 @@ export type WorkReason = "desiredSetChanged" | "neverChecked" | "recheckDue" | "
  * NotFound entry is data, as upstream records it: it follows the recheck gate like a resolved one,
  * otherwise a fleet with one deleted identity would call ARM and show changes on every pass.
  */
-export function workReason(
-  desired: readonly DesiredIdentity[],
-  stored: DataPlaneOperatorsManagedIdentities,
-  now: Date,
-): WorkReason | undefined {
+export function workReason(desired: readonly DesiredIdentity[], stored: DataPlaneOperatorsManagedIdentities, now: Date): WorkReason | undefined {
   const storedIdentities = stored.identities ?? {};
   const storedKeys = Object.keys(storedIdentities);
-  const sameKeys =
-    storedKeys.length === desired.length && desired.every((identity) => identity.key in storedIdentities);
+  const sameKeys = storedKeys.length === desired.length && desired.every((identity) => identity.key in storedIdentities);
   if (!sameKeys) {
     return "desiredSetChanged";
   }
@@ -161,10 +153,7 @@ export function workReason(
  * Semantic equality as upstream registers it: resource IDs compare case-insensitively, times by
  * instant, a missing map equals an empty one. Entry values compare exactly.
  */
-export function statusEquals(
-  left: DataPlaneOperatorsManagedIdentities,
-  right: DataPlaneOperatorsManagedIdentities,
-): boolean {
+export function statusEquals(left: DataPlaneOperatorsManagedIdentities, right: DataPlaneOperatorsManagedIdentities): boolean {
   const leftTime = parseTimestamp(left.earliestRecheckTime)?.getTime();
   const rightTime = parseTimestamp(right.earliestRecheckTime)?.getTime();
   if (leftTime !== rightTime) {

@@ -34,9 +34,7 @@ export interface DataPlaneOperatorsManagedIdentities {
 }
 
 /** A Cosmos patch operation (the subset this hook issues). */
-export type PatchOperation =
-  | { readonly op: "set"; readonly path: string; readonly value: JsonValue }
-  | { readonly op: "remove"; readonly path: string };
+export type PatchOperation = { readonly op: "set"; readonly path: string; readonly value: JsonValue } | { readonly op: "remove"; readonly path: string };
 
 /**
  * Checks that a document is a ServiceProviderCluster in the upstream layout, well enough to write
@@ -161,11 +159,7 @@ export function statusToJson(status: DataPlaneOperatorsManagedIdentities): JsonO
  * goes up by one (a missing value counts as 1) and `cosmosMetadata.etag` records the etag the
  * write was based on, as upstream's Replace does. Nothing else in the document is touched.
  */
-export function statusPatchOperations(
-  document: JsonObject,
-  status: DataPlaneOperatorsManagedIdentities,
-  basedOnEtag: string,
-): PatchOperation[] {
+export function statusPatchOperations(document: JsonObject, status: DataPlaneOperatorsManagedIdentities, basedOnEtag: string): PatchOperation[] {
   const properties = isJsonObject(document.properties) ? document.properties : {};
   const operations: PatchOperation[] = [];
   if (isJsonObject(properties.status)) {

@@ -126,7 +126,6 @@ export class SettingsError extends Error {
   }
 }
 
-
 /**
  * Reads and validates every setting. Config wins over the environment.
  * @throws SettingsError listing every problem, each naming `<project>:<key>` and its variable.
@@ -189,7 +188,9 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
       problems.push(
         `${name(keys.cosmosEndpoint)} is on host '${host}', which is not a Cosmos DB account of ${azureCloud} ` +
           `(${name(keys.azureCloud)}); expected https://<account>${cloud.cosmosSuffix}, or set ${name(keys.azureCloud)} to the cloud of the account ` +
-          `(${Object.entries(azureClouds).map(([cloudName, known]) => `${cloudName}: ${known.cosmosSuffix}`).join(", ")})`,
+          `(${Object.entries(azureClouds)
+            .map(([cloudName, known]) => `${cloudName}: ${known.cosmosSuffix}`)
+            .join(", ")})`,
       );
     }
   }

@@ -39,10 +39,7 @@ export function createDocumentStore(container: Container): DocumentStore {
       }
       const response = await container
         .item(id, partitionKey)
-        .patch<JsonObject>(
-          { operations: operations.map((operation) => ({ ...operation })) },
-          { accessCondition: { type: "IfMatch", condition: ifMatchEtag } },
-        );
+        .patch<JsonObject>({ operations: operations.map((operation) => ({ ...operation })) }, { accessCondition: { type: "IfMatch", condition: ifMatchEtag } });
       if (response.resource === undefined) {
         throw new Error(`Cosmos returned no document after patching ${id}`);
       }

@@ -115,7 +115,9 @@ function readCertificateFile(fs: typeof import("node:fs"), path: string): string
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     const reason = code === "ENOENT" ? "does not exist" : `cannot be read (${String(code ?? error)})`;
-    const failure = new Error(`'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) names ${path}, which ${reason}; expected a PEM bundle of extra CA certificates`);
+    const failure = new Error(
+      `'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) names ${path}, which ${reason}; expected a PEM bundle of extra CA certificates`,
+    );
     // Not Error's options bag: that constructor is ES2022, and consumers compile with ES2020 libs.
     Object.defineProperty(failure, "cause", { value: error, writable: true, configurable: true, enumerable: false });
     throw failure;

@@ -43,9 +43,7 @@ type Inputs = ProviderInputs & { readonly __provider?: string };
 type Outputs = ProviderOutputs & { readonly __provider?: string };
 
 /** Builds a provider. See the module comment. */
-export function createManagedIdentityStatusProvider(
-  overrides: ProviderOverrides = {},
-): pulumi.dynamic.ResourceProvider<Inputs, Outputs> {
+export function createManagedIdentityStatusProvider(overrides: ProviderOverrides = {}): pulumi.dynamic.ResourceProvider<Inputs, Outputs> {
   // Filled by `configure` inside the provider host; empty whenever the provider is serialized.
   const configured: { snapshot?: Record<string, string | undefined> } = {};
 
@@ -207,7 +205,9 @@ async function desiredFromClusterDocument(
   return failures.length > 0 || view.problems.length > 0 ? undefined : identities;
 }
 
-function statusOutputs(status: DataPlaneOperatorsManagedIdentities): Pick<ProviderOutputs, "status" | "identityCount" | "resolvedCount" | "notFoundCount" | "failedCount"> {
+function statusOutputs(
+  status: DataPlaneOperatorsManagedIdentities,
+): Pick<ProviderOutputs, "status" | "identityCount" | "resolvedCount" | "notFoundCount" | "failedCount"> {
   return { status: statusToJson(status), ...countEntries(status) };
 }
 

@@ -2,12 +2,7 @@
  * The provider's input and output shapes, and the pure `check` logic that validates and
  * normalises inputs. Serialized with the provider by value: no I/O, no SDK imports.
  */
-import {
-  clusterResourceType,
-  describeType,
-  parseResourceIdOfType,
-  userAssignedIdentityResourceType,
-} from "../core/azureResourceId";
+import { clusterResourceType, describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { outputsSchemaVersion } from "../core/serviceProviderClusterDocument";
 

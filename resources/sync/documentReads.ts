@@ -14,10 +14,7 @@ import type { SyncDependencies } from "./syncDependencies";
 export type DocumentDependencies = Pick<SyncDependencies, "documentStore" | "now" | "random" | "sleep" | "options">;
 
 /** Waits for the ServiceProviderCluster document and refuses one that is not in the expected layout. */
-export async function waitForServiceProviderCluster(
-  dependencies: DocumentDependencies,
-  location: DocumentLocation,
-): Promise<StoredDocument> {
+export async function waitForServiceProviderCluster(dependencies: DocumentDependencies, location: DocumentLocation): Promise<StoredDocument> {
   const stored = await waitForDocument(
     dependencies,
     location.partitionKey,
@@ -67,7 +64,12 @@ export async function readLive(dependencies: DocumentDependencies, partitionKey:
   try {
     stored = await dependencies.documentStore.readDocument(partitionKey, id);
   } catch (error) {
-    throw new CosmosDocumentError({ documentId: id, statusCode: cosmosStatusCode(error), message: `failed to read ${description}: ${describeCosmosError(error)}`, cause: error });
+    throw new CosmosDocumentError({
+      documentId: id,
+      statusCode: cosmosStatusCode(error),
+      message: `failed to read ${description}: ${describeCosmosError(error)}`,
+      cause: error,
+    });
   }
   if (stored === undefined || typeof stored.document.deletionTimestamp === "string") {
     return undefined;

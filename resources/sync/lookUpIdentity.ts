@@ -34,8 +34,7 @@ const retryableStatusCodes = new Set([408, 429, 500, 502, 503, 504]);
 type LookupDependencies = Pick<SyncDependencies, "userAssignedIdentityReader" | "limiter" | "now" | "random" | "sleep" | "options">;
 
 type AttemptResult =
-  | { readonly outcome: IdentityLookupOutcome }
-  | { readonly retry: LookupErrorDetails; readonly global: boolean; readonly delayInMs: number | undefined };
+  { readonly outcome: IdentityLookupOutcome } | { readonly retry: LookupErrorDetails; readonly global: boolean; readonly delayInMs: number | undefined };
 
 /** Looks one identity up, retrying transient failures within the lookup deadline. */
 export async function lookUpIdentity(dependencies: LookupDependencies, resourceId: string): Promise<IdentityLookupOutcome> {

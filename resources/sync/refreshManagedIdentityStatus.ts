@@ -95,7 +95,11 @@ function dueEntries(status: DataPlaneOperatorsManagedIdentities, now: Date): Arr
 
 type GlobalFailure = { readonly error: LookupErrorDetails };
 
-async function compareWithAzure(dependencies: SyncDependencies, key: string, entry: DataPlaneOperatorManagedIdentityEntry): Promise<string | GlobalFailure | undefined> {
+async function compareWithAzure(
+  dependencies: SyncDependencies,
+  key: string,
+  entry: DataPlaneOperatorManagedIdentityEntry,
+): Promise<string | GlobalFailure | undefined> {
   const outcome = await lookUpIdentity(dependencies, entry.resourceID);
   if (outcome.kind === "global") {
     return { error: outcome.error };
@@ -136,7 +140,8 @@ export async function clearManagedIdentityStatus(dependencies: SyncDependencies,
     return { wrote: false };
   }
   const { wrote } = await writeStatus(dependencies, location, stored, (current) => {
-    const empty = current.problems.length === 0 && Object.keys(current.status.identities ?? {}).length === 0 && current.status.earliestRecheckTime === undefined;
+    const empty =
+      current.problems.length === 0 && Object.keys(current.status.identities ?? {}).length === 0 && current.status.earliestRecheckTime === undefined;
     return !current.present || empty ? undefined : {};
   });
   return { wrote };

@@ -119,7 +119,9 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
   });
   if (failures.length > 0) {
     const error = new UserAssignedIdentityReadError({ documentId: location.documentId, failures, persisted: true, total: desired.length });
-    throw Object.assign(error, { result: { ...base, status, skippedReason: undefined, workReason: reason, wrote, writeAttempts, lookups: desired.length, failures } });
+    throw Object.assign(error, {
+      result: { ...base, status, skippedReason: undefined, workReason: reason, wrote, writeAttempts, lookups: desired.length, failures },
+    });
   }
   return { ...base, status, skippedReason: undefined, workReason: reason, wrote, writeAttempts, lookups: desired.length, failures };
 }
@@ -145,7 +147,12 @@ async function desiredFromClusterDocument(
   cluster: ParsedResourceId,
 ): Promise<{ identities: readonly DesiredIdentity[]; serviceManagedIdentity: string | undefined; deleting: boolean }> {
   const location = locate(cluster);
-  const stored = await waitForDocument(dependencies, location.partitionKey, location.clusterDocumentId, `HCPOpenShiftCluster document ${location.clusterDocumentId} (${cluster.canonical})`);
+  const stored = await waitForDocument(
+    dependencies,
+    location.partitionKey,
+    location.clusterDocumentId,
+    `HCPOpenShiftCluster document ${location.clusterDocumentId} (${cluster.canonical})`,
+  );
   const view = readClusterDocument(stored.document);
   if (view.deletionTimestamp !== undefined) {
     return { identities: [], serviceManagedIdentity: view.serviceManagedIdentity, deleting: true };
