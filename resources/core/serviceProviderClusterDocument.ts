@@ -172,6 +172,21 @@ export function statusPatchOperations(document: JsonObject, status: DataPlaneOpe
     const instanceVersion = typeof current === "number" && Number.isInteger(current) && current > 0 ? current : 1;
     operations.push({ op: "set", path: "/properties/cosmosMetadata/instanceVersion", value: instanceVersion + 1 });
     operations.push({ op: "set", path: "/properties/cosmosMetadata/etag", value: basedOnEtag });
+  } else {
+    // A legacy document without the bookkeeping: upstream's reader takes its instanceVersion as 1,
+    // and its Replace writes the whole cosmosMetadata (field order as Go's struct) with 1 + 1.
+    // Creating it here is what lets upstream's change-feed reader see this write.
+    operations.push({ op: "set", path: "/properties/cosmosMetadata", value: legacyCosmosMetadata(document, basedOnEtag) });
   }
   return operations;
+}
+
+/** The cosmosMetadata upstream's Replace writes into a document that had none. */
+function legacyCosmosMetadata(document: JsonObject, basedOnEtag: string): JsonObject {
+  return {
+    ...(typeof document.resourceID === "string" ? { resourceID: document.resourceID } : {}),
+    ...(basedOnEtag.length > 0 ? { etag: basedOnEtag } : {}),
+    instanceVersion: 2,
+    ...(typeof document.partitionKey === "string" ? { partitionKey: document.partitionKey } : {}),
+  };
 }

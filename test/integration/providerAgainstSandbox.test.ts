@@ -113,6 +113,18 @@ describe("the provider with real SDK clients against the sandbox", () => {
     expect(result.outs).toMatchObject({ identityCount: 3, resolvedCount: 3, failedCount: 0, notFoundCount: 0 });
   });
 
+  it("creates upstream's cosmosMetadata in a legacy document that has none, so upstream's change-feed reader sees the write", async () => {
+    const cluster = await seedCluster();
+    const legacy = structuredClone(cluster.seeded);
+    for (const key of Object.keys(legacy).filter((key) => key.startsWith("_"))) delete legacy[key];
+    delete legacy.properties.cosmosMetadata;
+    const seeded = await admin.putDocument(cluster.partitionKey, cluster.documentId, legacy);
+    await provider.create(inputs(cluster));
+    const document = await readDocument(cluster);
+    for (const identityId of Object.values(cluster.operators)) await expectMatchesArm(document, identityId);
+    expect(document.properties.cosmosMetadata).toEqual({ resourceID: legacy.resourceID, etag: seeded._etag, instanceVersion: 2, partitionKey: legacy.partitionKey });
+  });
+
   it("makes no Azure call and no write when run again inside the recheck window", async () => {
     const cluster = await seedCluster();
     const created = await provider.create(inputs(cluster));

@@ -168,9 +168,14 @@ describe("statusPatchOperations", () => {
     expect(operations[0]).toEqual({ op: "set", path: "/properties/status", value: { dataPlaneOperatorsManagedIdentities: statusToJson(status) } });
   });
 
-  it("leaves cosmosMetadata alone when the document has none", () => {
+  it("creates cosmosMetadata in a legacy document as upstream's Replace would (instanceVersion read as 1, written as 2)", () => {
     const document = buildServiceProviderClusterDocument({ overrides: { properties: { cosmosMetadata: undefined } } });
-    expect(statusPatchOperations(document, status, "e").map((operation) => operation.path)).toEqual(["/properties/status/dataPlaneOperatorsManagedIdentities"]);
+    const patched = structuredClone(document);
+    for (const operation of statusPatchOperations(document, status, "\"e\"")) applyPatchOperation(patched, operation);
+    const metadata = (patched.properties as JsonObject).cosmosMetadata as JsonObject;
+    expect(Object.keys(metadata)).toEqual(["resourceID", "etag", "instanceVersion", "partitionKey"]);
+    expect(metadata).toEqual({ resourceID: document.resourceID, etag: "\"e\"", instanceVersion: 2, partitionKey: document.partitionKey });
+    expect(subtreeOf(patched)).toEqual(statusToJson(status));
   });
 
   it.each([
