@@ -6,7 +6,7 @@
  */
 import { goToLower } from "./goStrings";
 import type { LookupErrorDetails } from "./retrievalError";
-import { formatRetrievalError, isFailedRetrievalError, isNotFoundRetrievalError } from "./retrievalError";
+import { formatRetrievalError, isFailedRetrievalError, isNotFoundRetrievalError, sameFailureKind } from "./retrievalError";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
 import type { DataPlaneOperatorsManagedIdentities, DataPlaneOperatorManagedIdentityEntry } from "./serviceProviderClusterDocument";
 
@@ -211,4 +211,28 @@ export function compareStrings(left: string, right: string): number {
     return 0;
   }
   return left < right ? -1 : 1;
+}
+
+/**
+ * Keeps a stored failed entry as it is when the new entry records the same kind of failure for the
+ * same identity (both without IDs): the two writers word errors differently, and rewriting the
+ * other's text on every pass would only churn the document.
+ */
+export function keepRecordedFailures(
+  identities: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>,
+  stored: DataPlaneOperatorsManagedIdentities,
+): Record<string, DataPlaneOperatorManagedIdentityEntry> {
+  const kept: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+  for (const [key, entry] of Object.entries(identities)) {
+    const previous = stored.identities?.[key];
+    const sameFailure =
+      previous !== undefined &&
+      entry.retrievalError !== undefined &&
+      previous.retrievalError !== undefined &&
+      [entry.clientId, entry.principalId, previous.clientId, previous.principalId].every((value) => value === undefined) &&
+      goToLower(entry.resourceID) === goToLower(previous.resourceID) &&
+      sameFailureKind(entry.retrievalError, previous.retrievalError);
+    kept[key] = sameFailure ? previous : entry;
+  }
+  return kept;
 }

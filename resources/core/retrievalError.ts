@@ -83,3 +83,25 @@ export function isNotFoundRetrievalError(retrievalError: string | undefined): bo
 export function isFailedRetrievalError(retrievalError: string | undefined): boolean {
   return typeof retrievalError === "string" && !isNotFoundRetrievalError(retrievalError);
 }
+
+/**
+ * The Azure error code and HTTP status a stored retrievalError records, read from this hook's
+ * `<code> (HTTP <status>): …` or from upstream's raw SDK text (`RESPONSE 403: …`, `ERROR CODE: …`).
+ */
+export function retrievalErrorKind(retrievalError: string): { readonly code: string | undefined; readonly statusCode: string | undefined } {
+  const hookFormat = hookRetrievalErrorPattern.exec(retrievalError);
+  if (hookFormat !== null) {
+    return { code: hookFormat[1], statusCode: hookFormat[2] };
+  }
+  return { code: /ERROR CODE:\s*(\S+)/.exec(retrievalError)?.[1], statusCode: /RESPONSE (\d{3})\b/.exec(retrievalError)?.[1] };
+}
+
+/** True when two stored retrievalErrors record the same kind of failure (same code, or same status when a code is missing). */
+export function sameFailureKind(left: string, right: string): boolean {
+  const a = retrievalErrorKind(left);
+  const b = retrievalErrorKind(right);
+  if (a.code !== undefined && b.code !== undefined) {
+    return a.code.toLowerCase() === b.code.toLowerCase();
+  }
+  return a.statusCode !== undefined && a.statusCode === b.statusCode;
+}

@@ -27,7 +27,16 @@ import type { IdentityLookupFailure } from "../core/errors";
 import { AzureAccessError } from "../core/azureAccessError";
 import { CosmosDocumentError, UserAssignedIdentityReadError } from "../core/errors";
 import type { DesiredIdentity, IdentityLookupOutcome, WorkReason } from "../core/identityStatus";
-import { desiredIdentitySet, entryFor, identitiesEqual, nextRecheckTime, parseTimestamp, statusEquals, workReason } from "../core/identityStatus";
+import {
+  desiredIdentitySet,
+  entryFor,
+  identitiesEqual,
+  keepRecordedFailures,
+  nextRecheckTime,
+  parseTimestamp,
+  statusEquals,
+  workReason,
+} from "../core/identityStatus";
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { readStoredStatus } from "../core/serviceProviderClusterDocument";
@@ -93,10 +102,9 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
     return { ...base, status: storedStatus.status, skippedReason: undefined, workReason: undefined, wrote: false, writeAttempts: 0, lookups: 0, failures: [] };
   }
 
-  const outcomes =
-    desiredFromCluster !== undefined && desired.length > 0 && desiredFromCluster.serviceManagedIdentity === undefined
-      ? desired.map((): IdentityLookupOutcome => ({ kind: "failed", error: missingServiceManagedIdentity }))
-      : await lookUpAll(dependencies, desired);
+  // A cluster document without serviceManagedIdentity is still looked up: this hook authenticates
+  // with its own configured credential, so it never clears IDs it did not check.
+  const outcomes = await lookUpAll(dependencies, desired);
   const globalFailure = outcomes.find((outcome): outcome is Extract<IdentityLookupOutcome, { kind: "global" }> => outcome.kind === "global");
   if (globalFailure !== undefined) {
     // Before any write: one expired credential must not blank every cluster of the fleet.
@@ -113,7 +121,9 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
   });
 
   const { status, wrote, writeAttempts } = await writeStatus(dependencies, location, stored, (storedNow) => {
-    const next = nextStatus(dependencies, storedNow.status, identities, failures.length === 0);
+    // A failure the other writer (upstream's controller) already recorded in its own words is kept
+    // as stored, so the two writers do not rewrite each other's text on every pass.
+    const next = nextStatus(dependencies, storedNow.status, keepRecordedFailures(identities, storedNow.status), failures.length === 0);
     const unchanged = storedNow.present && storedNow.problems.length === 0 && statusEquals(next, storedNow.status);
     return unchanged ? undefined : next;
   });
@@ -125,11 +135,6 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
   }
   return { ...base, status, skippedReason: undefined, workReason: reason, wrote, writeAttempts, lookups: desired.length, failures };
 }
-
-const missingServiceManagedIdentity = {
-  code: "ServiceManagedIdentityMissing",
-  message: "the cluster document has no serviceManagedIdentity, so no credential can read this identity",
-};
 
 /** The partial result attached to a {@link UserAssignedIdentityReadError} thrown by a pass. */
 export function partialResultOf(error: unknown): SyncResult | undefined {

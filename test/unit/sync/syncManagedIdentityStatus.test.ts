@@ -69,17 +69,43 @@ function spcWith(subtree: JsonValue | "absent", extra: Parameters<typeof buildSe
 }
 
 describe("syncManagedIdentityStatus: upstream SyncOnce scenarios", () => {
-  it("13: with no service managed identity, marks each identity, writes, makes no Azure call and fails", async () => {
+  it("13: with no service managed identity, still looks up with the hook's own credential and never clears IDs it did not check", async () => {
     const harness = createHarness({
-      documents: [buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA }, serviceManagedIdentity: null }), spcWith({})],
+      documents: [
+        buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA }, serviceManagedIdentity: null }),
+        spcWith(storedStatus([storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" })], hourEarlier)),
+      ],
+      identities: { [identityA]: { values: { clientId: "a-client-now", principalId: "a-principal-now" } } },
     });
-    const error = await syncFailing(harness, undefined);
-    expect(isUserAssignedIdentityReadError(error)).toBe(true);
-    expect(error.message).toContain(`${identityA}: ServiceManagedIdentityMissing`);
-    expect(harness.reader.calls).toHaveLength(0);
-    expect(persistedSubtree(harness)).toEqual({
-      identities: { [keyA]: { resourceID: identityA, retrievalError: "ServiceManagedIdentityMissing: the cluster document has no serviceManagedIdentity, so no credential can read this identity" } },
+    const result = await sync(harness, undefined);
+    expect(result.failures).toEqual([]);
+    expect(harness.reader.calledKeys).toEqual([keyA]);
+    const subtree = persistedSubtree(harness) as { identities: Record<string, unknown> };
+    expect(subtree.identities).toEqual({ [keyA]: { resourceID: identityA, clientId: "a-client-now", principalId: "a-principal-now" } });
+  });
+
+  it("does not rewrite a failure the other writer already recorded in its own words for the same identity", async () => {
+    const upstreamText =
+      "failed to get Data Plane Operator Managed Identity: GET https://management.azure.com/x\nRESPONSE 403: 403 Forbidden\nERROR CODE: AuthorizationFailed\n";
+    const harness = createHarness({
+      documents: [spcWith({ identities: { [keyA]: { resourceID: identityA, retrievalError: upstreamText } } })],
+      identities: { [identityA]: { error: restError("AuthorizationFailed", 403, "The client does not have authorization.") } },
     });
+    const before = persisted(harness);
+    const error = await syncFailing(harness, [identityA]);
+    expect(error.message).toContain("AuthorizationFailed");
+    expect(harness.store.patches()).toHaveLength(0);
+    expect(persisted(harness)).toEqual(before);
+  });
+
+  it("does write when the recorded failure is of another kind", async () => {
+    const upstreamText = "RESPONSE 500: 500 Internal Server Error\nERROR CODE: InternalServerError\n";
+    const harness = createHarness({
+      documents: [spcWith({ identities: { [keyA]: { resourceID: identityA, retrievalError: upstreamText } } })],
+      identities: { [identityA]: { error: restError("AuthorizationFailed", 403, "The client does not have authorization.") } },
+    });
+    await syncFailing(harness, [identityA]);
+    expect((persistedSubtree(harness) as { identities: Record<string, { retrievalError: string }> }).identities[keyA].retrievalError).toMatch(/^AuthorizationFailed \(HTTP 403\): /);
   });
 
   it("14: clears the recheck time and prunes stale keys when a Get fails", async () => {
