@@ -1,9 +1,10 @@
 /**
  * One sync pass: the TypeScript counterpart of upstream's SyncOnce, with its gaps closed.
  *
- * 1. Desired set: from the request, or read from the cluster's HCPOpenShiftCluster document
- *    (waiting a bounded time for it). A cluster with a deletion timestamp is skipped: nothing is
- *    read from Azure and nothing is written.
+ * 1. Read the cluster's HCPOpenShiftCluster document on every pass (a point read, waiting a
+ *    bounded time for it; absent or soft-deleted → fail naming it, nothing written). A cluster
+ *    with a deletion timestamp is skipped: nothing is read from Azure and nothing is written.
+ *    Desired set: from the request, or from that document.
  * 2. Read the ServiceProviderCluster document, waiting a bounded time for it; never create it.
  *    A document that is not a ServiceProviderCluster is refused (nothing written).
  * 3. Gate: unless forced, skip Azure when the stored key set equals the desired set, the recheck
@@ -41,7 +42,7 @@ import { lookUpIdentity } from "./lookUpIdentity";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { readStoredStatus } from "../core/serviceProviderClusterDocument";
 import { locate } from "../core/documentLocation";
-import { waitForDocument, waitForServiceProviderCluster } from "./documentReads";
+import { readLive, waitForDocument, waitForServiceProviderCluster } from "./documentReads";
 import { writeStatus } from "./statusWrite";
 import type { SyncDependencies } from "./syncDependencies";
 
@@ -75,21 +76,24 @@ export interface SyncResult {
 /** Runs one pass. See the module comment for the steps and their outcomes. */
 export async function syncManagedIdentityStatus(dependencies: SyncDependencies, request: SyncRequest): Promise<SyncResult> {
   const location = locate(request.cluster);
-  const desiredFromCluster = request.desired === undefined ? await desiredFromClusterDocument(dependencies, request.cluster) : undefined;
+  // Every pass reads the cluster document (one point read, no Azure call): it gates the pass even
+  // when the desired set comes from the inputs.
+  const desiredFromCluster = await desiredFromClusterDocument(dependencies, request.cluster, request.desired === undefined);
   const base = {
     documentId: location.documentId,
     partitionKey: location.partitionKey,
     serviceProviderClusterResourceId: location.serviceProviderClusterResourceId,
     desiredSource: request.desired === undefined ? ("clusterDocument" as const) : ("inputs" as const),
-    serviceManagedIdentity: desiredFromCluster?.serviceManagedIdentity,
+    serviceManagedIdentity: request.desired === undefined ? desiredFromCluster.serviceManagedIdentity : undefined,
   };
 
-  if (desiredFromCluster?.deleting === true) {
-    const existing = await dependencies.documentStore.readDocument(location.partitionKey, location.documentId);
+  if (desiredFromCluster.deleting) {
+    // A soft-deleted ServiceProviderCluster reads as absent, as upstream's listers treat it.
+    const existing = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
     const status = existing === undefined ? {} : readStoredStatus(existing.document).status;
     return { ...base, status, skippedReason: "clusterDeleting", workReason: undefined, wrote: false, writeAttempts: 0, lookups: 0, failures: [] };
   }
-  const desired = request.desired ?? desiredFromCluster?.identities ?? [];
+  const desired = request.desired ?? desiredFromCluster.identities;
 
   const stored = await waitForServiceProviderCluster(dependencies, location);
   const storedStatus = readStoredStatus(stored.document);
@@ -150,6 +154,7 @@ async function lookUpAll(dependencies: SyncDependencies, desired: readonly Desir
 async function desiredFromClusterDocument(
   dependencies: SyncDependencies,
   cluster: ParsedResourceId,
+  needsDesired: boolean,
 ): Promise<{ identities: readonly DesiredIdentity[]; serviceManagedIdentity: string | undefined; deleting: boolean }> {
   const location = locate(cluster);
   const stored = await waitForDocument(
@@ -161,6 +166,9 @@ async function desiredFromClusterDocument(
   const view = readClusterDocument(stored.document);
   if (view.deletionTimestamp !== undefined) {
     return { identities: [], serviceManagedIdentity: view.serviceManagedIdentity, deleting: true };
+  }
+  if (!needsDesired) {
+    return { identities: [], serviceManagedIdentity: view.serviceManagedIdentity, deleting: false };
   }
   const { identities, failures } = desiredIdentitySet(view.dataPlaneOperators, dataPlaneOperatorsPath);
   const problems = [...view.problems, ...failures.map((failure) => `${failure.property}: ${failure.reason}`)];

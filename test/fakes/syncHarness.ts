@@ -8,7 +8,8 @@ import { createConcurrencyLimiter } from "../../resources/sync/concurrencyLimite
 import type { ConcurrencyLimiter } from "../../resources/sync/concurrencyLimiter";
 import type { SyncDependencies, SyncOptions } from "../../resources/sync/syncDependencies";
 import type { JsonObject } from "../../resources/core/json";
-import { clusterResourceIdFor, clusterResourceType, defaultCluster, fixedNow } from "../fixtures/documents";
+import { buildClusterDocument, clusterResourceIdFor, clusterResourceType, defaultCluster, fixedNow } from "../fixtures/documents";
+import { goLowerCase } from "../../sandbox/goLowerCase";
 import type { ClusterCoordinates } from "../fixtures/documents";
 import { FakeClock } from "./fakeClock";
 import { InMemoryDocumentStore } from "./inMemoryDocumentStore";
@@ -38,9 +39,13 @@ export function createHarness(
     concurrency?: number;
     random?: () => number;
     readerDelayInMs?: number;
+    /** Every pass reads the cluster document; the fixture cluster's is added unless one is given or this says "absent". */
+    clusterDocument?: "absent";
   } = {},
 ): Harness {
-  const store = new InMemoryDocumentStore(options.documents ?? []);
+  const documents = options.documents ?? [];
+  const hasClusterDocument = documents.some((document) => typeof document.resourceType === "string" && goLowerCase(document.resourceType) === goLowerCase(clusterResourceType));
+  const store = new InMemoryDocumentStore(hasClusterDocument || options.clusterDocument === "absent" ? documents : [buildClusterDocument(), ...documents]);
   const reader = new ScriptedUserAssignedIdentityReader(options.identities ?? {}, options.readerDelayInMs ?? 1);
   const limiter = createConcurrencyLimiter(options.concurrency ?? 4);
   const clock = new FakeClock(fixedNow);

@@ -235,6 +235,25 @@ describe("the provider with real SDK clients against the sandbox", () => {
     expect((await readDocument(cluster))._etag).toBe(cluster.seeded._etag);
   });
 
+  it("skips a deleting cluster even when the operators come from the inputs: the cluster document gates every pass", async () => {
+    const cluster = await seedCluster({ deletionTimestamp: "2026-11-01T00:00:00Z" });
+    const requestsBefore = await armRequests();
+    const result = await provider.create(inputs(cluster));
+    expect(result.outs).toMatchObject({ skippedReason: "clusterDeleting", desiredSource: "inputs" });
+    expect(await armRequests()).toBe(requestsBefore);
+    expect((await readDocument(cluster))._etag).toBe(cluster.seeded._etag);
+  });
+
+  it("fails naming the cluster document when it does not exist, even with operators from the inputs, and writes nothing", async () => {
+    const cluster = await seedCluster();
+    const clusterDocumentId = documentIdFor(cluster.clusterResourceId);
+    await admin.deleteDocument(cluster.partitionKey, clusterDocumentId);
+    const requestsBefore = await armRequests();
+    await expect(provider.create(inputs(cluster))).rejects.toThrow(new RegExp(`HCPOpenShiftCluster document ${clusterDocumentId} .* does not exist`));
+    expect(await armRequests()).toBe(requestsBefore);
+    expect((await readDocument(cluster))._etag).toBe(cluster.seeded._etag);
+  });
+
   it("fails clearly, naming the document id, when the ServiceProviderCluster document never appears", async () => {
     const cluster = await seedCluster();
     await admin.deleteDocument(cluster.partitionKey, cluster.documentId);

@@ -48,7 +48,10 @@ interface Setup {
 }
 
 function setup(options: { documents?: JsonObject[]; identities?: Record<string, IdentityScript> } = {}): Setup {
-  const store = new InMemoryDocumentStore(options.documents ?? [buildServiceProviderClusterDocument()]);
+  const documents = options.documents ?? [buildServiceProviderClusterDocument()];
+  // Every pass reads the cluster document: the fixture cluster's is there unless a test gives its own.
+  const hasClusterDocument = documents.some((document) => document.resourceType === "Microsoft.RedHatOpenShift/hcpOpenShiftClusters");
+  const store = new InMemoryDocumentStore(hasClusterDocument ? documents : [buildClusterDocument(), ...documents]);
   const reader = new ScriptedUserAssignedIdentityReader(options.identities ?? {});
   const clock = new FakeClock(fixedNow);
   const provider = createManagedIdentityStatusProvider({

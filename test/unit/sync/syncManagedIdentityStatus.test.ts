@@ -510,7 +510,7 @@ describe("syncManagedIdentityStatus: the desired set from the cluster document",
   });
 
   it("waits a bounded time for a missing cluster document, then fails naming it, and never creates anything", async () => {
-    const harness = createHarness({ documents: [spcWith({})], syncOptions: { documentWaitInMs: 5_000, documentPollIntervalInMs: 1_000 } });
+    const harness = createHarness({ documents: [spcWith({})], clusterDocument: "absent", syncOptions: { documentWaitInMs: 5_000, documentPollIntervalInMs: 1_000 } });
     const error = await syncFailing(harness, undefined);
     expect(isCosmosDocumentError(error)).toBe(true);
     expect(error.message).toContain(`HCPOpenShiftCluster document ${location.clusterDocumentId}`);
@@ -519,6 +519,49 @@ describe("syncManagedIdentityStatus: the desired set from the cluster document",
     expect(harness.store.reads(location.clusterDocumentId)).toHaveLength(6);
     expect(harness.store.patches()).toHaveLength(0);
     expect(harness.store.get(location.partitionKey, location.clusterDocumentId)).toBeUndefined();
+  });
+});
+
+describe("syncManagedIdentityStatus: the cluster document gates every pass", () => {
+  it("with the desired set from the inputs, waits for a missing cluster document, fails naming it, and reads and writes nothing else", async () => {
+    const harness = createHarness({
+      documents: [spcWith(storedStatus([storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" })], hourEarlier))],
+      clusterDocument: "absent",
+      identities: { [identityA]: { values: { clientId: "new", principalId: "new" } } },
+      syncOptions: { documentWaitInMs: 2_000, documentPollIntervalInMs: 1_000 },
+    });
+    const before = persisted(harness);
+    const error = await syncFailing(harness, [identityA]);
+    expect(isCosmosDocumentError(error)).toBe(true);
+    expect(error.message).toContain(`HCPOpenShiftCluster document ${location.clusterDocumentId}`);
+    expect(harness.reader.calls).toHaveLength(0);
+    expect(harness.store.patches()).toHaveLength(0);
+    expect(persisted(harness)).toEqual(before);
+  });
+
+  it("with the desired set from the inputs, skips a deleting cluster: no Azure call, no write, skippedReason set", async () => {
+    const harness = createHarness({
+      documents: [buildClusterDocument({ deletionTimestamp: "2026-08-14T11:00:00Z" }), spcWith(storedStatus([storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" })], hourEarlier))],
+      identities: { [identityA]: { values: { clientId: "new", principalId: "new" } } },
+    });
+    const before = persisted(harness);
+    const result = await sync(harness, [identityA]);
+    expect(result).toMatchObject({ skippedReason: "clusterDeleting", lookups: 0, wrote: false });
+    expect(harness.reader.calls).toHaveLength(0);
+    expect(harness.store.patches()).toHaveLength(0);
+    expect(persisted(harness)).toEqual(before);
+  });
+
+  it("treats a soft-deleted ServiceProviderCluster of a deleting cluster as absent", async () => {
+    const harness = createHarness({
+      documents: [
+        buildClusterDocument({ deletionTimestamp: "2026-08-14T11:00:00Z" }),
+        { ...spcWith(storedStatus([storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" })], hourEarlier)), deletionTimestamp: "2026-08-14T11:00:00Z", ttl: 30 },
+      ],
+    });
+    const result = await sync(harness, [identityA]);
+    expect(result).toMatchObject({ skippedReason: "clusterDeleting", status: {}, wrote: false });
+    expect(harness.store.patches()).toHaveLength(0);
   });
 });
 
@@ -551,7 +594,9 @@ describe("syncManagedIdentityStatus: the ServiceProviderCluster document", () =>
     const harness = createHarness({ syncOptions: { documentWaitInMs: 0 } });
     await syncFailing(harness, [identityA]);
     expect(harness.clock.sleeps).toEqual([]);
-    expect(harness.store.reads()).toHaveLength(1);
+    // One read of the cluster document (it gates every pass), one of the missing ServiceProviderCluster.
+    expect(harness.store.reads()).toHaveLength(2);
+    expect(harness.store.reads(location.documentId)).toHaveLength(1);
   });
 
   it("proceeds when the document appears during the wait", async () => {
@@ -573,7 +618,10 @@ describe("syncManagedIdentityStatus: the ServiceProviderCluster document", () =>
   });
 
   it("refuses a document that is not a ServiceProviderCluster and writes nothing", async () => {
-    const harness = createHarness({ documents: [spcWith({}, { overrides: { resourceType: "Microsoft.RedHatOpenShift/hcpOpenShiftClusters" } })], identities: { [identityA]: resolved("c", "p") } });
+    const harness = createHarness({
+      documents: [buildClusterDocument(), spcWith({}, { overrides: { resourceType: "Microsoft.RedHatOpenShift/hcpOpenShiftClusters" } })],
+      identities: { [identityA]: resolved("c", "p") },
+    });
     const error = await syncFailing(harness, [identityA]);
     expect(isCosmosDocumentError(error)).toBe(true);
     expect(error.message).toContain(`document ${location.documentId} is not a ServiceProviderCluster this hook can write to; nothing was written`);
