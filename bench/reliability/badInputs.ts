@@ -86,8 +86,8 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
     { name: "setting lookupTimeoutSeconds is not a number", inputs: valid, config: { lookupTimeoutSeconds: "soon" }, expect: /lookupTimeoutSeconds' .* is 'soon'; expected a whole number/ },
     { name: "setting managedIdentityClientId is not a GUID", inputs: valid, config: { managedIdentityClientId: "my-identity" }, expect: /managedIdentityClientId' .* is not a GUID/ },
     { name: "setting azureCloud is unknown", inputs: valid, config: { azureCloud: "AzureMarsCloud" }, expect: /azureCloud' .* is 'AzureMarsCloud'; expected one of AzurePublicCloud/ },
-    { name: "unreachable Cosmos endpoint", inputs: valid, config: { cosmosEndpoint: "https://127.0.0.1:9" }, expect: /failed to read ServiceProviderCluster document .*(ECONNREFUSED|connect|Connection)/i },
-    { name: "wrong Cosmos key", inputs: valid, config: { cosmosKey: randomBytes(64).toString("base64") }, expect: /failed to read ServiceProviderCluster document .*HTTP 401/ },
+    { name: "unreachable Cosmos endpoint", inputs: valid, config: { cosmosEndpoint: "https://127.0.0.1:9" }, expect: /failed to read (HCPOpenShiftCluster|ServiceProviderCluster) document .*(ECONNREFUSED|connect|Connection)/i },
+    { name: "wrong Cosmos key", inputs: valid, config: { cosmosKey: randomBytes(64).toString("base64") }, expect: /failed to read (HCPOpenShiftCluster|ServiceProviderCluster) document .*HTTP 401/ },
     { name: "tlsCaFile names a missing file", inputs: valid, config: { tlsCaFile: "/nonexistent/sandbox-ca.pem" }, expect: /'aro-hcp-identity-status:tlsCaFile' \(or ARO_HCP_TLS_CA_FILE\) .*\/nonexistent\/sandbox-ca\.pem/ },
     {
       name: "the ServiceProviderCluster document is another resource type",
@@ -117,7 +117,7 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
       name: "expired token (Cosmos with Entra ID authentication)",
       inputs: valid,
       config: { cosmosKey: "", lookupConcurrency: "3" },
-      expect: /failed to read ServiceProviderCluster document .*HTTP 401/,
+      expect: /failed to read (HCPOpenShiftCluster|ServiceProviderCluster) document .*HTTP 401/,
       prepare: async () => {
         // A blank cosmosKey falls back to COSMOS_KEY, so take the key out of the environment too:
         // Cosmos then authenticates with the Azure credential (Entra ID).
