@@ -6,7 +6,6 @@
  * provider host our shim starts. No Automation API, no wrapper of ours, no ARO_HCP_PROJECT_DIR.
  * Cosmos is read back after each step.
  */
-import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -15,7 +14,7 @@ import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
-import { engineModule } from "./engineHelpers";
+import { engineModule, literalCliEnvironment, runLiteralPulumi } from "./engineHelpers";
 
 interface StoredIdentity {
   readonly clientId?: string;
@@ -34,26 +33,8 @@ let fleet: FleetClusterDescription[];
 let scratchDirectory: string;
 let environment: NodeJS.ProcessEnv;
 
-/**
- * Runs the pulumi CLI in the project directory; rejects with its output unless it exits 0.
- * Asynchronous: the sandbox answers from this process's event loop.
- */
 function pulumi(...args: string[]): Promise<string> {
-  return new Promise((resolveOutput, reject) => {
-    execFile(
-      "pulumi",
-      [...args, "--stack", stackName, "--non-interactive"],
-      { cwd: projectDirectory, env: environment, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 300_000 },
-      (error, stdout, stderr) => {
-        const output = `${stdout}${stderr}`;
-        if (error === null) {
-          resolveOutput(output);
-        } else {
-          reject(new Error(`pulumi ${args.join(" ")} failed (${error.message.split("\n")[0] ?? ""}):\n${output}`));
-        }
-      },
-    );
-  });
+  return runLiteralPulumi(projectDirectory, environment, stackName, ...args);
 }
 
 async function storedIdentities(cluster: FleetClusterDescription): Promise<Record<string, StoredIdentity>> {
@@ -85,16 +66,12 @@ beforeAll(async () => {
   }
   // A user's shell: the CLI's bin directory on PATH, their own backend and passphrase, and the
   // sandbox's variables (`source .sandbox/env.sh`). Nothing of the project's wrappers.
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("PULUMI_") && name !== "ARO_HCP_PROJECT_DIR"));
-  environment = {
-    ...inherited,
-    PATH: `${join(command.root, "bin")}:${process.env.PATH ?? ""}`,
+  environment = literalCliEnvironment(command.root, {
     PULUMI_BACKEND_URL: `file://${join(scratchDirectory, "state")}`,
     PULUMI_HOME: join(scratchDirectory, "home"),
     PULUMI_CONFIG_PASSPHRASE: "literal-cli-test-passphrase",
-    PULUMI_SKIP_UPDATE_CHECK: "true",
     ...settings.environment,
-  };
+  });
   await pulumi("stack", "init");
   for (const [key, value] of Object.entries({ ...settings.config, documentWaitSeconds: "2", clustersFile })) {
     await pulumi("config", "set", `aro-hcp-identity-status:${key}`, value);
