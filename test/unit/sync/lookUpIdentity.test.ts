@@ -3,7 +3,7 @@ import type { ParsedResourceId } from "../../../resources/core/azureResourceId";
 import type { UserAssignedIdentityValues } from "../../../resources/azure/userAssignedIdentityReader";
 import { createConcurrencyLimiter } from "../../../resources/sync/concurrencyLimiter";
 import { retryAfterInMs } from "../../../resources/core/errors";
-import { backoffInMs, lookUpIdentity, maxLookupAttempts } from "../../../resources/sync/lookUpIdentity";
+import { backoffInMs, lookUpIdentity, maxLookupAttempts, maxTotalAttempts } from "../../../resources/sync/lookUpIdentity";
 import { FakeClock } from "../../fakes/fakeClock";
 
 const identityId = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/identity-a";
@@ -99,6 +99,21 @@ describe("lookUpIdentity", () => {
     expect((await lookUpIdentity(dependencies, identityId)).kind).toBe(kind);
     expect(calls).toHaveLength(1);
     expect(clock.sleeps).toEqual([]);
+  });
+
+  it("does not use up an attempt for an answer that carries Retry-After: only the deadline bounds them", async () => {
+    // Ten 429s in a row (more than maxLookupAttempts), 1 s each asked: 10 s of a 30 s deadline.
+    const throttled = Array.from({ length: 10 }, () => armError("TooManyRequests", 429, { "retry-after": "1" }));
+    const { dependencies, calls, clock } = harness([...throttled, { clientId: "c", principalId: "p" }]);
+    expect(await lookUpIdentity(dependencies, identityId)).toEqual({ kind: "resolved", clientId: "c", principalId: "p" });
+    expect(calls).toHaveLength(11);
+    expect(clock.sleeps).toEqual(Array.from({ length: 10 }, () => 1_000));
+  });
+
+  it("still gives up after maxTotalAttempts when the service keeps asking for no wait at all", async () => {
+    const { dependencies, calls } = harness(Array.from({ length: maxTotalAttempts }, () => armError("TooManyRequests", 429, { "retry-after": "0" })));
+    expect(await lookUpIdentity(dependencies, identityId)).toEqual({ kind: "failed", error: { code: "TooManyRequests", statusCode: 429, message: "TooManyRequests message" } });
+    expect(calls).toHaveLength(maxTotalAttempts);
   });
 
   it("ends at once with the throttling error when Retry-After would cross the lookup deadline", async () => {
