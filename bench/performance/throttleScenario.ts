@@ -10,6 +10,8 @@
 import type { EngineCommand } from "../../cli/engine";
 import type { FiredFaults, FaultRequestContext } from "../../sandbox/faultInjector";
 import { seedFleet } from "../../sandbox/seed";
+import type { FleetClusterDescription } from "../../sandbox/seed";
+import type { BenchmarkSandbox } from "./benchmarkSandbox";
 import { startBenchmarkSandbox } from "./benchmarkSandbox";
 import type { BenchmarkStack } from "./benchmarkStack";
 import { openBenchmarkStack } from "./benchmarkStack";
@@ -26,6 +28,8 @@ export interface ThrottleOptions {
   readonly retryAfterSeconds: number;
   /** Most `up` runs before giving up on convergence. */
   readonly maxRuns: number;
+  /** The engine's `--parallel`; its default (4 × cores) when omitted. */
+  readonly parallel?: number;
   readonly log: (line: string) => void;
 }
 
@@ -54,6 +58,8 @@ export interface ThrottleResult {
   /** 429 answers after which the client gave up on that identity (its retries ran out). */
   readonly abandoned: number;
   readonly tokenRequests: number;
+  /** Entries stored with a retrievalError after the last run, by the error's code (`Timeout`: the lookup deadline). */
+  readonly failedEntriesByCode: Readonly<Record<string, number>>;
 }
 
 /** Runs the scenario in its own sandbox and stack. */
@@ -105,7 +111,7 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
       const started = performance.now();
       let succeeded = true;
       try {
-        await stack.up();
+        await stack.up(options.parallel === undefined ? {} : { parallel: options.parallel });
       } catch {
         // Lookups that ran out of retries fail the run after their status was persisted; the
         // next `up` retries them (entries with a retrievalError are always due).
@@ -135,9 +141,27 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
       earlyRetries,
       abandoned,
       tokenRequests,
+      failedEntriesByCode: failedEntriesByCode(benchmark, fleet),
     };
   } finally {
     stack?.remove();
     await sandbox.stop();
   }
+}
+
+/** Stored entries carrying a retrievalError, counted by its leading code (`<code> (HTTP …): …`). */
+function failedEntriesByCode(benchmark: BenchmarkSandbox, fleet: readonly FleetClusterDescription[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const cluster of fleet) {
+    const document = benchmark.sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as
+      | { properties?: { status?: { dataPlaneOperatorsManagedIdentities?: { identities?: Record<string, { retrievalError?: unknown }> } } } }
+      | undefined;
+    for (const entry of Object.values(document?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities ?? {})) {
+      if (typeof entry.retrievalError === "string") {
+        const code = /^\S+/.exec(entry.retrievalError)?.[0] ?? "unknown";
+        counts[code] = (counts[code] ?? 0) + 1;
+      }
+    }
+  }
+  return counts;
 }
