@@ -116,6 +116,35 @@ describe("lookUpIdentity", () => {
     expect(calls).toHaveLength(maxTotalAttempts);
   });
 
+  it("a token that does not come within the deadline is a credential failure (global), never a Timeout of the identity", async () => {
+    const { dependencies, calls } = harness([{ clientId: "c", principalId: "p" }], { timeoutInMs: 50 });
+    const reader = { ...dependencies.userAssignedIdentityReader, acquireToken: () => new Promise<never>(() => undefined) };
+    const outcome = await lookUpIdentity({ ...dependencies, userAssignedIdentityReader: reader }, identityId);
+    expect(outcome.kind).toBe("global");
+    expect(outcome.kind === "global" && outcome.error.code).toBe("CredentialUnavailable");
+    expect(outcome.kind === "global" && outcome.error.message).toContain("lookupTimeoutSeconds");
+    expect(calls).toHaveLength(0);
+  });
+
+  it("any other failure to get the token is a credential failure too, without retries", async () => {
+    const { dependencies, calls, clock } = harness([{ clientId: "c", principalId: "p" }]);
+    const reader = { ...dependencies.userAssignedIdentityReader, acquireToken: () => Promise.reject(armError("ServiceUnavailable", 503)) };
+    expect(await lookUpIdentity({ ...dependencies, userAssignedIdentityReader: reader }, identityId)).toEqual({
+      kind: "global",
+      error: { code: "CredentialUnavailable", statusCode: 503, message: "ServiceUnavailable: ServiceUnavailable message" },
+    });
+    expect(calls).toHaveLength(0);
+    expect(clock.sleeps).toEqual([]);
+  });
+
+  it("gets the token, then looks the identity up", async () => {
+    const { dependencies, calls } = harness([{ clientId: "c", principalId: "p" }]);
+    let tokens = 0;
+    const reader = { ...dependencies.userAssignedIdentityReader, acquireToken: () => Promise.resolve((tokens += 1)) };
+    expect(await lookUpIdentity({ ...dependencies, userAssignedIdentityReader: reader }, identityId)).toEqual({ kind: "resolved", clientId: "c", principalId: "p" });
+    expect([tokens, calls.length]).toEqual([1, 1]);
+  });
+
   it("ends at once with the throttling error when Retry-After would cross the lookup deadline", async () => {
     const { dependencies, calls, clock } = harness([armError("TooManyRequests", 429, { "retry-after": "60" })], { timeoutInMs: 30_000 });
     expect(await lookUpIdentity(dependencies, identityId)).toEqual({ kind: "failed", error: { code: "TooManyRequests", statusCode: 429, message: "TooManyRequests message" } });
