@@ -40,6 +40,8 @@ export interface ThrottledRun {
   readonly armRequests: number;
   readonly throttled: number;
   readonly armMaxInFlight: number;
+  /** From the run's first ARM request to the first request for the identity asked last: how long the queue for slots got. */
+  readonly lastFirstRequestInMs: number;
 }
 
 /** What the throttling scenario measured. */
@@ -73,6 +75,8 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
   let retryAfterOfRetriedInMs = 0;
   let earlyRetries = 0;
   let abandoned = 0;
+  // Per identity, when it was first asked in the current run (the queue-depth measure).
+  const firstAskedAt = new Map<string, number>();
   const take = sandbox.faults.take.bind(sandbox.faults);
   sandbox.faults.take = (context: FaultRequestContext): FiredFaults => {
     const fired = take(context);
@@ -81,6 +85,7 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
     }
     const now = performance.now();
     const key = context.resourceId.toLowerCase();
+    if (!firstAskedAt.has(key)) firstAskedAt.set(key, now);
     const previous = pending.get(key);
     if (previous !== undefined) {
       const waited = now - previous.answeredAt;
@@ -108,6 +113,7 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
     while (runs.length < options.maxRuns && countResolvedInCosmos(benchmark, fleet) < expectedIdentities) {
       sandbox.statistics.reset();
       pending.clear();
+      firstAskedAt.clear();
       const started = performance.now();
       let succeeded = true;
       try {
@@ -126,6 +132,7 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
         armRequests: statistics.arm.getRequests,
         throttled: statistics.arm.responsesByStatus["429"] ?? 0,
         armMaxInFlight: statistics.arm.maxInFlight,
+        lastFirstRequestInMs: firstAskedAt.size === 0 ? 0 : Math.max(...firstAskedAt.values()) - Math.min(...firstAskedAt.values()),
       });
       options.log(`  throttled up #${runs.length}: ${Math.round(runs[runs.length - 1].wallTimeInMs)} ms, ${succeeded ? "succeeded" : "failed"}, ${runs[runs.length - 1].throttled} × 429`);
       // Whatever is still pending after a run was never retried in it.
