@@ -18,7 +18,7 @@
  * in `--quick`; `node dist/bench/performance/throttleFleet.js` runs it alone and updates its rows
  * and section in docs/performance.md.
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { EngineCommand } from "../../cli/engine";
 import { engineCommand, projectDirectory } from "../../cli/engine";
@@ -129,6 +129,8 @@ async function main(): Promise<void> {
   const started = Date.now();
   const log = (line: string): void => console.log(`[throttle-fleet ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
   const engine = await engineCommand(log);
+  // The stacks' private directories go under .pulumi/ (benchmarkStack.ts), absent in a fresh clone.
+  mkdirSync(join(projectDirectory, ".pulumi"), { recursive: true });
   const fleet = await runThrottleFleet(engine, log);
   console.log(JSON.stringify({ ...fleet, durationInMs: Date.now() - started }, null, 2));
   const path = join(projectDirectory, "docs", "performance.md");
