@@ -19,6 +19,7 @@
  * and section in docs/performance.md.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import type { EngineCommand } from "../../cli/engine";
 import { engineCommand, projectDirectory } from "../../cli/engine";
@@ -40,11 +41,17 @@ export const throttleFleetPlan = {
 export interface ThrottleFleetResult {
   readonly plan: typeof throttleFleetPlan;
   readonly result: ThrottleResult;
+  /** When it ran and how busy the machine was (it may run apart from the rest of the benchmark). */
+  readonly startedAt: string;
+  readonly loadAverageAtStart: number;
+  readonly cores: number;
 }
 
 /** Runs the scenario: one `up` with every create in flight at once (`--parallel` = clusters). */
 export async function runThrottleFleet(engine: EngineCommand, log: (line: string) => void): Promise<ThrottleFleetResult> {
   const plan = throttleFleetPlan;
+  const startedAt = new Date().toISOString();
+  const loadAverageAtStart = loadavg()[0] ?? 0;
   const result = await runThrottleScenario({
     engine,
     clusters: plan.clusters,
@@ -57,7 +64,7 @@ export async function runThrottleFleet(engine: EngineCommand, log: (line: string
     parallel: plan.clusters,
     log,
   });
-  return { plan, result };
+  return { plan, result, startedAt, loadAverageAtStart, cores: availableParallelism() };
 }
 
 const status = (met: boolean): string => (met ? "met" : "**missed**");
@@ -78,7 +85,7 @@ export function throttleFleetTargetRows({ plan, result }: ThrottleFleetResult): 
 }
 
 /** The section explaining 6d–6g. */
-export function throttleFleetSection({ plan, result }: ThrottleFleetResult): string[] {
+export function throttleFleetSection({ plan, result, startedAt, loadAverageAtStart, cores }: ThrottleFleetResult): string[] {
   const run = result.runs[0];
   const failures = Object.entries(result.failedEntriesByCode);
   return [
@@ -88,6 +95,7 @@ export function throttleFleetSection({ plan, result }: ThrottleFleetResult): str
     `${plan.probability * 100} % of ARM requests (seeded) with 429 and \`Retry-After: ${plan.retryAfterSeconds}\`. The engine runs every create at once (\`--parallel ${plan.clusters}\`), so the`,
     `provider host queues all ${result.expectedIdentities} lookups on its one limiter and each throttled lookup goes back to the end of the queue after its wait:`,
     "the longest queue the limiter can see. The lookup deadline (`lookupTimeoutSeconds`, 30 s) starts when a lookup gets its slot.",
+    `Run started ${startedAt} on ${cores} cores with a 1-minute load average of ${loadAverageAtStart.toFixed(1)} (the machine is shared; the sandbox, engine and provider host share its cores).`,
     "",
     "| `up` | Time | Result | ARM requests | 429 answers | Max in flight | Stored failures | Token requests |",
     "|---|---|---|---|---|---|---|---|",
