@@ -132,7 +132,7 @@ function tokenFailure(details: LookupErrorDetails): LookupErrorDetails {
     return {
       code: "CredentialUnavailable",
       message:
-        "the credential did not get a token within the lookup deadline: its token endpoint (IMDS, or IDENTITY_ENDPOINT) did not answer in time; " +
+        "the credential did not get a token within the lookup deadline: its token endpoint (IMDS, IDENTITY_ENDPOINT, or Entra ID) did not answer in time; " +
         "check that endpoint, or raise 'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS)",
     };
   }
