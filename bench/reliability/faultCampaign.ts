@@ -40,7 +40,10 @@ export interface CampaignFigures {
   faultsPlanned: Record<string, number>;
   /** Times a rule actually fired per fault kind (the sandbox's own count; for a host fault, the passes it hit). */
   faultsInjected: Record<string, number>;
-  /** Passes ended by a global failure (AzureAccessError, nothing written), by the fault kinds planned for them. */
+  /**
+   * Passes ended by a global failure (AzureAccessError, nothing written), by the one fault kind of
+   * the pass; a pass with two faults counts under `a+b`, one without any under `no fault`.
+   */
   globalFailuresByFault: Record<string, number>;
   /** Pre-pass changes: identities rotated, deleted and recreated in ARM, foreign edits. */
   changes: Record<string, number>;
@@ -155,8 +158,8 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     figures.passes += 1;
     figures.outcomes[outcome] += 1;
     if (outcome === "globalFailure") {
-      const names = hostFault !== undefined ? [hostFault.name] : planned.map(({ kind }) => kind.name);
-      for (const name of new Set(names.length === 0 ? ["no fault"] : names)) figures.globalFailuresByFault[name] = (figures.globalFailuresByFault[name] ?? 0) + 1;
+      const name = hostFault?.name ?? (planned.map(({ kind }) => kind.name).join("+") || "no fault");
+      figures.globalFailuresByFault[name] = (figures.globalFailuresByFault[name] ?? 0) + 1;
     }
     if (outcome === "crashed") figures.crashes += 1;
     if (violations.length > 0) {
