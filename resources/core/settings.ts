@@ -8,7 +8,6 @@
 import type { AzureCloudName } from "./azureClouds";
 import { azureClouds } from "./azureClouds";
 import { guidPattern } from "./azureResourceId";
-import { completeError } from "./errors";
 
 /** The Pulumi project name: the namespace of the config keys. */
 export const projectName = "aro-hcp-identity-status";
@@ -118,13 +117,9 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** Raised for a missing or malformed setting; the message names the key and the expected form. */
-export class SettingsError extends Error {
-  constructor(message: string) {
-    super(message);
-    // Explicit rather than a `name` field: see completeError (closure serialization drops fields).
-    completeError(this, "SettingsError", message, undefined);
-  }
-}
+export class SettingsError extends Error {}
+// On the prototype, like Error's own `name`: not an enumerable field of every instance.
+SettingsError.prototype.name = "SettingsError";
 
 /**
  * Reads and validates every setting. Config wins over the environment.

@@ -1,81 +1,69 @@
 /**
- * The provider object that Pulumi serializes into state: a small loader that, inside the
- * provider host, requires the installed implementation (managedIdentityStatusProvider.ts) and
- * forwards every call to it.
+ * The provider object Pulumi serializes into state (`__provider`, stored twice per resource: inputs
+ * and outputs): seven one-line methods that require the installed implementation by package path
+ * and forward to it. About 1.7 KB of text; the previous loader, which searched the file system up
+ * to the root on every call, was 4.6 KB, and the implementation itself would be ~115 KB.
  *
- * Why not serialize the implementation itself: the engine stores the serialized text twice per
- * resource (inputs and outputs). The whole implementation serializes to about 90 KB, so a fleet of
- * 200 clusters would carry ~37 MB of identical code in every checkpoint the engine writes. The
- * loader is about 3 KB. It also means `refresh` and `destroy` always run the installed code rather
- * than the code captured at the last update (pulumi/pulumi#6238); the implementation reads every
- * earlier outputs schema (`schemaVersion`) for that reason.
+ * Inside the provider host the text is compiled by require-from-string as a module with an empty
+ * file name, so its own `require` only searches the node_modules folders of the host's working
+ * directory (the program's). `loadImplementation` therefore resolves the package path from a
+ * `require` created for a directory (Node's `createRequire`), which covers both ways the code runs:
+ * - a consumer program with the package installed: node_modules/aro-hcp-identity-status of the
+ *   program directory (package.json exports `./dist/resources/*`);
+ * - this checkout (program/, e2e tests, bench): Node's package self-reference by name, which works
+ *   from any directory whose nearest package.json is this project's.
+ * `ARO_HCP_PROJECT_DIR`, when set (the project's engine wrapper always sets it), is tried first,
+ * then the working directory. The implementation is resolved once per provider host: the result is
+ * kept in `loaded`, and Node's require cache holds the module.
  *
- * Everything here runs in the provider host from its text form: no imports are used at run time,
- * and modules are required inside functions. When this file is loaded from an installed package
- * (node_modules/aro-hcp-identity-status), Pulumi's serializer captures this module's exports by
- * package path (`require("aro-hcp-identity-status/dist/resources/provider/providerLoader.js")`),
- * which is why package.json exports `./dist/resources/*`.
+ * `dist/resources/managedIdentityStatusProvider.js` is the stable entry: every loader ever written
+ * into a stack's state requires it and reads `managedIdentityStatusImplementation`.
+ * Everything here must stay free of imports at run time: only the functions' text reaches the host.
  */
+/* eslint-disable @typescript-eslint/no-require-imports -- required inside the provider host, from the functions' text */
 import type * as pulumi from "@pulumi/pulumi";
 
-/** The npm package name of this project; the loader looks for it from the host's directory. */
-export const packageName = "aro-hcp-identity-status";
-/** Where the compiled implementation lives inside the package. */
-export const implementationPath = "dist/resources/managedIdentityStatusProvider.js";
+/** The package path every loader requires (package.json exports `./dist/resources/*`). */
+export const implementationSpecifier = "aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js";
+
+type Implementation = Required<pulumi.dynamic.ResourceProvider>;
 
 /**
- * Locates the implementation: the package as installed in the program's node_modules (the
- * provider host's working directory is the program's), or a checkout of this project at or above
- * it; `ARO_HCP_PROJECT_DIR`, when set, is looked at first. No variable is needed in either case.
- * @throws Error naming the places it looked.
+ * Filled inside the provider host on the first call. Never filled in the program's process (the
+ * program only serializes the loader), so it serializes as `{}`.
  */
-export function loadImplementation(): Required<pulumi.dynamic.ResourceProvider> {
-  /* eslint-disable @typescript-eslint/no-require-imports */
-  const path = require("node:path") as typeof import("node:path");
-  const fs = require("node:fs") as typeof import("node:fs");
-  const candidates: string[] = [];
-  const projectDirectory = process.env.ARO_HCP_PROJECT_DIR;
-  if (projectDirectory !== undefined && projectDirectory.length > 0) {
-    candidates.push(path.join(projectDirectory, implementationPath));
-  }
-  try {
-    candidates.push(require.resolve(`${packageName}/${implementationPath}`, { paths: [process.cwd()] }));
-  } catch {
-    // Not installed as a dependency: look for a checkout below.
-  }
-  for (let directory = process.cwd(); ; directory = path.dirname(directory)) {
-    const manifest = path.join(directory, "package.json");
-    if (fs.existsSync(manifest) && (JSON.parse(fs.readFileSync(manifest, "utf8")) as { name?: unknown }).name === packageName) {
-      candidates.push(path.join(directory, implementationPath));
-    }
-    if (path.dirname(directory) === directory) {
-      break;
-    }
-  }
-  const found = candidates.find((candidate) => fs.existsSync(candidate));
-  if (found === undefined) {
-    throw new Error(
-      `cannot load the ServiceProviderClusterIdentityStatus provider: ${implementationPath} of ${packageName} was not found ` +
-        `(looked in: ${candidates.length === 0 ? `node_modules and parent directories of ${process.cwd()}` : candidates.join(", ")}). ` +
-        `Install ${packageName} in the program's node_modules (\`npm install ${packageName}\`), or run from a built checkout.`,
-    );
-  }
-  return (require(found) as { managedIdentityStatusImplementation: Required<pulumi.dynamic.ResourceProvider> }).managedIdentityStatusImplementation;
-  /* eslint-enable @typescript-eslint/no-require-imports */
-}
+const loaded: { implementation?: Implementation } = {};
 
-/** Builds the loader provider. Each call to a method loads (once, via require's cache) and forwards. */
-export function createProviderLoader(): pulumi.dynamic.ResourceProvider {
-  return {
-    configure: (request) => loadImplementation().configure(request),
-    check: (olds, news) => loadImplementation().check(olds, news),
-    diff: (id, olds, news) => loadImplementation().diff(id, olds, news),
-    create: (inputs) => loadImplementation().create(inputs),
-    read: (id, props) => loadImplementation().read(id, props),
-    update: (id, olds, news) => loadImplementation().update(id, olds, news),
-    delete: (id, props) => loadImplementation().delete(id, props),
-  };
+/**
+ * Resolves and requires the implementation, once per process. Kept short: its text is in state.
+ * @throws Error naming the directories it looked from, when the package is found from none.
+ */
+export function load(): Implementation {
+  if (loaded.implementation !== undefined) {
+    return loaded.implementation;
+  }
+  const specifier = "aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js";
+  const directories = [process.env.ARO_HCP_PROJECT_DIR, process.cwd()].filter((directory) => directory);
+  for (const directory of directories) {
+    let file: string;
+    try {
+      file = (require("node:module") as typeof import("node:module")).createRequire(`${directory}/package.json`).resolve(specifier);
+    } catch {
+      continue;
+    }
+    loaded.implementation = (require(file) as { managedIdentityStatusImplementation: Implementation }).managedIdentityStatusImplementation;
+    return loaded.implementation;
+  }
+  throw new Error(`cannot find ${specifier} from ${directories.join(" or ")}: npm install it in the program, or set ARO_HCP_PROJECT_DIR to a built checkout`);
 }
 
 /** The production provider passed to every resource; the only object ever serialized. */
-export const managedIdentityStatusProvider = createProviderLoader();
+export const managedIdentityStatusProvider: pulumi.dynamic.ResourceProvider = {
+  configure: (request) => load().configure(request),
+  check: (olds, news) => load().check(olds, news),
+  diff: (id, olds, news) => load().diff(id, olds, news),
+  create: (inputs) => load().create(inputs),
+  read: (id, properties) => load().read(id, properties),
+  update: (id, olds, news) => load().update(id, olds, news),
+  delete: (id, properties) => load().delete(id, properties),
+};
