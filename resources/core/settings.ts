@@ -71,7 +71,13 @@ const keys = {
 export const settingsKeys: readonly string[] = Object.values(keys).map((specification) => specification.key);
 
 /** Keys of the same namespace that the program (index.ts) reads, not the provider. */
-export const programKeys: readonly string[] = ["clusters", "clustersFile", "sandboxEndpointsFile"];
+export const programKeys: readonly string[] = ["clusters", "clustersFile"];
+
+/**
+ * Keys earlier versions declared, accepted and ignored: a stack updated by them records every key
+ * in its default provider's inputs, and `refresh` and `destroy` configure the provider from those.
+ */
+export const retiredKeys: readonly string[] = ["sandboxEndpointsFile"];
 
 /**
  * The stack config as the provider host hands it to `configure`. `get` takes a full key
@@ -95,7 +101,9 @@ export function snapshotStackConfig(config: StackConfig): Record<string, string 
   const rawKeys = config.rawConfig === undefined ? [] : Object.keys(config.rawConfig);
   const prefix = `${projectName}:`;
   const known = new Set([...settingsKeys, ...programKeys]);
-  const unknown = rawKeys.filter((key) => key.startsWith(prefix) && !known.has(key.slice(prefix.length))).sort();
+  const unknown = rawKeys
+    .filter((key) => key.startsWith(prefix) && !known.has(key.slice(prefix.length)) && !retiredKeys.includes(key.slice(prefix.length)))
+    .sort();
   if (unknown.length > 0) {
     throw new SettingsError(
       `invalid settings for the ServiceProviderCluster identity status provider: unknown config key${unknown.length === 1 ? "" : "s"} ` +
