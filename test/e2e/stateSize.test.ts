@@ -35,6 +35,7 @@ const maxCheckpointBytesPerCluster = 15_000;
 let sandbox: Sandbox;
 let fleet: FleetClusterDescription[];
 let testStack: TestStack;
+let tokensIssuedByUp: number;
 
 beforeAll(async () => {
   sandbox = await startSandbox({ certificateDirectory: `${__dirname}/../../.sandbox/e2e-state-size-${process.pid}` });
@@ -44,8 +45,10 @@ beforeAll(async () => {
     "state-size",
     fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators })),
   );
+  sandbox.statistics.reset();
   const result = await testStack.stack.up({ color: "never" });
   expect(result.summary.result).toBe("succeeded");
+  tokensIssuedByUp = sandbox.statistics.snapshot().token.tokensIssued;
 }, 600_000);
 
 afterAll(async () => {
@@ -69,6 +72,10 @@ describe("state per cluster after an up of 10 clusters with 4 identities each", 
     console.info(`state: ${Math.max(...entryBytes)} bytes per cluster resource (provider text ${providerBytes} bytes, twice); checkpoint ${Math.round(perCluster)} bytes per cluster`);
     expect(Math.max(...entryBytes)).toBeLessThan(maxBytesPerClusterResource);
     expect(perCluster).toBeLessThan(maxCheckpointBytesPerCluster);
+  });
+
+  it("asks the token endpoint once for the whole up: one provider host, one cached credential (Cosmos by key)", () => {
+    expect(tokensIssuedByUp).toBe(1);
   });
 
   it("stores the same provider text in every resource's inputs and outputs", () => {
