@@ -17,6 +17,7 @@ import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
+import { providerText } from "../../resources/provider/providerLoader";
 import type { TestStack } from "./engineHelpers";
 import { openTestStack, outputCollector, readTree } from "./engineHelpers";
 
@@ -112,7 +113,7 @@ describe("a stack written by the previous loader (fixture), under this version",
     }
     for (const resource of await clusterResources()) {
       expect(resource.inputs.__provider).not.toContain(oldLoaderMarker);
-      expect(resource.inputs.__provider).toContain("aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js");
+      expect(resource.inputs.__provider).toBe(providerText);
       expect(resource.outputs.__provider).toBe(resource.inputs.__provider);
     }
   });
