@@ -1,8 +1,8 @@
 /**
  * Settings that are not per cluster: where Cosmos and ARM are, how to authenticate, and the
  * tunables of a pass. Read at run time from the stack config the provider's `configure` receives,
- * falling back to environment variables; never evaluated at module load (module-level values are
- * serialized into state) and never taken from resource inputs.
+ * falling back to environment variables; never evaluated at module load (the stack config is only
+ * known once `configure` runs in the provider host) and never taken from resource inputs.
  */
 
 import type { AzureCloudName } from "./azureClouds";

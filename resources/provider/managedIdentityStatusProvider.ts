@@ -1,8 +1,8 @@
 /**
  * The dynamic provider: thin methods over the sync pass, refresh and clear.
  *
- * Runs inside the provider host, required by the loader (providerLoader.ts, the only object
- * serialized into state) through the stable entry ../managedIdentityStatusProvider.ts. Settings come
+ * Runs inside the provider host, required by the provider text in state (providerLoader.ts)
+ * through the stable entry ../managedIdentityStatusProvider.ts. Settings come
  * from `configure` or the environment at call time. The factory is the seam for tests.
  */
 import { goToLower } from "../core/goStrings";
@@ -230,7 +230,7 @@ function toOutputs(inputs: ProviderInputs, result: SyncResult, drift: readonly s
 }
 
 /**
- * The production implementation, loaded by the serialized loader (providerLoader.ts) inside the
- * provider host. One instance per process, shared by every resource.
+ * The production implementation, returned by the provider text's `handler()` (providerLoader.ts)
+ * inside the provider host. One instance per process, shared by every resource.
  */
 export const managedIdentityStatusImplementation = createManagedIdentityStatusProvider();
