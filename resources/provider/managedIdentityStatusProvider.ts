@@ -1,9 +1,9 @@
 /**
  * The dynamic provider: thin methods over the sync pass, refresh and clear.
  *
- * Runs inside the provider host, loaded by providerLoader.ts (the only object serialized into
- * state). It still keeps SDK loads inside functions and reads settings from `configure` or the
- * environment at call time, so it can also be serialized whole. The factory is the seam for tests.
+ * Runs inside the provider host, required by the provider text in state (providerLoader.ts)
+ * through the stable entry ../managedIdentityStatusProvider.ts. Settings come
+ * from `configure` or the environment at call time. The factory is the seam for tests.
  */
 import { goToLower } from "../core/goStrings";
 import type * as pulumi from "@pulumi/pulumi";
@@ -44,7 +44,7 @@ type Outputs = ProviderOutputs & { readonly __provider?: string };
 
 /** Builds a provider. See the module comment. */
 export function createManagedIdentityStatusProvider(overrides: ProviderOverrides = {}): pulumi.dynamic.ResourceProvider<Inputs, Outputs> {
-  // Filled by `configure` inside the provider host; empty whenever the provider is serialized.
+  // Filled by `configure` inside the provider host.
   const configured: { snapshot?: Record<string, string | undefined> } = {};
 
   const dependencies = (): SyncDependencies => {
@@ -106,7 +106,9 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         // Another cluster is another document: remove our subtree from the old one first.
         return { changes: true, replaces: ["clusterResourceId"], deleteBeforeReplace: true };
       }
-      if (containsUnknown(news) || !isCurrentOutputs(olds as unknown as Record<string, unknown>)) {
+      if (olds.__provider !== news.__provider || containsUnknown(news) || !isCurrentOutputs(olds as unknown as Record<string, unknown>)) {
+        // Another provider text (e.g. the 4.6 KB loader of earlier versions): the update stores the
+        // current one in the outputs too, which refresh and destroy load. It writes nothing unless due.
         return { changes: true };
       }
       if (
@@ -228,7 +230,7 @@ function toOutputs(inputs: ProviderInputs, result: SyncResult, drift: readonly s
 }
 
 /**
- * The production implementation, loaded by the serialized loader (providerLoader.ts) inside the
- * provider host. One instance per process, shared by every resource.
+ * The production implementation, returned by the provider text's `handler()` (providerLoader.ts)
+ * inside the provider host. One instance per process, shared by every resource.
  */
 export const managedIdentityStatusImplementation = createManagedIdentityStatusProvider();

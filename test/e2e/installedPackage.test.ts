@@ -199,7 +199,7 @@ describe("the packed package installed into a separate program", () => {
       }
       const deployment = JSON.stringify((await stack.exportStack()).deployment);
       // The serialized provider requires the installed package instead of carrying its code.
-      expect(deployment.includes('require(\\"aro-hcp-identity-status/dist/resources/'), "the provider requires the package by name").toBe(true);
+      expect(deployment.includes('\\"aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js\\"'), "the provider requires the package by path").toBe(true);
       expect(deployment.includes(projectDirectory), "state names the repository").toBe(false);
       console.log(
         `installed-package state: ${deployment.length} bytes for ${fleet.length} clusters (${Math.round(deployment.length / fleet.length)} per cluster)`,

@@ -12,7 +12,7 @@ import program from "../../index";
 import { clusterKeys, declareFleet, hashedResourceNameFor } from "../../program/declareFleet";
 import { refusePlainCosmosKey } from "../../program/cosmosKeyConfig";
 import { parseClusterList } from "../../program/fleet";
-import { ServiceProviderClusterIdentityStatus } from "../../resources";
+import { ServiceProviderClusterIdentityStatus, providerText } from "../../resources";
 import { clusterResourceIdFor, identityResourceId } from "../fixtures/documents";
 
 const projectName = "aro-hcp-identity-status";
@@ -83,7 +83,7 @@ const clusterB = clusterResourceIdFor({ subscriptionId: "00000000-0000-0000-0000
 const identityA = identityResourceId("identity-a");
 
 describe("ServiceProviderClusterIdentityStatus", () => {
-  it("registers a dynamic resource with the aroHcp type token, its inputs and a serialized provider", async () => {
+  it("registers a dynamic resource with the aroHcp type token, its inputs and the provider text", async () => {
     const resource = new ServiceProviderClusterIdentityStatus("cluster-a", {
       clusterResourceId: clusterA,
       dataPlaneOperators: { "operator-a": identityA },
@@ -100,8 +100,7 @@ describe("ServiceProviderClusterIdentityStatus", () => {
       dataPlaneOperators: { "operator-a": identityA },
       serviceManagedIdentity: identityResourceId("smi"),
     });
-    expect(typeof registration.inputs.__provider).toBe("string");
-    expect(registration.inputs.__provider as string).toMatch(/^exports\.handler = /);
+    expect(registration.inputs.__provider).toBe(providerText);
   });
 
   it("resolves its declared outputs from the provider's state", async () => {
@@ -244,10 +243,11 @@ describe("the program (index.ts)", () => {
     }
   });
 
-  it("fails with a clear message when no clusters are configured and no sandbox is running", async () => {
-    pulumi.runtime.setAllConfig({ [`${projectName}:sandboxEndpointsFile`]: "/nonexistent/.sandbox/endpoints.json" });
+  it("declares nothing when neither clusters nor clustersFile is set, as with Pulumi.yaml's default empty list", async () => {
+    pulumi.runtime.setAllConfig({});
     try {
-      await expect(program()).rejects.toThrow("no clusters configured and no sandbox running: set the 'clusters' config key");
+      const exported = await program();
+      await valueOf(exported.clusters as pulumi.Output<Record<string, unknown>>);
       expect(registrations).toHaveLength(0);
     } finally {
       pulumi.runtime.setAllConfig({});

@@ -60,9 +60,9 @@ describe("snapshotStackConfig", () => {
     expect(Object.keys(snapshot).sort()).toEqual([...settingsKeys].sort());
   });
 
-  it("accepts the program's own keys", () => {
+  it("accepts the program's own keys, and the retired sandboxEndpointsFile that older state records", () => {
     expect(() => snapshotStackConfig(hostConfig({ "aro-hcp-identity-status:clusters": "[]", "aro-hcp-identity-status:sandboxEndpointsFile": "x" }))).not.toThrow();
-    expect(programKeys).toEqual(["clusters", "clustersFile", "sandboxEndpointsFile"]);
+    expect(programKeys).toEqual(["clusters", "clustersFile"]);
   });
 
   it("refuses unknown keys of the namespace, naming each and listing the known ones, without echoing values", () => {

@@ -4,7 +4,6 @@ import {
   CosmosDocumentError,
   UserAssignedIdentityReadError,
   classifyLookupError,
-  completeError,
   cosmosStatusCode,
   describeCosmosError,
   isCosmosDocumentError,
@@ -144,23 +143,5 @@ describe("error classes", () => {
     expect(error).toBeInstanceOf(Error);
     expect(error.name).toBe("SettingsError");
     expect(error.message).toBe("bad");
-  });
-});
-
-describe("completeError", () => {
-  it("repairs an instance built the way the closure serializer rewrites a subclass constructor", () => {
-    // The serializer's output for `class X extends Error { constructor(m) { super(m); completeError(...) } }`.
-    function RewrittenError(this: Error, message: string): void {
-      Error.call(this, message);
-      completeError(this, "RewrittenError", message, "the cause");
-    }
-    Object.setPrototypeOf(RewrittenError, Error);
-    const error = new (RewrittenError as unknown as new (message: string) => Error)("it broke");
-    expect(error).toBeInstanceOf(Error);
-    expect(error.name).toBe("RewrittenError");
-    expect(error.message).toBe("it broke");
-    expect(error.cause).toBe("the cause");
-    expect(typeof error.stack).toBe("string");
-    expect(String(error)).toBe("RewrittenError: it broke");
   });
 });

@@ -91,8 +91,9 @@ function outsOf(result: { outs?: Outputs }): Outputs {
   return result.outs as Outputs;
 }
 
+/** The outputs the engine stores after create: the provider host adds the inputs' `__provider`. */
 async function createdOutputs(setupValue: Setup, news: Inputs = inputs()): Promise<Outputs> {
-  return outsOf(await setupValue.provider.create(news));
+  return { ...outsOf(await setupValue.provider.create(news)), __provider: news.__provider };
 }
 
 describe("check", () => {
@@ -191,6 +192,14 @@ describe("create", () => {
 });
 
 describe("diff", () => {
+  it("reports a change when the stored provider text is another one (an older loader), reading nothing", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    const callsBefore = setupValue.store.calls.length;
+    expect(await setupValue.provider.diff(location.documentId, { ...outs, __provider: "exports.handler = __f0; // an older loader" }, inputs())).toEqual({ changes: true });
+    expect(setupValue.store.calls.length).toBe(callsBefore);
+  });
+
   it("reports no change inside the recheck window with the same inputs", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
@@ -305,7 +314,7 @@ describe("diff", () => {
       const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
       setupValue.store.put(buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA }, deletionTimestamp: "2026-08-14T12:00:00Z" }));
       expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).toEqual({ changes: true });
-      const skipped = outsOf(await setupValue.provider.update(location.documentId, outs, inputs(fromClusterDocument)));
+      const skipped = { ...outsOf(await setupValue.provider.update(location.documentId, outs, inputs(fromClusterDocument))), __provider: outs.__provider };
       expect(skipped.skippedReason).toBe("clusterDeleting");
       expect(await setupValue.provider.diff(location.documentId, skipped, inputs(fromClusterDocument))).toEqual({ changes: false });
     });
@@ -324,7 +333,7 @@ describe("update", () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
     const result = await setupValue.provider.update(location.documentId, outs, inputs());
-    expect(result.outs).toEqual(outs);
+    expect({ ...result.outs, __provider: outs.__provider }).toEqual(outs);
     expect(setupValue.reader.calls).toHaveLength(1);
     expect(setupValue.store.appliedPatches()).toHaveLength(1);
   });
