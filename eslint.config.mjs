@@ -20,6 +20,8 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-non-null-assertion": "error",
       "@typescript-eslint/no-explicit-any": "error",
+      // A file a reader does not have to scroll through (issue 9).
+      "max-lines": ["error", { max: 250, skipBlankLines: false, skipComments: false }],
     },
   },
 );
