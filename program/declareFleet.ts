@@ -78,7 +78,9 @@ export function declareFleet(clusters: readonly ClusterDeclaration[]): {
 } {
   if (clusters.length === 0) {
     // Otherwise an `up` with an incomplete configuration reports success and records nothing.
-    pulumi.log.warn(`no clusters declared: set ${pulumi.getProject()}:clustersFile (a JSON list) or ${pulumi.getProject()}:clusters; this update records nothing`);
+    pulumi.log.warn(
+      `no clusters declared: set ${pulumi.getProject()}:clustersFile (a JSON list) or ${pulumi.getProject()}:clusters; this update records nothing`,
+    );
   }
   const keys = clusterKeys(clusters.map((cluster) => cluster.clusterResourceId));
   const resources = clusters.map((cluster) => {
@@ -95,7 +97,15 @@ export function declareFleet(clusters: readonly ClusterDeclaration[]): {
   });
   const summaries = resources.map((resource, index) =>
     pulumi
-      .all([resource.identityCount, resource.resolvedCount, resource.notFoundCount, resource.failedCount, resource.status, resource.skippedReason, resource.drift])
+      .all([
+        resource.identityCount,
+        resource.resolvedCount,
+        resource.notFoundCount,
+        resource.failedCount,
+        resource.status,
+        resource.skippedReason,
+        resource.drift,
+      ])
       .apply(([identities, resolved, notFound, failed, status, skippedReason, drift]): [string, ClusterSummary] => {
         const id = clusters[index].clusterResourceId;
         return [

@@ -63,9 +63,7 @@ export function sandboxFleet(endpointsFile: string): ClusterDeclaration[] {
   }
   const description = JSON.parse(readFileSync(endpointsFile, "utf8")) as { demoFleet?: unknown };
   const fleet = parseClusterFleet(description.demoFleet, endpointsFile);
-  return fleet.map((cluster, index) =>
-    index === fleet.length - 1 && fleet.length > 1 ? { clusterResourceId: cluster.clusterResourceId } : cluster,
-  );
+  return fleet.map((cluster, index) => (index === fleet.length - 1 && fleet.length > 1 ? { clusterResourceId: cluster.clusterResourceId } : cluster));
 }
 
 function parseClusterFleet(value: unknown, source: string): ClusterDeclaration[] {

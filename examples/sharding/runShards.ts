@@ -78,7 +78,12 @@ export async function runShards(options: RunShardsOptions): Promise<ShardOutcome
           }
           return { stackName: shard.stackName, clusterCount: shard.clusters.length, succeeded: true, summary };
         } catch (error) {
-          return { stackName: shard.stackName, clusterCount: shard.clusters.length, succeeded: false, summary: error instanceof Error ? error.message : String(error) };
+          return {
+            stackName: shard.stackName,
+            clusterCount: shard.clusters.length,
+            succeeded: false,
+            summary: error instanceof Error ? error.message : String(error),
+          };
         }
       }),
     ),
@@ -104,7 +109,13 @@ async function main(argv: readonly string[]): Promise<number> {
     concurrency: Number(option("concurrency", "2")),
     operation: option("operation", "up") as ShardOperation,
     openShard: (shard) => engine.openStack({ engine: command, stackName: shard.stackName, config: { clusters: JSON.stringify(shard.clusters) } }),
-    onOutput: (stackName, text) => process.stdout.write(text.split("\n").map((line) => (line.length > 0 ? `[${stackName}] ${line}` : line)).join("\n")),
+    onOutput: (stackName, text) =>
+      process.stdout.write(
+        text
+          .split("\n")
+          .map((line) => (line.length > 0 ? `[${stackName}] ${line}` : line))
+          .join("\n"),
+      ),
   });
   for (const outcome of outcomes) {
     console.log(`${outcome.stackName}: ${outcome.clusterCount} clusters, ${outcome.succeeded ? "ok" : "FAILED"}: ${JSON.stringify(outcome.summary)}`);

@@ -47,7 +47,12 @@ function expectEntryMatchesArm(status: Document, identityId: string): void {
 }
 
 function setRecheckInThePast(cluster: FleetClusterDescription): void {
-  sandbox.documents.patch(cluster.partitionKey, cluster.serviceProviderClusterDocumentId, "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime", "2020-01-01T00:00:00Z");
+  sandbox.documents.patch(
+    cluster.partitionKey,
+    cluster.serviceProviderClusterDocumentId,
+    "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
+    "2020-01-01T00:00:00Z",
+  );
 }
 
 /** The `drift` output of a cluster's resource, read from the exported state. */
@@ -76,7 +81,10 @@ beforeAll(async () => {
   sandbox = await startSandbox({ certificateDirectory: `${__dirname}/../../.sandbox/e2e-${process.pid}` });
   fleet = seedFleet(sandbox, { clusters: 3, identitiesPerCluster: 3, subscriptions: 2 });
   for (const cluster of fleet) {
-    seeded.set(cluster.serviceProviderClusterDocumentId, structuredClone(sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as Document));
+    seeded.set(
+      cluster.serviceProviderClusterDocumentId,
+      structuredClone(sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as Document),
+    );
   }
   // Two clusters declare their operators; the third reads them from its cluster document.
   clusters = [
@@ -101,10 +109,16 @@ describe("the hook under the real Pulumi engine", () => {
     for (const cluster of fleet) {
       const document = await readDocument(cluster);
       const status = ownedStatus(document) as Document;
-      expect(Object.keys(status.identities).sort()).toEqual(Object.values(cluster.dataPlaneOperators).map((id) => id.toLowerCase()).sort());
+      expect(Object.keys(status.identities).sort()).toEqual(
+        Object.values(cluster.dataPlaneOperators)
+          .map((id) => id.toLowerCase())
+          .sort(),
+      );
       for (const identityId of Object.values(cluster.dataPlaneOperators)) expectEntryMatchesArm(status, identityId);
       expect(status.earliestRecheckTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-      expect(document.properties.cosmosMetadata.instanceVersion).toBe((seeded.get(cluster.serviceProviderClusterDocumentId)?.properties.cosmosMetadata.instanceVersion ?? 1) + 1);
+      expect(document.properties.cosmosMetadata.instanceVersion).toBe(
+        (seeded.get(cluster.serviceProviderClusterDocumentId)?.properties.cosmosMetadata.instanceVersion ?? 1) + 1,
+      );
       expect(foreignFields(document)).toEqual(foreignFields(seeded.get(cluster.serviceProviderClusterDocumentId) as Document));
     }
     expect(await clusterOutput(fleet[0])).toMatchObject({ identities: 3, resolved: 3, notFound: 0, failed: 0 });
@@ -160,7 +174,12 @@ describe("the hook under the real Pulumi engine", () => {
 
   it("shows a tampered and a deleted status subtree on refresh, and up restores both", async () => {
     const tamperedId = Object.values(fleet[2].dataPlaneOperators)[0];
-    sandbox.documents.patch(fleet[2].partitionKey, fleet[2].serviceProviderClusterDocumentId, `/properties/status/dataPlaneOperatorsManagedIdentities/identities/${tamperedId.toLowerCase().replace(/~/g, "~0").replace(/\//g, "~1")}/clientId`, "tampered");
+    sandbox.documents.patch(
+      fleet[2].partitionKey,
+      fleet[2].serviceProviderClusterDocumentId,
+      `/properties/status/dataPlaneOperatorsManagedIdentities/identities/${tamperedId.toLowerCase().replace(/~/g, "~0").replace(/\//g, "~1")}/clientId`,
+      "tampered",
+    );
     const withoutSubtree = sandbox.documents.read(fleet[1].partitionKey, fleet[1].serviceProviderClusterDocumentId) as Document;
     delete withoutSubtree.properties.status.dataPlaneOperatorsManagedIdentities;
     sandbox.documents.put(withoutSubtree);
@@ -173,13 +192,18 @@ describe("the hook under the real Pulumi engine", () => {
     expect(await resourceDrift(fleet[2])).toEqual([expect.stringContaining("clientId was changed in Cosmos")]);
     expect(await resourceDrift(fleet[1])).toContain("the status subtree was deleted in Cosmos");
     const tamperedCluster = fleet[2].clusterResourceId.split("/").pop();
-    expect(output.text()).toContain(`${tamperedCluster}: changed outside Pulumi, \`pulumi up\` restores it: identity ${tamperedId.toLowerCase()}: clientId was changed in Cosmos`);
-    expect(output.text()).toContain(`${fleet[1].clusterResourceId.split("/").pop()}: changed outside Pulumi, \`pulumi up\` restores it: the status subtree was deleted in Cosmos`);
+    expect(output.text()).toContain(
+      `${tamperedCluster}: changed outside Pulumi, \`pulumi up\` restores it: identity ${tamperedId.toLowerCase()}: clientId was changed in Cosmos`,
+    );
+    expect(output.text()).toContain(
+      `${fleet[1].clusterResourceId.split("/").pop()}: changed outside Pulumi, \`pulumi up\` restores it: the status subtree was deleted in Cosmos`,
+    );
     expect((await clusterOutput(fleet[2])).drift).toEqual([expect.stringContaining("clientId was changed in Cosmos")]);
 
     await testStack.stack.up({ color: "never" });
     expectEntryMatchesArm(ownedStatus(await readDocument(fleet[2])) as Document, tamperedId);
-    for (const identityId of Object.values(fleet[1].dataPlaneOperators)) expectEntryMatchesArm(ownedStatus(await readDocument(fleet[1])) as Document, identityId);
+    for (const identityId of Object.values(fleet[1].dataPlaneOperators))
+      expectEntryMatchesArm(ownedStatus(await readDocument(fleet[1])) as Document, identityId);
   });
 
   it("records an identity deleted in Azure as cleared IDs with a retrievalError, up succeeds, and later up --expect-no-changes and refresh are no-ops", async () => {
@@ -215,7 +239,15 @@ describe("the hook under the real Pulumi engine", () => {
 
   it("fails on a persistent 5xx naming the identity, code and status, keeps the others, and converges after the fault clears", async () => {
     const failingId = Object.values(fleet[0].dataPlaneOperators)[1];
-    const fault = sandbox.faults.add({ target: "arm", kind: "status", statusCode: 500, errorCode: "InternalServerError", message: "simulated outage", match: { resourceId: failingId }, count: 1000 });
+    const fault = sandbox.faults.add({
+      target: "arm",
+      kind: "status",
+      statusCode: 500,
+      errorCode: "InternalServerError",
+      message: "simulated outage",
+      match: { resourceId: failingId },
+      count: 1000,
+    });
     setRecheckInThePast(fleet[0]);
     await testStack.stack.refresh({ color: "never" });
     const output = outputCollector();
@@ -238,10 +270,19 @@ describe("the hook under the real Pulumi engine", () => {
 
   it("fails preview on a malformed identity ID with the check message naming the property, writing nothing", async () => {
     const broken = [...clusters];
-    broken[1] = { ...clusters[1], dataPlaneOperators: { ...clusters[1].dataPlaneOperators, "bad-operator": "/subscriptions/not-a-guid/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/x" } };
+    broken[1] = {
+      ...clusters[1],
+      dataPlaneOperators: {
+        ...clusters[1].dataPlaneOperators,
+        "bad-operator": "/subscriptions/not-a-guid/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/x",
+      },
+    };
     await testStack.setClusters(broken);
     sandbox.statistics.reset();
-    const error = await testStack.stack.preview({ color: "never" }).then(() => undefined, (failure: unknown) => failure as Error);
+    const error = await testStack.stack.preview({ color: "never" }).then(
+      () => undefined,
+      (failure: unknown) => failure as Error,
+    );
     expect(String(error)).toContain("dataPlaneOperators.bad-operator");
     expect(String(error)).toContain("not a GUID");
     await expect(testStack.stack.up({ color: "never" })).rejects.toThrow(/dataPlaneOperators\.bad-operator/);

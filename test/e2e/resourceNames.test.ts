@@ -31,16 +31,27 @@ afterAll(async () => {
 describe("resource names", () => {
   it("renames a stack of the old hashed names to cluster names without replacing or deleting anything", async () => {
     const engine = engineModule();
-    const { settingsForRunningSandbox } = nativeRequire(join(projectDirectory, "dist", "cli", "sandboxSettings.js")) as typeof import("../../cli/sandboxSettings");
+    const { settingsForRunningSandbox } = nativeRequire(
+      join(projectDirectory, "dist", "cli", "sandboxSettings.js"),
+    ) as typeof import("../../cli/sandboxSettings");
     const { ServiceProviderClusterIdentityStatus } = nativeRequire(join(projectDirectory, "dist", "resources", "index.js")) as typeof import("../../resources");
-    const { hashedResourceNameFor } = nativeRequire(join(projectDirectory, "dist", "program", "declareFleet.js")) as typeof import("../../program/declareFleet");
+    const { hashedResourceNameFor } = nativeRequire(
+      join(projectDirectory, "dist", "program", "declareFleet.js"),
+    ) as typeof import("../../program/declareFleet");
     const command = await engine.engineCommand();
     const root = mkdtempSync(join(projectDirectory, ".pulumi", "test-resource-names-"));
     const paths = { state: join(root, "state"), home: join(root, "home"), workDirectory: join(root, "work") };
     const { config, environment } = settingsForRunningSandbox(sandbox);
     const clusters = fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }));
     const open = (program: automation.PulumiFn) =>
-      engine.openStack({ engine: command, stackName: "names", paths, program, environment, config: { ...config, documentWaitSeconds: "2", clusters: JSON.stringify(clusters) } });
+      engine.openStack({
+        engine: command,
+        stackName: "names",
+        paths,
+        program,
+        environment,
+        config: { ...config, documentWaitSeconds: "2", clusters: JSON.stringify(clusters) },
+      });
 
     // The program of earlier releases: hashed names, outputs keyed by ARM ID.
     const legacy = await open(async () => {
@@ -48,7 +59,9 @@ describe("resource names", () => {
       return {};
     });
     expect((await legacy.up()).summary.resourceChanges).toMatchObject({ create: 3 });
-    const recorded = await Promise.all(fleet.map((cluster) => sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read()));
+    const recorded = await Promise.all(
+      fleet.map((cluster) => sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read()),
+    );
 
     const current = await open(engine.projectProgram());
     const output = outputCollector();
@@ -57,7 +70,9 @@ describe("resource names", () => {
     expect(result.summary.resourceChanges).not.toHaveProperty("delete");
     expect(result.summary.resourceChanges).not.toHaveProperty("replace");
     const deployment = (await current.exportStack()).deployment as { resources: Array<{ urn: string; type: string }> };
-    const names = deployment.resources.filter((resource) => resource.type.endsWith("ServiceProviderClusterIdentityStatus")).map((resource) => resource.urn.split("::").pop());
+    const names = deployment.resources
+      .filter((resource) => resource.type.endsWith("ServiceProviderClusterIdentityStatus"))
+      .map((resource) => resource.urn.split("::").pop());
     expect(names.sort()).toEqual(fleet.map((cluster) => cluster.clusterResourceId.split("/").pop()).sort());
     for (const [index, cluster] of fleet.entries()) {
       const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read();

@@ -23,13 +23,21 @@ interface EndpointsFile {
   endpoints: { admin: string };
   adminToken: string;
   environment: Record<string, string>;
-  demoFleet: Array<{ clusterResourceId: string; partitionKey: string; serviceProviderClusterDocumentId: string; dataPlaneOperators: Record<string, string>; missingIdentities: string[] }>;
+  demoFleet: Array<{
+    clusterResourceId: string;
+    partitionKey: string;
+    serviceProviderClusterDocumentId: string;
+    dataPlaneOperators: Record<string, string>;
+    missingIdentities: string[];
+  }>;
 }
 
 beforeAll(async () => {
   mkdirSync(join(projectDirectory, ".pulumi"), { recursive: true });
   root = mkdtempSync(join(projectDirectory, ".pulumi", "test-sandbox-command-"));
-  child = spawn(process.execPath, [join(projectDirectory, "dist", "sandbox", "main.js"), `--directory=${join(root, "sandbox")}`], { stdio: ["ignore", "pipe", "inherit"] });
+  child = spawn(process.execPath, [join(projectDirectory, "dist", "sandbox", "main.js"), `--directory=${join(root, "sandbox")}`], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   await new Promise<void>((resolve, reject) => {
     child.stdout?.on("data", (chunk: Buffer) => {
       printed += chunk.toString("utf8");
@@ -97,7 +105,10 @@ describe("npm run sandbox", () => {
     const admin = new SandboxAdminClient(description.endpoints.admin, description.adminToken);
     for (const cluster of description.demoFleet) {
       const document = (await admin.readDocument(cluster.partitionKey, cluster.serviceProviderClusterDocumentId)) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-      const identities = document.properties.status.dataPlaneOperatorsManagedIdentities.identities as Record<string, { clientId?: string; retrievalError?: string }>;
+      const identities = document.properties.status.dataPlaneOperatorsManagedIdentities.identities as Record<
+        string,
+        { clientId?: string; retrievalError?: string }
+      >;
       for (const identityId of Object.values(cluster.dataPlaneOperators)) {
         const entry = identities[identityId.toLowerCase()];
         if (cluster.missingIdentities.includes(identityId)) {
@@ -116,10 +127,16 @@ describe("npm run sandbox", () => {
   it("an `up` that declares no clusters says so", async () => {
     const engine = engineModule();
     const command = await engine.engineCommand();
-    const stack = await engine.openStack({ engine: command, stackName: "no-clusters", paths: { state: join(root, "state-2"), home: join(root, "home-2"), workDirectory: join(root, "work-2") } });
+    const stack = await engine.openStack({
+      engine: command,
+      stackName: "no-clusters",
+      paths: { state: join(root, "state-2"), home: join(root, "home-2"), workDirectory: join(root, "work-2") },
+    });
     const output = outputCollector();
     const result = await stack.up({ onOutput: output.onOutput });
     expect(result.summary.result).toBe("succeeded");
-    expect(output.text()).toContain("no clusters declared: set aro-hcp-identity-status:clustersFile (a JSON list) or aro-hcp-identity-status:clusters; this update records nothing");
+    expect(output.text()).toContain(
+      "no clusters declared: set aro-hcp-identity-status:clustersFile (a JSON list) or aro-hcp-identity-status:clusters; this update records nothing",
+    );
   });
 });

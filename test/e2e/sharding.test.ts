@@ -44,7 +44,14 @@ describe("runShards", () => {
         shards,
         concurrency: 2,
         operation: "up",
-        openShard: (shard) => engine.openStack({ engine: command, stackName: shard.stackName, paths, environment, config: { ...connection, clusters: JSON.stringify(shard.clusters) } }),
+        openShard: (shard) =>
+          engine.openStack({
+            engine: command,
+            stackName: shard.stackName,
+            paths,
+            environment,
+            config: { ...connection, clusters: JSON.stringify(shard.clusters) },
+          }),
       });
 
     const first = await run();
@@ -60,7 +67,11 @@ describe("runShards", () => {
 
     sandbox.statistics.reset();
     const second = await run();
-    expect(second.every((outcome) => outcome.succeeded && typeof outcome.summary === "object" && outcome.summary.create === undefined && outcome.summary.update === undefined)).toBe(true);
+    expect(
+      second.every(
+        (outcome) => outcome.succeeded && typeof outcome.summary === "object" && outcome.summary.create === undefined && outcome.summary.update === undefined,
+      ),
+    ).toBe(true);
     expect(sandbox.statistics.snapshot().arm.getRequests).toBe(0);
   });
 });

@@ -29,9 +29,14 @@ describe("an unknown key in the aro-hcp-identity-status namespace", () => {
   it("fails the update naming the key and the known keys, and writes nothing", async () => {
     const [cluster] = seedFleet(sandbox, { clusters: 1, identitiesPerCluster: 2 });
     if (cluster === undefined) throw new Error("no cluster seeded");
-    const { stack } = await openTestStack(sandbox, "unknown-key", [{ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }], {
-      lookupConcurency: "4",
-    });
+    const { stack } = await openTestStack(
+      sandbox,
+      "unknown-key",
+      [{ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }],
+      {
+        lookupConcurency: "4",
+      },
+    );
     const statusBefore = await readStatus(cluster.serviceProviderClusterDocumentId, cluster.partitionKey);
     const output = outputCollector();
     const error = (await stack.up({ onOutput: output.onOutput }).catch((caught: unknown) => caught)) as Error;

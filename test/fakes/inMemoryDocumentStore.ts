@@ -25,7 +25,14 @@ export type DocumentStoreCall =
     };
 
 /** The error shape of @azure/cosmos `ErrorResponse` (plain Error with numeric `code`). */
-export type CosmosErrorLike = Error & { code: number; substatus?: number; body: { code: string; message: string }; headers: Record<string, string>; activityId: string; retryAfterInMs?: number };
+export type CosmosErrorLike = Error & {
+  code: number;
+  substatus?: number;
+  body: { code: string; message: string };
+  headers: Record<string, string>;
+  activityId: string;
+  retryAfterInMs?: number;
+};
 
 const cosmosCodeNames: Record<number, string> = {
   400: "BadRequest",
@@ -107,7 +114,14 @@ export class InMemoryDocumentStore implements DocumentStore {
   async patchDocument(partitionKey: string, id: string, operations: readonly PatchOperation[], ifMatchEtag: string): Promise<StoredDocument> {
     await Promise.resolve();
     const record = (outcome: "applied" | "error"): void => {
-      this.calls.push({ kind: "patch", partitionKey, id, operations: deepCopy(operations as unknown as JsonValue) as unknown as PatchOperation[], ifMatchEtag, outcome });
+      this.calls.push({
+        kind: "patch",
+        partitionKey,
+        id,
+        operations: deepCopy(operations as unknown as JsonValue) as unknown as PatchOperation[],
+        ifMatchEtag,
+        outcome,
+      });
     };
     const interference = this.interferences.find((candidate) => candidate.id === id && candidate.remaining > 0);
     if (interference !== undefined) {
@@ -228,7 +242,9 @@ export class InMemoryDocumentStore implements DocumentStore {
   }
 
   private takeFailure(kind: "read" | "patch", id: string): unknown {
-    const failure = this.failures.find((candidate) => (candidate.kind === kind || candidate.kind === "any") && (candidate.id === undefined || candidate.id === id) && candidate.remaining > 0);
+    const failure = this.failures.find(
+      (candidate) => (candidate.kind === kind || candidate.kind === "any") && (candidate.id === undefined || candidate.id === id) && candidate.remaining > 0,
+    );
     if (failure === undefined) {
       return undefined;
     }

@@ -56,7 +56,10 @@ export class ScriptedUserAssignedIdentityReader implements UserAssignedIdentityR
    * @param scripts identity ID (any casing) → script
    * @param delayInMs how long each answer takes (a macrotask), so overlapping calls are observable
    */
-  constructor(scripts: Readonly<Record<string, IdentityScript>> = {}, private readonly delayInMs = 1) {
+  constructor(
+    scripts: Readonly<Record<string, IdentityScript>> = {},
+    private readonly delayInMs = 1,
+  ) {
     for (const [resourceId, script] of Object.entries(scripts)) {
       this.set(resourceId, script);
     }

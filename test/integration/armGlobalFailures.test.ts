@@ -7,7 +7,15 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Scenario } from "../fixtures/globalFailureScenario";
-import { clientIdFor, closedPort, createFails, globalFailureLeavesDocumentUnchanged, readStatus, startScenario, storeResolvedStatus } from "../fixtures/globalFailureScenario";
+import {
+  clientIdFor,
+  closedPort,
+  createFails,
+  globalFailureLeavesDocumentUnchanged,
+  readStatus,
+  startScenario,
+  storeResolvedStatus,
+} from "../fixtures/globalFailureScenario";
 
 let scenario: Scenario;
 
@@ -40,7 +48,14 @@ describe("global failures: nothing written", () => {
   });
 
   it("ARM answers 401", async () => {
-    scenario.sandbox.faults.add({ target: "arm", kind: "status", statusCode: 401, errorCode: "InvalidAuthenticationToken", message: "The access token is invalid.", probability: 1 });
+    scenario.sandbox.faults.add({
+      target: "arm",
+      kind: "status",
+      statusCode: 401,
+      errorCode: "InvalidAuthenticationToken",
+      message: "The access token is invalid.",
+      probability: 1,
+    });
     const clientId = clientIdFor(5);
     const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[1]!, { managedIdentityClientId: clientId });
     expect(message).toContain("Azure Resource Manager refused the credential's token");
@@ -68,12 +83,23 @@ describe("a failure about one identity stays per identity", () => {
     const { sandbox } = scenario;
     const cluster = scenario.clusters[3]!;
     const [denied, allowed] = Object.values(cluster.dataPlaneOperators) as [string, string];
-    sandbox.faults.add({ target: "arm", kind: "status", statusCode: 403, errorCode: "AuthorizationFailed", message: "no access to this identity", match: { resourceId: denied }, probability: 1 });
+    sandbox.faults.add({
+      target: "arm",
+      kind: "status",
+      statusCode: 403,
+      errorCode: "AuthorizationFailed",
+      message: "no access to this identity",
+      match: { resourceId: denied },
+      probability: 1,
+    });
     await storeResolvedStatus(sandbox, cluster);
     const error = await createFails(sandbox, cluster, { managedIdentityClientId: clientIdFor(7) });
     expect(error.message).toContain(`${denied}: AuthorizationFailed (HTTP 403)`);
     const status = await readStatus(sandbox, cluster);
-    expect(status?.identities?.[denied.toLowerCase()]).toEqual({ resourceID: denied, retrievalError: "AuthorizationFailed (HTTP 403): no access to this identity" });
+    expect(status?.identities?.[denied.toLowerCase()]).toEqual({
+      resourceID: denied,
+      retrievalError: "AuthorizationFailed (HTTP 403): no access to this identity",
+    });
     const identity = sandbox.identities.get(allowed)!;
     expect(status?.identities?.[allowed.toLowerCase()]).toEqual({ resourceID: allowed, clientId: identity.clientId, principalId: identity.principalId });
   });

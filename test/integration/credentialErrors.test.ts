@@ -30,7 +30,9 @@ describe("a managed identity whose token endpoint refuses (401), Cosmos DB with 
     process.env.COSMOS_KEY = scenario.sandbox.cosmosKey;
     try {
       const clientId = clientIdFor(1);
-      const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[0]!, { managedIdentityClientId: clientId }, [wrongIdentityHeader]);
+      const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[0]!, { managedIdentityClientId: clientId }, [
+        wrongIdentityHeader,
+      ]);
       expect(message).toContain("the Azure credential could not get a token");
       expect(message).toContain(`CredentialUnavailable: the managed identity with client ID ${clientId} ('aro-hcp-identity-status:managedIdentityClientId'`);
       expect(message).toContain("IDENTITY_HEADER");

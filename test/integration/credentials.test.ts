@@ -47,7 +47,9 @@ describe("a user-assigned managed identity chosen by client ID, and Cosmos DB wi
   it("records the status with tokens issued for that client ID only, for the ARM and Cosmos audiences", async () => {
     const issuedBefore = new Set(sandbox.tokens.issuedTokens());
     const provider = createManagedIdentityStatusProvider({ config: settingsFor({ managedIdentityClientId }) });
-    const { outs } = (await provider.create({ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators })) as { outs: ProviderOutputs };
+    const { outs } = (await provider.create({ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators })) as {
+      outs: ProviderOutputs;
+    };
 
     // What was persisted, read back with the sandbox's own client.
     const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<Record<string, any>>(); // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -49,7 +49,13 @@ async function seedCluster(options: { identities?: number; clusterDocumentOperat
   const serviceProviderClusterDocument = buildServiceProviderClusterDocument({ clusterResourceId });
   await admin.putDocument(subscriptionId, clusterDocument.id as string, clusterDocument);
   const seeded = await admin.putDocument(subscriptionId, serviceProviderClusterDocument.id as string, serviceProviderClusterDocument);
-  return { clusterResourceId, partitionKey: subscriptionId, documentId: documentIdFor(serviceProviderClusterResourceIdFor(clusterResourceId)), operators, seeded };
+  return {
+    clusterResourceId,
+    partitionKey: subscriptionId,
+    documentId: documentIdFor(serviceProviderClusterResourceIdFor(clusterResourceId)),
+    operators,
+    seeded,
+  };
 }
 
 async function readDocument(cluster: TestCluster): Promise<Document> {
@@ -71,7 +77,11 @@ function foreignFields(document: Document): Document {
 
 async function expectMatchesArm(document: Document, identityId: string): Promise<void> {
   const identity = await admin.getIdentity(identityId);
-  expect(status(document).identities[identityId.toLowerCase()]).toEqual({ resourceID: identityId, clientId: identity.clientId, principalId: identity.principalId });
+  expect(status(document).identities[identityId.toLowerCase()]).toEqual({
+    resourceID: identityId,
+    clientId: identity.clientId,
+    principalId: identity.principalId,
+  });
 }
 
 async function armRequests(): Promise<number> {
@@ -122,7 +132,12 @@ describe("the provider with real SDK clients against the sandbox", () => {
     await provider.create(inputs(cluster));
     const document = await readDocument(cluster);
     for (const identityId of Object.values(cluster.operators)) await expectMatchesArm(document, identityId);
-    expect(document.properties.cosmosMetadata).toEqual({ resourceID: legacy.resourceID, etag: seeded._etag, instanceVersion: 2, partitionKey: legacy.partitionKey });
+    expect(document.properties.cosmosMetadata).toEqual({
+      resourceID: legacy.resourceID,
+      etag: seeded._etag,
+      instanceVersion: 2,
+      partitionKey: legacy.partitionKey,
+    });
   });
 
   it("makes no Azure call and no write when run again inside the recheck window", async () => {
@@ -156,7 +171,12 @@ describe("the provider with real SDK clients against the sandbox", () => {
     const created = await provider.create(inputs(cluster));
     const rotatedId = cluster.operators["operator-1"];
     await admin.rotateIdentity(rotatedId);
-    await admin.patchDocument(cluster.partitionKey, cluster.documentId, "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime", "2021-01-01T00:00:00Z");
+    await admin.patchDocument(
+      cluster.partitionKey,
+      cluster.documentId,
+      "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
+      "2021-01-01T00:00:00Z",
+    );
     const refreshed = await provider.read!(cluster.documentId, created.outs as ProviderOutputs);
     expect(refreshed.props?.drift).toEqual([`identity ${rotatedId.toLowerCase()}: clientId and principalId changed in Azure`]);
     expect((await provider.diff!(cluster.documentId, refreshed.props as ProviderOutputs, inputs(cluster))).changes).toBe(true);
@@ -170,7 +190,10 @@ describe("the provider with real SDK clients against the sandbox", () => {
     await admin.deleteIdentity(cluster.operators["operator-2"]);
     const result = await provider.create(inputs(cluster));
     const entry = status(await readDocument(cluster)).identities[cluster.operators["operator-2"].toLowerCase()];
-    expect(entry).toEqual({ resourceID: cluster.operators["operator-2"], retrievalError: expect.stringMatching(/^ResourceNotFound \(HTTP 404\): The Resource/) });
+    expect(entry).toEqual({
+      resourceID: cluster.operators["operator-2"],
+      retrievalError: expect.stringMatching(/^ResourceNotFound \(HTTP 404\): The Resource/),
+    });
     expect(result.outs).toMatchObject({ resolvedCount: 2, notFoundCount: 1, failedCount: 0 });
     expect(status(await readDocument(cluster)).earliestRecheckTime).toBeDefined();
   });
@@ -189,7 +212,13 @@ describe("the provider with real SDK clients against the sandbox", () => {
 
   it("retries after a 412 race, keeping the other writer's change and writing the status", async () => {
     const cluster = await seedCluster();
-    await admin.addFault({ target: "cosmos", kind: "race", match: { documentId: cluster.documentId, operation: "write" }, count: 2, foreignEdit: { path: "/properties/futureField/editedBy", value: "racing writer" } });
+    await admin.addFault({
+      target: "cosmos",
+      kind: "race",
+      match: { documentId: cluster.documentId, operation: "write" },
+      count: 2,
+      foreignEdit: { path: "/properties/futureField/editedBy", value: "racing writer" },
+    });
     await provider.create(inputs(cluster));
     const document = await readDocument(cluster);
     expect(document.properties.futureField.editedBy).toBe("racing writer");
@@ -207,14 +236,28 @@ describe("the provider with real SDK clients against the sandbox", () => {
   it("persists the others and fails naming the identity, code and status when one lookup keeps failing", async () => {
     const cluster = await seedCluster();
     const failingId = cluster.operators["operator-1"];
-    await admin.addFault({ target: "arm", kind: "status", statusCode: 403, errorCode: "AuthorizationFailed", message: "The client does not have authorization", match: { resourceId: failingId }, count: 10 });
-    const failure = (await provider.create({ ...inputs(cluster), __provider: "serialized-provider" } as never).then(() => undefined, (error: unknown) => error)) as Error & { id?: string; properties?: Document; reasons?: string[] };
+    await admin.addFault({
+      target: "arm",
+      kind: "status",
+      statusCode: 403,
+      errorCode: "AuthorizationFailed",
+      message: "The client does not have authorization",
+      match: { resourceId: failingId },
+      count: 10,
+    });
+    const failure = (await provider.create({ ...inputs(cluster), __provider: "serialized-provider" } as never).then(
+      () => undefined,
+      (error: unknown) => error,
+    )) as Error & { id?: string; properties?: Document; reasons?: string[] };
     expect(failure.message).toContain(`${failingId}: AuthorizationFailed (HTTP 403)`);
     expect(failure.id).toBe(cluster.documentId);
     expect(failure.properties?.__provider).toBe("serialized-provider");
     expect(failure.properties?.failedCount).toBe(1);
     const document = await readDocument(cluster);
-    expect(status(document).identities[failingId.toLowerCase()]).toEqual({ resourceID: failingId, retrievalError: expect.stringContaining("AuthorizationFailed (HTTP 403)") });
+    expect(status(document).identities[failingId.toLowerCase()]).toEqual({
+      resourceID: failingId,
+      retrievalError: expect.stringContaining("AuthorizationFailed (HTTP 403)"),
+    });
     expect(status(document).earliestRecheckTime).toBeUndefined();
     await expectMatchesArm(document, cluster.operators["operator-0"]);
   });

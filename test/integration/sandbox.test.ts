@@ -9,11 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vi
 import { AdminApiError, SandboxAdminClient } from "../../sandbox/adminClient";
 import { buildServiceProviderClusterDocument, clusterResourceIdFor, documentIdFor } from "../../sandbox/documentBuilders";
 import { identityResourceId } from "../../sandbox/identityStore";
-import {
-  createSandboxCosmosClient,
-  createSandboxManagedServiceIdentityClient,
-  useSandboxManagedIdentityEnvironment,
-} from "../../sandbox/sandboxClients";
+import { createSandboxCosmosClient, createSandboxManagedServiceIdentityClient, useSandboxManagedIdentityEnvironment } from "../../sandbox/sandboxClients";
 
 const connection = inject("sandbox");
 const admin = new SandboxAdminClient(connection.endpoints.admin, connection.adminToken);
@@ -246,7 +242,9 @@ describe("Cosmos with the real CosmosClient", () => {
   it("answers 412 to an If-Match replace after a race fault, and keeps the foreign edit", async () => {
     const { resource, etag } = await container.item(id, partitionKey).read<Record<string, unknown>>();
     await admin.addFault({ target: "cosmos", kind: "race", match: { documentId: id }, foreignEdit: { path: "/properties/futureField/raced", value: true } });
-    const error = await rejection(container.item(id, partitionKey).replace({ ...resource, id }, { accessCondition: { type: "IfMatch", condition: etag ?? "" } }));
+    const error = await rejection(
+      container.item(id, partitionKey).replace({ ...resource, id }, { accessCondition: { type: "IfMatch", condition: etag ?? "" } }),
+    );
     expect((error as { code?: number }).code).toBe(412);
     const stored = await admin.readDocument(partitionKey, id);
     expect(stored._etag).not.toBe(etag);
@@ -257,7 +255,11 @@ describe("Cosmos with the real CosmosClient", () => {
     const extra = buildServiceProviderClusterDocument({ clusterResourceId: clusterResourceIdFor(subscriptionId, "rg", `deleted-${randomUUID().slice(0, 8)}`) });
     const { resource, etag } = await container.items.create(extra);
     await admin.addFault({ target: "cosmos", kind: "deleteBeforeWrite", match: { documentId: String(extra.id) } });
-    const error = await rejection(container.item(String(extra.id), partitionKey).replace({ ...resource, id: String(extra.id) }, { accessCondition: { type: "IfMatch", condition: etag ?? "" } }));
+    const error = await rejection(
+      container
+        .item(String(extra.id), partitionKey)
+        .replace({ ...resource, id: String(extra.id) }, { accessCondition: { type: "IfMatch", condition: etag ?? "" } }),
+    );
     expect((error as { code?: number }).code).toBe(404);
     expect((await container.item(String(extra.id), partitionKey).read()).statusCode).toBe(404);
   });

@@ -37,11 +37,17 @@ describe("checkInputs", () => {
   });
 
   it("treats null operators and identity as omitted", () => {
-    expect(checkInputs({ clusterResourceId: cluster, dataPlaneOperators: null, serviceManagedIdentity: null })).toEqual({ inputs: { clusterResourceId: cluster }, failures: [] });
+    expect(checkInputs({ clusterResourceId: cluster, dataPlaneOperators: null, serviceManagedIdentity: null })).toEqual({
+      inputs: { clusterResourceId: cluster },
+      failures: [],
+    });
   });
 
   it("accepts an empty operator map", () => {
-    expect(checkInputs({ clusterResourceId: cluster, dataPlaneOperators: {} })).toEqual({ inputs: { clusterResourceId: cluster, dataPlaneOperators: {} }, failures: [] });
+    expect(checkInputs({ clusterResourceId: cluster, dataPlaneOperators: {} })).toEqual({
+      inputs: { clusterResourceId: cluster, dataPlaneOperators: {} },
+      failures: [],
+    });
   });
 
   it("ignores reserved __ properties such as __provider and does not copy them", () => {
@@ -55,23 +61,88 @@ describe("checkInputs", () => {
     ["a null cluster", { clusterResourceId: null }, "clusterResourceId", "is required"],
     ["a numeric cluster", { clusterResourceId: 7 }, "clusterResourceId", "must be a string, got a number"],
     ["a malformed cluster", { clusterResourceId: "my-cluster" }, "clusterResourceId", "must start with '/subscriptions/'"],
-    ["a cluster with a non-GUID subscription", { clusterResourceId: cluster.replace("00000000-0000-0000-0000-000000000000", "prod") }, "clusterResourceId", "has subscription 'prod', which is not a GUID"],
+    [
+      "a cluster with a non-GUID subscription",
+      { clusterResourceId: cluster.replace("00000000-0000-0000-0000-000000000000", "prod") },
+      "clusterResourceId",
+      "has subscription 'prod', which is not a GUID",
+    ],
     ["a cluster with surrounding whitespace", { clusterResourceId: ` ${cluster}` }, "clusterResourceId", "must not have leading or trailing whitespace"],
     ["an identity ID as the cluster", { clusterResourceId: identityA }, "clusterResourceId", "must be a Microsoft.RedHatOpenShift/hcpOpenShiftClusters ID"],
-    ["operators that are a string", { clusterResourceId: cluster, dataPlaneOperators: identityA }, "dataPlaneOperators", "must be a map of operator name to identity resource ID, got a string"],
+    [
+      "operators that are a string",
+      { clusterResourceId: cluster, dataPlaneOperators: identityA },
+      "dataPlaneOperators",
+      "must be a map of operator name to identity resource ID, got a string",
+    ],
     ["operators that are an array", { clusterResourceId: cluster, dataPlaneOperators: [identityA] }, "dataPlaneOperators", "got an array"],
     ["operators that are a number", { clusterResourceId: cluster, dataPlaneOperators: 3 }, "dataPlaneOperators", "got a number"],
-    ["an empty operator name", { clusterResourceId: cluster, dataPlaneOperators: { "": identityA } }, "dataPlaneOperators.", "operator name must not be empty or whitespace"],
-    ["a whitespace operator name", { clusterResourceId: cluster, dataPlaneOperators: { " \t": identityA } }, "dataPlaneOperators. \t", "operator name must not be empty or whitespace"],
-    ["a malformed identity", { clusterResourceId: cluster, dataPlaneOperators: { op: "identity-a" } }, "dataPlaneOperators.op", "identity resource ID must start with '/subscriptions/'"],
-    ["a non-string identity", { clusterResourceId: cluster, dataPlaneOperators: { op: { id: identityA } } }, "dataPlaneOperators.op", "identity resource ID must be a string, got an object"],
-    ["a null identity", { clusterResourceId: cluster, dataPlaneOperators: { op: null } }, "dataPlaneOperators.op", "identity resource ID must be a string, got null"],
-    ["an identity with whitespace", { clusterResourceId: cluster, dataPlaneOperators: { op: `${identityA} ` } }, "dataPlaneOperators.op", "must not have leading or trailing whitespace"],
-    ["an identity with a non-GUID subscription", { clusterResourceId: cluster, dataPlaneOperators: { op: identityA.replace("00000000-0000-0000-0000-000000000000", "sub") } }, "dataPlaneOperators.op", "has subscription 'sub', which is not a GUID"],
-    ["a cluster ID as an identity", { clusterResourceId: cluster, dataPlaneOperators: { op: cluster } }, "dataPlaneOperators.op", "must be a Microsoft.ManagedIdentity/userAssignedIdentities ID"],
-    ["a malformed service managed identity", { clusterResourceId: cluster, serviceManagedIdentity: "smi" }, "serviceManagedIdentity", "must start with '/subscriptions/'"],
-    ["a numeric service managed identity", { clusterResourceId: cluster, serviceManagedIdentity: 1 }, "serviceManagedIdentity", "must be a string, got a number"],
-    ["an unknown property", { clusterResourceId: cluster, clusterId: cluster }, "clusterId", "is not a property of ServiceProviderClusterIdentityStatus; expected clusterResourceId, dataPlaneOperators, serviceManagedIdentity"],
+    [
+      "an empty operator name",
+      { clusterResourceId: cluster, dataPlaneOperators: { "": identityA } },
+      "dataPlaneOperators.",
+      "operator name must not be empty or whitespace",
+    ],
+    [
+      "a whitespace operator name",
+      { clusterResourceId: cluster, dataPlaneOperators: { " \t": identityA } },
+      "dataPlaneOperators. \t",
+      "operator name must not be empty or whitespace",
+    ],
+    [
+      "a malformed identity",
+      { clusterResourceId: cluster, dataPlaneOperators: { op: "identity-a" } },
+      "dataPlaneOperators.op",
+      "identity resource ID must start with '/subscriptions/'",
+    ],
+    [
+      "a non-string identity",
+      { clusterResourceId: cluster, dataPlaneOperators: { op: { id: identityA } } },
+      "dataPlaneOperators.op",
+      "identity resource ID must be a string, got an object",
+    ],
+    [
+      "a null identity",
+      { clusterResourceId: cluster, dataPlaneOperators: { op: null } },
+      "dataPlaneOperators.op",
+      "identity resource ID must be a string, got null",
+    ],
+    [
+      "an identity with whitespace",
+      { clusterResourceId: cluster, dataPlaneOperators: { op: `${identityA} ` } },
+      "dataPlaneOperators.op",
+      "must not have leading or trailing whitespace",
+    ],
+    [
+      "an identity with a non-GUID subscription",
+      { clusterResourceId: cluster, dataPlaneOperators: { op: identityA.replace("00000000-0000-0000-0000-000000000000", "sub") } },
+      "dataPlaneOperators.op",
+      "has subscription 'sub', which is not a GUID",
+    ],
+    [
+      "a cluster ID as an identity",
+      { clusterResourceId: cluster, dataPlaneOperators: { op: cluster } },
+      "dataPlaneOperators.op",
+      "must be a Microsoft.ManagedIdentity/userAssignedIdentities ID",
+    ],
+    [
+      "a malformed service managed identity",
+      { clusterResourceId: cluster, serviceManagedIdentity: "smi" },
+      "serviceManagedIdentity",
+      "must start with '/subscriptions/'",
+    ],
+    [
+      "a numeric service managed identity",
+      { clusterResourceId: cluster, serviceManagedIdentity: 1 },
+      "serviceManagedIdentity",
+      "must be a string, got a number",
+    ],
+    [
+      "an unknown property",
+      { clusterResourceId: cluster, clusterId: cluster },
+      "clusterId",
+      "is not a property of ServiceProviderClusterIdentityStatus; expected clusterResourceId, dataPlaneOperators, serviceManagedIdentity",
+    ],
   ])("fails %s on the property it concerns", (_title, news, property, reason) => {
     const failures = failuresOf(news);
     expect(failures).toHaveLength(1);
@@ -80,9 +151,13 @@ describe("checkInputs", () => {
   });
 
   it("refuses a map with more operators than supported, without listing them", () => {
-    const operators = Object.fromEntries(Array.from({ length: maxDataPlaneOperators + 1 }, (_, index) => [`op-${index}`, identityResourceId(`identity-${index}`)]));
+    const operators = Object.fromEntries(
+      Array.from({ length: maxDataPlaneOperators + 1 }, (_, index) => [`op-${index}`, identityResourceId(`identity-${index}`)]),
+    );
     const failures = failuresOf({ clusterResourceId: cluster, dataPlaneOperators: operators });
-    expect(failures).toEqual([{ property: "dataPlaneOperators", reason: `has ${maxDataPlaneOperators + 1} operators; at most ${maxDataPlaneOperators} are supported` }]);
+    expect(failures).toEqual([
+      { property: "dataPlaneOperators", reason: `has ${maxDataPlaneOperators + 1} operators; at most ${maxDataPlaneOperators} are supported` },
+    ]);
   });
 
   it("accepts exactly the maximum number of operators", () => {
@@ -98,9 +173,21 @@ describe("checkInputs", () => {
 
   it.each([
     ["the cluster", { clusterResourceId: unknownValue }, { clusterResourceId: unknownValue }],
-    ["the whole operator map", { clusterResourceId: cluster, dataPlaneOperators: unknownValue }, { clusterResourceId: cluster, dataPlaneOperators: unknownValue }],
-    ["one operator's identity", { clusterResourceId: cluster, dataPlaneOperators: { b: unknownValue, a: identityA } }, { clusterResourceId: cluster, dataPlaneOperators: { a: identityA, b: unknownValue } }],
-    ["the service managed identity", { clusterResourceId: cluster, serviceManagedIdentity: unknownValue }, { clusterResourceId: cluster, serviceManagedIdentity: unknownValue }],
+    [
+      "the whole operator map",
+      { clusterResourceId: cluster, dataPlaneOperators: unknownValue },
+      { clusterResourceId: cluster, dataPlaneOperators: unknownValue },
+    ],
+    [
+      "one operator's identity",
+      { clusterResourceId: cluster, dataPlaneOperators: { b: unknownValue, a: identityA } },
+      { clusterResourceId: cluster, dataPlaneOperators: { a: identityA, b: unknownValue } },
+    ],
+    [
+      "the service managed identity",
+      { clusterResourceId: cluster, serviceManagedIdentity: unknownValue },
+      { clusterResourceId: cluster, serviceManagedIdentity: unknownValue },
+    ],
   ])("passes an unknown value for %s through without failing", (_title, news, expected) => {
     expect(checkInputs(news)).toEqual({ inputs: expected, failures: [] });
   });

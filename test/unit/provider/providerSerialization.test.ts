@@ -100,7 +100,10 @@ const cluster = clusterResourceIdFor();
 const identity = identityResourceId("identity-a");
 
 async function expectCheckWorks(provider: pulumi.dynamic.ResourceProvider): Promise<void> {
-  const result = await provider.check?.({}, { clusterResourceId: cluster.replace("/resourceGroups/", "/resourcegroups/"), dataPlaneOperators: { b: identity, a: identity } });
+  const result = await provider.check?.(
+    {},
+    { clusterResourceId: cluster.replace("/resourceGroups/", "/resourcegroups/"), dataPlaneOperators: { b: identity, a: identity } },
+  );
   expect(result).toEqual({ inputs: { clusterResourceId: cluster, dataPlaneOperators: { a: identity, b: identity } }, failures: [] });
   const failing = await provider.check?.({}, { clusterResourceId: "nope" });
   expect(failing?.failures).toEqual([{ property: "clusterResourceId", reason: "must start with '/subscriptions/'" }]);
@@ -165,7 +168,7 @@ describe("the serialized implementation", () => {
 describe("the serialized production provider (loader)", () => {
   it("refers to the implementation only by path, never by content", () => {
     expect(loader.text).toContain(implementationPath);
-    expect(loader.text).not.toContain("require(\"@azure/");
+    expect(loader.text).not.toContain('require("@azure/');
   });
 
   describe("revived as the host does, with ARO_HCP_PROJECT_DIR pointing at an installed implementation", () => {

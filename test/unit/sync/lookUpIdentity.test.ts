@@ -6,7 +6,8 @@ import { retryAfterInMs } from "../../../resources/core/errors";
 import { backoffInMs, lookUpIdentity, maxLookupAttempts } from "../../../resources/sync/lookUpIdentity";
 import { FakeClock } from "../../fakes/fakeClock";
 
-const identityId = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/identity-a";
+const identityId =
+  "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/identity-a";
 
 /** An ARM-shaped RestError, with the response headers a throttled answer carries. */
 function armError(code: string, statusCode: number | undefined, headers: Record<string, string> = {}): Error {
@@ -50,7 +51,10 @@ function harness(steps: Step[], options: { timeoutInMs?: number; limit?: number 
 
 describe("lookUpIdentity", () => {
   it("waits the Retry-After a throttled answer asks for, outside the concurrency slot, then resolves", async () => {
-    const { dependencies, clock, calls, activeDuringSleep } = harness([armError("TooManyRequests", 429, { "retry-after": "2" }), { clientId: "c", principalId: "p" }]);
+    const { dependencies, clock, calls, activeDuringSleep } = harness([
+      armError("TooManyRequests", 429, { "retry-after": "2" }),
+      { clientId: "c", principalId: "p" },
+    ]);
     expect(await lookUpIdentity(dependencies, identityId)).toEqual({ kind: "resolved", clientId: "c", principalId: "p" });
     expect(calls).toHaveLength(2);
     expect(clock.sleeps).toEqual([2000]);
@@ -103,7 +107,10 @@ describe("lookUpIdentity", () => {
 
   it("ends at once with the throttling error when Retry-After would cross the lookup deadline", async () => {
     const { dependencies, calls, clock } = harness([armError("TooManyRequests", 429, { "retry-after": "60" })], { timeoutInMs: 30_000 });
-    expect(await lookUpIdentity(dependencies, identityId)).toEqual({ kind: "failed", error: { code: "TooManyRequests", statusCode: 429, message: "TooManyRequests message" } });
+    expect(await lookUpIdentity(dependencies, identityId)).toEqual({
+      kind: "failed",
+      error: { code: "TooManyRequests", statusCode: 429, message: "TooManyRequests message" },
+    });
     expect(calls).toHaveLength(1);
     expect(clock.sleeps).toEqual([]);
   });
