@@ -354,6 +354,14 @@ describe("diff", () => {
       const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
       setupValue.store.remove(location.partitionKey, location.clusterDocumentId);
       expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).toEqual({ changes: true });
+      setupValue.store.put(buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA, "operator-b": null } }));
+      expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).toEqual({ changes: true });
+      // The update that follows names the problem and writes nothing: the diff did not hide it.
+      const patchesBefore = setupValue.store.appliedPatches().length;
+      await expect(setupValue.provider.update(location.documentId, outs, inputs(fromClusterDocument))).rejects.toThrow(
+        "userAssignedIdentities.dataPlaneOperators.operator-b: identity resource ID is missing (null)",
+      );
+      expect(setupValue.store.appliedPatches()).toHaveLength(patchesBefore);
     });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkInputs, containsUnknown, isCurrentOutputs, maxDataPlaneOperators, unknownValue } from "../../../resources/provider/providerInputs";
+import { checkInputs, containsUnknown, maxDataPlaneOperators, parseInputs, parseStoredOutputs, unknownValue } from "../../../resources/provider/providerInputs";
 import { clusterResourceIdFor, identityResourceId } from "../../fixtures/documents";
 
 const cluster = clusterResourceIdFor();
@@ -206,21 +206,64 @@ describe("containsUnknown", () => {
   });
 });
 
-describe("isCurrentOutputs", () => {
-  const current = { schemaVersion: 1, clusterResourceId: cluster, documentId: "d", status: {}, drift: [] };
-
-  it("accepts outputs of the current schema", () => {
-    expect(isCurrentOutputs(current)).toBe(true);
+describe("parseInputs", () => {
+  it("returns the checked inputs, typed, when every property passes", () => {
+    expect(parseInputs({ clusterResourceId: cluster, dataPlaneOperators: { op: identityA }, __provider: "x" })).toEqual({
+      ok: true,
+      value: { clusterResourceId: cluster, dataPlaneOperators: { op: identityA } },
+    });
   });
 
   it.each([
-    ["no schemaVersion", { ...current, schemaVersion: undefined }],
-    ["a future schemaVersion", { ...current, schemaVersion: 2 }],
-    ["no documentId", { ...current, documentId: undefined }],
-    ["a null status", { ...current, status: null }],
-    ["no drift list", { ...current, drift: undefined }],
-    ["an empty object", {}],
-  ])("refuses outputs with %s", (_title, outputs) => {
-    expect(isCurrentOutputs(outputs)).toBe(false);
+    ["a bag that is not an object", "nope", "clusterResourceId"],
+    ["a missing cluster", {}, "clusterResourceId"],
+    ["a bad identity", { clusterResourceId: cluster, dataPlaneOperators: { op: "bad" } }, "dataPlaneOperators.op"],
+  ])("fails %s, naming the field", (_title, news, property) => {
+    const parsed = parseInputs(news);
+    expect(parsed.ok).toBe(false);
+    expect(parsed.ok ? [] : parsed.failures.map((failure) => failure.property)).toEqual([property]);
+  });
+});
+
+describe("parseStoredOutputs", () => {
+  const current = { schemaVersion: 1, clusterResourceId: cluster, documentId: "d", status: {}, drift: [] };
+
+  it("accepts outputs of the current schema", () => {
+    expect(parseStoredOutputs(current).ok).toBe(true);
+  });
+
+  it("returns the fields the provider reads, typed", () => {
+    const status = { identities: { [identityA.toLowerCase()]: { resourceID: identityA, clientId: "c" } }, earliestRecheckTime: "2026-08-15T00:00:00Z" };
+    const outputs = {
+      ...current,
+      status,
+      drift: ["x"],
+      dataPlaneOperators: { op: identityA },
+      serviceManagedIdentity: null,
+      skippedReason: null,
+      identityCount: 1,
+    };
+    expect(parseStoredOutputs(outputs)).toEqual({
+      ok: true,
+      value: { ...current, status, drift: ["x"], dataPlaneOperators: { op: identityA }, serviceManagedIdentity: null, skippedReason: null },
+    });
+  });
+
+  it.each([
+    ["no schemaVersion", { ...current, schemaVersion: undefined }, "schemaVersion"],
+    ["a future schemaVersion", { ...current, schemaVersion: 2 }, "schemaVersion"],
+    ["no documentId", { ...current, documentId: undefined }, "documentId"],
+    ["a null status", { ...current, status: null }, "status"],
+    ["a status with a malformed entry", { ...current, status: { identities: { a: 5 } } }, "status"],
+    ["no drift list", { ...current, drift: undefined }, "drift"],
+    ["a drift list of numbers", { ...current, drift: [1] }, "drift"],
+    ["operators that are not strings", { ...current, dataPlaneOperators: { op: 1 } }, "dataPlaneOperators"],
+    ["a numeric skippedReason", { ...current, skippedReason: 1 }, "skippedReason"],
+    ["an empty object", {}, "schemaVersion"],
+    ["no object at all", undefined, "outputs"],
+  ])("refuses outputs with %s, naming the field", (_title, outputs, property) => {
+    const parsed = parseStoredOutputs(outputs);
+    expect(parsed.ok).toBe(false);
+    expect(parsed.ok ? [] : parsed.failures.map((failure) => failure.property)).toContain(property);
   });
 });
