@@ -130,11 +130,11 @@ export function trackInFlight(response: ServerResponse, counters: () => { inFlig
     }
   };
   const originalEnd = response.end.bind(response) as (...parameters: unknown[]) => ServerResponse;
-  response.end = ((...parameters: unknown[]) => {
+  response.end = (...parameters: unknown[]) => {
     const result = originalEnd(...parameters);
     end();
     return result;
-  }) as unknown as ServerResponse["end"];
+  };
   response.once("finish", end);
   response.once("close", end);
 }

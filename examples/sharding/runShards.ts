@@ -102,7 +102,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const clusters = parseClusterList(JSON.parse(readFileSync(file, "utf8")) as unknown, file);
   const shards = splitIntoShards(clusters, Number(option("shards", "4")), option("prefix", "fleet"));
   // Loaded here so that importing this module for its functions needs no built engine.
-  const engine = (await import("../../cli/engine")) as typeof import("../../cli/engine");
+  const engine = await import("../../cli/engine");
   const command = await engine.engineCommand();
   const outcomes = await runShards({
     shards,

@@ -40,7 +40,7 @@ describe("global failures: nothing written", () => {
   it("the token endpoint answers 500", async () => {
     scenario.sandbox.faults.add({ target: "token", kind: "status", statusCode: 500, errorCode: "server_error", message: "token service down", probability: 1 });
     const clientId = clientIdFor(4);
-    const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[0]!, { managedIdentityClientId: clientId });
+    const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[0], { managedIdentityClientId: clientId });
     expect(message).toContain("the Azure credential could not get a token");
     expect(message).toContain(`the managed identity with client ID ${clientId}`);
     expect(scenario.sandbox.statistics.token.responsesByStatus["500"]).toBeGreaterThan(0);
@@ -57,7 +57,7 @@ describe("global failures: nothing written", () => {
       probability: 1,
     });
     const clientId = clientIdFor(5);
-    const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[1]!, { managedIdentityClientId: clientId });
+    const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[1], { managedIdentityClientId: clientId });
     expect(message).toContain("Azure Resource Manager refused the credential's token");
     expect(message).toContain("InvalidAuthenticationToken (HTTP 401)");
     expect(message).toContain(`Credential in use: the managed identity with client ID ${clientId}`);
@@ -66,7 +66,7 @@ describe("global failures: nothing written", () => {
 
   it("the ARM endpoint cannot be reached (connection refused), after retries within the lookup deadline", async () => {
     const clientId = clientIdFor(6);
-    const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[2]!, {
+    const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[2], {
       managedIdentityClientId: clientId,
       armEndpoint: `https://127.0.0.1:${await closedPort()}`,
       lookupTimeoutSeconds: "2",
@@ -81,7 +81,7 @@ describe("global failures: nothing written", () => {
 describe("a failure about one identity stays per identity", () => {
   it("a 403 on one identity clears that entry only, keeps the other's IDs, and fails naming it", async () => {
     const { sandbox } = scenario;
-    const cluster = scenario.clusters[3]!;
+    const cluster = scenario.clusters[3];
     const [denied, allowed] = Object.values(cluster.dataPlaneOperators) as [string, string];
     sandbox.faults.add({
       target: "arm",

@@ -30,8 +30,8 @@ describe("splitIntoShards", () => {
       "fleet",
     );
     for (const id of clusterIds.slice(5)) expect(shardOf(after, id)).toBe(shardOf(before, id));
-    expect(shardOf(splitIntoShards([{ clusterResourceId: clusterIds[7]!.toUpperCase() }], 4, "fleet"), clusterIds[7]!.toUpperCase())).toBe(
-      shardOf(before, clusterIds[7]!),
+    expect(shardOf(splitIntoShards([{ clusterResourceId: clusterIds[7].toUpperCase() }], 4, "fleet"), clusterIds[7].toUpperCase())).toBe(
+      shardOf(before, clusterIds[7]),
     );
   });
 

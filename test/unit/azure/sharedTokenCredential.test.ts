@@ -34,7 +34,7 @@ async function settle<T>(promise: Promise<T>, release: () => void): Promise<T> {
 
 describe("sharedTokenCredential", () => {
   it("asks once for concurrent callers of the same scope", async () => {
-    let now = 0;
+    const now = 0;
     const inner = countingCredential(hour, () => now);
     const shared = sharedTokenCredential(inner.credential, () => now);
     const tokens = await settle(

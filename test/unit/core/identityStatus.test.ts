@@ -134,8 +134,8 @@ describe("workReason (upstream set match and needsWork)", () => {
     ["a recheck time one second ahead is not due", [identityA], [keyA], now.getTime() + 1000, undefined],
     ["an empty desired set on a never-synced document has work", [], [], undefined, "neverChecked"],
   ])("%s", (_title, desiredIds, storedKeys, recheckAt, expected) => {
-    const status = stored(storedKeys as string[], recheckAt === undefined ? undefined : new Date(recheckAt as number));
-    expect(workReason(desired(...(desiredIds as string[])), status, now)).toBe(expected);
+    const status = stored(storedKeys, recheckAt === undefined ? undefined : new Date(recheckAt));
+    expect(workReason(desired(...desiredIds), status, now)).toBe(expected);
   });
 
   it("treats a missing identities map like an empty one", () => {
@@ -363,7 +363,7 @@ describe("statusEquals and identitiesEqual", () => {
     ["a retrievalError added", { ...base, identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p", retrievalError: "x" } } }, false],
     ["another key", { ...base, identities: { [keyB]: { resourceID: identityA, clientId: "c", principalId: "p" } } }, false],
   ])("compares against %s", (_title, other, expected) => {
-    expect(statusEquals(base, other as DataPlaneOperatorsManagedIdentities)).toBe(expected);
+    expect(statusEquals(base, other)).toBe(expected);
   });
 
   it("treats a missing identities map as equal to an empty one", () => {

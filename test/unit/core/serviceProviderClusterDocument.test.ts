@@ -85,7 +85,7 @@ describe("readStoredStatus", () => {
     ["an unparseable recheck time", { earliestRecheckTime: "soon" }, "earliestRecheckTime is not an RFC 3339 timestamp"],
     ["a numeric recheck time", { earliestRecheckTime: 5 }, "earliestRecheckTime is not an RFC 3339 timestamp"],
   ])("drops and reports %s", (_title, subtree, problem) => {
-    const result = readStoredStatus(documentWithSubtree(subtree as JsonValue));
+    const result = readStoredStatus(documentWithSubtree(subtree));
     expect(result.present).toBe(true);
     expect(result.problems).toEqual([problem]);
     expect(result.status.identities).toBeUndefined();
@@ -129,7 +129,7 @@ describe("serviceProviderClusterDocumentProblems", () => {
     ["cosmosMetadata that is a string", { properties: { cosmosMetadata: "x" } }, "properties.cosmosMetadata is a string, expected an object"],
     ["a status that is a number", { properties: { status: 3 } }, "properties.status is a number, expected an object"],
   ])("refuses %s and names the field", (_title, overrides, problem) => {
-    const problems = serviceProviderClusterDocumentProblems(buildServiceProviderClusterDocument({ overrides: overrides as never }));
+    const problems = serviceProviderClusterDocumentProblems(buildServiceProviderClusterDocument({ overrides: overrides }));
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain(problem);
   });
