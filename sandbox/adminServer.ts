@@ -220,7 +220,7 @@ async function handle(options: AdminServerOptions, routes: Array<[string, RegExp
   const url = new URL(request.url ?? "/", `http://${loopbackHost}`);
   const pathname = url.pathname.replace(/\/+$/, "") || "/";
   const text = (await readBody(request)).toString("utf8");
-  let body: Json = {};
+  let body: Json;
   try {
     const parsed: unknown = text === "" ? {} : JSON.parse(text);
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {

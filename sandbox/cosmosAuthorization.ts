@@ -76,7 +76,7 @@ function unauthorizedMessage(detail: string): string {
 }
 
 function parseAuthorization(header: string): { type: string; version: string; signature: string } | undefined {
-  let decoded = header;
+  let decoded: string;
   try {
     decoded = decodeURIComponent(header);
   } catch {

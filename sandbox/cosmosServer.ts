@@ -233,8 +233,8 @@ async function handle(
  */
 export async function startCosmosServer(options: CosmosServerOptions): Promise<CosmosServer> {
   let endpoint = "";
-  let account: Account | undefined;
-  let documents: CosmosDocumentStore | undefined;
+  // Filled once the server listens; a request before that gets 503.
+  const started: { account?: Account; documents?: CosmosDocumentStore } = {};
   const server = createServer({ key: options.certificate.privateKeyPem, cert: options.certificate.certificatePem, keepAlive: true }, (request, response) => {
     response.statusCode = 200;
     trackInFlight(
@@ -244,6 +244,7 @@ export async function startCosmosServer(options: CosmosServerOptions): Promise<C
         increment(options.statistics.cosmos.responsesByStatus, response.headersSent ? String(response.statusCode) : "0");
       },
     );
+    const { account, documents } = started;
     if (account === undefined || documents === undefined) {
       sendJson(response, 503, { code: "ServiceUnavailable", message: "starting" });
       return;
@@ -256,7 +257,8 @@ export async function startCosmosServer(options: CosmosServerOptions): Promise<C
   });
   const listening = await listenOnLoopback(server);
   endpoint = `https://${loopbackHost}:${listening.port}`;
-  account = new Account(loopbackHost, listening.port);
-  documents = new CosmosDocumentStore(account, options.databaseName, options.containerName);
+  const account = new Account(loopbackHost, listening.port);
+  const documents = new CosmosDocumentStore(account, options.databaseName, options.containerName);
+  Object.assign(started, { account, documents });
   return { ...listening, endpoint, documents };
 }

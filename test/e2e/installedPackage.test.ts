@@ -18,6 +18,8 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DataPlaneOperatorsManagedIdentities } from "../../resources/core/serviceProviderClusterDocument";
+import { ownedStatusOf, readServiceProviderCluster } from "../fixtures/storedDocument";
 import type * as automation from "@pulumi/pulumi/automation";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
@@ -25,8 +27,6 @@ import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
 import projectManifest from "../../package.json";
 import { engineModule, outputCollector } from "./engineHelpers";
-
-type Document = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const projectDirectory = resolve(__dirname, "..", "..");
 const fixtureDirectory = join(projectDirectory, "test", "fixtures", "consumerProgram");
@@ -87,9 +87,9 @@ afterAll(async () => {
   }
 });
 
-async function persistedIdentities(cluster: FleetClusterDescription): Promise<Record<string, { clientId?: string; principalId?: string }> | undefined> {
-  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<Document>();
-  return resource?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities;
+async function persistedIdentities(cluster: FleetClusterDescription): Promise<DataPlaneOperatorsManagedIdentities["identities"] | undefined> {
+  const document = await readServiceProviderCluster(sandbox.cosmosContainer, cluster.serviceProviderClusterDocumentId, cluster.partitionKey);
+  return (document === undefined ? undefined : ownedStatusOf(document))?.identities;
 }
 
 async function expectRecorded(cluster: FleetClusterDescription): Promise<void> {

@@ -9,13 +9,13 @@
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DataPlaneOperatorsManagedIdentities } from "../../resources/core/serviceProviderClusterDocument";
+import { ownedStatusOf, readServiceProviderCluster } from "../fixtures/storedDocument";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
 import { openTestStack, outputCollector, readTree } from "./engineHelpers";
-
-type Document = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 let sandbox: Sandbox;
 let fleet: FleetClusterDescription[];
@@ -29,9 +29,9 @@ afterAll(async () => {
   await sandbox?.stop();
 });
 
-async function persistedIdentities(cluster: FleetClusterDescription): Promise<Record<string, { clientId?: string; principalId?: string }>> {
-  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<Document>();
-  return resource?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities ?? {};
+async function persistedIdentities(cluster: FleetClusterDescription): Promise<NonNullable<DataPlaneOperatorsManagedIdentities["identities"]>> {
+  const document = await readServiceProviderCluster(sandbox.cosmosContainer, cluster.serviceProviderClusterDocumentId, cluster.partitionKey);
+  return (document === undefined ? undefined : ownedStatusOf(document))?.identities ?? {};
 }
 
 async function expectRecorded(cluster: FleetClusterDescription): Promise<void> {

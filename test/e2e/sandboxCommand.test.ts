@@ -11,6 +11,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { asServiceProviderClusterJson, ownedStatusOf } from "../fixtures/storedDocument";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
 import { engineModule, outputCollector } from "./engineHelpers";
 
@@ -104,11 +105,8 @@ describe("npm run sandbox", () => {
 
     const admin = new SandboxAdminClient(description.endpoints.admin, description.adminToken);
     for (const cluster of description.demoFleet) {
-      const document = (await admin.readDocument(cluster.partitionKey, cluster.serviceProviderClusterDocumentId)) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-      const identities = document.properties.status.dataPlaneOperatorsManagedIdentities.identities as Record<
-        string,
-        { clientId?: string; retrievalError?: string }
-      >;
+      const document = asServiceProviderClusterJson(await admin.readDocument(cluster.partitionKey, cluster.serviceProviderClusterDocumentId));
+      const identities = ownedStatusOf(document)?.identities ?? {};
       for (const identityId of Object.values(cluster.dataPlaneOperators)) {
         const entry = identities[identityId.toLowerCase()];
         if (cluster.missingIdentities.includes(identityId)) {

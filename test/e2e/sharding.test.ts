@@ -5,6 +5,7 @@
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ownedStatusOf, readServiceProviderCluster } from "../fixtures/storedDocument";
 import { runShards, splitIntoShards } from "../../examples/sharding/runShards";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
@@ -58,8 +59,8 @@ describe("runShards", () => {
     expect(first.map((outcome) => outcome.succeeded)).toEqual([true, true, true]);
     expect(first.reduce((sum, outcome) => sum + outcome.clusterCount, 0)).toBe(6);
     for (const cluster of fleet) {
-      const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read();
-      const identities = resource?.properties.status.dataPlaneOperatorsManagedIdentities.identities ?? {};
+      const document = await readServiceProviderCluster(sandbox.cosmosContainer, cluster.serviceProviderClusterDocumentId, cluster.partitionKey);
+      const identities = (document === undefined ? undefined : ownedStatusOf(document))?.identities ?? {};
       for (const identityId of Object.values(cluster.dataPlaneOperators)) {
         expect(identities[identityId.toLowerCase()]?.clientId).toBe(sandbox.identities.get(identityId)?.clientId);
       }

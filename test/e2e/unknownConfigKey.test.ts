@@ -5,6 +5,7 @@
  * anything is written.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readServiceProviderCluster } from "../fixtures/storedDocument";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import { seedFleet } from "../../sandbox/seed";
@@ -21,8 +22,8 @@ afterAll(async () => {
 });
 
 async function readStatus(documentId: string, partitionKey: string): Promise<unknown> {
-  const { resource } = await sandbox.cosmosContainer.item(documentId, partitionKey).read<Record<string, any>>(); // eslint-disable-line @typescript-eslint/no-explicit-any
-  return resource?.properties?.status?.dataPlaneOperatorsManagedIdentities;
+  const document = await readServiceProviderCluster(sandbox.cosmosContainer, documentId, partitionKey);
+  return document?.properties.status?.dataPlaneOperatorsManagedIdentities;
 }
 
 describe("an unknown key in the aro-hcp-identity-status namespace", () => {

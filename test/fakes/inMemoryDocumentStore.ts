@@ -61,7 +61,7 @@ type Action = (store: InMemoryDocumentStore) => void;
 interface ScriptedFailure {
   readonly kind: "read" | "patch" | "any";
   readonly id: string | undefined;
-  readonly error: unknown;
+  readonly error: Error;
   remaining: number;
 }
 
@@ -202,7 +202,7 @@ export class InMemoryDocumentStore implements DocumentStore {
   }
 
   /** Makes the next `times` calls of `kind` (optionally only for document `id`) throw `error`. */
-  failNext(kind: "read" | "patch" | "any", error: unknown, options: { id?: string; times?: number } = {}): void {
+  failNext(kind: "read" | "patch" | "any", error: Error, options: { id?: string; times?: number } = {}): void {
     this.failures.push({ kind, id: options.id, error, remaining: options.times ?? 1 });
   }
 
@@ -237,11 +237,11 @@ export class InMemoryDocumentStore implements DocumentStore {
     document._etag = `"0000${this.etagCounter.toString(16).padStart(4, "0")}-0000-0000-0000-000000000000"`;
     document._ts = this.timestamp;
     document._rid ??= `rid${this.etagCounter}==`;
-    document._self ??= `dbs/simulated/colls/simulated/docs/${String(document.id)}/`;
+    document._self ??= `dbs/simulated/colls/simulated/docs/${typeof document.id === "string" ? document.id : JSON.stringify(document.id)}/`;
     document._attachments ??= "attachments/";
   }
 
-  private takeFailure(kind: "read" | "patch", id: string): unknown {
+  private takeFailure(kind: "read" | "patch", id: string): Error | undefined {
     const failure = this.failures.find(
       (candidate) => (candidate.kind === kind || candidate.kind === "any") && (candidate.id === undefined || candidate.id === id) && candidate.remaining > 0,
     );

@@ -99,7 +99,11 @@ export class ScriptedUserAssignedIdentityReader implements UserAssignedIdentityR
       if ("hang" in script) {
         return await new Promise<never>((_resolve, reject) => {
           if (script.hang === "untilAborted") {
-            const onAbort = (): void => reject(options.abortSignal.reason ?? Object.assign(new Error("The operation was aborted."), { name: "AbortError" }));
+            const onAbort = (): void => {
+              // The signal's reason (a DOMException "AbortError" by default) is an Error; anything else is wrapped.
+              const reason: unknown = options.abortSignal.reason;
+              reject(reason instanceof Error ? reason : Object.assign(new Error("The operation was aborted.", { cause: reason }), { name: "AbortError" }));
+            };
             if (options.abortSignal.aborted) onAbort();
             else options.abortSignal.addEventListener("abort", onAbort, { once: true });
           }

@@ -3,9 +3,10 @@ import { connect } from "node:net";
 import { networkInterfaces } from "node:os";
 import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
 import { RestError } from "@azure/core-rest-pipeline";
-import type { Container, CosmosClient } from "@azure/cosmos";
+import type { Container, CosmosClient, ItemDefinition } from "@azure/cosmos";
 import { ManagedIdentityCredential } from "@azure/identity";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import type { SandboxEndpoints } from "../../sandbox/sandbox";
 import { AdminApiError, SandboxAdminClient } from "../../sandbox/adminClient";
 import { buildServiceProviderClusterDocument, clusterResourceIdFor, documentIdFor } from "../../sandbox/documentBuilders";
 import { identityResourceId } from "../../sandbox/identityStore";
@@ -49,7 +50,8 @@ afterEach(async () => {
 
 describe("sandbox servers", () => {
   it("listen on 127.0.0.1 only", async () => {
-    const ports = Object.values(connection.endpoints).map((endpoint) => {
+    const endpoints: Readonly<Record<keyof SandboxEndpoints, string>> = connection.endpoints;
+    const ports = Object.values(endpoints).map((endpoint) => {
       const url = new URL(endpoint);
       expect(url.hostname).toBe("127.0.0.1");
       return Number(url.port);
@@ -133,7 +135,7 @@ describe("fake ARM with the real arm-msi client and ManagedIdentityCredential", 
   });
 
   it("rejects a token it did not issue with 401 InvalidAuthenticationToken", async () => {
-    const forged = { getToken: async () => ({ token: "forged-token", expiresOnTimestamp: Date.now() + 3_600_000 }) };
+    const forged = { getToken: () => Promise.resolve({ token: "forged-token", expiresOnTimestamp: Date.now() + 3_600_000 }) };
     const forgedClient = createSandboxManagedServiceIdentityClient(connection, forged, subscriptionId);
     const error = await rejection(forgedClient.userAssignedIdentities.get("sandbox-test-rg", "anything"));
     expect((error as RestError).statusCode).toBe(401);
@@ -234,7 +236,7 @@ describe("Cosmos with the real CosmosClient", () => {
       aadCredentials: new ManagedIdentityCredential(),
       agent: new Agent({ ca: connection.cosmosCertificatePem, keepAlive: true }),
     });
-    const { resource } = await entraClient.database(connection.database).container(connection.container).item(id, partitionKey).read();
+    const { resource } = await entraClient.database(connection.database).container(connection.container).item(id, partitionKey).read<ItemDefinition>();
     entraClient.dispose();
     expect(resource?.id).toBe(id);
   });
@@ -267,7 +269,7 @@ describe("Cosmos with the real CosmosClient", () => {
   it("lets the SDK retry a 429 with x-ms-retry-after-ms", async () => {
     await admin.resetStatistics();
     await admin.addFault({ target: "cosmos", kind: "throttle", count: 1, retryAfterInMs: 20, match: { documentId: id, operation: "read" } });
-    const { resource } = await container.item(id, partitionKey).read();
+    const { resource } = await container.item(id, partitionKey).read<ItemDefinition>();
     expect(resource?.id).toBe(id);
     const statistics = await admin.getStatistics();
     expect(statistics.cosmos.responsesByStatus["429"]).toBe(1);

@@ -49,8 +49,8 @@ describe("runShards", () => {
       shards,
       concurrency: 2,
       operation: "up",
-      openShard: async (shard) =>
-        ({
+      openShard: (shard) =>
+        Promise.resolve({
           up: async () => {
             running += 1;
             peak = Math.max(peak, running);
@@ -59,7 +59,7 @@ describe("runShards", () => {
             if (shard.stackName === "fleet-3") throw new Error("engine failed for fleet-3");
             return { summary: { resourceChanges: { create: shard.clusters.length } } };
           },
-        }) as unknown as automation.Stack,
+        } as unknown as automation.Stack),
     });
     expect(peak).toBe(2);
     expect(outcomes.map((outcome) => outcome.stackName)).toEqual(shards.map((shard) => shard.stackName));

@@ -23,7 +23,8 @@ const keyA = identityA.toLowerCase();
 const identityB = identityResourceId("identity-b");
 const keyB = identityB.toLowerCase();
 
-function documentWithSubtree(subtree: JsonValue | "absent"): JsonObject {
+/** `"absent"` leaves the subtree out. */
+function documentWithSubtree(subtree: JsonValue): JsonObject {
   return buildServiceProviderClusterDocument({ dataPlaneOperatorsManagedIdentities: subtree });
 }
 

@@ -37,12 +37,12 @@ function harness(steps: Step[], options: { timeoutInMs?: number; limit?: number 
     },
     options: { lookupTimeoutInMs: options.timeoutInMs ?? 30_000, documentWaitInMs: 0, documentPollIntervalInMs: 1, maxWriteAttempts: 1 },
     userAssignedIdentityReader: {
-      async getUserAssignedIdentity(resourceId: ParsedResourceId) {
+      getUserAssignedIdentity(resourceId: ParsedResourceId) {
         calls.push(resourceId);
         const step = steps.shift();
-        if (step === undefined) throw new Error("unexpected lookup");
-        if (step instanceof Error) throw step;
-        return step;
+        if (step === undefined) return Promise.reject(new Error("unexpected lookup"));
+        if (step instanceof Error) return Promise.reject(step);
+        return Promise.resolve(step);
       },
     },
   };
@@ -66,13 +66,13 @@ describe("lookUpIdentity", () => {
     const order: string[] = [];
     let throttledOnce = false;
     const reader = {
-      async getUserAssignedIdentity(resourceId: ParsedResourceId) {
+      getUserAssignedIdentity(resourceId: ParsedResourceId) {
         order.push(resourceId.name);
         if (resourceId.name === "identity-a" && !throttledOnce) {
           throttledOnce = true;
-          throw armError("TooManyRequests", 429, { "retry-after-ms": "50" });
+          return Promise.reject(armError("TooManyRequests", 429, { "retry-after-ms": "50" }));
         }
-        return { clientId: resourceId.name, principalId: "p" };
+        return Promise.resolve({ clientId: resourceId.name, principalId: "p" });
       },
     };
     const realSleep = (durationInMs: number) => new Promise<void>((resolve) => setTimeout(resolve, durationInMs));

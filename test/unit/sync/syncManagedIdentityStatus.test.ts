@@ -65,7 +65,8 @@ function persistedSubtree(harness: Harness): JsonValue | undefined {
   return subtreeOf(persisted(harness));
 }
 
-function spcWith(subtree: JsonValue | "absent", extra: Parameters<typeof buildServiceProviderClusterDocument>[0] = {}): JsonObject {
+/** `"absent"` leaves the subtree out. */
+function spcWith(subtree: JsonValue, extra: Parameters<typeof buildServiceProviderClusterDocument>[0] = {}): JsonObject {
   return buildServiceProviderClusterDocument({ ...extra, dataPlaneOperatorsManagedIdentities: subtree });
 }
 
@@ -363,7 +364,7 @@ describe("syncManagedIdentityStatus: failures per identity", () => {
     expect(subtree.earliestRecheckTime).toBeUndefined();
     expect(subtree.identities).toEqual({
       [keyA]: { resourceID: identityA, clientId: "a-client", principalId: "a-principal" },
-      [keyB]: { resourceID: identityB, retrievalError: expect.stringMatching(/^ResourceNotFound \(HTTP 404\): /) },
+      [keyB]: { resourceID: identityB, retrievalError: expect.stringMatching(/^ResourceNotFound \(HTTP 404\): /) as unknown },
       [keyC]: { resourceID: identityC, retrievalError: "AuthorizationFailed (HTTP 403): The client 'x' does not have authorization to perform action." },
       [identityResourceId("identity-d").toLowerCase()]: {
         resourceID: identityResourceId("identity-d"),
@@ -653,7 +654,7 @@ describe("syncManagedIdentityStatus: the ServiceProviderCluster document", () =>
       syncOptions: { documentWaitInMs: 3_000, documentPollIntervalInMs: 1_000 },
       identities: { [identityA]: resolved("c", "p") },
     });
-    const standingStill = { ...harness.dependencies, sleep: async () => undefined };
+    const standingStill = { ...harness.dependencies, sleep: () => Promise.resolve() };
     const error = await syncManagedIdentityStatus(standingStill, {
       cluster: parsedCluster(),
       desired: desiredIdentitySet({ "operator-a": identityA }).identities,
