@@ -190,7 +190,8 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
   if (typeof clusterResourceId !== "string") fail("clusterResourceId", "a string");
   if (typeof documentId !== "string") fail("documentId", "a string");
   const status = isJsonObject(value.status) ? readStatusSubtree(value.status) : undefined;
-  if (status === undefined || status.problems.length > 0) fail("status", "the status subtree");
+  if (status === undefined) fail("status", "the status subtree (an object)");
+  else if (status.problems.length > 0) failures.push({ property: "status", reason: status.problems.join("; ") });
   const driftList = Array.isArray(drift) && drift.every((entry): entry is string => typeof entry === "string") ? drift : undefined;
   if (driftList === undefined) fail("drift", "a list of strings");
   const operators = isJsonObject(dataPlaneOperators) ? stringRecord(dataPlaneOperators) : undefined;
