@@ -63,7 +63,6 @@ beforeAll(async () => {
   loader = await pulumi.runtime.serializeFunction(() => loaderProvider, { allowSecrets: true });
   const implementationProvider = managedIdentityStatusImplementation;
   implementation = await pulumi.runtime.serializeFunction(() => implementationProvider, { allowSecrets: true });
-
   console.info(`serialized sizes: loader ${loader.text.length} characters, implementation ${implementation.text.length} characters`);
   fs.mkdirSync(path.join(process.cwd(), "node_modules", ".cache"), { recursive: true });
   scratchDirectory = fs.mkdtempSync(path.join(process.cwd(), "node_modules", ".cache", "provider-serialization-"));
