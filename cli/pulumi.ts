@@ -1,9 +1,9 @@
 /**
  * `npm run pulumi -- <command> [--stack NAME] [flags]`: drive the real engine by hand.
  *
- * preview, up, refresh and destroy run the project's program through the Automation API (the
- * Node.js language host is not available offline, so `pulumi up` cannot start the program
- * itself). Every other command (stack, config, state, cancel, version, about, …) is passed to the
+ * preview, up, refresh and destroy run the project's program through the Automation API, which
+ * reports the run itself (drift per cluster after a refresh); the literal `pulumi up` with the built
+ * CLI on PATH runs the same program through the Node.js language host. Every other command (stack, config, state, cancel, version, about, …) is passed to the
  * built `pulumi` binary with the same environment, in the stack's work directory.
  *
  * The work directory is the project directory, as for the literal `pulumi` CLI, so both use the
@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { engineCommand, openStack, projectDirectory, sandboxPassphrase, userEngineEnvironment } from "./engine";
 import type { SandboxDescription } from "./sandboxSettings";
 import { sandboxSettings, sandboxStackName } from "./sandboxSettings";
+import { adoptOldStackSettingsFile, stackSettingsFileName } from "./stackFileMigration";
 import { missingPassphraseMessage } from "./stackSecrets";
 
 const programCommands = ["preview", "up", "update", "refresh", "destroy"] as const;
@@ -52,8 +53,7 @@ function sandboxDescription(): SandboxDescription | undefined {
 }
 
 function stackSettingsText(stackName: string): string | undefined {
-  // Pulumi names the file after the last segment of an org/project/stack name.
-  const file = join(projectDirectory, `Pulumi.${stackName.split("/").pop() ?? stackName}.yaml`);
+  const file = join(projectDirectory, stackSettingsFileName(stackName));
   return existsSync(file) ? readFileSync(file, "utf8") : undefined;
 }
 
@@ -72,6 +72,10 @@ async function main(): Promise<void> {
   const isSandboxStack = stackName === sandboxStackName;
   if (isSandboxStack && sandbox === undefined) {
     throw new Error(`the '${sandboxStackName}' stack is configured from a running sandbox, and none is running: start one with \`npm run sandbox\``);
+  }
+  const moved = adoptOldStackSettingsFile(projectDirectory, stackName);
+  if (moved !== undefined) {
+    console.error(moved);
   }
   const settings = isSandboxStack && sandbox !== undefined ? sandboxSettings(sandbox) : undefined;
   // The fixed passphrase protects sandbox-only values; a user's stack never gets it.

@@ -18,6 +18,7 @@ import type { BenchmarkResults, FleetMedians } from "./report";
 import { renderReport } from "./report";
 import { median } from "./statistics";
 import { runThrottleScenario } from "./throttleScenario";
+import { runThrottleFleet } from "./throttleFleet";
 
 const latencyInMs = 20;
 const lookupConcurrency = 8;
@@ -75,6 +76,9 @@ async function main(): Promise<void> {
     log,
   });
 
+  // Issue 10, item 3: 2,000 clusters × 4 under throttling in one `up` (throttleFleet.ts: a minute or more, so full runs only).
+  const throttleFleet = quick ? undefined : await runThrottleFleet(engine, log);
+
   let comparisons: BenchmarkResults["comparisons"];
   if (plan.comparisons) {
     log("comparison: the same 200-cluster up with per-step checkpoints, and with --parallel 32");
@@ -102,6 +106,7 @@ async function main(): Promise<void> {
     hostMemory,
     throttle,
     ...(comparisons === undefined ? {} : { comparisons }),
+    ...(throttleFleet === undefined ? {} : { throttleFleet }),
   };
   const path = join(projectDirectory, "docs", "performance.md");
   writeFileSync(path, renderReport(results));

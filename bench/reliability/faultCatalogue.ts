@@ -74,13 +74,37 @@ export const laneFaultKinds: readonly FaultKindSpecification[] = [
 
 /** Faults of the token endpoint (sequential phase, short token lifetime). */
 export const tokenFaultKinds: readonly FaultKindSpecification[] = [
-  { name: "token-500", target: "token", weight: 2, description: "Token endpoint 500 once (MSAL retries)", rule: () => ({ target: "token", kind: "status", statusCode: 500, errorCode: "server_error", message: "simulated" }) },
+  { name: "token-500", target: "token", weight: 2, description: "Token endpoint 500 once (MSAL retries; past the lookup deadline the pass fails as global, nothing written)", rule: () => ({ target: "token", kind: "status", statusCode: 500, errorCode: "server_error", message: "simulated" }) },
   { name: "token-503", target: "token", weight: 1, description: "Token endpoint 503 once", rule: () => ({ target: "token", kind: "unavailable", retryAfterSeconds: 0 }) },
   { name: "token-429", target: "token", weight: 1, description: "Token endpoint 429 with Retry-After: 0 once", rule: () => ({ target: "token", kind: "throttle", retryAfterSeconds: 0 }) },
   { name: "token-connection-reset", target: "token", weight: 2, description: "Token endpoint connection reset once", rule: () => ({ target: "token", kind: "connectionReset" }) },
   { name: "token-500-persistent", target: "token", weight: 2, description: "Token endpoint 500 on every request (global: nothing written)", rule: () => ({ target: "token", kind: "status", statusCode: 500, errorCode: "server_error", message: "simulated outage", count: 40 }) },
   { name: "token-401-persistent", target: "token", weight: 2, description: "Token endpoint 401 on every request (global: nothing written)", rule: () => ({ target: "token", kind: "status", statusCode: 401, errorCode: "invalid_client", message: "simulated refusal", count: 40 }) },
   { name: "token-400-persistent", target: "token", weight: 2, description: "Token endpoint 400 on every request (no credential)", rule: () => ({ target: "token", kind: "status", statusCode: 400, errorCode: "invalid_request", message: "simulated refusal", count: 20 }) },
+];
+
+/**
+ * A fault of a whole Azure host rather than of requests: not a sandbox rule (an HTTP server cannot
+ * refuse a connection it has accepted), but the settings of the pass's provider. It hits every
+ * lane alike, so these passes run in a phase of their own, each with its own provider.
+ */
+export interface HostFaultSpecification {
+  readonly name: string;
+  readonly target: "arm";
+  readonly description: string;
+  /** Settings that put the pass's provider in front of the failed host. */
+  settings(closedEndpoint: string): Readonly<Record<string, string>>;
+}
+
+/** Host faults (a phase of their own). */
+export const hostFaultKinds: readonly HostFaultSpecification[] = [
+  {
+    name: "arm-host-down",
+    target: "arm",
+    description:
+      "ARM host down: the pass's provider reaches ARM at a loopback port where nothing listens, so every connection is refused, retried within lookupTimeoutSeconds (global: nothing written)",
+    settings: (closedEndpoint) => ({ armEndpoint: closedEndpoint }),
+  },
 ];
 
 /** Picks one kind by weight with `random` in [0, 1). */
