@@ -8,7 +8,10 @@ import { refusePlainCosmosKey } from "./program/cosmosKeyConfig";
 import { declareFleet } from "./program/declareFleet";
 import { clusterListFromFile, parseClusterList } from "./program/fleet";
 
-export = async (): Promise<Record<string, unknown>> => {
+// Settled as a promise, so a bad configuration is a rejection for whoever awaits the program.
+export = (): Promise<Record<string, unknown>> => Promise.resolve().then(declareProgram);
+
+function declareProgram(): Record<string, unknown> {
   const config = new pulumi.Config();
   refusePlainCosmosKey(config);
   // A large fleet does not fit in one `pulumi config set` argument (128 KB): use clustersFile.
@@ -19,4 +22,4 @@ export = async (): Promise<Record<string, unknown>> => {
       : parseClusterList(config.getObject<unknown>("clusters") ?? [], `${pulumi.getProject()}:clusters`);
   const { outputs } = declareFleet(clusters);
   return { clusters: outputs };
-};
+}

@@ -48,7 +48,7 @@ export function clusterListFromFile(file: string, source: string): ClusterDeclar
   try {
     parsed = JSON.parse(readFileSync(file, "utf8"));
   } catch (error) {
-    throw new Error(`${source} names ${file}, which is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`${source} names ${file}, which is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   return parseClusterList(parsed, `${source} (${file})`);
 }

@@ -11,6 +11,7 @@
  * - a second up is a no-op; destroy removes the subtrees and nothing else.
  */
 import { readFileSync } from "node:fs";
+import type { ItemDefinition } from "@azure/cosmos";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../sandbox/sandbox";
@@ -20,8 +21,17 @@ import { seedFleet } from "../../sandbox/seed";
 import { providerText } from "../../resources/provider/providerLoader";
 import type { TestStack } from "./engineHelpers";
 import { openTestStack, outputCollector, readTree } from "./engineHelpers";
+import type { ServiceProviderClusterJson } from "../fixtures/storedDocument";
+import { asServiceProviderClusterJson, ownedStatusOf } from "../fixtures/storedDocument";
 
-type Document = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Document = ServiceProviderClusterJson;
+
+/** A resource of the exported deployment, as far as these tests look into it. */
+interface StateResource {
+  readonly type: string;
+  readonly inputs: { readonly __provider?: string };
+  readonly outputs: { readonly __provider?: string; readonly clusterResourceId?: string; readonly drift: readonly string[] };
+}
 
 /** A line only the old loader has: its walk from the working directory up to the root. */
 const oldLoaderMarker = "for (let directory = process.cwd();; directory = path.dirname(directory))";
@@ -32,26 +42,26 @@ let testStack: TestStack;
 const seeded = new Map<string, Document>();
 
 async function readDocument(cluster: FleetClusterDescription): Promise<Document> {
-  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<Document>();
+  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<ItemDefinition>();
   if (resource === undefined) throw new Error(`document ${cluster.serviceProviderClusterDocumentId} is missing`);
-  return resource;
+  return asServiceProviderClusterJson(resource);
 }
 
-function ownedStatus(document: Document): Document | undefined {
-  return document.properties?.status?.dataPlaneOperatorsManagedIdentities;
+function ownedStatus(document: Document): ReturnType<typeof ownedStatusOf> {
+  return ownedStatusOf(document);
 }
 
 function foreignFields(document: Document): Document {
   const copy = structuredClone(document);
   for (const key of ["_etag", "_ts", "_rid", "_self", "_attachments"]) delete copy[key];
   delete copy.properties.status?.dataPlaneOperatorsManagedIdentities;
-  delete copy.properties.cosmosMetadata.instanceVersion;
-  delete copy.properties.cosmosMetadata.etag;
+  delete copy.properties.cosmosMetadata?.instanceVersion;
+  delete copy.properties.cosmosMetadata?.etag;
   return copy;
 }
 
-async function clusterResources(): Promise<Document[]> {
-  const deployment = (await testStack.stack.exportStack()).deployment as { resources: Document[] };
+async function clusterResources(): Promise<StateResource[]> {
+  const deployment = (await testStack.stack.exportStack()).deployment as { resources: StateResource[] };
   return deployment.resources.filter((resource) => String(resource.type).endsWith(":ServiceProviderClusterIdentityStatus"));
 }
 
@@ -59,10 +69,16 @@ beforeAll(async () => {
   sandbox = await startSandbox({ certificateDirectory: `${__dirname}/../../.sandbox/e2e-legacy-${process.pid}` });
   fleet = seedFleet(sandbox, { clusters: 2, identitiesPerCluster: 2, subscriptions: 1 });
   for (const cluster of fleet) {
-    seeded.set(cluster.serviceProviderClusterDocumentId, structuredClone(sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as Document));
+    seeded.set(
+      cluster.serviceProviderClusterDocumentId,
+      asServiceProviderClusterJson(structuredClone(sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId))),
+    );
   }
   // The clusters config the fixture was made with: cluster 0 declares its operators, cluster 1 reads them from its document.
-  testStack = await openTestStack(sandbox, "legacy", [{ clusterResourceId: fleet[0].clusterResourceId, dataPlaneOperators: fleet[0].dataPlaneOperators }, { clusterResourceId: fleet[1].clusterResourceId }]);
+  testStack = await openTestStack(sandbox, "legacy", [
+    { clusterResourceId: fleet[0].clusterResourceId, dataPlaneOperators: fleet[0].dataPlaneOperators },
+    { clusterResourceId: fleet[1].clusterResourceId },
+  ]);
   const fixture = readFileSync(join(__dirname, "..", "fixtures", "legacyLoaderDeployment.json"), "utf8")
     .replaceAll("${armEndpoint}", sandbox.endpoints.arm)
     .replaceAll("${cosmosEndpoint}", sandbox.endpoints.cosmos)
@@ -95,7 +111,8 @@ describe("a stack written by the previous loader (fixture), under this version",
       for (const line of resource.outputs.drift) expect(line).toMatch(/was removed from the status in Cosmos$|^the status subtree was deleted in Cosmos$/);
     }
     // Refresh writes nothing: the owned subtree is as seeded.
-    for (const cluster of fleet) expect(ownedStatus(await readDocument(cluster))).toEqual(ownedStatus(seeded.get(cluster.serviceProviderClusterDocumentId) as Document));
+    for (const cluster of fleet)
+      expect(ownedStatus(await readDocument(cluster))).toEqual(ownedStatus(seeded.get(cluster.serviceProviderClusterDocumentId) as Document));
   });
 
   it("up restores every status in Cosmos and stores the new loader in inputs and outputs", async () => {
@@ -103,11 +120,19 @@ describe("a stack written by the previous loader (fixture), under this version",
     expect(result.summary.result).toBe("succeeded");
     for (const cluster of fleet) {
       const document = await readDocument(cluster);
-      const status = ownedStatus(document) as Document;
-      expect(Object.keys(status.identities).sort()).toEqual(Object.values(cluster.dataPlaneOperators).map((id) => id.toLowerCase()).sort());
+      const status = ownedStatus(document);
+      expect(Object.keys(status?.identities ?? {}).sort()).toEqual(
+        Object.values(cluster.dataPlaneOperators)
+          .map((id) => id.toLowerCase())
+          .sort(),
+      );
       for (const identityId of Object.values(cluster.dataPlaneOperators)) {
         const identity = sandbox.identities.get(identityId);
-        expect(status.identities[identityId.toLowerCase()]).toEqual({ resourceID: identityId, clientId: identity?.clientId, principalId: identity?.principalId });
+        expect(status?.identities?.[identityId.toLowerCase()]).toEqual({
+          resourceID: identityId,
+          clientId: identity?.clientId,
+          principalId: identity?.principalId,
+        });
       }
       expect(foreignFields(document)).toEqual(foreignFields(seeded.get(cluster.serviceProviderClusterDocumentId) as Document));
     }

@@ -68,8 +68,9 @@ describe("state per cluster after an up of 10 clusters with 4 identities each", 
     const entryBytes = clusters.map((resource) => Buffer.byteLength(JSON.stringify(resource)));
     const providerBytes = Buffer.byteLength(JSON.stringify(clusters[0].inputs?.__provider));
     const perCluster = Buffer.byteLength(text) / clusterCount;
-    // eslint-disable-next-line no-console
-    console.info(`state: ${Math.max(...entryBytes)} bytes per cluster resource (provider text ${providerBytes} bytes, twice); checkpoint ${Math.round(perCluster)} bytes per cluster`);
+    console.info(
+      `state: ${Math.max(...entryBytes)} bytes per cluster resource (provider text ${providerBytes} bytes, twice); checkpoint ${Math.round(perCluster)} bytes per cluster`,
+    );
     expect(Math.max(...entryBytes)).toBeLessThan(maxBytesPerClusterResource);
     expect(perCluster).toBeLessThan(maxCheckpointBytesPerCluster);
   });
@@ -80,7 +81,11 @@ describe("state per cluster after an up of 10 clusters with 4 identities each", 
 
   it("stores the same provider text in every resource's inputs and outputs", () => {
     const resources = (JSON.parse(checkpointText()) as { checkpoint: { latest: { resources: Resource[] } } }).checkpoint.latest.resources;
-    const texts = new Set(resources.filter((resource) => resource.inputs?.__provider !== undefined).flatMap((resource) => [resource.inputs?.__provider, resource.outputs?.__provider]));
+    const texts = new Set(
+      resources
+        .filter((resource) => resource.inputs?.__provider !== undefined)
+        .flatMap((resource) => [resource.inputs?.__provider, resource.outputs?.__provider]),
+    );
     expect(texts.size).toBe(1);
   });
 });

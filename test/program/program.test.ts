@@ -154,7 +154,9 @@ describe("declareFleet", () => {
   });
 
   it("refuses a cluster listed twice, whatever its casing", () => {
-    expect(() => declareFleet([{ clusterResourceId: clusterA }, { clusterResourceId: clusterA.toUpperCase() }])).toThrow(`is listed twice in the clusters config`);
+    expect(() => declareFleet([{ clusterResourceId: clusterA }, { clusterResourceId: clusterA.toUpperCase() }])).toThrow(
+      `is listed twice in the clusters config`,
+    );
   });
 });
 
@@ -165,7 +167,13 @@ describe("clusterKeys", () => {
   const subscriptionTwo = "22222222-2222-2222-2222-222222222222";
 
   it("is the cluster name when unique, the resource group when names collide, the subscription when both do", () => {
-    const ids = [id(subscriptionOne, "rg-a", "alpha"), id(subscriptionOne, "rg-a", "beta"), id(subscriptionOne, "rg-b", "Beta"), id(subscriptionOne, "rg-c", "gamma"), id(subscriptionTwo, "rg-c", "gamma")];
+    const ids = [
+      id(subscriptionOne, "rg-a", "alpha"),
+      id(subscriptionOne, "rg-a", "beta"),
+      id(subscriptionOne, "rg-b", "Beta"),
+      id(subscriptionOne, "rg-c", "gamma"),
+      id(subscriptionTwo, "rg-c", "gamma"),
+    ];
     expect([...clusterKeys(ids).values()]).toEqual(["alpha", "rg-a/beta", "rg-b/Beta", `${subscriptionOne}/rg-c/gamma`, `${subscriptionTwo}/rg-c/gamma`]);
   });
 
@@ -226,7 +234,13 @@ describe("the program (index.ts)", () => {
       [`${projectName}:clusters`]: JSON.stringify([
         { clusterResourceId: clusterA, dataPlaneOperators: { "operator-a": identityA } },
         { clusterResourceId: clusterB },
-        { clusterResourceId: clusterResourceIdFor({ subscriptionId: "11111111-2222-3333-4444-555555555555", resourceGroupName: "rg-c", clusterName: "cluster-c" }) },
+        {
+          clusterResourceId: clusterResourceIdFor({
+            subscriptionId: "11111111-2222-3333-4444-555555555555",
+            resourceGroupName: "rg-c",
+            clusterName: "cluster-c",
+          }),
+        },
       ]),
     });
     try {

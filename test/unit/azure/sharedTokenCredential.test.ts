@@ -34,10 +34,13 @@ async function settle<T>(promise: Promise<T>, release: () => void): Promise<T> {
 
 describe("sharedTokenCredential", () => {
   it("asks once for concurrent callers of the same scope", async () => {
-    let now = 0;
+    const now = 0;
     const inner = countingCredential(hour, () => now);
     const shared = sharedTokenCredential(inner.credential, () => now);
-    const tokens = await settle(Promise.all([shared.getToken("https://management.azure.com/.default"), shared.getToken(["https://management.azure.com/.default"])]), inner.release);
+    const tokens = await settle(
+      Promise.all([shared.getToken("https://management.azure.com/.default"), shared.getToken(["https://management.azure.com/.default"])]),
+      inner.release,
+    );
     expect(tokens.map((token) => token?.token)).toEqual(["token-1", "token-1"]);
     expect(inner.calls).toHaveLength(1);
   });
@@ -57,7 +60,10 @@ describe("sharedTokenCredential", () => {
   it("keeps one token per scope and tenant", async () => {
     const inner = countingCredential(hour, () => 0);
     const shared = sharedTokenCredential(inner.credential, () => 0);
-    await settle(Promise.all([shared.getToken("arm/.default"), shared.getToken("cosmos/.default"), shared.getToken("arm/.default", { tenantId: "other" })]), inner.release);
+    await settle(
+      Promise.all([shared.getToken("arm/.default"), shared.getToken("cosmos/.default"), shared.getToken("arm/.default", { tenantId: "other" })]),
+      inner.release,
+    );
     expect(inner.calls).toHaveLength(3);
     expect(inner.calls[2].options).toEqual({ tenantId: "other" });
   });

@@ -86,7 +86,11 @@ function reviveAndCheck(workingDirectory: string, environment: Record<string, st
     })();`;
   const environmentWithout = { ...process.env };
   delete environmentWithout.ARO_HCP_PROJECT_DIR;
-  const result = spawnSync(process.execPath, ["-e", script, projectDirectory, textFile], { cwd: workingDirectory, env: { ...environmentWithout, ...environment }, encoding: "utf8" });
+  const result = spawnSync(process.execPath, ["-e", script, projectDirectory, textFile], {
+    cwd: workingDirectory,
+    env: { ...environmentWithout, ...environment },
+    encoding: "utf8",
+  });
   expect(result.status, result.stderr).toBe(0);
   return JSON.parse(result.stdout.trim().split("\n").pop() ?? "{}") as { servedBy?: string; loads?: number; error?: string };
 }
@@ -99,7 +103,7 @@ describe("the serialized provider", () => {
 
   it("requires the implementation by package path and carries none of it", () => {
     expect(text).toContain(`"${implementationSpecifier}"`);
-    expect(text).not.toContain("require(\"@azure/");
+    expect(text).not.toContain('require("@azure/');
     expect(text).not.toContain("CosmosClient");
   });
 
@@ -108,9 +112,9 @@ describe("the serialized provider", () => {
     await pulumi.runtime.setMocks({
       newResource: (resource) => {
         registered.push(resource.inputs as Record<string, unknown>);
-        return { id: `${resource.name}-id`, state: resource.inputs };
+        return { id: `${resource.name}-id`, state: resource.inputs as Record<string, unknown> };
       },
-      call: (call) => call.inputs,
+      call: (call) => call.inputs as Record<string, unknown>,
     });
     const resource = new ServiceProviderClusterIdentityStatus("mocked", { clusterResourceId: "/subscriptions/x" });
     await new Promise((resolve) => resource.id.apply(resolve));
@@ -128,7 +132,10 @@ describe("the serialized provider", () => {
     installStubPackage(path.join(program, "node_modules", "aro-hcp-identity-status"));
     fs.writeFileSync(path.join(program, "package.json"), JSON.stringify({ name: "consumer" }));
     const seen = reviveAndCheck(program, {});
-    expect(seen).toEqual({ servedBy: path.join(program, "node_modules", "aro-hcp-identity-status", "dist", "resources", "managedIdentityStatusProvider.js"), loads: 1 });
+    expect(seen).toEqual({
+      servedBy: path.join(program, "node_modules", "aro-hcp-identity-status", "dist", "resources", "managedIdentityStatusProvider.js"),
+      loads: 1,
+    });
   });
 
   it("finds the package itself from a directory inside a checkout of it (self-reference)", () => {
@@ -143,7 +150,10 @@ describe("the serialized provider", () => {
     const checkout = path.join(scratch, "named-checkout");
     installStubPackage(checkout);
     const elsewhere = fs.mkdtempSync(path.join(scratch, "elsewhere-"));
-    expect(reviveAndCheck(elsewhere, { ARO_HCP_PROJECT_DIR: checkout })).toEqual({ servedBy: path.join(checkout, "dist", "resources", "managedIdentityStatusProvider.js"), loads: 1 });
+    expect(reviveAndCheck(elsewhere, { ARO_HCP_PROJECT_DIR: checkout })).toEqual({
+      servedBy: path.join(checkout, "dist", "resources", "managedIdentityStatusProvider.js"),
+      loads: 1,
+    });
   });
 
   it("fails with a message naming where it looked and what to do", () => {
