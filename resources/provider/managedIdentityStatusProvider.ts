@@ -144,7 +144,10 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       if (fromCluster.kind === "deleting") {
         return { changes: old.skippedReason !== "clusterDeleting" };
       }
-      return { changes: old.skippedReason !== null || workReason(fromCluster.identities, known, now) !== undefined };
+      // The recorded service managed identity follows the document unless the inputs name one.
+      const serviceManagedIdentityMoved =
+        news.serviceManagedIdentity === undefined && (fromCluster.serviceManagedIdentity ?? null) !== old.serviceManagedIdentity;
+      return { changes: old.skippedReason !== null || serviceManagedIdentityMoved || workReason(fromCluster.identities, known, now) !== undefined };
     },
 
     async create(inputs: Inputs) {

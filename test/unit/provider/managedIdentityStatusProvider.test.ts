@@ -350,6 +350,17 @@ describe("diff", () => {
       expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).toEqual({ changes: true });
     });
 
+    it("reports a change when the cluster document's service managed identity changes, and records the new one", async () => {
+      const setupValue = clusterModeSetup({ "operator-a": identityA });
+      const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
+      const replacement = identityResourceId("replacement-service-managed-identity");
+      setupValue.store.put(buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA }, serviceManagedIdentity: replacement }));
+      expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).toEqual({ changes: true });
+      const updated = { ...outsOf(await setupValue.provider.update(location.documentId, outs, inputs(fromClusterDocument))), __provider: outs.__provider };
+      expect(updated.serviceManagedIdentity).toBe(replacement);
+      expect(await setupValue.provider.diff(location.documentId, updated, inputs(fromClusterDocument))).toEqual({ changes: false });
+    });
+
     it("reports a change when the cluster starts deleting, and none once the skip is recorded", async () => {
       const setupValue = clusterModeSetup({ "operator-a": identityA });
       const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
