@@ -151,6 +151,11 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
       sandbox.identities,
       reliability.secrets(),
     );
+    const [onlyFault] = planned;
+    if (planned.length === 1 && onlyFault?.kind.global === true && onlyFault.rule.triggered > 0 && outcome !== "globalFailure") {
+      // A credential or authentication fault says nothing about any identity: the pass must end before any write.
+      violations.push(`${onlyFault.kind.name} ended the pass as ${outcome}, not as a global failure (AzureAccessError): ${errorMessage ?? "no error"}`);
+    }
     if (hostFault !== undefined && outcome !== "globalFailure") {
       // A host that cannot be reached says nothing about any identity: the pass must end before any write.
       violations.push(`${hostFault.name} ended the pass as ${outcome}, not as a global failure (AzureAccessError): ${errorMessage ?? "no error"}`);

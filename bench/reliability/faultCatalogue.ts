@@ -24,6 +24,8 @@ export interface FaultKindSpecification {
   readonly description: string;
   /** Relative frequency among the faults of its phase. */
   readonly weight: number;
+  /** Not about one identity: a pass with this fault alone must end as a global failure (nothing written). */
+  readonly global?: true;
   rule(scope: FaultScope, maxWriteAttempts: number, lookupTimeoutInMs: number): FaultRuleInput;
 }
 
@@ -49,7 +51,7 @@ export const laneFaultKinds: readonly FaultKindSpecification[] = [
   { name: "arm-connection-reset", target: "arm", weight: 3, description: "ARM connection reset once", rule: (scope) => arm(scope, { kind: "connectionReset" }) },
   { name: "arm-slow-past-timeout", target: "arm", weight: 2, description: "ARM answer slower than lookupTimeoutSeconds", rule: (scope, _attempts, timeout) => arm(scope, { kind: "delay", delayInMs: timeout + 500 }) },
   { name: "arm-403", target: "arm", weight: 2, description: "ARM 403 AuthorizationFailed (not retried)", rule: (scope) => arm(scope, { kind: "status", statusCode: 403, errorCode: "AuthorizationFailed", message: "The client does not have authorization to perform action" }) },
-  { name: "arm-401", target: "arm", weight: 2, description: "ARM 401 InvalidAuthenticationToken for the whole lane (global: nothing written)", rule: (scope) => arm(scope, { kind: "status", statusCode: 401, errorCode: "InvalidAuthenticationToken", message: "The access token is invalid.", count: 20 }, true) },
+  { name: "arm-401", target: "arm", weight: 2, global: true, description: "ARM 401 InvalidAuthenticationToken for the whole lane (global: nothing written)", rule: (scope) => arm(scope, { kind: "status", statusCode: 401, errorCode: "InvalidAuthenticationToken", message: "The access token is invalid.", count: 20 }, true) },
   { name: "arm-no-properties", target: "arm", weight: 1, description: "ARM 200 without properties", rule: (scope) => arm(scope, { kind: "noProperties" }) },
   {
     name: "cosmos-412-race",
@@ -78,9 +80,10 @@ export const tokenFaultKinds: readonly FaultKindSpecification[] = [
   { name: "token-503", target: "token", weight: 1, description: "Token endpoint 503 once", rule: () => ({ target: "token", kind: "unavailable", retryAfterSeconds: 0 }) },
   { name: "token-429", target: "token", weight: 1, description: "Token endpoint 429 with Retry-After: 0 once", rule: () => ({ target: "token", kind: "throttle", retryAfterSeconds: 0 }) },
   { name: "token-connection-reset", target: "token", weight: 2, description: "Token endpoint connection reset once", rule: () => ({ target: "token", kind: "connectionReset" }) },
-  { name: "token-500-persistent", target: "token", weight: 2, description: "Token endpoint 500 on every request (global: nothing written)", rule: () => ({ target: "token", kind: "status", statusCode: 500, errorCode: "server_error", message: "simulated outage", count: 40 }) },
-  { name: "token-401-persistent", target: "token", weight: 2, description: "Token endpoint 401 on every request (global: nothing written)", rule: () => ({ target: "token", kind: "status", statusCode: 401, errorCode: "invalid_client", message: "simulated refusal", count: 40 }) },
-  { name: "token-400-persistent", target: "token", weight: 2, description: "Token endpoint 400 on every request (no credential)", rule: () => ({ target: "token", kind: "status", statusCode: 400, errorCode: "invalid_request", message: "simulated refusal", count: 20 }) },
+  { name: "token-500-persistent", target: "token", weight: 2, global: true, description: "Token endpoint 500 on every request (global: nothing written)", rule: () => ({ target: "token", kind: "status", statusCode: 500, errorCode: "server_error", message: "simulated outage", count: 40 }) },
+  { name: "token-401-persistent", target: "token", weight: 2, global: true, description: "Token endpoint 401 on every request (global: nothing written)", rule: () => ({ target: "token", kind: "status", statusCode: 401, errorCode: "invalid_client", message: "simulated refusal", count: 40 }) },
+  { name: "token-down", target: "token", weight: 2, global: true, description: "Token endpoint down: every connection reset (global: nothing written)", rule: () => ({ target: "token", kind: "connectionReset", count: 40 }) },
+  { name: "token-400-persistent", target: "token", weight: 2, global: true, description: "Token endpoint 400 on every request (no credential)", rule: () => ({ target: "token", kind: "status", statusCode: 400, errorCode: "invalid_request", message: "simulated refusal", count: 20 }) },
 ];
 
 /**
