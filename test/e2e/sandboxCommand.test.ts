@@ -75,7 +75,10 @@ describe("npm run sandbox", () => {
     const command = await engine.engineCommand();
     const workDirectory = join(root, "work");
     mkdirSync(workDirectory, { recursive: true });
-    for (const file of ["Pulumi.yaml", "index.ts"]) symlinkSync(join(projectDirectory, file), join(workDirectory, file));
+    // What the project directory gives the language host: the project file, the program and the
+    // TypeScript settings it is compiled with (without tsconfig.json, ts-node's defaults reject
+    // `new Error(message, { cause })`).
+    for (const file of ["Pulumi.yaml", "index.ts", "tsconfig.json"]) symlinkSync(join(projectDirectory, file), join(workDirectory, file));
     const cliEnvironment = {
       ...process.env,
       PATH: `${join(command.root, "bin")}:${process.env.PATH ?? ""}`,
