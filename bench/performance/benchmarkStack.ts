@@ -32,13 +32,21 @@ export interface BenchmarkStack {
 }
 
 /** Opens a fresh stack with private directories under .pulumi/bench-*. */
-export async function openBenchmarkStack(engine: EngineCommand, benchmark: BenchmarkSandbox, name: string, extraEnvironment: Readonly<Record<string, string>> = {}): Promise<BenchmarkStack> {
+export async function openBenchmarkStack(
+  engine: EngineCommand,
+  benchmark: BenchmarkSandbox,
+  name: string,
+  extraEnvironment: Readonly<Record<string, string>> = {},
+  /** Another inline program than the project's (the engine floor's). */
+  program?: automation.PulumiFn,
+): Promise<BenchmarkStack> {
   const root = mkdtempSync(join(projectDirectory, ".pulumi", `bench-${name}-`));
   const paths = { state: join(root, "state"), home: join(root, "home"), workDirectory: join(root, "work") };
   const stack = await openStack({
     engine,
     stackName: name,
     paths,
+    ...(program === undefined ? {} : { program }),
     config: { ...benchmark.config, clusters: "[]" },
     environment: { ...benchmark.environment, ...extraEnvironment },
   });
