@@ -1,8 +1,8 @@
 /**
- * One fleet size, with profiles: `node dist/bench/performance/profileFleet.js <clusters> [profile directory]`.
+ * One fleet size, with profiles: `node dist/bench/performance/profileFleet.js <clusters> [profile directory] [--parallel N]`.
  *
  * Runs the fleet scenario (floor, up, no-op up, refresh, engine floor) at one size and prints its
- * numbers. With a directory, the provider host runs with `--cpu-prof --heap-prof` (through
+ * numbers. With a directory, the provider host runs with hostProfiler.ts preloaded (through
  * NODE_OPTIONS, which the engine passes on to the host it starts) and the engine with its hidden
  * `--profiling` flag (Go pprof CPU and heap profiles), and the hottest functions of each are printed
  * (Go profiles: `go tool pprof -top`). Not part of `npm run bench`: profiles slow both processes down.
@@ -49,15 +49,19 @@ export function topOfCpuProfile(file: string, count = 25): string[] {
 }
 
 async function main(): Promise<void> {
-  const clusters = Number(process.argv[2] ?? "1000");
-  const directory = process.argv[3] === undefined ? undefined : resolve(process.argv[3]);
+  const parallelAt = process.argv.indexOf("--parallel");
+  const parallel = parallelAt > 0 ? { parallel: Number(process.argv[parallelAt + 1]) } : {};
+  const positional = process.argv.slice(2).filter((argument, index, all) => !argument.startsWith("--") && all[index - 1] !== "--parallel");
+  const clusters = Number(positional[0] ?? "1000");
+  const directory = positional[1] === undefined ? undefined : resolve(positional[1]);
   const log = (line: string): void => console.log(line);
   let engine = await engineCommand(log);
   let engineEnvironment: Record<string, string> = {};
   if (directory !== undefined) {
     mkdirSync(directory, { recursive: true });
     engine = await profilingEngine(engine, directory);
-    engineEnvironment = { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${join(directory, "host")} --heap-prof --heap-prof-dir=${join(directory, "host")}` };
+    mkdirSync(join(directory, "host"), { recursive: true });
+    engineEnvironment = { NODE_OPTIONS: `--require ${join(__dirname, "hostProfiler.js")}`, ARO_HCP_PROFILE_DIRECTORY: join(directory, "host") };
   }
   const result = await runFleetScenario({
     engine,
@@ -70,6 +74,7 @@ async function main(): Promise<void> {
     engineFloor: true,
     engineEnvironment,
     log,
+    ...parallel,
   });
   const seconds = (value: number | undefined): string => `${((value ?? Number.NaN) / 1000).toFixed(1)} s`;
   const floor = result.engineFloor;
@@ -86,11 +91,12 @@ async function main(): Promise<void> {
         engineFloorStateBytesPerCluster: Math.round((floor?.checkpointBytes ?? 0) / clusters),
         hostPeakMegabytes: { up: result.up.host.peakResidentBytes / 2 ** 20, refresh: (result.refresh?.host.peakResidentBytes ?? 0) / 2 ** 20 },
         cpuInMs: {
-          up: { host: result.up.host.hostCpuTimeInMs, engine: result.up.host.engineCpuTimeInMs },
-          noOpUp: { host: result.noOpUp?.host.hostCpuTimeInMs, engine: result.noOpUp?.host.engineCpuTimeInMs },
-          refresh: { host: result.refresh?.host.hostCpuTimeInMs, engine: result.refresh?.host.engineCpuTimeInMs },
-          floorNoOpUp: { engine: floor?.noOpUp.host.engineCpuTimeInMs },
-          floorRefresh: { engine: floor?.refresh.host.engineCpuTimeInMs },
+          up: { host: result.up.host.hostCpuTimeInMs, engine: result.up.host.engineCpuTimeInMs, bench: result.up.benchProcessCpuTimeInMs },
+          noOpUp: { host: result.noOpUp?.host.hostCpuTimeInMs, engine: result.noOpUp?.host.engineCpuTimeInMs, bench: result.noOpUp?.benchProcessCpuTimeInMs },
+          refresh: { host: result.refresh?.host.hostCpuTimeInMs, engine: result.refresh?.host.engineCpuTimeInMs, bench: result.refresh?.benchProcessCpuTimeInMs },
+          floorUp: { host: floor?.up.host.hostCpuTimeInMs, engine: floor?.up.host.engineCpuTimeInMs, bench: floor?.up.benchProcessCpuTimeInMs },
+          floorNoOpUp: { host: floor?.noOpUp.host.hostCpuTimeInMs, engine: floor?.noOpUp.host.engineCpuTimeInMs, bench: floor?.noOpUp.benchProcessCpuTimeInMs },
+          floorRefresh: { host: floor?.refresh.host.hostCpuTimeInMs, engine: floor?.refresh.host.engineCpuTimeInMs, bench: floor?.refresh.benchProcessCpuTimeInMs },
         },
       },
       undefined,
