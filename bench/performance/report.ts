@@ -4,7 +4,7 @@ import type { HostMemoryResult } from "./hostMemoryScenario";
 import type { ProviderCreateResult } from "./providerScenario";
 import { formatMegabytes as megabytes, formatMilliseconds as milliseconds, linearFit } from "./statistics";
 import type { ThrottleResult } from "./throttleScenario";
-import { findingsSection } from "./findings";
+import { findingsSection, scaleFindingsSection } from "./findings";
 import type { ShardResult } from "./shardScenario";
 import { scaleSection, scaleTargetRows, shardSection } from "./scaleReport";
 
@@ -185,6 +185,7 @@ export function renderReport(results: BenchmarkResults): string {
     );
   }
   push(...shardSection(results));
+  push(...scaleFindingsSection());
   push(...findingsSection());
   return `${lines.join("\n")}\n`;
 }
