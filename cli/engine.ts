@@ -1,8 +1,8 @@
 /**
  * The real Pulumi engine, offline: finds or builds the CLI (tools/build-pulumi-cli.sh) and opens a
  * stack over the project's own Pulumi.yaml whose program is this project's index.ts,
- * run as an Automation API inline program (the Node.js language host is not published as a Go
- * module, see docs/pulumi-engine.md).
+ * run as an Automation API inline program. The literal `pulumi up` runs the same program through the
+ * Node.js language host the build script also builds (see docs/pulumi-engine.md).
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";

@@ -1,9 +1,9 @@
 /**
  * `npm run pulumi -- <command> [--stack NAME] [flags]`: drive the real engine by hand.
  *
- * preview, up, refresh and destroy run the project's program through the Automation API (the
- * Node.js language host is not available offline, so `pulumi up` cannot start the program
- * itself). Every other command (stack, config, state, cancel, version, about, …) is passed to the
+ * preview, up, refresh and destroy run the project's program through the Automation API, which
+ * reports the run itself (drift per cluster after a refresh); the literal `pulumi up` with the built
+ * CLI on PATH runs the same program through the Node.js language host. Every other command (stack, config, state, cancel, version, about, …) is passed to the
  * built `pulumi` binary with the same environment, in the stack's work directory.
  *
  * The work directory is the project directory, as for the literal `pulumi` CLI, so both use the

@@ -85,7 +85,7 @@ export function findingsSection(): string[] {
     "5. **A throttled lookup held its concurrency slot for the whole Retry-After**, and the SDK gave up after its",
     "   third retry, which failed the run (about 1 lookup in 120 at 30 % throttling) and left later clusters for the next",
     "   `up`. `resources/lookUpIdentity.ts` now owns the retry policy (the ARM client's own retries are off): it waits",
-    "   out Retry-After (or a jittered backoff) outside the limiter, retries up to 6 attempts inside the lookup deadline,",
+    "   out Retry-After (or a jittered backoff) outside the limiter, retries inside the lookup deadline (up to 6 attempts; one answered with Retry-After does not count),",
     "   and fails at once when a Retry-After would cross that deadline. The throttled fleet now converges in one `up`.",
     "6. **Large fleets could not be configured**: `pulumi config set clusters '<json>'` is one command-line argument, and",
     "   Linux caps one at 128 KB (E2BIG at ~200 clusters × 4 identities). The program now also reads `clustersFile`",

@@ -19,6 +19,7 @@ import { renderReport } from "./report";
 import { median } from "./statistics";
 import { runShardScenario } from "./shardScenario";
 import { runThrottleScenario } from "./throttleScenario";
+import { runThrottleFleet } from "./throttleFleet";
 
 const latencyInMs = 20;
 const lookupConcurrency = 8;
@@ -78,6 +79,9 @@ async function main(): Promise<void> {
     log,
   });
 
+  // Issue 10, item 3: 2,000 clusters × 4 under throttling in one `up` (throttleFleet.ts: a minute or more, so full runs only).
+  const throttleFleet = quick ? undefined : await runThrottleFleet(engine, log);
+
   let comparisons: BenchmarkResults["comparisons"];
   if (plan.comparisons) {
     log("7. engine settings: the same 200-cluster runs with per-step checkpoints, and with --parallel 32");
@@ -109,6 +113,7 @@ async function main(): Promise<void> {
     throttle,
     shards,
     ...(comparisons === undefined ? {} : { comparisons }),
+    ...(throttleFleet === undefined ? {} : { throttleFleet }),
   };
   const path = join(projectDirectory, "docs", "performance.md");
   writeFileSync(path, renderReport(results));

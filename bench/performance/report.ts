@@ -4,6 +4,8 @@ import type { HostMemoryResult } from "./hostMemoryScenario";
 import type { ProviderCreateResult } from "./providerScenario";
 import { formatMegabytes as megabytes, formatMilliseconds as milliseconds, linearFit } from "./statistics";
 import type { ThrottleResult } from "./throttleScenario";
+import type { ThrottleFleetResult } from "./throttleFleet";
+import { throttleFleetSection, throttleFleetTargetRows } from "./throttleFleet";
 import { findingsSection, scaleFindingsSection } from "./findings";
 import type { ShardResult } from "./shardScenario";
 import { scaleSection, scaleTargetRows, shardSection } from "./scaleReport";
@@ -59,6 +61,8 @@ export interface BenchmarkResults {
   readonly throttle: ThrottleResult;
   readonly shards: ShardResult;
   readonly comparisons?: { readonly perStepCheckpoints: FleetScenarioResult; readonly parallel32: FleetScenarioResult };
+  /** Issue 10, item 3 (full runs only). */
+  readonly throttleFleet?: ThrottleFleetResult;
 }
 
 const ratio = (value: number): string => `${value.toFixed(2)}×`;
@@ -107,6 +111,7 @@ export function renderReport(results: BenchmarkResults): string {
     `| 6a | Throttling converges (30 % 429, Retry-After 1 s) | ${throttle.resolvedInCosmos} / ${throttle.expectedIdentities} identities resolved after ${throttle.runs.length} \`up\` run(s) | — | — | all resolved | ${status(throttle.resolvedInCosmos === throttle.expectedIdentities)} |`,
     `| 6b | Retry-After honoured | waited ${milliseconds(throttle.waitedInMs)}; ${throttle.earlyRetries} early retries | asked ${milliseconds(throttle.retryAfterOfRetriedInMs)} (sandbox counter: ${milliseconds(throttle.retryAfterRequestedInMs)}) | ${ratio(throttle.waitedInMs / Math.max(1, throttle.retryAfterOfRetriedInMs))} | ≥ 1×, no early retry | ${status(throttle.earlyRetries === 0 && throttle.waitedInMs >= throttle.retryAfterOfRetriedInMs)} |`,
     `| 6c | ARM requests in flight under throttling | max ${throttleMaxInFlight} | lookupConcurrency ${results.lookupConcurrency} | — | ≤ ${results.lookupConcurrency} | ${status(throttleMaxInFlight <= results.lookupConcurrency)} |`,
+    ...(results.throttleFleet === undefined ? [] : throttleFleetTargetRows(results.throttleFleet)),
     `| 7 | Token requests per provider process (200-cluster \`up\`) | ${fleet.upTokenRequests} | one per process | — | 1 | ${status(fleet.upTokenRequests === 1)} |`,
     ...scaleTargetRows(results),
     "",
@@ -168,6 +173,7 @@ export function renderReport(results: BenchmarkResults): string {
     `Retry-After asked ${milliseconds(throttle.retryAfterRequestedInMs)} in total; for the ${milliseconds(throttle.retryAfterOfRetriedInMs)} of it that was followed by a retry, the clients waited ${milliseconds(throttle.waitedInMs)}.`,
     `${throttle.abandoned} throttled lookup(s) were not retried within their run (their attempts or lookup deadline ran out); the next \`up\` retried them. Token requests: ${throttle.tokenRequests}.`,
     "",
+    ...(results.throttleFleet === undefined ? [] : throttleFleetSection(results.throttleFleet)),
   );
   if (results.comparisons !== undefined) {
     const { perStepCheckpoints, parallel32 } = results.comparisons;

@@ -10,6 +10,8 @@
 import type { EngineCommand } from "../../cli/engine";
 import type { FiredFaults, FaultRequestContext } from "../../sandbox/faultInjector";
 import { seedFleet } from "../../sandbox/seed";
+import type { FleetClusterDescription } from "../../sandbox/seed";
+import type { BenchmarkSandbox } from "./benchmarkSandbox";
 import { startBenchmarkSandbox } from "./benchmarkSandbox";
 import type { BenchmarkStack } from "./benchmarkStack";
 import { openBenchmarkStack } from "./benchmarkStack";
@@ -26,6 +28,8 @@ export interface ThrottleOptions {
   readonly retryAfterSeconds: number;
   /** Most `up` runs before giving up on convergence. */
   readonly maxRuns: number;
+  /** The engine's `--parallel`; its default (4 × cores) when omitted. */
+  readonly parallel?: number;
   readonly log: (line: string) => void;
 }
 
@@ -36,6 +40,8 @@ export interface ThrottledRun {
   readonly armRequests: number;
   readonly throttled: number;
   readonly armMaxInFlight: number;
+  /** From the run's first ARM request to the first request for the identity asked last: how long the queue for slots got. */
+  readonly lastFirstRequestInMs: number;
 }
 
 /** What the throttling scenario measured. */
@@ -54,6 +60,8 @@ export interface ThrottleResult {
   /** 429 answers after which the client gave up on that identity (its retries ran out). */
   readonly abandoned: number;
   readonly tokenRequests: number;
+  /** Entries stored with a retrievalError after the last run, by the error's code (`Timeout`: the lookup deadline). */
+  readonly failedEntriesByCode: Readonly<Record<string, number>>;
 }
 
 /** Runs the scenario in its own sandbox and stack. */
@@ -67,6 +75,8 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
   let retryAfterOfRetriedInMs = 0;
   let earlyRetries = 0;
   let abandoned = 0;
+  // Per identity, when it was first asked in the current run (the queue-depth measure).
+  const firstAskedAt = new Map<string, number>();
   const take = sandbox.faults.take.bind(sandbox.faults);
   sandbox.faults.take = (context: FaultRequestContext): FiredFaults => {
     const fired = take(context);
@@ -75,6 +85,7 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
     }
     const now = performance.now();
     const key = context.resourceId.toLowerCase();
+    if (!firstAskedAt.has(key)) firstAskedAt.set(key, now);
     const previous = pending.get(key);
     if (previous !== undefined) {
       const waited = now - previous.answeredAt;
@@ -102,10 +113,11 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
     while (runs.length < options.maxRuns && countResolvedInCosmos(benchmark, fleet) < expectedIdentities) {
       sandbox.statistics.reset();
       pending.clear();
+      firstAskedAt.clear();
       const started = performance.now();
       let succeeded = true;
       try {
-        await stack.up();
+        await stack.up(options.parallel === undefined ? {} : { parallel: options.parallel });
       } catch {
         // Lookups that ran out of retries fail the run after their status was persisted; the
         // next `up` retries them (entries with a retrievalError are always due).
@@ -120,6 +132,7 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
         armRequests: statistics.arm.getRequests,
         throttled: statistics.arm.responsesByStatus["429"] ?? 0,
         armMaxInFlight: statistics.arm.maxInFlight,
+        lastFirstRequestInMs: firstAskedAt.size === 0 ? 0 : Math.max(...firstAskedAt.values()) - Math.min(...firstAskedAt.values()),
       });
       options.log(`  throttled up #${runs.length}: ${Math.round(runs[runs.length - 1].wallTimeInMs)} ms, ${succeeded ? "succeeded" : "failed"}, ${runs[runs.length - 1].throttled} × 429`);
       // Whatever is still pending after a run was never retried in it.
@@ -135,9 +148,27 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
       earlyRetries,
       abandoned,
       tokenRequests,
+      failedEntriesByCode: failedEntriesByCode(benchmark, fleet),
     };
   } finally {
     stack?.remove();
     await sandbox.stop();
   }
+}
+
+/** Stored entries carrying a retrievalError, counted by its leading code (`<code> (HTTP …): …`). */
+function failedEntriesByCode(benchmark: BenchmarkSandbox, fleet: readonly FleetClusterDescription[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const cluster of fleet) {
+    const document = benchmark.sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as
+      | { properties?: { status?: { dataPlaneOperatorsManagedIdentities?: { identities?: Record<string, { retrievalError?: unknown }> } } } }
+      | undefined;
+    for (const entry of Object.values(document?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities ?? {})) {
+      if (typeof entry.retrievalError === "string") {
+        const code = /^\S+/.exec(entry.retrievalError)?.[0] ?? "unknown";
+        counts[code] = (counts[code] ?? 0) + 1;
+      }
+    }
+  }
+  return counts;
 }

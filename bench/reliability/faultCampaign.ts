@@ -5,11 +5,12 @@
  * side so the SDKs' retry waits overlap; token faults run in a sequential phase.
  */
 import { randomUUID } from "node:crypto";
+import { createServer } from "node:net";
 import type { FaultRule } from "../../sandbox/faultInjector";
 import { createSeededRandom } from "../../sandbox/faultInjector";
 import type { FleetClusterDescription } from "../../sandbox/seed";
-import type { FaultKindSpecification } from "./faultCatalogue";
-import { laneFaultKinds, pickWeighted, tokenFaultKinds } from "./faultCatalogue";
+import type { FaultKindSpecification, HostFaultSpecification } from "./faultCatalogue";
+import { hostFaultKinds, laneFaultKinds, pickWeighted, tokenFaultKinds } from "./faultCatalogue";
 import type { PassOutcome } from "./invariants";
 import { checkPass } from "./invariants";
 import { classifyFailure, mutateBeforePass, reportedStatusOf, type LaneState } from "./passSteps";
@@ -22,6 +23,8 @@ export interface CampaignOptions {
   readonly lanePasses: number;
   /** Passes with token-endpoint faults (sequential). */
   readonly tokenPasses: number;
+  /** Passes with a host fault (hostFaultKinds, in turn), spread over the lanes; 0 when omitted. */
+  readonly hostPasses?: number;
   readonly lanes: number;
   readonly identitiesPerCluster: number;
   /** Share of passes that get at least one fault. */
@@ -35,8 +38,13 @@ export interface CampaignFigures {
   outcomes: Record<PassOutcome, number>;
   /** Rules added per fault kind. */
   faultsPlanned: Record<string, number>;
-  /** Times a rule actually fired per fault kind (the sandbox's own count). */
+  /** Times a rule actually fired per fault kind (the sandbox's own count; for a host fault, the passes it hit). */
   faultsInjected: Record<string, number>;
+  /**
+   * Passes ended by a global failure (AzureAccessError, nothing written), by the one fault kind of
+   * the pass; a pass with two faults counts under `a+b`, one without any under `no fault`.
+   */
+  globalFailuresByFault: Record<string, number>;
   /** Pre-pass changes: identities rotated, deleted and recreated in ARM, foreign edits. */
   changes: Record<string, number>;
   violationCount: number;
@@ -58,6 +66,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     outcomes: { succeeded: 0, lookupFailed: 0, writeFailed: 0, globalFailure: 0, crashed: 0 },
     faultsPlanned: {},
     faultsInjected: {},
+    globalFailuresByFault: {},
     changes: {},
     violationCount: 0,
     violations: [],
@@ -80,7 +89,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
   const lanes: LaneState[] = seedLanes(sandbox, "campaign", options.lanes, options.identitiesPerCluster).map((cluster, index) => ({ index, cluster, outputs: undefined, deletedIdentities: [] }));
 
   let passNumber = 0;
-  const runPass = async (lane: LaneState, kinds: readonly FaultKindSpecification[], passProvider: StatusProvider = provider): Promise<void> => {
+  const runPass = async (lane: LaneState, kinds: readonly FaultKindSpecification[], passProvider: StatusProvider = provider, hostFault?: HostFaultSpecification): Promise<void> => {
     passNumber += 1;
     const number = passNumber;
     const fromClusterDocument = random() < 0.2;
@@ -89,7 +98,11 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     const before = readServiceProviderCluster(sandbox, lane.cluster);
     const expectedForeign = before === undefined ? undefined : foreignFields(before);
     const planned: Array<{ kind: FaultKindSpecification; rule: FaultRule }> = [];
-    const faultCount = random() < options.faultProbability ? (random() < 0.2 ? 2 : 1) : 0;
+    const faultCount = hostFault !== undefined ? 0 : random() < options.faultProbability ? (random() < 0.2 ? 2 : 1) : 0;
+    if (hostFault !== undefined) {
+      figures.faultsPlanned[hostFault.name] = (figures.faultsPlanned[hostFault.name] ?? 0) + 1;
+      figures.faultsInjected[hostFault.name] = (figures.faultsInjected[hostFault.name] ?? 0) + 1;
+    }
     for (let index = 0; index < faultCount; index += 1) {
       const kind = pickWeighted(kinds, random);
       const scope = {
@@ -138,12 +151,20 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
       sandbox.identities,
       reliability.secrets(),
     );
+    if (hostFault !== undefined && outcome !== "globalFailure") {
+      // A host that cannot be reached says nothing about any identity: the pass must end before any write.
+      violations.push(`${hostFault.name} ended the pass as ${outcome}, not as a global failure (AzureAccessError): ${errorMessage ?? "no error"}`);
+    }
     figures.passes += 1;
     figures.outcomes[outcome] += 1;
+    if (outcome === "globalFailure") {
+      const name = hostFault?.name ?? (planned.map(({ kind }) => kind.name).join("+") || "no fault");
+      figures.globalFailuresByFault[name] = (figures.globalFailuresByFault[name] ?? 0) + 1;
+    }
     if (outcome === "crashed") figures.crashes += 1;
     if (violations.length > 0) {
       figures.violationCount += violations.length;
-      const faults = planned.map(({ kind }) => kind.name).join("+") || "no fault";
+      const faults = hostFault?.name ?? (planned.map(({ kind }) => kind.name).join("+") || "no fault");
       for (const violation of violations.slice(0, 3)) if (figures.violations.length < 25) figures.violations.push(`pass ${number} (${faults}): ${violation}`);
     }
     if (deletedDuringPass && before !== undefined) {
@@ -163,6 +184,23 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
       }
     }),
   );
+  // Host faults: each hits every lane alike, so its passes get a provider of their own (the other
+  // lanes' providers never see it); spread over the lanes, side by side.
+  const hostPasses = options.hostPasses ?? 0;
+  if (hostPasses > 0) {
+    const closedEndpoint = `https://127.0.0.1:${await closedLoopbackPort()}`;
+    const hostProviders = hostFaultKinds.map((kind) => ({ kind, provider: reliability.provider(kind.settings(closedEndpoint)) }));
+    let hostPassesLeft = hostPasses;
+    await Promise.all(
+      lanes.map(async (lane) => {
+        while (hostPassesLeft > 0) {
+          const { kind, provider: hostProvider } = hostProviders[hostPassesLeft % hostProviders.length]!;
+          hostPassesLeft -= 1;
+          await runPass(lane, [], hostProvider, kind);
+        }
+      }),
+    );
+  }
   // Token faults: every request needs a fresh token (1 s lifetime), so every pass meets the endpoint.
   // A credential for another client ID has an empty MSAL cache, so its first token has the short lifetime.
   const lifetime = sandbox.tokens.tokenLifetimeInMs;
@@ -190,6 +228,16 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
   figures.violations.push(...unexpected.slice(0, 5));
   figures.durationInMs = Date.now() - started;
   return figures;
+}
+
+/** A loopback port nothing listens on (bound, then closed): connecting to it is refused. */
+async function closedLoopbackPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("no loopback port");
+  return address.port;
 }
 
 function pickIdentity(cluster: FleetClusterDescription, random: () => number): string {

@@ -83,6 +83,30 @@ export const tokenFaultKinds: readonly FaultKindSpecification[] = [
   { name: "token-400-persistent", target: "token", weight: 2, description: "Token endpoint 400 on every request (no credential)", rule: () => ({ target: "token", kind: "status", statusCode: 400, errorCode: "invalid_request", message: "simulated refusal", count: 20 }) },
 ];
 
+/**
+ * A fault of a whole Azure host rather than of requests: not a sandbox rule (an HTTP server cannot
+ * refuse a connection it has accepted), but the settings of the pass's provider. It hits every
+ * lane alike, so these passes run in a phase of their own, each with its own provider.
+ */
+export interface HostFaultSpecification {
+  readonly name: string;
+  readonly target: "arm";
+  readonly description: string;
+  /** Settings that put the pass's provider in front of the failed host. */
+  settings(closedEndpoint: string): Readonly<Record<string, string>>;
+}
+
+/** Host faults (a phase of their own). */
+export const hostFaultKinds: readonly HostFaultSpecification[] = [
+  {
+    name: "arm-host-down",
+    target: "arm",
+    description:
+      "ARM host down: the pass's provider reaches ARM at a loopback port where nothing listens, so every connection is refused, retried within lookupTimeoutSeconds (global: nothing written)",
+    settings: (closedEndpoint) => ({ armEndpoint: closedEndpoint }),
+  },
+];
+
 /** Picks one kind by weight with `random` in [0, 1). */
 export function pickWeighted(kinds: readonly FaultKindSpecification[], random: () => number): FaultKindSpecification {
   const total = kinds.reduce((sum, kind) => sum + kind.weight, 0);

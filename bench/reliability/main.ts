@@ -26,8 +26,8 @@ async function main(): Promise<number> {
   const reliability = await startReliabilitySandbox("report");
   try {
     const lanePasses = numberFromEnvironment("RELIABILITY_PASSES", 1000);
-    log(`fault campaign: ${lanePasses} passes + 40 token-fault passes`);
-    const campaign = await runFaultCampaign(reliability, { lanePasses, tokenPasses: 40, lanes: 8, identitiesPerCluster: 3, faultProbability: 0.85, seed: 20261129 });
+    log(`fault campaign: ${lanePasses} passes + 16 host-fault passes + 40 token-fault passes`);
+    const campaign = await runFaultCampaign(reliability, { lanePasses, tokenPasses: 40, hostPasses: 16, lanes: 8, identitiesPerCluster: 3, faultProbability: 0.85, seed: 20261129 });
     log(`campaign: ${campaign.passes} passes in ${(campaign.durationInMs / 1000).toFixed(1)} s, ${campaign.violationCount} violations`);
     log("concurrent writers");
     const concurrentWriters = await runConcurrentWriters(reliability, 40);

@@ -5,7 +5,7 @@ import type { BadInputResult } from "./badInputCatalogue";
 import type { ConcurrentWriterFigures } from "./concurrentWriters";
 import type { EngineSampleFigures } from "./engineSample";
 import type { CampaignFigures } from "./faultCampaign";
-import { laneFaultKinds, tokenFaultKinds } from "./faultCatalogue";
+import { hostFaultKinds, laneFaultKinds, tokenFaultKinds } from "./faultCatalogue";
 import type { InterruptionFigures } from "./interruptedScenario";
 
 /** Everything one run measured. */
@@ -35,9 +35,14 @@ export function totalViolations(figures: ReliabilityFigures): number {
 const cell = (text: string): string => text.replace(/\|/g, "\\|").replace(/\s+/g, " ").trim();
 
 function faultTable(campaign: CampaignFigures, engine: EngineSampleFigures): string[] {
-  const lines = ["| Fault | What the sandbox does | Rules added | Times fired (campaign) | Times fired (engine sample) |", "|---|---|---:|---:|---:|"];
-  for (const kind of [...laneFaultKinds, ...tokenFaultKinds]) {
-    lines.push(`| ${kind.name} | ${cell(kind.description)} | ${campaign.faultsPlanned[kind.name] ?? 0} | ${campaign.faultsInjected[kind.name] ?? 0} | ${engine.faultsInjected[kind.name] ?? 0} |`);
+  const lines = [
+    "| Fault | What the sandbox does | Rules added | Times fired (campaign) | Passes with this fault alone ended by a global failure, nothing written | Times fired (engine sample) |",
+    "|---|---|---:|---:|---:|---:|",
+  ];
+  for (const kind of [...laneFaultKinds, ...tokenFaultKinds, ...hostFaultKinds]) {
+    lines.push(
+      `| ${kind.name} | ${cell(kind.description)} | ${campaign.faultsPlanned[kind.name] ?? 0} | ${campaign.faultsInjected[kind.name] ?? 0} | ${campaign.globalFailuresByFault[kind.name] ?? 0} | ${engine.faultsInjected[kind.name] ?? 0} |`,
+    );
   }
   return lines;
 }
@@ -93,6 +98,9 @@ export function renderReliabilityReport(figures: ReliabilityFigures): string {
     ...faultTable(campaign, engineSample),
     "",
     "Token-endpoint faults run in a sequential phase with a 1 s token lifetime and a credential for another client ID (an empty MSAL cache), so every request meets the token endpoint.",
+    "Host faults run in a phase of their own, each pass with a provider in front of the failed host (for `arm-host-down`, its Times fired counts the passes it hit); such a pass must end as a global failure, or it counts as a violation.",
+    "A global failure (credential, ARM 401, ARM unreachable) must leave the owned subtree, stored clientId/principalId values included, exactly as it was, checked against the document read back from Cosmos. The global-failure column counts passes whose only fault was that one; " +
+      `passes with two faults that ended so: ${Object.entries(campaign.globalFailuresByFault).filter(([name]) => name.includes("+")).map(([name, count]) => `${count} × ${name}`).join(", ") || "none"}; without a fault: ${campaign.globalFailuresByFault["no fault"] ?? 0}.`,
     "",
     "## 2. Concurrent writers",
     "",

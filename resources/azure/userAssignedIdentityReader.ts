@@ -20,11 +20,22 @@ export interface UserAssignedIdentityReader {
    * @throws the SDK's RestError (code, statusCode) or an AbortError when `abortSignal` fires.
    */
   getUserAssignedIdentity(resourceId: ParsedResourceId, options: { readonly abortSignal: AbortSignal }): Promise<UserAssignedIdentityValues | undefined>;
+  /**
+   * Gets (or finds cached) the ARM token the next GET will send, so that the lookup can tell time
+   * spent waiting for the credential from time spent on the identity: a token endpoint that hangs
+   * is a failure of the credential, never of one identity (lookUpIdentity.ts). Optional: a reader
+   * without it (a test fake) is looked up without that split.
+   */
+  acquireToken?(options: { readonly abortSignal: AbortSignal }): Promise<unknown>;
 }
 
 /** Builds a reader over per-subscription arm-msi clients supplied by `clientFor`. */
-export function createUserAssignedIdentityReader(clientFor: (subscriptionId: string) => ManagedServiceIdentityClient): UserAssignedIdentityReader {
+export function createUserAssignedIdentityReader(
+  clientFor: (subscriptionId: string) => ManagedServiceIdentityClient,
+  acquireToken?: (options: { readonly abortSignal: AbortSignal }) => Promise<unknown>,
+): UserAssignedIdentityReader {
   return {
+    ...(acquireToken === undefined ? {} : { acquireToken }),
     async getUserAssignedIdentity(resourceId, options) {
       // The identity's own subscription, not the cluster's (upstream gap §5.7).
       const client = clientFor(goToLower(resourceId.subscriptionId));

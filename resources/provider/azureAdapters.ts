@@ -102,7 +102,8 @@ function buildAdapters(settings: Settings): AzureAdapters {
   const container = cosmosClient.database(settings.cosmosDatabase).container(settings.cosmosContainer);
   return {
     documentStore: createDocumentStore(container),
-    userAssignedIdentityReader: createUserAssignedIdentityReader(clientFor),
+    // The same shared credential and scope the clients' bearer-token policy asks, so the GET finds the token cached.
+    userAssignedIdentityReader: createUserAssignedIdentityReader(clientFor, ({ abortSignal }) => armCredential.getToken(settings.armScope, { abortSignal })),
     limiter: createConcurrencyLimiter(settings.lookupConcurrency),
     credentialDescription: credentials.description,
   };

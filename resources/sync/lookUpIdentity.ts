@@ -14,7 +14,16 @@
  * - time spent queued for a slot never counts (the deadline moves by each queue wait): with a long
  *   queue (a large fleet, or throttling elsewhere) a lookup at the back still gets its attempts,
  *   instead of failing with Timeout and having its IDs cleared;
- * - at most {@link maxLookupAttempts} attempts;
+ * - at most {@link maxLookupAttempts} attempts answered without a Retry-After; an answer that
+ *   carries one (the service said when to come back) does not use one up, and only the deadline
+ *   bounds how often the lookup comes back (plus {@link maxTotalAttempts}, against a service that
+ *   asks for no wait at all). Under steady throttling (30 % of requests, 8,000 identities) six
+ *   attempts ran out for a handful of identities per fleet by chance alone (0.3^6 × 8,000 ≈ 6),
+ *   clearing IDs that were only being rate-limited;
+ * - each attempt first gets the credential's token (cached after the first, see
+ *   sharedTokenCredential.ts), then GETs the identity: any failure while getting the token, the
+ *   deadline running out included (a token endpoint that hangs), is `global` with code
+ *   CredentialUnavailable. It is not about this identity, so it must never clear its IDs;
  * - a failure not about this identity (errors.ts, LookupErrorKind `global`) ends the lookup with a
  *   `global` outcome: at once for a credential failure or an ARM 401 (retrying cannot help), after
  *   the retries above when the endpoint cannot be reached (DNS, refused, TLS), since a network can
@@ -25,8 +34,10 @@ import { classifyLookupError, isEndpointUnreachableCode, retryAfterInMs } from "
 import type { IdentityLookupOutcome, LookupErrorDetails } from "../core/identityStatus";
 import type { SyncDependencies } from "./syncDependencies";
 
-/** Attempts per lookup, the first included. */
+/** Attempts per lookup answered without a Retry-After, the first included. */
 export const maxLookupAttempts = 6;
+/** Attempts per lookup of any kind: a guard against a service that keeps asking for a 0 s wait. */
+export const maxTotalAttempts = 30;
 const firstBackoffInMs = 500;
 const maxBackoffInMs = 8000;
 const retryableStatusCodes = new Set([408, 429, 500, 502, 503, 504]);
@@ -46,7 +57,9 @@ export async function lookUpIdentity(dependencies: LookupDependencies, resourceI
   let deadline: number | undefined;
   let lastError: LookupErrorDetails = { code: "Timeout", message: "the lookup did not complete within the configured lookup timeout" };
   let lastErrorIsGlobal = false;
-  for (let attempt = 1; attempt <= maxLookupAttempts; attempt += 1) {
+  // `attempt` counts the attempts that used up one of maxLookupAttempts (no Retry-After).
+  let attempt = 0;
+  for (let total = 1; total <= maxTotalAttempts; total += 1) {
     if (deadline !== undefined && deadline <= dependencies.now().getTime()) {
       break;
     }
@@ -61,8 +74,11 @@ export async function lookUpIdentity(dependencies: LookupDependencies, resourceI
     }
     lastError = result.retry;
     lastErrorIsGlobal = result.global;
+    if (result.delayInMs === undefined) {
+      attempt += 1;
+    }
     const delayInMs = result.delayInMs ?? backoffInMs(attempt, dependencies.random);
-    if (attempt === maxLookupAttempts || deadline === undefined || dependencies.now().getTime() + delayInMs >= deadline) {
+    if (attempt === maxLookupAttempts || total === maxTotalAttempts || deadline === undefined || dependencies.now().getTime() + delayInMs >= deadline) {
       break;
     }
     await dependencies.sleep(delayInMs);
@@ -76,14 +92,23 @@ async function attemptOnce(
   timeoutInMs: number,
 ): Promise<AttemptResult> {
   const abortSignal = AbortSignal.timeout(timeoutInMs);
+  const reader = dependencies.userAssignedIdentityReader;
+  let gotToken = reader.acquireToken === undefined;
   try {
-    const values = await untilAborted(dependencies.userAssignedIdentityReader.getUserAssignedIdentity(resourceId, { abortSignal }), abortSignal);
+    if (reader.acquireToken !== undefined) {
+      await untilAborted(reader.acquireToken({ abortSignal }), abortSignal);
+      gotToken = true;
+    }
+    const values = await untilAborted(reader.getUserAssignedIdentity(resourceId, { abortSignal }), abortSignal);
     if (values === undefined) {
       return { outcome: { kind: "failed", error: { code: "MissingProperties", statusCode: 200, message: "Azure returned the identity without properties" } } };
     }
     return { outcome: { kind: "resolved", clientId: values.clientId, principalId: values.principalId } };
   } catch (error) {
     const classified = classifyLookupError(error);
+    if (!gotToken) {
+      return { outcome: { kind: "global", error: tokenFailure(classified.details) } };
+    }
     if (classified.kind === "notFound") {
       return { outcome: { kind: "notFound", error: classified.details } };
     }
@@ -99,6 +124,19 @@ async function attemptOnce(
       ? { retry: classified.details, global: classified.kind === "global", delayInMs: retryAfterInMs(error) }
       : { outcome: { kind: "failed", error: classified.details } };
   }
+}
+
+/** A failure to get the token, as a credential failure (AzureAccessError names the credential in use). */
+function tokenFailure(details: LookupErrorDetails): LookupErrorDetails {
+  if (details.code === "Timeout") {
+    return {
+      code: "CredentialUnavailable",
+      message:
+        "the credential did not get a token within the lookup deadline: its token endpoint (IMDS, IDENTITY_ENDPOINT, or Entra ID) did not answer in time; " +
+        "check that endpoint, or raise 'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS)",
+    };
+  }
+  return details.code === "CredentialUnavailable" ? details : { ...details, code: "CredentialUnavailable", message: `${details.code}: ${details.message}` };
 }
 
 /** 0.5 s, 1 s, 2 s, … up to 8 s, each scaled by a random factor in [0.5, 1). */

@@ -5,6 +5,7 @@
  * (not through vitest's transform), exactly as `npm start` runs them: the provider closure is then
  * serialized the way the engine sees it in production.
  */
+import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -87,4 +88,36 @@ export function readTree(directory: string): string {
 export function outputCollector(): { onOutput: (text: string) => void; text: () => string } {
   let collected = "";
   return { onOutput: (text) => (collected += text), text: () => collected };
+}
+
+/**
+ * A user's shell for the literal CLI: the built CLI's bin directory (pulumi, the Node.js language
+ * host, the dynamic-provider shim) first on PATH, the given backend, home and passphrase, and
+ * nothing of this process's PULUMI_* or ARO_HCP_PROJECT_DIR.
+ */
+export function literalCliEnvironment(cliRoot: string, extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("PULUMI_") && name !== "ARO_HCP_PROJECT_DIR"));
+  return { ...inherited, PATH: `${join(cliRoot, "bin")}:${process.env.PATH ?? ""}`, PULUMI_SKIP_UPDATE_CHECK: "true", ...extra };
+}
+
+/**
+ * Runs `pulumi <args> --stack <stack> --non-interactive` in a program directory; rejects with its
+ * output unless it exits 0. Asynchronous: an in-process sandbox answers from this event loop.
+ */
+export function runLiteralPulumi(directory: string, environment: NodeJS.ProcessEnv, stackName: string, ...args: string[]): Promise<string> {
+  return new Promise((resolveOutput, reject) => {
+    execFile(
+      "pulumi",
+      [...args, "--stack", stackName, "--non-interactive"],
+      { cwd: directory, env: environment, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 300_000 },
+      (error, stdout, stderr) => {
+        const output = `${stdout}${stderr}`;
+        if (error === null) {
+          resolveOutput(output);
+        } else {
+          reject(new Error(`pulumi ${args.join(" ")} in ${directory} failed (${error.message.split("\n")[0] ?? ""}):\n${output}`));
+        }
+      },
+    );
+  });
 }

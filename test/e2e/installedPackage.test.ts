@@ -24,7 +24,7 @@ import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
 import projectManifest from "../../package.json";
-import { engineModule, outputCollector } from "./engineHelpers";
+import { engineModule, literalCliEnvironment, outputCollector, runLiteralPulumi } from "./engineHelpers";
 
 type Document = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -149,7 +149,11 @@ describe("the packed package installed into a separate program", () => {
     // Everything Pulumi comes from the program's own node_modules, as in the user's program.
     const consumerRequire = createRequire(join(consumerDirectory, "package.json"));
     const consumerAutomation = consumerRequire("@pulumi/pulumi/automation") as typeof automation;
-    const program = (consumerRequire("./bin/index.js") as { default: automation.PulumiFn }).default;
+    // The inline program runs the module's top level inside the engine's context, as the Node.js
+    // language host does, and returns its exports as the stack outputs. It lives in the program's
+    // directory, so the resources' recorded stack traces do not point into this repository.
+    writeFileSync(join(consumerDirectory, "inline.js"), 'module.exports = async () => require("./bin/index.js");\n');
+    const program = consumerRequire("./inline.js") as automation.PulumiFn;
 
     const engine = engineModule();
     const { settingsForRunningSandbox } = projectRequire(
@@ -190,7 +194,8 @@ describe("the packed package installed into a separate program", () => {
       expect(upResult.summary.result, up.text()).toBe("succeeded");
       for (const cluster of fleet) {
         await expectRecorded(cluster);
-        expect(upResult.outputs[cluster.clusterResourceId.split("/").pop() ?? ""]?.value).toBe(Object.keys(cluster.dataPlaneOperators).length);
+        const resolvedCounts = upResult.outputs.resolvedCounts?.value as Record<string, number> | undefined;
+        expect(resolvedCounts?.[cluster.clusterResourceId.split("/").pop() ?? ""]).toBe(Object.keys(cluster.dataPlaneOperators).length);
       }
       const deployment = JSON.stringify((await stack.exportStack()).deployment);
       // The serialized provider requires the installed package instead of carrying its code.
@@ -217,6 +222,45 @@ describe("the packed package installed into a separate program", () => {
       if (inherited !== undefined) {
         process.env.ARO_HCP_PROJECT_DIR = inherited;
       }
+    }
+  }, 600_000);
+
+  it("goes through the literal `pulumi up` and `destroy` in the program's directory (Node.js language host, its index.ts)", async () => {
+    const command = await engineModule().engineCommand();
+    const { settingsForRunningSandbox } = projectRequire(join(projectDirectory, "dist", "cli", "sandboxSettings.js")) as typeof import("../../cli/sandboxSettings");
+    const { config, environment } = settingsForRunningSandbox(sandbox);
+    const paths = { state: join(scratchDirectory, "literal-state"), home: join(scratchDirectory, "literal-home") };
+    mkdirSync(paths.state);
+    mkdirSync(paths.home);
+    const shell = literalCliEnvironment(command.root, {
+      PULUMI_BACKEND_URL: `file://${paths.state}`,
+      PULUMI_HOME: paths.home,
+      PULUMI_CONFIG_PASSPHRASE: "literal-cli-consumer-passphrase",
+      ...environment,
+    });
+    const pulumi = (...args: string[]): Promise<string> => runLiteralPulumi(consumerDirectory, shell, "literal", ...args);
+    await pulumi("stack", "init");
+    for (const [key, value] of Object.entries({ ...config, documentWaitSeconds: "2" })) {
+      await pulumi("config", "set", `aro-hcp-identity-status:${key}`, value);
+    }
+    const clusters = fleet.map((cluster) => ({
+      name: cluster.clusterResourceId.split("/").pop(),
+      clusterResourceId: cluster.clusterResourceId,
+      dataPlaneOperators: cluster.dataPlaneOperators,
+    }));
+    await pulumi("config", "set", "clusters", JSON.stringify(clusters));
+
+    const up = await pulumi("up", "--yes", "--skip-preview");
+    expect(up).toMatch(new RegExp(`\\+ ${fleet.length + 1} created`));
+    for (const cluster of fleet) {
+      await expectRecorded(cluster);
+    }
+    // The program's exports are the stack's outputs, as the user sees them.
+    const outputs = JSON.parse(await pulumi("stack", "output", "--json")) as { resolvedCounts?: Record<string, number> };
+    expect(outputs.resolvedCounts).toEqual(Object.fromEntries(fleet.map((cluster) => [cluster.clusterResourceId.split("/").pop(), Object.keys(cluster.dataPlaneOperators).length])));
+    await pulumi("destroy", "--yes");
+    for (const cluster of fleet) {
+      expect(Object.keys((await persistedIdentities(cluster)) ?? {})).toEqual([]);
     }
   }, 600_000);
 });

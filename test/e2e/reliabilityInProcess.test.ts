@@ -20,14 +20,14 @@ afterAll(async () => {
 });
 
 describe("the provider under injected faults", () => {
-  it("keeps every invariant over 150 passes with ARM, Cosmos and token faults, and never crashes", async () => {
+  it("keeps every invariant over 150 passes with ARM, Cosmos and token faults (and 6 with the ARM host down), and never crashes", async () => {
     const { runFaultCampaign } = reliabilityModule<FaultCampaignModule>("faultCampaign");
-    const figures = await runFaultCampaign(reliability, { lanePasses: 150, tokenPasses: 15, lanes: 6, identitiesPerCluster: 3, faultProbability: 0.9, seed: 42 });
+    const figures = await runFaultCampaign(reliability, { lanePasses: 150, tokenPasses: 15, hostPasses: 6, lanes: 6, identitiesPerCluster: 3, faultProbability: 0.9, seed: 42 });
     expect(figures.violations).toEqual([]);
     expect(figures.violationCount).toBe(0);
     expect(figures.crashes).toBe(0);
     expect(figures.writesWithoutIfMatch).toBe(0);
-    expect(figures.passes).toBe(165);
+    expect(figures.passes).toBe(171);
     // The campaign really met faults of every target and every outcome, so the checks had work.
     const fired = (prefix: string): number => Object.entries(figures.faultsInjected).filter(([name]) => name.startsWith(prefix)).reduce((sum, [, count]) => sum + count, 0);
     expect(fired("arm-")).toBeGreaterThan(50);
@@ -38,6 +38,9 @@ describe("the provider under injected faults", () => {
     // Credential faults (token endpoint 500/401/400 on every request, ARM 401) ended passes before
     // any write, and the invariant "a global failure never changes the owned subtree" held for them.
     expect(figures.outcomes.globalFailure).toBeGreaterThan(0);
+    // ARM host down (connection refused for all of ARM): every such pass ended as a global failure
+    // (the campaign counts any other ending as a violation) with the owned subtree unchanged.
+    expect(figures.globalFailuresByFault["arm-host-down"]).toBe(6);
     expect(figures.changes["identity rotated in ARM"]).toBeGreaterThan(20);
   });
 });

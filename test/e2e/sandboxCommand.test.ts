@@ -1,9 +1,8 @@
 /**
  * `npm run sandbox` prints a complete configuration: applying its printed commands with the real
  * CLI (`pulumi stack init`, `pulumi config set …`, in a directory holding the project's
- * Pulumi.yaml) and running `up` records the whole demo fleet. The Node.js language host is not
- * available here (docs/pulumi-engine.md), so the final `pulumi up` runs the same program inline
- * over the same stack; config validation is the CLI's either way.
+ * Pulumi.yaml) and the final `pulumi up` (with `--yes`: no terminal here) records the whole demo
+ * fleet, through the CLI's Node.js language host.
  * Reproduces issue 11 item 2 (five keys printed, no clusters: `up` recorded nothing, silently),
  * and checks that an `up` declaring no clusters says so.
  */
@@ -12,7 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
-import { engineModule, outputCollector } from "./engineHelpers";
+import { engineModule, outputCollector, runLiteralPulumi } from "./engineHelpers";
 
 const projectDirectory = join(__dirname, "..", "..");
 let child: ChildProcess;
@@ -81,18 +80,11 @@ describe("npm run sandbox", () => {
     execFileSync("bash", ["-euc", commands.slice(0, -1).join("\n")], { cwd: workDirectory, env: cliEnvironment, stdio: "pipe" });
 
     const description = JSON.parse(readFileSync(join(root, "sandbox", "endpoints.json"), "utf8")) as EndpointsFile;
-    // The same stack, backend, home and passphrase as the CLI commands above.
-    const stack = await engine.openStack({
-      engine: command,
-      stackName: "sandbox",
-      paths: { state: join(root, "state"), home: join(root, "home"), workDirectory },
-      environment: { ...description.environment, PULUMI_CONFIG_PASSPHRASE: cliEnvironment.PULUMI_CONFIG_PASSPHRASE },
-    });
-    const output = outputCollector();
-    const result = await stack.up({ onOutput: output.onOutput });
-    expect(result.summary.result, output.text()).toBe("succeeded");
-    expect(result.summary.resourceChanges?.create, output.text()).toBe(description.demoFleet.length + 1);
-    expect(output.text()).not.toContain("no clusters declared");
+    // The last printed command, literally, in the shell the printed `source` line set up.
+    const environment = { ...cliEnvironment, ...description.environment };
+    const up = await runLiteralPulumi(workDirectory, environment, "sandbox", "up", "--yes", "--skip-preview");
+    expect(up).toContain(`+ ${description.demoFleet.length + 1} created`);
+    expect(up).not.toContain("no clusters declared");
 
     const admin = new SandboxAdminClient(description.endpoints.admin, description.adminToken);
     for (const cluster of description.demoFleet) {
@@ -108,8 +100,8 @@ describe("npm run sandbox", () => {
       }
     }
     // Outputs a person can read: keyed by cluster name, the ARM ID inside.
-    const outputs = await stack.outputs();
-    const clusters = outputs.clusters.value as Record<string, { id: string }>;
+    const outputs = JSON.parse(await runLiteralPulumi(workDirectory, environment, "sandbox", "stack", "output", "--json")) as { clusters: Record<string, { id: string }> };
+    const clusters = outputs.clusters;
     expect(Object.keys(clusters).sort()).toEqual(description.demoFleet.map((cluster) => cluster.clusterResourceId.split("/").pop()).sort());
   });
 

@@ -3,7 +3,7 @@ import type { ParsedResourceId } from "../../../resources/core/azureResourceId";
 import type { UserAssignedIdentityValues } from "../../../resources/azure/userAssignedIdentityReader";
 import { createConcurrencyLimiter } from "../../../resources/sync/concurrencyLimiter";
 import { retryAfterInMs } from "../../../resources/core/errors";
-import { backoffInMs, lookUpIdentity, maxLookupAttempts } from "../../../resources/sync/lookUpIdentity";
+import { backoffInMs, lookUpIdentity, maxLookupAttempts, maxTotalAttempts } from "../../../resources/sync/lookUpIdentity";
 import { FakeClock } from "../../fakes/fakeClock";
 
 const identityId = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/identity-a";
@@ -99,6 +99,50 @@ describe("lookUpIdentity", () => {
     expect((await lookUpIdentity(dependencies, identityId)).kind).toBe(kind);
     expect(calls).toHaveLength(1);
     expect(clock.sleeps).toEqual([]);
+  });
+
+  it("does not use up an attempt for an answer that carries Retry-After: only the deadline bounds them", async () => {
+    // Ten 429s in a row (more than maxLookupAttempts), 1 s each asked: 10 s of a 30 s deadline.
+    const throttled = Array.from({ length: 10 }, () => armError("TooManyRequests", 429, { "retry-after": "1" }));
+    const { dependencies, calls, clock } = harness([...throttled, { clientId: "c", principalId: "p" }]);
+    expect(await lookUpIdentity(dependencies, identityId)).toEqual({ kind: "resolved", clientId: "c", principalId: "p" });
+    expect(calls).toHaveLength(11);
+    expect(clock.sleeps).toEqual(Array.from({ length: 10 }, () => 1_000));
+  });
+
+  it("still gives up after maxTotalAttempts when the service keeps asking for no wait at all", async () => {
+    const { dependencies, calls } = harness(Array.from({ length: maxTotalAttempts }, () => armError("TooManyRequests", 429, { "retry-after": "0" })));
+    expect(await lookUpIdentity(dependencies, identityId)).toEqual({ kind: "failed", error: { code: "TooManyRequests", statusCode: 429, message: "TooManyRequests message" } });
+    expect(calls).toHaveLength(maxTotalAttempts);
+  });
+
+  it("a token that does not come within the deadline is a credential failure (global), never a Timeout of the identity", async () => {
+    const { dependencies, calls } = harness([{ clientId: "c", principalId: "p" }], { timeoutInMs: 50 });
+    const reader = { ...dependencies.userAssignedIdentityReader, acquireToken: () => new Promise<never>(() => undefined) };
+    const outcome = await lookUpIdentity({ ...dependencies, userAssignedIdentityReader: reader }, identityId);
+    expect(outcome.kind).toBe("global");
+    expect(outcome.kind === "global" && outcome.error.code).toBe("CredentialUnavailable");
+    expect(outcome.kind === "global" && outcome.error.message).toContain("lookupTimeoutSeconds");
+    expect(calls).toHaveLength(0);
+  });
+
+  it("any other failure to get the token is a credential failure too, without retries", async () => {
+    const { dependencies, calls, clock } = harness([{ clientId: "c", principalId: "p" }]);
+    const reader = { ...dependencies.userAssignedIdentityReader, acquireToken: () => Promise.reject(armError("ServiceUnavailable", 503)) };
+    expect(await lookUpIdentity({ ...dependencies, userAssignedIdentityReader: reader }, identityId)).toEqual({
+      kind: "global",
+      error: { code: "CredentialUnavailable", statusCode: 503, message: "ServiceUnavailable: ServiceUnavailable message" },
+    });
+    expect(calls).toHaveLength(0);
+    expect(clock.sleeps).toEqual([]);
+  });
+
+  it("gets the token, then looks the identity up", async () => {
+    const { dependencies, calls } = harness([{ clientId: "c", principalId: "p" }]);
+    let tokens = 0;
+    const reader = { ...dependencies.userAssignedIdentityReader, acquireToken: () => Promise.resolve((tokens += 1)) };
+    expect(await lookUpIdentity({ ...dependencies, userAssignedIdentityReader: reader }, identityId)).toEqual({ kind: "resolved", clientId: "c", principalId: "p" });
+    expect([tokens, calls.length]).toEqual([1, 1]);
   });
 
   it("ends at once with the throttling error when Retry-After would cross the lookup deadline", async () => {

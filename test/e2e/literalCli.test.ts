@@ -1,0 +1,114 @@
+/**
+ * The literal CLI: `pulumi up`, `refresh`, `up --expect-no-changes` and `destroy` typed in the
+ * project directory, as the README tells a user to. The engine reads the project's Pulumi.yaml,
+ * starts the Node.js language host (`pulumi-language-nodejs`, built by tools/build-pulumi-cli.sh),
+ * which runs index.ts through the SDK's TypeScript support; the dynamic provider runs in the
+ * provider host our shim starts. No Automation API, no wrapper of ours, no ARO_HCP_PROJECT_DIR.
+ * Cosmos is read back after each step.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Sandbox } from "../../sandbox/sandbox";
+import { startSandbox } from "../../sandbox/sandbox";
+import type { FleetClusterDescription } from "../../sandbox/seed";
+import { seedFleet } from "../../sandbox/seed";
+import { engineModule, literalCliEnvironment, runLiteralPulumi } from "./engineHelpers";
+
+interface StoredIdentity {
+  readonly clientId?: string;
+  readonly principalId?: string;
+}
+interface StoredDocument {
+  readonly properties?: { readonly status?: { readonly dataPlaneOperatorsManagedIdentities?: { readonly identities?: Record<string, StoredIdentity> } } };
+}
+
+const projectDirectory = resolve(__dirname, "..", "..");
+const stackName = `literal-cli-${process.pid}`;
+const stackFile = join(projectDirectory, `Pulumi.${stackName}.yaml`);
+
+let sandbox: Sandbox;
+let fleet: FleetClusterDescription[];
+let scratchDirectory: string;
+let environment: NodeJS.ProcessEnv;
+
+function pulumi(...args: string[]): Promise<string> {
+  return runLiteralPulumi(projectDirectory, environment, stackName, ...args);
+}
+
+async function storedIdentities(cluster: FleetClusterDescription): Promise<Record<string, StoredIdentity>> {
+  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<StoredDocument>();
+  return resource?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities ?? {};
+}
+
+async function expectRecorded(cluster: FleetClusterDescription): Promise<void> {
+  const identities = await storedIdentities(cluster);
+  for (const identityId of Object.values(cluster.dataPlaneOperators)) {
+    const expected = sandbox.identities.get(identityId);
+    expect(expected?.clientId).toBeTruthy();
+    expect(identities[identityId.toLowerCase()], identityId).toMatchObject({ clientId: expected?.clientId, principalId: expected?.principalId });
+  }
+}
+
+beforeAll(async () => {
+  scratchDirectory = realpathSync(mkdtempSync(join(tmpdir(), "aro-hcp-literal-cli-")));
+  sandbox = await startSandbox({ certificateDirectory: join(scratchDirectory, "sandbox-ca") });
+  fleet = seedFleet(sandbox, { clusters: 2, identitiesPerCluster: 2 });
+  const engine = engineModule();
+  const command = await engine.engineCommand();
+  const { settingsForRunningSandbox } = await import("../../cli/sandboxSettings");
+  const settings = settingsForRunningSandbox(sandbox);
+  const clustersFile = join(scratchDirectory, "clusters.json");
+  writeFileSync(clustersFile, JSON.stringify(fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }))));
+  for (const directory of ["state", "home"]) {
+    mkdirSync(join(scratchDirectory, directory));
+  }
+  // A user's shell: the CLI's bin directory on PATH, their own backend and passphrase, and the
+  // sandbox's variables (`source .sandbox/env.sh`). Nothing of the project's wrappers.
+  environment = literalCliEnvironment(command.root, {
+    PULUMI_BACKEND_URL: `file://${join(scratchDirectory, "state")}`,
+    PULUMI_HOME: join(scratchDirectory, "home"),
+    PULUMI_CONFIG_PASSPHRASE: "literal-cli-test-passphrase",
+    ...settings.environment,
+  });
+  await pulumi("stack", "init");
+  for (const [key, value] of Object.entries({ ...settings.config, documentWaitSeconds: "2", clustersFile })) {
+    await pulumi("config", "set", `aro-hcp-identity-status:${key}`, value);
+  }
+}, 300_000);
+
+afterAll(async () => {
+  await sandbox?.stop();
+  rmSync(stackFile, { force: true });
+  if (scratchDirectory !== undefined) {
+    rmSync(scratchDirectory, { recursive: true, force: true });
+  }
+});
+
+describe("the literal pulumi CLI in the project directory (Node.js language host, index.ts)", () => {
+  it("runs up, refresh, a no-change up and destroy, with Cosmos read back after each", async () => {
+    const up = await pulumi("up", "--yes", "--skip-preview");
+    expect(up).toMatch(/\+ 3 created/);
+    for (const cluster of fleet) {
+      await expectRecorded(cluster);
+    }
+    const state = readFileSync(join(scratchDirectory, "state", ".pulumi", "stacks", "aro-hcp-identity-status", `${stackName}.json`), "utf8");
+    expect(state.includes(sandbox.cosmosKey), "the Cosmos key is in the state").toBe(false);
+    expect(readFileSync(stackFile, "utf8").includes(sandbox.cosmosKey), "the Cosmos key is in the stack file").toBe(false);
+
+    const writes = (): number => Object.values(sandbox.statistics.snapshot().cosmos.documentWritesByMethod).reduce((sum, count) => sum + count, 0);
+    const writesBefore = writes();
+    expect(await pulumi("refresh", "--yes")).toMatch(/3 unchanged/);
+    await pulumi("up", "--yes", "--expect-no-changes");
+    for (const cluster of fleet) {
+      await expectRecorded(cluster);
+    }
+    expect(writes(), "document writes by refresh and the no-change up").toBe(writesBefore);
+
+    await pulumi("destroy", "--yes");
+    for (const cluster of fleet) {
+      expect(Object.keys(await storedIdentities(cluster))).toEqual([]);
+    }
+  }, 600_000);
+});
