@@ -68,6 +68,16 @@ export function cpuTimeInMs(processId: number): number | undefined {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
 }
 
+/**
+ * CPU time of this process's finished children and their finished descendants (cutime + cstime of
+ * /proc/self/stat), in milliseconds: after an engine exits, its own CPU and its provider host's.
+ */
+export function finishedChildrenCpuTimeInMs(): number {
+  const stat = readProcessFile(process.pid, "stat") ?? "";
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / 100;
+}
+
 /** Engine processes (`pulumi`) below `ancestorId`. */
 export function findEngineProcesses(ancestorId: number = process.pid): number[] {
   return descendantsOf(ancestorId).filter((processId) => readProcessFile(processId, "comm")?.trim() === "pulumi");

@@ -111,8 +111,8 @@ export function shardSection(results: BenchmarkResults): string[] {
     const drift = predictShards(costs.driftCheck, stateBytesPerCluster, 20_000, shardCount, results.cores);
     return `| 20,000 | ${shardCount} | ${up.largestShard} | ${milliseconds(up.separateMachinesInMs)} | ${milliseconds(drift.separateMachinesInMs)} | ${milliseconds(up.oneMachineInMs)} | ${megabytes(up.stateBytesPerShard)} | ${megabytes(up.stateBytesTotal)} |`;
   };
-  const cost = (label: string, value: { fixedInMs: number; perClusterInMs: number; cpuPerClusterInMs: number }): string =>
-    `- ${label}: start-up a = ${milliseconds(value.fixedInMs)}, b = ${value.perClusterInMs.toFixed(2)} ms per cluster, CPU c = ${value.cpuPerClusterInMs.toFixed(2)} ms per cluster (engine + provider host + program and sandbox)`;
+  const cost = (label: string, value: { fixedInMs: number; perClusterInMs: number; cpuPerClusterInMs: number; startUpCpuInMs: number }): string =>
+    `- ${label}: start-up a = ${milliseconds(value.fixedInMs)}, b = ${value.perClusterInMs.toFixed(2)} ms per cluster; CPU: ${milliseconds(value.startUpCpuInMs)} per stack + c = ${value.cpuPerClusterInMs.toFixed(2)} ms per cluster (engine + provider host + program and sandbox)`;
   return [
     "## 8. Shards: a 20,000-cluster fleet",
     "",
@@ -125,7 +125,7 @@ export function shardSection(results: BenchmarkResults): string[] {
     "One stack of n clusters takes a + b·n. Hashing by ARM ID (examples/sharding) leaves the largest of s shards about",
     "2·√(n/s) above the mean, and the fleet waits for its largest shard. On separate machines (a CI matrix, one runner like",
     `this one per shard) that is the fleet's time; all shards at once on one machine of k = ${results.cores} cores take at least the CPU of the`,
-    "whole fleet over k cores (a + c·n/k). ARM sees at most `lookupConcurrency` × shards lookups at once.",
+    "whole fleet over k cores ((s × start-up CPU + c·n) / k). ARM sees at most `lookupConcurrency` × shards lookups at once.",
     "",
     "| Clusters | Shards | Largest shard | `up`, separate machines | Drift check, separate machines | `up`, all on one 2-core machine | State per shard | State total |",
     "|---|---|---|---|---|---|---|---|",
@@ -139,8 +139,11 @@ export function shardSection(results: BenchmarkResults): string[] {
     "|---|---|---|---|",
     `| \`up\`, all shards | ${milliseconds(check.oneMachineInMs)} | ${milliseconds(shards.upWallTimeInMs)} (shards ${shards.shardUpTimesInMs.map(milliseconds).join(", ")}) | ${ratio(shards.upWallTimeInMs / check.oneMachineInMs)} |`,
     `| Drift check, all shards | ${milliseconds(checkDrift.oneMachineInMs)} | ${milliseconds(shards.driftCheckWallTimeInMs)} | ${ratio(shards.driftCheckWallTimeInMs / checkDrift.oneMachineInMs)} |`,
+    `| CPU of the shards' \`up\`, all processes | ${milliseconds(check.cpuInMs)} | ${milliseconds(shards.upCpuInMs)} | ${ratio(shards.upCpuInMs / check.cpuInMs)} |`,
     `| State, all shards | ${megabytes(check.stateBytesTotal)} | ${megabytes(measuredState)} | ${ratio(measuredState / check.stateBytesTotal)} |`,
     "",
+    `The shards' \`up\` got ${(shards.upCpuInMs / shards.upWallTimeInMs).toFixed(2)} of this machine's ${results.cores} cores on average (CPU / wall): the wall-time`,
+    "model assumes the cores are ours; on a machine shared with other work, divide by the cores actually received.",
     `${shards.resolvedInCosmos} / ${shards.expectedIdentities} identities resolved in Cosmos after the shards' \`up\`; CPU of the benchmark process (sandbox, 4 inline programs) during it: ${milliseconds(shards.benchProcessCpuInMs)}.`,
     `The same run's single stack of ${largest.clusters} clusters: \`up\` ${milliseconds(largest.up.wallTimeInMs)}, CPU ${milliseconds(cpuOfRun(largest.up))}.`,
     "",

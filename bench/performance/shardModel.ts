@@ -9,7 +9,8 @@
  * - Shards on their own machines (a CI matrix, one runner per shard, like this one): the fleet
  *   takes as long as its largest shard alone.
  * - Shards at once on one machine of k cores: the same, or the CPU all shards need together over
- *   k cores (c per cluster: engine, provider host, program and sandbox), whichever is longer.
+ *   k cores, whichever is longer. That CPU is s × the start-up CPU of one stack (an engine and a
+ *   provider host each) + c × n (c per cluster: engine, provider host, program and sandbox).
  * - State: bytes per cluster × clusters, split evenly.
  */
 import type { FleetScenarioResult } from "./fleetScenario";
@@ -23,6 +24,8 @@ export interface StackCosts {
   readonly perClusterInMs: number;
   /** CPU time per cluster, all processes, ms. */
   readonly cpuPerClusterInMs: number;
+  /** CPU time of one operation's start-up (an `up` of one cluster), all processes, ms. */
+  readonly startUpCpuInMs: number;
 }
 
 /** A prediction for a fleet of `clusters` in `shards` stacks. */
@@ -34,6 +37,8 @@ export interface ShardPrediction {
   readonly separateMachinesInMs: number;
   /** Every shard at once on one machine of `cores` cores. */
   readonly oneMachineInMs: number;
+  /** CPU of all shards together, ms. */
+  readonly cpuInMs: number;
   readonly stateBytesPerShard: number;
   readonly stateBytesTotal: number;
 }
@@ -45,14 +50,18 @@ export function largestShard(clusters: number, shards: number): number {
 }
 
 /** Costs of an operation from the fleet sizes that measured it. */
-export function stackCosts(points: ReadonlyArray<{ readonly clusters: number; readonly wallTimeInMs: number; readonly cpuTimeInMs: number }>): StackCosts {
+export function stackCosts(
+  points: ReadonlyArray<{ readonly clusters: number; readonly wallTimeInMs: number; readonly cpuTimeInMs: number }>,
+  startUpCpuInMs: number,
+): StackCosts {
   const largest = points.reduce((best, point) => (point.clusters > best.clusters ? point : best));
+  const cpuPerClusterInMs = Math.max(0, largest.cpuTimeInMs - startUpCpuInMs) / largest.clusters;
   if (new Set(points.map((point) => point.clusters)).size < 2) {
-    // One size (--quick): no start-up cost can be told apart.
-    return { fixedInMs: 0, perClusterInMs: largest.wallTimeInMs / largest.clusters, cpuPerClusterInMs: largest.cpuTimeInMs / largest.clusters };
+    // One size: no start-up time can be told apart.
+    return { fixedInMs: 0, perClusterInMs: largest.wallTimeInMs / largest.clusters, cpuPerClusterInMs, startUpCpuInMs };
   }
   const fit = linearFit(points.map((point) => [point.clusters, point.wallTimeInMs] as const));
-  return { fixedInMs: Math.max(0, fit.intercept), perClusterInMs: fit.slope, cpuPerClusterInMs: largest.cpuTimeInMs / largest.clusters };
+  return { fixedInMs: Math.max(0, fit.intercept), perClusterInMs: fit.slope, cpuPerClusterInMs, startUpCpuInMs };
 }
 
 /** CPU of an engine run: engine, provider host and this process (inline program and sandbox). */
@@ -62,13 +71,20 @@ export function cpuOfRun(run: { readonly host: { readonly hostCpuTimeInMs: numbe
 
 /** `up` and drift-check (refresh + no-op up) costs from the scaling runs. */
 export function measuredCosts(scaling: readonly FleetScenarioResult[]): { up: StackCosts; driftCheck: StackCosts } {
-  const up = stackCosts(scaling.filter((result) => result.clusters > 1).map((result) => ({ clusters: result.clusters, wallTimeInMs: result.up.wallTimeInMs, cpuTimeInMs: cpuOfRun(result.up) })));
+  const single = scaling.find((result) => result.clusters === 1);
+  const startUpCpuInMs = single === undefined ? 0 : cpuOfRun(single.up);
+  const up = stackCosts(
+    scaling.filter((result) => result.clusters > 1).map((result) => ({ clusters: result.clusters, wallTimeInMs: result.up.wallTimeInMs, cpuTimeInMs: cpuOfRun(result.up) })),
+    startUpCpuInMs,
+  );
   const driftCheck = stackCosts(
     scaling.flatMap((result) =>
       result.refresh === undefined || result.noOpUp === undefined
         ? []
         : [{ clusters: result.clusters, wallTimeInMs: result.refresh.wallTimeInMs + result.noOpUp.wallTimeInMs, cpuTimeInMs: cpuOfRun(result.refresh) + cpuOfRun(result.noOpUp) }],
     ),
+    // Two operations, two start-ups.
+    2 * startUpCpuInMs,
   );
   return { up, driftCheck };
 }
@@ -77,13 +93,14 @@ export function measuredCosts(scaling: readonly FleetScenarioResult[]): { up: St
 export function predictShards(costs: StackCosts, stateBytesPerCluster: number, clusters: number, shards: number, cores: number): ShardPrediction {
   const largest = largestShard(clusters, shards);
   const separateMachinesInMs = costs.fixedInMs + costs.perClusterInMs * largest;
-  const cpuBoundInMs = costs.fixedInMs + (costs.cpuPerClusterInMs * clusters) / cores;
+  const cpuInMs = shards * costs.startUpCpuInMs + costs.cpuPerClusterInMs * clusters;
   return {
     clusters,
     shards,
     largestShard: largest,
     separateMachinesInMs,
-    oneMachineInMs: Math.max(separateMachinesInMs, cpuBoundInMs),
+    oneMachineInMs: Math.max(separateMachinesInMs, cpuInMs / cores),
+    cpuInMs,
     stateBytesPerShard: (stateBytesPerCluster * clusters) / shards,
     stateBytesTotal: stateBytesPerCluster * clusters,
   };

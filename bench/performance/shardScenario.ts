@@ -12,6 +12,7 @@ import { startBenchmarkSandbox } from "./benchmarkSandbox";
 import type { BenchmarkStack } from "./benchmarkStack";
 import { openBenchmarkStack } from "./benchmarkStack";
 import { clusterDeclarations, countResolvedInCosmos } from "./fleetScenario";
+import { finishedChildrenCpuTimeInMs } from "./providerHostMonitor";
 
 /** What the shard run measured. */
 export interface ShardResult {
@@ -27,6 +28,8 @@ export interface ShardResult {
   readonly checkpointBytes: readonly number[];
   /** CPU time of this process (sandbox and inline programs) during the `up`. */
   readonly benchProcessCpuInMs: number;
+  /** CPU time of everything during the `up`: this process, the engines and the provider hosts. */
+  readonly upCpuInMs: number;
   readonly resolvedInCosmos: number;
   readonly expectedIdentities: number;
 }
@@ -51,10 +54,12 @@ export async function runShardScenario(options: {
       stacks.push(stack);
     }
     const cpuBefore = process.cpuUsage();
+    const childrenBefore = finishedChildrenCpuTimeInMs();
     let started = performance.now();
     const ups = await Promise.all(stacks.map((stack) => stack.up()));
     const upWallTimeInMs = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
+    const childrenCpuInMs = finishedChildrenCpuTimeInMs() - childrenBefore;
     options.log(`  ${options.shards} shards: up ${Math.round(upWallTimeInMs)} ms (shards ${ups.map((run) => Math.round(run.wallTimeInMs)).join(", ")} ms)`);
     started = performance.now();
     await Promise.all(stacks.map(async (stack) => stack.refresh().then(() => stack.up())));
@@ -69,6 +74,7 @@ export async function runShardScenario(options: {
       driftCheckWallTimeInMs,
       checkpointBytes: await Promise.all(stacks.map((stack) => stack.checkpointBytes())),
       benchProcessCpuInMs: (cpu.user + cpu.system) / 1000,
+      upCpuInMs: (cpu.user + cpu.system) / 1000 + childrenCpuInMs,
       resolvedInCosmos: countResolvedInCosmos(benchmark, fleet),
       expectedIdentities: options.clusters * 4,
     };
