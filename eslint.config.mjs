@@ -4,7 +4,24 @@ import eslint from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", ".cache/**", ".pulumi/**", "examples/azure-native/**", "**/*.mjs"] },
+  {
+    ignores: [
+      "dist/**",
+      "node_modules/**",
+      ".cache/**",
+      ".pulumi/**",
+      // Tool configuration (this file, .dependency-cruiser.cjs): plain JavaScript outside the TypeScript project.
+      "**/*.mjs",
+      "**/*.cjs",
+      // Separate programs with their own package.json/tsconfig: azure-native has its own dependencies
+      // (typechecked by tools/typecheck-examples.sh); consumerProgram compiles against the packed
+      // package (test/e2e/installedPackage.test.ts), which does not exist before that test packs it.
+      "examples/azure-native/**",
+      "test/fixtures/consumerProgram/**",
+      // Being rewritten on another branch; linted once that lands.
+      "bench/**",
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -20,6 +37,8 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-non-null-assertion": "error",
       "@typescript-eslint/no-explicit-any": "error",
+      // A file a reader does not have to scroll through (issue 9).
+      "max-lines": ["error", { max: 250, skipBlankLines: false, skipComments: false }],
     },
   },
 );

@@ -218,7 +218,7 @@ export async function writeStackConfig(stack: automation.Stack, values: Readonly
   for (const [key, value] of Object.entries(values)) {
     config[fullKey(key)] = fullKey(key) === `${pulumiProjectName}:clusters` ? (JSON.parse(value) as unknown) : value;
   }
-  await stack.workspace.saveStackSettings(stack.name, { ...settings, config: config as automation.StackSettings["config"] });
+  await stack.workspace.saveStackSettings(stack.name, { ...settings, config });
 }
 
 /**

@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { engineCommand, openStack, projectDirectory, sandboxPassphrase, userEngineEnvironment } from "./engine";
 import type { SandboxDescription } from "./sandboxSettings";
 import { sandboxSettings, sandboxStackName } from "./sandboxSettings";
+import { adoptOldStackSettingsFile, stackSettingsFileName } from "./stackFileMigration";
 import { missingPassphraseMessage } from "./stackSecrets";
 
 const programCommands = ["preview", "up", "update", "refresh", "destroy"] as const;
@@ -52,8 +53,7 @@ function sandboxDescription(): SandboxDescription | undefined {
 }
 
 function stackSettingsText(stackName: string): string | undefined {
-  // Pulumi names the file after the last segment of an org/project/stack name.
-  const file = join(projectDirectory, `Pulumi.${stackName.split("/").pop() ?? stackName}.yaml`);
+  const file = join(projectDirectory, stackSettingsFileName(stackName));
   return existsSync(file) ? readFileSync(file, "utf8") : undefined;
 }
 
@@ -73,27 +73,45 @@ async function main(): Promise<void> {
   if (isSandboxStack && sandbox === undefined) {
     throw new Error(`the '${sandboxStackName}' stack is configured from a running sandbox, and none is running: start one with \`npm run sandbox\``);
   }
+  const moved = adoptOldStackSettingsFile(projectDirectory, stackName);
+  if (moved !== undefined) {
+    console.error(moved);
+  }
   const settings = isSandboxStack && sandbox !== undefined ? sandboxSettings(sandbox) : undefined;
   // The fixed passphrase protects sandbox-only values; a user's stack never gets it.
   const passphrase: Record<string, string> =
-    isSandboxStack && process.env.PULUMI_CONFIG_PASSPHRASE === undefined && process.env.PULUMI_CONFIG_PASSPHRASE_FILE === undefined ? { PULUMI_CONFIG_PASSPHRASE: sandboxPassphrase } : {};
+    isSandboxStack && process.env.PULUMI_CONFIG_PASSPHRASE === undefined && process.env.PULUMI_CONFIG_PASSPHRASE_FILE === undefined
+      ? { PULUMI_CONFIG_PASSPHRASE: sandboxPassphrase }
+      : {};
   const environment: Record<string, string> = { ...settings?.environment, ...passphrase };
   const engine = await engineCommand();
   const backendUrl = userEngineEnvironment().PULUMI_BACKEND_URL;
-  console.error(`pulumi v${engine.version} (${engine.source}); stack '${stackName}'; backend ${backendUrl}; ${settings === undefined ? "the stack's config and your environment" : "sandbox settings from .sandbox/endpoints.json"}`);
+  console.error(
+    `pulumi v${engine.version} (${engine.source}); stack '${stackName}'; backend ${backendUrl}; ${settings === undefined ? "the stack's config and your environment" : "sandbox settings from .sandbox/endpoints.json"}`,
+  );
 
   if (!(programCommands as readonly string[]).includes(command)) {
-    const result = spawnSync(join(engine.root, "bin", "pulumi"), [command, ...argumentsList, ...(takesStackOption(command, argumentsList) ? ["--stack", stackName] : [])], {
-      cwd: projectDirectory,
-      env: { ...process.env, ...userEngineEnvironment(environment), PATH: `${join(engine.root, "bin")}:${process.env.PATH ?? ""}` },
-      stdio: "inherit",
-    });
+    const result = spawnSync(
+      join(engine.root, "bin", "pulumi"),
+      [command, ...argumentsList, ...(takesStackOption(command, argumentsList) ? ["--stack", stackName] : [])],
+      {
+        cwd: projectDirectory,
+        env: { ...process.env, ...userEngineEnvironment(environment), PATH: `${join(engine.root, "bin")}:${process.env.PATH ?? ""}` },
+        stdio: "inherit",
+      },
+    );
     process.exitCode = result.status ?? 1;
     return;
   }
 
   const secretsProvider = takeOption(argumentsList, "secrets-provider");
-  const problem = missingPassphraseMessage({ stackName, stackSettingsText: stackSettingsText(stackName), secretsProviderOption: secretsProvider, backendUrl, environment: { ...process.env, ...environment } });
+  const problem = missingPassphraseMessage({
+    stackName,
+    stackSettingsText: stackSettingsText(stackName),
+    secretsProviderOption: secretsProvider,
+    backendUrl,
+    environment: { ...process.env, ...environment },
+  });
   if (problem !== undefined) {
     throw new Error(problem);
   }

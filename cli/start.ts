@@ -27,7 +27,11 @@ async function main(): Promise<void> {
     const clusters = fleet.map((cluster, index) =>
       index === fleet.length - 1
         ? { clusterResourceId: cluster.clusterResourceId }
-        : { clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators, serviceManagedIdentity: cluster.serviceManagedIdentity },
+        : {
+            clusterResourceId: cluster.clusterResourceId,
+            dataPlaneOperators: cluster.dataPlaneOperators,
+            serviceManagedIdentity: cluster.serviceManagedIdentity,
+          },
     );
     const stack = await openStack({ engine, stackName, paths, config: { ...config, clusters: JSON.stringify(clusters) }, environment });
     // The sandbox is in memory: state from an earlier run describes documents that are gone.
@@ -37,7 +41,11 @@ async function main(): Promise<void> {
     console.log(`\npulumi up: ${result.summary.result}; ${JSON.stringify(result.summary.resourceChanges ?? {})}`);
     const rows = await readSummaryRows(
       sandbox.cosmosContainer,
-      fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId, partitionKey: cluster.partitionKey, documentId: cluster.serviceProviderClusterDocumentId })),
+      fleet.map((cluster) => ({
+        clusterResourceId: cluster.clusterResourceId,
+        partitionKey: cluster.partitionKey,
+        documentId: cluster.serviceProviderClusterDocumentId,
+      })),
     );
     console.log("\nPersisted in Cosmos (read back from the ServiceProviderCluster documents):\n");
     console.log(formatTable(rows));

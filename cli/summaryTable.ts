@@ -22,8 +22,9 @@ export async function readSummaryRows(
   for (const cluster of clusters) {
     const { resource } = await container.item(cluster.documentId, cluster.partitionKey).read<Record<string, unknown>>();
     const clusterName = cluster.clusterResourceId.split("/").pop() ?? cluster.clusterResourceId;
-    const status = (resource?.properties as { status?: { dataPlaneOperatorsManagedIdentities?: { identities?: Record<string, Record<string, string>> } } } | undefined)
-      ?.status?.dataPlaneOperatorsManagedIdentities;
+    const status = (
+      resource?.properties as { status?: { dataPlaneOperatorsManagedIdentities?: { identities?: Record<string, Record<string, string>> } } } | undefined
+    )?.status?.dataPlaneOperatorsManagedIdentities;
     const identities = Object.values(status?.identities ?? {});
     if (resource === undefined || identities.length === 0) {
       rows.push({ cluster: clusterName, identity: resource === undefined ? "(document missing)" : "(none)", clientId: "", principalId: "", error: "" });
@@ -45,7 +46,16 @@ export async function readSummaryRows(
 export function formatTable(rows: readonly SummaryRow[]): string {
   const headers: SummaryRow = { cluster: "CLUSTER", identity: "IDENTITY", clientId: "CLIENT ID", principalId: "PRINCIPAL ID", error: "ERROR" };
   const columns = Object.keys(headers) as Array<keyof SummaryRow>;
-  const cells = [headers, ...rows].map((row) => columns.map((column) => (column === "error" && row[column].length > 60 ? `${row[column].slice(0, 57)}...` : row[column])));
+  const cells = [headers, ...rows].map((row) =>
+    columns.map((column) => (column === "error" && row[column].length > 60 ? `${row[column].slice(0, 57)}...` : row[column])),
+  );
   const widths = columns.map((_, index) => Math.max(...cells.map((line) => line[index].length)));
-  return cells.map((line) => line.map((cell, index) => cell.padEnd(widths[index])).join("  ").trimEnd()).join("\n");
+  return cells
+    .map((line) =>
+      line
+        .map((cell, index) => cell.padEnd(widths[index]))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }

@@ -96,7 +96,10 @@ export function declareFleet(clusters: readonly ClusterDeclaration[]): {
 } {
   if (clusters.length === 0) {
     // Otherwise an `up` with an incomplete configuration reports success and records nothing.
-    pulumi.log.warn(`no clusters declared: set ${pulumi.getProject()}:clustersFile (a JSON list) or ${pulumi.getProject()}:clusters; this update records nothing`);
+    // Fire and forget: the engine shows the message; the program has nothing to wait for.
+    void pulumi.log.warn(
+      `no clusters declared: set ${pulumi.getProject()}:clustersFile (a JSON list) or ${pulumi.getProject()}:clusters; this update records nothing`,
+    );
   }
   const keys = clusterKeys(clusters.map((cluster) => cluster.clusterResourceId));
   const resources = withoutPromiseStackTraces(() =>
@@ -107,7 +110,7 @@ export function declareFleet(clusters: readonly ClusterDeclaration[]): {
       // normal output which cluster and identity drifted, without --diff.
       resource.drift.apply((drift) => {
         if (drift !== undefined && drift.length > 0) {
-          pulumi.log.warn(`${key}: changed outside Pulumi, \`pulumi up\` restores it: ${drift.join("; ")}`, resource);
+          void pulumi.log.warn(`${key}: changed outside Pulumi, \`pulumi up\` restores it: ${drift.join("; ")}`, resource);
         }
       });
       return resource;
@@ -115,7 +118,15 @@ export function declareFleet(clusters: readonly ClusterDeclaration[]): {
   );
   const summaries = resources.map((resource, index) =>
     pulumi
-      .all([resource.identityCount, resource.resolvedCount, resource.notFoundCount, resource.failedCount, resource.status, resource.skippedReason, resource.drift])
+      .all([
+        resource.identityCount,
+        resource.resolvedCount,
+        resource.notFoundCount,
+        resource.failedCount,
+        resource.status,
+        resource.skippedReason,
+        resource.drift,
+      ])
       .apply(([identities, resolved, notFound, failed, status, skippedReason, drift]): [string, ClusterSummary] => {
         const id = clusters[index].clusterResourceId;
         return [

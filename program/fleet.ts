@@ -3,7 +3,6 @@
  * configured, the demo fleet of a running sandbox (`.sandbox/endpoints.json`).
  */
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 
 /** One cluster as configured. `dataPlaneOperators` omitted → read from the cluster document. */
 export interface ClusterDeclaration {
@@ -49,37 +48,7 @@ export function clusterListFromFile(file: string, source: string): ClusterDeclar
   try {
     parsed = JSON.parse(readFileSync(file, "utf8"));
   } catch (error) {
-    throw new Error(`${source} names ${file}, which is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`${source} names ${file}, which is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   return parseClusterList(parsed, `${source} (${file})`);
-}
-
-/** The demo fleet of a running sandbox; the last cluster reads its operators from Cosmos. */
-export function sandboxFleet(endpointsFile: string): ClusterDeclaration[] {
-  if (!existsSync(endpointsFile)) {
-    throw new Error(
-      `no clusters configured and no sandbox running: set the 'clusters' config key, or start the sandbox (npm run sandbox) which writes ${endpointsFile}`,
-    );
-  }
-  const description = JSON.parse(readFileSync(endpointsFile, "utf8")) as { demoFleet?: unknown };
-  const fleet = parseClusterFleet(description.demoFleet, endpointsFile);
-  return fleet.map((cluster, index) =>
-    index === fleet.length - 1 && fleet.length > 1 ? { clusterResourceId: cluster.clusterResourceId } : cluster,
-  );
-}
-
-function parseClusterFleet(value: unknown, source: string): ClusterDeclaration[] {
-  if (!Array.isArray(value)) {
-    throw new TypeError(`${source} has no demoFleet list`);
-  }
-  return value.map((item: { clusterResourceId: string; dataPlaneOperators: Record<string, string>; serviceManagedIdentity: string }) => ({
-    clusterResourceId: item.clusterResourceId,
-    dataPlaneOperators: item.dataPlaneOperators,
-    serviceManagedIdentity: item.serviceManagedIdentity,
-  }));
-}
-
-/** Default location of the sandbox description. */
-export function defaultEndpointsFile(projectDirectory: string): string {
-  return join(projectDirectory, ".sandbox", "endpoints.json");
 }

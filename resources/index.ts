@@ -4,6 +4,6 @@
 export { ServiceProviderClusterIdentityStatus, resourceModule, resourceTypeName } from "./serviceProviderClusterIdentityStatus";
 export type { ServiceProviderClusterIdentityStatusArgs } from "./serviceProviderClusterIdentityStatus";
 export { createManagedIdentityStatusProvider, managedIdentityStatusImplementation } from "./provider/managedIdentityStatusProvider";
-export { managedIdentityStatusProvider } from "./provider/providerLoader";
+export { providerText } from "./provider/providerLoader";
 export type { ProviderInputs, ProviderOutputs } from "./provider/providerInputs";
 export { projectName, settingsKeys } from "./core/settings";

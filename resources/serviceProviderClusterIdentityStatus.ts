@@ -4,7 +4,7 @@
  * ServiceProviderCluster document.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { managedIdentityStatusProvider } from "./provider/providerLoader";
+import { providerText } from "./provider/providerLoader";
 import type { ProviderOutputs } from "./provider/providerInputs";
 
 /** Type token parts: shows as `pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus`. */
@@ -24,8 +24,14 @@ export interface ServiceProviderClusterIdentityStatusArgs {
   readonly serviceManagedIdentity?: pulumi.Input<string>;
 }
 
-/** The recorded data plane operator managed identity status of one cluster. */
-export class ServiceProviderClusterIdentityStatus extends pulumi.dynamic.Resource {
+/**
+ * The recorded data plane operator managed identity status of one cluster.
+ *
+ * A dynamic resource declared directly (what `pulumi.dynamic.Resource` does: a custom resource of
+ * package `pulumi-nodejs` whose `__provider` input is the provider's module text), so that the
+ * text is the small hand-written one of providerLoader.ts rather than a serialized closure.
+ */
+export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource {
   declare readonly clusterResourceId: pulumi.Output<string>;
   declare readonly documentId: pulumi.Output<string>;
   declare readonly partitionKey: pulumi.Output<string>;
@@ -41,10 +47,11 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.dynamic.Resourc
 
   constructor(name: string, args: ServiceProviderClusterIdentityStatusArgs, options?: pulumi.CustomResourceOptions) {
     super(
-      managedIdentityStatusProvider,
+      `pulumi-nodejs:dynamic/${resourceModule}:${resourceTypeName}`,
       name,
       {
         ...args,
+        __provider: providerText,
         documentId: undefined,
         partitionKey: undefined,
         serviceProviderClusterResourceId: undefined,
@@ -58,8 +65,6 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.dynamic.Resourc
         drift: undefined,
       },
       options,
-      resourceModule,
-      resourceTypeName,
     );
   }
 }

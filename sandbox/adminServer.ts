@@ -81,74 +81,128 @@ function routeTable(options: AdminServerOptions): Array<[string, RegExp, Route]>
   const document = (request: AdminRequest): [string, string] => [request.parameters[0] ?? "", request.parameters[1] ?? ""];
   return [
     ["GET", /^\/health$/, () => ({ status: "ok" })],
-    ["GET", /^\/identities$/, (request) => {
-      const resourceId = request.query.get("resourceId");
-      if (resourceId === null) {
-        return identities.list();
-      }
-      return orNotFound(identities.get(resourceId), `identity ${resourceId}`);
-    }],
-    ["POST", /^\/identities$/, ({ body }) => {
-      const clientId = optionalString(body, "clientId");
-      const principalId = optionalString(body, "principalId");
-      return identities.create(requiredString(body, "resourceId"), { ...(clientId === undefined ? {} : { clientId }), ...(principalId === undefined ? {} : { principalId }) });
-    }],
+    [
+      "GET",
+      /^\/identities$/,
+      (request) => {
+        const resourceId = request.query.get("resourceId");
+        if (resourceId === null) {
+          return identities.list();
+        }
+        return orNotFound(identities.get(resourceId), `identity ${resourceId}`);
+      },
+    ],
+    [
+      "POST",
+      /^\/identities$/,
+      ({ body }) => {
+        const clientId = optionalString(body, "clientId");
+        const principalId = optionalString(body, "principalId");
+        return identities.create(requiredString(body, "resourceId"), {
+          ...(clientId === undefined ? {} : { clientId }),
+          ...(principalId === undefined ? {} : { principalId }),
+        });
+      },
+    ],
     ["DELETE", /^\/identities$/, ({ query }) => ({ deleted: identities.delete(requiredString(query, "resourceId")) })],
-    ["POST", /^\/identities\/rotate$/, ({ body }) => {
-      const resourceId = requiredString(body, "resourceId");
-      return orNotFound(identities.rotate(resourceId), `identity ${resourceId}`);
-    }],
+    [
+      "POST",
+      /^\/identities\/rotate$/,
+      ({ body }) => {
+        const resourceId = requiredString(body, "resourceId");
+        return orNotFound(identities.rotate(resourceId), `identity ${resourceId}`);
+      },
+    ],
     ["GET", /^\/documents$/, ({ query }) => documents.list(query.get("partitionKey") ?? undefined)],
-    ["GET", /^\/documents\/([^/]+)\/([^/]+)$/, (request) => {
-      const [partitionKey, id] = document(request);
-      return orNotFound(documents.read(partitionKey, id), `document ${partitionKey}/${id}`);
-    }],
-    ["PUT", /^\/documents\/([^/]+)\/([^/]+)$/, (request) => {
-      const [partitionKey, id] = document(request);
-      return documents.put({ ...request.body, id, partitionKey });
-    }],
-    ["PATCH", /^\/documents\/([^/]+)\/([^/]+)$/, (request) => {
-      const [partitionKey, id] = document(request);
-      return documents.patch(partitionKey, id, requiredString(request.body, "path"), request.body.value);
-    }],
-    ["DELETE", /^\/documents\/([^/]+)\/([^/]+)$/, (request) => {
-      const [partitionKey, id] = document(request);
-      return { deleted: documents.delete(partitionKey, id) };
-    }],
+    [
+      "GET",
+      /^\/documents\/([^/]+)\/([^/]+)$/,
+      (request) => {
+        const [partitionKey, id] = document(request);
+        return orNotFound(documents.read(partitionKey, id), `document ${partitionKey}/${id}`);
+      },
+    ],
+    [
+      "PUT",
+      /^\/documents\/([^/]+)\/([^/]+)$/,
+      (request) => {
+        const [partitionKey, id] = document(request);
+        return documents.put({ ...request.body, id, partitionKey });
+      },
+    ],
+    [
+      "PATCH",
+      /^\/documents\/([^/]+)\/([^/]+)$/,
+      (request) => {
+        const [partitionKey, id] = document(request);
+        return documents.patch(partitionKey, id, requiredString(request.body, "path"), request.body.value);
+      },
+    ],
+    [
+      "DELETE",
+      /^\/documents\/([^/]+)\/([^/]+)$/,
+      (request) => {
+        const [partitionKey, id] = document(request);
+        return { deleted: documents.delete(partitionKey, id) };
+      },
+    ],
     ["GET", /^\/faults$/, () => faults.list()],
     ["POST", /^\/faults$/, ({ body }) => faults.add(body as unknown as FaultRuleInput)],
     ["DELETE", /^\/faults$/, ({ query }) => ({ removed: faults.clear((query.get("target") ?? undefined) as FaultTarget | undefined) })],
-    ["GET", /^\/latency$/, () => {
-      const latency = faults.getLatency();
-      return { armMs: latency.arm, cosmosMs: latency.cosmos, tokenMs: latency.token };
-    }],
-    ["PUT", /^\/latency$/, ({ body }) => {
-      const arm = optionalNumber(body, "armMs");
-      const cosmos = optionalNumber(body, "cosmosMs");
-      const token = optionalNumber(body, "tokenMs");
-      faults.setLatency({ ...(arm === undefined ? {} : { arm }), ...(cosmos === undefined ? {} : { cosmos }), ...(token === undefined ? {} : { token }) });
-      const latency = faults.getLatency();
-      return { armMs: latency.arm, cosmosMs: latency.cosmos, tokenMs: latency.token };
-    }],
+    [
+      "GET",
+      /^\/latency$/,
+      () => {
+        const latency = faults.getLatency();
+        return { armMs: latency.arm, cosmosMs: latency.cosmos, tokenMs: latency.token };
+      },
+    ],
+    [
+      "PUT",
+      /^\/latency$/,
+      ({ body }) => {
+        const arm = optionalNumber(body, "armMs");
+        const cosmos = optionalNumber(body, "cosmosMs");
+        const token = optionalNumber(body, "tokenMs");
+        faults.setLatency({ ...(arm === undefined ? {} : { arm }), ...(cosmos === undefined ? {} : { cosmos }), ...(token === undefined ? {} : { token }) });
+        const latency = faults.getLatency();
+        return { armMs: latency.arm, cosmosMs: latency.cosmos, tokenMs: latency.token };
+      },
+    ],
     ["GET", /^\/stats$/, () => statistics.snapshot()],
-    ["POST", /^\/stats\/reset$/, () => {
-      statistics.reset();
-      return statistics.snapshot();
-    }],
+    [
+      "POST",
+      /^\/stats\/reset$/,
+      () => {
+        statistics.reset();
+        return statistics.snapshot();
+      },
+    ],
     ["POST", /^\/tokens\/expire$/, () => ({ expired: tokens.expireAll() })],
-    ["PUT", /^\/tokens\/lifetime$/, ({ body }) => {
-      tokens.setTokenLifetime(optionalNumber(body, "lifetimeInMs") ?? Number.NaN);
-      return { lifetimeInMs: tokens.tokenLifetimeInMs };
-    }],
+    [
+      "PUT",
+      /^\/tokens\/lifetime$/,
+      ({ body }) => {
+        tokens.setTokenLifetime(optionalNumber(body, "lifetimeInMs") ?? Number.NaN);
+        return { lifetimeInMs: tokens.tokenLifetimeInMs };
+      },
+    ],
     ["POST", /^\/seed\/demo$/, () => seedDemoFleet({ identities, documents })],
-    ["POST", /^\/seed\/fleet$/, ({ body }) => {
-      const subscriptions = optionalNumber(body, "subscriptions");
-      return seedFleet({ identities, documents }, {
-        clusters: optionalNumber(body, "clusters") ?? 1,
-        identitiesPerCluster: optionalNumber(body, "identitiesPerCluster") ?? 1,
-        ...(subscriptions === undefined ? {} : { subscriptions }),
-      });
-    }],
+    [
+      "POST",
+      /^\/seed\/fleet$/,
+      ({ body }) => {
+        const subscriptions = optionalNumber(body, "subscriptions");
+        return seedFleet(
+          { identities, documents },
+          {
+            clusters: optionalNumber(body, "clusters") ?? 1,
+            identitiesPerCluster: optionalNumber(body, "identitiesPerCluster") ?? 1,
+            ...(subscriptions === undefined ? {} : { subscriptions }),
+          },
+        );
+      },
+    ],
   ];
 }
 
@@ -166,7 +220,7 @@ async function handle(options: AdminServerOptions, routes: Array<[string, RegExp
   const url = new URL(request.url ?? "/", `http://${loopbackHost}`);
   const pathname = url.pathname.replace(/\/+$/, "") || "/";
   const text = (await readBody(request)).toString("utf8");
-  let body: Json = {};
+  let body: Json;
   try {
     const parsed: unknown = text === "" ? {} : JSON.parse(text);
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
@@ -191,7 +245,9 @@ async function handle(options: AdminServerOptions, routes: Array<[string, RegExp
     sendJson(response, request.method === "POST" && pathname !== "/stats/reset" ? 201 : 200, result);
     return;
   }
-  sendJson(response, pathMatched ? 405 : 404, { error: { code: pathMatched ? "MethodNotAllowed" : "NotFound", message: `no route ${request.method} ${pathname}` } });
+  sendJson(response, pathMatched ? 405 : 404, {
+    error: { code: pathMatched ? "MethodNotAllowed" : "NotFound", message: `no route ${request.method} ${pathname}` },
+  });
 }
 
 function errorStatus(error: unknown): AdminError {
@@ -201,7 +257,13 @@ function errorStatus(error: unknown): AdminError {
   if (error instanceof DocumentNotFoundError) {
     return new AdminError(404, "NotFound", error.message);
   }
-  if (error instanceof FaultRuleError || error instanceof InvalidIdentityIdError || error instanceof JsonPointerError || error instanceof TypeError || error instanceof RangeError) {
+  if (
+    error instanceof FaultRuleError ||
+    error instanceof InvalidIdentityIdError ||
+    error instanceof JsonPointerError ||
+    error instanceof TypeError ||
+    error instanceof RangeError
+  ) {
     return new AdminError(400, "InvalidRequest", error.message);
   }
   return new AdminError(500, "InternalError", error instanceof Error ? error.message : String(error));

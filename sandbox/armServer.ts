@@ -64,12 +64,7 @@ function faultResponse(rule: FaultRule): { statusCode: number; code: string; hea
   return { statusCode: rule.statusCode ?? 500, code: rule.errorCode ?? "InternalServerError", headers };
 }
 
-async function handle(
-  options: ArmServerOptions,
-  endpoint: string,
-  request: IncomingMessage,
-  response: ServerResponse,
-): Promise<void> {
+async function handle(options: ArmServerOptions, endpoint: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const statistics = options.statistics.arm;
   const reply = (statusCode: number, body: unknown, headers: Record<string, string> = {}): void => {
     increment(statistics.responsesByStatus, String(statusCode));
@@ -114,7 +109,10 @@ async function handle(
     return;
   }
   if (parts === undefined) {
-    reply(404, armError("InvalidResourceType", `The resource type could not be found for path '${path}'. The sandbox serves only ${userAssignedIdentityType}.`));
+    reply(
+      404,
+      armError("InvalidResourceType", `The resource type could not be found for path '${path}'. The sandbox serves only ${userAssignedIdentityType}.`),
+    );
     return;
   }
   if (request.method !== "GET") {
@@ -123,10 +121,13 @@ async function handle(
   }
   const identity = options.identities.get(path);
   if (identity === undefined) {
-    reply(404, armError(
-      "ResourceNotFound",
-      `The Resource '${userAssignedIdentityType}/${parts.name}' under resource group '${parts.resourceGroupName}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix`,
-    ));
+    reply(
+      404,
+      armError(
+        "ResourceNotFound",
+        `The Resource '${userAssignedIdentityType}/${parts.name}' under resource group '${parts.resourceGroupName}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix`,
+      ),
+    );
     return;
   }
   const body = {
@@ -135,9 +136,7 @@ async function handle(
     type: userAssignedIdentityType,
     location: identity.location || sandboxLocation,
     tags: {},
-    ...(rule?.kind === "noProperties"
-      ? {}
-      : { properties: { tenantId: identity.tenantId, principalId: identity.principalId, clientId: identity.clientId } }),
+    ...(rule?.kind === "noProperties" ? {} : { properties: { tenantId: identity.tenantId, principalId: identity.principalId, clientId: identity.clientId } }),
   };
   reply(200, body);
 }
@@ -153,16 +152,13 @@ async function handle(
  */
 export async function startArmServer(options: ArmServerOptions): Promise<ArmServer> {
   let endpoint = "";
-  const server = createServer(
-    { key: options.certificate.privateKeyPem, cert: options.certificate.certificatePem, keepAlive: true },
-    (request, response) => {
-      trackInFlight(response, () => options.statistics.arm);
-      handle(options, endpoint, request, response).catch((error: unknown) => {
-        increment(options.statistics.arm.responsesByStatus, "500");
-        sendJson(response, 500, armError("InternalServerError", String(error)));
-      });
-    },
-  );
+  const server = createServer({ key: options.certificate.privateKeyPem, cert: options.certificate.certificatePem, keepAlive: true }, (request, response) => {
+    trackInFlight(response, () => options.statistics.arm);
+    handle(options, endpoint, request, response).catch((error: unknown) => {
+      increment(options.statistics.arm.responsesByStatus, "500");
+      sendJson(response, 500, armError("InternalServerError", String(error)));
+    });
+  });
   const listening = await listenOnLoopback(server);
   endpoint = `https://${loopbackHost}:${listening.port}`;
   return { ...listening, endpoint };

@@ -21,9 +21,7 @@ export interface CosmosCredentials {
 }
 
 /** The outcome of checking a request's Authorization header. */
-export type CosmosAuthorizationResult =
-  | { authorized: true; kind: "master" | "aad" }
-  | { authorized: false; message: string };
+export type CosmosAuthorizationResult = { authorized: true; kind: "master" | "aad" } | { authorized: false; message: string };
 
 const allowedClockSkewInMs = 15 * 60 * 1000;
 
@@ -36,7 +34,10 @@ const allowedClockSkewInMs = 15 * 60 * 1000;
  * @returns The resource type and link, with segments URL-decoded.
  */
 export function cosmosResourceFromPath(pathname: string): CosmosResource {
-  const segments = pathname.split("/").filter((segment) => segment !== "").map(decodeURIComponent);
+  const segments = pathname
+    .split("/")
+    .filter((segment) => segment !== "")
+    .map(decodeURIComponent);
   if (segments.length === 0) {
     return { resourceType: "", resourceLink: "" };
   }
@@ -75,7 +76,7 @@ function unauthorizedMessage(detail: string): string {
 }
 
 function parseAuthorization(header: string): { type: string; version: string; signature: string } | undefined {
-  let decoded = header;
+  let decoded: string;
   try {
     decoded = decodeURIComponent(header);
   } catch {

@@ -106,17 +106,32 @@ function faultBody(rule: FaultRule): { statusCode: number; body: Record<string, 
   const retryAfterInMs = rule.retryAfterInMs ?? (rule.kind === "throttle" ? 10 : undefined);
   const headers: Record<string, string> = retryAfterInMs === undefined ? {} : { "x-ms-retry-after-ms": String(retryAfterInMs) };
   if (rule.kind === "throttle") {
-    return { statusCode: 429, headers: { ...headers, "x-ms-substatus": "3200" }, body: { code: "TooManyRequests", message: rule.message ?? "Request rate is large. More Request Units may be needed, so no changes were made. Please retry this request later." } };
+    return {
+      statusCode: 429,
+      headers: { ...headers, "x-ms-substatus": "3200" },
+      body: {
+        code: "TooManyRequests",
+        message: rule.message ?? "Request rate is large. More Request Units may be needed, so no changes were made. Please retry this request later.",
+      },
+    };
   }
   if (rule.kind === "unavailable") {
     return { statusCode: 503, headers, body: { code: "ServiceUnavailable", message: rule.message ?? "Service is currently unavailable." } };
   }
-  return { statusCode: rule.statusCode ?? 500, headers, body: { code: rule.errorCode ?? "InternalServerError", message: rule.message ?? `Sandbox fault (rule ${rule.id}).` } };
+  return {
+    statusCode: rule.statusCode ?? 500,
+    headers,
+    body: { code: rule.errorCode ?? "InternalServerError", message: rule.message ?? `Sandbox fault (rule ${rule.id}).` },
+  };
 }
 
 /** Runs the cosmosdb-server route for a request whose body was already read, as its own handler would. */
 async function forward(account: Account, request: IncomingMessage, response: ServerResponse, body: Buffer): Promise<void> {
-  const replay = Object.assign(Readable.from(body.length > 0 ? [body] : []), { headers: request.headers, method: request.method, url: request.url }) as unknown as IncomingMessage;
+  const replay = Object.assign(Readable.from(body.length > 0 ? [body] : []), {
+    headers: request.headers,
+    method: request.method,
+    url: request.url,
+  }) as unknown as IncomingMessage;
   const route = routes(replay) as [unknown, RouteHandler] | undefined;
   let result: Record<string, unknown> | undefined;
   if (route === undefined) {
@@ -149,7 +164,14 @@ async function forward(account: Account, request: IncomingMessage, response: Ser
   response.end(JSON.stringify(result));
 }
 
-async function handle(options: CosmosServerOptions, account: Account, documents: CosmosDocumentStore, endpoint: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function handle(
+  options: CosmosServerOptions,
+  account: Account,
+  documents: CosmosDocumentStore,
+  endpoint: string,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
   const cosmos = options.statistics.cosmos;
   cosmos.requests += 1;
   const pathname = new URL(request.url ?? "/", endpoint).pathname.replace(/^\/\/+/, "/");
@@ -211,13 +233,18 @@ async function handle(options: CosmosServerOptions, account: Account, documents:
  */
 export async function startCosmosServer(options: CosmosServerOptions): Promise<CosmosServer> {
   let endpoint = "";
-  let account: Account | undefined;
-  let documents: CosmosDocumentStore | undefined;
+  // Filled once the server listens; a request before that gets 503.
+  const started: { account?: Account; documents?: CosmosDocumentStore } = {};
   const server = createServer({ key: options.certificate.privateKeyPem, cert: options.certificate.certificatePem, keepAlive: true }, (request, response) => {
     response.statusCode = 200;
-    trackInFlight(response, () => options.statistics.cosmos, () => {
-      increment(options.statistics.cosmos.responsesByStatus, response.headersSent ? String(response.statusCode) : "0");
-    });
+    trackInFlight(
+      response,
+      () => options.statistics.cosmos,
+      () => {
+        increment(options.statistics.cosmos.responsesByStatus, response.headersSent ? String(response.statusCode) : "0");
+      },
+    );
+    const { account, documents } = started;
     if (account === undefined || documents === undefined) {
       sendJson(response, 503, { code: "ServiceUnavailable", message: "starting" });
       return;
@@ -230,7 +257,8 @@ export async function startCosmosServer(options: CosmosServerOptions): Promise<C
   });
   const listening = await listenOnLoopback(server);
   endpoint = `https://${loopbackHost}:${listening.port}`;
-  account = new Account(loopbackHost, listening.port);
-  documents = new CosmosDocumentStore(account, options.databaseName, options.containerName);
+  const account = new Account(loopbackHost, listening.port);
+  const documents = new CosmosDocumentStore(account, options.databaseName, options.containerName);
+  Object.assign(started, { account, documents });
   return { ...listening, endpoint, documents };
 }

@@ -193,7 +193,7 @@ export interface ServiceProviderClusterDocumentOptions {
 export const foreignPropertiesField: JsonObject = {
   writtenBy: "a controller this provider does not know",
   nested: { list: [1, 2.5, "three", { deep: null }], emptyObject: {}, emptyList: [], flag: false },
-  text: "unicode ✓ – \"quoted\" \\ backslash",
+  text: 'unicode ✓ – "quoted" \\ backslash',
 };
 
 /**

@@ -17,15 +17,7 @@ export type FaultTarget = "arm" | "cosmos" | "token";
  *   so its etag changes and an `If-Match` write gets 412.
  * - `deleteBeforeWrite`: Cosmos writes only; the stored document is deleted before the write.
  */
-export type FaultKind =
-  | "throttle"
-  | "unavailable"
-  | "status"
-  | "connectionReset"
-  | "delay"
-  | "noProperties"
-  | "race"
-  | "deleteBeforeWrite";
+export type FaultKind = "throttle" | "unavailable" | "status" | "connectionReset" | "delay" | "noProperties" | "race" | "deleteBeforeWrite";
 
 /** Which requests a rule applies to. Every given field must match; an empty match matches all. */
 export interface FaultMatch {
@@ -106,16 +98,7 @@ export class FaultRuleError extends Error {
 }
 
 const targets: readonly FaultTarget[] = ["arm", "cosmos", "token"];
-const kinds: readonly FaultKind[] = [
-  "throttle",
-  "unavailable",
-  "status",
-  "connectionReset",
-  "delay",
-  "noProperties",
-  "race",
-  "deleteBeforeWrite",
-];
+const kinds: readonly FaultKind[] = ["throttle", "unavailable", "status", "connectionReset", "delay", "noProperties", "race", "deleteBeforeWrite"];
 
 /**
  * A small seeded generator (mulberry32), so probabilistic faults can be replayed.

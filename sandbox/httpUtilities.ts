@@ -18,12 +18,7 @@ export const loopbackHost = "127.0.0.1";
  * @param body - The value to serialize; `undefined` sends an empty body.
  * @param headers - Extra response headers.
  */
-export function sendJson(
-  response: ServerResponse,
-  statusCode: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
+export function sendJson(response: ServerResponse, statusCode: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = body === undefined ? "" : JSON.stringify(body);
   response.writeHead(statusCode, {
     "content-type": "application/json; charset=utf-8",
@@ -135,11 +130,11 @@ export function trackInFlight(response: ServerResponse, counters: () => { inFlig
     }
   };
   const originalEnd = response.end.bind(response) as (...parameters: unknown[]) => ServerResponse;
-  response.end = ((...parameters: unknown[]) => {
+  response.end = (...parameters: unknown[]) => {
     const result = originalEnd(...parameters);
     end();
     return result;
-  }) as unknown as ServerResponse["end"];
+  };
   response.once("finish", end);
   response.once("close", end);
 }

@@ -35,8 +35,7 @@ export interface IdentityResourceIdParts {
   name: string;
 }
 
-const identityIdPattern =
-  /^\/subscriptions\/([^/]+)\/resourcegroups\/([^/]+)\/providers\/microsoft\.managedidentity\/userassignedidentities\/([^/]+)$/i;
+const identityIdPattern = /^\/subscriptions\/([^/]+)\/resourcegroups\/([^/]+)\/providers\/microsoft\.managedidentity\/userassignedidentities\/([^/]+)$/i;
 
 /**
  * Parses a user-assigned identity ARM ID; segment names are matched case-insensitively.

@@ -48,7 +48,11 @@ function clusterList(demoFleet: readonly FleetClusterDescription[]): unknown[] {
   return demoFleet.map((cluster, index) =>
     index === demoFleet.length - 1 && demoFleet.length > 1
       ? { clusterResourceId: cluster.clusterResourceId }
-      : { clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators, serviceManagedIdentity: cluster.serviceManagedIdentity },
+      : {
+          clusterResourceId: cluster.clusterResourceId,
+          dataPlaneOperators: cluster.dataPlaneOperators,
+          serviceManagedIdentity: cluster.serviceManagedIdentity,
+        },
   );
 }
 
@@ -135,7 +139,10 @@ async function main(): Promise<void> {
     "  npm run pulumi -- up",
     "",
     `Demo fleet: ${demoFleet.length} clusters`,
-    ...demoFleet.map((cluster) => `  ${cluster.clusterResourceId}\n    ServiceProviderCluster document ${cluster.partitionKey}/${cluster.serviceProviderClusterDocumentId}, ${Object.keys(cluster.dataPlaneOperators).length} data plane operators`),
+    ...demoFleet.map(
+      (cluster) =>
+        `  ${cluster.clusterResourceId}\n    ServiceProviderCluster document ${cluster.partitionKey}/${cluster.serviceProviderClusterDocumentId}, ${Object.keys(cluster.dataPlaneOperators).length} data plane operators`,
+    ),
     "",
     "Press Ctrl-C to stop.",
   ];
@@ -161,6 +168,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`sandbox failed to start: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.stderr.write(`sandbox failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });

@@ -22,22 +22,12 @@ export interface ManagedIdentityTokenServer extends ListeningServer {
   endpoint: string;
 }
 
-function reply(
-  statistics: SandboxStatistics,
-  response: ServerResponse,
-  statusCode: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
+function reply(statistics: SandboxStatistics, response: ServerResponse, statusCode: number, body: unknown, headers: Record<string, string> = {}): void {
   increment(statistics.token.responsesByStatus, String(statusCode));
   sendJson(response, statusCode, body, headers);
 }
 
-async function handle(
-  options: ManagedIdentityTokenServerOptions,
-  request: IncomingMessage,
-  response: ServerResponse,
-): Promise<void> {
+async function handle(options: ManagedIdentityTokenServerOptions, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const { statistics } = options;
   statistics.token.requests += 1;
   const url = new URL(request.url ?? "/", `http://${loopbackHost}`);
@@ -63,13 +53,17 @@ async function handle(
     }
     const statusCode = rule.kind === "throttle" ? 429 : rule.kind === "unavailable" ? 503 : (rule.statusCode ?? 500);
     const headers: Record<string, string> =
-      rule.retryAfterSeconds !== undefined || rule.kind === "throttle"
-        ? { "retry-after": String(rule.retryAfterSeconds ?? 1) }
-        : {};
-    reply(statistics, response, statusCode, {
-      error: rule.errorCode ?? "temporarily_unavailable",
-      error_description: rule.message ?? `sandbox fault ${rule.kind}`,
-    }, headers);
+      rule.retryAfterSeconds !== undefined || rule.kind === "throttle" ? { "retry-after": String(rule.retryAfterSeconds ?? 1) } : {};
+    reply(
+      statistics,
+      response,
+      statusCode,
+      {
+        error: rule.errorCode ?? "temporarily_unavailable",
+        error_description: rule.message ?? `sandbox fault ${rule.kind}`,
+      },
+      headers,
+    );
     return;
   }
   const resource = url.searchParams.get("resource");
@@ -98,9 +92,7 @@ async function handle(
  * @param options - Shared sandbox state and the expected identity header.
  * @returns The running server and its token URL.
  */
-export async function startManagedIdentityTokenServer(
-  options: ManagedIdentityTokenServerOptions,
-): Promise<ManagedIdentityTokenServer> {
+export async function startManagedIdentityTokenServer(options: ManagedIdentityTokenServerOptions): Promise<ManagedIdentityTokenServer> {
   const server = createServer({ keepAlive: true }, (request, response) => {
     handle(options, request, response).catch((error: unknown) => {
       reply(options.statistics, response, 500, { error: "server_error", error_description: String(error) });

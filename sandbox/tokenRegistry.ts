@@ -16,9 +16,7 @@ export interface IssuedToken {
 export type TokenRejection = "missing" | "unknown" | "expired";
 
 /** The outcome of checking a token. */
-export type TokenVerification =
-  | { valid: true; issued: IssuedToken }
-  | { valid: false; reason: TokenRejection };
+export type TokenVerification = { valid: true; issued: IssuedToken } | { valid: false; reason: TokenRejection };
 
 /** The default token lifetime: one hour, like Entra ID. */
 export const defaultTokenLifetimeInMs = 60 * 60 * 1000;

@@ -74,7 +74,7 @@ export const laneFaultKinds: readonly FaultKindSpecification[] = [
 
 /** Faults of the token endpoint (sequential phase, short token lifetime). */
 export const tokenFaultKinds: readonly FaultKindSpecification[] = [
-  { name: "token-500", target: "token", weight: 2, description: "Token endpoint 500 once (MSAL retries)", rule: () => ({ target: "token", kind: "status", statusCode: 500, errorCode: "server_error", message: "simulated" }) },
+  { name: "token-500", target: "token", weight: 2, description: "Token endpoint 500 once (MSAL retries; past the lookup deadline the pass fails as global, nothing written)", rule: () => ({ target: "token", kind: "status", statusCode: 500, errorCode: "server_error", message: "simulated" }) },
   { name: "token-503", target: "token", weight: 1, description: "Token endpoint 503 once", rule: () => ({ target: "token", kind: "unavailable", retryAfterSeconds: 0 }) },
   { name: "token-429", target: "token", weight: 1, description: "Token endpoint 429 with Retry-After: 0 once", rule: () => ({ target: "token", kind: "throttle", retryAfterSeconds: 0 }) },
   { name: "token-connection-reset", target: "token", weight: 2, description: "Token endpoint connection reset once", rule: () => ({ target: "token", kind: "connectionReset" }) },

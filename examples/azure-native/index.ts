@@ -44,7 +44,13 @@ export const clusterStatus = clusters.map((cluster) => {
     dataPlaneOperators[operator] = identity.id;
   }
   const status = new ServiceProviderClusterIdentityStatus(baseName, { clusterResourceId: cluster.clusterResourceId, dataPlaneOperators });
-  return pulumi.all([status.clusterResourceId, status.resolvedCount, status.notFoundCount, status.failedCount, status.status]).apply(
-    ([clusterResourceId, resolved, notFound, failed, recorded]) => ({ clusterResourceId, resolved, notFound, failed, earliestRecheckTime: recorded?.earliestRecheckTime ?? null }),
-  );
+  return pulumi
+    .all([status.clusterResourceId, status.resolvedCount, status.notFoundCount, status.failedCount, status.status])
+    .apply(([clusterResourceId, resolved, notFound, failed, recorded]) => ({
+      clusterResourceId,
+      resolved,
+      notFound,
+      failed,
+      earliestRecheckTime: recorded?.earliestRecheckTime ?? null,
+    }));
 });

@@ -78,7 +78,12 @@ export async function runShards(options: RunShardsOptions): Promise<ShardOutcome
           }
           return { stackName: shard.stackName, clusterCount: shard.clusters.length, succeeded: true, summary };
         } catch (error) {
-          return { stackName: shard.stackName, clusterCount: shard.clusters.length, succeeded: false, summary: error instanceof Error ? error.message : String(error) };
+          return {
+            stackName: shard.stackName,
+            clusterCount: shard.clusters.length,
+            succeeded: false,
+            summary: error instanceof Error ? error.message : String(error),
+          };
         }
       }),
     ),
@@ -97,14 +102,20 @@ async function main(argv: readonly string[]): Promise<number> {
   const clusters = parseClusterList(JSON.parse(readFileSync(file, "utf8")) as unknown, file);
   const shards = splitIntoShards(clusters, Number(option("shards", "4")), option("prefix", "fleet"));
   // Loaded here so that importing this module for its functions needs no built engine.
-  const engine = (await import("../../cli/engine")) as typeof import("../../cli/engine");
+  const engine = await import("../../cli/engine");
   const command = await engine.engineCommand();
   const outcomes = await runShards({
     shards,
     concurrency: Number(option("concurrency", "2")),
     operation: option("operation", "up") as ShardOperation,
     openShard: (shard) => engine.openStack({ engine: command, stackName: shard.stackName, config: { clusters: JSON.stringify(shard.clusters) } }),
-    onOutput: (stackName, text) => process.stdout.write(text.split("\n").map((line) => (line.length > 0 ? `[${stackName}] ${line}` : line)).join("\n")),
+    onOutput: (stackName, text) =>
+      process.stdout.write(
+        text
+          .split("\n")
+          .map((line) => (line.length > 0 ? `[${stackName}] ${line}` : line))
+          .join("\n"),
+      ),
   });
   for (const outcome of outcomes) {
     console.log(`${outcome.stackName}: ${outcome.clusterCount} clusters, ${outcome.succeeded ? "ok" : "FAILED"}: ${JSON.stringify(outcome.summary)}`);

@@ -13,11 +13,9 @@
  * A failure to get a token is rethrown with the same `name` (so errors.ts still classifies it as
  * CredentialUnavailable) and a one-line message saying which key or variable to set. Messages
  * never carry tokens: they are built from the first line of the SDK's messages, redacted.
- *
- * SDKs are required inside functions (see clients.ts).
  */
-/* eslint-disable @typescript-eslint/no-require-imports */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
+import { DefaultAzureCredential, ManagedIdentityCredential } from "@azure/identity";
 import { redactSecrets } from "../core/identityStatus";
 import type { Settings } from "../core/settings";
 import { projectName } from "../core/settings";
@@ -64,12 +62,11 @@ export function describeCredential(choice: CredentialChoice): string {
  * through two wrappers whose failures name what to set for ARM and for Cosmos DB respectively.
  */
 export function createCredentials(settings: Settings): { readonly arm: TokenCredential; readonly cosmos: TokenCredential; readonly description: string } {
-  const identity = require("@azure/identity") as typeof import("@azure/identity");
   const choice = chooseCredential(settings, process.env);
   const credential: TokenCredential =
     choice.kind === "managedIdentity"
-      ? new identity.ManagedIdentityCredential({ clientId: choice.clientId })
-      : new identity.DefaultAzureCredential(choice.authorityHost === undefined ? {} : { authorityHost: choice.authorityHost });
+      ? new ManagedIdentityCredential({ clientId: choice.clientId })
+      : new DefaultAzureCredential(choice.authorityHost === undefined ? {} : { authorityHost: choice.authorityHost });
   return {
     arm: withCredentialGuidance(credential, (scopes) => armGuidance(choice, scopes)),
     cosmos: withCredentialGuidance(mapCosmosFallbackScope(credential, settings.cosmosScope), () => cosmosGuidance),

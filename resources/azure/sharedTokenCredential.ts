@@ -5,16 +5,29 @@
  * without this wrapper their first requests each asked the token endpoint at once (the sandbox
  * counted two token requests per process where one is enough). Concurrent callers share one
  * request. Requests carrying `claims` (a continuous-access-evaluation challenge) bypass the cache.
- * A failed request is not cached: the next caller asks again.
+ * A failed request is not cached: the next caller asks again. Each caller stops waiting when its own
+ * abort signal fires (its lookup deadline), and a shared request still unanswered after
+ * {@link pendingTokenRequestStaleAfterMs} is given up on: the next caller asks again, so a token
+ * endpoint that hung once does not keep the whole process waiting after it recovers.
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
+import { untilAborted } from "../core/abort";
 
 /** Tokens are fetched again this long before they expire. */
 export const tokenRefreshMarginInMs = 5 * 60 * 1000;
 
+/** A shared token request unanswered for this long is not joined any more: the next caller asks anew. */
+export const pendingTokenRequestStaleAfterMs = 30 * 1000;
+
+interface Entry {
+  token?: AccessToken;
+  pending?: Promise<AccessToken | null>;
+  pendingSince?: number;
+}
+
 /** Wraps `inner` so that the process asks it once per scope until the token nears expiry. */
 export function sharedTokenCredential(inner: TokenCredential, now: () => number = Date.now): TokenCredential {
-  const entries = new Map<string, { token?: AccessToken; pending?: Promise<AccessToken | null> }>();
+  const entries = new Map<string, Entry>();
   const isFresh = (token: AccessToken | undefined): token is AccessToken =>
     token !== undefined && now() < Math.min(token.expiresOnTimestamp - tokenRefreshMarginInMs, token.refreshAfterTimestamp ?? Number.POSITIVE_INFINITY);
   return {
@@ -28,17 +41,23 @@ export function sharedTokenCredential(inner: TokenCredential, now: () => number 
       if (isFresh(entry.token)) {
         return entry.token;
       }
-      // Shared by every caller waiting now, so it carries no single caller's abort signal.
-      entry.pending ??= inner
-        .getToken(scopes, options?.tenantId === undefined ? {} : { tenantId: options.tenantId })
-        .then((token) => {
-          entry.token = token ?? undefined;
-          return token;
-        })
-        .finally(() => {
-          entry.pending = undefined;
-        });
-      return entry.pending;
+      if (entry.pending === undefined || now() - (entry.pendingSince ?? 0) > pendingTokenRequestStaleAfterMs) {
+        // Shared by every caller waiting now, so it carries no single caller's abort signal.
+        const request: Promise<AccessToken | null> = inner
+          .getToken(scopes, options?.tenantId === undefined ? {} : { tenantId: options.tenantId })
+          .then((token) => {
+            entry.token = token ?? undefined;
+            return token;
+          })
+          .finally(() => {
+            if (entry.pending === request) {
+              entry.pending = undefined;
+            }
+          });
+        entry.pending = request;
+        entry.pendingSince = now();
+      }
+      return options?.abortSignal === undefined ? entry.pending : untilAborted(entry.pending, options.abortSignal);
     },
   };
 }

@@ -1,8 +1,7 @@
 /**
  * The error that ends a pass meeting a failure not about one identity (errors.ts,
- * LookupErrorKind `global`). Pure, no SDK imports: it serializes by value with the provider.
+ * LookupErrorKind `global`). Pure, no SDK imports.
  */
-import { completeError } from "./errors";
 import type { LookupErrorDetails } from "./identityStatus";
 
 /**
@@ -34,11 +33,12 @@ export class AzureAccessError extends Error {
       `${what}, so no identity of ServiceProviderCluster document ${options.documentId} was checked and nothing was written ` +
       `(stored clientId/principalId values are unchanged): ${error.code}${status}: ${error.message.replace(/[.\s]+$/, "")}.${credential}${advice}`;
     super(message);
-    completeError(this, "AzureAccessError", message, undefined);
     this.documentId = options.documentId;
     this.error = error;
   }
 }
+// On the prototype, like Error's own `name`: not an enumerable field of every instance.
+AzureAccessError.prototype.name = "AzureAccessError";
 
 /** Guard by name. */
 export function isAzureAccessError(error: unknown): error is AzureAccessError {

@@ -5,9 +5,6 @@
  * (upstream-behaviour.md §1.4): the segment names `subscriptions`, `resourceGroups` and `providers`
  * match case-insensitively and are printed back in their canonical casing; every other segment
  * keeps the casing it was given. Keys and comparisons use the fully lowercased canonical form.
- *
- * Imports only goStrings.ts (itself import-free): this module is serialized into the provider
- * closure by value.
  */
 import { goToLower } from "./goStrings";
 

@@ -3,6 +3,8 @@
  * Read only: this hook never writes the cluster document. Pure.
  */
 import { describeType } from "./azureResourceId";
+import type { DesiredIdentity } from "./identityStatus";
+import { desiredIdentitySet } from "./identityStatus";
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
 
@@ -53,6 +55,29 @@ export function readClusterDocument(document: JsonObject): ClusterDocumentView {
     deletionTimestamp: typeof rawDeletion === "string" && rawDeletion.length > 0 ? rawDeletion : undefined,
     problems,
   };
+}
+
+/**
+ * What a cluster document asks of this hook: its desired set, or that the cluster is being deleted
+ * (which wins over everything else), or that the set cannot be read. A value, never an exception:
+ * the sync pass refuses an unreadable set (nothing written), a diff reports a change so that the
+ * update names the problems; neither drops what the other needs.
+ */
+export type ClusterDesiredSet =
+  | { readonly kind: "desired"; readonly identities: readonly DesiredIdentity[]; readonly serviceManagedIdentity: string | undefined }
+  | { readonly kind: "deleting"; readonly serviceManagedIdentity: string | undefined }
+  | { readonly kind: "unreadable"; readonly problems: readonly string[]; readonly serviceManagedIdentity: string | undefined };
+
+/** The one reading of the desired set from a cluster document; problems name the document's fields. */
+export function desiredFromClusterDocument(document: JsonObject): ClusterDesiredSet {
+  const view = readClusterDocument(document);
+  const { serviceManagedIdentity } = view;
+  if (view.deletionTimestamp !== undefined) {
+    return { kind: "deleting", serviceManagedIdentity };
+  }
+  const { identities, failures } = desiredIdentitySet(view.dataPlaneOperators, dataPlaneOperatorsPath);
+  const problems = [...view.problems, ...failures.map((failure) => `${failure.property}: ${failure.reason}`)];
+  return problems.length > 0 ? { kind: "unreadable", problems, serviceManagedIdentity } : { kind: "desired", identities, serviceManagedIdentity };
 }
 
 function walk(start: JsonValue | undefined, path: readonly string[]): JsonValue | undefined {

@@ -3,6 +3,7 @@
  * derives them (a UUID version 5, SHA-1, of the lowercased ARM resource ID in a fixed namespace,
  * upstream-behaviour.md §1.1) and the partition key (the lowercased subscription ID). Pure.
  */
+import { createHash } from "node:crypto";
 import { goToLower } from "./goStrings";
 import type { ParsedResourceId } from "./azureResourceId";
 import { serviceProviderClusterIdFor } from "./azureResourceId";
@@ -17,15 +18,11 @@ export function cosmosItemIdFor(armResourceId: string): string {
 
 /** RFC 4122 name-based UUID, version 5. */
 export function uuidVersion5(namespace: string, name: string): string {
-  // Required here, not imported at the top: this module is serialized into the provider closure,
-  // and a module-level import of a built-in does not survive serialization under vitest.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const crypto = require("node:crypto") as typeof import("node:crypto");
   const namespaceBytes = Buffer.from(namespace.replace(/-/g, ""), "hex");
   if (namespaceBytes.length !== 16) {
     throw new RangeError(`namespace must be a UUID, got '${namespace}'`);
   }
-  const hash = crypto.createHash("sha1").update(namespaceBytes).update(Buffer.from(name, "utf8")).digest();
+  const hash = createHash("sha1").update(namespaceBytes).update(Buffer.from(name, "utf8")).digest();
   const bytes = hash.subarray(0, 16);
   bytes[6] = (bytes[6] & 0x0f) | 0x50;
   bytes[8] = (bytes[8] & 0x3f) | 0x80;

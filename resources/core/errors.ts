@@ -1,6 +1,6 @@
 /**
  * Error classes and the one place where Azure and Cosmos errors are classified. No SDK imports:
- * guards read `name`, `code` and `statusCode`, so this module serializes by value.
+ * guards read `name`, `code` and `statusCode`.
  */
 import type { LookupErrorDetails } from "./identityStatus";
 import { shortMessage } from "./identityStatus";
@@ -35,11 +35,12 @@ export class UserAssignedIdentityReadError extends Error {
       `failed to read ${options.failures.length} data plane operator managed identit${options.failures.length === 1 ? "y" : "ies"} ` +
       `for ServiceProviderCluster document ${options.documentId} (${outcome}):\n${lines.join("\n")}`;
     super(message);
-    completeError(this, "UserAssignedIdentityReadError", message, undefined);
     this.failures = options.failures;
     this.documentId = options.documentId;
   }
 }
+// On the prototype, like Error's own `name`: not an enumerable field of every instance.
+UserAssignedIdentityReadError.prototype.name = "UserAssignedIdentityReadError";
 
 /** Thrown when a Cosmos document (the ServiceProviderCluster or the HCPOpenShiftCluster one) cannot be read, waited for or written as required. */
 export class CosmosDocumentError extends Error {
@@ -47,37 +48,18 @@ export class CosmosDocumentError extends Error {
   readonly statusCode: number | undefined;
 
   constructor(options: { documentId: string; message: string; statusCode?: number; cause?: unknown }) {
-    // `cause` is set by completeError, not by Error's options bag: that constructor overload is
-    // ES2022, and consumers compile with the Pulumi templates' ES2020 lib.
     super(options.message);
-    completeError(this, "CosmosDocumentError", options.message, options.cause);
+    if (options.cause !== undefined) {
+      // Not Error's options bag: that constructor overload is ES2022, and consumers compile with
+      // the Pulumi templates' ES2020 lib. Non-enumerable, like the one the options bag sets.
+      Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
+    }
     this.documentId = options.documentId;
     this.statusCode = options.statusCode;
   }
 }
-
-/**
- * Finishes an instance of one of our Error subclasses so it survives Pulumi's closure serializer.
- * The serializer turns a class into a plain function: field initialisers (such as a `name = …`
- * field) are dropped, `super(message)` becomes `Error.call(this, message)`, which leaves `this`
- * untouched, and the prototype no longer inherits from `Error.prototype`. A provider revived from
- * `__provider` text would then throw errors without message or name ("error: undefined" in the
- * engine) that the guards below do not recognise. Everything is set explicitly here; for the
- * class as tsc compiles it this only sets `name` (non-enumerable, like Error's own).
- */
-export function completeError(error: Error, name: string, message: string, cause: unknown): void {
-  const prototype: unknown = Object.getPrototypeOf(error);
-  if (!((error as unknown) instanceof Error) && typeof prototype === "object" && prototype !== null && prototype !== Object.prototype) {
-    Object.setPrototypeOf(prototype, Error.prototype);
-  }
-  const define = (key: string, value: unknown): void => {
-    Object.defineProperty(error, key, { value, writable: true, configurable: true, enumerable: false });
-  };
-  define("name", name);
-  if (error.message !== message) define("message", message);
-  if (cause !== undefined && !Object.prototype.hasOwnProperty.call(error, "cause")) define("cause", cause);
-  if (typeof error.stack !== "string") Error.captureStackTrace(error);
-}
+// On the prototype, like Error's own `name`: not an enumerable field of every instance.
+CosmosDocumentError.prototype.name = "CosmosDocumentError";
 
 /** Guard by name, so errors revived from another module instance still match. */
 export function isUserAssignedIdentityReadError(error: unknown): error is UserAssignedIdentityReadError {

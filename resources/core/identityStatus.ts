@@ -2,7 +2,7 @@
  * The pure core: every decision of a sync pass, from plain values.
  *
  * Nothing here performs I/O or reads the clock; time and randomness are arguments. Imports only
- * other pure modules, because the provider closure serializes this module by value.
+ * other pure modules.
  */
 import { goToLower } from "./goStrings";
 import type { LookupErrorDetails } from "./retrievalError";

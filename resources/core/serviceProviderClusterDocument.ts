@@ -67,14 +67,21 @@ export function serviceProviderClusterDocumentProblems(document: JsonObject): st
  * null maps). Malformed parts are dropped from the result and listed in `problems`, so a later
  * write replaces them.
  */
-export function readStoredStatus(document: JsonObject): {
+export function readStoredStatus(document: JsonObject): StoredStatus {
+  const properties = isJsonObject(document.properties) ? document.properties : {};
+  const status = isJsonObject(properties.status) ? properties.status : {};
+  return readStatusSubtree(status.dataPlaneOperatorsManagedIdentities);
+}
+
+/** The owned subtree as read: what is usable, whether it was there, and what was dropped. */
+export interface StoredStatus {
   readonly status: DataPlaneOperatorsManagedIdentities;
   readonly present: boolean;
   readonly problems: readonly string[];
-} {
-  const properties = isJsonObject(document.properties) ? document.properties : {};
-  const status = isJsonObject(properties.status) ? properties.status : {};
-  const subtree = status.dataPlaneOperatorsManagedIdentities;
+}
+
+/** Reads the owned subtree itself (as in a document, or as recorded in the provider's outputs). See {@link readStoredStatus}. */
+export function readStatusSubtree(subtree: unknown): StoredStatus {
   if (subtree === undefined || subtree === null) {
     return { status: {}, present: false, problems: [] };
   }

@@ -1,14 +1,13 @@
 /**
  * Settings that are not per cluster: where Cosmos and ARM are, how to authenticate, and the
  * tunables of a pass. Read at run time from the stack config the provider's `configure` receives,
- * falling back to environment variables; never evaluated at module load (module-level values are
- * serialized into state) and never taken from resource inputs.
+ * falling back to environment variables; never evaluated at module load (the stack config is only
+ * known once `configure` runs in the provider host) and never taken from resource inputs.
  */
 
 import type { AzureCloudName } from "./azureClouds";
 import { azureClouds } from "./azureClouds";
 import { guidPattern } from "./azureResourceId";
-import { completeError } from "./errors";
 
 /** The Pulumi project name: the namespace of the config keys. */
 export const projectName = "aro-hcp-identity-status";
@@ -72,7 +71,13 @@ const keys = {
 export const settingsKeys: readonly string[] = Object.values(keys).map((specification) => specification.key);
 
 /** Keys of the same namespace that the program (index.ts) reads, not the provider. */
-export const programKeys: readonly string[] = ["clusters", "clustersFile", "sandboxEndpointsFile"];
+export const programKeys: readonly string[] = ["clusters", "clustersFile"];
+
+/**
+ * Keys earlier versions declared, accepted and ignored: a stack updated by them records every key
+ * in its default provider's inputs, and `refresh` and `destroy` configure the provider from those.
+ */
+export const retiredKeys: readonly string[] = ["sandboxEndpointsFile"];
 
 /**
  * The stack config as the provider host hands it to `configure`. `get` takes a full key
@@ -96,7 +101,9 @@ export function snapshotStackConfig(config: StackConfig): Record<string, string 
   const rawKeys = config.rawConfig === undefined ? [] : Object.keys(config.rawConfig);
   const prefix = `${projectName}:`;
   const known = new Set([...settingsKeys, ...programKeys]);
-  const unknown = rawKeys.filter((key) => key.startsWith(prefix) && !known.has(key.slice(prefix.length))).sort();
+  const unknown = rawKeys
+    .filter((key) => key.startsWith(prefix) && !known.has(key.slice(prefix.length)) && !retiredKeys.includes(key.slice(prefix.length)))
+    .sort();
   if (unknown.length > 0) {
     throw new SettingsError(
       `invalid settings for the ServiceProviderCluster identity status provider: unknown config key${unknown.length === 1 ? "" : "s"} ` +
@@ -118,13 +125,9 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** Raised for a missing or malformed setting; the message names the key and the expected form. */
-export class SettingsError extends Error {
-  constructor(message: string) {
-    super(message);
-    // Explicit rather than a `name` field: see completeError (closure serialization drops fields).
-    completeError(this, "SettingsError", message, undefined);
-  }
-}
+export class SettingsError extends Error {}
+// On the prototype, like Error's own `name`: not an enumerable field of every instance.
+SettingsError.prototype.name = "SettingsError";
 
 /**
  * Reads and validates every setting. Config wins over the environment.

@@ -2,15 +2,16 @@
  * One set of Azure clients per provider process: one credential (tokens cached until expiry by
  * @azure/identity and the bearer-token policy), one keep-alive HTTPS agent, one Cosmos client and
  * one arm-msi client per subscription, shared by every resource the process handles.
- *
- * SDKs are required inside functions: this module is serialized into the provider closure, and
- * module-level SDK imports do not survive serialization (docs/design.md, "Serialization").
- * Clients live on `globalThis`, not in module variables, because the provider host revives the
- * closure text rather than this module.
+ * The cache is a module variable: the provider host requires this module (providerLoader.ts), so
+ * every resource of the process sees the same module instance.
  */
-/* eslint-disable @typescript-eslint/no-require-imports */
-import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
-import type { Agent } from "node:https";
+import { ManagedServiceIdentityClient } from "@azure/arm-msi";
+import { CosmosClient } from "@azure/cosmos";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { AgentOptions } from "node:https";
+import { Agent } from "node:https";
+import { createSecureContext, rootCertificates } from "node:tls";
 import { createConcurrencyLimiter } from "../sync/concurrencyLimiter";
 import type { ConcurrencyLimiter } from "../sync/concurrencyLimiter";
 import type { Settings } from "../core/settings";
@@ -31,43 +32,36 @@ export interface AzureAdapters {
   readonly credentialDescription?: string;
 }
 
-// A string key: symbols do not survive closure serialization.
-const cacheKey = "__aroHcpIdentityStatusAzureAdapters";
+/** Adapters by settings fingerprint: one set per distinct configuration in the process. */
+const adaptersBySettings = new Map<string, AzureAdapters>();
 const userAgentPrefix = "aro-hcp-identity-status";
 
 /** The process's adapters for these settings, built on first use. */
 export function sharedAzureAdapters(settings: Settings): AzureAdapters {
-  const registry = globalThis as unknown as Record<string, Map<string, AzureAdapters> | undefined>;
-  const cache = registry[cacheKey] ?? new Map<string, AzureAdapters>();
-  registry[cacheKey] = cache;
   const fingerprint = settingsFingerprint(settings);
-  let adapters = cache.get(fingerprint);
+  let adapters = adaptersBySettings.get(fingerprint);
   if (adapters === undefined) {
     adapters = buildAdapters(settings);
-    cache.set(fingerprint, adapters);
+    adaptersBySettings.set(fingerprint, adapters);
   }
   return adapters;
 }
 
 function settingsFingerprint(settings: Settings): string {
-  const crypto = require("node:crypto") as typeof import("node:crypto");
   // Hash, so the Cosmos key never sits in a map key or a heap snapshot string.
-  return crypto.createHash("sha256").update(JSON.stringify(settings)).digest("hex");
+  return createHash("sha256").update(JSON.stringify(settings)).digest("hex");
 }
 
 function buildAdapters(settings: Settings): AzureAdapters {
-  const https = require("node:https") as typeof import("node:https");
-  const tls = require("node:tls") as typeof import("node:tls");
-  const fs = require("node:fs") as typeof import("node:fs");
-  const agentOptions: import("node:https").AgentOptions = { keepAlive: true, maxSockets: Math.max(16, settings.lookupConcurrency * 2) };
+  const agentOptions: AgentOptions = { keepAlive: true, maxSockets: Math.max(16, settings.lookupConcurrency * 2) };
   if (settings.tlsCaFile !== undefined) {
     // Trust the extra CA for these clients only; the system roots stay trusted for real Azure.
     // One secure context, built once: an agent `ca` option is parsed again for every new
     // connection, and https.Agent#getName concatenates it (~200 KB with the system roots) into
     // the pool key of every request, which cost the provider host 0.6 s of CPU per 1000 requests.
-    agentOptions.secureContext = tls.createSecureContext({ ca: [...tls.rootCertificates, readCertificateFile(fs, settings.tlsCaFile)] });
+    agentOptions.secureContext = createSecureContext({ ca: [...rootCertificates, readCertificateFile(settings.tlsCaFile)] });
   }
-  const agent: Agent = new https.Agent(agentOptions);
+  const agent = new Agent(agentOptions);
   // core-rest-pipeline's request logging (AZURE_LOG_LEVEL=info) serializes the request with its
   // agent, whose open sockets hold raw request headers, bearer tokens included; log a name instead.
   Object.defineProperty(agent, "toJSON", { value: () => "[https.Agent]", enumerable: false });
@@ -79,8 +73,7 @@ function buildAdapters(settings: Settings): AzureAdapters {
   const clientFor = (subscriptionId: string): ManagedServiceIdentityClient => {
     let client = clients.get(subscriptionId);
     if (client === undefined) {
-      const { ManagedServiceIdentityClient: Client } = require("@azure/arm-msi") as typeof import("@azure/arm-msi");
-      client = new Client(armCredential, subscriptionId, {
+      client = new ManagedServiceIdentityClient(armCredential, subscriptionId, {
         endpoint: settings.armEndpoint,
         credentialScopes: [settings.armScope],
         agent,
@@ -92,7 +85,6 @@ function buildAdapters(settings: Settings): AzureAdapters {
     }
     return client;
   };
-  const { CosmosClient } = require("@azure/cosmos") as typeof import("@azure/cosmos");
   const cosmosClient = new CosmosClient({
     endpoint: settings.cosmosEndpoint,
     ...(settings.cosmosKey === undefined ? { aadCredentials: cosmosCredential } : { key: settings.cosmosKey }),
@@ -110,9 +102,9 @@ function buildAdapters(settings: Settings): AzureAdapters {
 }
 
 /** Reads the extra CA bundle; a failure names the setting, not only the file system error. */
-function readCertificateFile(fs: typeof import("node:fs"), path: string): string {
+function readCertificateFile(path: string): string {
   try {
-    return fs.readFileSync(path, "utf8");
+    return readFileSync(path, "utf8");
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     const reason = code === "ENOENT" ? "does not exist" : `cannot be read (${String(code ?? error)})`;

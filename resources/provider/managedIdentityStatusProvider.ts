@@ -1,9 +1,9 @@
 /**
  * The dynamic provider: thin methods over the sync pass, refresh and clear.
  *
- * Runs inside the provider host, loaded by providerLoader.ts (the only object serialized into
- * state). It still keeps SDK loads inside functions and reads settings from `configure` or the
- * environment at call time, so it can also be serialized whole. The factory is the seam for tests.
+ * Runs inside the provider host, required by the provider text in state (providerLoader.ts)
+ * through the stable entry ../managedIdentityStatusProvider.ts. Settings come
+ * from `configure` or the environment at call time. The factory is the seam for tests.
  */
 import { goToLower } from "../core/goStrings";
 import type * as pulumi from "@pulumi/pulumi";
@@ -11,12 +11,12 @@ import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
 import type { AzureAdapters } from "./azureAdapters";
 import { sharedAzureAdapters } from "./azureAdapters";
-import { readClusterDocument } from "../core/clusterDocument";
+import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { isCosmosDocumentError, isUserAssignedIdentityReadError } from "../core/errors";
 import type { DesiredIdentity } from "../core/identityStatus";
 import { countEntries, desiredIdentitySet, workReason } from "../core/identityStatus";
 import type { ProviderInputs, ProviderOutputs } from "./providerInputs";
-import { checkInputs, containsUnknown, isCurrentOutputs } from "./providerInputs";
+import { containsUnknown, parseInputs, parseStoredOutputs, unknownValue } from "./providerInputs";
 import { clearManagedIdentityStatus, refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStatus";
 import type { ConfigSource } from "../core/settings";
 import { readSettings, snapshotStackConfig } from "../core/settings";
@@ -44,7 +44,7 @@ type Outputs = ProviderOutputs & { readonly __provider?: string };
 
 /** Builds a provider. See the module comment. */
 export function createManagedIdentityStatusProvider(overrides: ProviderOverrides = {}): pulumi.dynamic.ResourceProvider<Inputs, Outputs> {
-  // Filled by `configure` inside the provider host; empty whenever the provider is serialized.
+  // Filled by `configure` inside the provider host.
   const configured: { snapshot?: Record<string, string | undefined> } = {};
 
   const dependencies = (): SyncDependencies => {
@@ -96,8 +96,9 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     },
 
     check(_olds: Inputs, news: Inputs) {
-      const { inputs, failures } = checkInputs(news as unknown as Record<string, unknown>);
-      return Promise.resolve({ inputs: inputs as unknown as Inputs, failures });
+      // The engine's bag is untyped: parse it. On failure the engine reports the failures and uses no inputs.
+      const parsed = parseInputs(news);
+      return Promise.resolve(parsed.ok ? { inputs: parsed.value, failures: [] } : { inputs: news, failures: [...parsed.failures] });
     },
 
     async diff(_id: string, olds: Outputs, news: Inputs) {
@@ -106,28 +107,44 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         // Another cluster is another document: remove our subtree from the old one first.
         return { changes: true, replaces: ["clusterResourceId"], deleteBeforeReplace: true };
       }
-      if (containsUnknown(news) || !isCurrentOutputs(olds as unknown as Record<string, unknown>)) {
+      const stored = parseStoredOutputs(olds);
+      if (olds.__provider !== news.__provider || containsUnknown(news) || !stored.ok) {
+        // Another provider text (e.g. the 4.6 KB loader of earlier versions): the update stores the
+        // current one in the outputs too, which refresh and destroy load. It writes nothing unless due.
         return { changes: true };
       }
+      const old = stored.value;
       if (
-        olds.drift.length > 0 ||
-        (news.serviceManagedIdentity !== undefined && olds.serviceManagedIdentity !== news.serviceManagedIdentity) ||
-        JSON.stringify(olds.dataPlaneOperators ?? undefined) !== JSON.stringify(news.dataPlaneOperators)
+        old.drift.length > 0 ||
+        (news.serviceManagedIdentity !== undefined && old.serviceManagedIdentity !== news.serviceManagedIdentity) ||
+        JSON.stringify(old.dataPlaneOperators ?? undefined) !== JSON.stringify(news.dataPlaneOperators)
       ) {
         return { changes: true };
       }
-      const known: DataPlaneOperatorsManagedIdentities = olds.status;
+      const known = old.status;
       const now = (overrides.now ?? (() => new Date()))();
       const desired = desiredFromInputs(news);
       if (desired !== undefined) {
         return { changes: workReason(desired, known, now) !== undefined };
       }
-      // The desired set lives in the cluster document: one Cosmos read, no Azure call.
-      const fromCluster = await desiredFromClusterDocument(dependencies(), parseCluster(news.clusterResourceId));
-      if (fromCluster === undefined || fromCluster === "deleting") {
-        return { changes: fromCluster === undefined || olds.skippedReason !== "clusterDeleting" };
+      // The desired set lives in the cluster document: one Cosmos read (no wait), no Azure call.
+      // Gone or unreadable: a change, so the update runs the pass, which names the document's
+      // problems and writes nothing. The diff itself neither fails nor hides them.
+      const location = locate(parseCluster(news.clusterResourceId));
+      const live = await readLive(
+        dependencies(),
+        location.partitionKey,
+        location.clusterDocumentId,
+        `HCPOpenShiftCluster document ${location.clusterDocumentId}`,
+      );
+      const fromCluster = live === undefined ? undefined : desiredFromClusterDocument(live.document);
+      if (fromCluster === undefined || fromCluster.kind === "unreadable") {
+        return { changes: true };
       }
-      return { changes: olds.skippedReason !== null || workReason(fromCluster, known, now) !== undefined };
+      if (fromCluster.kind === "deleting") {
+        return { changes: old.skippedReason !== "clusterDeleting" };
+      }
+      return { changes: old.skippedReason !== null || workReason(fromCluster.identities, known, now) !== undefined };
     },
 
     async create(inputs: Inputs) {
@@ -135,21 +152,24 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     },
 
     async update(_id: string, olds: Outputs, news: Inputs) {
-      const force = !isCurrentOutputs(olds as unknown as Record<string, unknown>) || olds.drift.length > 0;
+      const stored = parseStoredOutputs(olds);
+      const force = !stored.ok || stored.value.drift.length > 0;
       const { outs } = await reconcile(news, force);
       return { outs };
     },
 
     async read(id: string, props?: Outputs) {
-      if (props === undefined || !isCurrentOutputs(props as unknown as Record<string, unknown>)) {
+      const stored = parseStoredOutputs(props);
+      if (props === undefined || !stored.ok) {
         // Import or get: there is no state to refresh (dynamic providers cannot import).
         return { id, props };
       }
-      const result = await refreshManagedIdentityStatus(dependencies(), parseCluster(props.clusterResourceId), props.status);
+      const result = await refreshManagedIdentityStatus(dependencies(), parseCluster(stored.value.clusterResourceId), stored.value.status);
       if (!result.exists) {
         // The document is gone, so is the record: the engine drops the resource from state.
         return { id: "", props };
       }
+      // Spread over the props as stored, so __provider (and any field this version does not read) stays.
       return { id, props: { ...props, ...statusOutputs(result.status), drift: [...result.drift] } };
     },
 
@@ -181,28 +201,15 @@ function desiredFromInputs(inputs: ProviderInputs): readonly DesiredIdentity[] |
   if (inputs.dataPlaneOperators === undefined || inputs.dataPlaneOperators === null) {
     return undefined;
   }
+  if (inputs.dataPlaneOperators === unknownValue) {
+    // Only a preview passes unknowns, and diff answers those before asking for the set.
+    throw new TypeError("dataPlaneOperators is not known yet; the engine passes unknown values only to a preview");
+  }
   const { identities, failures } = desiredIdentitySet(inputs.dataPlaneOperators);
   if (failures.length > 0) {
     throw new TypeError(failures.map((failure) => `${failure.property}: ${failure.reason}`).join("; "));
   }
   return identities;
-}
-
-async function desiredFromClusterDocument(
-  dependencies: SyncDependencies,
-  cluster: ParsedResourceId,
-): Promise<readonly DesiredIdentity[] | "deleting" | undefined> {
-  const location = locate(cluster);
-  const stored = await readLive(dependencies, location.partitionKey, location.clusterDocumentId, `HCPOpenShiftCluster document ${location.clusterDocumentId}`);
-  if (stored === undefined) {
-    return undefined;
-  }
-  const view = readClusterDocument(stored.document);
-  if (view.deletionTimestamp !== undefined) {
-    return "deleting";
-  }
-  const { identities, failures } = desiredIdentitySet(view.dataPlaneOperators);
-  return failures.length > 0 || view.problems.length > 0 ? undefined : identities;
 }
 
 function statusOutputs(
@@ -215,7 +222,8 @@ function toOutputs(inputs: ProviderInputs, result: SyncResult, drift: readonly s
   return {
     schemaVersion: outputsSchemaVersion,
     clusterResourceId: inputs.clusterResourceId,
-    dataPlaneOperators: inputs.dataPlaneOperators ?? null,
+    // Never unknown here: reconcile asked desiredFromInputs first, which refuses it.
+    dataPlaneOperators: inputs.dataPlaneOperators === unknownValue ? null : (inputs.dataPlaneOperators ?? null),
     serviceManagedIdentity: inputs.serviceManagedIdentity ?? result.serviceManagedIdentity ?? null,
     desiredSource: result.desiredSource,
     documentId: result.documentId,
@@ -228,7 +236,7 @@ function toOutputs(inputs: ProviderInputs, result: SyncResult, drift: readonly s
 }
 
 /**
- * The production implementation, loaded by the serialized loader (providerLoader.ts) inside the
- * provider host. One instance per process, shared by every resource.
+ * The production implementation, returned by the provider text's `handler()` (providerLoader.ts)
+ * inside the provider host. One instance per process, shared by every resource.
  */
 export const managedIdentityStatusImplementation = createManagedIdentityStatusProvider();

@@ -1,81 +1,43 @@
 /**
- * The provider object that Pulumi serializes into state: a small loader that, inside the
- * provider host, requires the installed implementation (managedIdentityStatusProvider.ts) and
- * forwards every call to it.
+ * The provider text every resource stores in state (`__provider`, twice: inputs and outputs).
  *
- * Why not serialize the implementation itself: the engine stores the serialized text twice per
- * resource (inputs and outputs). The whole implementation serializes to about 90 KB, so a fleet of
- * 200 clusters would carry ~37 MB of identical code in every checkpoint the engine writes. The
- * loader is about 3 KB. It also means `refresh` and `destroy` always run the installed code rather
- * than the code captured at the last update (pulumi/pulumi#6238); the implementation reads every
- * earlier outputs schema (`schemaVersion`) for that reason.
+ * The dynamic-provider host (@pulumi/pulumi cmd/dynamic-provider) compiles that text with
+ * require-from-string and calls its `handler()` once per distinct text per process; the object
+ * `handler` returns serves every call. So the text does not need to be produced by Pulumi's
+ * closure serializer, which wraps each function in ~175 bytes and, for this project, produced
+ * 3 KB at best: it is written here, by hand, and `handler` returns the installed implementation
+ * itself (`managedIdentityStatusImplementation` of
+ * `aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js`, the stable entry that
+ * every loader ever written into state requires). The text has no paths, configuration or
+ * secrets, and is the same for every program, so it never differs between runs.
  *
- * Everything here runs in the provider host from its text form: no imports are used at run time,
- * and modules are required inside functions. When this file is loaded from an installed package
- * (node_modules/aro-hcp-identity-status), Pulumi's serializer captures this module's exports by
- * package path (`require("aro-hcp-identity-status/dist/resources/provider/providerLoader.js")`),
- * which is why package.json exports `./dist/resources/*`.
+ * The compiled module has an empty file name, so its own `require` only searches the node_modules
+ * folders of the host's working directory (the program's). The text therefore resolves the
+ * package path with a `require` created (`module.createRequire`) for, in order:
+ * 1. `ARO_HCP_PROJECT_DIR`, when set (the project's engine wrapper, tests and bench set it);
+ * 2. the working directory: a consumer program's node_modules (package.json exports
+ *    `./dist/resources/*`), or, inside a checkout of this package, Node's self-reference by name.
+ * Once per provider host; Node's require cache keeps the module. When neither place has the
+ * package, `handler` throws, naming both directories, and the engine shows that message.
  */
-import type * as pulumi from "@pulumi/pulumi";
 
-/** The npm package name of this project; the loader looks for it from the host's directory. */
-export const packageName = "aro-hcp-identity-status";
-/** Where the compiled implementation lives inside the package. */
-export const implementationPath = "dist/resources/managedIdentityStatusProvider.js";
+/** The package path of the implementation (package.json exports `./dist/resources/*`). */
+export const implementationSpecifier = "aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js";
 
-/**
- * Locates the implementation: the package as installed in the program's node_modules (the
- * provider host's working directory is the program's), or a checkout of this project at or above
- * it; `ARO_HCP_PROJECT_DIR`, when set, is looked at first. No variable is needed in either case.
- * @throws Error naming the places it looked.
- */
-export function loadImplementation(): Required<pulumi.dynamic.ResourceProvider> {
-  /* eslint-disable @typescript-eslint/no-require-imports */
-  const path = require("node:path") as typeof import("node:path");
-  const fs = require("node:fs") as typeof import("node:fs");
-  const candidates: string[] = [];
-  const projectDirectory = process.env.ARO_HCP_PROJECT_DIR;
-  if (projectDirectory !== undefined && projectDirectory.length > 0) {
-    candidates.push(path.join(projectDirectory, implementationPath));
-  }
-  try {
-    candidates.push(require.resolve(`${packageName}/${implementationPath}`, { paths: [process.cwd()] }));
-  } catch {
-    // Not installed as a dependency: look for a checkout below.
-  }
-  for (let directory = process.cwd(); ; directory = path.dirname(directory)) {
-    const manifest = path.join(directory, "package.json");
-    if (fs.existsSync(manifest) && (JSON.parse(fs.readFileSync(manifest, "utf8")) as { name?: unknown }).name === packageName) {
-      candidates.push(path.join(directory, implementationPath));
+/** The `__provider` text of every ServiceProviderClusterIdentityStatus resource. */
+export const providerText = `// aro-hcp-identity-status: handler() returns the installed implementation
+exports.handler = () => {
+  const specifier = "${implementationSpecifier}";
+  const directories = [process.env.ARO_HCP_PROJECT_DIR, process.cwd()].filter((directory) => directory);
+  for (const directory of directories) {
+    let file;
+    try {
+      file = require("module").createRequire(directory + "/package.json").resolve(specifier);
+    } catch {
+      continue;
     }
-    if (path.dirname(directory) === directory) {
-      break;
-    }
+    return require(file).managedIdentityStatusImplementation;
   }
-  const found = candidates.find((candidate) => fs.existsSync(candidate));
-  if (found === undefined) {
-    throw new Error(
-      `cannot load the ServiceProviderClusterIdentityStatus provider: ${implementationPath} of ${packageName} was not found ` +
-        `(looked in: ${candidates.length === 0 ? `node_modules and parent directories of ${process.cwd()}` : candidates.join(", ")}). ` +
-        `Install ${packageName} in the program's node_modules (\`npm install ${packageName}\`), or run from a built checkout.`,
-    );
-  }
-  return (require(found) as { managedIdentityStatusImplementation: Required<pulumi.dynamic.ResourceProvider> }).managedIdentityStatusImplementation;
-  /* eslint-enable @typescript-eslint/no-require-imports */
-}
-
-/** Builds the loader provider. Each call to a method loads (once, via require's cache) and forwards. */
-export function createProviderLoader(): pulumi.dynamic.ResourceProvider {
-  return {
-    configure: (request) => loadImplementation().configure(request),
-    check: (olds, news) => loadImplementation().check(olds, news),
-    diff: (id, olds, news) => loadImplementation().diff(id, olds, news),
-    create: (inputs) => loadImplementation().create(inputs),
-    read: (id, props) => loadImplementation().read(id, props),
-    update: (id, olds, news) => loadImplementation().update(id, olds, news),
-    delete: (id, props) => loadImplementation().delete(id, props),
-  };
-}
-
-/** The production provider passed to every resource; the only object ever serialized. */
-export const managedIdentityStatusProvider = createProviderLoader();
+  throw new Error("cannot find " + specifier + " from " + directories.join(" or ") + ": npm install it in the program, or set ARO_HCP_PROJECT_DIR to a built checkout");
+};
+`;

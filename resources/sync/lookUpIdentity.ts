@@ -29,6 +29,7 @@
  *   the retries above when the endpoint cannot be reached (DNS, refused, TLS), since a network can
  *   come back within the deadline.
  */
+import { untilAborted } from "../core/abort";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { classifyLookupError, isEndpointUnreachableCode, retryAfterInMs } from "../core/errors";
 import type { IdentityLookupOutcome, LookupErrorDetails } from "../core/identityStatus";
@@ -143,29 +144,4 @@ function tokenFailure(details: LookupErrorDetails): LookupErrorDetails {
 export function backoffInMs(attempt: number, random: () => number): number {
   const base = Math.min(maxBackoffInMs, firstBackoffInMs * 2 ** (attempt - 1));
   return Math.round(base * (0.5 + Math.min(Math.max(random(), 0), 0.999999) / 2));
-}
-
-/**
- * Settles like `promise`, or rejects with the signal's reason once it aborts, whichever comes
- * first, so the lookup deadline holds even when a reader (or a credential it waits on) ignores
- * its abort signal.
- */
-export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    return Promise.reject(abortReason(signal));
-  }
-  let onAbort = (): void => undefined;
-  const aborted = new Promise<never>((_resolve, reject) => {
-    onAbort = () => reject(abortReason(signal));
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  // Observed by the race below; this only keeps a late abort from being reported as unhandled.
-  aborted.catch(() => undefined);
-  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
-}
-
-/** The signal's reason as an Error (AbortSignal.timeout gives a DOMException, which is one). */
-function abortReason(signal: AbortSignal): Error {
-  const reason: unknown = signal.reason;
-  return reason instanceof Error ? reason : new Error(String(reason));
 }

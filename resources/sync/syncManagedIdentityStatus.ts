@@ -23,21 +23,13 @@
  * 7. After persisting, throw {@link UserAssignedIdentityReadError} if any lookup failed.
  */
 import type { ParsedResourceId } from "../core/azureResourceId";
-import { dataPlaneOperatorsPath, readClusterDocument } from "../core/clusterDocument";
+import type { ClusterDesiredSet } from "../core/clusterDocument";
+import { desiredFromClusterDocument } from "../core/clusterDocument";
 import type { IdentityLookupFailure } from "../core/errors";
 import { AzureAccessError } from "../core/azureAccessError";
 import { CosmosDocumentError, UserAssignedIdentityReadError } from "../core/errors";
 import type { DesiredIdentity, IdentityLookupOutcome, WorkReason } from "../core/identityStatus";
-import {
-  desiredIdentitySet,
-  entryFor,
-  identitiesEqual,
-  keepRecordedFailures,
-  nextRecheckTime,
-  parseTimestamp,
-  statusEquals,
-  workReason,
-} from "../core/identityStatus";
+import { entryFor, identitiesEqual, keepRecordedFailures, nextRecheckTime, parseTimestamp, statusEquals, workReason } from "../core/identityStatus";
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { readStoredStatus } from "../core/serviceProviderClusterDocument";
@@ -78,22 +70,33 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
   const location = locate(request.cluster);
   // Every pass reads the cluster document (one point read, no Azure call): it gates the pass even
   // when the desired set comes from the inputs.
-  const desiredFromCluster = await desiredFromClusterDocument(dependencies, request.cluster, request.desired === undefined);
+  const fromCluster = await readClusterDocumentOf(dependencies, request.cluster);
   const base = {
     documentId: location.documentId,
     partitionKey: location.partitionKey,
     serviceProviderClusterResourceId: location.serviceProviderClusterResourceId,
     desiredSource: request.desired === undefined ? ("clusterDocument" as const) : ("inputs" as const),
-    serviceManagedIdentity: request.desired === undefined ? desiredFromCluster.serviceManagedIdentity : undefined,
+    serviceManagedIdentity: request.desired === undefined ? fromCluster.serviceManagedIdentity : undefined,
   };
 
-  if (desiredFromCluster.deleting) {
+  if (fromCluster.kind === "deleting") {
     // A soft-deleted ServiceProviderCluster reads as absent, as upstream's listers treat it.
     const existing = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
     const status = existing === undefined ? {} : readStoredStatus(existing.document).status;
     return { ...base, status, skippedReason: "clusterDeleting", workReason: undefined, wrote: false, writeAttempts: 0, lookups: 0, failures: [] };
   }
-  const desired = request.desired ?? desiredFromCluster.identities;
+  let desired: readonly DesiredIdentity[];
+  if (request.desired !== undefined) {
+    // The inputs name the set: a cluster document that could not name one does not matter here.
+    desired = request.desired;
+  } else if (fromCluster.kind === "unreadable") {
+    throw new CosmosDocumentError({
+      documentId: location.clusterDocumentId,
+      message: `cannot read the desired identities from HCPOpenShiftCluster document ${location.clusterDocumentId}; nothing was written:\n  - ${fromCluster.problems.join("\n  - ")}`,
+    });
+  } else {
+    desired = fromCluster.identities;
+  }
 
   const stored = await waitForServiceProviderCluster(dependencies, location);
   const storedStatus = readStoredStatus(stored.document);
@@ -151,34 +154,12 @@ async function lookUpAll(dependencies: SyncDependencies, desired: readonly Desir
   return Promise.all(desired.map((identity) => lookUpIdentity(dependencies, identity.resourceId)));
 }
 
-async function desiredFromClusterDocument(
-  dependencies: SyncDependencies,
-  cluster: ParsedResourceId,
-  needsDesired: boolean,
-): Promise<{ identities: readonly DesiredIdentity[]; serviceManagedIdentity: string | undefined; deleting: boolean }> {
+/** Waits (bounded) for the cluster's HCPOpenShiftCluster document and reads what it asks for. */
+async function readClusterDocumentOf(dependencies: SyncDependencies, cluster: ParsedResourceId): Promise<ClusterDesiredSet> {
   const location = locate(cluster);
-  const stored = await waitForDocument(
-    dependencies,
-    location.partitionKey,
-    location.clusterDocumentId,
-    `HCPOpenShiftCluster document ${location.clusterDocumentId} (${cluster.canonical})`,
-  );
-  const view = readClusterDocument(stored.document);
-  if (view.deletionTimestamp !== undefined) {
-    return { identities: [], serviceManagedIdentity: view.serviceManagedIdentity, deleting: true };
-  }
-  if (!needsDesired) {
-    return { identities: [], serviceManagedIdentity: view.serviceManagedIdentity, deleting: false };
-  }
-  const { identities, failures } = desiredIdentitySet(view.dataPlaneOperators, dataPlaneOperatorsPath);
-  const problems = [...view.problems, ...failures.map((failure) => `${failure.property}: ${failure.reason}`)];
-  if (problems.length > 0) {
-    throw new CosmosDocumentError({
-      documentId: location.clusterDocumentId,
-      message: `cannot read the desired identities from HCPOpenShiftCluster document ${location.clusterDocumentId}; nothing was written:\n  - ${problems.join("\n  - ")}`,
-    });
-  }
-  return { identities, serviceManagedIdentity: view.serviceManagedIdentity, deleting: false };
+  const description = `HCPOpenShiftCluster document ${location.clusterDocumentId} (${cluster.canonical})`;
+  const stored = await waitForDocument(dependencies, location.partitionKey, location.clusterDocumentId, description);
+  return desiredFromClusterDocument(stored.document);
 }
 
 /** The subtree to persist; keeps a still-valid recheck time when nothing else changed. */

@@ -45,7 +45,11 @@ async function ownedStatus(cluster: FleetClusterDescription): Promise<OwnedStatu
 /** Every declared identity of the cluster is recorded in Cosmos with the IDs ARM holds. */
 async function expectRecorded(cluster: FleetClusterDescription): Promise<void> {
   const identities = (await ownedStatus(cluster))?.identities ?? {};
-  expect(Object.keys(identities).sort()).toEqual(Object.values(cluster.dataPlaneOperators).map((id) => id.toLowerCase()).sort());
+  expect(Object.keys(identities).sort()).toEqual(
+    Object.values(cluster.dataPlaneOperators)
+      .map((id) => id.toLowerCase())
+      .sort(),
+  );
   for (const identityId of Object.values(cluster.dataPlaneOperators)) {
     const identity = sandbox.identities.get(identityId);
     expect(identities[identityId.toLowerCase()]).toEqual({ resourceID: identityId, clientId: identity?.clientId, principalId: identity?.principalId });
@@ -131,7 +135,12 @@ describe("an azblob:// backend shared by many runners (Azurite)", () => {
     // Drift made in Cosmos is found by refresh, recorded in the state in the container.
     const tamperedId = Object.values(first.dataPlaneOperators)[0] ?? "";
     const pointer = tamperedId.toLowerCase().replace(/~/g, "~0").replace(/\//g, "~1");
-    sandbox.documents.patch(first.partitionKey, first.serviceProviderClusterDocumentId, `/properties/status/dataPlaneOperatorsManagedIdentities/identities/${pointer}/clientId`, "tampered");
+    sandbox.documents.patch(
+      first.partitionKey,
+      first.serviceProviderClusterDocumentId,
+      `/properties/status/dataPlaneOperatorsManagedIdentities/identities/${pointer}/clientId`,
+      "tampered",
+    );
     const refresh = await stack.refresh({ color: "never" });
     expect(refresh.summary.resourceChanges).toEqual({ same: 2, update: 1 });
     const deployment = (await stack.exportStack()).deployment as { resources: Array<{ outputs?: { clusterResourceId?: unknown; drift?: unknown } }> };
@@ -212,7 +221,9 @@ describe("an azblob:// backend shared by many runners (Azurite)", () => {
       () => "the second up succeeded",
       (error: unknown) => (error instanceof Error ? error.message : String(error)),
     );
-    expect(refusal).toContain("the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`.");
+    expect(refusal).toContain(
+      "the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`.",
+    );
     expect(refusal).toContain(`${backend.container}/${heldLock[0]}`);
     // The refused runner neither took nor removed a lock.
     expect(await backend.blobs(lockPrefix)).toEqual(heldLock);

@@ -201,7 +201,9 @@ async function signedRequest(
       response.on("error", reject);
     };
     // The emulator's certificate is trusted for this request only, never process-wide.
-    const outgoing = secure ? httpsRequest(url, { method, headers: requestHeaders, ca: target.certificatePem }, onResponse) : httpRequest(url, { method, headers: requestHeaders }, onResponse);
+    const outgoing = secure
+      ? httpsRequest(url, { method, headers: requestHeaders, ca: target.certificatePem }, onResponse)
+      : httpRequest(url, { method, headers: requestHeaders }, onResponse);
     outgoing.on("error", reject);
     outgoing.end();
   });

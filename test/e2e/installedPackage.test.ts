@@ -18,6 +18,8 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DataPlaneOperatorsManagedIdentities } from "../../resources/core/serviceProviderClusterDocument";
+import { ownedStatusOf, readServiceProviderCluster } from "../fixtures/storedDocument";
 import type * as automation from "@pulumi/pulumi/automation";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
@@ -25,8 +27,6 @@ import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
 import projectManifest from "../../package.json";
 import { engineModule, literalCliEnvironment, outputCollector, runLiteralPulumi } from "./engineHelpers";
-
-type Document = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const projectDirectory = resolve(__dirname, "..", "..");
 const fixtureDirectory = join(projectDirectory, "test", "fixtures", "consumerProgram");
@@ -87,9 +87,9 @@ afterAll(async () => {
   }
 });
 
-async function persistedIdentities(cluster: FleetClusterDescription): Promise<Record<string, { clientId?: string; principalId?: string }> | undefined> {
-  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<Document>();
-  return resource?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities;
+async function persistedIdentities(cluster: FleetClusterDescription): Promise<DataPlaneOperatorsManagedIdentities["identities"] | undefined> {
+  const document = await readServiceProviderCluster(sandbox.cosmosContainer, cluster.serviceProviderClusterDocumentId, cluster.partitionKey);
+  return (document === undefined ? undefined : ownedStatusOf(document))?.identities;
 }
 
 async function expectRecorded(cluster: FleetClusterDescription): Promise<void> {
@@ -199,7 +199,10 @@ describe("the packed package installed into a separate program", () => {
       }
       const deployment = JSON.stringify((await stack.exportStack()).deployment);
       // The serialized provider requires the installed package instead of carrying its code.
-      expect(deployment.includes('require(\\"aro-hcp-identity-status/dist/resources/'), "the provider requires the package by name").toBe(true);
+      expect(
+        deployment.includes('\\"aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js\\"'),
+        "the provider requires the package by path",
+      ).toBe(true);
       expect(deployment.includes(projectDirectory), "state names the repository").toBe(false);
       console.log(
         `installed-package state: ${deployment.length} bytes for ${fleet.length} clusters (${Math.round(deployment.length / fleet.length)} per cluster)`,
@@ -227,7 +230,9 @@ describe("the packed package installed into a separate program", () => {
 
   it("goes through the literal `pulumi up` and `destroy` in the program's directory (Node.js language host, its index.ts)", async () => {
     const command = await engineModule().engineCommand();
-    const { settingsForRunningSandbox } = projectRequire(join(projectDirectory, "dist", "cli", "sandboxSettings.js")) as typeof import("../../cli/sandboxSettings");
+    const { settingsForRunningSandbox } = projectRequire(
+      join(projectDirectory, "dist", "cli", "sandboxSettings.js"),
+    ) as typeof import("../../cli/sandboxSettings");
     const { config, environment } = settingsForRunningSandbox(sandbox);
     const paths = { state: join(scratchDirectory, "literal-state"), home: join(scratchDirectory, "literal-home") };
     mkdirSync(paths.state);
@@ -257,7 +262,9 @@ describe("the packed package installed into a separate program", () => {
     }
     // The program's exports are the stack's outputs, as the user sees them.
     const outputs = JSON.parse(await pulumi("stack", "output", "--json")) as { resolvedCounts?: Record<string, number> };
-    expect(outputs.resolvedCounts).toEqual(Object.fromEntries(fleet.map((cluster) => [cluster.clusterResourceId.split("/").pop(), Object.keys(cluster.dataPlaneOperators).length])));
+    expect(outputs.resolvedCounts).toEqual(
+      Object.fromEntries(fleet.map((cluster) => [cluster.clusterResourceId.split("/").pop(), Object.keys(cluster.dataPlaneOperators).length])),
+    );
     await pulumi("destroy", "--yes");
     for (const cluster of fleet) {
       expect(Object.keys((await persistedIdentities(cluster)) ?? {})).toEqual([]);

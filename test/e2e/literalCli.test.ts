@@ -60,7 +60,10 @@ beforeAll(async () => {
   const { settingsForRunningSandbox } = await import("../../cli/sandboxSettings");
   const settings = settingsForRunningSandbox(sandbox);
   const clustersFile = join(scratchDirectory, "clusters.json");
-  writeFileSync(clustersFile, JSON.stringify(fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }))));
+  writeFileSync(
+    clustersFile,
+    JSON.stringify(fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }))),
+  );
   for (const directory of ["state", "home"]) {
     mkdirSync(join(scratchDirectory, directory));
   }

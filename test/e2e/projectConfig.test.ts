@@ -9,13 +9,13 @@
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DataPlaneOperatorsManagedIdentities } from "../../resources/core/serviceProviderClusterDocument";
+import { ownedStatusOf, readServiceProviderCluster } from "../fixtures/storedDocument";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
 import { openTestStack, outputCollector, readTree } from "./engineHelpers";
-
-type Document = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 let sandbox: Sandbox;
 let fleet: FleetClusterDescription[];
@@ -29,9 +29,9 @@ afterAll(async () => {
   await sandbox?.stop();
 });
 
-async function persistedIdentities(cluster: FleetClusterDescription): Promise<Record<string, { clientId?: string; principalId?: string }>> {
-  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<Document>();
-  return resource?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities ?? {};
+async function persistedIdentities(cluster: FleetClusterDescription): Promise<NonNullable<DataPlaneOperatorsManagedIdentities["identities"]>> {
+  const document = await readServiceProviderCluster(sandbox.cosmosContainer, cluster.serviceProviderClusterDocumentId, cluster.partitionKey);
+  return (document === undefined ? undefined : ownedStatusOf(document))?.identities ?? {};
 }
 
 async function expectRecorded(cluster: FleetClusterDescription): Promise<void> {
@@ -59,7 +59,9 @@ describe("the project's Pulumi.yaml with the literal CLI's config validation", (
 
   it("records with the key from COSMOS_KEY (cosmosKey left at its default)", async () => {
     const cluster = fleet[0];
-    const { stack } = await openTestStack(sandbox, "key-from-environment", [{ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }]);
+    const { stack } = await openTestStack(sandbox, "key-from-environment", [
+      { clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators },
+    ]);
     const before = authorizedByKind();
     const output = outputCollector();
     const result = await stack.up({ onOutput: output.onOutput });
@@ -73,7 +75,13 @@ describe("the project's Pulumi.yaml with the literal CLI's config validation", (
 
   it("records with the key as a secret in the stack config, and the key is in neither state nor the stack file", async () => {
     const cluster = fleet[1];
-    const testStack = await openTestStack(sandbox, "key-as-secret", [{ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }], {}, withoutCosmosKey);
+    const testStack = await openTestStack(
+      sandbox,
+      "key-as-secret",
+      [{ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }],
+      {},
+      withoutCosmosKey,
+    );
     await testStack.stack.setConfig("aro-hcp-identity-status:cosmosKey", { value: sandbox.cosmosKey, secret: true });
     const output = outputCollector();
     const result = await testStack.stack.up({ onOutput: output.onOutput });
@@ -86,7 +94,13 @@ describe("the project's Pulumi.yaml with the literal CLI's config validation", (
 
   it("records with Entra ID when no key is set anywhere (tokens for the Cosmos audience)", async () => {
     const cluster = fleet[2];
-    const { stack } = await openTestStack(sandbox, "entra-id", [{ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }], {}, withoutCosmosKey);
+    const { stack } = await openTestStack(
+      sandbox,
+      "entra-id",
+      [{ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }],
+      {},
+      withoutCosmosKey,
+    );
     const before = authorizedByKind();
     const output = outputCollector();
     const result = await stack.up({ onOutput: output.onOutput });
@@ -99,7 +113,13 @@ describe("the project's Pulumi.yaml with the literal CLI's config validation", (
 
   it("refuses a cosmosKey stored in plain text, naming it, and writes nothing", async () => {
     const cluster = fleet[3];
-    const { stack } = await openTestStack(sandbox, "plain-key", [{ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }], { cosmosKey: "not-a-secret" }, withoutCosmosKey);
+    const { stack } = await openTestStack(
+      sandbox,
+      "plain-key",
+      [{ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }],
+      { cosmosKey: "not-a-secret" },
+      withoutCosmosKey,
+    );
     const output = outputCollector();
     const error = (await stack.up({ onOutput: output.onOutput }).catch((caught: unknown) => caught)) as Error;
     expect(error).toBeInstanceOf(Error);

@@ -22,7 +22,11 @@ function stackFile(name: string): string {
 }
 
 function wrapper(argumentsList: readonly string[], environment: Record<string, string> = userEnvironment): { status: number | null; output: string } {
-  const result = spawnSync(process.execPath, [join(projectDirectory, "dist", "cli", "pulumi.js"), ...argumentsList], { cwd: projectDirectory, env: environment, encoding: "utf8" });
+  const result = spawnSync(process.execPath, [join(projectDirectory, "dist", "cli", "pulumi.js"), ...argumentsList], {
+    cwd: projectDirectory,
+    env: environment,
+    encoding: "utf8",
+  });
   return { status: result.status, output: `${result.stdout}\n${result.stderr}` };
 }
 
@@ -43,7 +47,9 @@ beforeAll(() => {
       clustersFile: join(root, "clusters.json"),
     }),
   );
-  const inherited = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => !entry[0].startsWith("PULUMI_") && entry[1] !== undefined));
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter((entry): entry is [string, string] => !entry[0].startsWith("PULUMI_") && entry[1] !== undefined),
+  );
   userEnvironment = {
     ...inherited,
     PULUMI_BACKEND_URL: `file://${join(root, "state")}`,
@@ -72,7 +78,11 @@ describe("npm run pulumi with the user's backend and secrets", () => {
     const engine = engineModule();
     const cli = join((await engine.engineCommand()).root, "bin", "pulumi");
     const read = (passphrase: string) =>
-      spawnSync(cli, ["config", "get", "cosmosKey", "--stack", stackName], { cwd: projectDirectory, env: { ...userEnvironment, PULUMI_CONFIG_PASSPHRASE: passphrase }, encoding: "utf8" });
+      spawnSync(cli, ["config", "get", "cosmosKey", "--stack", stackName], {
+        cwd: projectDirectory,
+        env: { ...userEnvironment, PULUMI_CONFIG_PASSPHRASE: passphrase },
+        encoding: "utf8",
+      });
     expect(read(userPassphrase).stdout.trim()).toBe("a-real-key");
     expect(read(engine.sandboxPassphrase).status).not.toBe(0);
     expect(wrapper(["config", "rm", "cosmosKey", "--stack", stackName]).status).toBe(0);

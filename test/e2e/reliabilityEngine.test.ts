@@ -50,7 +50,10 @@ describe("an interrupted pulumi up", () => {
     }
     // Whether the killed run left pending creates depends on whether the engine had flushed its
     // checkpoint yet (it writes the file in batches); when it had, they are creates and recovery clears them.
-    expect(create?.pendingOperations.every((operation) => operation.startsWith("creating ")), JSON.stringify(create)).toBe(true);
+    expect(
+      create?.pendingOperations.every((operation) => operation.startsWith("creating ")),
+      JSON.stringify(create),
+    ).toBe(true);
     if ((create?.pendingOperations.length ?? 0) > 0) {
       expect(create?.recoverySteps[1]).toMatch(/cleared \d pending operation\(s\) with 'pulumi refresh --clear-pending-creates'/);
     }

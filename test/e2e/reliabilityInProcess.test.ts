@@ -22,18 +22,29 @@ afterAll(async () => {
 describe("the provider under injected faults", () => {
   it("keeps every invariant over 150 passes with ARM, Cosmos and token faults (and 6 with the ARM host down), and never crashes", async () => {
     const { runFaultCampaign } = reliabilityModule<FaultCampaignModule>("faultCampaign");
-    const figures = await runFaultCampaign(reliability, { lanePasses: 150, tokenPasses: 15, hostPasses: 6, lanes: 6, identitiesPerCluster: 3, faultProbability: 0.9, seed: 42 });
+    const figures = await runFaultCampaign(reliability, {
+      lanePasses: 150,
+      tokenPasses: 15,
+      hostPasses: 6,
+      lanes: 6,
+      identitiesPerCluster: 3,
+      faultProbability: 0.9,
+      seed: 42,
+    });
     expect(figures.violations).toEqual([]);
     expect(figures.violationCount).toBe(0);
     expect(figures.crashes).toBe(0);
     expect(figures.writesWithoutIfMatch).toBe(0);
     expect(figures.passes).toBe(171);
     // The campaign really met faults of every target and every outcome, so the checks had work.
-    const fired = (prefix: string): number => Object.entries(figures.faultsInjected).filter(([name]) => name.startsWith(prefix)).reduce((sum, [, count]) => sum + count, 0);
+    const fired = (prefix: string): number =>
+      Object.entries(figures.faultsInjected)
+        .filter(([name]) => name.startsWith(prefix))
+        .reduce((sum, [, count]) => sum + count, 0);
     expect(fired("arm-")).toBeGreaterThan(50);
     expect(fired("cosmos-")).toBeGreaterThan(30);
     expect(fired("token-")).toBeGreaterThan(5);
-    expect(figures.outcomes).toMatchObject({ succeeded: expect.any(Number), crashed: 0 });
+    expect(figures.outcomes).toMatchObject({ succeeded: expect.any(Number) as unknown, crashed: 0 });
     expect(Math.min(figures.outcomes.succeeded, figures.outcomes.lookupFailed, figures.outcomes.writeFailed)).toBeGreaterThan(0);
     // Credential faults (token endpoint 500/401/400 on every request, ARM 401) ended passes before
     // any write, and the invariant "a global failure never changes the owned subtree" held for them.
@@ -54,7 +65,9 @@ describe("concurrent writers on one document", () => {
     expect(figures.thirdWriterEdits).toBe(36);
     expect(figures.preconditionFailures).toBeGreaterThan(0);
     expect(figures.maxProviderPatchesPerRound).toBeLessThanOrEqual(figures.patchBoundPerRound);
-    expect(figures.exhaustedMessage).toMatch(/^failed to write ServiceProviderCluster document [0-9a-f-]{36} after 4 attempts \(the document kept changing between read and write\): PreconditionFailed \(HTTP 412\)/);
+    expect(figures.exhaustedMessage).toMatch(
+      /^failed to write ServiceProviderCluster document [0-9a-f-]{36} after 4 attempts \(the document kept changing between read and write\): PreconditionFailed \(HTTP 412\)/,
+    );
     expect(figures.exhaustedLeftSubtreeUnchanged).toBe(true);
   });
 });

@@ -10,6 +10,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { asServiceProviderClusterJson, ownedStatusOf } from "../fixtures/storedDocument";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
 import { engineModule, outputCollector, runLiteralPulumi } from "./engineHelpers";
 
@@ -22,13 +23,21 @@ interface EndpointsFile {
   endpoints: { admin: string };
   adminToken: string;
   environment: Record<string, string>;
-  demoFleet: Array<{ clusterResourceId: string; partitionKey: string; serviceProviderClusterDocumentId: string; dataPlaneOperators: Record<string, string>; missingIdentities: string[] }>;
+  demoFleet: Array<{
+    clusterResourceId: string;
+    partitionKey: string;
+    serviceProviderClusterDocumentId: string;
+    dataPlaneOperators: Record<string, string>;
+    missingIdentities: string[];
+  }>;
 }
 
 beforeAll(async () => {
   mkdirSync(join(projectDirectory, ".pulumi"), { recursive: true });
   root = mkdtempSync(join(projectDirectory, ".pulumi", "test-sandbox-command-"));
-  child = spawn(process.execPath, [join(projectDirectory, "dist", "sandbox", "main.js"), `--directory=${join(root, "sandbox")}`], { stdio: ["ignore", "pipe", "inherit"] });
+  child = spawn(process.execPath, [join(projectDirectory, "dist", "sandbox", "main.js"), `--directory=${join(root, "sandbox")}`], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   await new Promise<void>((resolve, reject) => {
     child.stdout?.on("data", (chunk: Buffer) => {
       printed += chunk.toString("utf8");
@@ -88,8 +97,8 @@ describe("npm run sandbox", () => {
 
     const admin = new SandboxAdminClient(description.endpoints.admin, description.adminToken);
     for (const cluster of description.demoFleet) {
-      const document = (await admin.readDocument(cluster.partitionKey, cluster.serviceProviderClusterDocumentId)) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-      const identities = document.properties.status.dataPlaneOperatorsManagedIdentities.identities as Record<string, { clientId?: string; retrievalError?: string }>;
+      const document = asServiceProviderClusterJson(await admin.readDocument(cluster.partitionKey, cluster.serviceProviderClusterDocumentId));
+      const identities = ownedStatusOf(document)?.identities ?? {};
       for (const identityId of Object.values(cluster.dataPlaneOperators)) {
         const entry = identities[identityId.toLowerCase()];
         if (cluster.missingIdentities.includes(identityId)) {
@@ -100,7 +109,9 @@ describe("npm run sandbox", () => {
       }
     }
     // Outputs a person can read: keyed by cluster name, the ARM ID inside.
-    const outputs = JSON.parse(await runLiteralPulumi(workDirectory, environment, "sandbox", "stack", "output", "--json")) as { clusters: Record<string, { id: string }> };
+    const outputs = JSON.parse(await runLiteralPulumi(workDirectory, environment, "sandbox", "stack", "output", "--json")) as {
+      clusters: Record<string, { id: string }>;
+    };
     const clusters = outputs.clusters;
     expect(Object.keys(clusters).sort()).toEqual(description.demoFleet.map((cluster) => cluster.clusterResourceId.split("/").pop()).sort());
   });
@@ -108,10 +119,16 @@ describe("npm run sandbox", () => {
   it("an `up` that declares no clusters says so", async () => {
     const engine = engineModule();
     const command = await engine.engineCommand();
-    const stack = await engine.openStack({ engine: command, stackName: "no-clusters", paths: { state: join(root, "state-2"), home: join(root, "home-2"), workDirectory: join(root, "work-2") } });
+    const stack = await engine.openStack({
+      engine: command,
+      stackName: "no-clusters",
+      paths: { state: join(root, "state-2"), home: join(root, "home-2"), workDirectory: join(root, "work-2") },
+    });
     const output = outputCollector();
     const result = await stack.up({ onOutput: output.onOutput });
     expect(result.summary.result).toBe("succeeded");
-    expect(output.text()).toContain("no clusters declared: set aro-hcp-identity-status:clustersFile (a JSON list) or aro-hcp-identity-status:clusters; this update records nothing");
+    expect(output.text()).toContain(
+      "no clusters declared: set aro-hcp-identity-status:clustersFile (a JSON list) or aro-hcp-identity-status:clusters; this update records nothing",
+    );
   });
 });

@@ -5,6 +5,7 @@
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ownedStatusOf, readServiceProviderCluster } from "../fixtures/storedDocument";
 import { runShards, splitIntoShards } from "../../examples/sharding/runShards";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
@@ -44,15 +45,22 @@ describe("runShards", () => {
         shards,
         concurrency: 2,
         operation: "up",
-        openShard: (shard) => engine.openStack({ engine: command, stackName: shard.stackName, paths, environment, config: { ...connection, clusters: JSON.stringify(shard.clusters) } }),
+        openShard: (shard) =>
+          engine.openStack({
+            engine: command,
+            stackName: shard.stackName,
+            paths,
+            environment,
+            config: { ...connection, clusters: JSON.stringify(shard.clusters) },
+          }),
       });
 
     const first = await run();
     expect(first.map((outcome) => outcome.succeeded)).toEqual([true, true, true]);
     expect(first.reduce((sum, outcome) => sum + outcome.clusterCount, 0)).toBe(6);
     for (const cluster of fleet) {
-      const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read();
-      const identities = resource?.properties.status.dataPlaneOperatorsManagedIdentities.identities ?? {};
+      const document = await readServiceProviderCluster(sandbox.cosmosContainer, cluster.serviceProviderClusterDocumentId, cluster.partitionKey);
+      const identities = (document === undefined ? undefined : ownedStatusOf(document))?.identities ?? {};
       for (const identityId of Object.values(cluster.dataPlaneOperators)) {
         expect(identities[identityId.toLowerCase()]?.clientId).toBe(sandbox.identities.get(identityId)?.clientId);
       }
@@ -60,7 +68,11 @@ describe("runShards", () => {
 
     sandbox.statistics.reset();
     const second = await run();
-    expect(second.every((outcome) => outcome.succeeded && typeof outcome.summary === "object" && outcome.summary.create === undefined && outcome.summary.update === undefined)).toBe(true);
+    expect(
+      second.every(
+        (outcome) => outcome.succeeded && typeof outcome.summary === "object" && outcome.summary.create === undefined && outcome.summary.update === undefined,
+      ),
+    ).toBe(true);
     expect(sandbox.statistics.snapshot().arm.getRequests).toBe(0);
   });
 });

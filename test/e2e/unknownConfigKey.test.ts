@@ -5,6 +5,7 @@
  * anything is written.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readServiceProviderCluster } from "../fixtures/storedDocument";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import { seedFleet } from "../../sandbox/seed";
@@ -21,17 +22,22 @@ afterAll(async () => {
 });
 
 async function readStatus(documentId: string, partitionKey: string): Promise<unknown> {
-  const { resource } = await sandbox.cosmosContainer.item(documentId, partitionKey).read<Record<string, any>>(); // eslint-disable-line @typescript-eslint/no-explicit-any
-  return resource?.properties?.status?.dataPlaneOperatorsManagedIdentities;
+  const document = await readServiceProviderCluster(sandbox.cosmosContainer, documentId, partitionKey);
+  return document?.properties.status?.dataPlaneOperatorsManagedIdentities;
 }
 
 describe("an unknown key in the aro-hcp-identity-status namespace", () => {
   it("fails the update naming the key and the known keys, and writes nothing", async () => {
     const [cluster] = seedFleet(sandbox, { clusters: 1, identitiesPerCluster: 2 });
     if (cluster === undefined) throw new Error("no cluster seeded");
-    const { stack } = await openTestStack(sandbox, "unknown-key", [{ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }], {
-      lookupConcurency: "4",
-    });
+    const { stack } = await openTestStack(
+      sandbox,
+      "unknown-key",
+      [{ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }],
+      {
+        lookupConcurency: "4",
+      },
+    );
     const statusBefore = await readStatus(cluster.serviceProviderClusterDocumentId, cluster.partitionKey);
     const output = outputCollector();
     const error = (await stack.up({ onOutput: output.onOutput }).catch((caught: unknown) => caught)) as Error;

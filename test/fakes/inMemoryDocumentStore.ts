@@ -25,7 +25,14 @@ export type DocumentStoreCall =
     };
 
 /** The error shape of @azure/cosmos `ErrorResponse` (plain Error with numeric `code`). */
-export type CosmosErrorLike = Error & { code: number; substatus?: number; body: { code: string; message: string }; headers: Record<string, string>; activityId: string; retryAfterInMs?: number };
+export type CosmosErrorLike = Error & {
+  code: number;
+  substatus?: number;
+  body: { code: string; message: string };
+  headers: Record<string, string>;
+  activityId: string;
+  retryAfterInMs?: number;
+};
 
 const cosmosCodeNames: Record<number, string> = {
   400: "BadRequest",
@@ -54,7 +61,7 @@ type Action = (store: InMemoryDocumentStore) => void;
 interface ScriptedFailure {
   readonly kind: "read" | "patch" | "any";
   readonly id: string | undefined;
-  readonly error: unknown;
+  readonly error: Error;
   remaining: number;
 }
 
@@ -107,7 +114,14 @@ export class InMemoryDocumentStore implements DocumentStore {
   async patchDocument(partitionKey: string, id: string, operations: readonly PatchOperation[], ifMatchEtag: string): Promise<StoredDocument> {
     await Promise.resolve();
     const record = (outcome: "applied" | "error"): void => {
-      this.calls.push({ kind: "patch", partitionKey, id, operations: deepCopy(operations as unknown as JsonValue) as unknown as PatchOperation[], ifMatchEtag, outcome });
+      this.calls.push({
+        kind: "patch",
+        partitionKey,
+        id,
+        operations: deepCopy(operations as unknown as JsonValue) as unknown as PatchOperation[],
+        ifMatchEtag,
+        outcome,
+      });
     };
     const interference = this.interferences.find((candidate) => candidate.id === id && candidate.remaining > 0);
     if (interference !== undefined) {
@@ -188,7 +202,7 @@ export class InMemoryDocumentStore implements DocumentStore {
   }
 
   /** Makes the next `times` calls of `kind` (optionally only for document `id`) throw `error`. */
-  failNext(kind: "read" | "patch" | "any", error: unknown, options: { id?: string; times?: number } = {}): void {
+  failNext(kind: "read" | "patch" | "any", error: Error, options: { id?: string; times?: number } = {}): void {
     this.failures.push({ kind, id: options.id, error, remaining: options.times ?? 1 });
   }
 
@@ -223,12 +237,14 @@ export class InMemoryDocumentStore implements DocumentStore {
     document._etag = `"0000${this.etagCounter.toString(16).padStart(4, "0")}-0000-0000-0000-000000000000"`;
     document._ts = this.timestamp;
     document._rid ??= `rid${this.etagCounter}==`;
-    document._self ??= `dbs/simulated/colls/simulated/docs/${String(document.id)}/`;
+    document._self ??= `dbs/simulated/colls/simulated/docs/${typeof document.id === "string" ? document.id : JSON.stringify(document.id)}/`;
     document._attachments ??= "attachments/";
   }
 
-  private takeFailure(kind: "read" | "patch", id: string): unknown {
-    const failure = this.failures.find((candidate) => (candidate.kind === kind || candidate.kind === "any") && (candidate.id === undefined || candidate.id === id) && candidate.remaining > 0);
+  private takeFailure(kind: "read" | "patch", id: string): Error | undefined {
+    const failure = this.failures.find(
+      (candidate) => (candidate.kind === kind || candidate.kind === "any") && (candidate.id === undefined || candidate.id === id) && candidate.remaining > 0,
+    );
     if (failure === undefined) {
       return undefined;
     }

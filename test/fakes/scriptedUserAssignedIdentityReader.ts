@@ -56,7 +56,10 @@ export class ScriptedUserAssignedIdentityReader implements UserAssignedIdentityR
    * @param scripts identity ID (any casing) → script
    * @param delayInMs how long each answer takes (a macrotask), so overlapping calls are observable
    */
-  constructor(scripts: Readonly<Record<string, IdentityScript>> = {}, private readonly delayInMs = 1) {
+  constructor(
+    scripts: Readonly<Record<string, IdentityScript>> = {},
+    private readonly delayInMs = 1,
+  ) {
     for (const [resourceId, script] of Object.entries(scripts)) {
       this.set(resourceId, script);
     }
@@ -96,7 +99,11 @@ export class ScriptedUserAssignedIdentityReader implements UserAssignedIdentityR
       if ("hang" in script) {
         return await new Promise<never>((_resolve, reject) => {
           if (script.hang === "untilAborted") {
-            const onAbort = (): void => reject(options.abortSignal.reason ?? Object.assign(new Error("The operation was aborted."), { name: "AbortError" }));
+            const onAbort = (): void => {
+              // The signal's reason (a DOMException "AbortError" by default) is an Error; anything else is wrapped.
+              const reason: unknown = options.abortSignal.reason;
+              reject(reason instanceof Error ? reason : Object.assign(new Error("The operation was aborted.", { cause: reason }), { name: "AbortError" }));
+            };
             if (options.abortSignal.aborted) onAbort();
             else options.abortSignal.addEventListener("abort", onAbort, { once: true });
           }

@@ -44,7 +44,9 @@ export function createHarness(
   } = {},
 ): Harness {
   const documents = options.documents ?? [];
-  const hasClusterDocument = documents.some((document) => typeof document.resourceType === "string" && goLowerCase(document.resourceType) === goLowerCase(clusterResourceType));
+  const hasClusterDocument = documents.some(
+    (document) => typeof document.resourceType === "string" && goLowerCase(document.resourceType) === goLowerCase(clusterResourceType),
+  );
   const store = new InMemoryDocumentStore(hasClusterDocument || options.clusterDocument === "absent" ? documents : [buildClusterDocument(), ...documents]);
   const reader = new ScriptedUserAssignedIdentityReader(options.identities ?? {}, options.readerDelayInMs ?? 1);
   const limiter = createConcurrencyLimiter(options.concurrency ?? 4);

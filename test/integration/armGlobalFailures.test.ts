@@ -7,7 +7,15 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Scenario } from "../fixtures/globalFailureScenario";
-import { clientIdFor, closedPort, createFails, globalFailureLeavesDocumentUnchanged, readStatus, startScenario, storeResolvedStatus } from "../fixtures/globalFailureScenario";
+import {
+  clientIdFor,
+  closedPort,
+  createFails,
+  globalFailureLeavesDocumentUnchanged,
+  readStatus,
+  startScenario,
+  storeResolvedStatus,
+} from "../fixtures/globalFailureScenario";
 
 let scenario: Scenario;
 
@@ -32,7 +40,7 @@ describe("global failures: nothing written", () => {
   it("the token endpoint answers 500", async () => {
     scenario.sandbox.faults.add({ target: "token", kind: "status", statusCode: 500, errorCode: "server_error", message: "token service down", probability: 1 });
     const clientId = clientIdFor(4);
-    const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[0]!, { managedIdentityClientId: clientId });
+    const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[0], { managedIdentityClientId: clientId });
     expect(message).toContain("the Azure credential could not get a token");
     expect(message).toContain(`the managed identity with client ID ${clientId}`);
     expect(scenario.sandbox.statistics.token.responsesByStatus["500"]).toBeGreaterThan(0);
@@ -40,9 +48,16 @@ describe("global failures: nothing written", () => {
   });
 
   it("ARM answers 401", async () => {
-    scenario.sandbox.faults.add({ target: "arm", kind: "status", statusCode: 401, errorCode: "InvalidAuthenticationToken", message: "The access token is invalid.", probability: 1 });
+    scenario.sandbox.faults.add({
+      target: "arm",
+      kind: "status",
+      statusCode: 401,
+      errorCode: "InvalidAuthenticationToken",
+      message: "The access token is invalid.",
+      probability: 1,
+    });
     const clientId = clientIdFor(5);
-    const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[1]!, { managedIdentityClientId: clientId });
+    const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[1], { managedIdentityClientId: clientId });
     expect(message).toContain("Azure Resource Manager refused the credential's token");
     expect(message).toContain("InvalidAuthenticationToken (HTTP 401)");
     expect(message).toContain(`Credential in use: the managed identity with client ID ${clientId}`);
@@ -51,7 +66,7 @@ describe("global failures: nothing written", () => {
 
   it("the ARM endpoint cannot be reached (connection refused), after retries within the lookup deadline", async () => {
     const clientId = clientIdFor(6);
-    const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[2]!, {
+    const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[2], {
       managedIdentityClientId: clientId,
       armEndpoint: `https://127.0.0.1:${await closedPort()}`,
       lookupTimeoutSeconds: "2",
@@ -66,14 +81,25 @@ describe("global failures: nothing written", () => {
 describe("a failure about one identity stays per identity", () => {
   it("a 403 on one identity clears that entry only, keeps the other's IDs, and fails naming it", async () => {
     const { sandbox } = scenario;
-    const cluster = scenario.clusters[3]!;
+    const cluster = scenario.clusters[3];
     const [denied, allowed] = Object.values(cluster.dataPlaneOperators) as [string, string];
-    sandbox.faults.add({ target: "arm", kind: "status", statusCode: 403, errorCode: "AuthorizationFailed", message: "no access to this identity", match: { resourceId: denied }, probability: 1 });
+    sandbox.faults.add({
+      target: "arm",
+      kind: "status",
+      statusCode: 403,
+      errorCode: "AuthorizationFailed",
+      message: "no access to this identity",
+      match: { resourceId: denied },
+      probability: 1,
+    });
     await storeResolvedStatus(sandbox, cluster);
     const error = await createFails(sandbox, cluster, { managedIdentityClientId: clientIdFor(7) });
     expect(error.message).toContain(`${denied}: AuthorizationFailed (HTTP 403)`);
     const status = await readStatus(sandbox, cluster);
-    expect(status?.identities?.[denied.toLowerCase()]).toEqual({ resourceID: denied, retrievalError: "AuthorizationFailed (HTTP 403): no access to this identity" });
+    expect(status?.identities?.[denied.toLowerCase()]).toEqual({
+      resourceID: denied,
+      retrievalError: "AuthorizationFailed (HTTP 403): no access to this identity",
+    });
     const identity = sandbox.identities.get(allowed)!;
     expect(status?.identities?.[allowed.toLowerCase()]).toEqual({ resourceID: allowed, clientId: identity.clientId, principalId: identity.principalId });
   });

@@ -30,7 +30,9 @@ describe("a managed identity whose token endpoint refuses (401), Cosmos DB with 
     process.env.COSMOS_KEY = scenario.sandbox.cosmosKey;
     try {
       const clientId = clientIdFor(1);
-      const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[0]!, { managedIdentityClientId: clientId }, [wrongIdentityHeader]);
+      const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[0], { managedIdentityClientId: clientId }, [
+        wrongIdentityHeader,
+      ]);
       expect(message).toContain("the Azure credential could not get a token");
       expect(message).toContain(`CredentialUnavailable: the managed identity with client ID ${clientId} ('aro-hcp-identity-status:managedIdentityClientId'`);
       expect(message).toContain("IDENTITY_HEADER");
@@ -43,7 +45,7 @@ describe("a managed identity whose token endpoint refuses (401), Cosmos DB with 
 
 describe("Cosmos DB with Entra ID and no working credential", () => {
   it("says to set COSMOS_KEY or cosmosKey, and writes nothing", async () => {
-    const cluster = scenario.clusters[1]!;
+    const cluster = scenario.clusters[1];
     const before = await readStatus(scenario.sandbox, cluster);
     const error = await createFails(scenario.sandbox, cluster, { managedIdentityClientId: clientIdFor(2) });
     expect(error.message).toContain("no Azure credential could get a Cosmos DB token");
@@ -59,7 +61,7 @@ describe("DefaultAzureCredential (no managedIdentityClientId) and no working cre
   it("names managedIdentityClientId and the workload identity variables, and writes nothing", async () => {
     process.env.COSMOS_KEY = scenario.sandbox.cosmosKey;
     try {
-      const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[2]!, {}, [wrongIdentityHeader]);
+      const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[2], {}, [wrongIdentityHeader]);
       expect(message).toContain("CredentialUnavailable: no Azure credential could get a token for https://management.azure.com/.default");
       expect(message).toContain("'aro-hcp-identity-status:managedIdentityClientId'");
       expect(message).toContain("AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_FEDERATED_TOKEN_FILE");

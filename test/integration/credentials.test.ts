@@ -11,6 +11,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ownedStatusOf, readServiceProviderCluster } from "../fixtures/storedDocument";
 import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
 import type { ProviderOutputs } from "../../resources/provider/providerInputs";
 import type { Sandbox } from "../../sandbox/sandbox";
@@ -47,11 +48,13 @@ describe("a user-assigned managed identity chosen by client ID, and Cosmos DB wi
   it("records the status with tokens issued for that client ID only, for the ARM and Cosmos audiences", async () => {
     const issuedBefore = new Set(sandbox.tokens.issuedTokens());
     const provider = createManagedIdentityStatusProvider({ config: settingsFor({ managedIdentityClientId }) });
-    const { outs } = (await provider.create({ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators })) as { outs: ProviderOutputs };
+    const { outs } = (await provider.create({ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators })) as {
+      outs: ProviderOutputs;
+    };
 
     // What was persisted, read back with the sandbox's own client.
-    const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<Record<string, any>>(); // eslint-disable-line @typescript-eslint/no-explicit-any
-    const identities = resource?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities as Record<string, { clientId?: string }>;
+    const document = await readServiceProviderCluster(sandbox.cosmosContainer, cluster.serviceProviderClusterDocumentId, cluster.partitionKey);
+    const identities = (document === undefined ? undefined : ownedStatusOf(document))?.identities ?? {};
     for (const identityId of Object.values(cluster.dataPlaneOperators)) {
       const expected = sandbox.identities.get(identityId);
       expect(identities[identityId.toLowerCase()]?.clientId, identityId).toBe(expected?.clientId ?? "(identity missing in ARM)");

@@ -55,7 +55,11 @@ describe("a cluster and an identity named with İ, against the sandbox", () => {
     const serviceManagedIdentity = identity.armResourceId.replace("disk-csi-İ", "service-İ");
     const armIdentity = await admin.createIdentity(identity.armResourceId);
     await admin.createIdentity(serviceManagedIdentity);
-    const clusterDocument = buildClusterDocument({ clusterResourceId: cluster.armResourceId, dataPlaneOperators: { "disk-csi-driver": identity.armResourceId }, serviceManagedIdentity });
+    const clusterDocument = buildClusterDocument({
+      clusterResourceId: cluster.armResourceId,
+      dataPlaneOperators: { "disk-csi-driver": identity.armResourceId },
+      serviceManagedIdentity,
+    });
     const serviceProviderClusterDocument = buildServiceProviderClusterDocument({ clusterResourceId: cluster.armResourceId });
     // The sandbox stands in for upstream: it must seed under Go's ids, or this test proves nothing.
     expect([clusterDocument.id, clusterDocument.partitionKey]).toEqual([cluster.documentId, partitionKey]);
@@ -66,7 +70,9 @@ describe("a cluster and an identity named with İ, against the sandbox", () => {
     const result = await provider.create({ clusterResourceId: cluster.armResourceId, dataPlaneOperators: { "disk-csi-driver": identity.armResourceId } });
 
     expect(result.id).toBe(serviceProviderCluster.documentId);
-    const stored = (await admin.readDocument(partitionKey, serviceProviderCluster.documentId)) as unknown as { properties: { status: { dataPlaneOperatorsManagedIdentities: { identities: Record<string, unknown> } } } };
+    const stored = (await admin.readDocument(partitionKey, serviceProviderCluster.documentId)) as unknown as {
+      properties: { status: { dataPlaneOperatorsManagedIdentities: { identities: Record<string, unknown> } } };
+    };
     const identities = stored.properties.status.dataPlaneOperatorsManagedIdentities.identities;
     expect(Object.keys(identities)).toEqual([identity.lower]);
     expect(identities[identity.lower]).toMatchObject({ clientId: armIdentity.clientId, principalId: armIdentity.principalId });

@@ -12,8 +12,11 @@ import { createManagedIdentityStatusProvider } from "../../resources/provider/ma
 import type { ProviderOutputs } from "../../resources/provider/providerInputs";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
 import { buildClusterDocument, buildServiceProviderClusterDocument, documentIdFor, serviceProviderClusterResourceIdFor } from "../../sandbox/documentBuilders";
+import type { DataPlaneOperatorsManagedIdentities } from "../../resources/core/serviceProviderClusterDocument";
+import type { ServiceProviderClusterJson } from "../fixtures/storedDocument";
+import { asServiceProviderClusterJson, ownedStatusOf } from "../fixtures/storedDocument";
 
-type Document = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Document = ServiceProviderClusterJson;
 type Provider = ReturnType<typeof createManagedIdentityStatusProvider>;
 
 const connection = inject("sandbox");
@@ -49,29 +52,42 @@ async function seedCluster(options: { identities?: number; clusterDocumentOperat
   const serviceProviderClusterDocument = buildServiceProviderClusterDocument({ clusterResourceId });
   await admin.putDocument(subscriptionId, clusterDocument.id as string, clusterDocument);
   const seeded = await admin.putDocument(subscriptionId, serviceProviderClusterDocument.id as string, serviceProviderClusterDocument);
-  return { clusterResourceId, partitionKey: subscriptionId, documentId: documentIdFor(serviceProviderClusterResourceIdFor(clusterResourceId)), operators, seeded };
+  return {
+    clusterResourceId,
+    partitionKey: subscriptionId,
+    documentId: documentIdFor(serviceProviderClusterResourceIdFor(clusterResourceId)),
+    operators,
+    seeded: asServiceProviderClusterJson(seeded),
+  };
 }
 
 async function readDocument(cluster: TestCluster): Promise<Document> {
-  return (await admin.readDocument(cluster.partitionKey, cluster.documentId)) as Document;
+  return asServiceProviderClusterJson(await admin.readDocument(cluster.partitionKey, cluster.documentId));
 }
 
-function status(document: Document): Document {
-  return document.properties.status.dataPlaneOperatorsManagedIdentities;
+/** The owned subtree, which these tests expect to be there. */
+function status(document: Document): DataPlaneOperatorsManagedIdentities {
+  const owned = ownedStatusOf(document);
+  if (owned === undefined) throw new Error(`document ${String(document.id)} has no status subtree`);
+  return owned;
 }
 
 function foreignFields(document: Document): Document {
   const copy = structuredClone(document);
   for (const key of Object.keys(copy).filter((key) => key.startsWith("_"))) delete copy[key];
-  delete copy.properties.status.dataPlaneOperatorsManagedIdentities;
-  delete copy.properties.cosmosMetadata.instanceVersion;
-  delete copy.properties.cosmosMetadata.etag;
+  delete copy.properties.status?.dataPlaneOperatorsManagedIdentities;
+  delete copy.properties.cosmosMetadata?.instanceVersion;
+  delete copy.properties.cosmosMetadata?.etag;
   return copy;
 }
 
 async function expectMatchesArm(document: Document, identityId: string): Promise<void> {
   const identity = await admin.getIdentity(identityId);
-  expect(status(document).identities[identityId.toLowerCase()]).toEqual({ resourceID: identityId, clientId: identity.clientId, principalId: identity.principalId });
+  expect(status(document).identities?.[identityId.toLowerCase()]).toEqual({
+    resourceID: identityId,
+    clientId: identity.clientId,
+    principalId: identity.principalId,
+  });
 }
 
 async function armRequests(): Promise<number> {
@@ -108,7 +124,7 @@ describe("the provider with real SDK clients against the sandbox", () => {
     const document = await readDocument(cluster);
     for (const identityId of Object.values(cluster.operators)) await expectMatchesArm(document, identityId);
     expect(foreignFields(document)).toEqual(foreignFields(cluster.seeded));
-    expect(document.properties.cosmosMetadata.instanceVersion).toBe(2);
+    expect(document.properties.cosmosMetadata?.instanceVersion).toBe(2);
     expect(JSON.parse(JSON.stringify(result.outs))).toEqual(result.outs);
     expect(result.outs).toMatchObject({ identityCount: 3, resolvedCount: 3, failedCount: 0, notFoundCount: 0 });
   });
@@ -122,7 +138,12 @@ describe("the provider with real SDK clients against the sandbox", () => {
     await provider.create(inputs(cluster));
     const document = await readDocument(cluster);
     for (const identityId of Object.values(cluster.operators)) await expectMatchesArm(document, identityId);
-    expect(document.properties.cosmosMetadata).toEqual({ resourceID: legacy.resourceID, etag: seeded._etag, instanceVersion: 2, partitionKey: legacy.partitionKey });
+    expect(document.properties.cosmosMetadata).toEqual({
+      resourceID: legacy.resourceID,
+      etag: seeded._etag,
+      instanceVersion: 2,
+      partitionKey: legacy.partitionKey,
+    });
   });
 
   it("makes no Azure call and no write when run again inside the recheck window", async () => {
@@ -147,8 +168,8 @@ describe("the provider with real SDK clients against the sandbox", () => {
     await provider.update!(cluster.documentId, created.outs as ProviderOutputs, inputs(cluster, next));
     const document = await readDocument(cluster);
     await expectMatchesArm(document, addedId);
-    expect(status(document).identities[removedId.toLowerCase()]).toBeUndefined();
-    expect(Object.keys(status(document).identities)).toHaveLength(3);
+    expect(status(document).identities?.[removedId.toLowerCase()]).toBeUndefined();
+    expect(Object.keys(status(document).identities ?? {})).toHaveLength(3);
   });
 
   it("reports a rotated identity on read once the recheck is due, and update records the new IDs", async () => {
@@ -156,8 +177,13 @@ describe("the provider with real SDK clients against the sandbox", () => {
     const created = await provider.create(inputs(cluster));
     const rotatedId = cluster.operators["operator-1"];
     await admin.rotateIdentity(rotatedId);
-    await admin.patchDocument(cluster.partitionKey, cluster.documentId, "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime", "2021-01-01T00:00:00Z");
-    const refreshed = await provider.read!(cluster.documentId, created.outs as ProviderOutputs);
+    await admin.patchDocument(
+      cluster.partitionKey,
+      cluster.documentId,
+      "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
+      "2021-01-01T00:00:00Z",
+    );
+    const refreshed = await provider.read!(cluster.documentId, created.outs);
     expect(refreshed.props?.drift).toEqual([`identity ${rotatedId.toLowerCase()}: clientId and principalId changed in Azure`]);
     expect((await provider.diff!(cluster.documentId, refreshed.props as ProviderOutputs, inputs(cluster))).changes).toBe(true);
     const updated = await provider.update!(cluster.documentId, refreshed.props as ProviderOutputs, inputs(cluster));
@@ -169,8 +195,11 @@ describe("the provider with real SDK clients against the sandbox", () => {
     const cluster = await seedCluster();
     await admin.deleteIdentity(cluster.operators["operator-2"]);
     const result = await provider.create(inputs(cluster));
-    const entry = status(await readDocument(cluster)).identities[cluster.operators["operator-2"].toLowerCase()];
-    expect(entry).toEqual({ resourceID: cluster.operators["operator-2"], retrievalError: expect.stringMatching(/^ResourceNotFound \(HTTP 404\): The Resource/) });
+    const entry = status(await readDocument(cluster)).identities?.[cluster.operators["operator-2"].toLowerCase()];
+    expect(entry).toEqual({
+      resourceID: cluster.operators["operator-2"],
+      retrievalError: expect.stringMatching(/^ResourceNotFound \(HTTP 404\): The Resource/) as unknown,
+    });
     expect(result.outs).toMatchObject({ resolvedCount: 2, notFoundCount: 1, failedCount: 0 });
     expect(status(await readDocument(cluster)).earliestRecheckTime).toBeDefined();
   });
@@ -181,7 +210,7 @@ describe("the provider with real SDK clients against the sandbox", () => {
     const key = cluster.operators["operator-0"].toLowerCase();
     const pointer = `/properties/status/dataPlaneOperatorsManagedIdentities/identities/${key.replace(/~/g, "~0").replace(/\//g, "~1")}/principalId`;
     await admin.patchDocument(cluster.partitionKey, cluster.documentId, pointer, "00000000-0000-0000-0000-000000000000");
-    const refreshed = await provider.read!(cluster.documentId, created.outs as ProviderOutputs);
+    const refreshed = await provider.read!(cluster.documentId, created.outs);
     expect(refreshed.props?.drift).toEqual([`identity ${key}: principalId was changed in Cosmos`]);
     await provider.update!(cluster.documentId, refreshed.props as ProviderOutputs, inputs(cluster));
     await expectMatchesArm(await readDocument(cluster), cluster.operators["operator-0"]);
@@ -189,10 +218,16 @@ describe("the provider with real SDK clients against the sandbox", () => {
 
   it("retries after a 412 race, keeping the other writer's change and writing the status", async () => {
     const cluster = await seedCluster();
-    await admin.addFault({ target: "cosmos", kind: "race", match: { documentId: cluster.documentId, operation: "write" }, count: 2, foreignEdit: { path: "/properties/futureField/editedBy", value: "racing writer" } });
+    await admin.addFault({
+      target: "cosmos",
+      kind: "race",
+      match: { documentId: cluster.documentId, operation: "write" },
+      count: 2,
+      foreignEdit: { path: "/properties/futureField/editedBy", value: "racing writer" },
+    });
     await provider.create(inputs(cluster));
     const document = await readDocument(cluster);
-    expect(document.properties.futureField.editedBy).toBe("racing writer");
+    expect(document.properties.futureField).toMatchObject({ editedBy: "racing writer" });
     for (const identityId of Object.values(cluster.operators)) await expectMatchesArm(document, identityId);
     expect((await admin.getStatistics()).cosmos.writesWithoutIfMatch.filter((write) => write.path.includes(cluster.documentId))).toEqual([]);
   });
@@ -207,14 +242,28 @@ describe("the provider with real SDK clients against the sandbox", () => {
   it("persists the others and fails naming the identity, code and status when one lookup keeps failing", async () => {
     const cluster = await seedCluster();
     const failingId = cluster.operators["operator-1"];
-    await admin.addFault({ target: "arm", kind: "status", statusCode: 403, errorCode: "AuthorizationFailed", message: "The client does not have authorization", match: { resourceId: failingId }, count: 10 });
-    const failure = (await provider.create({ ...inputs(cluster), __provider: "serialized-provider" } as never).then(() => undefined, (error: unknown) => error)) as Error & { id?: string; properties?: Document; reasons?: string[] };
+    await admin.addFault({
+      target: "arm",
+      kind: "status",
+      statusCode: 403,
+      errorCode: "AuthorizationFailed",
+      message: "The client does not have authorization",
+      match: { resourceId: failingId },
+      count: 10,
+    });
+    const failure = (await provider.create({ ...inputs(cluster), __provider: "serialized-provider" }).then(
+      () => undefined,
+      (error: unknown) => error,
+    )) as Error & { id?: string; properties?: Record<string, unknown>; reasons?: string[] };
     expect(failure.message).toContain(`${failingId}: AuthorizationFailed (HTTP 403)`);
     expect(failure.id).toBe(cluster.documentId);
     expect(failure.properties?.__provider).toBe("serialized-provider");
     expect(failure.properties?.failedCount).toBe(1);
     const document = await readDocument(cluster);
-    expect(status(document).identities[failingId.toLowerCase()]).toEqual({ resourceID: failingId, retrievalError: expect.stringContaining("AuthorizationFailed (HTTP 403)") });
+    expect(status(document).identities?.[failingId.toLowerCase()]).toEqual({
+      resourceID: failingId,
+      retrievalError: expect.stringContaining("AuthorizationFailed (HTTP 403)") as unknown,
+    });
     expect(status(document).earliestRecheckTime).toBeUndefined();
     await expectMatchesArm(document, cluster.operators["operator-0"]);
   });

@@ -3,17 +3,14 @@ import { connect } from "node:net";
 import { networkInterfaces } from "node:os";
 import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
 import { RestError } from "@azure/core-rest-pipeline";
-import type { Container, CosmosClient } from "@azure/cosmos";
+import type { Container, CosmosClient, ItemDefinition } from "@azure/cosmos";
 import { ManagedIdentityCredential } from "@azure/identity";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import type { SandboxEndpoints } from "../../sandbox/sandbox";
 import { AdminApiError, SandboxAdminClient } from "../../sandbox/adminClient";
 import { buildServiceProviderClusterDocument, clusterResourceIdFor, documentIdFor } from "../../sandbox/documentBuilders";
 import { identityResourceId } from "../../sandbox/identityStore";
-import {
-  createSandboxCosmosClient,
-  createSandboxManagedServiceIdentityClient,
-  useSandboxManagedIdentityEnvironment,
-} from "../../sandbox/sandboxClients";
+import { createSandboxCosmosClient, createSandboxManagedServiceIdentityClient, useSandboxManagedIdentityEnvironment } from "../../sandbox/sandboxClients";
 
 const connection = inject("sandbox");
 const admin = new SandboxAdminClient(connection.endpoints.admin, connection.adminToken);
@@ -53,7 +50,8 @@ afterEach(async () => {
 
 describe("sandbox servers", () => {
   it("listen on 127.0.0.1 only", async () => {
-    const ports = Object.values(connection.endpoints).map((endpoint) => {
+    const endpoints: Readonly<Record<keyof SandboxEndpoints, string>> = connection.endpoints;
+    const ports = Object.values(endpoints).map((endpoint) => {
       const url = new URL(endpoint);
       expect(url.hostname).toBe("127.0.0.1");
       return Number(url.port);
@@ -137,7 +135,7 @@ describe("fake ARM with the real arm-msi client and ManagedIdentityCredential", 
   });
 
   it("rejects a token it did not issue with 401 InvalidAuthenticationToken", async () => {
-    const forged = { getToken: async () => ({ token: "forged-token", expiresOnTimestamp: Date.now() + 3_600_000 }) };
+    const forged = { getToken: () => Promise.resolve({ token: "forged-token", expiresOnTimestamp: Date.now() + 3_600_000 }) };
     const forgedClient = createSandboxManagedServiceIdentityClient(connection, forged, subscriptionId);
     const error = await rejection(forgedClient.userAssignedIdentities.get("sandbox-test-rg", "anything"));
     expect((error as RestError).statusCode).toBe(401);
@@ -238,7 +236,7 @@ describe("Cosmos with the real CosmosClient", () => {
       aadCredentials: new ManagedIdentityCredential(),
       agent: new Agent({ ca: connection.cosmosCertificatePem, keepAlive: true }),
     });
-    const { resource } = await entraClient.database(connection.database).container(connection.container).item(id, partitionKey).read();
+    const { resource } = await entraClient.database(connection.database).container(connection.container).item(id, partitionKey).read<ItemDefinition>();
     entraClient.dispose();
     expect(resource?.id).toBe(id);
   });
@@ -246,7 +244,9 @@ describe("Cosmos with the real CosmosClient", () => {
   it("answers 412 to an If-Match replace after a race fault, and keeps the foreign edit", async () => {
     const { resource, etag } = await container.item(id, partitionKey).read<Record<string, unknown>>();
     await admin.addFault({ target: "cosmos", kind: "race", match: { documentId: id }, foreignEdit: { path: "/properties/futureField/raced", value: true } });
-    const error = await rejection(container.item(id, partitionKey).replace({ ...resource, id }, { accessCondition: { type: "IfMatch", condition: etag ?? "" } }));
+    const error = await rejection(
+      container.item(id, partitionKey).replace({ ...resource, id }, { accessCondition: { type: "IfMatch", condition: etag ?? "" } }),
+    );
     expect((error as { code?: number }).code).toBe(412);
     const stored = await admin.readDocument(partitionKey, id);
     expect(stored._etag).not.toBe(etag);
@@ -257,7 +257,11 @@ describe("Cosmos with the real CosmosClient", () => {
     const extra = buildServiceProviderClusterDocument({ clusterResourceId: clusterResourceIdFor(subscriptionId, "rg", `deleted-${randomUUID().slice(0, 8)}`) });
     const { resource, etag } = await container.items.create(extra);
     await admin.addFault({ target: "cosmos", kind: "deleteBeforeWrite", match: { documentId: String(extra.id) } });
-    const error = await rejection(container.item(String(extra.id), partitionKey).replace({ ...resource, id: String(extra.id) }, { accessCondition: { type: "IfMatch", condition: etag ?? "" } }));
+    const error = await rejection(
+      container
+        .item(String(extra.id), partitionKey)
+        .replace({ ...resource, id: String(extra.id) }, { accessCondition: { type: "IfMatch", condition: etag ?? "" } }),
+    );
     expect((error as { code?: number }).code).toBe(404);
     expect((await container.item(String(extra.id), partitionKey).read()).statusCode).toBe(404);
   });
@@ -265,7 +269,7 @@ describe("Cosmos with the real CosmosClient", () => {
   it("lets the SDK retry a 429 with x-ms-retry-after-ms", async () => {
     await admin.resetStatistics();
     await admin.addFault({ target: "cosmos", kind: "throttle", count: 1, retryAfterInMs: 20, match: { documentId: id, operation: "read" } });
-    const { resource } = await container.item(id, partitionKey).read();
+    const { resource } = await container.item(id, partitionKey).read<ItemDefinition>();
     expect(resource?.id).toBe(id);
     const statistics = await admin.getStatistics();
     expect(statistics.cosmos.responsesByStatus["429"]).toBe(1);

@@ -74,14 +74,28 @@ describe("sandbox admin API authorization", () => {
   it.each(forgedCredentials)("refuses %s on every route with 401 and changes nothing", async (_name, headers, query) => {
     const identityId = identityResourceId(randomUUID(), "security-rg", "guarded-identity");
     await admin.createIdentity(identityId);
-    const before = { identities: (await admin.listIdentities()).length, faults: (await admin.listFaults()).length, identity: await admin.getIdentity(identityId) };
+    const before = {
+      identities: (await admin.listIdentities()).length,
+      faults: (await admin.listFaults()).length,
+      identity: await admin.getIdentity(identityId),
+    };
     for (const [method, path] of routes) {
       const url = `${connection.endpoints.admin}${path}${query === "" ? "" : `${path.includes("?") ? "&" : "?"}${query}`}`;
-      const response = await fetch(url, { method, headers: { ...headers, "content-type": "application/json" }, ...(method === "GET" || method === "DELETE" ? {} : { body: JSON.stringify({ target: "arm", kind: "throttle", resourceId: identityId, lifetimeInMs: 1 }) }) });
+      const response = await fetch(url, {
+        method,
+        headers: { ...headers, "content-type": "application/json" },
+        ...(method === "GET" || method === "DELETE"
+          ? {}
+          : { body: JSON.stringify({ target: "arm", kind: "throttle", resourceId: identityId, lifetimeInMs: 1 }) }),
+      });
       expect(response.status, `${method} ${path}`).toBe(401);
       expect(await response.text()).not.toContain(connection.adminToken);
     }
-    expect({ identities: (await admin.listIdentities()).length, faults: (await admin.listFaults()).length, identity: await admin.getIdentity(identityId) }).toEqual(before);
+    expect({
+      identities: (await admin.listIdentities()).length,
+      faults: (await admin.listFaults()).length,
+      identity: await admin.getIdentity(identityId),
+    }).toEqual(before);
     await admin.deleteIdentity(identityId);
   });
 
@@ -92,7 +106,9 @@ describe("sandbox admin API authorization", () => {
     });
     expect(preflight.headers.get("access-control-allow-origin")).toBeNull();
     expect(preflight.headers.get("access-control-allow-headers")).toBeNull();
-    const simple = await fetch(`${connection.endpoints.admin}/health`, { headers: { origin: "https://attacker.example", authorization: `Bearer ${connection.adminToken}` } });
+    const simple = await fetch(`${connection.endpoints.admin}/health`, {
+      headers: { origin: "https://attacker.example", authorization: `Bearer ${connection.adminToken}` },
+    });
     expect(simple.status).toBe(200);
     expect(simple.headers.get("access-control-allow-origin")).toBeNull();
   });

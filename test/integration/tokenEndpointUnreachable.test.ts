@@ -20,7 +20,7 @@ afterAll(async () => {
 
 it("fails before any write naming the managed identity; stored IDs unchanged; no token request reached the sandbox", async () => {
   const clientId = clientIdFor(3);
-  const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[0]!, { managedIdentityClientId: clientId });
+  const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[0], { managedIdentityClientId: clientId });
   expect(message).toContain("the Azure credential could not get a token");
   expect(message).toContain(`the managed identity with client ID ${clientId}`);
   expect(scenario.sandbox.statistics.token.requests).toBe(0);

@@ -28,7 +28,8 @@ beforeAll(async () => {
   const port = (listener.address() as { port: number }).port;
   const tokenFile = join(mkdtempSync(join(tmpdir(), "aro-hcp-workload-identity-")), "token");
   writeFileSync(tokenFile, federatedToken);
-  for (const name of ["IDENTITY_ENDPOINT", "IDENTITY_HEADER", "MSI_ENDPOINT", "MSI_SECRET", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH"]) delete process.env[name];
+  for (const name of ["IDENTITY_ENDPOINT", "IDENTITY_HEADER", "MSI_ENDPOINT", "MSI_SECRET", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH"])
+    delete process.env[name];
   Object.assign(process.env, {
     AZURE_FEDERATED_TOKEN_FILE: tokenFile,
     AZURE_CLIENT_ID: "5e2b1a3c-7d4f-4b6a-8c9d-0e1f2a3b4c5d",
@@ -51,7 +52,9 @@ describe("workload identity federation", () => {
     const error = (await arm.getToken("https://management.azure.com/.default").catch((caught: unknown) => caught)) as Error;
     expect(error).toBeInstanceOf(Error);
     expect(connections).toBeGreaterThan(0);
-    expect(error.message).toMatch(/^no Azure credential could get a token for https:\/\/management\.azure\.com\/\.default: set 'aro-hcp-identity-status:managedIdentityClientId'/);
+    expect(error.message).toMatch(
+      /^no Azure credential could get a token for https:\/\/management\.azure\.com\/\.default: set 'aro-hcp-identity-status:managedIdentityClientId'/,
+    );
     // WorkloadIdentityCredential's own message (MSAL could not resolve the fake authority's endpoints).
     expect(error.message).toContain("endpoints_resolution_error");
     expect(error.message).not.toContain(federatedToken);

@@ -12,7 +12,7 @@ import program from "../../index";
 import { clusterKeys, declareFleet, hashedResourceNameFor } from "../../program/declareFleet";
 import { refusePlainCosmosKey } from "../../program/cosmosKeyConfig";
 import { parseClusterList } from "../../program/fleet";
-import { ServiceProviderClusterIdentityStatus } from "../../resources";
+import { ServiceProviderClusterIdentityStatus, providerText } from "../../resources";
 import { clusterResourceIdFor, identityResourceId } from "../fixtures/documents";
 
 const projectName = "aro-hcp-identity-status";
@@ -83,7 +83,7 @@ const clusterB = clusterResourceIdFor({ subscriptionId: "00000000-0000-0000-0000
 const identityA = identityResourceId("identity-a");
 
 describe("ServiceProviderClusterIdentityStatus", () => {
-  it("registers a dynamic resource with the aroHcp type token, its inputs and a serialized provider", async () => {
+  it("registers a dynamic resource with the aroHcp type token, its inputs and the provider text", async () => {
     const resource = new ServiceProviderClusterIdentityStatus("cluster-a", {
       clusterResourceId: clusterA,
       dataPlaneOperators: { "operator-a": identityA },
@@ -100,8 +100,7 @@ describe("ServiceProviderClusterIdentityStatus", () => {
       dataPlaneOperators: { "operator-a": identityA },
       serviceManagedIdentity: identityResourceId("smi"),
     });
-    expect(typeof registration.inputs.__provider).toBe("string");
-    expect(registration.inputs.__provider as string).toMatch(/^exports\.handler = /);
+    expect(registration.inputs.__provider).toBe(providerText);
   });
 
   it("resolves its declared outputs from the provider's state", async () => {
@@ -155,7 +154,9 @@ describe("declareFleet", () => {
   });
 
   it("refuses a cluster listed twice, whatever its casing", () => {
-    expect(() => declareFleet([{ clusterResourceId: clusterA }, { clusterResourceId: clusterA.toUpperCase() }])).toThrow(`is listed twice in the clusters config`);
+    expect(() => declareFleet([{ clusterResourceId: clusterA }, { clusterResourceId: clusterA.toUpperCase() }])).toThrow(
+      `is listed twice in the clusters config`,
+    );
   });
 });
 
@@ -166,7 +167,13 @@ describe("clusterKeys", () => {
   const subscriptionTwo = "22222222-2222-2222-2222-222222222222";
 
   it("is the cluster name when unique, the resource group when names collide, the subscription when both do", () => {
-    const ids = [id(subscriptionOne, "rg-a", "alpha"), id(subscriptionOne, "rg-a", "beta"), id(subscriptionOne, "rg-b", "Beta"), id(subscriptionOne, "rg-c", "gamma"), id(subscriptionTwo, "rg-c", "gamma")];
+    const ids = [
+      id(subscriptionOne, "rg-a", "alpha"),
+      id(subscriptionOne, "rg-a", "beta"),
+      id(subscriptionOne, "rg-b", "Beta"),
+      id(subscriptionOne, "rg-c", "gamma"),
+      id(subscriptionTwo, "rg-c", "gamma"),
+    ];
     expect([...clusterKeys(ids).values()]).toEqual(["alpha", "rg-a/beta", "rg-b/Beta", `${subscriptionOne}/rg-c/gamma`, `${subscriptionTwo}/rg-c/gamma`]);
   });
 
@@ -227,7 +234,13 @@ describe("the program (index.ts)", () => {
       [`${projectName}:clusters`]: JSON.stringify([
         { clusterResourceId: clusterA, dataPlaneOperators: { "operator-a": identityA } },
         { clusterResourceId: clusterB },
-        { clusterResourceId: clusterResourceIdFor({ subscriptionId: "11111111-2222-3333-4444-555555555555", resourceGroupName: "rg-c", clusterName: "cluster-c" }) },
+        {
+          clusterResourceId: clusterResourceIdFor({
+            subscriptionId: "11111111-2222-3333-4444-555555555555",
+            resourceGroupName: "rg-c",
+            clusterName: "cluster-c",
+          }),
+        },
       ]),
     });
     try {
@@ -244,10 +257,11 @@ describe("the program (index.ts)", () => {
     }
   });
 
-  it("fails with a clear message when no clusters are configured and no sandbox is running", async () => {
-    pulumi.runtime.setAllConfig({ [`${projectName}:sandboxEndpointsFile`]: "/nonexistent/.sandbox/endpoints.json" });
+  it("declares nothing when neither clusters nor clustersFile is set, as with Pulumi.yaml's default empty list", async () => {
+    pulumi.runtime.setAllConfig({});
     try {
-      await expect(program()).rejects.toThrow("no clusters configured and no sandbox running: set the 'clusters' config key");
+      const exported = await program();
+      await valueOf(exported.clusters as pulumi.Output<Record<string, unknown>>);
       expect(registrations).toHaveLength(0);
     } finally {
       pulumi.runtime.setAllConfig({});

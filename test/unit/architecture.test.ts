@@ -1,138 +1,65 @@
 /**
- * The import graph of resources/ as docs/design.md draws it: every arrow points down
- * (resource → provider → sync → azure, cosmos → core), no cycle, and no file a reader has to
- * scroll through. Read from the sources, so a new import that breaks the layering fails here.
+ * The import-graph check of `npm run lint` (.dependency-cruiser.cjs, run by dependency-cruiser)
+ * catches what it is meant to: run over a deliberately bad tree (test/fixtures/badImportGraph),
+ * every rule fires exactly where a file breaks it, and over resources/ it reads the real imports.
+ * The ~250-line limit for resources/ is ESLint's max-lines (eslint.config.mjs).
  */
-import * as fs from "node:fs";
+import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
-const resourcesDirectory = path.resolve(__dirname, "../../resources");
-const maxLinesPerFile = 250;
+const repositoryRoot = path.resolve(__dirname, "../..");
+const configFile = path.join(repositoryRoot, ".dependency-cruiser.cjs");
+const cruiser = path.join(repositoryRoot, "node_modules/dependency-cruiser/bin/dependency-cruise.mjs");
 
-/** Higher layers may import lower ones; modules of one layer only their own folder. */
-const layers: Readonly<Record<string, number>> = {
-  ".": 5,
-  provider: 4,
-  sync: 3,
-  azure: 2,
-  cosmos: 2,
-  logging: 1,
-  core: 0,
-};
-/** Packages each folder may load; core stays pure. */
-const allowedPackages: Readonly<Record<string, readonly RegExp[]>> = {
-  core: [/^node:crypto$/],
-  logging: [/^@azure\/logger$/],
-};
-
-function sourceFiles(directory: string): string[] {
-  return fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(directory, entry.name);
-    if (entry.isDirectory()) {
-      return sourceFiles(full);
-    }
-    return entry.name.endsWith(".ts") ? [full] : [];
-  });
+interface CruiseReport {
+  readonly modules: readonly { readonly source: string; readonly dependencies: readonly { readonly resolved: string }[] }[];
+  readonly summary: { readonly violations: readonly { readonly rule: { readonly name: string }; readonly from: string; readonly to: string }[] };
 }
 
-function folderOf(file: string): string {
-  const relative = path.relative(resourcesDirectory, file);
-  return relative.includes(path.sep) ? relative.split(path.sep)[0] : ".";
-}
-
-/** Module specifiers of `import … from`, `export … from`, `import(…)` and `require(…)`. */
-function specifiersOf(text: string): string[] {
-  const pattern = /(?:\bfrom\s+|\bimport\s*\(\s*|\brequire\s*\(\s*)["']([^"']+)["']/g;
-  return [...text.matchAll(pattern)].map((match) => match[1]);
-}
-
-function resolveLocal(file: string, specifier: string): string {
-  const base = path.resolve(path.dirname(file), specifier);
-  const candidates = [`${base}.ts`, path.join(base, "index.ts")];
-  const found = candidates.find((candidate) => fs.existsSync(candidate));
-  if (found === undefined) {
-    throw new Error(`${path.relative(resourcesDirectory, file)} imports ${specifier}, which does not exist`);
+/** Runs the lint step's check from `directory` over its resources/ and returns the JSON report. */
+function cruise(directory: string): CruiseReport {
+  // Exit code = number of violations; the report is on stdout either way.
+  let output: string;
+  try {
+    output = execFileSync(process.execPath, [cruiser, "--config", configFile, "--output-type", "json", "resources"], { cwd: directory, encoding: "utf8" });
+  } catch (error) {
+    output = (error as { stdout: string }).stdout;
   }
-  return found;
+  return JSON.parse(output) as CruiseReport;
 }
 
-const files = sourceFiles(resourcesDirectory);
-const graph = new Map<string, { local: string[]; packages: string[] }>(
-  files.map((file) => {
-    const specifiers = specifiersOf(fs.readFileSync(file, "utf8"));
-    return [
-      file,
-      {
-        local: specifiers.filter((specifier) => specifier.startsWith(".")).map((specifier) => resolveLocal(file, specifier)),
-        packages: specifiers.filter((specifier) => !specifier.startsWith(".")),
-      },
-    ];
-  }),
-);
-const name = (file: string): string => path.relative(resourcesDirectory, file);
+// Each case starts a Node process that parses a tree with the TypeScript compiler: seconds on a busy machine.
+const cruiseTimeoutInMs = 60_000;
 
-describe("the import graph of resources/", () => {
-  it("has a layer for every folder", () => {
-    expect(files.map(folderOf).filter((folder) => layers[folder] === undefined)).toEqual([]);
-  });
+describe("the import-graph check of the lint step", () => {
+  it(
+    "flags every bad arrow of the fixture tree, and only those",
+    () => {
+      const report = cruise(path.join(repositoryRoot, "test/fixtures/badImportGraph"));
+      const violations = report.summary.violations.map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`).sort();
+      expect(violations).toEqual([
+        "folder-without-layer: resources/extras/stray.ts → resources/core/pure.ts",
+        "layer-azure: resources/azure/reader.ts → resources/cosmos/store.ts",
+        "layer-core: resources/core/impure.ts → resources/provider/provider.ts",
+        "layer-logging: resources/logging/log.ts → resources/sync/syncPass.ts",
+        "no-cycle: resources/sync/syncPass.ts → resources/sync/syncTypes.ts",
+        "outside-resources: resources/provider/provider.ts → outsideHelper.ts",
+        `packages-core: resources/core/impure.ts → ${path.relative(path.join(repositoryRoot, "test/fixtures/badImportGraph"), path.join(repositoryRoot, "node_modules/@azure/cosmos/dist/commonjs/index.js"))}`,
+      ]);
+    },
+    cruiseTimeoutInMs,
+  );
 
-  it("has no arrow pointing up or sideways between folders", () => {
-    const violations = files.flatMap((file) =>
-      graph.get(file)!.local.flatMap((target) => {
-        const from = folderOf(file);
-        const to = folderOf(target);
-        const allowed = from === to || layers[to] < layers[from];
-        return allowed ? [] : [`${name(file)} → ${name(target)}`];
-      }),
-    );
-    expect(violations).toEqual([]);
-  });
-
-  it("has no cycle", () => {
-    const cycles: string[] = [];
-    const state = new Map<string, "visiting" | "done">();
-    const visit = (file: string, trail: string[]): void => {
-      if (state.get(file) === "done") {
-        return;
-      }
-      if (state.get(file) === "visiting") {
-        cycles.push([...trail.slice(trail.indexOf(file)), file].map(name).join(" → "));
-        return;
-      }
-      state.set(file, "visiting");
-      for (const target of graph.get(file)!.local) {
-        visit(target, [...trail, file]);
-      }
-      state.set(file, "done");
-    };
-    files.forEach((file) => visit(file, []));
-    expect(cycles).toEqual([]);
-  });
-
-  it("keeps the pure core and the logger to the packages they are allowed", () => {
-    const violations = files.flatMap((file) => {
-      const allowed = allowedPackages[folderOf(file)];
-      if (allowed === undefined) {
-        return [];
-      }
-      return graph
-        .get(file)!
-        .packages.filter((specifier) => !allowed.some((pattern) => pattern.test(specifier)))
-        .map((specifier) => `${name(file)} loads ${specifier}`);
-    });
-    expect(violations).toEqual([]);
-  });
-
-  it(`keeps every file under ${maxLinesPerFile} lines`, () => {
-    const long = files
-      .map((file) => ({ file: name(file), lines: fs.readFileSync(file, "utf8").split("\n").length }))
-      .filter((entry) => entry.lines > maxLinesPerFile);
-    expect(long).toEqual([]);
-  });
-
-  it("finds arrows at all (the check reads real imports)", () => {
-    const provider = files.find((file) => name(file) === path.join("provider", "managedIdentityStatusProvider.ts"))!;
-    expect(graph.get(provider)!.local.map(name)).toContain(path.join("sync", "syncManagedIdentityStatus.ts"));
-  });
+  it(
+    "passes resources/ and reads its real imports",
+    () => {
+      const report = cruise(repositoryRoot);
+      expect(report.summary.violations).toEqual([]);
+      const provider = report.modules.find((module) => module.source === "resources/provider/managedIdentityStatusProvider.ts");
+      expect(provider?.dependencies.map((dependency) => dependency.resolved)).toContain("resources/sync/syncManagedIdentityStatus.ts");
+      expect(report.modules.filter((module) => module.source.startsWith("resources/core/")).length).toBeGreaterThan(5);
+    },
+    cruiseTimeoutInMs,
+  );
 });

@@ -28,7 +28,7 @@ describe("examples/Pulumi.prod-eastus.yaml", () => {
     const clusters = parseClusterList(stack.config[`${projectName}:clusters`], "clusters");
     expect(clusters.length).toBeGreaterThan(0);
     for (const cluster of clusters) {
-      expect(checkInputs(cluster as unknown as Record<string, unknown>).failures).toEqual([]);
+      expect(checkInputs(cluster).failures).toEqual([]);
     }
   });
 

@@ -3,7 +3,11 @@ import { describe, expect, it } from "vitest";
 import type { Shard } from "../../examples/sharding/runShards";
 import { runShards, splitIntoShards } from "../../examples/sharding/runShards";
 
-const clusterIds = Array.from({ length: 40 }, (_, index) => `/subscriptions/00000000-0000-0000-0000-00000000000${index % 10}/resourceGroups/rg-${index}/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/cluster-${index}`);
+const clusterIds = Array.from(
+  { length: 40 },
+  (_, index) =>
+    `/subscriptions/00000000-0000-0000-0000-00000000000${index % 10}/resourceGroups/rg-${index}/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/cluster-${index}`,
+);
 const clusters = clusterIds.map((clusterResourceId) => ({ clusterResourceId }));
 
 function shardOf(shards: readonly Shard[], clusterResourceId: string): string | undefined {
@@ -20,9 +24,15 @@ describe("splitIntoShards", () => {
 
   it("keeps a cluster in its stack when others are added or removed, whatever the casing", () => {
     const before = splitIntoShards(clusters, 4, "fleet");
-    const after = splitIntoShards([...clusters.slice(5), { clusterResourceId: "/subscriptions/x/resourceGroups/new/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/new" }], 4, "fleet");
+    const after = splitIntoShards(
+      [...clusters.slice(5), { clusterResourceId: "/subscriptions/x/resourceGroups/new/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/new" }],
+      4,
+      "fleet",
+    );
     for (const id of clusterIds.slice(5)) expect(shardOf(after, id)).toBe(shardOf(before, id));
-    expect(shardOf(splitIntoShards([{ clusterResourceId: clusterIds[7]!.toUpperCase() }], 4, "fleet"), clusterIds[7]!.toUpperCase())).toBe(shardOf(before, clusterIds[7]!));
+    expect(shardOf(splitIntoShards([{ clusterResourceId: clusterIds[7].toUpperCase() }], 4, "fleet"), clusterIds[7].toUpperCase())).toBe(
+      shardOf(before, clusterIds[7]),
+    );
   });
 
   it("refuses a shard count below 1", () => {
@@ -39,8 +49,8 @@ describe("runShards", () => {
       shards,
       concurrency: 2,
       operation: "up",
-      openShard: async (shard) =>
-        ({
+      openShard: (shard) =>
+        Promise.resolve({
           up: async () => {
             running += 1;
             peak = Math.max(peak, running);
@@ -49,7 +59,7 @@ describe("runShards", () => {
             if (shard.stackName === "fleet-3") throw new Error("engine failed for fleet-3");
             return { summary: { resourceChanges: { create: shard.clusters.length } } };
           },
-        }) as unknown as automation.Stack,
+        } as unknown as automation.Stack),
     });
     expect(peak).toBe(2);
     expect(outcomes.map((outcome) => outcome.stackName)).toEqual(shards.map((shard) => shard.stackName));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sharedTokenCredential, tokenRefreshMarginInMs } from "../../../resources/azure/sharedTokenCredential";
+import { pendingTokenRequestStaleAfterMs, sharedTokenCredential, tokenRefreshMarginInMs } from "../../../resources/azure/sharedTokenCredential";
 
 const hour = 60 * 60 * 1000;
 
@@ -34,10 +34,13 @@ async function settle<T>(promise: Promise<T>, release: () => void): Promise<T> {
 
 describe("sharedTokenCredential", () => {
   it("asks once for concurrent callers of the same scope", async () => {
-    let now = 0;
+    const now = 0;
     const inner = countingCredential(hour, () => now);
     const shared = sharedTokenCredential(inner.credential, () => now);
-    const tokens = await settle(Promise.all([shared.getToken("https://management.azure.com/.default"), shared.getToken(["https://management.azure.com/.default"])]), inner.release);
+    const tokens = await settle(
+      Promise.all([shared.getToken("https://management.azure.com/.default"), shared.getToken(["https://management.azure.com/.default"])]),
+      inner.release,
+    );
     expect(tokens.map((token) => token?.token)).toEqual(["token-1", "token-1"]);
     expect(inner.calls).toHaveLength(1);
   });
@@ -57,7 +60,10 @@ describe("sharedTokenCredential", () => {
   it("keeps one token per scope and tenant", async () => {
     const inner = countingCredential(hour, () => 0);
     const shared = sharedTokenCredential(inner.credential, () => 0);
-    await settle(Promise.all([shared.getToken("arm/.default"), shared.getToken("cosmos/.default"), shared.getToken("arm/.default", { tenantId: "other" })]), inner.release);
+    await settle(
+      Promise.all([shared.getToken("arm/.default"), shared.getToken("cosmos/.default"), shared.getToken("arm/.default", { tenantId: "other" })]),
+      inner.release,
+    );
     expect(inner.calls).toHaveLength(3);
     expect(inner.calls[2].options).toEqual({ tenantId: "other" });
   });
@@ -77,5 +83,39 @@ describe("sharedTokenCredential", () => {
     await settle(shared.getToken("scope/.default", { claims: "challenge" }), inner.release);
     expect(inner.calls).toHaveLength(2);
     expect(inner.calls[1].options).toEqual({ claims: "challenge" });
+  });
+
+  it("lets a caller stop waiting for the shared request when its own abort signal fires", async () => {
+    const inner = countingCredential(hour, () => 0);
+    const shared = sharedTokenCredential(inner.credential, () => 0);
+    const controller = new AbortController();
+    const waiting = shared.getToken("scope/.default", { abortSignal: controller.signal });
+    controller.abort();
+    await expect(waiting).rejects.toMatchObject({ name: "AbortError" });
+    // The request itself goes on for the other callers.
+    const other = shared.getToken("scope/.default");
+    expect((await settle(other, inner.release))?.token).toBe("token-1");
+    expect(inner.calls).toHaveLength(1);
+  });
+
+  it("asks again once the shared request has hung past the stale limit, and the hung one no longer counts", async () => {
+    let clock = 0;
+    const inner = countingCredential(hour, () => clock);
+    const shared = sharedTokenCredential(inner.credential, () => clock);
+    const hung = shared.getToken("scope/.default");
+    await Promise.resolve();
+    expect(inner.calls).toHaveLength(1);
+    clock += pendingTokenRequestStaleAfterMs - 1;
+    void shared.getToken("scope/.default");
+    expect(inner.calls, "still within the limit: joins the pending request").toHaveLength(1);
+    clock += 2;
+    const fresh = shared.getToken("scope/.default");
+    expect(inner.calls, "past the limit: a new request").toHaveLength(2);
+    inner.release();
+    expect((await fresh)?.token).toBe("token-2");
+    expect((await hung)?.token).toBe("token-2");
+    // The newest answer is the cached one, and the next caller is served from it.
+    expect((await shared.getToken("scope/.default"))?.token).toBe("token-2");
+    expect(inner.calls).toHaveLength(2);
   });
 });

@@ -28,9 +28,18 @@ describe("parseResourceId", () => {
   });
 
   it.each([
-    ["all-lowercase segment names", identity.replace("/subscriptions/", "/subscriptions/").replace("/resourceGroups/", "/resourcegroups/").replace("/providers/", "/providers/")],
-    ["all-uppercase segment names", identity.replace("/subscriptions/", "/SUBSCRIPTIONS/").replace("/resourceGroups/", "/RESOURCEGROUPS/").replace("/providers/", "/PROVIDERS/")],
-    ["mixed-case segment names", identity.replace("/subscriptions/", "/SubScriptions/").replace("/resourceGroups/", "/ResourceGROUPS/").replace("/providers/", "/Providers/")],
+    [
+      "all-lowercase segment names",
+      identity.replace("/subscriptions/", "/subscriptions/").replace("/resourceGroups/", "/resourcegroups/").replace("/providers/", "/providers/"),
+    ],
+    [
+      "all-uppercase segment names",
+      identity.replace("/subscriptions/", "/SUBSCRIPTIONS/").replace("/resourceGroups/", "/RESOURCEGROUPS/").replace("/providers/", "/PROVIDERS/"),
+    ],
+    [
+      "mixed-case segment names",
+      identity.replace("/subscriptions/", "/SubScriptions/").replace("/resourceGroups/", "/ResourceGROUPS/").replace("/providers/", "/Providers/"),
+    ],
   ])("prints %s back in the canonical casing", (_title, value) => {
     const result = parseResourceId(value);
     expect(result.ok && result.resourceId.canonical).toBe(identity);
@@ -67,7 +76,11 @@ describe("parseResourceId", () => {
     ["an invalid resource group", identity.replace("Test-RG", "bad*rg"), "has resource group 'bad*rg', which is not a valid name"],
     ["a resource group ending in a period", identity.replace("Test-RG", "rg."), "has resource group 'rg.', which is not a valid name"],
     ["no providers segment", `/subscriptions/${subscription}/resourceGroups/rg`, "must continue with '/providers/<namespace>/<type>/<name>'"],
-    ["a type without a name", `/subscriptions/${subscription}/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities`, "must name a resource"],
+    [
+      "a type without a name",
+      `/subscriptions/${subscription}/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities`,
+      "must name a resource",
+    ],
     ["a name with a space at the end encoded as %", identity.replace("Identity-A", "a%20b"), "has resource name 'a%20b', which is not a valid name"],
     ["an over-long ID", `${identity}${"x".repeat(1100)}`, "an ARM ID has at most 1024"],
   ])("refuses %s with a reason", (_title, value, reason) => {
@@ -84,7 +97,10 @@ describe("parseResourceId", () => {
 
 describe("parseResourceIdOfType", () => {
   it("accepts the expected type in any casing", () => {
-    const result = parseResourceIdOfType(identity.replace("Microsoft.ManagedIdentity/userAssignedIdentities", "microsoft.managedidentity/USERASSIGNEDIDENTITIES"), userAssignedIdentityResourceType);
+    const result = parseResourceIdOfType(
+      identity.replace("Microsoft.ManagedIdentity/userAssignedIdentities", "microsoft.managedidentity/USERASSIGNEDIDENTITIES"),
+      userAssignedIdentityResourceType,
+    );
     expect(result.ok).toBe(true);
   });
 

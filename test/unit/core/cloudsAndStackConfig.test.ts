@@ -20,9 +20,27 @@ function hostConfig(values: Record<string, string>): { get(key: string): string 
 
 describe("azureCloud", () => {
   it.each([
-    ["AzurePublicCloud", "https://a.documents.azure.com", "https://management.azure.com", "https://login.microsoftonline.com", "https://cosmos.azure.com/.default"],
-    ["AzureUSGovernment", "https://a.documents.azure.us", "https://management.usgovcloudapi.net", "https://login.microsoftonline.us", "https://cosmos.azure.us/.default"],
-    ["AzureChinaCloud", "https://a.documents.azure.cn", "https://management.chinacloudapi.cn", "https://login.chinacloudapi.cn", "https://cosmos.azure.cn/.default"],
+    [
+      "AzurePublicCloud",
+      "https://a.documents.azure.com",
+      "https://management.azure.com",
+      "https://login.microsoftonline.com",
+      "https://cosmos.azure.com/.default",
+    ],
+    [
+      "AzureUSGovernment",
+      "https://a.documents.azure.us",
+      "https://management.usgovcloudapi.net",
+      "https://login.microsoftonline.us",
+      "https://cosmos.azure.us/.default",
+    ],
+    [
+      "AzureChinaCloud",
+      "https://a.documents.azure.cn",
+      "https://management.chinacloudapi.cn",
+      "https://login.chinacloudapi.cn",
+      "https://cosmos.azure.cn/.default",
+    ],
   ])("%s selects its ARM endpoint and audience, Entra ID authority and Cosmos DB audience", (cloud, cosmosEndpoint, arm, authority, cosmosScope) => {
     const settings = readSettings(undefined, { ARO_HCP_AZURE_CLOUD: cloud, ARO_HCP_COSMOS_ENDPOINT: cosmosEndpoint, ARO_HCP_COSMOS_DATABASE: "db" });
     expect(settings).toMatchObject({ azureCloud: cloud, armEndpoint: arm, armScope: `${arm}/.default`, authorityHost: authority, cosmosScope });
@@ -34,17 +52,24 @@ describe("azureCloud", () => {
     ["AzureChinaCloud", "https://a.documents.azure.com.evil.example"],
     ["AzurePublicCloud", "https://cosmos.example.com"],
   ])("refuses a %s stack whose Cosmos DB endpoint is %s, naming both keys", (cloud, cosmosEndpoint) => {
-    const message = settingsError(() => readSettings(undefined, { ARO_HCP_AZURE_CLOUD: cloud, ARO_HCP_COSMOS_ENDPOINT: cosmosEndpoint, ARO_HCP_COSMOS_DATABASE: "db" }));
+    const message = settingsError(() =>
+      readSettings(undefined, { ARO_HCP_AZURE_CLOUD: cloud, ARO_HCP_COSMOS_ENDPOINT: cosmosEndpoint, ARO_HCP_COSMOS_DATABASE: "db" }),
+    );
     expect(message).toContain(`'aro-hcp-identity-status:cosmosEndpoint' (or ARO_HCP_COSMOS_ENDPOINT) is on host '${new URL(cosmosEndpoint).hostname}'`);
     expect(message).toContain(`not a Cosmos DB account of ${cloud} ('aro-hcp-identity-status:azureCloud' (or ARO_HCP_AZURE_CLOUD))`);
     expect(message).toContain(`expected https://<account>${azureClouds[cloud as keyof typeof azureClouds].cosmosSuffix}`);
   });
 
-  it.each(["https://127.0.0.1:8081", "https://localhost:8081", "https://[::1]:8081", "https://cosmos.localhost"])("accepts the loopback endpoint %s in any cloud (sandbox, emulator)", (cosmosEndpoint) => {
-    for (const cloud of Object.keys(azureClouds)) {
-      expect(readSettings(undefined, { ARO_HCP_AZURE_CLOUD: cloud, ARO_HCP_COSMOS_ENDPOINT: cosmosEndpoint, ARO_HCP_COSMOS_DATABASE: "db" }).cosmosEndpoint).toBe(cosmosEndpoint);
-    }
-  });
+  it.each(["https://127.0.0.1:8081", "https://localhost:8081", "https://[::1]:8081", "https://cosmos.localhost"])(
+    "accepts the loopback endpoint %s in any cloud (sandbox, emulator)",
+    (cosmosEndpoint) => {
+      for (const cloud of Object.keys(azureClouds)) {
+        expect(
+          readSettings(undefined, { ARO_HCP_AZURE_CLOUD: cloud, ARO_HCP_COSMOS_ENDPOINT: cosmosEndpoint, ARO_HCP_COSMOS_DATABASE: "db" }).cosmosEndpoint,
+        ).toBe(cosmosEndpoint);
+      }
+    },
+  );
 
   it("does not treat look-alike hosts as loopback", () => {
     expect(isLoopbackHost("127.0.0.1.example.com")).toBe(false);
@@ -55,19 +80,29 @@ describe("azureCloud", () => {
 
 describe("snapshotStackConfig", () => {
   it("reads the provider's keys from the aro-hcp-identity-status namespace whatever the running project", () => {
-    const snapshot = snapshotStackConfig(hostConfig({ "aro-hcp-identity-status:cosmosDatabase": "db", "other-project:cosmosDatabase": "wrong", "azure-native:location": "eastus" }));
+    const snapshot = snapshotStackConfig(
+      hostConfig({ "aro-hcp-identity-status:cosmosDatabase": "db", "other-project:cosmosDatabase": "wrong", "azure-native:location": "eastus" }),
+    );
     expect(snapshot.cosmosDatabase).toBe("db");
     expect(Object.keys(snapshot).sort()).toEqual([...settingsKeys].sort());
   });
 
-  it("accepts the program's own keys", () => {
-    expect(() => snapshotStackConfig(hostConfig({ "aro-hcp-identity-status:clusters": "[]", "aro-hcp-identity-status:sandboxEndpointsFile": "x" }))).not.toThrow();
-    expect(programKeys).toEqual(["clusters", "clustersFile", "sandboxEndpointsFile"]);
+  it("accepts the program's own keys, and the retired sandboxEndpointsFile that older state records", () => {
+    expect(() =>
+      snapshotStackConfig(hostConfig({ "aro-hcp-identity-status:clusters": "[]", "aro-hcp-identity-status:sandboxEndpointsFile": "x" })),
+    ).not.toThrow();
+    expect(programKeys).toEqual(["clusters", "clustersFile"]);
   });
 
   it("refuses unknown keys of the namespace, naming each and listing the known ones, without echoing values", () => {
     const message = settingsError(() =>
-      snapshotStackConfig(hostConfig({ "aro-hcp-identity-status:cosmosEndpiont": "https://secret-host", "aro-hcp-identity-status:lookupConcurency": "4", "aro-hcp-identity-status:cosmosKey": "c2VjcmV0" })),
+      snapshotStackConfig(
+        hostConfig({
+          "aro-hcp-identity-status:cosmosEndpiont": "https://secret-host",
+          "aro-hcp-identity-status:lookupConcurency": "4",
+          "aro-hcp-identity-status:cosmosKey": "c2VjcmV0",
+        }),
+      ),
     );
     expect(message).toContain("unknown config keys 'aro-hcp-identity-status:cosmosEndpiont', 'aro-hcp-identity-status:lookupConcurency'");
     for (const key of [...settingsKeys, ...programKeys]) expect(message).toContain(key);
@@ -84,7 +119,12 @@ describe("chooseCredential", () => {
   const settings = { managedIdentityClientId: undefined, authorityHost: "https://login.microsoftonline.us" };
 
   it("uses the managed identity of managedIdentityClientId when set, whatever the environment", () => {
-    expect(chooseCredential({ ...settings, managedIdentityClientId: "11111111-2222-3333-4444-555555555555" }, { AZURE_FEDERATED_TOKEN_FILE: "/t", AZURE_CLIENT_ID: "c", AZURE_TENANT_ID: "t" })).toEqual({
+    expect(
+      chooseCredential(
+        { ...settings, managedIdentityClientId: "11111111-2222-3333-4444-555555555555" },
+        { AZURE_FEDERATED_TOKEN_FILE: "/t", AZURE_CLIENT_ID: "c", AZURE_TENANT_ID: "t" },
+      ),
+    ).toEqual({
       kind: "managedIdentity",
       clientId: "11111111-2222-3333-4444-555555555555",
     });

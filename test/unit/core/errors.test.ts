@@ -4,7 +4,6 @@ import {
   CosmosDocumentError,
   UserAssignedIdentityReadError,
   classifyLookupError,
-  completeError,
   cosmosStatusCode,
   describeCosmosError,
   isCosmosDocumentError,
@@ -20,30 +19,115 @@ const nodeError = (code: string, message: string): Error => Object.assign(new Er
 describe("classifyLookupError", () => {
   // The line between "about this identity" and "global" (docs/design.md, "Global failures").
   it.each([
-    ["ARM ResourceNotFound", restError("ResourceNotFound", 404, "The Resource was not found."), "notFound", { code: "ResourceNotFound", statusCode: 404, message: "The Resource was not found." }],
-    ["a 404 with another code", restError("ResourceGroupNotFound", 404, "Resource group 'x' could not be found."), "notFound", { code: "ResourceGroupNotFound", statusCode: 404, message: "Resource group 'x' could not be found." }],
+    [
+      "ARM ResourceNotFound",
+      restError("ResourceNotFound", 404, "The Resource was not found."),
+      "notFound",
+      { code: "ResourceNotFound", statusCode: 404, message: "The Resource was not found." },
+    ],
+    [
+      "a 404 with another code",
+      restError("ResourceGroupNotFound", 404, "Resource group 'x' could not be found."),
+      "notFound",
+      { code: "ResourceGroupNotFound", statusCode: 404, message: "Resource group 'x' could not be found." },
+    ],
     ["ResourceNotFound without a status", restError("ResourceNotFound", undefined, "gone"), "notFound", { code: "ResourceNotFound", message: "gone" }],
-    ["a 403 on the identity", restError("AuthorizationFailed", 403, "no access\nmore"), "identity", { code: "AuthorizationFailed", statusCode: 403, message: "no access" }],
+    [
+      "a 403 on the identity",
+      restError("AuthorizationFailed", 403, "no access\nmore"),
+      "identity",
+      { code: "AuthorizationFailed", statusCode: 403, message: "no access" },
+    ],
     ["a 429 without a code", restError(undefined, 429, "Too Many Requests"), "identity", { code: "HTTP429", statusCode: 429, message: "Too Many Requests" }],
     ["a 500", restError("InternalServerError", 500, "oops"), "identity", { code: "InternalServerError", statusCode: 500, message: "oops" }],
     ["a 503", restError("ServiceUnavailable", 503, "busy"), "identity", { code: "ServiceUnavailable", statusCode: 503, message: "busy" }],
     ["a generic send error", restError("REQUEST_SEND_ERROR", undefined, "socket hang up"), "identity", { code: "ConnectionFailed", message: "socket hang up" }],
     ["a connection reset", nodeError("ECONNRESET", "read ECONNRESET"), "identity", { code: "ECONNRESET", message: "read ECONNRESET" }],
-    ["an AbortError", named("AbortError", "The operation was aborted."), "identity", { code: "Timeout", message: "the lookup did not complete within the configured lookup timeout" }],
-    ["a timeout signal's reason", new DOMException("signal timed out", "TimeoutError"), "identity", { code: "Timeout", message: "the lookup did not complete within the configured lookup timeout" }],
-    ["CredentialUnavailableError", named("CredentialUnavailableError", "ManagedIdentityCredential: unavailable"), "global", { code: "CredentialUnavailable", message: "ManagedIdentityCredential: unavailable" }],
-    ["AuthenticationRequiredError", named("AuthenticationRequiredError", "interactive sign-in required"), "global", { code: "CredentialUnavailable", message: "interactive sign-in required" }],
-    ["AuthenticationError (token endpoint 5xx or 401)", named("AuthenticationError", "token endpoint said 500"), "global", { code: "CredentialUnavailable", message: "token endpoint said 500" }],
-    ["AggregateAuthenticationError", named("AggregateAuthenticationError", "every credential failed"), "global", { code: "CredentialUnavailable", message: "every credential failed" }],
-    ["ARM 401", restError("InvalidAuthenticationToken", 401, "The access token is invalid."), "global", { code: "InvalidAuthenticationToken", statusCode: 401, message: "The access token is invalid." }],
+    [
+      "an AbortError",
+      named("AbortError", "The operation was aborted."),
+      "identity",
+      { code: "Timeout", message: "the lookup did not complete within the configured lookup timeout" },
+    ],
+    [
+      "a timeout signal's reason",
+      new DOMException("signal timed out", "TimeoutError"),
+      "identity",
+      { code: "Timeout", message: "the lookup did not complete within the configured lookup timeout" },
+    ],
+    [
+      "CredentialUnavailableError",
+      named("CredentialUnavailableError", "ManagedIdentityCredential: unavailable"),
+      "global",
+      { code: "CredentialUnavailable", message: "ManagedIdentityCredential: unavailable" },
+    ],
+    [
+      "AuthenticationRequiredError",
+      named("AuthenticationRequiredError", "interactive sign-in required"),
+      "global",
+      { code: "CredentialUnavailable", message: "interactive sign-in required" },
+    ],
+    [
+      "AuthenticationError (token endpoint 5xx or 401)",
+      named("AuthenticationError", "token endpoint said 500"),
+      "global",
+      { code: "CredentialUnavailable", message: "token endpoint said 500" },
+    ],
+    [
+      "AggregateAuthenticationError",
+      named("AggregateAuthenticationError", "every credential failed"),
+      "global",
+      { code: "CredentialUnavailable", message: "every credential failed" },
+    ],
+    [
+      "ARM 401",
+      restError("InvalidAuthenticationToken", 401, "The access token is invalid."),
+      "global",
+      { code: "InvalidAuthenticationToken", statusCode: 401, message: "The access token is invalid." },
+    ],
     ["ARM 401 without a code", restError(undefined, 401, "Unauthorized"), "global", { code: "HTTP401", statusCode: 401, message: "Unauthorized" }],
-    ["DNS: ENOTFOUND", nodeError("ENOTFOUND", "getaddrinfo ENOTFOUND management.example"), "global", { code: "ENOTFOUND", message: "getaddrinfo ENOTFOUND management.example" }],
-    ["DNS: EAI_AGAIN", nodeError("EAI_AGAIN", "getaddrinfo EAI_AGAIN management.example"), "global", { code: "EAI_AGAIN", message: "getaddrinfo EAI_AGAIN management.example" }],
-    ["connection refused", nodeError("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:1"), "global", { code: "ECONNREFUSED", message: "connect ECONNREFUSED 127.0.0.1:1" }],
-    ["connection refused, code on the cause", Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "REQUEST_SEND_ERROR", cause: { code: "ECONNREFUSED" } }), "global", { code: "ECONNREFUSED", message: "connect ECONNREFUSED 127.0.0.1:1" }],
-    ["an untrusted certificate", nodeError("SELF_SIGNED_CERT_IN_CHAIN", "self-signed certificate in certificate chain"), "global", { code: "SELF_SIGNED_CERT_IN_CHAIN", message: "self-signed certificate in certificate chain" }],
-    ["an unverifiable leaf", nodeError("UNABLE_TO_VERIFY_LEAF_SIGNATURE", "unable to verify the first certificate"), "global", { code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE", message: "unable to verify the first certificate" }],
-    ["a host name mismatch", nodeError("ERR_TLS_CERT_ALTNAME_INVALID", "Hostname/IP does not match certificate's altnames"), "global", { code: "ERR_TLS_CERT_ALTNAME_INVALID", message: "Hostname/IP does not match certificate's altnames" }],
+    [
+      "DNS: ENOTFOUND",
+      nodeError("ENOTFOUND", "getaddrinfo ENOTFOUND management.example"),
+      "global",
+      { code: "ENOTFOUND", message: "getaddrinfo ENOTFOUND management.example" },
+    ],
+    [
+      "DNS: EAI_AGAIN",
+      nodeError("EAI_AGAIN", "getaddrinfo EAI_AGAIN management.example"),
+      "global",
+      { code: "EAI_AGAIN", message: "getaddrinfo EAI_AGAIN management.example" },
+    ],
+    [
+      "connection refused",
+      nodeError("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:1"),
+      "global",
+      { code: "ECONNREFUSED", message: "connect ECONNREFUSED 127.0.0.1:1" },
+    ],
+    [
+      "connection refused, code on the cause",
+      Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "REQUEST_SEND_ERROR", cause: { code: "ECONNREFUSED" } }),
+      "global",
+      { code: "ECONNREFUSED", message: "connect ECONNREFUSED 127.0.0.1:1" },
+    ],
+    [
+      "an untrusted certificate",
+      nodeError("SELF_SIGNED_CERT_IN_CHAIN", "self-signed certificate in certificate chain"),
+      "global",
+      { code: "SELF_SIGNED_CERT_IN_CHAIN", message: "self-signed certificate in certificate chain" },
+    ],
+    [
+      "an unverifiable leaf",
+      nodeError("UNABLE_TO_VERIFY_LEAF_SIGNATURE", "unable to verify the first certificate"),
+      "global",
+      { code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE", message: "unable to verify the first certificate" },
+    ],
+    [
+      "a host name mismatch",
+      nodeError("ERR_TLS_CERT_ALTNAME_INVALID", "Hostname/IP does not match certificate's altnames"),
+      "global",
+      { code: "ERR_TLS_CERT_ALTNAME_INVALID", message: "Hostname/IP does not match certificate's altnames" },
+    ],
     ["a plain Error", new Error("boom"), "identity", { code: "Error", message: "boom" }],
     ["a TypeError", new TypeError("x is not a function"), "identity", { code: "TypeError", message: "x is not a function" }],
     ["a thrown string", "just a string", "identity", { code: "Error", message: "just a string" }],
@@ -52,7 +136,9 @@ describe("classifyLookupError", () => {
   });
 
   it("redacts a token in the message", () => {
-    expect(classifyLookupError(restError("Unauthorized", 401, "Bearer abcdefghijklmnopqrstuvwxyz rejected")).details.message).toBe("Bearer [redacted] rejected");
+    expect(classifyLookupError(restError("Unauthorized", 401, "Bearer abcdefghijklmnopqrstuvwxyz rejected")).details.message).toBe(
+      "Bearer [redacted] rejected",
+    );
   });
 });
 
@@ -90,7 +176,9 @@ describe("cosmosStatusCode and describeCosmosError", () => {
   });
 
   it("describes a Cosmos error by body code, status and first sentence, without activity details", () => {
-    expect(describeCosmosError(cosmosError(412, "One of the specified pre-condition is not met."))).toBe("PreconditionFailed (HTTP 412): One of the specified pre-condition is not met.");
+    expect(describeCosmosError(cosmosError(412, "One of the specified pre-condition is not met."))).toBe(
+      "PreconditionFailed (HTTP 412): One of the specified pre-condition is not met.",
+    );
   });
 
   it("falls back to the message and a generic code", () => {
@@ -118,7 +206,11 @@ describe("error classes", () => {
   });
 
   it("uses the singular for one identity and says when nothing was written", () => {
-    const error = new UserAssignedIdentityReadError({ documentId: "d", persisted: false, failures: [{ resourceId: "/a", error: { code: "X", message: "y" } }] });
+    const error = new UserAssignedIdentityReadError({
+      documentId: "d",
+      persisted: false,
+      failures: [{ resourceId: "/a", error: { code: "X", message: "y" } }],
+    });
     expect(error.message).toContain("failed to read 1 data plane operator managed identity for ServiceProviderCluster document d (nothing was written)");
   });
 
@@ -144,23 +236,5 @@ describe("error classes", () => {
     expect(error).toBeInstanceOf(Error);
     expect(error.name).toBe("SettingsError");
     expect(error.message).toBe("bad");
-  });
-});
-
-describe("completeError", () => {
-  it("repairs an instance built the way the closure serializer rewrites a subclass constructor", () => {
-    // The serializer's output for `class X extends Error { constructor(m) { super(m); completeError(...) } }`.
-    function RewrittenError(this: Error, message: string): void {
-      Error.call(this, message);
-      completeError(this, "RewrittenError", message, "the cause");
-    }
-    Object.setPrototypeOf(RewrittenError, Error);
-    const error = new (RewrittenError as unknown as new (message: string) => Error)("it broke");
-    expect(error).toBeInstanceOf(Error);
-    expect(error.name).toBe("RewrittenError");
-    expect(error.message).toBe("it broke");
-    expect(error.cause).toBe("the cause");
-    expect(typeof error.stack).toBe("string");
-    expect(String(error)).toBe("RewrittenError: it broke");
   });
 });

@@ -23,10 +23,14 @@ interface ArmVector {
   readonly documentId: string;
 }
 
-const vectors = (JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../fixtures/goVectors.json"), "utf8")) as { armResourceIds: ArmVector[] }).armResourceIds;
+const vectors = (JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../fixtures/goVectors.json"), "utf8")) as { armResourceIds: ArmVector[] })
+  .armResourceIds;
 const clusterPath = "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/";
 // Clusters for which Go also printed the ServiceProviderCluster's vector.
-const clusters = vectors.filter((vector) => vector.armResourceId.includes(clusterPath) && vectors.some((other) => other.armResourceId === `${vector.armResourceId}/serviceProviderClusters/default`));
+const clusters = vectors.filter(
+  (vector) =>
+    vector.armResourceId.includes(clusterPath) && vectors.some((other) => other.armResourceId === `${vector.armResourceId}/serviceProviderClusters/default`),
+);
 const identities = vectors.filter((vector) => vector.armResourceId.includes("/userAssignedIdentities/"));
 
 function goVector(armResourceId: string): ArmVector {
@@ -95,7 +99,9 @@ describe("a sync pass for a cluster named with İ", () => {
   it("writes the identity under Go's key into the document upstream created", async () => {
     const harness = createHarness({
       documents: upstreamDocuments({}),
-      identities: { [identity.armResourceId]: { values: { clientId: "11111111-1111-1111-1111-111111111111", principalId: "22222222-2222-2222-2222-222222222222" } } },
+      identities: {
+        [identity.armResourceId]: { values: { clientId: "11111111-1111-1111-1111-111111111111", principalId: "22222222-2222-2222-2222-222222222222" } },
+      },
     });
     const desired = desiredIdentitySet({ "disk-csi-driver": identity.armResourceId }).identities;
     const result = await syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(cluster), desired, force: false });
@@ -103,12 +109,17 @@ describe("a sync pass for a cluster named with İ", () => {
     const stored = harness.store.get(goPartitionKey(spcVector), spcVector.documentId) as JsonObject;
     const identitiesWritten = readStoredStatus(stored).status.identities ?? {};
     expect(Object.keys(identitiesWritten)).toEqual([identity.lower]);
-    expect(identitiesWritten[identity.lower]).toMatchObject({ clientId: "11111111-1111-1111-1111-111111111111", principalId: "22222222-2222-2222-2222-222222222222" });
+    expect(identitiesWritten[identity.lower]).toMatchObject({
+      clientId: "11111111-1111-1111-1111-111111111111",
+      principalId: "22222222-2222-2222-2222-222222222222",
+    });
   });
 
   it("recognises the entry upstream wrote under Go's key: inside the recheck window, no lookup and no write", async () => {
     const upstreamEntry = { resourceID: identity.lower, clientId: "11111111-1111-1111-1111-111111111111", principalId: "22222222-2222-2222-2222-222222222222" };
-    const harness = createHarness({ documents: upstreamDocuments({ identities: { [identity.lower]: upstreamEntry }, earliestRecheckTime: "2026-08-15T03:17:42Z" }) });
+    const harness = createHarness({
+      documents: upstreamDocuments({ identities: { [identity.lower]: upstreamEntry }, earliestRecheckTime: "2026-08-15T03:17:42Z" }),
+    });
     const desired = desiredIdentitySet({ "disk-csi-driver": identity.armResourceId }).identities;
     const result = await syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(cluster), desired, force: false });
     expect(result).toMatchObject({ wrote: false, lookups: 0 });

@@ -49,7 +49,12 @@ function desired(...resourceIds: string[]): DesiredIdentity[] {
 
 function stored(keys: string[], earliestRecheckTime?: Date, errors: Record<string, string> = {}): DataPlaneOperatorsManagedIdentities {
   return {
-    identities: Object.fromEntries(keys.map((key) => [key, errors[key] === undefined ? { resourceID: key, clientId: "c", principalId: "p" } : { resourceID: key, retrievalError: errors[key] }])),
+    identities: Object.fromEntries(
+      keys.map((key) => [
+        key,
+        errors[key] === undefined ? { resourceID: key, clientId: "c", principalId: "p" } : { resourceID: key, retrievalError: errors[key] },
+      ]),
+    ),
     ...(earliestRecheckTime === undefined ? {} : { earliestRecheckTime: formatTimestamp(earliestRecheckTime) }),
   };
 }
@@ -92,7 +97,12 @@ describe("desiredIdentitySet", () => {
     ["an empty operator name", { "": identityA }, "dataPlaneOperators.", "operator name must not be empty or whitespace"],
     ["a whitespace operator name", { "  ": identityA }, "dataPlaneOperators.  ", "operator name must not be empty or whitespace"],
     ["a number", { op: 7 }, "dataPlaneOperators.op", "identity resource ID must be a string, got a number"],
-    ["a cluster ID", { op: "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c" }, "dataPlaneOperators.op", "must be a Microsoft.ManagedIdentity/userAssignedIdentities ID"],
+    [
+      "a cluster ID",
+      { op: "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c" },
+      "dataPlaneOperators.op",
+      "must be a Microsoft.ManagedIdentity/userAssignedIdentities ID",
+    ],
   ])("reports %s as a failure naming the property", (_title, operators, property, reason) => {
     const { failures } = desiredIdentitySet(operators, "dataPlaneOperators");
     expect(failures).toHaveLength(1);
@@ -124,8 +134,8 @@ describe("workReason (upstream set match and needsWork)", () => {
     ["a recheck time one second ahead is not due", [identityA], [keyA], now.getTime() + 1000, undefined],
     ["an empty desired set on a never-synced document has work", [], [], undefined, "neverChecked"],
   ])("%s", (_title, desiredIds, storedKeys, recheckAt, expected) => {
-    const status = stored(storedKeys as string[], recheckAt === undefined ? undefined : new Date(recheckAt as number));
-    expect(workReason(desired(...(desiredIds as string[])), status, now)).toBe(expected);
+    const status = stored(storedKeys, recheckAt === undefined ? undefined : new Date(recheckAt));
+    expect(workReason(desired(...desiredIds), status, now)).toBe(expected);
   });
 
   it("treats a missing identities map like an empty one", () => {
@@ -151,7 +161,10 @@ describe("workReason (upstream set match and needsWork)", () => {
     ["429", "TooManyRequests (HTTP 429): throttled"],
     ["a timeout", "Timeout: the lookup did not complete within the configured lookup timeout"],
     ["a 403 whose message mentions a 404", "AuthorizationFailed (HTTP 403): earlier answer was ResourceNotFound (HTTP 404)"],
-    ["upstream's raw text of a 500", upstreamNotFoundText.replace("404: 404 Not Found", "500: 500 Internal Server Error").replaceAll("ResourceNotFound", "InternalServerError")],
+    [
+      "upstream's raw text of a 500",
+      upstreamNotFoundText.replace("404: 404 Not Found", "500: 500 Internal Server Error").replaceAll("ResourceNotFound", "InternalServerError"),
+    ],
   ])("has work inside the recheck window when an entry records a real failure (%s)", (_title, text) => {
     const status = stored([keyA, keyB], new Date(now.getTime() + hour), { [keyA]: "ResourceNotFound (HTTP 404): gone", [keyB]: text });
     expect(workReason(desired(identityA, identityB), status, now)).toBe("entryHasError");
@@ -203,7 +216,9 @@ describe("formatRetrievalError", () => {
   });
 
   it("redacts a bearer token in the message", () => {
-    expect(formatRetrievalError({ code: "Unauthorized", statusCode: 401, message: "header was Bearer abcdefghijklmnop.qrs" })).toBe("Unauthorized (HTTP 401): header was Bearer [redacted]");
+    expect(formatRetrievalError({ code: "Unauthorized", statusCode: 401, message: "header was Bearer abcdefghijklmnop.qrs" })).toBe(
+      "Unauthorized (HTTP 401): header was Bearer [redacted]",
+    );
   });
 });
 
@@ -328,11 +343,18 @@ describe("nextRecheckTime", () => {
 });
 
 describe("statusEquals and identitiesEqual", () => {
-  const base: DataPlaneOperatorsManagedIdentities = { identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } }, earliestRecheckTime: "2026-08-15T00:00:00Z" };
+  const base: DataPlaneOperatorsManagedIdentities = {
+    identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } },
+    earliestRecheckTime: "2026-08-15T00:00:00Z",
+  };
 
   it.each([
     ["the same status", base, true],
-    ["resource IDs differing only in casing", { ...base, identities: { [keyA]: { resourceID: identityA.toUpperCase(), clientId: "c", principalId: "p" } } }, true],
+    [
+      "resource IDs differing only in casing",
+      { ...base, identities: { [keyA]: { resourceID: identityA.toUpperCase(), clientId: "c", principalId: "p" } } },
+      true,
+    ],
     ["the same instant written with an offset", { ...base, earliestRecheckTime: "2026-08-15T02:00:00+02:00" }, true],
     ["another recheck time", { ...base, earliestRecheckTime: "2026-08-15T00:00:01Z" }, false],
     ["no recheck time", { identities: base.identities }, false],
@@ -341,7 +363,7 @@ describe("statusEquals and identitiesEqual", () => {
     ["a retrievalError added", { ...base, identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p", retrievalError: "x" } } }, false],
     ["another key", { ...base, identities: { [keyB]: { resourceID: identityA, clientId: "c", principalId: "p" } } }, false],
   ])("compares against %s", (_title, other, expected) => {
-    expect(statusEquals(base, other as DataPlaneOperatorsManagedIdentities)).toBe(expected);
+    expect(statusEquals(base, other)).toBe(expected);
   });
 
   it("treats a missing identities map as equal to an empty one", () => {

@@ -23,7 +23,8 @@ const keyA = identityA.toLowerCase();
 const identityB = identityResourceId("identity-b");
 const keyB = identityB.toLowerCase();
 
-function documentWithSubtree(subtree: JsonValue | "absent"): JsonObject {
+/** `"absent"` leaves the subtree out. */
+function documentWithSubtree(subtree: JsonValue): JsonObject {
   return buildServiceProviderClusterDocument({ dataPlaneOperatorsManagedIdentities: subtree });
 }
 
@@ -42,7 +43,10 @@ describe("isJsonObject", () => {
 
 describe("readStoredStatus", () => {
   it("reads a well-formed subtree", () => {
-    const subtree = storedStatus([storedEntry(identityA, { clientId: "c", principalId: "p" }), storedEntry(identityB, { retrievalError: "X: y" })], "2026-08-15T00:00:00Z");
+    const subtree = storedStatus(
+      [storedEntry(identityA, { clientId: "c", principalId: "p" }), storedEntry(identityB, { retrievalError: "X: y" })],
+      "2026-08-15T00:00:00Z",
+    );
     expect(readStoredStatus(documentWithSubtree(subtree))).toEqual({
       status: {
         identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" }, [keyB]: { resourceID: identityB, retrievalError: "X: y" } },
@@ -59,7 +63,11 @@ describe("readStoredStatus", () => {
     ["an empty subtree, as Go emits it", {}, { status: {}, present: true, problems: [] }],
     ["null identities and recheck time", { identities: null, earliestRecheckTime: null }, { status: {}, present: true, problems: [] }],
     ["an empty identities map", { identities: {} }, { status: {}, present: true, problems: [] }],
-    ["an entry with null clientId and principalId (Go nil pointers)", { identities: { [keyA]: { resourceID: identityA, clientId: null, principalId: null } } }, { status: { identities: { [keyA]: { resourceID: identityA } } }, present: true, problems: [] }],
+    [
+      "an entry with null clientId and principalId (Go nil pointers)",
+      { identities: { [keyA]: { resourceID: identityA, clientId: null, principalId: null } } },
+      { status: { identities: { [keyA]: { resourceID: identityA } } }, present: true, problems: [] },
+    ],
   ])("tolerates %s", (_title, subtree, expected) => {
     expect(readStoredStatus(documentWithSubtree(subtree))).toEqual(expected);
   });
@@ -70,11 +78,15 @@ describe("readStoredStatus", () => {
     ["identities that is an array", { identities: [] }, "identities is an array, expected an object"],
     ["an entry without resourceID", { identities: { [keyA]: { clientId: "c" } } }, `identities['${keyA}'] is not a valid entry`],
     ["an entry with a numeric clientId", { identities: { [keyA]: { resourceID: identityA, clientId: 5 } } }, `identities['${keyA}'] is not a valid entry`],
-    ["an entry keyed in mixed case", { identities: { [identityA]: { resourceID: identityA } } }, `identities['${identityA}'] is not keyed by the lowercased resource ID`],
+    [
+      "an entry keyed in mixed case",
+      { identities: { [identityA]: { resourceID: identityA } } },
+      `identities['${identityA}'] is not keyed by the lowercased resource ID`,
+    ],
     ["an unparseable recheck time", { earliestRecheckTime: "soon" }, "earliestRecheckTime is not an RFC 3339 timestamp"],
     ["a numeric recheck time", { earliestRecheckTime: 5 }, "earliestRecheckTime is not an RFC 3339 timestamp"],
   ])("drops and reports %s", (_title, subtree, problem) => {
-    const result = readStoredStatus(documentWithSubtree(subtree as JsonValue));
+    const result = readStoredStatus(documentWithSubtree(subtree));
     expect(result.present).toBe(true);
     expect(result.problems).toEqual([problem]);
     expect(result.status.identities).toBeUndefined();
@@ -101,18 +113,24 @@ describe("serviceProviderClusterDocumentProblems", () => {
   });
 
   it("accepts the resource type in another casing and a missing status", () => {
-    const document = buildServiceProviderClusterDocument({ overrides: { resourceType: "microsoft.redhatopenshift/HCPOPENSHIFTCLUSTERS/serviceproviderclusters", properties: { status: undefined } } });
+    const document = buildServiceProviderClusterDocument({
+      overrides: { resourceType: "microsoft.redhatopenshift/HCPOPENSHIFTCLUSTERS/serviceproviderclusters", properties: { status: undefined } },
+    });
     expect(serviceProviderClusterDocumentProblems(document)).toEqual([]);
   });
 
   it.each([
-    ["a cluster document", { resourceType: "Microsoft.RedHatOpenShift/hcpOpenShiftClusters" }, "resourceType is 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters', expected 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters/serviceProviderClusters'"],
+    [
+      "a cluster document",
+      { resourceType: "Microsoft.RedHatOpenShift/hcpOpenShiftClusters" },
+      "resourceType is 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters', expected 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters/serviceProviderClusters'",
+    ],
     ["a missing resource type", { resourceType: undefined }, "resourceType is a undefined, expected"],
     ["properties that are an array", { properties: [] }, "properties is an array, expected an object"],
     ["cosmosMetadata that is a string", { properties: { cosmosMetadata: "x" } }, "properties.cosmosMetadata is a string, expected an object"],
     ["a status that is a number", { properties: { status: 3 } }, "properties.status is a number, expected an object"],
   ])("refuses %s and names the field", (_title, overrides, problem) => {
-    const problems = serviceProviderClusterDocumentProblems(buildServiceProviderClusterDocument({ overrides: overrides as never }));
+    const problems = serviceProviderClusterDocumentProblems(buildServiceProviderClusterDocument({ overrides: overrides }));
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain(problem);
   });
@@ -143,10 +161,10 @@ describe("statusPatchOperations", () => {
 
   it("sets only the owned subtree and upstream's bookkeeping", () => {
     const document = buildServiceProviderClusterDocument({ instanceVersion: 7 });
-    expect(statusPatchOperations(document, status, "\"etag-1\"")).toEqual([
+    expect(statusPatchOperations(document, status, '"etag-1"')).toEqual([
       { op: "set", path: "/properties/status/dataPlaneOperatorsManagedIdentities", value: statusToJson(status) },
       { op: "set", path: "/properties/cosmosMetadata/instanceVersion", value: 8 },
-      { op: "set", path: "/properties/cosmosMetadata/etag", value: "\"etag-1\"" },
+      { op: "set", path: "/properties/cosmosMetadata/etag", value: '"etag-1"' },
     ]);
   });
 
@@ -157,9 +175,15 @@ describe("statusPatchOperations", () => {
     ["a string instanceVersion", "5", 2],
     ["instanceVersion 1", 1, 2],
   ])("treats %s as upstream does (missing counts as 1)", (_title, instanceVersion, expected) => {
-    const document = buildServiceProviderClusterDocument({ overrides: { properties: { cosmosMetadata: { instanceVersion: instanceVersion as JsonValue | undefined } } } });
+    const document = buildServiceProviderClusterDocument({
+      overrides: { properties: { cosmosMetadata: { instanceVersion: instanceVersion as JsonValue | undefined } } },
+    });
     const operations = statusPatchOperations(document, {}, "e");
-    expect(operations.find((operation) => operation.path.endsWith("instanceVersion"))).toEqual({ op: "set", path: "/properties/cosmosMetadata/instanceVersion", value: expected });
+    expect(operations.find((operation) => operation.path.endsWith("instanceVersion"))).toEqual({
+      op: "set",
+      path: "/properties/cosmosMetadata/instanceVersion",
+      value: expected,
+    });
   });
 
   it("creates the status object when the document has none, keeping foreign status fields out of harm's way", () => {
@@ -171,10 +195,10 @@ describe("statusPatchOperations", () => {
   it("creates cosmosMetadata in a legacy document as upstream's Replace would (instanceVersion read as 1, written as 2)", () => {
     const document = buildServiceProviderClusterDocument({ overrides: { properties: { cosmosMetadata: undefined } } });
     const patched = structuredClone(document);
-    for (const operation of statusPatchOperations(document, status, "\"e\"")) applyPatchOperation(patched, operation);
+    for (const operation of statusPatchOperations(document, status, '"e"')) applyPatchOperation(patched, operation);
     const metadata = (patched.properties as JsonObject).cosmosMetadata as JsonObject;
     expect(Object.keys(metadata)).toEqual(["resourceID", "etag", "instanceVersion", "partitionKey"]);
-    expect(metadata).toEqual({ resourceID: document.resourceID, etag: "\"e\"", instanceVersion: 2, partitionKey: document.partitionKey });
+    expect(metadata).toEqual({ resourceID: document.resourceID, etag: '"e"', instanceVersion: 2, partitionKey: document.partitionKey });
     expect(subtreeOf(patched)).toEqual(statusToJson(status));
   });
 
@@ -185,7 +209,7 @@ describe("statusPatchOperations", () => {
     ["a document with a null status", buildServiceProviderClusterDocument({ overrides: { properties: { status: null } } })],
   ])("applies cleanly to %s and changes nothing else", (_title, document) => {
     const patched = structuredClone(document);
-    for (const operation of statusPatchOperations(document, status, "\"e\"")) applyPatchOperation(patched, operation);
+    for (const operation of statusPatchOperations(document, status, '"e"')) applyPatchOperation(patched, operation);
     expect(subtreeOf(patched)).toEqual(statusToJson(status));
     expect(instanceVersionOf(patched)).toBe(4);
     const before = withoutOwnedFields(document) as JsonObject;

@@ -92,7 +92,7 @@ describe("readSettings", () => {
     expect(readSettings(config({}), required).cosmosDatabase).toBe("aro-hcp");
   });
 
-  it("falls back to the environment when the config value is blank, as Pulumi.yaml's \"\" defaults are", () => {
+  it('falls back to the environment when the config value is blank, as Pulumi.yaml\'s "" defaults are', () => {
     const settings = readSettings(config({ cosmosKey: "", cosmosDatabase: "  " }), { ...required, COSMOS_KEY: "key-from-environment" });
     expect(settings.cosmosKey).toBe("key-from-environment");
     expect(settings.cosmosDatabase).toBe("aro-hcp");
@@ -106,17 +106,71 @@ describe("readSettings", () => {
 
   it.each([
     ["a missing Cosmos endpoint", { ARO_HCP_COSMOS_DATABASE: "db" }, "cosmosEndpoint", "ARO_HCP_COSMOS_ENDPOINT", "is not set; expected an https:// URL"],
-    ["a Cosmos endpoint that is not a URL", { ...required, ARO_HCP_COSMOS_ENDPOINT: "cosmos.example.com" }, "cosmosEndpoint", "ARO_HCP_COSMOS_ENDPOINT", "is not a URL"],
-    ["a plain-http Cosmos endpoint", { ...required, ARO_HCP_COSMOS_ENDPOINT: "http://127.0.0.1:8081" }, "cosmosEndpoint", "ARO_HCP_COSMOS_ENDPOINT", "must use https:// (got http://)"],
+    [
+      "a Cosmos endpoint that is not a URL",
+      { ...required, ARO_HCP_COSMOS_ENDPOINT: "cosmos.example.com" },
+      "cosmosEndpoint",
+      "ARO_HCP_COSMOS_ENDPOINT",
+      "is not a URL",
+    ],
+    [
+      "a plain-http Cosmos endpoint",
+      { ...required, ARO_HCP_COSMOS_ENDPOINT: "http://127.0.0.1:8081" },
+      "cosmosEndpoint",
+      "ARO_HCP_COSMOS_ENDPOINT",
+      "must use https:// (got http://)",
+    ],
     ["a missing Cosmos database", { ARO_HCP_COSMOS_ENDPOINT: "https://c" }, "cosmosDatabase", "ARO_HCP_COSMOS_DATABASE", "is not set"],
-    ["an unknown cloud", { ...required, ARO_HCP_AZURE_CLOUD: "Mars" }, "azureCloud", "ARO_HCP_AZURE_CLOUD", "is 'Mars'; expected one of AzurePublicCloud, AzureUSGovernment, AzureChinaCloud"],
+    [
+      "an unknown cloud",
+      { ...required, ARO_HCP_AZURE_CLOUD: "Mars" },
+      "azureCloud",
+      "ARO_HCP_AZURE_CLOUD",
+      "is 'Mars'; expected one of AzurePublicCloud, AzureUSGovernment, AzureChinaCloud",
+    ],
     ["a plain-http ARM endpoint", { ...required, ARO_HCP_ARM_ENDPOINT: "http://arm" }, "armEndpoint", "ARO_HCP_ARM_ENDPOINT", "must use https://"],
-    ["a managed identity client ID that is not a GUID", { ...required, ARO_HCP_MANAGED_IDENTITY_CLIENT_ID: "my-identity" }, "managedIdentityClientId", "ARO_HCP_MANAGED_IDENTITY_CLIENT_ID", "is not a GUID"],
-    ["a lookup concurrency of 0", { ...required, ARO_HCP_LOOKUP_CONCURRENCY: "0" }, "lookupConcurrency", "ARO_HCP_LOOKUP_CONCURRENCY", "is '0'; expected a whole number from 1 to 64"],
-    ["a lookup concurrency above 64", { ...required, ARO_HCP_LOOKUP_CONCURRENCY: "65" }, "lookupConcurrency", "ARO_HCP_LOOKUP_CONCURRENCY", "is '65'; expected a whole number from 1 to 64"],
-    ["a fractional lookup timeout", { ...required, ARO_HCP_LOOKUP_TIMEOUT_SECONDS: "1.5" }, "lookupTimeoutSeconds", "ARO_HCP_LOOKUP_TIMEOUT_SECONDS", "is '1.5'; expected a whole number from 1 to 600"],
-    ["a negative document wait", { ...required, ARO_HCP_DOCUMENT_WAIT_SECONDS: "-1" }, "documentWaitSeconds", "ARO_HCP_DOCUMENT_WAIT_SECONDS", "is '-1'; expected a whole number from 0 to 3600"],
-    ["a non-numeric write attempt count", { ...required, ARO_HCP_MAX_WRITE_ATTEMPTS: "many" }, "maxWriteAttempts", "ARO_HCP_MAX_WRITE_ATTEMPTS", "is 'many'; expected a whole number from 1 to 20"],
+    [
+      "a managed identity client ID that is not a GUID",
+      { ...required, ARO_HCP_MANAGED_IDENTITY_CLIENT_ID: "my-identity" },
+      "managedIdentityClientId",
+      "ARO_HCP_MANAGED_IDENTITY_CLIENT_ID",
+      "is not a GUID",
+    ],
+    [
+      "a lookup concurrency of 0",
+      { ...required, ARO_HCP_LOOKUP_CONCURRENCY: "0" },
+      "lookupConcurrency",
+      "ARO_HCP_LOOKUP_CONCURRENCY",
+      "is '0'; expected a whole number from 1 to 64",
+    ],
+    [
+      "a lookup concurrency above 64",
+      { ...required, ARO_HCP_LOOKUP_CONCURRENCY: "65" },
+      "lookupConcurrency",
+      "ARO_HCP_LOOKUP_CONCURRENCY",
+      "is '65'; expected a whole number from 1 to 64",
+    ],
+    [
+      "a fractional lookup timeout",
+      { ...required, ARO_HCP_LOOKUP_TIMEOUT_SECONDS: "1.5" },
+      "lookupTimeoutSeconds",
+      "ARO_HCP_LOOKUP_TIMEOUT_SECONDS",
+      "is '1.5'; expected a whole number from 1 to 600",
+    ],
+    [
+      "a negative document wait",
+      { ...required, ARO_HCP_DOCUMENT_WAIT_SECONDS: "-1" },
+      "documentWaitSeconds",
+      "ARO_HCP_DOCUMENT_WAIT_SECONDS",
+      "is '-1'; expected a whole number from 0 to 3600",
+    ],
+    [
+      "a non-numeric write attempt count",
+      { ...required, ARO_HCP_MAX_WRITE_ATTEMPTS: "many" },
+      "maxWriteAttempts",
+      "ARO_HCP_MAX_WRITE_ATTEMPTS",
+      "is 'many'; expected a whole number from 1 to 20",
+    ],
   ])("refuses %s and names the key and its variable", (_title, environment, key, variable, reason) => {
     const message = problemsOf(() => readSettings(undefined, environment));
     expect(message).toContain(`'${projectName}:${key}' (or ${variable}) ${reason}`);
@@ -149,9 +203,24 @@ describe("readSettings: the Cosmos endpoint and the cloud", () => {
   });
 
   it.each([
-    ["a host of no cloud", "AzurePublicCloud", "https://cosmos.example.com", "is on host 'cosmos.example.com', which is not a Cosmos DB account of AzurePublicCloud"],
-    ["a public account with the US Government cloud", "AzureUSGovernment", "https://account.documents.azure.com", "is on host 'account.documents.azure.com', which is not a Cosmos DB account of AzureUSGovernment"],
-    ["a look-alike host", "AzurePublicCloud", "https://account.documents.azure.com.example.net", "is on host 'account.documents.azure.com.example.net', which is not a Cosmos DB account of AzurePublicCloud"],
+    [
+      "a host of no cloud",
+      "AzurePublicCloud",
+      "https://cosmos.example.com",
+      "is on host 'cosmos.example.com', which is not a Cosmos DB account of AzurePublicCloud",
+    ],
+    [
+      "a public account with the US Government cloud",
+      "AzureUSGovernment",
+      "https://account.documents.azure.com",
+      "is on host 'account.documents.azure.com', which is not a Cosmos DB account of AzureUSGovernment",
+    ],
+    [
+      "a look-alike host",
+      "AzurePublicCloud",
+      "https://account.documents.azure.com.example.net",
+      "is on host 'account.documents.azure.com.example.net', which is not a Cosmos DB account of AzurePublicCloud",
+    ],
   ])("refuses %s and says how to fix it", (_title, cloud, endpoint, reason) => {
     const message = problemsOf(() => readSettings(undefined, { ...required, ARO_HCP_AZURE_CLOUD: cloud, ARO_HCP_COSMOS_ENDPOINT: endpoint }));
     expect(message).toContain(`'${projectName}:cosmosEndpoint' (or ARO_HCP_COSMOS_ENDPOINT) ${reason}`);

@@ -31,7 +31,11 @@ type Provider = Required<pulumi.dynamic.ResourceProvider<Inputs, Outputs>>;
 
 const location = locationOf();
 const cluster = clusterResourceIdFor();
-const otherCluster = clusterResourceIdFor({ subscriptionId: "00000000-0000-0000-0000-000000000000", resourceGroupName: "test-rg", clusterName: "other-cluster" });
+const otherCluster = clusterResourceIdFor({
+  subscriptionId: "00000000-0000-0000-0000-000000000000",
+  resourceGroupName: "test-rg",
+  clusterName: "other-cluster",
+});
 const identityA = identityResourceId("identity-a");
 const identityB = identityResourceId("identity-b");
 const keyA = identityA.toLowerCase();
@@ -71,7 +75,12 @@ const resolved = (clientId: string, principalId: string): IdentityScript => ({ v
 
 /** Checked inputs; `fromClusterDocument` leaves dataPlaneOperators out, so the cluster document is read. */
 function inputs(operators: Record<string, string> | typeof fromClusterDocument = { "operator-a": identityA }, extra: Partial<Inputs> = {}): Inputs {
-  return { clusterResourceId: cluster, ...(operators === fromClusterDocument ? {} : { dataPlaneOperators: operators }), __provider: serializedProvider, ...extra };
+  return {
+    clusterResourceId: cluster,
+    ...(operators === fromClusterDocument ? {} : { dataPlaneOperators: operators }),
+    __provider: serializedProvider,
+    ...extra,
+  };
 }
 
 function persistedSubtree(store: InMemoryDocumentStore): JsonValue | undefined {
@@ -91,14 +100,18 @@ function outsOf(result: { outs?: Outputs }): Outputs {
   return result.outs as Outputs;
 }
 
+/** The outputs the engine stores after create: the provider host adds the inputs' `__provider`. */
 async function createdOutputs(setupValue: Setup, news: Inputs = inputs()): Promise<Outputs> {
-  return outsOf(await setupValue.provider.create(news));
+  return { ...outsOf(await setupValue.provider.create(news)), __provider: news.__provider };
 }
 
 describe("check", () => {
   it("returns normalised inputs", async () => {
     const { provider } = setup();
-    const result = await provider.check({} as Inputs, { clusterResourceId: cluster.replace("/resourceGroups/", "/RESOURCEGROUPS/"), dataPlaneOperators: { b: identityB, a: identityA } });
+    const result = await provider.check({} as Inputs, {
+      clusterResourceId: cluster.replace("/resourceGroups/", "/RESOURCEGROUPS/"),
+      dataPlaneOperators: { b: identityB, a: identityA },
+    });
     expect(result).toEqual({ inputs: { clusterResourceId: cluster, dataPlaneOperators: { a: identityA, b: identityB } }, failures: [] });
   });
 
@@ -149,7 +162,12 @@ describe("create", () => {
       identities: { [identityA]: resolved("c", "p") },
     });
     const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
-    expect(outs).toMatchObject({ desiredSource: "clusterDocument", dataPlaneOperators: null, serviceManagedIdentity: identityResourceId("service-managed-identity"), identityCount: 1 });
+    expect(outs).toMatchObject({
+      desiredSource: "clusterDocument",
+      dataPlaneOperators: null,
+      serviceManagedIdentity: identityResourceId("service-managed-identity"),
+      identityCount: 1,
+    });
     expect(findUndefined(outs)).toEqual([]);
   });
 
@@ -175,7 +193,10 @@ describe("create", () => {
     expect(thrown?.message).toContain(`${identityB}: AuthorizationFailed (HTTP 403): The client does not have authorization.`);
     expect(thrown?.properties?.__provider).toBe(serializedProvider);
     expect(thrown?.properties).toMatchObject({ documentId: location.documentId, resolvedCount: 1, failedCount: 1, drift: [] });
-    expect(thrown?.properties?.status.identities?.[keyB]).toEqual({ resourceID: identityB, retrievalError: "AuthorizationFailed (HTTP 403): The client does not have authorization." });
+    expect(thrown?.properties?.status.identities?.[keyB]).toEqual({
+      resourceID: identityB,
+      retrievalError: "AuthorizationFailed (HTTP 403): The client does not have authorization.",
+    });
     expect(JSON.parse(JSON.stringify(thrown?.properties))).toEqual(thrown?.properties);
     expect(persistedSubtree(setupValue.store)).toEqual(thrown?.properties?.status);
   });
@@ -191,6 +212,16 @@ describe("create", () => {
 });
 
 describe("diff", () => {
+  it("reports a change when the stored provider text is another one (an older loader), reading nothing", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    const callsBefore = setupValue.store.calls.length;
+    expect(await setupValue.provider.diff(location.documentId, { ...outs, __provider: "exports.handler = __f0; // an older loader" }, inputs())).toEqual({
+      changes: true,
+    });
+    expect(setupValue.store.calls.length).toBe(callsBefore);
+  });
+
   it("reports no change inside the recheck window with the same inputs", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
@@ -204,7 +235,10 @@ describe("diff", () => {
     ["an identity is added", inputs({ "operator-a": identityA, "operator-b": identityB })],
     ["an operator is renamed", inputs({ "operator-renamed": identityA })],
     ["the operators are removed (desired set moves to the cluster document)", inputs(fromClusterDocument)],
-    ["a service managed identity is given", inputs(fromClusterDocument, { dataPlaneOperators: { "operator-a": identityA }, serviceManagedIdentity: identityResourceId("smi") })],
+    [
+      "a service managed identity is given",
+      inputs(fromClusterDocument, { dataPlaneOperators: { "operator-a": identityA }, serviceManagedIdentity: identityResourceId("smi") }),
+    ],
     ["an operator's identity is unknown", inputs({ "operator-a": unknownValue })],
   ])("reports an update without replacement when %s", async (_title, news) => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
@@ -239,13 +273,21 @@ describe("diff", () => {
   it("reports a change when refresh recorded drift", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
-    expect(await setupValue.provider.diff(location.documentId, { ...outs, drift: ["identity x: clientId was changed in Cosmos"] }, inputs())).toEqual({ changes: true });
+    expect(await setupValue.provider.diff(location.documentId, { ...outs, drift: ["identity x: clientId was changed in Cosmos"] }, inputs())).toEqual({
+      changes: true,
+    });
   });
 
   it("replaces, deleting first, when the cluster changes", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
-    expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument, { clusterResourceId: otherCluster, dataPlaneOperators: { "operator-a": identityA } }))).toEqual({
+    expect(
+      await setupValue.provider.diff(
+        location.documentId,
+        outs,
+        inputs(fromClusterDocument, { clusterResourceId: otherCluster, dataPlaneOperators: { "operator-a": identityA } }),
+      ),
+    ).toEqual({
       changes: true,
       replaces: ["clusterResourceId"],
       deleteBeforeReplace: true,
@@ -255,14 +297,20 @@ describe("diff", () => {
   it("does not replace when only the casing of the cluster ID changes", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
-    const result = await setupValue.provider.diff(location.documentId, outs, inputs({ "operator-a": identityA }, { clusterResourceId: cluster.replace("test-cluster", "TEST-CLUSTER") }));
+    const result = await setupValue.provider.diff(
+      location.documentId,
+      outs,
+      inputs({ "operator-a": identityA }, { clusterResourceId: cluster.replace("test-cluster", "TEST-CLUSTER") }),
+    );
     expect(result.replaces).toBeUndefined();
   });
 
   it("reports a change, without replacing, when the cluster is unknown during preview", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
-    expect(await setupValue.provider.diff(location.documentId, outs, inputs({ "operator-a": identityA }, { clusterResourceId: unknownValue }))).toEqual({ changes: true });
+    expect(await setupValue.provider.diff(location.documentId, outs, inputs({ "operator-a": identityA }, { clusterResourceId: unknownValue }))).toEqual({
+      changes: true,
+    });
   });
 
   it.each([
@@ -289,7 +337,9 @@ describe("diff", () => {
       const callsBefore = setupValue.store.calls.length;
       const readerCallsBefore = setupValue.reader.calls.length;
       expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).toEqual({ changes: false });
-      expect(setupValue.store.calls.slice(callsBefore)).toEqual([{ kind: "read", partitionKey: location.partitionKey, id: location.clusterDocumentId, outcome: "found" }]);
+      expect(setupValue.store.calls.slice(callsBefore)).toEqual([
+        { kind: "read", partitionKey: location.partitionKey, id: location.clusterDocumentId, outcome: "found" },
+      ]);
       expect(setupValue.reader.calls).toHaveLength(readerCallsBefore);
     });
 
@@ -305,7 +355,7 @@ describe("diff", () => {
       const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
       setupValue.store.put(buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA }, deletionTimestamp: "2026-08-14T12:00:00Z" }));
       expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).toEqual({ changes: true });
-      const skipped = outsOf(await setupValue.provider.update(location.documentId, outs, inputs(fromClusterDocument)));
+      const skipped = { ...outsOf(await setupValue.provider.update(location.documentId, outs, inputs(fromClusterDocument))), __provider: outs.__provider };
       expect(skipped.skippedReason).toBe("clusterDeleting");
       expect(await setupValue.provider.diff(location.documentId, skipped, inputs(fromClusterDocument))).toEqual({ changes: false });
     });
@@ -315,6 +365,14 @@ describe("diff", () => {
       const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
       setupValue.store.remove(location.partitionKey, location.clusterDocumentId);
       expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).toEqual({ changes: true });
+      setupValue.store.put(buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA, "operator-b": null } }));
+      expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).toEqual({ changes: true });
+      // The update that follows names the problem and writes nothing: the diff did not hide it.
+      const patchesBefore = setupValue.store.appliedPatches().length;
+      await expect(setupValue.provider.update(location.documentId, outs, inputs(fromClusterDocument))).rejects.toThrow(
+        "userAssignedIdentities.dataPlaneOperators.operator-b: identity resource ID is missing (null)",
+      );
+      expect(setupValue.store.appliedPatches()).toHaveLength(patchesBefore);
     });
   });
 });
@@ -324,7 +382,7 @@ describe("update", () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
     const result = await setupValue.provider.update(location.documentId, outs, inputs());
-    expect(result.outs).toEqual(outs);
+    expect({ ...result.outs, __provider: outs.__provider }).toEqual(outs);
     expect(setupValue.reader.calls).toHaveLength(1);
     expect(setupValue.store.appliedPatches()).toHaveLength(1);
   });
@@ -341,7 +399,10 @@ describe("update", () => {
     const result = await setupValue.provider.update(location.documentId, { ...outs, drift: [`identity ${keyA}: clientId was changed in Cosmos`] }, inputs());
     expect(setupValue.reader.calls).toHaveLength(2);
     expect(outsOf(result).drift).toEqual([]);
-    expect(persistedSubtree(setupValue.store)).toEqual({ identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } }, earliestRecheckTime: recheckAtRandomZero });
+    expect(persistedSubtree(setupValue.store)).toEqual({
+      identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } },
+      earliestRecheckTime: recheckAtRandomZero,
+    });
   });
 
   it("forces lookups when the old outputs come from an older schema", async () => {
@@ -418,7 +479,10 @@ describe("read", () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
     setupValue.store.mutate(location.partitionKey, location.documentId, (document) => {
-      ((document.properties as JsonObject).status as JsonObject).dataPlaneOperatorsManagedIdentities = storedStatus([storedEntry(identityB, { clientId: "x" })], recheckAtRandomZero);
+      ((document.properties as JsonObject).status as JsonObject).dataPlaneOperatorsManagedIdentities = storedStatus(
+        [storedEntry(identityB, { clientId: "x" })],
+        recheckAtRandomZero,
+      );
     });
     const result = await refreshed(setupValue, outs);
     expect(result.props?.drift).toEqual([`identity ${keyA} was removed from the status in Cosmos`, `identity ${keyB} was added to the status in Cosmos`]);
@@ -528,7 +592,9 @@ describe("delete", () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
     setupValue.store.failNext("patch", Object.assign(new Error("Forbidden"), { code: 403 }));
-    await expect(setupValue.provider.delete(location.documentId, outs)).rejects.toThrow(`failed to write ServiceProviderCluster document ${location.documentId}`);
+    await expect(setupValue.provider.delete(location.documentId, outs)).rejects.toThrow(
+      `failed to write ServiceProviderCluster document ${location.documentId}`,
+    );
   });
 
   it("does nothing for outputs without a cluster", async () => {

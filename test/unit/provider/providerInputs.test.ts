@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkInputs, containsUnknown, isCurrentOutputs, maxDataPlaneOperators, unknownValue } from "../../../resources/provider/providerInputs";
+import { checkInputs, containsUnknown, maxDataPlaneOperators, parseInputs, parseStoredOutputs, unknownValue } from "../../../resources/provider/providerInputs";
 import { clusterResourceIdFor, identityResourceId } from "../../fixtures/documents";
 
 const cluster = clusterResourceIdFor();
@@ -37,11 +37,17 @@ describe("checkInputs", () => {
   });
 
   it("treats null operators and identity as omitted", () => {
-    expect(checkInputs({ clusterResourceId: cluster, dataPlaneOperators: null, serviceManagedIdentity: null })).toEqual({ inputs: { clusterResourceId: cluster }, failures: [] });
+    expect(checkInputs({ clusterResourceId: cluster, dataPlaneOperators: null, serviceManagedIdentity: null })).toEqual({
+      inputs: { clusterResourceId: cluster },
+      failures: [],
+    });
   });
 
   it("accepts an empty operator map", () => {
-    expect(checkInputs({ clusterResourceId: cluster, dataPlaneOperators: {} })).toEqual({ inputs: { clusterResourceId: cluster, dataPlaneOperators: {} }, failures: [] });
+    expect(checkInputs({ clusterResourceId: cluster, dataPlaneOperators: {} })).toEqual({
+      inputs: { clusterResourceId: cluster, dataPlaneOperators: {} },
+      failures: [],
+    });
   });
 
   it("ignores reserved __ properties such as __provider and does not copy them", () => {
@@ -55,23 +61,88 @@ describe("checkInputs", () => {
     ["a null cluster", { clusterResourceId: null }, "clusterResourceId", "is required"],
     ["a numeric cluster", { clusterResourceId: 7 }, "clusterResourceId", "must be a string, got a number"],
     ["a malformed cluster", { clusterResourceId: "my-cluster" }, "clusterResourceId", "must start with '/subscriptions/'"],
-    ["a cluster with a non-GUID subscription", { clusterResourceId: cluster.replace("00000000-0000-0000-0000-000000000000", "prod") }, "clusterResourceId", "has subscription 'prod', which is not a GUID"],
+    [
+      "a cluster with a non-GUID subscription",
+      { clusterResourceId: cluster.replace("00000000-0000-0000-0000-000000000000", "prod") },
+      "clusterResourceId",
+      "has subscription 'prod', which is not a GUID",
+    ],
     ["a cluster with surrounding whitespace", { clusterResourceId: ` ${cluster}` }, "clusterResourceId", "must not have leading or trailing whitespace"],
     ["an identity ID as the cluster", { clusterResourceId: identityA }, "clusterResourceId", "must be a Microsoft.RedHatOpenShift/hcpOpenShiftClusters ID"],
-    ["operators that are a string", { clusterResourceId: cluster, dataPlaneOperators: identityA }, "dataPlaneOperators", "must be a map of operator name to identity resource ID, got a string"],
+    [
+      "operators that are a string",
+      { clusterResourceId: cluster, dataPlaneOperators: identityA },
+      "dataPlaneOperators",
+      "must be a map of operator name to identity resource ID, got a string",
+    ],
     ["operators that are an array", { clusterResourceId: cluster, dataPlaneOperators: [identityA] }, "dataPlaneOperators", "got an array"],
     ["operators that are a number", { clusterResourceId: cluster, dataPlaneOperators: 3 }, "dataPlaneOperators", "got a number"],
-    ["an empty operator name", { clusterResourceId: cluster, dataPlaneOperators: { "": identityA } }, "dataPlaneOperators.", "operator name must not be empty or whitespace"],
-    ["a whitespace operator name", { clusterResourceId: cluster, dataPlaneOperators: { " \t": identityA } }, "dataPlaneOperators. \t", "operator name must not be empty or whitespace"],
-    ["a malformed identity", { clusterResourceId: cluster, dataPlaneOperators: { op: "identity-a" } }, "dataPlaneOperators.op", "identity resource ID must start with '/subscriptions/'"],
-    ["a non-string identity", { clusterResourceId: cluster, dataPlaneOperators: { op: { id: identityA } } }, "dataPlaneOperators.op", "identity resource ID must be a string, got an object"],
-    ["a null identity", { clusterResourceId: cluster, dataPlaneOperators: { op: null } }, "dataPlaneOperators.op", "identity resource ID must be a string, got null"],
-    ["an identity with whitespace", { clusterResourceId: cluster, dataPlaneOperators: { op: `${identityA} ` } }, "dataPlaneOperators.op", "must not have leading or trailing whitespace"],
-    ["an identity with a non-GUID subscription", { clusterResourceId: cluster, dataPlaneOperators: { op: identityA.replace("00000000-0000-0000-0000-000000000000", "sub") } }, "dataPlaneOperators.op", "has subscription 'sub', which is not a GUID"],
-    ["a cluster ID as an identity", { clusterResourceId: cluster, dataPlaneOperators: { op: cluster } }, "dataPlaneOperators.op", "must be a Microsoft.ManagedIdentity/userAssignedIdentities ID"],
-    ["a malformed service managed identity", { clusterResourceId: cluster, serviceManagedIdentity: "smi" }, "serviceManagedIdentity", "must start with '/subscriptions/'"],
-    ["a numeric service managed identity", { clusterResourceId: cluster, serviceManagedIdentity: 1 }, "serviceManagedIdentity", "must be a string, got a number"],
-    ["an unknown property", { clusterResourceId: cluster, clusterId: cluster }, "clusterId", "is not a property of ServiceProviderClusterIdentityStatus; expected clusterResourceId, dataPlaneOperators, serviceManagedIdentity"],
+    [
+      "an empty operator name",
+      { clusterResourceId: cluster, dataPlaneOperators: { "": identityA } },
+      "dataPlaneOperators.",
+      "operator name must not be empty or whitespace",
+    ],
+    [
+      "a whitespace operator name",
+      { clusterResourceId: cluster, dataPlaneOperators: { " \t": identityA } },
+      "dataPlaneOperators. \t",
+      "operator name must not be empty or whitespace",
+    ],
+    [
+      "a malformed identity",
+      { clusterResourceId: cluster, dataPlaneOperators: { op: "identity-a" } },
+      "dataPlaneOperators.op",
+      "identity resource ID must start with '/subscriptions/'",
+    ],
+    [
+      "a non-string identity",
+      { clusterResourceId: cluster, dataPlaneOperators: { op: { id: identityA } } },
+      "dataPlaneOperators.op",
+      "identity resource ID must be a string, got an object",
+    ],
+    [
+      "a null identity",
+      { clusterResourceId: cluster, dataPlaneOperators: { op: null } },
+      "dataPlaneOperators.op",
+      "identity resource ID must be a string, got null",
+    ],
+    [
+      "an identity with whitespace",
+      { clusterResourceId: cluster, dataPlaneOperators: { op: `${identityA} ` } },
+      "dataPlaneOperators.op",
+      "must not have leading or trailing whitespace",
+    ],
+    [
+      "an identity with a non-GUID subscription",
+      { clusterResourceId: cluster, dataPlaneOperators: { op: identityA.replace("00000000-0000-0000-0000-000000000000", "sub") } },
+      "dataPlaneOperators.op",
+      "has subscription 'sub', which is not a GUID",
+    ],
+    [
+      "a cluster ID as an identity",
+      { clusterResourceId: cluster, dataPlaneOperators: { op: cluster } },
+      "dataPlaneOperators.op",
+      "must be a Microsoft.ManagedIdentity/userAssignedIdentities ID",
+    ],
+    [
+      "a malformed service managed identity",
+      { clusterResourceId: cluster, serviceManagedIdentity: "smi" },
+      "serviceManagedIdentity",
+      "must start with '/subscriptions/'",
+    ],
+    [
+      "a numeric service managed identity",
+      { clusterResourceId: cluster, serviceManagedIdentity: 1 },
+      "serviceManagedIdentity",
+      "must be a string, got a number",
+    ],
+    [
+      "an unknown property",
+      { clusterResourceId: cluster, clusterId: cluster },
+      "clusterId",
+      "is not a property of ServiceProviderClusterIdentityStatus; expected clusterResourceId, dataPlaneOperators, serviceManagedIdentity",
+    ],
   ])("fails %s on the property it concerns", (_title, news, property, reason) => {
     const failures = failuresOf(news);
     expect(failures).toHaveLength(1);
@@ -80,9 +151,13 @@ describe("checkInputs", () => {
   });
 
   it("refuses a map with more operators than supported, without listing them", () => {
-    const operators = Object.fromEntries(Array.from({ length: maxDataPlaneOperators + 1 }, (_, index) => [`op-${index}`, identityResourceId(`identity-${index}`)]));
+    const operators = Object.fromEntries(
+      Array.from({ length: maxDataPlaneOperators + 1 }, (_, index) => [`op-${index}`, identityResourceId(`identity-${index}`)]),
+    );
     const failures = failuresOf({ clusterResourceId: cluster, dataPlaneOperators: operators });
-    expect(failures).toEqual([{ property: "dataPlaneOperators", reason: `has ${maxDataPlaneOperators + 1} operators; at most ${maxDataPlaneOperators} are supported` }]);
+    expect(failures).toEqual([
+      { property: "dataPlaneOperators", reason: `has ${maxDataPlaneOperators + 1} operators; at most ${maxDataPlaneOperators} are supported` },
+    ]);
   });
 
   it("accepts exactly the maximum number of operators", () => {
@@ -98,9 +173,21 @@ describe("checkInputs", () => {
 
   it.each([
     ["the cluster", { clusterResourceId: unknownValue }, { clusterResourceId: unknownValue }],
-    ["the whole operator map", { clusterResourceId: cluster, dataPlaneOperators: unknownValue }, { clusterResourceId: cluster, dataPlaneOperators: unknownValue }],
-    ["one operator's identity", { clusterResourceId: cluster, dataPlaneOperators: { b: unknownValue, a: identityA } }, { clusterResourceId: cluster, dataPlaneOperators: { a: identityA, b: unknownValue } }],
-    ["the service managed identity", { clusterResourceId: cluster, serviceManagedIdentity: unknownValue }, { clusterResourceId: cluster, serviceManagedIdentity: unknownValue }],
+    [
+      "the whole operator map",
+      { clusterResourceId: cluster, dataPlaneOperators: unknownValue },
+      { clusterResourceId: cluster, dataPlaneOperators: unknownValue },
+    ],
+    [
+      "one operator's identity",
+      { clusterResourceId: cluster, dataPlaneOperators: { b: unknownValue, a: identityA } },
+      { clusterResourceId: cluster, dataPlaneOperators: { a: identityA, b: unknownValue } },
+    ],
+    [
+      "the service managed identity",
+      { clusterResourceId: cluster, serviceManagedIdentity: unknownValue },
+      { clusterResourceId: cluster, serviceManagedIdentity: unknownValue },
+    ],
   ])("passes an unknown value for %s through without failing", (_title, news, expected) => {
     expect(checkInputs(news)).toEqual({ inputs: expected, failures: [] });
   });
@@ -119,21 +206,64 @@ describe("containsUnknown", () => {
   });
 });
 
-describe("isCurrentOutputs", () => {
-  const current = { schemaVersion: 1, clusterResourceId: cluster, documentId: "d", status: {}, drift: [] };
-
-  it("accepts outputs of the current schema", () => {
-    expect(isCurrentOutputs(current)).toBe(true);
+describe("parseInputs", () => {
+  it("returns the checked inputs, typed, when every property passes", () => {
+    expect(parseInputs({ clusterResourceId: cluster, dataPlaneOperators: { op: identityA }, __provider: "x" })).toEqual({
+      ok: true,
+      value: { clusterResourceId: cluster, dataPlaneOperators: { op: identityA } },
+    });
   });
 
   it.each([
-    ["no schemaVersion", { ...current, schemaVersion: undefined }],
-    ["a future schemaVersion", { ...current, schemaVersion: 2 }],
-    ["no documentId", { ...current, documentId: undefined }],
-    ["a null status", { ...current, status: null }],
-    ["no drift list", { ...current, drift: undefined }],
-    ["an empty object", {}],
-  ])("refuses outputs with %s", (_title, outputs) => {
-    expect(isCurrentOutputs(outputs)).toBe(false);
+    ["a bag that is not an object", "nope", "clusterResourceId"],
+    ["a missing cluster", {}, "clusterResourceId"],
+    ["a bad identity", { clusterResourceId: cluster, dataPlaneOperators: { op: "bad" } }, "dataPlaneOperators.op"],
+  ])("fails %s, naming the field", (_title, news, property) => {
+    const parsed = parseInputs(news);
+    expect(parsed.ok).toBe(false);
+    expect(parsed.ok ? [] : parsed.failures.map((failure) => failure.property)).toEqual([property]);
+  });
+});
+
+describe("parseStoredOutputs", () => {
+  const current = { schemaVersion: 1, clusterResourceId: cluster, documentId: "d", status: {}, drift: [] };
+
+  it("accepts outputs of the current schema", () => {
+    expect(parseStoredOutputs(current).ok).toBe(true);
+  });
+
+  it("returns the fields the provider reads, typed", () => {
+    const status = { identities: { [identityA.toLowerCase()]: { resourceID: identityA, clientId: "c" } }, earliestRecheckTime: "2026-08-15T00:00:00Z" };
+    const outputs = {
+      ...current,
+      status,
+      drift: ["x"],
+      dataPlaneOperators: { op: identityA },
+      serviceManagedIdentity: null,
+      skippedReason: null,
+      identityCount: 1,
+    };
+    expect(parseStoredOutputs(outputs)).toEqual({
+      ok: true,
+      value: { ...current, status, drift: ["x"], dataPlaneOperators: { op: identityA }, serviceManagedIdentity: null, skippedReason: null },
+    });
+  });
+
+  it.each([
+    ["no schemaVersion", { ...current, schemaVersion: undefined }, "schemaVersion"],
+    ["a future schemaVersion", { ...current, schemaVersion: 2 }, "schemaVersion"],
+    ["no documentId", { ...current, documentId: undefined }, "documentId"],
+    ["a null status", { ...current, status: null }, "status"],
+    ["a status with a malformed entry", { ...current, status: { identities: { a: 5 } } }, "status"],
+    ["no drift list", { ...current, drift: undefined }, "drift"],
+    ["a drift list of numbers", { ...current, drift: [1] }, "drift"],
+    ["operators that are not strings", { ...current, dataPlaneOperators: { op: 1 } }, "dataPlaneOperators"],
+    ["a numeric skippedReason", { ...current, skippedReason: 1 }, "skippedReason"],
+    ["an empty object", {}, "schemaVersion"],
+    ["no object at all", undefined, "outputs"],
+  ])("refuses outputs with %s, naming the field", (_title, outputs, property) => {
+    const parsed = parseStoredOutputs(outputs);
+    expect(parsed.ok).toBe(false);
+    expect(parsed.ok ? [] : parsed.failures.map((failure) => failure.property)).toContain(property);
   });
 });

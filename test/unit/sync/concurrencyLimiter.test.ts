@@ -57,7 +57,7 @@ describe("createConcurrencyLimiter", () => {
   it("frees the slot when a task fails", async () => {
     const limiter = createConcurrencyLimiter(1);
     await expect(limiter.run(() => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
-    expect(await limiter.run(async () => "after")).toBe("after");
+    expect(await limiter.run(() => Promise.resolve("after"))).toBe("after");
     expect(limiter.active).toBe(0);
   });
 

@@ -32,7 +32,10 @@ const nodeError = (code: string, message: string): Error => Object.assign(new Er
 function storedDocument(): JsonObject {
   return buildServiceProviderClusterDocument({
     dataPlaneOperatorsManagedIdentities: storedStatus(
-      [storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" }), storedEntry(identityB, { clientId: "b-client", principalId: "b-principal" })],
+      [
+        storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" }),
+        storedEntry(identityB, { clientId: "b-client", principalId: "b-principal" }),
+      ],
       hourEarlier,
     ),
   });
@@ -118,7 +121,9 @@ describe("a failure about one identity in a sync pass (unchanged)", () => {
     const desired = desiredIdentitySet({ a: identityA, b: identityB }).identities;
     const result = await syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired, force: false });
     expect(result.failures).toEqual([]);
-    expect(((subtreeOf(harness.store.get(location.partitionKey, location.documentId)) as JsonObject).identities as JsonObject)[identityB.toLowerCase()]).toEqual({
+    expect(
+      ((subtreeOf(harness.store.get(location.partitionKey, location.documentId)) as JsonObject).identities as JsonObject)[identityB.toLowerCase()],
+    ).toEqual({
       resourceID: identityB,
       retrievalError: "ResourceNotFound (HTTP 404): gone",
     });

@@ -6,7 +6,8 @@ import { retryAfterInMs } from "../../../resources/core/errors";
 import { backoffInMs, lookUpIdentity, maxLookupAttempts, maxTotalAttempts } from "../../../resources/sync/lookUpIdentity";
 import { FakeClock } from "../../fakes/fakeClock";
 
-const identityId = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/identity-a";
+const identityId =
+  "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/identity-a";
 
 /** An ARM-shaped RestError, with the response headers a throttled answer carries. */
 function armError(code: string, statusCode: number | undefined, headers: Record<string, string> = {}): Error {
@@ -36,12 +37,12 @@ function harness(steps: Step[], options: { timeoutInMs?: number; limit?: number 
     },
     options: { lookupTimeoutInMs: options.timeoutInMs ?? 30_000, documentWaitInMs: 0, documentPollIntervalInMs: 1, maxWriteAttempts: 1 },
     userAssignedIdentityReader: {
-      async getUserAssignedIdentity(resourceId: ParsedResourceId) {
+      getUserAssignedIdentity(resourceId: ParsedResourceId) {
         calls.push(resourceId);
         const step = steps.shift();
-        if (step === undefined) throw new Error("unexpected lookup");
-        if (step instanceof Error) throw step;
-        return step;
+        if (step === undefined) return Promise.reject(new Error("unexpected lookup"));
+        if (step instanceof Error) return Promise.reject(step);
+        return Promise.resolve(step);
       },
     },
   };
@@ -50,7 +51,10 @@ function harness(steps: Step[], options: { timeoutInMs?: number; limit?: number 
 
 describe("lookUpIdentity", () => {
   it("waits the Retry-After a throttled answer asks for, outside the concurrency slot, then resolves", async () => {
-    const { dependencies, clock, calls, activeDuringSleep } = harness([armError("TooManyRequests", 429, { "retry-after": "2" }), { clientId: "c", principalId: "p" }]);
+    const { dependencies, clock, calls, activeDuringSleep } = harness([
+      armError("TooManyRequests", 429, { "retry-after": "2" }),
+      { clientId: "c", principalId: "p" },
+    ]);
     expect(await lookUpIdentity(dependencies, identityId)).toEqual({ kind: "resolved", clientId: "c", principalId: "p" });
     expect(calls).toHaveLength(2);
     expect(clock.sleeps).toEqual([2000]);
@@ -62,13 +66,13 @@ describe("lookUpIdentity", () => {
     const order: string[] = [];
     let throttledOnce = false;
     const reader = {
-      async getUserAssignedIdentity(resourceId: ParsedResourceId) {
+      getUserAssignedIdentity(resourceId: ParsedResourceId) {
         order.push(resourceId.name);
         if (resourceId.name === "identity-a" && !throttledOnce) {
           throttledOnce = true;
-          throw armError("TooManyRequests", 429, { "retry-after-ms": "50" });
+          return Promise.reject(armError("TooManyRequests", 429, { "retry-after-ms": "50" }));
         }
-        return { clientId: resourceId.name, principalId: "p" };
+        return Promise.resolve({ clientId: resourceId.name, principalId: "p" });
       },
     };
     const realSleep = (durationInMs: number) => new Promise<void>((resolve) => setTimeout(resolve, durationInMs));
@@ -112,7 +116,10 @@ describe("lookUpIdentity", () => {
 
   it("still gives up after maxTotalAttempts when the service keeps asking for no wait at all", async () => {
     const { dependencies, calls } = harness(Array.from({ length: maxTotalAttempts }, () => armError("TooManyRequests", 429, { "retry-after": "0" })));
-    expect(await lookUpIdentity(dependencies, identityId)).toEqual({ kind: "failed", error: { code: "TooManyRequests", statusCode: 429, message: "TooManyRequests message" } });
+    expect(await lookUpIdentity(dependencies, identityId)).toEqual({
+      kind: "failed",
+      error: { code: "TooManyRequests", statusCode: 429, message: "TooManyRequests message" },
+    });
     expect(calls).toHaveLength(maxTotalAttempts);
   });
 
@@ -141,13 +148,20 @@ describe("lookUpIdentity", () => {
     const { dependencies, calls } = harness([{ clientId: "c", principalId: "p" }]);
     let tokens = 0;
     const reader = { ...dependencies.userAssignedIdentityReader, acquireToken: () => Promise.resolve((tokens += 1)) };
-    expect(await lookUpIdentity({ ...dependencies, userAssignedIdentityReader: reader }, identityId)).toEqual({ kind: "resolved", clientId: "c", principalId: "p" });
+    expect(await lookUpIdentity({ ...dependencies, userAssignedIdentityReader: reader }, identityId)).toEqual({
+      kind: "resolved",
+      clientId: "c",
+      principalId: "p",
+    });
     expect([tokens, calls.length]).toEqual([1, 1]);
   });
 
   it("ends at once with the throttling error when Retry-After would cross the lookup deadline", async () => {
     const { dependencies, calls, clock } = harness([armError("TooManyRequests", 429, { "retry-after": "60" })], { timeoutInMs: 30_000 });
-    expect(await lookUpIdentity(dependencies, identityId)).toEqual({ kind: "failed", error: { code: "TooManyRequests", statusCode: 429, message: "TooManyRequests message" } });
+    expect(await lookUpIdentity(dependencies, identityId)).toEqual({
+      kind: "failed",
+      error: { code: "TooManyRequests", statusCode: 429, message: "TooManyRequests message" },
+    });
     expect(calls).toHaveLength(1);
     expect(clock.sleeps).toEqual([]);
   });

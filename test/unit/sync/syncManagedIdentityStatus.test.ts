@@ -42,7 +42,8 @@ const simulatedFailure = new Error("simulated azure Get failure");
 
 /** Runs a pass with the desired set given as IDs (inputs mode) or read from the cluster document (`undefined`). */
 async function sync(harness: Harness, desiredIds: readonly string[] | undefined, force = false): Promise<SyncResult> {
-  const desired = desiredIds === undefined ? undefined : desiredIdentitySet(Object.fromEntries(desiredIds.map((id, index) => [`operator-${index}`, id]))).identities;
+  const desired =
+    desiredIds === undefined ? undefined : desiredIdentitySet(Object.fromEntries(desiredIds.map((id, index) => [`operator-${index}`, id]))).identities;
   return syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired, force });
 }
 
@@ -64,7 +65,8 @@ function persistedSubtree(harness: Harness): JsonValue | undefined {
   return subtreeOf(persisted(harness));
 }
 
-function spcWith(subtree: JsonValue | "absent", extra: Parameters<typeof buildServiceProviderClusterDocument>[0] = {}): JsonObject {
+/** `"absent"` leaves the subtree out. */
+function spcWith(subtree: JsonValue, extra: Parameters<typeof buildServiceProviderClusterDocument>[0] = {}): JsonObject {
   return buildServiceProviderClusterDocument({ ...extra, dataPlaneOperatorsManagedIdentities: subtree });
 }
 
@@ -105,7 +107,9 @@ describe("syncManagedIdentityStatus: upstream SyncOnce scenarios", () => {
       identities: { [identityA]: { error: restError("AuthorizationFailed", 403, "The client does not have authorization.") } },
     });
     await syncFailing(harness, [identityA]);
-    expect((persistedSubtree(harness) as { identities: Record<string, { retrievalError: string }> }).identities[keyA].retrievalError).toMatch(/^AuthorizationFailed \(HTTP 403\): /);
+    expect((persistedSubtree(harness) as { identities: Record<string, { retrievalError: string }> }).identities[keyA].retrievalError).toMatch(
+      /^AuthorizationFailed \(HTTP 403\): /,
+    );
   });
 
   it("14: clears the recheck time and prunes stale keys when a Get fails", async () => {
@@ -146,7 +150,10 @@ describe("syncManagedIdentityStatus: upstream SyncOnce scenarios", () => {
   });
 
   it("treats a 404 with another code (the resource group is gone) as not found too", async () => {
-    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: { error: restError("ResourceGroupNotFound", 404, "Resource group 'test-rg' could not be found.") } } });
+    const harness = createHarness({
+      documents: [spcWith({})],
+      identities: { [identityA]: { error: restError("ResourceGroupNotFound", 404, "Resource group 'test-rg' could not be found.") } },
+    });
     const result = await sync(harness, [identityA]);
     expect(result.failures).toEqual([]);
     expect((persistedSubtree(harness) as JsonObject).earliestRecheckTime).toBe(recheckAtRandomZero);
@@ -177,7 +184,10 @@ describe("syncManagedIdentityStatus: success and the write gate", () => {
     expect(result.documentId).toBe(location.documentId);
     expect(result.partitionKey).toBe(location.partitionKey);
     expect(result.serviceProviderClusterResourceId).toBe(serviceProviderClusterResourceIdFor());
-    expect(result.status).toEqual({ identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } }, earliestRecheckTime: recheckAtRandomZero });
+    expect(result.status).toEqual({
+      identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } },
+      earliestRecheckTime: recheckAtRandomZero,
+    });
   });
 
   it("keeps every foreign field exactly and bumps instanceVersion by one", async () => {
@@ -195,9 +205,15 @@ describe("syncManagedIdentityStatus: success and the write gate", () => {
   });
 
   it("creates the status object when the document has none", async () => {
-    const harness = createHarness({ documents: [buildServiceProviderClusterDocument({ overrides: { properties: { status: undefined } } })], identities: { [identityA]: resolved("c", "p") } });
+    const harness = createHarness({
+      documents: [buildServiceProviderClusterDocument({ overrides: { properties: { status: undefined } } })],
+      identities: { [identityA]: resolved("c", "p") },
+    });
     await sync(harness, [identityA]);
-    expect(persistedSubtree(harness)).toEqual({ identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } }, earliestRecheckTime: recheckAtRandomZero });
+    expect(persistedSubtree(harness)).toEqual({
+      identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } },
+      earliestRecheckTime: recheckAtRandomZero,
+    });
   });
 
   it("makes no Azure call and no write on a second pass inside the recheck window", async () => {
@@ -230,11 +246,17 @@ describe("syncManagedIdentityStatus: success and the write gate", () => {
     });
     const result = await sync(harness, [identityA]);
     expect(result.workReason).toBe("entryHasError");
-    expect(persistedSubtree(harness)).toEqual({ identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } }, earliestRecheckTime: recheckAtRandomZero });
+    expect(persistedSubtree(harness)).toEqual({
+      identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } },
+      earliestRecheckTime: recheckAtRandomZero,
+    });
   });
 
   it("records NotFound with a recheck time, then makes no Azure call and no write inside the window", async () => {
-    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: resolved("c", "p"), [identityB]: { error: resourceNotFoundError(identityB) } } });
+    const harness = createHarness({
+      documents: [spcWith({})],
+      identities: { [identityA]: resolved("c", "p"), [identityB]: { error: resourceNotFoundError(identityB) } },
+    });
     const first = await sync(harness, [identityA, identityB]);
     expect(first).toMatchObject({ wrote: true, failures: [] });
     const subtree = persistedSubtree(harness) as JsonObject;
@@ -281,7 +303,10 @@ describe("syncManagedIdentityStatus: success and the write gate", () => {
       identities: { [identityA]: resolved("c-rotated", "p-rotated") },
     });
     await sync(harness, [identityA], true);
-    expect(persistedSubtree(harness)).toEqual({ identities: { [keyA]: { resourceID: identityA, clientId: "c-rotated", principalId: "p-rotated" } }, earliestRecheckTime: recheckAtRandomZero });
+    expect(persistedSubtree(harness)).toEqual({
+      identities: { [keyA]: { resourceID: identityA, clientId: "c-rotated", principalId: "p-rotated" } },
+      earliestRecheckTime: recheckAtRandomZero,
+    });
   });
 
   it("rewrites a malformed subtree even inside the window", async () => {
@@ -291,7 +316,10 @@ describe("syncManagedIdentityStatus: success and the write gate", () => {
     });
     const result = await sync(harness, [identityA]);
     expect(result.wrote).toBe(true);
-    expect(persistedSubtree(harness)).toEqual({ identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } }, earliestRecheckTime: recheckAtRandomZero });
+    expect(persistedSubtree(harness)).toEqual({
+      identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } },
+      earliestRecheckTime: recheckAtRandomZero,
+    });
   });
 
   it("handles an empty desired set without Azure: writes no identities and a recheck time", async () => {
@@ -336,9 +364,12 @@ describe("syncManagedIdentityStatus: failures per identity", () => {
     expect(subtree.earliestRecheckTime).toBeUndefined();
     expect(subtree.identities).toEqual({
       [keyA]: { resourceID: identityA, clientId: "a-client", principalId: "a-principal" },
-      [keyB]: { resourceID: identityB, retrievalError: expect.stringMatching(/^ResourceNotFound \(HTTP 404\): /) },
+      [keyB]: { resourceID: identityB, retrievalError: expect.stringMatching(/^ResourceNotFound \(HTTP 404\): /) as unknown },
       [keyC]: { resourceID: identityC, retrievalError: "AuthorizationFailed (HTTP 403): The client 'x' does not have authorization to perform action." },
-      [identityResourceId("identity-d").toLowerCase()]: { resourceID: identityResourceId("identity-d"), retrievalError: "HTTP503 (HTTP 503): Service Unavailable" },
+      [identityResourceId("identity-d").toLowerCase()]: {
+        resourceID: identityResourceId("identity-d"),
+        retrievalError: "HTTP503 (HTTP 503): Service Unavailable",
+      },
     });
     const partial = partialResultOf(error);
     expect(partial).toMatchObject({ wrote: true, lookups: 4, documentId: location.documentId });
@@ -421,7 +452,12 @@ describe("syncManagedIdentityStatus: order and concurrency", () => {
   const many = Array.from({ length: 24 }, (_, index) => identityResourceId(`identity-${String(index).padStart(2, "0")}`));
 
   it("looks identities up in key order and never runs more than the limit at once", async () => {
-    const scripts = Object.fromEntries(many.map((id, index) => [id, index % 5 === 0 ? { error: restError("AuthorizationFailed", 403, "The client does not have authorization") } : resolved(`c${index}`, `p${index}`)]));
+    const scripts = Object.fromEntries(
+      many.map((id, index) => [
+        id,
+        index % 5 === 0 ? { error: restError("AuthorizationFailed", 403, "The client does not have authorization") } : resolved(`c${index}`, `p${index}`),
+      ]),
+    );
     const harness = createHarness({ documents: [spcWith({})], identities: scripts, concurrency: 3, readerDelayInMs: 3 });
     const shuffled = [...many].reverse();
     const error = await syncFailing(harness, shuffled);
@@ -431,7 +467,7 @@ describe("syncManagedIdentityStatus: order and concurrency", () => {
     expect(harness.limiter.peak).toBe(3);
     const failed = (error as UserAssignedIdentityReadError).failures.map((failure) => failure.resourceId);
     expect(failed).toEqual(many.filter((_, index) => index % 5 === 0));
-    expect(Object.keys(((persistedSubtree(harness) as JsonObject).identities as JsonObject))).toEqual(many.map((id) => id.toLowerCase()));
+    expect(Object.keys((persistedSubtree(harness) as JsonObject).identities as JsonObject)).toEqual(many.map((id) => id.toLowerCase()));
   });
 
   it("produces the same document whatever the order of the desired identities", async () => {
@@ -447,7 +483,11 @@ describe("syncManagedIdentityStatus: order and concurrency", () => {
     const foreign = identityResourceId("identity-x", { subscriptionId: "11111111-2222-3333-4444-555555555555", resourceGroupName: "other-rg" });
     const harness = createHarness({ documents: [spcWith({})], identities: { [foreign]: resolved("x", "y") } });
     await sync(harness, [foreign]);
-    expect(harness.reader.calls[0].resourceId).toMatchObject({ subscriptionId: "11111111-2222-3333-4444-555555555555", resourceGroupName: "other-rg", name: "identity-x" });
+    expect(harness.reader.calls[0].resourceId).toMatchObject({
+      subscriptionId: "11111111-2222-3333-4444-555555555555",
+      resourceGroupName: "other-rg",
+      name: "identity-x",
+    });
   });
 });
 
@@ -482,7 +522,10 @@ describe("syncManagedIdentityStatus: the desired set from the cluster document",
   it("skips a cluster being deleted: no Azure call, no write, status left as it is", async () => {
     const subtree = storedStatus([storedEntry(identityA, { clientId: "c" })], hourEarlier);
     const harness = createHarness({
-      documents: [buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA, "operator-b": identityB }, deletionTimestamp: "2026-08-14T11:59:00Z" }), spcWith(subtree)],
+      documents: [
+        buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA, "operator-b": identityB }, deletionTimestamp: "2026-08-14T11:59:00Z" }),
+        spcWith(subtree),
+      ],
     });
     const result = await sync(harness, undefined);
     expect(result).toMatchObject({ skippedReason: "clusterDeleting", wrote: false, lookups: 0 });
@@ -503,14 +546,29 @@ describe("syncManagedIdentityStatus: the desired set from the cluster document",
   });
 
   it("refuses dataPlaneOperators of the wrong type and names the field", async () => {
-    const harness = createHarness({ documents: [buildClusterDocument({ overrides: { properties: { customerProperties: { platform: { operatorsAuthentication: { userAssignedIdentities: { dataPlaneOperators: [identityA] } } } } } } }), spcWith({})] });
+    const harness = createHarness({
+      documents: [
+        buildClusterDocument({
+          overrides: {
+            properties: { customerProperties: { platform: { operatorsAuthentication: { userAssignedIdentities: { dataPlaneOperators: [identityA] } } } } },
+          },
+        }),
+        spcWith({}),
+      ],
+    });
     const error = await syncFailing(harness, undefined);
-    expect(error.message).toContain("properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.dataPlaneOperators is an array, expected an object");
+    expect(error.message).toContain(
+      "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.dataPlaneOperators is an array, expected an object",
+    );
     expect(harness.store.patches()).toHaveLength(0);
   });
 
   it("waits a bounded time for a missing cluster document, then fails naming it, and never creates anything", async () => {
-    const harness = createHarness({ documents: [spcWith({})], clusterDocument: "absent", syncOptions: { documentWaitInMs: 5_000, documentPollIntervalInMs: 1_000 } });
+    const harness = createHarness({
+      documents: [spcWith({})],
+      clusterDocument: "absent",
+      syncOptions: { documentWaitInMs: 5_000, documentPollIntervalInMs: 1_000 },
+    });
     const error = await syncFailing(harness, undefined);
     expect(isCosmosDocumentError(error)).toBe(true);
     expect(error.message).toContain(`HCPOpenShiftCluster document ${location.clusterDocumentId}`);
@@ -541,7 +599,10 @@ describe("syncManagedIdentityStatus: the cluster document gates every pass", () 
 
   it("with the desired set from the inputs, skips a deleting cluster: no Azure call, no write, skippedReason set", async () => {
     const harness = createHarness({
-      documents: [buildClusterDocument({ deletionTimestamp: "2026-08-14T11:00:00Z" }), spcWith(storedStatus([storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" })], hourEarlier))],
+      documents: [
+        buildClusterDocument({ deletionTimestamp: "2026-08-14T11:00:00Z" }),
+        spcWith(storedStatus([storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" })], hourEarlier)),
+      ],
       identities: { [identityA]: { values: { clientId: "new", principalId: "new" } } },
     });
     const before = persisted(harness);
@@ -556,7 +617,11 @@ describe("syncManagedIdentityStatus: the cluster document gates every pass", () 
     const harness = createHarness({
       documents: [
         buildClusterDocument({ deletionTimestamp: "2026-08-14T11:00:00Z" }),
-        { ...spcWith(storedStatus([storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" })], hourEarlier)), deletionTimestamp: "2026-08-14T11:00:00Z", ttl: 30 },
+        {
+          ...spcWith(storedStatus([storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" })], hourEarlier)),
+          deletionTimestamp: "2026-08-14T11:00:00Z",
+          ttl: 30,
+        },
       ],
     });
     const result = await sync(harness, [identityA]);
@@ -567,11 +632,16 @@ describe("syncManagedIdentityStatus: the cluster document gates every pass", () 
 
 describe("syncManagedIdentityStatus: the ServiceProviderCluster document", () => {
   it("waits a bounded time for a missing document, then fails naming it, and never creates it", async () => {
-    const harness = createHarness({ syncOptions: { documentWaitInMs: 3_000, documentPollIntervalInMs: 1_000 }, identities: { [identityA]: resolved("c", "p") } });
+    const harness = createHarness({
+      syncOptions: { documentWaitInMs: 3_000, documentPollIntervalInMs: 1_000 },
+      identities: { [identityA]: resolved("c", "p") },
+    });
     const error = await syncFailing(harness, [identityA]);
     expect(isCosmosDocumentError(error)).toBe(true);
     expect((error as Error & { statusCode?: number }).statusCode).toBe(404);
-    expect(error.message).toContain(`ServiceProviderCluster document ${location.documentId} (${serviceProviderClusterResourceIdFor()}) does not exist (waited 3 s`);
+    expect(error.message).toContain(
+      `ServiceProviderCluster document ${location.documentId} (${serviceProviderClusterResourceIdFor()}) does not exist (waited 3 s`,
+    );
     expect(error.message).toContain("This hook never creates it");
     expect(harness.store.reads(location.documentId)).toHaveLength(4);
     expect(harness.reader.calls).toHaveLength(0);
@@ -580,9 +650,16 @@ describe("syncManagedIdentityStatus: the ServiceProviderCluster document", () =>
   });
 
   it("stops waiting after the bounded number of polls even when the clock stands still", async () => {
-    const harness = createHarness({ syncOptions: { documentWaitInMs: 3_000, documentPollIntervalInMs: 1_000 }, identities: { [identityA]: resolved("c", "p") } });
-    const standingStill = { ...harness.dependencies, sleep: async () => undefined };
-    const error = await syncManagedIdentityStatus(standingStill, { cluster: parsedCluster(), desired: desiredIdentitySet({ "operator-a": identityA }).identities, force: false }).then(
+    const harness = createHarness({
+      syncOptions: { documentWaitInMs: 3_000, documentPollIntervalInMs: 1_000 },
+      identities: { [identityA]: resolved("c", "p") },
+    });
+    const standingStill = { ...harness.dependencies, sleep: () => Promise.resolve() };
+    const error = await syncManagedIdentityStatus(standingStill, {
+      cluster: parsedCluster(),
+      desired: desiredIdentitySet({ "operator-a": identityA }).identities,
+      force: false,
+    }).then(
       () => undefined,
       (failure: unknown) => failure as Error,
     );
@@ -648,7 +725,9 @@ describe("syncManagedIdentityStatus: the ServiceProviderCluster document", () =>
     const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: resolved("c", "p") } });
     harness.store.failNext("patch", cosmosError(503, "Service is currently unavailable."));
     const error = await syncFailing(harness, [identityA]);
-    expect(error.message).toBe(`failed to write ServiceProviderCluster document ${location.documentId}: ServiceUnavailable (HTTP 503): Service is currently unavailable.`);
+    expect(error.message).toBe(
+      `failed to write ServiceProviderCluster document ${location.documentId}: ServiceUnavailable (HTTP 503): Service is currently unavailable.`,
+    );
     expect(harness.store.patches()).toHaveLength(1);
     expect(persistedSubtree(harness)).toEqual({});
   });
@@ -677,7 +756,10 @@ describe("syncManagedIdentityStatus: concurrent writers (412)", () => {
     expect(properties.loadBalancerResourceID).toBe("/changed/by/another/writer");
     expect(((properties.status as JsonObject).msiManagedIdentities as JsonObject).earliestRecheckTime).toBe("2026-08-16T00:00:00Z");
     expect(instanceVersionOf(document)).toBe(11);
-    expect(subtreeOf(document)).toEqual({ identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } }, earliestRecheckTime: recheckAtRandomZero });
+    expect(subtreeOf(document)).toEqual({
+      identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } },
+      earliestRecheckTime: recheckAtRandomZero,
+    });
     expect(harness.reader.calls).toHaveLength(1);
     expect(harness.clock.sleeps).toHaveLength(1);
   });
@@ -707,7 +789,9 @@ describe("syncManagedIdentityStatus: concurrent writers (412)", () => {
     const error = await syncFailing(harness, [identityA]);
     expect(isCosmosDocumentError(error)).toBe(true);
     expect((error as Error & { statusCode?: number }).statusCode).toBe(412);
-    expect(error.message).toContain(`failed to write ServiceProviderCluster document ${location.documentId} after 3 attempts (the document kept changing between read and write): PreconditionFailed (HTTP 412)`);
+    expect(error.message).toContain(
+      `failed to write ServiceProviderCluster document ${location.documentId} after 3 attempts (the document kept changing between read and write): PreconditionFailed (HTTP 412)`,
+    );
     expect(harness.store.patches()).toHaveLength(3);
     expect(harness.store.appliedPatches()).toHaveLength(0);
     expect(persistedSubtree(harness)).toEqual({});
@@ -736,7 +820,11 @@ describe("syncManagedIdentityStatus: concurrent writers (412)", () => {
 
 describe("locate", () => {
   it("derives the document ids and the lowercase partition key from the cluster", () => {
-    const cluster = parsedCluster({ subscriptionId: "0465BC32-C654-41B8-8D87-9815D7ABE8F6", resourceGroupName: "some-resource-group", clusterName: "some-hcp-cluster" });
+    const cluster = parsedCluster({
+      subscriptionId: "0465BC32-C654-41B8-8D87-9815D7ABE8F6",
+      resourceGroupName: "some-resource-group",
+      clusterName: "some-hcp-cluster",
+    });
     expect(locate(cluster)).toEqual({
       documentId: "7de6e0ae-f384-51a8-97e2-1177ac229b7c",
       partitionKey: "0465bc32-c654-41b8-8d87-9815d7abe8f6",

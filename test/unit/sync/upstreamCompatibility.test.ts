@@ -17,12 +17,16 @@ import { buildServiceProviderClusterDocument, locationOf, withoutOwnedFields } f
 
 const location = locationOf();
 // As the operator typed them (mixed case) and as upstream stores them (re-parsed from the lowercased key).
-const typedA = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/Test-RG/providers/Microsoft.ManagedIdentity/userAssignedIdentities/Identity-A";
-const typedB = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/Test-RG/providers/Microsoft.ManagedIdentity/userAssignedIdentities/Identity-B";
+const typedA =
+  "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/Test-RG/providers/Microsoft.ManagedIdentity/userAssignedIdentities/Identity-A";
+const typedB =
+  "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/Test-RG/providers/Microsoft.ManagedIdentity/userAssignedIdentities/Identity-B";
 const keyA = typedA.toLowerCase();
 const keyB = typedB.toLowerCase();
-const upstreamResourceIdA = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/test-rg/providers/microsoft.managedidentity/userassignedidentities/identity-a";
-const upstreamResourceIdB = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/test-rg/providers/microsoft.managedidentity/userassignedidentities/identity-b";
+const upstreamResourceIdA =
+  "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/test-rg/providers/microsoft.managedidentity/userassignedidentities/identity-a";
+const upstreamResourceIdB =
+  "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/test-rg/providers/microsoft.managedidentity/userassignedidentities/identity-b";
 
 /** The subtree as upstream's controller writes it after a fully successful pass. */
 const upstreamSubtree: JsonObject = {
@@ -35,7 +39,11 @@ const upstreamSubtree: JsonObject = {
 
 function upstreamDocument(subtree: JsonObject = upstreamSubtree): JsonObject {
   const document = buildServiceProviderClusterDocument({ dataPlaneOperatorsManagedIdentities: subtree });
-  (document.properties as JsonObject).cosmosMetadata = { ...((document.properties as JsonObject).cosmosMetadata as JsonObject), etag: "\"stale-copy\"", instanceVersion: 3 };
+  (document.properties as JsonObject).cosmosMetadata = {
+    ...((document.properties as JsonObject).cosmosMetadata as JsonObject),
+    etag: '"stale-copy"',
+    instanceVersion: 3,
+  };
   return document;
 }
 
