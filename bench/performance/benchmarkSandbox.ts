@@ -63,8 +63,3 @@ export function useSandboxIdentityEnvironment(benchmark: BenchmarkSandbox): void
   process.env.IDENTITY_ENDPOINT = benchmark.environment.IDENTITY_ENDPOINT;
   process.env.IDENTITY_HEADER = benchmark.environment.IDENTITY_HEADER;
 }
-
-/** Sum of document writes in a statistics snapshot. */
-export function cosmosWrites(sandbox: Sandbox): number {
-  return Object.values(sandbox.statistics.snapshot().cosmos.documentWritesByMethod).reduce((sum, count) => sum + count, 0);
-}

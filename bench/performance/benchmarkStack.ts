@@ -3,7 +3,7 @@
  * directories per scenario (cli/engine.ts openStack), timed, with the provider host's peak
  * memory sampled from /proc.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
 import type { EngineCommand } from "../../cli/engine";
@@ -18,6 +18,8 @@ export interface EngineRun {
   readonly wallTimeInMs: number;
   readonly host: ProviderHostObservation;
   readonly resourceChanges: Readonly<Record<string, number>>;
+  /** CPU time of this process during the run: the inline program and the in-process sandbox. */
+  readonly benchProcessCpuTimeInMs: number;
 }
 
 /** A stack over the project's program pointed at a benchmark sandbox. */
@@ -32,18 +34,28 @@ export interface BenchmarkStack {
 }
 
 /** Opens a fresh stack with private directories under .pulumi/bench-*. */
-export async function openBenchmarkStack(engine: EngineCommand, benchmark: BenchmarkSandbox, name: string, extraEnvironment: Readonly<Record<string, string>> = {}): Promise<BenchmarkStack> {
+export async function openBenchmarkStack(
+  engine: EngineCommand,
+  benchmark: BenchmarkSandbox,
+  name: string,
+  extraEnvironment: Readonly<Record<string, string>> = {},
+  /** Another inline program than the project's (the engine floor's). */
+  program?: automation.PulumiFn,
+): Promise<BenchmarkStack> {
+  mkdirSync(join(projectDirectory, ".pulumi"), { recursive: true });
   const root = mkdtempSync(join(projectDirectory, ".pulumi", `bench-${name}-`));
   const paths = { state: join(root, "state"), home: join(root, "home"), workDirectory: join(root, "work") };
   const stack = await openStack({
     engine,
     stackName: name,
     paths,
+    ...(program === undefined ? {} : { program }),
     config: { ...benchmark.config, clusters: "[]" },
     environment: { ...benchmark.environment, ...extraEnvironment },
   });
   const timed = async (operation: () => Promise<automation.UpResult | automation.RefreshResult>): Promise<EngineRun> => {
     const monitor = monitorProviderHosts();
+    const cpuBefore = process.cpuUsage();
     const started = performance.now();
     let result: automation.UpResult | automation.RefreshResult;
     try {
@@ -53,7 +65,8 @@ export async function openBenchmarkStack(engine: EngineCommand, benchmark: Bench
     }
     const wallTimeInMs = performance.now() - started;
     const host = monitor.stop();
-    return { wallTimeInMs, host, resourceChanges: { ...(result.summary.resourceChanges ?? {}) } };
+    const cpu = process.cpuUsage(cpuBefore);
+    return { wallTimeInMs, host, resourceChanges: { ...(result.summary.resourceChanges ?? {}) }, benchProcessCpuTimeInMs: (cpu.user + cpu.system) / 1000 };
   };
   return {
     async setClusters(clusters) {

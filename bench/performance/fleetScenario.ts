@@ -11,6 +11,7 @@ import type { BenchmarkSandbox } from "./benchmarkSandbox";
 import { startBenchmarkSandbox } from "./benchmarkSandbox";
 import type { BenchmarkStack, EngineRun } from "./benchmarkStack";
 import { openBenchmarkStack } from "./benchmarkStack";
+import { trivialFleetProgram } from "./engineFloor";
 import type { FloorRun } from "./floors";
 import { floorPlan, runFloorWorker } from "./floors";
 
@@ -32,6 +33,8 @@ export interface FleetScenarioOptions {
   readonly engineEnvironment?: Readonly<Record<string, string>>;
   /** Skip the floor (the throttling scenario has its own bound). */
   readonly skipFloor?: boolean;
+  /** Also run the engine floor (engineFloor.ts): up, no-op up and refresh of trivial resources. */
+  readonly engineFloor?: boolean;
   readonly log: (line: string) => void;
 }
 
@@ -40,8 +43,18 @@ export interface CountedRun extends EngineRun {
   readonly statistics: SandboxStatisticsSnapshot;
 }
 
+/** The engine floor's runs: the same stack layout and resource count, a trivial provider. */
+export interface EngineFloorResult {
+  readonly up: EngineRun;
+  readonly noOpUp: EngineRun;
+  readonly refresh: EngineRun;
+  readonly checkpointBytes: number;
+}
+
 /** What a fleet scenario measured. */
 export interface FleetScenarioResult {
+  readonly clusters: number;
+  readonly engineFloor?: EngineFloorResult;
   readonly floor?: FloorRun;
   readonly readFloor?: FloorRun;
   readonly up: CountedRun;
@@ -85,6 +98,23 @@ async function counted(benchmark: BenchmarkSandbox, run: () => Promise<EngineRun
   return { ...result, statistics: benchmark.sandbox.statistics.snapshot() };
 }
 
+/** The engine floor over the same cluster list, in a stack of its own. */
+async function runEngineFloor(options: FleetScenarioOptions, benchmark: BenchmarkSandbox, clusters: readonly ClusterDeclaration[]): Promise<EngineFloorResult> {
+  const stack = await openBenchmarkStack(options.engine, benchmark, `floor-${options.clusters}`, options.engineEnvironment, trivialFleetProgram);
+  try {
+    await stack.setClusters(clusters);
+    const parallel = options.parallel === undefined ? {} : { parallel: options.parallel };
+    const up = await stack.up(parallel);
+    const noOpUp = await stack.up(parallel);
+    const refresh = await stack.refresh(parallel);
+    const checkpointBytes = await stack.checkpointBytes();
+    options.log(`  engine floor: up ${Math.round(up.wallTimeInMs)} ms, no-op up ${Math.round(noOpUp.wallTimeInMs)} ms, refresh ${Math.round(refresh.wallTimeInMs)} ms`);
+    return { up, noOpUp, refresh, checkpointBytes };
+  } finally {
+    stack.remove();
+  }
+}
+
 /** Runs one fleet scenario in its own sandbox and stack. */
 export async function runFleetScenario(options: FleetScenarioOptions): Promise<FleetScenarioResult> {
   const benchmark = await startBenchmarkSandbox(options);
@@ -109,13 +139,18 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
     const resolvedInCosmos = countResolvedInCosmos(benchmark, fleet);
     const checkpointBytes = await stack.checkpointBytes();
     if (!options.followUps) {
-      return { ...(floor === undefined ? {} : { floor }), up, checkpointBytes, resolvedInCosmos, expectedIdentities: options.clusters * options.identitiesPerCluster };
+      return { clusters: options.clusters, ...(floor === undefined ? {} : { floor }), up, checkpointBytes, resolvedInCosmos, expectedIdentities: options.clusters * options.identitiesPerCluster };
     }
     const noOpUp = await counted(benchmark, () => stack!.up(parallel));
     const readFloor = await runFloorWorker(benchmark, "read", floorPlan(fleet));
     const refresh = await counted(benchmark, () => stack!.refresh(parallel));
-    options.log(`  no-op up: ${Math.round(noOpUp.wallTimeInMs)} ms; read floor ${Math.round(readFloor.processWallTimeInMs)} ms; refresh ${Math.round(refresh.wallTimeInMs)} ms`);
+    options.log(`  no-op up: ${Math.round(noOpUp.wallTimeInMs)} ms; read floor ${Math.round(readFloor.processWallTimeInMs)} ms; refresh ${Math.round(refresh.wallTimeInMs)} ms, host peak ${Math.round(refresh.host.peakResidentBytes / 2 ** 20)} MB`);
+    stack.remove();
+    stack = undefined;
+    const engineFloor = options.engineFloor === true ? await runEngineFloor(options, benchmark, clusterDeclarations(fleet)) : undefined;
     return {
+      clusters: options.clusters,
+      ...(engineFloor === undefined ? {} : { engineFloor }),
       ...(floor === undefined ? {} : { floor }),
       readFloor,
       up,

@@ -17,6 +17,7 @@ import { runProviderCreateScenarios } from "./providerScenario";
 import type { BenchmarkResults, FleetMedians } from "./report";
 import { renderReport } from "./report";
 import { median } from "./statistics";
+import { runShardScenario } from "./shardScenario";
 import { runThrottleScenario } from "./throttleScenario";
 import { runThrottleFleet } from "./throttleFleet";
 
@@ -29,8 +30,8 @@ async function main(): Promise<void> {
   const log = (line: string): void => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
   const engine = await engineCommand(log);
   const plan = quick
-    ? { createRepetitions: 3, fleetRepetitions: 1, scalingClusters: [10, 50, 100], throttleClusters: 20, comparisons: false }
-    : { createRepetitions: 7, fleetRepetitions: 3, scalingClusters: [10, 100, 500], throttleClusters: 50, comparisons: true };
+    ? { createRepetitions: 3, mainRepetitions: 1, sizes: [1, 50], largeSizes: [], shards: { clusters: 200, count: 4 }, throttleClusters: 20, comparisons: false }
+    : { createRepetitions: 7, mainRepetitions: 3, sizes: [1, 500], largeSizes: [1000, 2000], shards: { clusters: 2000, count: 4 }, throttleClusters: 50, comparisons: true };
   log(`${quick ? "quick" : "full"} run on ${availableParallelism()} cores`);
 
   log("1. provider create (in process, real SDK clients)");
@@ -43,21 +44,23 @@ async function main(): Promise<void> {
   });
 
   const fleet = (clusters: number, followUps: boolean, extra: { parallel?: number; engineEnvironment?: Record<string, string> } = {}): Promise<FleetScenarioResult> =>
-    runFleetScenario({ engine, clusters, identitiesPerCluster: 4, armLatencyInMs: latencyInMs, cosmosLatencyInMs: latencyInMs, lookupConcurrency, followUps, log, ...extra });
+    runFleetScenario({ engine, clusters, identitiesPerCluster: 4, armLatencyInMs: latencyInMs, cosmosLatencyInMs: latencyInMs, lookupConcurrency, followUps, engineFloor: followUps, log, ...extra });
 
-  log(`2-4. pulumi up / no-op up / refresh of 200 clusters × 4 identities (${plan.fleetRepetitions} repetition(s))`);
+  log(`2-4. pulumi up / no-op up / refresh of 200 clusters × 4 identities and the engine floor (${plan.mainRepetitions} repetition(s))`);
   const fleetRuns: FleetScenarioResult[] = [];
-  for (let repetition = 0; repetition < plan.fleetRepetitions; repetition += 1) {
+  for (let repetition = 0; repetition < plan.mainRepetitions; repetition += 1) {
     fleetRuns.push(await fleet(200, true));
   }
   const mainFleet = fleetMedians(fleetRuns);
 
-  log("5. scaling: up at other fleet sizes");
-  const scaling: Array<{ clusters: number; result: FleetScenarioResult }> = [];
-  for (const clusters of plan.scalingClusters) {
-    scaling.push({ clusters, result: await fleet(clusters, false) });
+  log(`5. scaling: up at ${plan.sizes.join(", ")} clusters; up, no-op up, refresh and the engine floor at ${plan.largeSizes.join(", ") || "no larger size (--quick)"}`);
+  const scaling: FleetScenarioResult[] = [fleetRuns[Math.floor(fleetRuns.length / 2)]];
+  for (const clusters of plan.sizes) {
+    scaling.push(await fleet(clusters, false));
   }
-  scaling.push({ clusters: 200, result: fleetRuns[Math.floor(fleetRuns.length / 2)] });
+  for (const clusters of plan.largeSizes) {
+    scaling.push(await fleet(clusters, true));
+  }
   scaling.sort((left, right) => left.clusters - right.clusters);
 
   log("5. scaling: provider-host peak memory by identities per cluster (one cluster, real engine)");
@@ -81,12 +84,15 @@ async function main(): Promise<void> {
 
   let comparisons: BenchmarkResults["comparisons"];
   if (plan.comparisons) {
-    log("comparison: the same 200-cluster up with per-step checkpoints, and with --parallel 32");
+    log("7. engine settings: the same 200-cluster runs with per-step checkpoints, and with --parallel 32");
     comparisons = {
-      perStepCheckpoints: await fleet(200, false, { engineEnvironment: { PULUMI_SKIP_CHECKPOINTS: "false" } }),
-      parallel32: await fleet(200, false, { parallel: 32 }),
+      perStepCheckpoints: await fleet(200, true, { engineEnvironment: { PULUMI_SKIP_CHECKPOINTS: "false" } }),
+      parallel32: await fleet(200, true, { parallel: 32 }),
     };
   }
+
+  log(`8. shards: ${plan.shards.clusters} clusters in ${plan.shards.count} stacks, all at once`);
+  const shards = await runShardScenario({ engine, clusters: plan.shards.clusters, shards: plan.shards.count, armLatencyInMs: latencyInMs, lookupConcurrency, log });
 
   const results: BenchmarkResults = {
     commandLine: `npm run bench${quick ? " -- --quick" : ""}`,
@@ -105,6 +111,7 @@ async function main(): Promise<void> {
     scaling,
     hostMemory,
     throttle,
+    shards,
     ...(comparisons === undefined ? {} : { comparisons }),
     ...(throttleFleet === undefined ? {} : { throttleFleet }),
   };

@@ -28,20 +28,32 @@ function readProcessFile(processId: number, name: string): string | undefined {
   }
 }
 
-function parentOf(processId: number): number | undefined {
-  const status = readProcessFile(processId, "status");
-  const match = status === undefined ? null : /^PPid:\s+(\d+)/m.exec(status);
-  return match === null ? undefined : Number(match[1]);
-}
-
-function isDescendantOf(processId: number, ancestorId: number): boolean {
-  for (let current: number | undefined = processId, depth = 0; current !== undefined && current > 1 && depth < 32; depth += 1) {
-    if (current === ancestorId) {
-      return true;
+/**
+ * Every descendant of `ancestorId`, walking /proc/<pid>/task/<tid>/children down from it: only
+ * this process's tree is read, not every process on a machine shared with other people's tests
+ * (scanning all of /proc every tick cost the benchmark process seconds of CPU per run).
+ */
+export function descendantsOf(ancestorId: number): number[] {
+  const found: number[] = [];
+  const queue = [ancestorId];
+  while (queue.length > 0) {
+    const processId = queue.shift()!;
+    let threads: string[];
+    try {
+      threads = readdirSync(`/proc/${processId}/task`);
+    } catch {
+      continue;
     }
-    current = parentOf(current);
+    for (const thread of threads) {
+      for (const child of (readProcessFile(processId, `task/${thread}/children`) ?? "").split(" ")) {
+        if (child.length > 0 && !found.includes(Number(child))) {
+          found.push(Number(child));
+          queue.push(Number(child));
+        }
+      }
+    }
   }
-  return false;
+  return found;
 }
 
 /** User + system CPU time of a process in milliseconds, or undefined when it is gone. */
@@ -56,32 +68,28 @@ export function cpuTimeInMs(processId: number): number | undefined {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
 }
 
+/**
+ * CPU time of this process's finished children and their finished descendants (cutime + cstime of
+ * /proc/self/stat), in milliseconds: after an engine exits, its own CPU and its provider host's.
+ */
+export function finishedChildrenCpuTimeInMs(): number {
+  const stat = readProcessFile(process.pid, "stat") ?? "";
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / 100;
+}
+
 /** Engine processes (`pulumi`) below `ancestorId`. */
 export function findEngineProcesses(ancestorId: number = process.pid): number[] {
-  const engines: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (/^\d+$/.test(entry) && readProcessFile(Number(entry), "comm")?.trim() === "pulumi" && isDescendantOf(Number(entry), ancestorId)) {
-      engines.push(Number(entry));
-    }
-  }
-  return engines;
+  return descendantsOf(ancestorId).filter((processId) => readProcessFile(processId, "comm")?.trim() === "pulumi");
 }
 
 /** Provider host processes below `ancestorId`. */
 export function findProviderHosts(ancestorId: number = process.pid): number[] {
-  const hosts: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) {
-      continue;
-    }
-    const processId = Number(entry);
+  return descendantsOf(ancestorId).filter((processId) => {
     // argv[1] is the host script; this skips the shim's short `node -e` that resolves its path.
     const script = readProcessFile(processId, "cmdline")?.split("\0")[1] ?? "";
-    if (script.includes(hostMarker) && script.endsWith(".js") && isDescendantOf(processId, ancestorId)) {
-      hosts.push(processId);
-    }
-  }
-  return hosts;
+    return script.includes(hostMarker) && script.endsWith(".js");
+  });
 }
 
 /** Peak resident set (VmHWM) of a process in bytes, or undefined when it is gone. */
@@ -95,7 +103,7 @@ export function peakResidentBytes(processId: number): number | undefined {
  * Samples provider hosts every `intervalInMs` until stopped. VmHWM only grows, so the last
  * sample before the host exits is its peak (to within one interval of growth).
  */
-export function monitorProviderHosts(intervalInMs = 25): { stop(): ProviderHostObservation } {
+export function monitorProviderHosts(intervalInMs = 50): { stop(): ProviderHostObservation } {
   const peaks = new Map<number, number>();
   const hostCpu = new Map<number, number>();
   const engineCpu = new Map<number, number>();
@@ -116,7 +124,7 @@ export function monitorProviderHosts(intervalInMs = 25): { stop(): ProviderHostO
     for (const engine of findEngineProcesses()) if (!engineCpu.has(engine)) engineCpu.set(engine, 0);
     sampleKnown();
   };
-  // Known processes are re-read on every tick; /proc is scanned for new ones every fourth tick.
+  // Known processes are re-read on every tick; this process's tree is walked for new ones every fourth tick.
   let ticks = 0;
   const timer = setInterval(() => {
     ticks += 1;

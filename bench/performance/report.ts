@@ -2,11 +2,13 @@
 import type { FleetScenarioResult } from "./fleetScenario";
 import type { HostMemoryResult } from "./hostMemoryScenario";
 import type { ProviderCreateResult } from "./providerScenario";
-import { formatMegabytes as megabytes, formatMilliseconds as milliseconds, growthExponent, linearFit } from "./statistics";
+import { formatMegabytes as megabytes, formatMilliseconds as milliseconds, linearFit } from "./statistics";
 import type { ThrottleResult } from "./throttleScenario";
 import type { ThrottleFleetResult } from "./throttleFleet";
 import { throttleFleetSection, throttleFleetTargetRows } from "./throttleFleet";
-import { findingsSection } from "./findings";
+import { findingsSection, scaleFindingsSection } from "./findings";
+import type { ShardResult } from "./shardScenario";
+import { scaleSection, scaleTargetRows, shardSection } from "./scaleReport";
 
 /** Medians of the repeated 200-cluster scenario. */
 export interface FleetMedians {
@@ -53,9 +55,11 @@ export interface BenchmarkResults {
   readonly durationInMs: number;
   readonly providerCreates: readonly ProviderCreateResult[];
   readonly mainFleet: FleetMedians;
-  readonly scaling: ReadonlyArray<{ readonly clusters: number; readonly result: FleetScenarioResult }>;
+  /** One result per fleet size, smallest first (the 200-cluster one is the main fleet's median run). */
+  readonly scaling: readonly FleetScenarioResult[];
   readonly hostMemory: readonly HostMemoryResult[];
   readonly throttle: ThrottleResult;
+  readonly shards: ShardResult;
   readonly comparisons?: { readonly perStepCheckpoints: FleetScenarioResult; readonly parallel32: FleetScenarioResult };
   /** Issue 10, item 3 (full runs only). */
   readonly throttleFleet?: ThrottleFleetResult;
@@ -74,12 +78,7 @@ export function renderReport(results: BenchmarkResults): string {
   const createVsFloor = create50.createTimeInMs / create50.concurrencyFloorInMs;
   const sequentialVsCreate = create50.sequentialTimeInMs / create50.createTimeInMs;
   const upVsFloor = fleet.upInMs / fleet.floorInMs;
-  const largest = results.scaling[results.scaling.length - 1];
-  const largestPeak = largest.result.up.host.peakResidentBytes;
-  const upFit = linearFit(results.scaling.map(({ clusters, result }) => [clusters, result.up.wallTimeInMs] as const));
-  const upExponent = growthExponent(results.scaling.map(({ clusters, result }) => [clusters, result.up.wallTimeInMs] as const));
   const createFit = linearFit(results.providerCreates.map((result) => [result.identities, result.createTimeInMs] as const));
-  const memoryFit = linearFit(results.scaling.map(({ clusters, result }) => [clusters, result.up.host.peakResidentBytes / 2 ** 20] as const));
   const throttle = results.throttle;
   const throttleMaxInFlight = Math.max(...throttle.runs.map((run) => run.armMaxInFlight));
   const lines: string[] = [];
@@ -108,14 +107,13 @@ export function renderReport(results: BenchmarkResults): string {
     `| 2 | \`pulumi up\`, 200 clusters × 4 identities (median of ${fleet.repetitions}) | ${milliseconds(fleet.upInMs)} | plain script, same GETs, reads and patches: ${milliseconds(fleet.floorInMs)} | ${ratio(upVsFloor)} | ≤ 3× | ${status(upVsFloor <= 3, `by ${ratio(upVsFloor / 3)}`)} |`,
     `| 3 | No-op \`pulumi up\` right after | ${milliseconds(fleet.noOpUpInMs)}; ${fleet.noOpArmRequests} ARM requests, ${fleet.noOpCosmosWrites} Cosmos writes | one Cosmos read per cluster: ${milliseconds(fleet.readFloorInMs)} | ${ratio(fleet.noOpUpInMs / fleet.readFloorInMs)} | 0 ARM, 0 writes | ${status(fleet.noOpArmRequests === 0 && fleet.noOpCosmosWrites === 0)} |`,
     `| 4 | \`pulumi refresh\` before any recheck is due | ${milliseconds(fleet.refreshInMs)}; ${fleet.refreshArmRequests} ARM requests, ${fleet.refreshCosmosWrites} writes, ${fleet.refreshCosmosReads} reads | ${milliseconds(fleet.readFloorInMs)} | ${ratio(fleet.refreshInMs / fleet.readFloorInMs)} | 0 ARM, 0 writes | ${status(fleet.refreshArmRequests === 0 && fleet.refreshCosmosWrites === 0)} |`,
-    `| 5a | \`up\` time by fleet size (${results.scaling.map((point) => point.clusters).join(", ")} clusters) | ${milliseconds(upFit.slope)} per cluster, R² ${upFit.rSquared.toFixed(3)} | growth exponent ${upExponent.toFixed(2)} (${ratio(2 ** upExponent)} per doubling) | — | linear or better | ${status(upExponent <= 1.05 && upFit.rSquared >= 0.95)} |`,
     `| 5b | Provider create by identities (1, 10, 50, 200) | ${milliseconds(createFit.slope)} per identity, R² ${createFit.rSquared.toFixed(3)} | floor slope ${(results.latencyInMs / results.lookupConcurrency).toFixed(1)} ms per identity | ${ratio(createFit.slope / (results.latencyInMs / results.lookupConcurrency))} | linear or better | ${status(createFit.rSquared >= 0.95)} |`,
-    `| 5c | Provider-host peak RSS at ${largest.clusters} clusters | ${megabytes(largestPeak)} | — | — | < 300 MB | ${largest.clusters >= 500 ? status(largestPeak < 300 * 2 ** 20) : "not measured at 500 in --quick"} |`,
     `| 6a | Throttling converges (30 % 429, Retry-After 1 s) | ${throttle.resolvedInCosmos} / ${throttle.expectedIdentities} identities resolved after ${throttle.runs.length} \`up\` run(s) | — | — | all resolved | ${status(throttle.resolvedInCosmos === throttle.expectedIdentities)} |`,
     `| 6b | Retry-After honoured | waited ${milliseconds(throttle.waitedInMs)}; ${throttle.earlyRetries} early retries | asked ${milliseconds(throttle.retryAfterOfRetriedInMs)} (sandbox counter: ${milliseconds(throttle.retryAfterRequestedInMs)}) | ${ratio(throttle.waitedInMs / Math.max(1, throttle.retryAfterOfRetriedInMs))} | ≥ 1×, no early retry | ${status(throttle.earlyRetries === 0 && throttle.waitedInMs >= throttle.retryAfterOfRetriedInMs)} |`,
     `| 6c | ARM requests in flight under throttling | max ${throttleMaxInFlight} | lookupConcurrency ${results.lookupConcurrency} | — | ≤ ${results.lookupConcurrency} | ${status(throttleMaxInFlight <= results.lookupConcurrency)} |`,
     ...(results.throttleFleet === undefined ? [] : throttleFleetTargetRows(results.throttleFleet)),
     `| 7 | Token requests per provider process (200-cluster \`up\`) | ${fleet.upTokenRequests} | one per process | — | 1 | ${status(fleet.upTokenRequests === 1)} |`,
+    ...scaleTargetRows(results),
     "",
   );
 
@@ -154,18 +152,7 @@ export function renderReport(results: BenchmarkResults): string {
     `CPU: provider host ${milliseconds(fleet.upHostCpuInMs)}, engine ${milliseconds(fleet.upEngineCpuInMs)}. ${fleet.resolvedInCosmos} / ${fleet.expectedIdentities} identities resolved in Cosmos.`,
     `Checkpoint after the run: ${megabytes(fleet.checkpointBytes)} (${(fleet.checkpointBytes / 200 / 1024).toFixed(1)} KB per cluster).`,
     "",
-    "## 5. Scaling",
-    "",
-    "| Clusters | `up` | Floor | Ratio | Host peak RSS | Host CPU | Engine CPU | ARM GETs | Resolved |",
-    "|---|---|---|---|---|---|---|---|---|",
-    ...results.scaling.map(({ clusters, result }) => {
-      const floor = result.floor?.processWallTimeInMs ?? Number.NaN;
-      return `| ${clusters} | ${milliseconds(result.up.wallTimeInMs)} | ${milliseconds(floor)} | ${ratio(result.up.wallTimeInMs / floor)} | ${megabytes(result.up.host.peakResidentBytes)} | ${milliseconds(result.up.host.hostCpuTimeInMs)} | ${milliseconds(result.up.host.engineCpuTimeInMs)} | ${result.up.statistics.arm.getRequests} | ${result.resolvedInCosmos} / ${result.expectedIdentities} |`;
-    }),
-    "",
-    `Fit \`up\` = a + b·clusters: a = ${milliseconds(upFit.intercept)}, b = ${milliseconds(upFit.slope)} per cluster, R² = ${upFit.rSquared.toFixed(3)};`,
-    `log-log growth exponent ${upExponent.toFixed(2)} between the smallest and largest fleet (1 = linear; the fixed start-up cost pulls it below 1).`,
-    `Host peak RSS = ${memoryFit.intercept.toFixed(0)} MB + ${(memoryFit.slope * 1024).toFixed(0)} KB per cluster (R² ${memoryFit.rSquared.toFixed(3)}).`,
+    ...scaleSection(results),
     `Provider create = ${milliseconds(createFit.intercept)} + ${createFit.slope.toFixed(2)} ms per identity (R² ${createFit.rSquared.toFixed(3)}).`,
     "",
     "Provider-host peak memory by identities per cluster (one cluster, real engine):",
@@ -191,18 +178,20 @@ export function renderReport(results: BenchmarkResults): string {
   if (results.comparisons !== undefined) {
     const { perStepCheckpoints, parallel32 } = results.comparisons;
     const row = (label: string, result: FleetScenarioResult): string =>
-      `| ${label} | ${milliseconds(result.up.wallTimeInMs)} | ${milliseconds(result.floor?.processWallTimeInMs ?? Number.NaN)} | ${ratio(result.up.wallTimeInMs / (result.floor?.processWallTimeInMs ?? Number.NaN))} | ${milliseconds(result.up.host.engineCpuTimeInMs)} | ${milliseconds(result.up.host.hostCpuTimeInMs)} |`;
+      `| ${label} | ${milliseconds(result.up.wallTimeInMs)} | ${ratio(result.up.wallTimeInMs / (result.floor?.processWallTimeInMs ?? Number.NaN))} | ${milliseconds(result.noOpUp?.wallTimeInMs ?? Number.NaN)} | ${milliseconds(result.refresh?.wallTimeInMs ?? Number.NaN)} | ${milliseconds(result.up.host.engineCpuTimeInMs)} | ${milliseconds(result.up.host.hostCpuTimeInMs)} |`;
     push(
-      "## Engine settings compared (200 clusters × 4)",
+      "## 7. Engine settings compared (200 clusters × 4)",
       "",
-      "| Setting | `up` | Floor | Ratio | Engine CPU | Host CPU |",
-      "|---|---|---|---|---|---|",
-      row("default (`PULUMI_SKIP_CHECKPOINTS=true`, engine's default `--parallel`)", results.scaling.find((point) => point.clusters === 200)!.result),
+      "| Setting | `up` | `up` / plain-script floor | No-op `up` | `refresh` | Engine CPU (`up`) | Host CPU (`up`) |",
+      "|---|---|---|---|---|---|---|",
+      row("default (`PULUMI_SKIP_CHECKPOINTS=true`, engine's default `--parallel`)", results.scaling.find((point) => point.clusters === 200)!),
       row("per-step checkpoints (`PULUMI_SKIP_CHECKPOINTS=false`)", perStepCheckpoints),
       row("`--parallel 32`", parallel32),
       "",
     );
   }
+  push(...shardSection(results));
+  push(...scaleFindingsSection());
   push(...findingsSection());
   return `${lines.join("\n")}\n`;
 }

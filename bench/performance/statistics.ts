@@ -39,17 +39,6 @@ export function linearFit(points: ReadonlyArray<readonly [number, number]>): Lin
   return { intercept, slope, rSquared: totalSquares === 0 ? 1 : 1 - residualSquares / totalSquares };
 }
 
-/**
- * The growth exponent k of y ∝ x^k between the smallest and largest point (log-log slope):
- * 1 is linear, below 1 better than linear, 2 quadratic. Time per doubling of n is 2^k.
- */
-export function growthExponent(points: ReadonlyArray<readonly [number, number]>): number {
-  const sorted = [...points].sort(([left], [right]) => left - right);
-  const [firstX, firstY] = sorted[0];
-  const [lastX, lastY] = sorted[sorted.length - 1];
-  return Math.log(lastY / firstY) / Math.log(lastX / firstX);
-}
-
 /** Milliseconds, rounded for a table. */
 export function formatMilliseconds(value: number): string {
   return value >= 10_000 ? `${(value / 1000).toFixed(1)} s` : `${Math.round(value)} ms`;

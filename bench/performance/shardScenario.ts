@@ -1,0 +1,85 @@
+/**
+ * A fleet split into shards (examples/sharding/runShards.ts: a cluster's shard is a hash of its
+ * ARM ID), every shard its own stack, engine and provider host, all running at once on this
+ * machine against one sandbox: `up`, then the drift check (`refresh`, then a no-op `up`).
+ * Measures the wall time of the whole fleet and each shard's state size, to check the shard
+ * model of docs/performance.md against.
+ */
+import type { EngineCommand } from "../../cli/engine";
+import { splitIntoShards } from "../../examples/sharding/runShards";
+import { seedFleet } from "../../sandbox/seed";
+import { startBenchmarkSandbox } from "./benchmarkSandbox";
+import type { BenchmarkStack } from "./benchmarkStack";
+import { openBenchmarkStack } from "./benchmarkStack";
+import { clusterDeclarations, countResolvedInCosmos } from "./fleetScenario";
+import { finishedChildrenCpuTimeInMs } from "./providerHostMonitor";
+
+/** What the shard run measured. */
+export interface ShardResult {
+  readonly clusters: number;
+  readonly shards: number;
+  readonly clustersPerShard: readonly number[];
+  /** All shards' `up`, started together, until the last one finished. */
+  readonly upWallTimeInMs: number;
+  /** Each shard's own `up` time. */
+  readonly shardUpTimesInMs: readonly number[];
+  /** All shards' drift check (`refresh` then no-op `up`), started together. */
+  readonly driftCheckWallTimeInMs: number;
+  readonly checkpointBytes: readonly number[];
+  /** CPU time of this process (sandbox and inline programs) during the `up`. */
+  readonly benchProcessCpuInMs: number;
+  /** CPU time of everything during the `up`: this process, the engines and the provider hosts. */
+  readonly upCpuInMs: number;
+  readonly resolvedInCosmos: number;
+  readonly expectedIdentities: number;
+}
+
+/** Runs every shard's stack concurrently, in one sandbox. */
+export async function runShardScenario(options: {
+  readonly engine: EngineCommand;
+  readonly clusters: number;
+  readonly shards: number;
+  readonly armLatencyInMs: number;
+  readonly lookupConcurrency: number;
+  readonly log: (line: string) => void;
+}): Promise<ShardResult> {
+  const benchmark = await startBenchmarkSandbox({ armLatencyInMs: options.armLatencyInMs, cosmosLatencyInMs: options.armLatencyInMs, lookupConcurrency: options.lookupConcurrency });
+  const stacks: BenchmarkStack[] = [];
+  try {
+    const fleet = seedFleet(benchmark.sandbox, { clusters: options.clusters, identitiesPerCluster: 4 });
+    const shards = splitIntoShards(clusterDeclarations(fleet), options.shards, "shard");
+    for (const shard of shards) {
+      const stack = await openBenchmarkStack(options.engine, benchmark, shard.stackName);
+      await stack.setClusters(shard.clusters);
+      stacks.push(stack);
+    }
+    const cpuBefore = process.cpuUsage();
+    const childrenBefore = finishedChildrenCpuTimeInMs();
+    let started = performance.now();
+    const ups = await Promise.all(stacks.map((stack) => stack.up()));
+    const upWallTimeInMs = performance.now() - started;
+    const cpu = process.cpuUsage(cpuBefore);
+    const childrenCpuInMs = finishedChildrenCpuTimeInMs() - childrenBefore;
+    options.log(`  ${options.shards} shards: up ${Math.round(upWallTimeInMs)} ms (shards ${ups.map((run) => Math.round(run.wallTimeInMs)).join(", ")} ms)`);
+    started = performance.now();
+    await Promise.all(stacks.map(async (stack) => stack.refresh().then(() => stack.up())));
+    const driftCheckWallTimeInMs = performance.now() - started;
+    options.log(`  ${options.shards} shards: drift check ${Math.round(driftCheckWallTimeInMs)} ms`);
+    return {
+      clusters: options.clusters,
+      shards: options.shards,
+      clustersPerShard: shards.map((shard) => shard.clusters.length),
+      upWallTimeInMs,
+      shardUpTimesInMs: ups.map((run) => run.wallTimeInMs),
+      driftCheckWallTimeInMs,
+      checkpointBytes: await Promise.all(stacks.map((stack) => stack.checkpointBytes())),
+      benchProcessCpuInMs: (cpu.user + cpu.system) / 1000,
+      upCpuInMs: (cpu.user + cpu.system) / 1000 + childrenCpuInMs,
+      resolvedInCosmos: countResolvedInCosmos(benchmark, fleet),
+      expectedIdentities: options.clusters * 4,
+    };
+  } finally {
+    for (const stack of stacks) stack.remove();
+    await benchmark.sandbox.stop();
+  }
+}
