@@ -18,8 +18,6 @@ export default tseslint.config(
       // package (test/e2e/installedPackage.test.ts), which does not exist before that test packs it.
       "examples/azure-native/**",
       "test/fixtures/consumerProgram/**",
-      // Being rewritten on another branch; linted once that lands.
-      "bench/**",
     ],
   },
   eslint.configs.recommended,

@@ -34,7 +34,7 @@ class TrivialClusterResource extends pulumi.dynamic.Resource {
  * The floor's program: the stack's `clusters` config (as the project's program reads it), one
  * trivial resource per cluster under the same name, and a stack output per cluster.
  */
-export const trivialFleetProgram: automation.PulumiFn = async () => {
+export const trivialFleetProgram: automation.PulumiFn = () => {
   const clusters = parseClusterList(new pulumi.Config().getObject<unknown>("clusters") ?? [], "clusters");
   const keys = clusterKeys(clusters.map((cluster) => cluster.clusterResourceId));
   const outputs: Record<string, pulumi.Output<string>> = {};
@@ -42,5 +42,5 @@ export const trivialFleetProgram: automation.PulumiFn = async () => {
     const key = keys.get(cluster.clusterResourceId) ?? cluster.clusterResourceId;
     outputs[key] = new TrivialClusterResource(key, { ...cluster }).id;
   }
-  return { clusters: outputs };
+  return Promise.resolve({ clusters: outputs });
 };

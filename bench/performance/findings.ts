@@ -70,7 +70,7 @@ export function scaleFindingsSection(): string[] {
     "above 4 KB per cluster mostly for reasons the engine floor shares: the engine stores each dynamic resource's inputs",
     "and outputs (the four operator ARM IDs twice), a stack trace, and a copy of the whole stack config (the `clusters`",
     "list) twice in the default provider's entry; `clustersFile` instead of `clusters` avoids that last copy",
-    "(docs/pulumi-engine.md, \"State size\").",
+    '(docs/pulumi-engine.md, "State size").',
     "",
   ];
 }
@@ -129,7 +129,7 @@ export function findingsSection(): string[] {
     "  `--continue-on-error` (`npm run pulumi -- up --continue-on-error`, `continueOnError` in the Automation API).",
     "- `PULUMI_SKIP_CHECKPOINTS=true` changes what a killed `up` leaves behind: the stack lock, and no pending operations",
     "  from that run (the engine never wrote them); the next `up` redoes the run's work, adopting what Cosmos already holds",
-    "  (docs/reliability.md, \"Recovering an interrupted run\").",
+    '  (docs/reliability.md, "Recovering an interrupted run").',
     "- Scenario 1 runs provider and sandbox on one event loop, so the sandbox's per-request CPU lands in the create time",
     "  (and in the sequential floor): 1a sits close to its 1.25× bound on a busy 2-core machine.",
     "- The sandbox runs in the benchmark process; its CPU (TLS, Cosmos emulation) is a large share of a 2-core machine and",

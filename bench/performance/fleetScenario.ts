@@ -3,6 +3,9 @@
  * doing the same Azure work), then optionally a no-op `up` and a `refresh` with their counters.
  */
 import type { EngineCommand } from "../../cli/engine";
+import { isJsonObject } from "../../resources/core/json";
+import type { DataPlaneOperatorManagedIdentityEntry } from "../../resources/core/serviceProviderClusterDocument";
+import { readStatusSubtree } from "../../resources/core/serviceProviderClusterDocument";
 import type { ClusterDeclaration } from "../../program/fleet";
 import type { SandboxStatisticsSnapshot } from "../../sandbox/sandboxStatistics";
 import type { FleetClusterDescription } from "../../sandbox/seed";
@@ -75,12 +78,18 @@ export function clusterDeclarations(fleet: readonly FleetClusterDescription[]): 
   }));
 }
 
+/** The identity entries of a stored ServiceProviderCluster document, read with the product's own reader. */
+export function storedIdentities(document: unknown): Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>> {
+  const properties = isJsonObject(document) ? document.properties : undefined;
+  const status = isJsonObject(properties) ? properties.status : undefined;
+  return readStatusSubtree(isJsonObject(status) ? status.dataPlaneOperatorsManagedIdentities : undefined).status.identities ?? {};
+}
+
 /** Identities whose clientId/principalId in Cosmos match ARM (read directly, uncounted). */
 export function countResolvedInCosmos(benchmark: BenchmarkSandbox, fleet: readonly FleetClusterDescription[]): number {
   let resolved = 0;
   for (const cluster of fleet) {
-    const document = benchmark.sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as Record<string, any> | undefined; // eslint-disable-line @typescript-eslint/no-explicit-any
-    const identities = document?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities ?? {};
+    const identities = storedIdentities(benchmark.sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId));
     for (const resourceId of Object.values(cluster.dataPlaneOperators)) {
       const entry = identities[resourceId.toLowerCase()];
       const identity = benchmark.sandbox.identities.get(resourceId);
@@ -108,7 +117,9 @@ async function runEngineFloor(options: FleetScenarioOptions, benchmark: Benchmar
     const noOpUp = await stack.up(parallel);
     const refresh = await stack.refresh(parallel);
     const checkpointBytes = await stack.checkpointBytes();
-    options.log(`  engine floor: up ${Math.round(up.wallTimeInMs)} ms, no-op up ${Math.round(noOpUp.wallTimeInMs)} ms, refresh ${Math.round(refresh.wallTimeInMs)} ms`);
+    options.log(
+      `  engine floor: up ${Math.round(up.wallTimeInMs)} ms, no-op up ${Math.round(noOpUp.wallTimeInMs)} ms, refresh ${Math.round(refresh.wallTimeInMs)} ms`,
+    );
     return { up, noOpUp, refresh, checkpointBytes };
   } finally {
     stack.remove();
@@ -134,17 +145,28 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
     await stack.setClusters(clusterDeclarations(fleet));
     const parallel = options.parallel === undefined ? {} : { parallel: options.parallel };
     const up = await counted(benchmark, () => stack!.up(parallel));
-    options.log(`  up: ${Math.round(up.wallTimeInMs)} ms, host peak ${Math.round(up.host.peakResidentBytes / 2 ** 20)} MB, ARM GETs ${up.statistics.arm.getRequests}`);
+    options.log(
+      `  up: ${Math.round(up.wallTimeInMs)} ms, host peak ${Math.round(up.host.peakResidentBytes / 2 ** 20)} MB, ARM GETs ${up.statistics.arm.getRequests}`,
+    );
     benchmark.sandbox.faults.clear();
     const resolvedInCosmos = countResolvedInCosmos(benchmark, fleet);
     const checkpointBytes = await stack.checkpointBytes();
     if (!options.followUps) {
-      return { clusters: options.clusters, ...(floor === undefined ? {} : { floor }), up, checkpointBytes, resolvedInCosmos, expectedIdentities: options.clusters * options.identitiesPerCluster };
+      return {
+        clusters: options.clusters,
+        ...(floor === undefined ? {} : { floor }),
+        up,
+        checkpointBytes,
+        resolvedInCosmos,
+        expectedIdentities: options.clusters * options.identitiesPerCluster,
+      };
     }
     const noOpUp = await counted(benchmark, () => stack!.up(parallel));
     const readFloor = await runFloorWorker(benchmark, "read", floorPlan(fleet));
     const refresh = await counted(benchmark, () => stack!.refresh(parallel));
-    options.log(`  no-op up: ${Math.round(noOpUp.wallTimeInMs)} ms; read floor ${Math.round(readFloor.processWallTimeInMs)} ms; refresh ${Math.round(refresh.wallTimeInMs)} ms, host peak ${Math.round(refresh.host.peakResidentBytes / 2 ** 20)} MB`);
+    options.log(
+      `  no-op up: ${Math.round(noOpUp.wallTimeInMs)} ms; read floor ${Math.round(readFloor.processWallTimeInMs)} ms; refresh ${Math.round(refresh.wallTimeInMs)} ms, host peak ${Math.round(refresh.host.peakResidentBytes / 2 ** 20)} MB`,
+    );
     stack.remove();
     stack = undefined;
     const engineFloor = options.engineFloor === true ? await runEngineFloor(options, benchmark, clusterDeclarations(fleet)) : undefined;

@@ -58,12 +58,21 @@ async function main(): Promise<void> {
             }
             const values = await adapters.userAssignedIdentityReader.getUserAssignedIdentity(parsed.resourceId, { abortSignal: AbortSignal.timeout(30_000) });
             lookups += 1;
-            identities[resourceId.toLowerCase()] = { resourceID: resourceId, clientId: values?.clientId ?? undefined, principalId: values?.principalId ?? undefined };
+            identities[resourceId.toLowerCase()] = {
+              resourceID: resourceId,
+              clientId: values?.clientId ?? undefined,
+              principalId: values?.principalId ?? undefined,
+            };
           }),
         ),
       );
       const status = { identities, earliestRecheckTime: nextRecheckTime(new Date(), Math.random) };
-      await adapters.documentStore.patchDocument(cluster.partitionKey, cluster.documentId, statusPatchOperations(stored.document, status, stored.etag), stored.etag);
+      await adapters.documentStore.patchDocument(
+        cluster.partitionKey,
+        cluster.documentId,
+        statusPatchOperations(stored.document, status, stored.etag),
+        stored.etag,
+      );
     }),
   );
   const report: FloorWorkerReport = { workTimeInMs: performance.now() - started, clusters: plan.length, lookups, limiterPeak: adapters.limiter.peak };

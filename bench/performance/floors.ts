@@ -37,7 +37,11 @@ export async function runFloorWorker(benchmark: BenchmarkSandbox, mode: "sync" |
       execFile(
         process.execPath,
         [script, mode, planFile],
-        { cwd: projectDirectory, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...benchmark.settingsEnvironment }, maxBuffer: 16 * 1024 * 1024 },
+        {
+          cwd: projectDirectory,
+          env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...benchmark.settingsEnvironment },
+          maxBuffer: 16 * 1024 * 1024,
+        },
         (error, stdout, stderr) => (error === null ? resolve(stdout) : reject(new Error(`floor worker (${mode}) failed: ${stderr.trim() || error.message}`))),
       );
     });

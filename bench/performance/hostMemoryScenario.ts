@@ -23,7 +23,11 @@ export async function runHostMemoryByIdentities(options: {
   readonly armLatencyInMs: number;
   readonly lookupConcurrency: number;
 }): Promise<HostMemoryResult[]> {
-  const benchmark = await startBenchmarkSandbox({ armLatencyInMs: options.armLatencyInMs, cosmosLatencyInMs: options.armLatencyInMs, lookupConcurrency: options.lookupConcurrency });
+  const benchmark = await startBenchmarkSandbox({
+    armLatencyInMs: options.armLatencyInMs,
+    cosmosLatencyInMs: options.armLatencyInMs,
+    lookupConcurrency: options.lookupConcurrency,
+  });
   try {
     const largest = Math.max(...options.identityCounts);
     const fleet = seedFleet(benchmark.sandbox, { clusters: options.identityCounts.length, identitiesPerCluster: largest, subscriptions: 1 });
@@ -34,7 +38,12 @@ export async function runHostMemoryByIdentities(options: {
       try {
         await stack.setClusters(clusterDeclarations([cluster]));
         const run = await stack.up();
-        results.push({ identities, upInMs: run.wallTimeInMs, hostPeakBytes: run.host.peakResidentBytes, resolved: countResolvedInCosmos(benchmark, [cluster]) === identities });
+        results.push({
+          identities,
+          upInMs: run.wallTimeInMs,
+          hostPeakBytes: run.host.peakResidentBytes,
+          resolved: countResolvedInCosmos(benchmark, [cluster]) === identities,
+        });
       } finally {
         stack.remove();
       }

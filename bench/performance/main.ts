@@ -30,8 +30,24 @@ async function main(): Promise<void> {
   const log = (line: string): void => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
   const engine = await engineCommand(log);
   const plan = quick
-    ? { createRepetitions: 3, mainRepetitions: 1, sizes: [1, 50], largeSizes: [], shards: { clusters: 200, count: 4 }, throttleClusters: 20, comparisons: false }
-    : { createRepetitions: 7, mainRepetitions: 3, sizes: [1, 500], largeSizes: [1000, 2000], shards: { clusters: 2000, count: 4 }, throttleClusters: 50, comparisons: true };
+    ? {
+        createRepetitions: 3,
+        mainRepetitions: 1,
+        sizes: [1, 50],
+        largeSizes: [],
+        shards: { clusters: 200, count: 4 },
+        throttleClusters: 20,
+        comparisons: false,
+      }
+    : {
+        createRepetitions: 7,
+        mainRepetitions: 3,
+        sizes: [1, 500],
+        largeSizes: [1000, 2000],
+        shards: { clusters: 2000, count: 4 },
+        throttleClusters: 50,
+        comparisons: true,
+      };
   log(`${quick ? "quick" : "full"} run on ${availableParallelism()} cores`);
 
   log("1. provider create (in process, real SDK clients)");
@@ -43,8 +59,23 @@ async function main(): Promise<void> {
     sequentialFloorAt: 50,
   });
 
-  const fleet = (clusters: number, followUps: boolean, extra: { parallel?: number; engineEnvironment?: Record<string, string> } = {}): Promise<FleetScenarioResult> =>
-    runFleetScenario({ engine, clusters, identitiesPerCluster: 4, armLatencyInMs: latencyInMs, cosmosLatencyInMs: latencyInMs, lookupConcurrency, followUps, engineFloor: followUps, log, ...extra });
+  const fleet = (
+    clusters: number,
+    followUps: boolean,
+    extra: { parallel?: number; engineEnvironment?: Record<string, string> } = {},
+  ): Promise<FleetScenarioResult> =>
+    runFleetScenario({
+      engine,
+      clusters,
+      identitiesPerCluster: 4,
+      armLatencyInMs: latencyInMs,
+      cosmosLatencyInMs: latencyInMs,
+      lookupConcurrency,
+      followUps,
+      engineFloor: followUps,
+      log,
+      ...extra,
+    });
 
   log(`2-4. pulumi up / no-op up / refresh of 200 clusters × 4 identities and the engine floor (${plan.mainRepetitions} repetition(s))`);
   const fleetRuns: FleetScenarioResult[] = [];
@@ -53,7 +84,9 @@ async function main(): Promise<void> {
   }
   const mainFleet = fleetMedians(fleetRuns);
 
-  log(`5. scaling: up at ${plan.sizes.join(", ")} clusters; up, no-op up, refresh and the engine floor at ${plan.largeSizes.join(", ") || "no larger size (--quick)"}`);
+  log(
+    `5. scaling: up at ${plan.sizes.join(", ")} clusters; up, no-op up, refresh and the engine floor at ${plan.largeSizes.join(", ") || "no larger size (--quick)"}`,
+  );
   const scaling: FleetScenarioResult[] = [fleetRuns[Math.floor(fleetRuns.length / 2)]];
   for (const clusters of plan.sizes) {
     scaling.push(await fleet(clusters, false));
@@ -92,7 +125,14 @@ async function main(): Promise<void> {
   }
 
   log(`8. shards: ${plan.shards.clusters} clusters in ${plan.shards.count} stacks, all at once`);
-  const shards = await runShardScenario({ engine, clusters: plan.shards.clusters, shards: plan.shards.count, armLatencyInMs: latencyInMs, lookupConcurrency, log });
+  const shards = await runShardScenario({
+    engine,
+    clusters: plan.shards.clusters,
+    shards: plan.shards.count,
+    armLatencyInMs: latencyInMs,
+    lookupConcurrency,
+    log,
+  });
 
   const results: BenchmarkResults = {
     commandLine: `npm run bench${quick ? " -- --quick" : ""}`,

@@ -45,7 +45,10 @@ export function topOfCpuProfile(file: string, count = 25): string[] {
     selfTime.set(key, (selfTime.get(key) ?? 0) + delta);
   });
   const sorted = [...selfTime.entries()].sort((left, right) => right[1] - left[1]).slice(0, count);
-  return [`total ${(total / 1000).toFixed(0)} ms`, ...sorted.map(([key, micros]) => `${(micros / 1000).toFixed(0).padStart(7)} ms ${((100 * micros) / total).toFixed(1).padStart(5)} %  ${key}`)];
+  return [
+    `total ${(total / 1000).toFixed(0)} ms`,
+    ...sorted.map(([key, micros]) => `${(micros / 1000).toFixed(0).padStart(7)} ms ${((100 * micros) / total).toFixed(1).padStart(5)} %  ${key}`),
+  ];
 }
 
 async function main(): Promise<void> {
@@ -93,10 +96,18 @@ async function main(): Promise<void> {
         cpuInMs: {
           up: { host: result.up.host.hostCpuTimeInMs, engine: result.up.host.engineCpuTimeInMs, bench: result.up.benchProcessCpuTimeInMs },
           noOpUp: { host: result.noOpUp?.host.hostCpuTimeInMs, engine: result.noOpUp?.host.engineCpuTimeInMs, bench: result.noOpUp?.benchProcessCpuTimeInMs },
-          refresh: { host: result.refresh?.host.hostCpuTimeInMs, engine: result.refresh?.host.engineCpuTimeInMs, bench: result.refresh?.benchProcessCpuTimeInMs },
+          refresh: {
+            host: result.refresh?.host.hostCpuTimeInMs,
+            engine: result.refresh?.host.engineCpuTimeInMs,
+            bench: result.refresh?.benchProcessCpuTimeInMs,
+          },
           floorUp: { host: floor?.up.host.hostCpuTimeInMs, engine: floor?.up.host.engineCpuTimeInMs, bench: floor?.up.benchProcessCpuTimeInMs },
           floorNoOpUp: { host: floor?.noOpUp.host.hostCpuTimeInMs, engine: floor?.noOpUp.host.engineCpuTimeInMs, bench: floor?.noOpUp.benchProcessCpuTimeInMs },
-          floorRefresh: { host: floor?.refresh.host.hostCpuTimeInMs, engine: floor?.refresh.host.engineCpuTimeInMs, bench: floor?.refresh.benchProcessCpuTimeInMs },
+          floorRefresh: {
+            host: floor?.refresh.host.hostCpuTimeInMs,
+            engine: floor?.refresh.host.engineCpuTimeInMs,
+            bench: floor?.refresh.benchProcessCpuTimeInMs,
+          },
         },
       },
       undefined,
@@ -121,7 +132,12 @@ async function main(): Promise<void> {
     .filter((file) => statSync(file).size > 20_000);
   for (const file of engineProfiles) {
     console.log(`\n# engine ${file}`);
-    console.log(execFileSync("go", ["tool", "pprof", "-top", "-nodecount=25", file], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).split("\n").slice(0, 32).join("\n"));
+    console.log(
+      execFileSync("go", ["tool", "pprof", "-top", "-nodecount=25", file], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
+        .split("\n")
+        .slice(0, 32)
+        .join("\n"),
+    );
   }
 }
 

@@ -10,6 +10,7 @@ import { createManagedIdentityStatusProvider } from "../../resources/provider/ma
 import { readSettings } from "../../resources/core/settings";
 import { seedFleet } from "../../sandbox/seed";
 import { startBenchmarkSandbox, useSandboxIdentityEnvironment } from "./benchmarkSandbox";
+import { storedIdentities } from "./fleetScenario";
 import { median } from "./statistics";
 
 /** Options of {@link runProviderCreateScenarios}. */
@@ -65,7 +66,11 @@ export async function runProviderCreateScenarios(options: ProviderCreateOptions)
         dataPlaneOperators: Object.fromEntries(Object.entries(cluster.dataPlaneOperators).slice(0, identities)),
       }));
       const createFor = async (cluster: (typeof clusters)[number]): Promise<number> => {
-        const checked = await provider.check!({} as never, { clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators, serviceManagedIdentity: cluster.serviceManagedIdentity } as never);
+        const checked = await provider.check!({} as never, {
+          clusterResourceId: cluster.clusterResourceId,
+          dataPlaneOperators: cluster.dataPlaneOperators,
+          serviceManagedIdentity: cluster.serviceManagedIdentity,
+        });
         if ((checked.failures ?? []).length > 0) {
           throw new Error(`check failed: ${JSON.stringify(checked.failures)}`);
         }
@@ -82,8 +87,7 @@ export async function runProviderCreateScenarios(options: ProviderCreateOptions)
       const statistics = sandbox.statistics.snapshot();
       let resolvedEveryIdentity = true;
       for (const cluster of clusters) {
-        const document = sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as Record<string, any> | undefined; // eslint-disable-line @typescript-eslint/no-explicit-any
-        const stored = document?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities ?? {};
+        const stored = storedIdentities(sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId));
         for (const resourceId of Object.values(cluster.dataPlaneOperators)) {
           resolvedEveryIdentity &&= stored[resourceId.toLowerCase()]?.clientId === sandbox.identities.get(resourceId)?.clientId;
         }
@@ -94,7 +98,8 @@ export async function runProviderCreateScenarios(options: ProviderCreateOptions)
         if (!parsed.ok) throw new TypeError(parsed.reason);
         return parsed.resourceId;
       });
-      const get = (resourceId: (typeof identityIds)[number]) => adapters.userAssignedIdentityReader.getUserAssignedIdentity(resourceId, { abortSignal: AbortSignal.timeout(30_000) });
+      const get = (resourceId: (typeof identityIds)[number]) =>
+        adapters.userAssignedIdentityReader.getUserAssignedIdentity(resourceId, { abortSignal: AbortSignal.timeout(30_000) });
       const withSequentialFloor = identities === options.sequentialFloorAt;
       const sequentialTimes: number[] = [];
       const concurrentTimes: number[] = [];

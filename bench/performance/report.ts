@@ -159,7 +159,9 @@ export function renderReport(results: BenchmarkResults): string {
     "",
     "| Identities | `up` | Host peak RSS | Resolved |",
     "|---|---|---|---|",
-    ...results.hostMemory.map((result) => `| ${result.identities} | ${milliseconds(result.upInMs)} | ${megabytes(result.hostPeakBytes)} | ${result.resolved ? "yes" : "**no**"} |`),
+    ...results.hostMemory.map(
+      (result) => `| ${result.identities} | ${milliseconds(result.upInMs)} | ${megabytes(result.hostPeakBytes)} | ${result.resolved ? "yes" : "**no**"} |`,
+    ),
     "",
     "## 6. Throttling",
     "",
@@ -168,7 +170,10 @@ export function renderReport(results: BenchmarkResults): string {
     "",
     "| `up` run | Time | Result | ARM requests | 429 answers | Max in flight |",
     "|---|---|---|---|---|---|",
-    ...throttle.runs.map((run, index) => `| ${index + 1} | ${milliseconds(run.wallTimeInMs)} | ${run.succeeded ? "succeeded" : "failed (lookups out of retries; status persisted)"} | ${run.armRequests} | ${run.throttled} | ${run.armMaxInFlight} |`),
+    ...throttle.runs.map(
+      (run, index) =>
+        `| ${index + 1} | ${milliseconds(run.wallTimeInMs)} | ${run.succeeded ? "succeeded" : "failed (lookups out of retries; status persisted)"} | ${run.armRequests} | ${run.throttled} | ${run.armMaxInFlight} |`,
+    ),
     "",
     `Retry-After asked ${milliseconds(throttle.retryAfterRequestedInMs)} in total; for the ${milliseconds(throttle.retryAfterOfRetriedInMs)} of it that was followed by a retry, the clients waited ${milliseconds(throttle.waitedInMs)}.`,
     `${throttle.abandoned} throttled lookup(s) were not retried within their run (their attempts or lookup deadline ran out); the next \`up\` retried them. Token requests: ${throttle.tokenRequests}.`,
@@ -184,7 +189,10 @@ export function renderReport(results: BenchmarkResults): string {
       "",
       "| Setting | `up` | `up` / plain-script floor | No-op `up` | `refresh` | Engine CPU (`up`) | Host CPU (`up`) |",
       "|---|---|---|---|---|---|---|",
-      row("default (`PULUMI_SKIP_CHECKPOINTS=true`, engine's default `--parallel`)", results.scaling.find((point) => point.clusters === 200)!),
+      row(
+        "default (`PULUMI_SKIP_CHECKPOINTS=true`, engine's default `--parallel`)",
+        results.scaling.find((point) => point.clusters === 200)!,
+      ),
       row("per-step checkpoints (`PULUMI_SKIP_CHECKPOINTS=false`)", perStepCheckpoints),
       row("`--parallel 32`", parallel32),
       "",

@@ -38,7 +38,7 @@ export function scaleTargetRows(results: BenchmarkResults): string[] {
   const note = quick ? " (--quick: largest size measured)" : "";
   const rows: string[] = [];
   for (const [index, result] of sizes.entries()) {
-    const suffix = sizes.length > 1 ? "ab"[index] ?? "" : "";
+    const suffix = sizes.length > 1 ? ("ab"[index] ?? "") : "";
     const floor = result.engineFloor!;
     const noOp = result.noOpUp!.wallTimeInMs / floor.noOpUp.wallTimeInMs;
     const refresh = result.refresh!.wallTimeInMs / floor.refresh.wallTimeInMs;
@@ -77,7 +77,8 @@ export function scaleSection(results: BenchmarkResults): string[] {
   const upFit = linearFit(results.scaling.map((result) => [result.clusters, result.up.wallTimeInMs] as const));
   const memoryFit = linearFit(results.scaling.map((result) => [result.clusters, result.up.host.peakResidentBytes / 2 ** 20] as const));
   const optional = (value: number | undefined): string => (value === undefined ? "—" : milliseconds(value));
-  const over = (value: number | undefined, floor: number | undefined): string => (value === undefined || floor === undefined ? "" : ` (${ratio(value / floor)})`);
+  const over = (value: number | undefined, floor: number | undefined): string =>
+    value === undefined || floor === undefined ? "" : ` (${ratio(value / floor)})`;
   return [
     "## 5. Scaling",
     "",

@@ -65,7 +65,10 @@ export function stackCosts(
 }
 
 /** CPU of an engine run: engine, provider host and this process (inline program and sandbox). */
-export function cpuOfRun(run: { readonly host: { readonly hostCpuTimeInMs: number; readonly engineCpuTimeInMs: number }; readonly benchProcessCpuTimeInMs: number }): number {
+export function cpuOfRun(run: {
+  readonly host: { readonly hostCpuTimeInMs: number; readonly engineCpuTimeInMs: number };
+  readonly benchProcessCpuTimeInMs: number;
+}): number {
   return run.host.hostCpuTimeInMs + run.host.engineCpuTimeInMs + run.benchProcessCpuTimeInMs;
 }
 
@@ -74,14 +77,22 @@ export function measuredCosts(scaling: readonly FleetScenarioResult[]): { up: St
   const single = scaling.find((result) => result.clusters === 1);
   const startUpCpuInMs = single === undefined ? 0 : cpuOfRun(single.up);
   const up = stackCosts(
-    scaling.filter((result) => result.clusters > 1).map((result) => ({ clusters: result.clusters, wallTimeInMs: result.up.wallTimeInMs, cpuTimeInMs: cpuOfRun(result.up) })),
+    scaling
+      .filter((result) => result.clusters > 1)
+      .map((result) => ({ clusters: result.clusters, wallTimeInMs: result.up.wallTimeInMs, cpuTimeInMs: cpuOfRun(result.up) })),
     startUpCpuInMs,
   );
   const driftCheck = stackCosts(
     scaling.flatMap((result) =>
       result.refresh === undefined || result.noOpUp === undefined
         ? []
-        : [{ clusters: result.clusters, wallTimeInMs: result.refresh.wallTimeInMs + result.noOpUp.wallTimeInMs, cpuTimeInMs: cpuOfRun(result.refresh) + cpuOfRun(result.noOpUp) }],
+        : [
+            {
+              clusters: result.clusters,
+              wallTimeInMs: result.refresh.wallTimeInMs + result.noOpUp.wallTimeInMs,
+              cpuTimeInMs: cpuOfRun(result.refresh) + cpuOfRun(result.noOpUp),
+            },
+          ],
     ),
     // Two operations, two start-ups.
     2 * startUpCpuInMs,

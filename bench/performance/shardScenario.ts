@@ -43,7 +43,11 @@ export async function runShardScenario(options: {
   readonly lookupConcurrency: number;
   readonly log: (line: string) => void;
 }): Promise<ShardResult> {
-  const benchmark = await startBenchmarkSandbox({ armLatencyInMs: options.armLatencyInMs, cosmosLatencyInMs: options.armLatencyInMs, lookupConcurrency: options.lookupConcurrency });
+  const benchmark = await startBenchmarkSandbox({
+    armLatencyInMs: options.armLatencyInMs,
+    cosmosLatencyInMs: options.armLatencyInMs,
+    lookupConcurrency: options.lookupConcurrency,
+  });
   const stacks: BenchmarkStack[] = [];
   try {
     const fleet = seedFleet(benchmark.sandbox, { clusters: options.clusters, identitiesPerCluster: 4 });

@@ -66,7 +66,11 @@ export interface ThrottleResult {
 
 /** Runs the scenario in its own sandbox and stack. */
 export async function runThrottleScenario(options: ThrottleOptions): Promise<ThrottleResult> {
-  const benchmark = await startBenchmarkSandbox({ armLatencyInMs: options.armLatencyInMs, cosmosLatencyInMs: options.armLatencyInMs, lookupConcurrency: options.lookupConcurrency });
+  const benchmark = await startBenchmarkSandbox({
+    armLatencyInMs: options.armLatencyInMs,
+    cosmosLatencyInMs: options.armLatencyInMs,
+    lookupConcurrency: options.lookupConcurrency,
+  });
   let stack: BenchmarkStack | undefined;
   const { sandbox } = benchmark;
   // Per identity: when its last 429 was answered and the Retry-After it carried.
@@ -134,7 +138,9 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
         armMaxInFlight: statistics.arm.maxInFlight,
         lastFirstRequestInMs: firstAskedAt.size === 0 ? 0 : Math.max(...firstAskedAt.values()) - Math.min(...firstAskedAt.values()),
       });
-      options.log(`  throttled up #${runs.length}: ${Math.round(runs[runs.length - 1].wallTimeInMs)} ms, ${succeeded ? "succeeded" : "failed"}, ${runs[runs.length - 1].throttled} × 429`);
+      options.log(
+        `  throttled up #${runs.length}: ${Math.round(runs[runs.length - 1].wallTimeInMs)} ms, ${succeeded ? "succeeded" : "failed"}, ${runs[runs.length - 1].throttled} × 429`,
+      );
       // Whatever is still pending after a run was never retried in it.
       abandoned += pending.size;
     }
@@ -161,8 +167,7 @@ function failedEntriesByCode(benchmark: BenchmarkSandbox, fleet: readonly FleetC
   const counts: Record<string, number> = {};
   for (const cluster of fleet) {
     const document = benchmark.sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as
-      | { properties?: { status?: { dataPlaneOperatorsManagedIdentities?: { identities?: Record<string, { retrievalError?: unknown }> } } } }
-      | undefined;
+      { properties?: { status?: { dataPlaneOperatorsManagedIdentities?: { identities?: Record<string, { retrievalError?: unknown }> } } } } | undefined;
     for (const entry of Object.values(document?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities ?? {})) {
       if (typeof entry.retrievalError === "string") {
         const code = /^\S+/.exec(entry.retrievalError)?.[0] ?? "unknown";

@@ -37,7 +37,7 @@ async function runEntry(reliability: ReliabilitySandbox, cluster: FleetClusterDe
   const writesBefore = cosmosWrites(sandbox);
   const statusBefore = ownedStatus(readServiceProviderCluster(sandbox, cluster));
   const provider = reliability.provider(entry.config ?? {});
-  let message = "";
+  let message: string;
   let stage: BadInputResult["stage"] = "check";
   const checked = await provider.check!({} as never, entry.inputs as never);
   if (checked.failures !== undefined && checked.failures.length > 0) {
@@ -45,7 +45,7 @@ async function runEntry(reliability: ReliabilitySandbox, cluster: FleetClusterDe
   } else {
     stage = entry.config === undefined ? "create" : "configure";
     try {
-      const created = await provider.create!(checked.inputs as never);
+      const created = await provider.create(checked.inputs as never);
       message = entry.accepted === undefined ? "(accepted)" : entry.accepted(created.outs as never);
     } catch (error) {
       message = error instanceof Error ? error.message : String(error);

@@ -32,7 +32,9 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
   const withOperators = (dataPlaneOperators: unknown): Record<string, unknown> => ({ clusterResourceId: clusterId, dataPlaneOperators });
   const withCluster = (clusterResourceId: unknown): Record<string, unknown> => ({ ...valid, clusterResourceId });
   const spareDocuments = (): Array<Record<string, unknown>> =>
-    [spare.serviceProviderClusterDocumentId, spare.clusterDocumentId].map((id) => structuredClone(sandbox.documents.read(spare.partitionKey, id) as Record<string, unknown>));
+    [spare.serviceProviderClusterDocumentId, spare.clusterDocumentId].map((id) =>
+      structuredClone(sandbox.documents.read(spare.partitionKey, id) as Record<string, unknown>),
+    );
   let saved: Array<Record<string, unknown>> = [];
   let savedCosmosKey: string | undefined;
   const breakSpare = (change: () => void): Pick<BadInput, "prepare" | "cleanUp"> => ({
@@ -46,32 +48,87 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
   });
   const hugeMap = Object.fromEntries(Array.from({ length: 300 }, (_, index) => [`operator-${index}`, identity]));
   return [
-    { name: "clusterResourceId of another resource type (a virtual machine)", inputs: withCluster(clusterId.replace("Microsoft.RedHatOpenShift/hcpOpenShiftClusters", "Microsoft.Compute/virtualMachines")), expect: /clusterResourceId: must be a Microsoft\.RedHatOpenShift\/hcpOpenShiftClusters ID/ },
+    {
+      name: "clusterResourceId of another resource type (a virtual machine)",
+      inputs: withCluster(clusterId.replace("Microsoft.RedHatOpenShift/hcpOpenShiftClusters", "Microsoft.Compute/virtualMachines")),
+      expect: /clusterResourceId: must be a Microsoft\.RedHatOpenShift\/hcpOpenShiftClusters ID/,
+    },
     { name: "clusterResourceId without the cluster name", inputs: withCluster(clusterId.replace(/\/[^/]+$/, "")), expect: /clusterResourceId: / },
     { name: "clusterResourceId that stops at the resource group", inputs: withCluster(clusterId.split("/providers/")[0]), expect: /clusterResourceId: / },
-    { name: "clusterResourceId with a non-GUID subscription", inputs: withCluster(clusterId.replace(subscriptionId, "my-subscription")), expect: /clusterResourceId: has subscription 'my-subscription', which is not a GUID/ },
-    { name: "clusterResourceId with leading and trailing whitespace", inputs: withCluster(`  ${clusterId} `), expect: /clusterResourceId: must not have leading or trailing whitespace/ },
-    { name: "clusterResourceId with a line break inside", inputs: withCluster(clusterId.replace("/providers/", "/providers\n/")), expect: /clusterResourceId: / },
+    {
+      name: "clusterResourceId with a non-GUID subscription",
+      inputs: withCluster(clusterId.replace(subscriptionId, "my-subscription")),
+      expect: /clusterResourceId: has subscription 'my-subscription', which is not a GUID/,
+    },
+    {
+      name: "clusterResourceId with leading and trailing whitespace",
+      inputs: withCluster(`  ${clusterId} `),
+      expect: /clusterResourceId: must not have leading or trailing whitespace/,
+    },
+    {
+      name: "clusterResourceId with a line break inside",
+      inputs: withCluster(clusterId.replace("/providers/", "/providers\n/")),
+      expect: /clusterResourceId: /,
+    },
     { name: "clusterResourceId empty", inputs: withCluster(""), expect: /clusterResourceId: must not be empty/ },
     { name: "clusterResourceId missing", inputs: { dataPlaneOperators: cluster.dataPlaneOperators }, expect: /clusterResourceId: is required/ },
     { name: "clusterResourceId is a number", inputs: withCluster(42), expect: /clusterResourceId: must be a string, got a number/ },
-    { name: "clusterResourceId with a double slash", inputs: withCluster(clusterId.replace("/resourceGroups/", "//resourceGroups/")), expect: /clusterResourceId: has an empty segment/ },
-    { name: "resource group name with a space", inputs: withCluster(clusterId.replace("/resourceGroups/", "/resourceGroups/my ")), expect: /clusterResourceId: has resource group 'my [^']*', which is not a valid name/ },
-    { name: "dataPlaneOperators is a list", inputs: withOperators([identity]), expect: /dataPlaneOperators: must be a map of operator name to identity resource ID, got an array/ },
+    {
+      name: "clusterResourceId with a double slash",
+      inputs: withCluster(clusterId.replace("/resourceGroups/", "//resourceGroups/")),
+      expect: /clusterResourceId: has an empty segment/,
+    },
+    {
+      name: "resource group name with a space",
+      inputs: withCluster(clusterId.replace("/resourceGroups/", "/resourceGroups/my ")),
+      expect: /clusterResourceId: has resource group 'my [^']*', which is not a valid name/,
+    },
+    {
+      name: "dataPlaneOperators is a list",
+      inputs: withOperators([identity]),
+      expect: /dataPlaneOperators: must be a map of operator name to identity resource ID, got an array/,
+    },
     { name: "dataPlaneOperators is a string", inputs: withOperators(identity), expect: /dataPlaneOperators: must be a map .* got a string/ },
-    { name: "an operator's identity is a number", inputs: withOperators({ "disk-csi-driver": 7 }), expect: /dataPlaneOperators\.disk-csi-driver: identity resource ID must be a string, got a number/ },
-    { name: "an operator's identity is null", inputs: withOperators({ "disk-csi-driver": null }), expect: /dataPlaneOperators\.disk-csi-driver: identity resource ID/ },
-    { name: "an operator's identity names a cluster, not an identity", inputs: withOperators({ "disk-csi-driver": clusterId }), expect: /dataPlaneOperators\.disk-csi-driver: identity resource ID must be a Microsoft\.ManagedIdentity\/userAssignedIdentities ID/ },
-    { name: "operator name is whitespace", inputs: withOperators({ "  ": identity }), expect: /dataPlaneOperators\. {2}: operator name must not be empty or whitespace/ },
+    {
+      name: "an operator's identity is a number",
+      inputs: withOperators({ "disk-csi-driver": 7 }),
+      expect: /dataPlaneOperators\.disk-csi-driver: identity resource ID must be a string, got a number/,
+    },
+    {
+      name: "an operator's identity is null",
+      inputs: withOperators({ "disk-csi-driver": null }),
+      expect: /dataPlaneOperators\.disk-csi-driver: identity resource ID/,
+    },
+    {
+      name: "an operator's identity names a cluster, not an identity",
+      inputs: withOperators({ "disk-csi-driver": clusterId }),
+      expect: /dataPlaneOperators\.disk-csi-driver: identity resource ID must be a Microsoft\.ManagedIdentity\/userAssignedIdentities ID/,
+    },
+    {
+      name: "operator name is whitespace",
+      inputs: withOperators({ "  ": identity }),
+      expect: /dataPlaneOperators\. {2}: operator name must not be empty or whitespace/,
+    },
     { name: "300 operators (a huge map)", inputs: withOperators(hugeMap), expect: /dataPlaneOperators: has 300 operators; at most 256 are supported/ },
-    { name: "a 100 000-character identity ID", inputs: withOperators({ "disk-csi-driver": `${identity}${"x".repeat(100_000)}` }), expect: /dataPlaneOperators\.disk-csi-driver: identity resource ID/ },
+    {
+      name: "a 100 000-character identity ID",
+      inputs: withOperators({ "disk-csi-driver": `${identity}${"x".repeat(100_000)}` }),
+      expect: /dataPlaneOperators\.disk-csi-driver: identity resource ID/,
+    },
     { name: "serviceManagedIdentity is not an identity ID", inputs: { ...valid, serviceManagedIdentity: "my-identity" }, expect: /serviceManagedIdentity: / },
-    { name: "unknown input property (dataPlaneOperator, a typo)", inputs: { clusterResourceId: clusterId, dataPlaneOperator: cluster.dataPlaneOperators }, expect: /dataPlaneOperator: is not a property of ServiceProviderClusterIdentityStatus/ },
+    {
+      name: "unknown input property (dataPlaneOperator, a typo)",
+      inputs: { clusterResourceId: clusterId, dataPlaneOperator: cluster.dataPlaneOperators },
+      expect: /dataPlaneOperator: is not a property of ServiceProviderClusterIdentityStatus/,
+    },
     {
       name: "mixed-case segment names and provider namespace (accepted: canonicalised)",
       inputs: withCluster(clusterId.replace("/resourceGroups/", "/RESOURCEGROUPS/").replace("Microsoft.RedHatOpenShift", "microsoft.redhatopenshift")),
       expect: /^accepted: same document/,
-      accepted: (outputs) => (outputs.documentId === cluster.serviceProviderClusterDocumentId ? "accepted: same document as the canonical spelling" : `accepted: a different document ${outputs.documentId}`),
+      accepted: (outputs) =>
+        outputs.documentId === cluster.serviceProviderClusterDocumentId
+          ? "accepted: same document as the canonical spelling"
+          : `accepted: a different document ${outputs.documentId}`,
     },
     {
       name: "one identity under two operators in different casing (accepted: deduplicated)",
@@ -79,21 +136,74 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
       expect: /^accepted: 1 entry for 2 operators/,
       accepted: (outputs) => `accepted: ${Object.keys(outputs.status.identities ?? {}).length} entry for 2 operators`,
     },
-    { name: "setting cosmosEndpoint uses http://", inputs: valid, config: { cosmosEndpoint: "http://127.0.0.1:8081" }, expect: /'aro-hcp-identity-status:cosmosEndpoint' \(or ARO_HCP_COSMOS_ENDPOINT\) must use https:\/\// },
-    { name: "setting cosmosEndpoint is not a URL", inputs: valid, config: { cosmosEndpoint: "cosmos.example" }, expect: /cosmosEndpoint' \(or ARO_HCP_COSMOS_ENDPOINT\) is not a URL/ },
-    { name: "misspelt setting cosmosEndpont (unknown keys are ignored; the real key is missing)", inputs: valid, config: { cosmosEndpoint: "", cosmosEndpont: "https://127.0.0.1:1" }, expect: /'aro-hcp-identity-status:cosmosEndpoint' \(or ARO_HCP_COSMOS_ENDPOINT\) is not set/ },
-    { name: "setting lookupConcurrency is 0", inputs: valid, config: { lookupConcurrency: "0" }, expect: /lookupConcurrency' \(or ARO_HCP_LOOKUP_CONCURRENCY\) is '0'; expected a whole number from 1 to 64/ },
-    { name: "setting lookupTimeoutSeconds is not a number", inputs: valid, config: { lookupTimeoutSeconds: "soon" }, expect: /lookupTimeoutSeconds' .* is 'soon'; expected a whole number/ },
-    { name: "setting managedIdentityClientId is not a GUID", inputs: valid, config: { managedIdentityClientId: "my-identity" }, expect: /managedIdentityClientId' .* is not a GUID/ },
-    { name: "setting azureCloud is unknown", inputs: valid, config: { azureCloud: "AzureMarsCloud" }, expect: /azureCloud' .* is 'AzureMarsCloud'; expected one of AzurePublicCloud/ },
-    { name: "unreachable Cosmos endpoint", inputs: valid, config: { cosmosEndpoint: "https://127.0.0.1:9" }, expect: /failed to read (HCPOpenShiftCluster|ServiceProviderCluster) document .*(ECONNREFUSED|connect|Connection)/i },
-    { name: "wrong Cosmos key", inputs: valid, config: { cosmosKey: randomBytes(64).toString("base64") }, expect: /failed to read (HCPOpenShiftCluster|ServiceProviderCluster) document .*HTTP 401/ },
-    { name: "tlsCaFile names a missing file", inputs: valid, config: { tlsCaFile: "/nonexistent/sandbox-ca.pem" }, expect: /'aro-hcp-identity-status:tlsCaFile' \(or ARO_HCP_TLS_CA_FILE\) .*\/nonexistent\/sandbox-ca\.pem/ },
+    {
+      name: "setting cosmosEndpoint uses http://",
+      inputs: valid,
+      config: { cosmosEndpoint: "http://127.0.0.1:8081" },
+      expect: /'aro-hcp-identity-status:cosmosEndpoint' \(or ARO_HCP_COSMOS_ENDPOINT\) must use https:\/\//,
+    },
+    {
+      name: "setting cosmosEndpoint is not a URL",
+      inputs: valid,
+      config: { cosmosEndpoint: "cosmos.example" },
+      expect: /cosmosEndpoint' \(or ARO_HCP_COSMOS_ENDPOINT\) is not a URL/,
+    },
+    {
+      name: "misspelt setting cosmosEndpont (unknown keys are ignored; the real key is missing)",
+      inputs: valid,
+      config: { cosmosEndpoint: "", cosmosEndpont: "https://127.0.0.1:1" },
+      expect: /'aro-hcp-identity-status:cosmosEndpoint' \(or ARO_HCP_COSMOS_ENDPOINT\) is not set/,
+    },
+    {
+      name: "setting lookupConcurrency is 0",
+      inputs: valid,
+      config: { lookupConcurrency: "0" },
+      expect: /lookupConcurrency' \(or ARO_HCP_LOOKUP_CONCURRENCY\) is '0'; expected a whole number from 1 to 64/,
+    },
+    {
+      name: "setting lookupTimeoutSeconds is not a number",
+      inputs: valid,
+      config: { lookupTimeoutSeconds: "soon" },
+      expect: /lookupTimeoutSeconds' .* is 'soon'; expected a whole number/,
+    },
+    {
+      name: "setting managedIdentityClientId is not a GUID",
+      inputs: valid,
+      config: { managedIdentityClientId: "my-identity" },
+      expect: /managedIdentityClientId' .* is not a GUID/,
+    },
+    {
+      name: "setting azureCloud is unknown",
+      inputs: valid,
+      config: { azureCloud: "AzureMarsCloud" },
+      expect: /azureCloud' .* is 'AzureMarsCloud'; expected one of AzurePublicCloud/,
+    },
+    {
+      name: "unreachable Cosmos endpoint",
+      inputs: valid,
+      config: { cosmosEndpoint: "https://127.0.0.1:9" },
+      expect: /failed to read (HCPOpenShiftCluster|ServiceProviderCluster) document .*(ECONNREFUSED|connect|Connection)/i,
+    },
+    {
+      name: "wrong Cosmos key",
+      inputs: valid,
+      config: { cosmosKey: randomBytes(64).toString("base64") },
+      expect: /failed to read (HCPOpenShiftCluster|ServiceProviderCluster) document .*HTTP 401/,
+    },
+    {
+      name: "tlsCaFile names a missing file",
+      inputs: valid,
+      config: { tlsCaFile: "/nonexistent/sandbox-ca.pem" },
+      expect: /'aro-hcp-identity-status:tlsCaFile' \(or ARO_HCP_TLS_CA_FILE\) .*\/nonexistent\/sandbox-ca\.pem/,
+    },
     {
       name: "the ServiceProviderCluster document is another resource type",
       inputs: inputsFor(spare),
-      expect: /is not a ServiceProviderCluster this hook can write to; nothing was written:\s+- resourceType is 'Microsoft\.RedHatOpenShift\/hcpOpenShiftClusters', expected/,
-      ...breakSpare(() => sandbox.documents.patch(spare.partitionKey, spare.serviceProviderClusterDocumentId, "/resourceType", "Microsoft.RedHatOpenShift/hcpOpenShiftClusters")),
+      expect:
+        /is not a ServiceProviderCluster this hook can write to; nothing was written:\s+- resourceType is 'Microsoft\.RedHatOpenShift\/hcpOpenShiftClusters', expected/,
+      ...breakSpare(() =>
+        sandbox.documents.patch(spare.partitionKey, spare.serviceProviderClusterDocumentId, "/resourceType", "Microsoft.RedHatOpenShift/hcpOpenShiftClusters"),
+      ),
     },
     {
       name: "the document's properties.status is a string (unexpected schema)",
@@ -111,7 +221,14 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
       name: "the cluster document's dataPlaneOperators is a list (operators read from Cosmos)",
       inputs: inputsFor(spare, true),
       expect: /cannot read the desired identities from HCPOpenShiftCluster document [\s\S]*dataPlaneOperators is an array, expected an object/,
-      ...breakSpare(() => sandbox.documents.patch(spare.partitionKey, spare.clusterDocumentId, "/properties/customerProperties/platform/operatorsAuthentication/userAssignedIdentities/dataPlaneOperators", ["x"])),
+      ...breakSpare(() =>
+        sandbox.documents.patch(
+          spare.partitionKey,
+          spare.clusterDocumentId,
+          "/properties/customerProperties/platform/operatorsAuthentication/userAssignedIdentities/dataPlaneOperators",
+          ["x"],
+        ),
+      ),
     },
     {
       name: "expired token (Cosmos with Entra ID authentication)",
@@ -124,7 +241,7 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
         savedCosmosKey = process.env.COSMOS_KEY;
         delete process.env.COSMOS_KEY;
         // Warm the credential's token cache, then expire every token the sandbox issued.
-        await reliability.provider({ cosmosKey: "", lookupConcurrency: "3" }).create!(valid as never);
+        await reliability.provider({ cosmosKey: "", lookupConcurrency: "3" }).create(valid);
         sandbox.tokens.expireAll();
       },
       cleanUp: () => {

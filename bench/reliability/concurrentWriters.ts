@@ -91,7 +91,7 @@ export async function runConcurrentWriters(reliability: ReliabilitySandbox, roun
     editNumber += 3;
     let thirdWriterPatches = 0;
     const [passes, retries] = await Promise.all([
-      Promise.allSettled(writers.map((writer) => writer.create!(inputsFor(cluster)))),
+      Promise.allSettled(writers.map((writer) => writer.create(inputsFor(cluster)))),
       Promise.all(edits.map(async (edit) => thirdWriterEdit(reliability, cluster, edit))),
     ]);
     for (const retry of retries) {
@@ -108,7 +108,7 @@ export async function runConcurrentWriters(reliability: ReliabilitySandbox, roun
       }
     }
     figures.maxProviderPatchesPerRound = Math.max(figures.maxProviderPatchesPerRound, patchesOf(reliability, cluster) - patchesBefore - thirdWriterPatches);
-    const thirdWriterEdits = { ...(expectedForeign.properties as Document).thirdWriterEdits as Document };
+    const thirdWriterEdits = { ...((expectedForeign.properties as Document).thirdWriterEdits as Document) };
     for (const edit of edits) thirdWriterEdits[`edit-${edit}`] = { editNumber: edit };
     expectedForeign = { ...expectedForeign, properties: { ...(expectedForeign.properties as Document), thirdWriterEdits } };
     const after = readServiceProviderCluster(sandbox, cluster);
@@ -117,7 +117,17 @@ export async function runConcurrentWriters(reliability: ReliabilitySandbox, roun
     const anySucceeded = passes.some((pass) => pass.status === "fulfilled");
     const desired = new Map(identities.map((id) => [id.toLowerCase(), id]));
     const violations = checkPass(
-      { outcome: anySucceeded ? "succeeded" : "writeFailed", before: after, after, expectedForeign, desired, reportedStatus: undefined, deletedDuringPass: false, errorMessage: undefined, documentId: cluster.serviceProviderClusterDocumentId },
+      {
+        outcome: anySucceeded ? "succeeded" : "writeFailed",
+        before: after,
+        after,
+        expectedForeign,
+        desired,
+        reportedStatus: undefined,
+        deletedDuringPass: false,
+        errorMessage: undefined,
+        documentId: cluster.serviceProviderClusterDocumentId,
+      },
       sandbox.identities,
       reliability.secrets(),
     );
@@ -138,9 +148,14 @@ async function exhaust(reliability: ReliabilitySandbox, cluster: FleetClusterDes
   sandbox.identities.rotate(Object.values(cluster.dataPlaneOperators)[0] ?? "");
   makeRecheckDue(sandbox, cluster);
   const before = readServiceProviderCluster(sandbox, cluster);
-  const rule = sandbox.faults.add({ target: "cosmos", kind: "race", count: attempts + 5, match: { documentId: cluster.serviceProviderClusterDocumentId, operation: "write" } });
+  const rule = sandbox.faults.add({
+    target: "cosmos",
+    kind: "race",
+    count: attempts + 5,
+    match: { documentId: cluster.serviceProviderClusterDocumentId, operation: "write" },
+  });
   try {
-    await reliability.provider().create!(inputsFor(cluster));
+    await reliability.provider().create(inputsFor(cluster));
     figures.violations.push("a writer that lost every race reported success");
   } catch (error) {
     figures.exhaustedMessage = classifyFailure(error).message;
@@ -154,7 +169,8 @@ async function exhaust(reliability: ReliabilitySandbox, cluster: FleetClusterDes
     figures.violations.push(`the exhausted-retries error does not name the document and the attempts: ${figures.exhaustedMessage}`);
   }
   const after = readServiceProviderCluster(sandbox, cluster);
-  const status = (document: Document | undefined): unknown => ((document?.properties as Document | undefined)?.status as Document | undefined)?.dataPlaneOperatorsManagedIdentities;
+  const status = (document: Document | undefined): unknown =>
+    ((document?.properties as Document | undefined)?.status as Document | undefined)?.dataPlaneOperatorsManagedIdentities;
   figures.exhaustedLeftSubtreeUnchanged = isDeepStrictEqual(status(after), status(before));
   if (!figures.exhaustedLeftSubtreeUnchanged) figures.violations.push("the losing writer changed the owned subtree");
 }

@@ -8,7 +8,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createSeededRandom } from "../../sandbox/faultInjector";
-import type { FleetClusterDescription } from "../../sandbox/seed";
 import { laneFaultKinds, pickWeighted } from "./faultCatalogue";
 import { clusterConfig, openEngineStack } from "./engineStack";
 import type { PassOutcome } from "./invariants";
@@ -55,13 +54,23 @@ export async function runEngineSample(reliability: ReliabilitySandbox, passes: n
   const clusters = seedLanes(sandbox, "engine", 2, 3);
   const engineStack = await openEngineStack(reliability, "engine-sample", clusters.map(clusterConfig), { environment: { AZURE_LOG_LEVEL: "info" } });
   const random = createSeededRandom(seed);
-  const figures: EngineSampleFigures = { passes: 0, upSucceeded: 0, upFailed: 0, faultsInjected: {}, violations: [], scannedCharacters: {}, secretLeaks: [], durationInMs: 0 };
+  const figures: EngineSampleFigures = {
+    passes: 0,
+    upSucceeded: 0,
+    upFailed: 0,
+    faultsInjected: {},
+    violations: [],
+    scannedCharacters: {},
+    secretLeaks: [],
+    durationInMs: 0,
+  };
   let output = "";
   const kinds = laneFaultKinds.filter((kind) => kind.name !== "cosmos-delete-before-write");
   const expectedForeign = new Map<string, Document>();
-  for (const cluster of clusters) expectedForeign.set(cluster.serviceProviderClusterDocumentId, foreignFields(readServiceProviderCluster(sandbox, cluster) ?? {}));
+  for (const cluster of clusters)
+    expectedForeign.set(cluster.serviceProviderClusterDocumentId, foreignFields(readServiceProviderCluster(sandbox, cluster) ?? {}));
   for (let pass = 1; pass <= passes; pass += 1) {
-    const faulted = clusters[pass % clusters.length] as FleetClusterDescription;
+    const faulted = clusters[pass % clusters.length];
     for (const cluster of clusters) {
       if (random() < 0.5) sandbox.identities.rotate(Object.values(cluster.dataPlaneOperators)[Math.floor(random() * 3)] ?? "");
       makeRecheckDue(sandbox, cluster);
@@ -78,7 +87,12 @@ export async function runEngineSample(reliability: ReliabilitySandbox, passes: n
     const verbose = pass % 5 === 1;
     let upSucceeded = true;
     try {
-      const result = await engineStack.stack.up({ color: "never", refresh: true, onOutput: (text) => (output += text), ...(verbose ? { logToStdErr: true, logVerbosity: 9 } : {}) });
+      const result = await engineStack.stack.up({
+        color: "never",
+        refresh: true,
+        onOutput: (text) => (output += text),
+        ...(verbose ? { logToStdErr: true, logVerbosity: 9 } : {}),
+      });
       output += result.stderr;
     } catch (error) {
       upSucceeded = false;
@@ -98,17 +112,30 @@ export async function runEngineSample(reliability: ReliabilitySandbox, passes: n
       const previous = before.get(cluster.serviceProviderClusterDocumentId);
       const desired = new Map(Object.values(cluster.dataPlaneOperators).map((id) => [id.toLowerCase(), id]));
       const violations = checkPass(
-        { outcome: outcomeOf(upSucceeded, previous, after), before: previous, after, expectedForeign: expectedForeign.get(cluster.serviceProviderClusterDocumentId), desired, reportedStatus: undefined, deletedDuringPass: false, errorMessage: undefined, documentId: cluster.serviceProviderClusterDocumentId },
+        {
+          outcome: outcomeOf(upSucceeded, previous, after),
+          before: previous,
+          after,
+          expectedForeign: expectedForeign.get(cluster.serviceProviderClusterDocumentId),
+          desired,
+          reportedStatus: undefined,
+          deletedDuringPass: false,
+          errorMessage: undefined,
+          documentId: cluster.serviceProviderClusterDocumentId,
+        },
         sandbox.identities,
         reliability.secrets(),
       );
-      figures.violations.push(...violations.map((violation) => `engine pass ${pass} (${kind.name}), ${cluster.clusterResourceId.split("/").pop() ?? ""}: ${violation}`));
+      figures.violations.push(
+        ...violations.map((violation) => `engine pass ${pass} (${kind.name}), ${cluster.clusterResourceId.split("/").pop() ?? ""}: ${violation}`),
+      );
     }
   }
   const sources: Record<string, string> = {
     "engine output and logs (stdout, stderr, verbose engine logs)": output,
     "state, checkpoint history and backups": readTree(engineStack.stateDirectory),
-    "engine home (plugins, workspace settings, logs)": readTree(join(engineStack.homeDirectory, "workspaces")) + readTree(join(engineStack.homeDirectory, "logs")),
+    "engine home (plugins, workspace settings, logs)":
+      readTree(join(engineStack.homeDirectory, "workspaces")) + readTree(join(engineStack.homeDirectory, "logs")),
     "stack settings (Pulumi.<stack>.yaml)": readTree(engineStack.workDirectory),
   };
   for (const [name, text] of Object.entries(sources)) {

@@ -22,7 +22,11 @@ export interface EngineStack {
 
 /** The `clusters` config entry of a seeded cluster, operators declared. */
 export function clusterConfig(cluster: FleetClusterDescription): Record<string, unknown> {
-  return { clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators, serviceManagedIdentity: cluster.serviceManagedIdentity };
+  return {
+    clusterResourceId: cluster.clusterResourceId,
+    dataPlaneOperators: cluster.dataPlaneOperators,
+    serviceManagedIdentity: cluster.serviceManagedIdentity,
+  };
 }
 
 /** Opens a fresh stack named `name` for the clusters, with extra config and environment. */

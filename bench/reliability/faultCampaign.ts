@@ -86,10 +86,20 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
   const lookupTimeoutInMs = Number(reliability.config.lookupTimeoutSeconds) * 1000;
   const provider = reliability.provider();
   const random = createSeededRandom(options.seed);
-  const lanes: LaneState[] = seedLanes(sandbox, "campaign", options.lanes, options.identitiesPerCluster).map((cluster, index) => ({ index, cluster, outputs: undefined, deletedIdentities: [] }));
+  const lanes: LaneState[] = seedLanes(sandbox, "campaign", options.lanes, options.identitiesPerCluster).map((cluster, index) => ({
+    index,
+    cluster,
+    outputs: undefined,
+    deletedIdentities: [],
+  }));
 
   let passNumber = 0;
-  const runPass = async (lane: LaneState, kinds: readonly FaultKindSpecification[], passProvider: StatusProvider = provider, hostFault?: HostFaultSpecification): Promise<void> => {
+  const runPass = async (
+    lane: LaneState,
+    kinds: readonly FaultKindSpecification[],
+    passProvider: StatusProvider = provider,
+    hostFault?: HostFaultSpecification,
+  ): Promise<void> => {
     passNumber += 1;
     const number = passNumber;
     const fromClusterDocument = random() < 0.2;
@@ -120,7 +130,10 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     let reported: Document | undefined;
     let errorMessage: string | undefined;
     try {
-      const outputs = lane.outputs === undefined ? (await passProvider.create!(inputs)).outs : (await passProvider.update!(lane.cluster.serviceProviderClusterDocumentId, lane.outputs, inputs)).outs;
+      const outputs =
+        lane.outputs === undefined
+          ? (await passProvider.create(inputs)).outs
+          : (await passProvider.update!(lane.cluster.serviceProviderClusterDocumentId, lane.outputs, inputs)).outs;
       reported = outputs?.status as Document | undefined;
       lane.outputs = outputs;
     } catch (error) {
@@ -147,7 +160,17 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     const after = readServiceProviderCluster(sandbox, lane.cluster);
     const desired = new Map(Object.values(lane.cluster.dataPlaneOperators).map((id) => [id.toLowerCase(), id]));
     const violations = checkPass(
-      { outcome, before, after, expectedForeign, desired, reportedStatus: reported, deletedDuringPass, errorMessage, documentId: lane.cluster.serviceProviderClusterDocumentId },
+      {
+        outcome,
+        before,
+        after,
+        expectedForeign,
+        desired,
+        reportedStatus: reported,
+        deletedDuringPass,
+        errorMessage,
+        documentId: lane.cluster.serviceProviderClusterDocumentId,
+      },
       sandbox.identities,
       reliability.secrets(),
     );
@@ -199,7 +222,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     await Promise.all(
       lanes.map(async (lane) => {
         while (hostPassesLeft > 0) {
-          const { kind, provider: hostProvider } = hostProviders[hostPassesLeft % hostProviders.length]!;
+          const { kind, provider: hostProvider } = hostProviders[hostPassesLeft % hostProviders.length];
           hostPassesLeft -= 1;
           await runPass(lane, [], hostProvider, kind);
         }
@@ -213,7 +236,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
   const tokenPhaseProvider = reliability.provider({ managedIdentityClientId: randomUUID() });
   try {
     for (let index = 0; index < options.tokenPasses; index += 1) {
-      await runPass(lanes[index % lanes.length] as LaneState, tokenFaultKinds, tokenPhaseProvider);
+      await runPass(lanes[index % lanes.length], tokenFaultKinds, tokenPhaseProvider);
     }
   } finally {
     sandbox.tokens.setTokenLifetime(lifetime);

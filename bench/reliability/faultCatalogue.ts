@@ -42,48 +42,199 @@ const cosmos = (scope: FaultScope, rest: Omit<FaultRuleInput, "target" | "match"
 
 /** Faults with a lane scope (ARM and Cosmos). */
 export const laneFaultKinds: readonly FaultKindSpecification[] = [
-  { name: "arm-429-retry-after-1", target: "arm", weight: 3, description: "ARM 429 with Retry-After: 1, once (the hook waits and retries)", rule: (scope) => arm(scope, { kind: "throttle", retryAfterSeconds: 1 }) },
-  { name: "arm-429-retry-after-0-persistent", target: "arm", weight: 3, description: "ARM 429 with Retry-After: 0 on every try (the hook gives up after its attempts)", rule: (scope) => arm(scope, { kind: "throttle", retryAfterSeconds: 0, count: 6 }) },
-  { name: "arm-429-without-retry-after", target: "arm", weight: 3, description: "ARM 429 without Retry-After", rule: (scope) => arm(scope, { kind: "status", statusCode: 429, errorCode: "TooManyRequests", message: "throttled" }) },
-  { name: "arm-500", target: "arm", weight: 3, description: "ARM 500 once (exponential retry)", rule: (scope) => arm(scope, { kind: "status", statusCode: 500, errorCode: "InternalServerError", message: "simulated failure\n  at line two https://management.azure.com/x" }) },
+  {
+    name: "arm-429-retry-after-1",
+    target: "arm",
+    weight: 3,
+    description: "ARM 429 with Retry-After: 1, once (the hook waits and retries)",
+    rule: (scope) => arm(scope, { kind: "throttle", retryAfterSeconds: 1 }),
+  },
+  {
+    name: "arm-429-retry-after-0-persistent",
+    target: "arm",
+    weight: 3,
+    description: "ARM 429 with Retry-After: 0 on every try (the hook gives up after its attempts)",
+    rule: (scope) => arm(scope, { kind: "throttle", retryAfterSeconds: 0, count: 6 }),
+  },
+  {
+    name: "arm-429-without-retry-after",
+    target: "arm",
+    weight: 3,
+    description: "ARM 429 without Retry-After",
+    rule: (scope) => arm(scope, { kind: "status", statusCode: 429, errorCode: "TooManyRequests", message: "throttled" }),
+  },
+  {
+    name: "arm-500",
+    target: "arm",
+    weight: 3,
+    description: "ARM 500 once (exponential retry)",
+    rule: (scope) =>
+      arm(scope, {
+        kind: "status",
+        statusCode: 500,
+        errorCode: "InternalServerError",
+        message: "simulated failure\n  at line two https://management.azure.com/x",
+      }),
+  },
   { name: "arm-503", target: "arm", weight: 2, description: "ARM 503 without Retry-After, once", rule: (scope) => arm(scope, { kind: "unavailable" }) },
-  { name: "arm-503-retry-after-0", target: "arm", weight: 2, description: "ARM 503 with Retry-After: 0 for the whole lane, twice", rule: (scope) => arm(scope, { kind: "unavailable", retryAfterSeconds: 0, count: 2 }, true) },
-  { name: "arm-connection-reset", target: "arm", weight: 3, description: "ARM connection reset once", rule: (scope) => arm(scope, { kind: "connectionReset" }) },
-  { name: "arm-slow-past-timeout", target: "arm", weight: 2, description: "ARM answer slower than lookupTimeoutSeconds", rule: (scope, _attempts, timeout) => arm(scope, { kind: "delay", delayInMs: timeout + 500 }) },
-  { name: "arm-403", target: "arm", weight: 2, description: "ARM 403 AuthorizationFailed (not retried)", rule: (scope) => arm(scope, { kind: "status", statusCode: 403, errorCode: "AuthorizationFailed", message: "The client does not have authorization to perform action" }) },
-  { name: "arm-401", target: "arm", weight: 2, global: true, description: "ARM 401 InvalidAuthenticationToken for the whole lane (global: nothing written)", rule: (scope) => arm(scope, { kind: "status", statusCode: 401, errorCode: "InvalidAuthenticationToken", message: "The access token is invalid.", count: 20 }, true) },
+  {
+    name: "arm-503-retry-after-0",
+    target: "arm",
+    weight: 2,
+    description: "ARM 503 with Retry-After: 0 for the whole lane, twice",
+    rule: (scope) => arm(scope, { kind: "unavailable", retryAfterSeconds: 0, count: 2 }, true),
+  },
+  {
+    name: "arm-connection-reset",
+    target: "arm",
+    weight: 3,
+    description: "ARM connection reset once",
+    rule: (scope) => arm(scope, { kind: "connectionReset" }),
+  },
+  {
+    name: "arm-slow-past-timeout",
+    target: "arm",
+    weight: 2,
+    description: "ARM answer slower than lookupTimeoutSeconds",
+    rule: (scope, _attempts, timeout) => arm(scope, { kind: "delay", delayInMs: timeout + 500 }),
+  },
+  {
+    name: "arm-403",
+    target: "arm",
+    weight: 2,
+    description: "ARM 403 AuthorizationFailed (not retried)",
+    rule: (scope) =>
+      arm(scope, { kind: "status", statusCode: 403, errorCode: "AuthorizationFailed", message: "The client does not have authorization to perform action" }),
+  },
+  {
+    name: "arm-401",
+    target: "arm",
+    weight: 2,
+    global: true,
+    description: "ARM 401 InvalidAuthenticationToken for the whole lane (global: nothing written)",
+    rule: (scope) =>
+      arm(scope, { kind: "status", statusCode: 401, errorCode: "InvalidAuthenticationToken", message: "The access token is invalid.", count: 20 }, true),
+  },
   { name: "arm-no-properties", target: "arm", weight: 1, description: "ARM 200 without properties", rule: (scope) => arm(scope, { kind: "noProperties" }) },
   {
     name: "cosmos-412-race",
     target: "cosmos",
     weight: 4,
     description: "Cosmos 412: a foreign edit lands between read and write, once",
-    rule: (scope) => cosmos(scope, { kind: "race", foreignEdit: { path: `/properties/reliabilityRaces/pass-${scope.passNumber}`, value: scope.passNumber } }, "write"),
+    rule: (scope) =>
+      cosmos(scope, { kind: "race", foreignEdit: { path: `/properties/reliabilityRaces/pass-${scope.passNumber}`, value: scope.passNumber } }, "write"),
   },
   {
     name: "cosmos-412-race-exhausting",
     target: "cosmos",
     weight: 1,
     description: "Cosmos 412 on every write attempt (maxWriteAttempts exhausted)",
-    rule: (scope, maxWriteAttempts) => cosmos(scope, { kind: "race", count: maxWriteAttempts, foreignEdit: { path: `/properties/reliabilityRaces/pass-${scope.passNumber}`, value: scope.passNumber } }, "write"),
+    rule: (scope, maxWriteAttempts) =>
+      cosmos(
+        scope,
+        { kind: "race", count: maxWriteAttempts, foreignEdit: { path: `/properties/reliabilityRaces/pass-${scope.passNumber}`, value: scope.passNumber } },
+        "write",
+      ),
   },
-  { name: "cosmos-429", target: "cosmos", weight: 3, description: "Cosmos 429 with x-ms-retry-after-ms 10, up to three times", rule: (scope) => cosmos(scope, { kind: "throttle", count: 3 }) },
-  { name: "cosmos-503-read", target: "cosmos", weight: 2, description: "Cosmos 503 on a read, once", rule: (scope) => cosmos(scope, { kind: "unavailable" }, "read") },
-  { name: "cosmos-503-write", target: "cosmos", weight: 2, description: "Cosmos 503 on the write", rule: (scope) => cosmos(scope, { kind: "unavailable" }, "write") },
-  { name: "cosmos-connection-reset", target: "cosmos", weight: 1, description: "Cosmos connection reset once", rule: (scope) => cosmos(scope, { kind: "connectionReset" }) },
-  { name: "cosmos-delete-before-write", target: "cosmos", weight: 1, description: "The document is deleted just before the write", rule: (scope) => cosmos(scope, { kind: "deleteBeforeWrite" }, "write") },
+  {
+    name: "cosmos-429",
+    target: "cosmos",
+    weight: 3,
+    description: "Cosmos 429 with x-ms-retry-after-ms 10, up to three times",
+    rule: (scope) => cosmos(scope, { kind: "throttle", count: 3 }),
+  },
+  {
+    name: "cosmos-503-read",
+    target: "cosmos",
+    weight: 2,
+    description: "Cosmos 503 on a read, once",
+    rule: (scope) => cosmos(scope, { kind: "unavailable" }, "read"),
+  },
+  {
+    name: "cosmos-503-write",
+    target: "cosmos",
+    weight: 2,
+    description: "Cosmos 503 on the write",
+    rule: (scope) => cosmos(scope, { kind: "unavailable" }, "write"),
+  },
+  {
+    name: "cosmos-connection-reset",
+    target: "cosmos",
+    weight: 1,
+    description: "Cosmos connection reset once",
+    rule: (scope) => cosmos(scope, { kind: "connectionReset" }),
+  },
+  {
+    name: "cosmos-delete-before-write",
+    target: "cosmos",
+    weight: 1,
+    description: "The document is deleted just before the write",
+    rule: (scope) => cosmos(scope, { kind: "deleteBeforeWrite" }, "write"),
+  },
 ];
 
 /** Faults of the token endpoint (sequential phase, short token lifetime). */
 export const tokenFaultKinds: readonly FaultKindSpecification[] = [
-  { name: "token-500", target: "token", weight: 2, description: "Token endpoint 500 once (MSAL retries; past the lookup deadline the pass fails as global, nothing written)", rule: () => ({ target: "token", kind: "status", statusCode: 500, errorCode: "server_error", message: "simulated" }) },
-  { name: "token-503", target: "token", weight: 1, description: "Token endpoint 503 once", rule: () => ({ target: "token", kind: "unavailable", retryAfterSeconds: 0 }) },
-  { name: "token-429", target: "token", weight: 1, description: "Token endpoint 429 with Retry-After: 0 once", rule: () => ({ target: "token", kind: "throttle", retryAfterSeconds: 0 }) },
-  { name: "token-connection-reset", target: "token", weight: 2, description: "Token endpoint connection reset once", rule: () => ({ target: "token", kind: "connectionReset" }) },
-  { name: "token-500-persistent", target: "token", weight: 2, global: true, description: "Token endpoint 500 on every request (global: nothing written)", rule: () => ({ target: "token", kind: "status", statusCode: 500, errorCode: "server_error", message: "simulated outage", count: 40 }) },
-  { name: "token-401-persistent", target: "token", weight: 2, global: true, description: "Token endpoint 401 on every request (global: nothing written)", rule: () => ({ target: "token", kind: "status", statusCode: 401, errorCode: "invalid_client", message: "simulated refusal", count: 40 }) },
-  { name: "token-down", target: "token", weight: 2, global: true, description: "Token endpoint down: every connection reset (global: nothing written)", rule: () => ({ target: "token", kind: "connectionReset", count: 40 }) },
-  { name: "token-400-persistent", target: "token", weight: 2, global: true, description: "Token endpoint 400 on every request (no credential)", rule: () => ({ target: "token", kind: "status", statusCode: 400, errorCode: "invalid_request", message: "simulated refusal", count: 20 }) },
+  {
+    name: "token-500",
+    target: "token",
+    weight: 2,
+    description: "Token endpoint 500 once (MSAL retries; past the lookup deadline the pass fails as global, nothing written)",
+    rule: () => ({ target: "token", kind: "status", statusCode: 500, errorCode: "server_error", message: "simulated" }),
+  },
+  {
+    name: "token-503",
+    target: "token",
+    weight: 1,
+    description: "Token endpoint 503 once",
+    rule: () => ({ target: "token", kind: "unavailable", retryAfterSeconds: 0 }),
+  },
+  {
+    name: "token-429",
+    target: "token",
+    weight: 1,
+    description: "Token endpoint 429 with Retry-After: 0 once",
+    rule: () => ({ target: "token", kind: "throttle", retryAfterSeconds: 0 }),
+  },
+  {
+    name: "token-connection-reset",
+    target: "token",
+    weight: 2,
+    description: "Token endpoint connection reset once",
+    rule: () => ({ target: "token", kind: "connectionReset" }),
+  },
+  {
+    name: "token-500-persistent",
+    target: "token",
+    weight: 2,
+    global: true,
+    description: "Token endpoint 500 on every request (global: nothing written)",
+    rule: () => ({ target: "token", kind: "status", statusCode: 500, errorCode: "server_error", message: "simulated outage", count: 40 }),
+  },
+  {
+    name: "token-401-persistent",
+    target: "token",
+    weight: 2,
+    global: true,
+    description: "Token endpoint 401 on every request (global: nothing written)",
+    rule: () => ({ target: "token", kind: "status", statusCode: 401, errorCode: "invalid_client", message: "simulated refusal", count: 40 }),
+  },
+  {
+    name: "token-down",
+    target: "token",
+    weight: 2,
+    global: true,
+    description: "Token endpoint down: every connection reset (global: nothing written)",
+    rule: () => ({ target: "token", kind: "connectionReset", count: 40 }),
+  },
+  {
+    name: "token-400-persistent",
+    target: "token",
+    weight: 2,
+    global: true,
+    description: "Token endpoint 400 on every request (no credential)",
+    rule: () => ({ target: "token", kind: "status", statusCode: 400, errorCode: "invalid_request", message: "simulated refusal", count: 20 }),
+  },
 ];
 
 /**
@@ -120,5 +271,5 @@ export function pickWeighted(kinds: readonly FaultKindSpecification[], random: (
       return kind;
     }
   }
-  return kinds[kinds.length - 1] as FaultKindSpecification;
+  return kinds[kinds.length - 1];
 }

@@ -72,7 +72,17 @@ function convergenceViolations(reliability: ReliabilitySandbox, clusters: readon
     const desired = new Map(Object.values(cluster.dataPlaneOperators).map((id) => [id.toLowerCase(), id]));
     const expectedForeign = seeded.get(cluster.serviceProviderClusterDocumentId);
     return checkPass(
-      { outcome: "succeeded", before: after, after, expectedForeign, desired, reportedStatus: undefined, deletedDuringPass: false, errorMessage: undefined, documentId: cluster.serviceProviderClusterDocumentId },
+      {
+        outcome: "succeeded",
+        before: after,
+        after,
+        expectedForeign,
+        desired,
+        reportedStatus: undefined,
+        deletedDuringPass: false,
+        errorMessage: undefined,
+        documentId: cluster.serviceProviderClusterDocumentId,
+      },
       reliability.sandbox.identities,
       reliability.secrets(),
     ).map((violation) => `${cluster.clusterResourceId.split("/").pop() ?? ""}: ${violation}`);
@@ -105,7 +115,7 @@ async function interruptAndRecover(
     blockedBy,
     recoverySteps: recovery.steps,
     convergedResult: `${converged.summary.result} ${JSON.stringify(converged.summary.resourceChanges)}`,
-    followUpChanges: (followUp.summary.resourceChanges ?? {}) as Record<string, number>,
+    followUpChanges: followUp.summary.resourceChanges ?? {},
     pendingOperationWarningAfterRecovery: /pending operations/.test(converged.stdout + followUp.stdout),
     violations: convergenceViolations(reliability, clusters, seeded),
   };

@@ -27,7 +27,15 @@ async function main(): Promise<number> {
   try {
     const lanePasses = numberFromEnvironment("RELIABILITY_PASSES", 1000);
     log(`fault campaign: ${lanePasses} passes + 16 host-fault passes + 40 token-fault passes`);
-    const campaign = await runFaultCampaign(reliability, { lanePasses, tokenPasses: 40, hostPasses: 16, lanes: 8, identitiesPerCluster: 3, faultProbability: 0.85, seed: 20261129 });
+    const campaign = await runFaultCampaign(reliability, {
+      lanePasses,
+      tokenPasses: 40,
+      hostPasses: 16,
+      lanes: 8,
+      identitiesPerCluster: 3,
+      faultProbability: 0.85,
+      seed: 20261129,
+    });
     log(`campaign: ${campaign.passes} passes in ${(campaign.durationInMs / 1000).toFixed(1)} s, ${campaign.violationCount} violations`);
     log("concurrent writers");
     const concurrentWriters = await runConcurrentWriters(reliability, 40);
@@ -38,7 +46,15 @@ async function main(): Promise<number> {
     log("bad input catalogue");
     // Last: its expired-token entry expires every token this process's credentials hold.
     const badInputs = await runBadInputCatalogue(reliability);
-    const figures = { generatedAt: new Date().toISOString(), campaign, engineSample, concurrentWriters, interruptions, badInputs, settings: reliability.config };
+    const figures = {
+      generatedAt: new Date().toISOString(),
+      campaign,
+      engineSample,
+      concurrentWriters,
+      interruptions,
+      badInputs,
+      settings: reliability.config,
+    };
     const path = join(projectDirectory, "docs", "reliability.md");
     writeFileSync(path, renderReliabilityReport(figures));
     const total = totalViolations(figures);

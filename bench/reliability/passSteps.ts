@@ -45,7 +45,9 @@ export function mutateBeforePass(sandbox: Sandbox, lane: LaneState, random: () =
     }
   }
   if (random() < 0.15) {
-    sandbox.documents.patch(lane.cluster.partitionKey, lane.cluster.serviceProviderClusterDocumentId, `/properties/reliabilityThirdWriter/pass-${passNumber}`, { editedAt: passNumber });
+    sandbox.documents.patch(lane.cluster.partitionKey, lane.cluster.serviceProviderClusterDocumentId, `/properties/reliabilityThirdWriter/pass-${passNumber}`, {
+      editedAt: passNumber,
+    });
     count(changes, "foreign field edited in Cosmos");
   }
 }

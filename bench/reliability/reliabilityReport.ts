@@ -48,7 +48,10 @@ function faultTable(campaign: CampaignFigures, engine: EngineSampleFigures): str
 }
 
 function interruptionLines(interruptions: readonly InterruptionFigures[]): string[] {
-  const lines = ["| Killed during | Processes killed (SIGKILL) | Lock files left | Pending operations left | Next `up` without recovery | Recovery steps | `up` after recovery | One more `up` | Violations |", "|---|---|---:|---|---|---|---|---|---:|"];
+  const lines = [
+    "| Killed during | Processes killed (SIGKILL) | Lock files left | Pending operations left | Next `up` without recovery | Recovery steps | `up` after recovery | One more `up` | Violations |",
+    "|---|---|---:|---|---|---|---|---|---:|",
+  ];
   for (const run of interruptions) {
     lines.push(
       `| ${run.phase} | CLI ${run.killedCli}, provider host ${run.killedProviderHosts} | ${run.lockFilesLeft} | ${cell(run.pendingOperations.join(", ") || "none")} | ${cell(run.blockedBy)} | ${cell(run.recoverySteps.join("; ") || "none")} | ${cell(run.convergedResult)} | ${cell(JSON.stringify(run.followUpChanges))} | ${run.violations.length} |`,
@@ -61,7 +64,14 @@ function interruptionLines(interruptions: readonly InterruptionFigures[]): strin
 export function renderReliabilityReport(figures: ReliabilityFigures): string {
   const { campaign, engineSample, concurrentWriters: writers } = figures;
   const total = totalViolations(figures);
-  const violations = [...campaign.violations, ...engineSample.violations, ...engineSample.secretLeaks, ...writers.violations, ...figures.interruptions.flatMap((run) => run.violations), ...figures.badInputs.flatMap((row) => row.problems.map((problem) => `${row.name}: ${problem}`))];
+  const violations = [
+    ...campaign.violations,
+    ...engineSample.violations,
+    ...engineSample.secretLeaks,
+    ...writers.violations,
+    ...figures.interruptions.flatMap((run) => run.violations),
+    ...figures.badInputs.flatMap((row) => row.problems.map((problem) => `${row.name}: ${problem}`)),
+  ];
   return [
     "# Reliability and security, measured",
     "",
@@ -80,7 +90,11 @@ export function renderReliabilityReport(figures: ReliabilityFigures): string {
     `| Secrets found in engine output, logs, state and history | ${engineSample.secretLeaks.length} | 0 |`,
     `| Campaign duration | ${(campaign.durationInMs / 1000).toFixed(1)} s | a few minutes |`,
     "",
-    "Settings of the campaign: " + Object.entries(figures.settings).map(([key, value]) => `\`${key}=${value}\``).join(", ") + ".",
+    "Settings of the campaign: " +
+      Object.entries(figures.settings)
+        .map(([key, value]) => `\`${key}=${value}\``)
+        .join(", ") +
+      ".",
     "",
     "## 1. Fault campaign",
     "",
@@ -93,14 +107,23 @@ export function renderReliabilityReport(figures: ReliabilityFigures): string {
     "- every retrievalError is one line `<code> (HTTP <status>): <text>`, at most 1024 code points, with no request URL, stack frame or secret; the status reported to the engine equals the persisted one;",
     "- no Cosmos write lacks If-Match (sandbox statistics), no unhandled rejection, no error other than the two documented ones.",
     "",
-    `Outcomes: ${campaign.outcomes.succeeded} succeeded, ${campaign.outcomes.lookupFailed} failed after persisting (lookup errors recorded), ${campaign.outcomes.writeFailed} failed without writing, ${campaign.outcomes.globalFailure} ended by a global failure before any write (stored IDs unchanged), ${campaign.outcomes.crashed} crashed. ARM GETs: ${campaign.armRequests}; Cosmos document writes: ${campaign.cosmosDocumentWrites}. World changes: ${Object.entries(campaign.changes).map(([name, count]) => `${count} × ${name}`).join(", ")}.`,
+    `Outcomes: ${campaign.outcomes.succeeded} succeeded, ${campaign.outcomes.lookupFailed} failed after persisting (lookup errors recorded), ${campaign.outcomes.writeFailed} failed without writing, ${campaign.outcomes.globalFailure} ended by a global failure before any write (stored IDs unchanged), ${campaign.outcomes.crashed} crashed. ARM GETs: ${campaign.armRequests}; Cosmos document writes: ${campaign.cosmosDocumentWrites}. World changes: ${Object.entries(
+      campaign.changes,
+    )
+      .map(([name, count]) => `${count} × ${name}`)
+      .join(", ")}.`,
     "",
     ...faultTable(campaign, engineSample),
     "",
     "Token-endpoint faults run in a sequential phase with a 1 s token lifetime and a credential for another client ID (an empty MSAL cache), so every request meets the token endpoint.",
     "Host faults run in a phase of their own, each pass with a provider in front of the failed host (for `arm-host-down`, its Times fired counts the passes it hit); such a pass must end as a global failure, or it counts as a violation.",
     "A global failure (credential, ARM 401, ARM unreachable) must leave the owned subtree, stored clientId/principalId values included, exactly as it was, checked against the document read back from Cosmos. The global-failure column counts passes whose only fault was that one; " +
-      `passes with two faults that ended so: ${Object.entries(campaign.globalFailuresByFault).filter(([name]) => name.includes("+")).map(([name, count]) => `${count} × ${name}`).join(", ") || "none"}; without a fault: ${campaign.globalFailuresByFault["no fault"] ?? 0}.`,
+      `passes with two faults that ended so: ${
+        Object.entries(campaign.globalFailuresByFault)
+          .filter(([name]) => name.includes("+"))
+          .map(([name, count]) => `${count} × ${name}`)
+          .join(", ") || "none"
+      }; without a fault: ${campaign.globalFailuresByFault["no fault"] ?? 0}.`,
     "",
     "## 2. Concurrent writers",
     "",
@@ -120,11 +143,14 @@ export function renderReliabilityReport(figures: ReliabilityFigures): string {
     "",
     "## 4. Bad input catalogue",
     "",
-    "Run through `check`, then `create` of the real provider with real clients; settings rows use a provider configured with that setting. \"Written\" counts Cosmos document writes seen by the sandbox.",
+    'Run through `check`, then `create` of the real provider with real clients; settings rows use a provider configured with that setting. "Written" counts Cosmos document writes seen by the sandbox.',
     "",
     "| Input | Stage | Message | Written |",
     "|---|---|---|---|",
-    ...figures.badInputs.map((row) => `| ${cell(row.name)} | ${row.stage} | ${cell(row.message.length > 400 ? `${row.message.slice(0, 400)}…` : row.message)} | ${row.written}${row.problems.length > 0 ? ` — **${cell(row.problems.join("; "))}**` : ""} |`),
+    ...figures.badInputs.map(
+      (row) =>
+        `| ${cell(row.name)} | ${row.stage} | ${cell(row.message.length > 400 ? `${row.message.slice(0, 400)}…` : row.message)} | ${row.written}${row.problems.length > 0 ? ` — **${cell(row.problems.join("; "))}**` : ""} |`,
+    ),
     "",
     "Unknown config keys are not reported as such: the provider reads only the keys it knows, so a misspelt key shows up as the real key being unset (above), and a misspelt optional key (for example `lookupTimeoutSecond`) silently keeps the default.",
     "",
@@ -134,13 +160,20 @@ export function renderReliabilityReport(figures: ReliabilityFigures): string {
     "",
     "| Source | Characters scanned | Secrets found |",
     "|---|---:|---:|",
-    ...Object.entries(engineSample.scannedCharacters).map(([name, size]) => `| ${name} | ${size} | ${engineSample.secretLeaks.filter((leak) => leak.startsWith(name)).length} |`),
+    ...Object.entries(engineSample.scannedCharacters).map(
+      ([name, size]) => `| ${name} | ${size} | ${engineSample.secretLeaks.filter((leak) => leak.startsWith(name)).length} |`,
+    ),
     "",
     "Every error message and retrievalError of the campaign, the concurrent writers and the catalogue is scanned too (counted as violations above).",
     "",
     "## Violations",
     "",
-    violations.length === 0 ? "None." : violations.slice(0, 40).map((violation) => `- ${cell(violation)}`).join("\n"),
+    violations.length === 0
+      ? "None."
+      : violations
+          .slice(0, 40)
+          .map((violation) => `- ${cell(violation)}`)
+          .join("\n"),
     "",
   ].join("\n");
 }

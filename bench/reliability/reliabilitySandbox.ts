@@ -13,7 +13,14 @@ import type { ConfigSource } from "../../resources/core/settings";
 import type { Sandbox, SandboxOptions } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
-import { buildClusterDocument, buildServiceProviderClusterDocument, clusterResourceIdFor, documentIdFor, serviceProviderClusterResourceIdFor, uuidVersion5 } from "../../sandbox/documentBuilders";
+import {
+  buildClusterDocument,
+  buildServiceProviderClusterDocument,
+  clusterResourceIdFor,
+  documentIdFor,
+  serviceProviderClusterResourceIdFor,
+  uuidVersion5,
+} from "../../sandbox/documentBuilders";
 import { identityResourceId } from "../../sandbox/identityStore";
 
 /** A JSON document as read back from Cosmos. */
@@ -61,7 +68,7 @@ export async function startReliabilitySandbox(name: string, options: SandboxOpti
     provider(extraConfig = {}) {
       const merged: Record<string, string> = { ...settings, ...extraConfig };
       const source: ConfigSource = { get: (key) => merged[key] };
-      return createManagedIdentityStatusProvider({ config: source }) as unknown as StatusProvider;
+      return createManagedIdentityStatusProvider({ config: source });
     },
     async stop() {
       await sandbox.stop();
@@ -86,14 +93,25 @@ export function seedLanes(sandbox: Sandbox, prefix: string, count: number, ident
     const clusterResourceId = clusterResourceIdFor(subscriptionId, resourceGroupName, clusterName);
     const dataPlaneOperators: Record<string, string> = {};
     for (let identityIndex = 0; identityIndex < identitiesPerCluster; identityIndex += 1) {
-      dataPlaneOperators[`operator-${identityIndex}`] = sandbox.identities.create(identityResourceId(subscriptionId, resourceGroupName, `${clusterName}-operator-${identityIndex}`)).id;
+      dataPlaneOperators[`operator-${identityIndex}`] = sandbox.identities.create(
+        identityResourceId(subscriptionId, resourceGroupName, `${clusterName}-operator-${identityIndex}`),
+      ).id;
     }
     const serviceManagedIdentity = sandbox.identities.create(identityResourceId(subscriptionId, resourceGroupName, `${clusterName}-service-managed-identity`));
     const controlPlane = sandbox.identities.create(identityResourceId(subscriptionId, resourceGroupName, `${clusterName}-control-plane`));
     const info = (identity: typeof controlPlane) => ({ resourceId: identity.id, clientId: identity.clientId, principalId: identity.principalId });
     documents.push(
-      buildClusterDocument({ clusterResourceId, dataPlaneOperators, controlPlaneOperators: { "control-plane": controlPlane.id }, serviceManagedIdentity: serviceManagedIdentity.id }),
-      buildServiceProviderClusterDocument({ clusterResourceId, controlPlaneOperatorsIdentities: { [controlPlane.id.toLowerCase()]: info(controlPlane) }, serviceManagedIdentity: info(serviceManagedIdentity) }),
+      buildClusterDocument({
+        clusterResourceId,
+        dataPlaneOperators,
+        controlPlaneOperators: { "control-plane": controlPlane.id },
+        serviceManagedIdentity: serviceManagedIdentity.id,
+      }),
+      buildServiceProviderClusterDocument({
+        clusterResourceId,
+        controlPlaneOperatorsIdentities: { [controlPlane.id.toLowerCase()]: info(controlPlane) },
+        serviceManagedIdentity: info(serviceManagedIdentity),
+      }),
     );
     const serviceProviderClusterResourceId = serviceProviderClusterResourceIdFor(clusterResourceId);
     clusters.push({
@@ -114,7 +132,7 @@ export function seedLanes(sandbox: Sandbox, prefix: string, count: number, ident
 /** Reads the ServiceProviderCluster document directly (uncounted, no faults), or undefined. */
 export function readServiceProviderCluster(sandbox: Sandbox, cluster: FleetClusterDescription): Document | undefined {
   const document = sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId);
-  return document === undefined ? undefined : (structuredClone(document) as Document);
+  return document === undefined ? undefined : structuredClone(document);
 }
 
 /** The subtree this hook owns, or undefined. */
@@ -144,7 +162,12 @@ export function inputsFor(cluster: FleetClusterDescription, fromClusterDocument 
 /** Moves the stored recheck time into the past, so the next pass looks every identity up again. */
 export function makeRecheckDue(sandbox: Sandbox, cluster: FleetClusterDescription): void {
   if (ownedStatus(readServiceProviderCluster(sandbox, cluster))?.earliestRecheckTime !== undefined) {
-    sandbox.documents.patch(cluster.partitionKey, cluster.serviceProviderClusterDocumentId, "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime", "2020-01-01T00:00:00Z");
+    sandbox.documents.patch(
+      cluster.partitionKey,
+      cluster.serviceProviderClusterDocumentId,
+      "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
+      "2020-01-01T00:00:00Z",
+    );
   }
 }
 
