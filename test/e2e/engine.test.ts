@@ -3,7 +3,6 @@
  * dynamic-provider host in its own process) against the sandbox, checking Cosmos directly with
  * @azure/cosmos after each step. The steps build on each other, in order.
  */
-import type { ItemDefinition } from "@azure/cosmos";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
@@ -12,7 +11,7 @@ import { seedFleet } from "../../sandbox/seed";
 import type { ClusterConfig, TestStack } from "./engineHelpers";
 import { openTestStack, outputCollector, readTree } from "./engineHelpers";
 import type { ServiceProviderClusterJson } from "../fixtures/storedDocument";
-import { asServiceProviderClusterJson, ownedStatusOf } from "../fixtures/storedDocument";
+import { asServiceProviderClusterJson, foreignFieldsOf, ownedStatusOf, requireServiceProviderCluster } from "../fixtures/storedDocument";
 import type { DataPlaneOperatorsManagedIdentities } from "../../resources/core/serviceProviderClusterDocument";
 import { parseStoredOutputs } from "../../resources/provider/providerInputs";
 import type { ClusterSummary } from "../../program/declareFleet";
@@ -26,9 +25,7 @@ let testStack: TestStack;
 const seeded = new Map<string, Document>();
 
 async function readDocument(cluster: FleetClusterDescription): Promise<Document> {
-  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<ItemDefinition>();
-  if (resource === undefined) throw new Error(`document ${cluster.serviceProviderClusterDocumentId} is missing`);
-  return asServiceProviderClusterJson(resource);
+  return requireServiceProviderCluster(sandbox.cosmosContainer, cluster.serviceProviderClusterDocumentId, cluster.partitionKey);
 }
 
 function ownedStatus(document: Document): DataPlaneOperatorsManagedIdentities | undefined {
@@ -43,12 +40,7 @@ function seededDocument(cluster: FleetClusterDescription): Document {
 
 /** Everything but the subtree this hook owns, its bookkeeping and Cosmos system fields. */
 function foreignFields(document: Document): Document {
-  const copy = structuredClone(document);
-  for (const key of ["_etag", "_ts", "_rid", "_self", "_attachments"]) delete copy[key];
-  delete copy.properties.status?.dataPlaneOperatorsManagedIdentities;
-  delete copy.properties.cosmosMetadata?.instanceVersion;
-  delete copy.properties.cosmosMetadata?.etag;
-  return copy;
+  return foreignFieldsOf(document);
 }
 
 function expectEntryMatchesArm(status: DataPlaneOperatorsManagedIdentities | undefined, identityId: string): void {

@@ -11,7 +11,6 @@
  * - a second up is a no-op; destroy removes the subtrees and nothing else.
  */
 import { readFileSync } from "node:fs";
-import type { ItemDefinition } from "@azure/cosmos";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../sandbox/sandbox";
@@ -22,7 +21,7 @@ import { providerText } from "../../resources/provider/providerLoader";
 import type { TestStack } from "./engineHelpers";
 import { openTestStack, outputCollector, readTree } from "./engineHelpers";
 import type { ServiceProviderClusterJson } from "../fixtures/storedDocument";
-import { asServiceProviderClusterJson, ownedStatusOf } from "../fixtures/storedDocument";
+import { asServiceProviderClusterJson, foreignFieldsOf, ownedStatusOf, requireServiceProviderCluster } from "../fixtures/storedDocument";
 
 type Document = ServiceProviderClusterJson;
 
@@ -42,9 +41,7 @@ let testStack: TestStack;
 const seeded = new Map<string, Document>();
 
 async function readDocument(cluster: FleetClusterDescription): Promise<Document> {
-  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<ItemDefinition>();
-  if (resource === undefined) throw new Error(`document ${cluster.serviceProviderClusterDocumentId} is missing`);
-  return asServiceProviderClusterJson(resource);
+  return requireServiceProviderCluster(sandbox.cosmosContainer, cluster.serviceProviderClusterDocumentId, cluster.partitionKey);
 }
 
 function ownedStatus(document: Document): ReturnType<typeof ownedStatusOf> {
@@ -52,12 +49,7 @@ function ownedStatus(document: Document): ReturnType<typeof ownedStatusOf> {
 }
 
 function foreignFields(document: Document): Document {
-  const copy = structuredClone(document);
-  for (const key of ["_etag", "_ts", "_rid", "_self", "_attachments"]) delete copy[key];
-  delete copy.properties.status?.dataPlaneOperatorsManagedIdentities;
-  delete copy.properties.cosmosMetadata?.instanceVersion;
-  delete copy.properties.cosmosMetadata?.etag;
-  return copy;
+  return foreignFieldsOf(document);
 }
 
 async function clusterResources(): Promise<StateResource[]> {
