@@ -71,24 +71,6 @@ export function clusterKeys(clusterResourceIds: readonly string[]): Map<string, 
   return keys;
 }
 
-/**
- * Runs `declare` with V8's stack-trace capture off. The SDK wraps every input property of every
- * resource in a promise that records a formatted stack trace (`debuggablePromise`, shown only when a
- * program leaks promises); with 15 properties per resource that was 2.2 ms of CPU per cluster on
- * the benchmark machine, 45 % of the program's own cost (docs/performance.md). Source positions
- * are unaffected: the SDK lifts the limit itself while it records them. The limit is restored
- * before anything else runs, so errors elsewhere keep their stacks.
- */
-function withoutPromiseStackTraces<T>(declare: () => T): T {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return declare();
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-}
-
 /** Declares the fleet; returns the resources and the stack outputs. */
 export function declareFleet(clusters: readonly ClusterDeclaration[]): {
   resources: ServiceProviderClusterIdentityStatus[];
@@ -102,20 +84,18 @@ export function declareFleet(clusters: readonly ClusterDeclaration[]): {
     );
   }
   const keys = clusterKeys(clusters.map((cluster) => cluster.clusterResourceId));
-  const resources = withoutPromiseStackTraces(() =>
-    clusters.map((cluster) => {
-      const key = keys.get(cluster.clusterResourceId) ?? cluster.clusterResourceId;
-      const resource = new ServiceProviderClusterIdentityStatus(key, cluster, { aliases: [{ name: hashedResourceNameFor(cluster.clusterResourceId) }] });
-      // A refresh run with the program (`refresh --run-program`, the wrapper's default) says in its
-      // normal output which cluster and identity drifted, without --diff.
-      resource.drift.apply((drift) => {
-        if (drift !== undefined && drift.length > 0) {
-          void pulumi.log.warn(`${key}: changed outside Pulumi, \`pulumi up\` restores it: ${drift.join("; ")}`, resource);
-        }
-      });
-      return resource;
-    }),
-  );
+  const resources = clusters.map((cluster) => {
+    const key = keys.get(cluster.clusterResourceId) ?? cluster.clusterResourceId;
+    const resource = new ServiceProviderClusterIdentityStatus(key, cluster, { aliases: [{ name: hashedResourceNameFor(cluster.clusterResourceId) }] });
+    // A refresh run with the program (`refresh --run-program`, the wrapper's default) says in its
+    // normal output which cluster and identity drifted, without --diff.
+    resource.drift.apply((drift) => {
+      if (drift !== undefined && drift.length > 0) {
+        void pulumi.log.warn(`${key}: changed outside Pulumi, \`pulumi up\` restores it: ${drift.join("; ")}`, resource);
+      }
+    });
+    return resource;
+  });
   const summaries = resources.map((resource, index) =>
     pulumi
       .all([

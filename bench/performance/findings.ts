@@ -29,7 +29,7 @@ export function scaleFindingsSection(): string[] {
     "  of every resource in a promise that records a formatted `new Error().stack` (`debuggablePromise`, printed only when a",
     "  program leaks promises). The resource has 15 properties (3 inputs, 12 outputs), so a trivial resource with the same",
     "  properties costs 5.2 s of CPU per 1,000 under the SDK's mocks against 3.0 s with 3; with `Error.stackTraceLimit = 0`",
-    "  it costs 2.8 s. `program/declareFleet.ts` now declares the resources with the limit at 0 and restores it at once",
+    "  it costs 2.8 s. The resource's constructor (`resources/serviceProviderClusterIdentityStatus.ts`, so every program gains) now sets the limit to 0 and restores it at once",
     "  (source positions are unaffected: the SDK lifts the limit itself to record them). The fleet program's CPU under the",
     "  mocks fell from 6.4–7.0 s to 4.8–5.1 s per 1,000 clusters, in every `up` and no-op `up`.",
     "- **The benchmark's own process monitor cost ~12 s of CPU per 1,000-cluster run**, competing with what it measured: it",
