@@ -5,5 +5,7 @@ export { ServiceProviderClusterIdentityStatus, resourceModule, resourceTypeName 
 export type { ServiceProviderClusterIdentityStatusArgs } from "./serviceProviderClusterIdentityStatus";
 export { createManagedIdentityStatusProvider, managedIdentityStatusImplementation } from "./provider/managedIdentityStatusProvider";
 export { providerText } from "./provider/providerLoader";
-export type { ProviderInputs, ProviderOutputs } from "./provider/providerInputs";
+export type { ProviderInputs } from "./provider/providerInputs";
+export type { ProviderOutputs } from "./provider/providerOutputs";
+export type { OperatorStatusEntry, OutputsStatus } from "./core/outputsStatus";
 export { projectName, settingsKeys } from "./core/settings";

@@ -5,7 +5,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { providerText } from "./provider/providerLoader";
-import type { ProviderOutputs } from "./provider/providerInputs";
+import type { ProviderOutputs } from "./provider/providerOutputs";
 
 /** Type token parts: shows as `pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus`. */
 export const resourceModule = "aroHcp";
@@ -33,9 +33,8 @@ export interface ServiceProviderClusterIdentityStatusArgs {
  */
 export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource {
   declare readonly clusterResourceId: pulumi.Output<string>;
-  declare readonly documentId: pulumi.Output<string>;
-  declare readonly partitionKey: pulumi.Output<string>;
-  declare readonly serviceProviderClusterResourceId: pulumi.Output<string>;
+  declare readonly dataPlaneOperatorsDigest: pulumi.Output<string | null>;
+  declare readonly serviceManagedIdentity: pulumi.Output<string | null>;
   declare readonly desiredSource: pulumi.Output<ProviderOutputs["desiredSource"]>;
   declare readonly status: pulumi.Output<ProviderOutputs["status"]>;
   declare readonly identityCount: pulumi.Output<number>;
@@ -46,13 +45,20 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   declare readonly drift: pulumi.Output<string[]>;
 
   constructor(name: string, args: ServiceProviderClusterIdentityStatusArgs, options?: pulumi.CustomResourceOptions) {
-    // V8's stack-trace capture is off while the SDK registers the resource: it wraps every input
-    // property in a promise that records a formatted stack trace (`debuggablePromise`, shown only
-    // when a program leaks promises), 2.2 ms of CPU per resource with these 15 properties, 45 % of a
-    // fleet program's own cost (docs/performance.md). Source positions are unaffected: the SDK lifts
-    // the limit itself while it records them. The limit is restored before anything else runs.
+    // V8's stack traces are off while the SDK registers the resource, for two costs:
+    // - CPU: the SDK wraps every input property in a promise that records a formatted stack trace
+    //   (`debuggablePromise`, shown only when a program leaks promises), 2.2 ms per resource with
+    //   these 12 properties, 45 % of a fleet program's own cost (docs/performance.md);
+    // - state: the SDK records the caller's stack (`Resource.callsites`, which lifts the limit
+    //   itself) and the engine stores it with the resource, about 330 bytes per cluster, always
+    //   the same loop in a fleet program. Formatting every stack as one line with no frames leaves
+    //   it nothing to record: the engine stores no source position for this resource.
+    // An error thrown meanwhile keeps its name and message. Both are restored before anything else runs.
     const stackTraceLimit = Error.stackTraceLimit;
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was; never called here
+    const prepareStackTrace = Error.prepareStackTrace;
     Error.stackTraceLimit = 0;
+    Error.prepareStackTrace = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}`.split("\n")[0] : "");
     try {
       super(
         `pulumi-nodejs:dynamic/${resourceModule}:${resourceTypeName}`,
@@ -60,9 +66,7 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
         {
           ...args,
           __provider: providerText,
-          documentId: undefined,
-          partitionKey: undefined,
-          serviceProviderClusterResourceId: undefined,
+          dataPlaneOperatorsDigest: undefined,
           desiredSource: undefined,
           status: undefined,
           identityCount: undefined,
@@ -76,6 +80,7 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
       );
     } finally {
       Error.stackTraceLimit = stackTraceLimit;
+      Error.prepareStackTrace = prepareStackTrace;
     }
   }
 }

@@ -46,7 +46,7 @@ async function runEntry(reliability: ReliabilitySandbox, cluster: FleetClusterDe
     stage = entry.config === undefined ? "create" : "configure";
     try {
       const created = await provider.create(checked.inputs as never);
-      message = entry.accepted === undefined ? "(accepted)" : entry.accepted(created.outs as never);
+      message = entry.accepted === undefined ? "(accepted)" : entry.accepted(created.outs as never, created.id);
     } catch (error) {
       message = error instanceof Error ? error.message : String(error);
     }

@@ -3,7 +3,7 @@
  * few inputs accepted on purpose) what acceptance means.
  */
 import { randomBytes } from "node:crypto";
-import type { ProviderOutputs } from "../../resources/provider/providerInputs";
+import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import type { ReliabilitySandbox } from "./reliabilitySandbox";
 import { inputsFor } from "./reliabilitySandbox";
@@ -17,7 +17,7 @@ export interface BadInput {
   /** What the message must contain: the field and what is wrong. */
   readonly expect: RegExp;
   /** For inputs accepted on purpose: describes the accepted result. */
-  readonly accepted?: (outputs: ProviderOutputs) => string;
+  readonly accepted?: (outputs: ProviderOutputs, id: string) => string;
   prepare?(): Promise<void> | void;
   cleanUp?(): Promise<void> | void;
 }
@@ -125,16 +125,14 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
       name: "mixed-case segment names and provider namespace (accepted: canonicalised)",
       inputs: withCluster(clusterId.replace("/resourceGroups/", "/RESOURCEGROUPS/").replace("Microsoft.RedHatOpenShift", "microsoft.redhatopenshift")),
       expect: /^accepted: same document/,
-      accepted: (outputs) =>
-        outputs.documentId === cluster.serviceProviderClusterDocumentId
-          ? "accepted: same document as the canonical spelling"
-          : `accepted: a different document ${outputs.documentId}`,
+      accepted: (_outputs, id) =>
+        id === cluster.serviceProviderClusterDocumentId ? "accepted: same document as the canonical spelling" : `accepted: a different document ${id}`,
     },
     {
       name: "one identity under two operators in different casing (accepted: deduplicated)",
       inputs: withOperators({ "disk-csi-driver": identity, "file-csi-driver": identity.toUpperCase().replace("/SUBSCRIPTIONS/", "/subscriptions/") }),
       expect: /^accepted: 1 entry for 2 operators/,
-      accepted: (outputs) => `accepted: ${Object.keys(outputs.status.identities ?? {}).length} entry for 2 operators`,
+      accepted: (outputs) => `accepted: ${outputs.identityCount} entry for 2 operators`,
     },
     {
       name: "setting cosmosEndpoint uses http://",

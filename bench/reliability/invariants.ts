@@ -7,6 +7,19 @@ import { isDeepStrictEqual } from "node:util";
 import type { IdentityStore } from "../../sandbox/identityStore";
 import type { Document } from "./reliabilitySandbox";
 import { foreignFields, ownedStatus } from "./reliabilitySandbox";
+import { encodeOutputsStatus, operatorNamesFromOutputs, readOutputsStatus } from "../../resources/core/outputsStatus";
+import { readStatusSubtree } from "../../resources/core/serviceProviderClusterDocument";
+
+/**
+ * The outputs' status (schema 2, by operator name) is exactly the persisted subtree written small,
+ * under the operator names the outputs give: every entry, ID and error, and the recheck time.
+ */
+function reportsPersistedStatus(reported: Document, persisted: Document): boolean {
+  const outputs = readOutputsStatus(reported);
+  const subtree = readStatusSubtree(persisted);
+  if (outputs.problems.length > 0 || subtree.problems.length > 0) return false;
+  return isDeepStrictEqual(outputs.status, encodeOutputsStatus(subtree.status, operatorNamesFromOutputs(outputs.status)));
+}
 
 /** How a pass ended, as the engine would see it. */
 export type PassOutcome =
@@ -97,7 +110,7 @@ export function checkPass(record: PassRecord, identities: IdentityStore, secrets
   if (status === undefined) {
     return [...violations, `the pass ended '${record.outcome}' but no status subtree was persisted`];
   }
-  if (record.reportedStatus !== undefined && !isDeepStrictEqual(record.reportedStatus, status)) {
+  if (record.reportedStatus !== undefined && !reportsPersistedStatus(record.reportedStatus, status)) {
     violations.push("the status reported to the engine differs from the status persisted in Cosmos");
   }
   violations.push(...statusViolations(status, record, identities, secrets));

@@ -2,7 +2,7 @@
  * Steps of one campaign pass that are not about faults: the changes made in ARM and Cosmos before
  * the pass (as the world changes between reconciles), and how a provider failure is classified.
  */
-import type { ProviderOutputs } from "../../resources/provider/providerInputs";
+import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import type { Sandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import type { PassOutcome } from "./invariants";

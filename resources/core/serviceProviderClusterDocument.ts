@@ -10,8 +10,8 @@ import { describeType, serviceProviderClusterResourceType } from "./azureResourc
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
 
-/** Version of the provider outputs' shape; readers accept every earlier version. */
-export const outputsSchemaVersion = 1;
+/** Version of the provider outputs' shape (2: the small status of outputsStatus.ts); readers accept every earlier version. */
+export const outputsSchemaVersion = 2;
 
 /** One identity entry, keyed in the map by the lowercased identity resource ID. */
 export interface DataPlaneOperatorManagedIdentityEntry {

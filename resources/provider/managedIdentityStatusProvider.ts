@@ -15,15 +15,16 @@ import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { isCosmosDocumentError, isUserAssignedIdentityReadError } from "../core/errors";
 import type { DesiredIdentity } from "../core/identityStatus";
 import { countEntries, desiredIdentitySet, workReason } from "../core/identityStatus";
-import type { ProviderInputs, ProviderOutputs } from "./providerInputs";
-import { containsUnknown, parseInputs, parseStoredOutputs, unknownValue } from "./providerInputs";
+import type { ProviderInputs } from "./providerInputs";
+import { containsUnknown, parseInputs, unknownValue } from "./providerInputs";
+import type { ProviderOutputs } from "./providerOutputs";
+import { digestOfInputs, parseStoredOutputs, statusOutputs, toOutputs } from "./providerOutputs";
 import { clearManagedIdentityStatus, refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStatus";
 import type { ConfigSource } from "../core/settings";
 import { readSettings, snapshotStackConfig } from "../core/settings";
-import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { outputsSchemaVersion, statusToJson } from "../core/serviceProviderClusterDocument";
+import { decodeOutputsStatus, operatorNamesFromOutputs } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
-import type { SyncResult } from "../sync/syncManagedIdentityStatus";
 import { locate } from "../core/documentLocation";
 import { readLive } from "../sync/documentReads";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
@@ -108,23 +109,28 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { changes: true, replaces: ["clusterResourceId"], deleteBeforeReplace: true };
       }
       const stored = parseStoredOutputs(olds);
-      if (olds.__provider !== news.__provider || containsUnknown(news) || !stored.ok) {
-        // Another provider text (e.g. the 4.6 KB loader of earlier versions): the update stores the
-        // current one in the outputs too, which refresh and destroy load. It writes nothing unless due.
+      if (olds.__provider !== news.__provider || containsUnknown(news) || !stored.ok || stored.value.schemaVersion !== outputsSchemaVersion) {
+        // Another provider text (e.g. the 4.6 KB loader of earlier versions) or outputs of an
+        // earlier schema: the update stores the current ones, which refresh and destroy load. It
+        // writes nothing unless due.
         return { changes: true };
       }
       const old = stored.value;
       if (
         old.drift.length > 0 ||
         (news.serviceManagedIdentity !== undefined && old.serviceManagedIdentity !== news.serviceManagedIdentity) ||
-        JSON.stringify(old.dataPlaneOperators ?? undefined) !== JSON.stringify(news.dataPlaneOperators)
+        (old.dataPlaneOperatorsDigest ?? null) !== digestOfInputs(news)
       ) {
         return { changes: true };
       }
-      const known = old.status;
       const now = (overrides.now ?? (() => new Date()))();
       const desired = desiredFromInputs(news);
       if (desired !== undefined) {
+        // Same declared map (same digest): the operators' keys are the desired keys.
+        const known = decodeOutputsStatus(
+          old.status,
+          desired.map((identity) => identity.key),
+        );
         return { changes: workReason(desired, known, now) !== undefined };
       }
       // The desired set lives in the cluster document: one Cosmos read (no wait), no Azure call.
@@ -147,6 +153,10 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       // The recorded service managed identity follows the document unless the inputs name one.
       const serviceManagedIdentityMoved =
         news.serviceManagedIdentity === undefined && (fromCluster.serviceManagedIdentity ?? null) !== old.serviceManagedIdentity;
+      const known = decodeOutputsStatus(
+        old.status,
+        fromCluster.identities.map((identity) => identity.key),
+      );
       return { changes: old.skippedReason !== null || serviceManagedIdentityMoved || workReason(fromCluster.identities, known, now) !== undefined };
     },
 
@@ -167,13 +177,22 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         // Import or get: there is no state to refresh (dynamic providers cannot import).
         return { id, props };
       }
-      const result = await refreshManagedIdentityStatus(dependencies(), parseCluster(stored.value.clusterResourceId), stored.value.status);
+      const lastStatus = stored.value.status;
+      const result = await refreshManagedIdentityStatus(dependencies(), parseCluster(stored.value.clusterResourceId), (persistedKeys) =>
+        decodeOutputsStatus(lastStatus, persistedKeys),
+      );
       if (!result.exists) {
         // The document is gone, so is the record: the engine drops the resource from state.
         return { id: "", props };
       }
-      // Spread over the props as stored, so __provider (and any field this version does not read) stays.
-      return { id, props: { ...props, ...statusOutputs(result.status), drift: [...result.drift] } };
+      // Spread over the props as stored, so __provider (and any field this version does not read)
+      // stays. Outputs of schema 1 stay so (their status is written in their layout) until the
+      // next update, which diff asks for, rewrites them.
+      const status =
+        stored.value.schemaVersion === outputsSchemaVersion
+          ? statusOutputs(result.status, operatorNamesFromOutputs(lastStatus))
+          : { status: statusToJson(result.status), ...countEntries(result.status) };
+      return { id, props: { ...props, ...status, drift: [...result.drift] } };
     },
 
     async delete(_id: string, props: Outputs) {
@@ -213,29 +232,6 @@ function desiredFromInputs(inputs: ProviderInputs): readonly DesiredIdentity[] |
     throw new TypeError(failures.map((failure) => `${failure.property}: ${failure.reason}`).join("; "));
   }
   return identities;
-}
-
-function statusOutputs(
-  status: DataPlaneOperatorsManagedIdentities,
-): Pick<ProviderOutputs, "status" | "identityCount" | "resolvedCount" | "notFoundCount" | "failedCount"> {
-  return { status: statusToJson(status), ...countEntries(status) };
-}
-
-function toOutputs(inputs: ProviderInputs, result: SyncResult, drift: readonly string[]): Outputs {
-  return {
-    schemaVersion: outputsSchemaVersion,
-    clusterResourceId: inputs.clusterResourceId,
-    // Never unknown here: reconcile asked desiredFromInputs first, which refuses it.
-    dataPlaneOperators: inputs.dataPlaneOperators === unknownValue ? null : (inputs.dataPlaneOperators ?? null),
-    serviceManagedIdentity: inputs.serviceManagedIdentity ?? result.serviceManagedIdentity ?? null,
-    desiredSource: result.desiredSource,
-    documentId: result.documentId,
-    partitionKey: result.partitionKey,
-    serviceProviderClusterResourceId: result.serviceProviderClusterResourceId,
-    ...statusOutputs(result.status),
-    skippedReason: result.skippedReason ?? null,
-    drift: [...drift],
-  };
 }
 
 /**

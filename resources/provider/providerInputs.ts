@@ -1,12 +1,10 @@
 /**
- * The provider's boundary: its input and output shapes, and the parses that turn what the engine
- * hands over (untyped property bags) into typed values or failures naming the field: checked
- * inputs for `check`, stored outputs for diff, update and read. Pure: no I/O, no SDK imports.
+ * The provider's input boundary: the input shape, and the parse that turns what the engine hands
+ * over (an untyped property bag) into checked inputs or failures naming the field, for `check`.
+ * The outputs are providerOutputs.ts. Pure: no I/O, no SDK imports.
  */
 import { clusterResourceType, describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { isJsonObject } from "../core/json";
-import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
-import { outputsSchemaVersion, readStatusSubtree } from "../core/serviceProviderClusterDocument";
 
 /** The engine's placeholder for a value not known during preview. */
 export const unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -24,28 +22,6 @@ export interface ProviderInputs {
   readonly serviceManagedIdentity?: string;
 }
 
-/** Outputs: the persisted status plus what a user needs to read it. Plain JSON only. */
-export interface ProviderOutputs {
-  readonly schemaVersion: number;
-  readonly clusterResourceId: string;
-  readonly dataPlaneOperators: Readonly<Record<string, string>> | null;
-  readonly serviceManagedIdentity: string | null;
-  readonly desiredSource: "inputs" | "clusterDocument";
-  readonly documentId: string;
-  readonly partitionKey: string;
-  readonly serviceProviderClusterResourceId: string;
-  /** `properties.status.dataPlaneOperatorsManagedIdentities` as persisted. */
-  readonly status: DataPlaneOperatorsManagedIdentities;
-  readonly identityCount: number;
-  readonly resolvedCount: number;
-  readonly notFoundCount: number;
-  readonly failedCount: number;
-  /** Why nothing was done, e.g. `clusterDeleting`; null otherwise. */
-  readonly skippedReason: string | null;
-  /** Differences `read` (refresh) found between state, Cosmos and Azure; the next update fixes them. */
-  readonly drift: readonly string[];
-}
-
 /** A check failure. */
 export interface CheckFailure {
   readonly property: string;
@@ -54,21 +30,6 @@ export interface CheckFailure {
 
 /** A parse at the boundary: the typed value, or the failures naming each field. */
 export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failures: readonly CheckFailure[] };
-
-/**
- * The part of stored outputs the provider reads back. Outputs of the current schema always carry
- * every {@link ProviderOutputs} field; the optional ones here may be missing from hand-edited state.
- */
-export interface StoredOutputs {
-  readonly schemaVersion: typeof outputsSchemaVersion;
-  readonly clusterResourceId: string;
-  readonly documentId: string;
-  readonly status: DataPlaneOperatorsManagedIdentities;
-  readonly drift: readonly string[];
-  readonly dataPlaneOperators?: Readonly<Record<string, string>> | null;
-  readonly serviceManagedIdentity?: string | null;
-  readonly skippedReason?: string | null;
-}
 
 const knownProperties = ["clusterResourceId", "dataPlaneOperators", "serviceManagedIdentity"];
 
@@ -171,65 +132,4 @@ export function parseInputs(news: unknown): Parsed<ProviderInputs> {
     return { ok: false, failures };
   }
   return { ok: true, value: { ...inputs, clusterResourceId } };
-}
-
-/**
- * Reads stored outputs (state) of the shape this version understands; anything else (an older
- * provider's, a hand edit) is a failure, and the provider then treats the state as unknown.
- */
-export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
-  if (!isJsonObject(value)) {
-    return { ok: false, failures: [{ property: "outputs", reason: `are ${describeType(value)}, expected an object` }] };
-  }
-  const failures: CheckFailure[] = [];
-  const fail = (property: string, expected: string): void => {
-    failures.push({ property, reason: `is ${describeType(value[property])}, expected ${expected}` });
-  };
-  const { schemaVersion, clusterResourceId, documentId, drift, dataPlaneOperators, serviceManagedIdentity, skippedReason } = value;
-  if (schemaVersion !== outputsSchemaVersion) fail("schemaVersion", `${outputsSchemaVersion}`);
-  if (typeof clusterResourceId !== "string") fail("clusterResourceId", "a string");
-  if (typeof documentId !== "string") fail("documentId", "a string");
-  const status = isJsonObject(value.status) ? readStatusSubtree(value.status) : undefined;
-  if (status === undefined) fail("status", "the status subtree (an object)");
-  else if (status.problems.length > 0) failures.push({ property: "status", reason: status.problems.join("; ") });
-  const driftList = Array.isArray(drift) && drift.every((entry): entry is string => typeof entry === "string") ? drift : undefined;
-  if (driftList === undefined) fail("drift", "a list of strings");
-  const operators = isJsonObject(dataPlaneOperators) ? stringRecord(dataPlaneOperators) : undefined;
-  if (dataPlaneOperators !== undefined && dataPlaneOperators !== null && operators === undefined) fail("dataPlaneOperators", "a map of strings or null");
-  if (!isOptionalString(serviceManagedIdentity)) fail("serviceManagedIdentity", "a string or null");
-  if (!isOptionalString(skippedReason)) fail("skippedReason", "a string or null");
-  // The conditions again, for the compiler's narrowing; `failures` already names each of them.
-  const narrowed = schemaVersion === outputsSchemaVersion && typeof clusterResourceId === "string" && typeof documentId === "string";
-  if (
-    failures.length > 0 ||
-    !narrowed ||
-    status === undefined ||
-    driftList === undefined ||
-    !isOptionalString(serviceManagedIdentity) ||
-    !isOptionalString(skippedReason)
-  ) {
-    return { ok: false, failures };
-  }
-  return {
-    ok: true,
-    value: {
-      schemaVersion,
-      clusterResourceId,
-      documentId,
-      status: status.status,
-      drift: driftList,
-      ...(dataPlaneOperators === undefined ? {} : { dataPlaneOperators: operators ?? null }),
-      ...(serviceManagedIdentity === undefined ? {} : { serviceManagedIdentity }),
-      ...(skippedReason === undefined ? {} : { skippedReason }),
-    },
-  };
-}
-
-function isOptionalString(value: unknown): value is string | null | undefined {
-  return value === undefined || value === null || typeof value === "string";
-}
-
-function stringRecord(value: Readonly<Record<string, unknown>>): Record<string, string> | undefined {
-  const entries = Object.entries(value);
-  return entries.every((entry): entry is [string, string] => typeof entry[1] === "string") ? Object.fromEntries(entries) : undefined;
 }

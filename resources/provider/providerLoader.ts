@@ -6,38 +6,35 @@
  * `handler` returns serves every call. So the text does not need to be produced by Pulumi's
  * closure serializer, which wraps each function in ~175 bytes and, for this project, produced
  * 3 KB at best: it is written here, by hand, and `handler` returns the installed implementation
- * itself (`managedIdentityStatusImplementation` of
- * `aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js`, the stable entry that
- * every loader ever written into state requires). The text has no paths, configuration or
+ * itself (`managedIdentityStatusImplementation` of `aro-hcp-identity-status/provider`, which is
+ * `dist/resources/managedIdentityStatusProvider.js`, the stable entry that every loader ever
+ * written into state requires). The text has no paths, configuration or
  * secrets, and is the same for every program, so it never differs between runs.
  *
  * The compiled module has an empty file name, so its own `require` only searches the node_modules
  * folders of the host's working directory (the program's). The text therefore resolves the
  * package path with a `require` created (`module.createRequire`) for, in order:
  * 1. `ARO_HCP_PROJECT_DIR`, when set (the project's engine wrapper, tests and bench set it);
- * 2. the working directory: a consumer program's node_modules (package.json exports
- *    `./dist/resources/*`), or, inside a checkout of this package, Node's self-reference by name.
+ * 2. the working directory: a consumer program's node_modules, or, inside a checkout of this
+ *    package, Node's self-reference by name.
  * Once per provider host; Node's require cache keeps the module. When neither place has the
- * package, `handler` throws, naming both directories, and the engine shows that message.
+ * package, `handler` throws, saying how to install it, and the engine shows that message (the
+ * program's working directory and ARO_HCP_PROJECT_DIR are the only places it looks).
  */
 
-/** The package path of the implementation (package.json exports `./dist/resources/*`). */
-export const implementationSpecifier = "aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js";
+/**
+ * The package path of the implementation: package.json exports `./provider` (and, for the loaders
+ * earlier versions wrote into state, `./dist/resources/*`).
+ */
+export const implementationSpecifier = "aro-hcp-identity-status/provider";
 
-/** The `__provider` text of every ServiceProviderClusterIdentityStatus resource. */
-export const providerText = `// aro-hcp-identity-status: handler() returns the installed implementation
-exports.handler = () => {
-  const specifier = "${implementationSpecifier}";
-  const directories = [process.env.ARO_HCP_PROJECT_DIR, process.cwd()].filter((directory) => directory);
-  for (const directory of directories) {
-    let file;
-    try {
-      file = require("module").createRequire(directory + "/package.json").resolve(specifier);
-    } catch {
-      continue;
-    }
-    return require(file).managedIdentityStatusImplementation;
-  }
-  throw new Error("cannot find " + specifier + " from " + directories.join(" or ") + ": npm install it in the program, or set ARO_HCP_PROJECT_DIR to a built checkout");
-};
-`;
+/**
+ * The `__provider` text of every ServiceProviderClusterIdentityStatus resource, written compact:
+ * the engine stores it twice per cluster (365 characters; 734 written out with comments and
+ * indentation). Only the resolution is inside `try`, so an implementation that fails to load
+ * reports its own error.
+ */
+export const providerText =
+  `exports.handler=()=>{const s="${implementationSpecifier}";for(const d of[process.env.ARO_HCP_PROJECT_DIR,process.cwd()]){let f;` +
+  `try{f=require("module").createRequire(d+"/package.json").resolve(s)}catch{continue}return require(f).managedIdentityStatusImplementation}` +
+  `throw new Error("cannot find "+s+": npm install it in the program or set ARO_HCP_PROJECT_DIR")}`;

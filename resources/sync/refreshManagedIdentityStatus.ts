@@ -36,12 +36,14 @@ export interface RefreshResult {
   readonly lookups: number;
 }
 
+/**
+ * The last state's status, or how to get it from the keys found in Cosmos: the provider's outputs
+ * name an operator's identity by a hash of its key (core/outputsStatus.ts).
+ */
+export type KnownStatus = DataPlaneOperatorsManagedIdentities | ((persistedKeys: readonly string[]) => DataPlaneOperatorsManagedIdentities);
+
 /** Reads the persisted status and compares it with `known` (the last state) and with Azure. */
-export async function refreshManagedIdentityStatus(
-  dependencies: SyncDependencies,
-  cluster: ParsedResourceId,
-  known: DataPlaneOperatorsManagedIdentities,
-): Promise<RefreshResult> {
+export async function refreshManagedIdentityStatus(dependencies: SyncDependencies, cluster: ParsedResourceId, lastKnown: KnownStatus): Promise<RefreshResult> {
   const location = locate(cluster);
   const stored = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
   if (stored === undefined) {
@@ -49,6 +51,7 @@ export async function refreshManagedIdentityStatus(
   }
   const persisted = readStoredStatus(stored.document);
   const drift: string[] = [];
+  const known = typeof lastKnown === "function" ? lastKnown(Object.keys(persisted.status.identities ?? {})) : lastKnown;
   const knownIdentities = known.identities ?? {};
   if (!persisted.present && Object.keys(knownIdentities).length > 0) {
     drift.push("the status subtree was deleted in Cosmos");

@@ -13,7 +13,7 @@ import { openTestStack, outputCollector, readTree } from "./engineHelpers";
 import type { ServiceProviderClusterJson } from "../fixtures/storedDocument";
 import { asServiceProviderClusterJson, foreignFieldsOf, ownedStatusOf, requireServiceProviderCluster } from "../fixtures/storedDocument";
 import type { DataPlaneOperatorsManagedIdentities } from "../../resources/core/serviceProviderClusterDocument";
-import { parseStoredOutputs } from "../../resources/provider/providerInputs";
+import { parseStoredOutputs } from "../../resources/provider/providerOutputs";
 import type { ClusterSummary } from "../../program/declareFleet";
 
 type Document = ServiceProviderClusterJson;

@@ -116,10 +116,10 @@ describe("the packed package installed into a separate program", () => {
       expect(existsSync(join(installed, absent)), absent).toBe(false);
     }
     const consumerRequire = createRequire(join(consumerDirectory, "package.json"));
-    // The path every serialized loader (old state included) requires, resolved as the provider host does.
-    expect(consumerRequire.resolve("aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js")).toBe(
-      join(installed, "dist", "resources", "managedIdentityStatusProvider.js"),
-    );
+    // The paths the loaders require (the current one, and the one in earlier versions' state), resolved as the provider host does.
+    for (const specifier of ["aro-hcp-identity-status/provider", "aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js"]) {
+      expect(consumerRequire.resolve(specifier), specifier).toBe(join(installed, "dist", "resources", "managedIdentityStatusProvider.js"));
+    }
     // Sandbox-only packages are not runtime dependencies any more.
     expect(existsSync(join(consumerDirectory, "node_modules", "@vercel", "cosmosdb-server"))).toBe(false);
     expect(existsSync(join(consumerDirectory, "node_modules", "selfsigned"))).toBe(false);
@@ -199,10 +199,7 @@ describe("the packed package installed into a separate program", () => {
       }
       const deployment = JSON.stringify((await stack.exportStack()).deployment);
       // The serialized provider requires the installed package instead of carrying its code.
-      expect(
-        deployment.includes('\\"aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js\\"'),
-        "the provider requires the package by path",
-      ).toBe(true);
+      expect(deployment.includes('\\"aro-hcp-identity-status/provider\\"'), "the provider requires the package by path").toBe(true);
       expect(deployment.includes(projectDirectory), "state names the repository").toBe(false);
       console.log(
         `installed-package state: ${deployment.length} bytes for ${fleet.length} clusters (${Math.round(deployment.length / fleet.length)} per cluster)`,

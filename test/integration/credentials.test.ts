@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ownedStatusOf, readServiceProviderCluster } from "../fixtures/storedDocument";
 import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
-import type { ProviderOutputs } from "../../resources/provider/providerInputs";
+import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
-import type { ProviderOutputs } from "../../resources/provider/providerInputs";
+import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
 import { buildClusterDocument, buildServiceProviderClusterDocument, documentIdFor, serviceProviderClusterResourceIdFor } from "../../sandbox/documentBuilders";
 import type { DataPlaneOperatorsManagedIdentities } from "../../resources/core/serviceProviderClusterDocument";

@@ -31,9 +31,7 @@ const registrations: Registration[] = [];
 function mockState(inputs: Record<string, unknown>): Record<string, unknown> {
   return {
     ...inputs,
-    documentId: `document-of-${String(inputs.clusterResourceId).split("/").pop()}`,
-    partitionKey: "00000000-0000-0000-0000-000000000000",
-    serviceProviderClusterResourceId: `${String(inputs.clusterResourceId)}/serviceProviderClusters/default`,
+    dataPlaneOperatorsDigest: inputs.dataPlaneOperators === undefined ? null : "digest-of-the-declared-map",
     desiredSource: inputs.dataPlaneOperators === undefined ? "clusterDocument" : "inputs",
     status: { earliestRecheckTime: "2026-08-15T00:00:00Z" },
     identityCount: 1,
@@ -105,7 +103,8 @@ describe("ServiceProviderClusterIdentityStatus", () => {
 
   it("resolves its declared outputs from the provider's state", async () => {
     const resource = new ServiceProviderClusterIdentityStatus("cluster-b", { clusterResourceId: clusterB });
-    expect(await valueOf(resource.documentId)).toBe("document-of-Cluster-B");
+    expect(await valueOf(resource.id)).toBe("cluster-b-id");
+    expect(await valueOf(resource.dataPlaneOperatorsDigest)).toBeNull();
     expect(await valueOf(resource.clusterResourceId)).toBe(clusterB);
     expect(await valueOf(resource.desiredSource)).toBe("clusterDocument");
     expect(await valueOf(resource.status)).toEqual({ earliestRecheckTime: "2026-08-15T00:00:00Z" });

@@ -2,8 +2,10 @@ import type * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { createConcurrencyLimiter } from "../../../resources/sync/concurrencyLimiter";
 import { createManagedIdentityStatusProvider } from "../../../resources/provider/managedIdentityStatusProvider";
-import type { ProviderInputs, ProviderOutputs } from "../../../resources/provider/providerInputs";
+import type { ProviderInputs } from "../../../resources/provider/providerInputs";
+import type { ProviderOutputs } from "../../../resources/provider/providerOutputs";
 import { unknownValue } from "../../../resources/provider/providerInputs";
+import { dataPlaneOperatorsDigest, decodeOutputsStatus, keyHashOf } from "../../../resources/core/outputsStatus";
 import type { JsonObject, JsonValue } from "../../../resources/core/json";
 import { FakeClock } from "../../fakes/fakeClock";
 import { InMemoryDocumentStore } from "../../fakes/inMemoryDocumentStore";
@@ -135,15 +137,15 @@ describe("create", () => {
     const result = await setupValue.provider.create(inputs());
     expect(result.id).toBe(location.documentId);
     expect(outsOf(result)).toEqual({
-      schemaVersion: 1,
+      schemaVersion: 2,
       clusterResourceId: cluster,
-      dataPlaneOperators: { "operator-a": identityA },
+      dataPlaneOperatorsDigest: dataPlaneOperatorsDigest({ "operator-a": identityA }),
       serviceManagedIdentity: null,
       desiredSource: "inputs",
-      documentId: location.documentId,
-      partitionKey: location.partitionKey,
-      serviceProviderClusterResourceId: serviceProviderClusterResourceIdFor(),
-      status: { identities: { [keyA]: { resourceID: identityA, clientId: "a-client", principalId: "a-principal" } }, earliestRecheckTime: recheckAtRandomZero },
+      status: {
+        operators: { "operator-a": { keyHash: keyHashOf(keyA), clientId: "a-client", principalId: "a-principal" } },
+        earliestRecheckTime: recheckAtRandomZero,
+      },
       identityCount: 1,
       resolvedCount: 1,
       notFoundCount: 0,
@@ -153,7 +155,15 @@ describe("create", () => {
     });
     expect(findUndefined(result.outs)).toEqual([]);
     expect(JSON.parse(JSON.stringify(result.outs))).toEqual(result.outs);
-    expect(persistedSubtree(setupValue.store)).toEqual(outsOf(result).status);
+    // The outputs name the entry by operator; decoded with the document's keys, they are the document's subtree.
+    expect(decodeOutputsStatus(outsOf(result).status, [keyA])).toEqual({
+      identities: { [keyA]: { resourceID: keyA, clientId: "a-client", principalId: "a-principal" } },
+      earliestRecheckTime: recheckAtRandomZero,
+    });
+    expect(persistedSubtree(setupValue.store)).toEqual({
+      identities: { [keyA]: { resourceID: identityA, clientId: "a-client", principalId: "a-principal" } },
+      earliestRecheckTime: recheckAtRandomZero,
+    });
   });
 
   it("records where the desired set came from and the cluster's service managed identity in cluster-document mode", async () => {
@@ -164,7 +174,7 @@ describe("create", () => {
     const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
     expect(outs).toMatchObject({
       desiredSource: "clusterDocument",
-      dataPlaneOperators: null,
+      dataPlaneOperatorsDigest: null,
       serviceManagedIdentity: identityResourceId("service-managed-identity"),
       identityCount: 1,
     });
@@ -192,13 +202,13 @@ describe("create", () => {
     expect(thrown?.reasons).toEqual([thrown?.message]);
     expect(thrown?.message).toContain(`${identityB}: AuthorizationFailed (HTTP 403): The client does not have authorization.`);
     expect(thrown?.properties?.__provider).toBe(serializedProvider);
-    expect(thrown?.properties).toMatchObject({ documentId: location.documentId, resolvedCount: 1, failedCount: 1, drift: [] });
-    expect(thrown?.properties?.status.identities?.[keyB]).toEqual({
-      resourceID: identityB,
+    expect(thrown?.properties).toMatchObject({ resolvedCount: 1, failedCount: 1, drift: [] });
+    expect(thrown?.properties?.status.operators?.b).toEqual({
+      keyHash: keyHashOf(keyB),
       retrievalError: "AuthorizationFailed (HTTP 403): The client does not have authorization.",
     });
     expect(JSON.parse(JSON.stringify(thrown?.properties))).toEqual(thrown?.properties);
-    expect(persistedSubtree(setupValue.store)).toEqual(thrown?.properties?.status);
+    expect(Object.keys((persistedSubtree(setupValue.store) as { identities: JsonObject }).identities)).toEqual([keyA, keyB]);
   });
 
   it("throws a plain error (nothing recorded) when the ServiceProviderCluster document does not exist", async () => {
@@ -210,6 +220,28 @@ describe("create", () => {
     expect(setupValue.store.patches()).toEqual([]);
   });
 });
+
+/** The same outputs as the earlier versions wrote them (schema 1): the full subtree and a copy of the declared map. */
+function schema1Of(outs: Outputs, operators: Record<string, string> = { "operator-a": identityA }): Record<string, unknown> {
+  const { dataPlaneOperatorsDigest: _digest, status, ...rest } = outs;
+  const keys = Object.values(operators).map((identity) => identity.toLowerCase());
+  const full = decodeOutputsStatus(status, keys);
+  const identities = Object.fromEntries(
+    Object.entries(full.identities ?? {}).map(([key, entry]) => [
+      key,
+      { ...entry, resourceID: Object.values(operators).find((id) => id.toLowerCase() === key) ?? key },
+    ]),
+  );
+  return {
+    ...rest,
+    schemaVersion: 1,
+    dataPlaneOperators: operators,
+    documentId: location.documentId,
+    partitionKey: location.partitionKey,
+    serviceProviderClusterResourceId: serviceProviderClusterResourceIdFor(),
+    status: { ...(full.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: full.earliestRecheckTime }), identities },
+  };
+}
 
 describe("diff", () => {
   it("reports a change when the stored provider text is another one (an older loader), reading nothing", async () => {
@@ -315,7 +347,9 @@ describe("diff", () => {
 
   it.each([
     ["outputs without a schemaVersion", (outs: Outputs) => ({ ...outs, schemaVersion: undefined })],
-    ["outputs from an older provider without status", (outs: Outputs) => ({ clusterResourceId: outs.clusterResourceId, documentId: outs.documentId })],
+    ["outputs from an older provider without status", (outs: Outputs) => ({ clusterResourceId: outs.clusterResourceId, documentId: "an-old-document-id" })],
+    ["outputs whose status names an operator without a key hash", (outs: Outputs) => ({ ...outs, status: { operators: { "operator-a": { clientId: "c" } } } })],
+    ["schema 1 outputs (an earlier version's): rewritten in schema 2", (outs: Outputs) => schema1Of(outs)],
     ["outputs with a malformed drift field", (outs: Outputs) => ({ ...outs, drift: "none" })],
   ])("reports a change for %s", async (_title, transform) => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
@@ -423,11 +457,35 @@ describe("update", () => {
     expect(setupValue.reader.calls).toHaveLength(2);
   });
 
+  it("rewrites schema 1 outputs (an earlier version's state) in schema 2 without forcing lookups or writing inside the window", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    const patchesBefore = setupValue.store.appliedPatches().length;
+    const result = await setupValue.provider.update(location.documentId, schema1Of(outs) as unknown as Outputs, inputs());
+    const { __provider: _provider, ...expected } = outs;
+    expect(outsOf(result)).toEqual(expected);
+    expect(setupValue.reader.calls).toHaveLength(1);
+    expect(setupValue.store.appliedPatches()).toHaveLength(patchesBefore);
+  });
+
+  it("records one entry for two operators naming one identity, under both names, and finds no change afterwards", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const shouting = identityA.replace("identity-a", "IDENTITY-A");
+    const news = inputs({ "disk-csi-driver": identityA, "file-csi-driver": shouting });
+    const outs = await createdOutputs(setupValue, news);
+    const entry = { keyHash: keyHashOf(keyA), clientId: "c", principalId: "p" };
+    expect(outs.status.operators).toEqual({ "disk-csi-driver": entry, "file-csi-driver": entry });
+    expect(outs.identityCount).toBe(1);
+    expect(Object.keys((persistedSubtree(setupValue.store) as { identities: JsonObject }).identities)).toEqual([keyA]);
+    expect(await setupValue.provider.diff(location.documentId, outs, news)).toEqual({ changes: false });
+  });
+
   it("looks up an added identity and prunes a removed one", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p"), [identityB]: resolved("c2", "p2") } });
     const outs = await createdOutputs(setupValue);
     const result = await setupValue.provider.update(location.documentId, outs, inputs({ "operator-b": identityB }));
-    expect(outsOf(result).status.identities).toEqual({ [keyB]: { resourceID: identityB, clientId: "c2", principalId: "p2" } });
+    expect(outsOf(result).status.operators).toEqual({ "operator-b": { keyHash: keyHashOf(keyB), clientId: "c2", principalId: "p2" } });
+    expect((persistedSubtree(setupValue.store) as JsonObject).identities).toEqual({ [keyB]: { resourceID: identityB, clientId: "c2", principalId: "p2" } });
     expect(setupValue.reader.calledKeys).toEqual([keyA, keyB]);
   });
 
@@ -468,9 +526,17 @@ describe("read", () => {
     const result = await refreshed(setupValue, outs);
     expect(result.id).toBe(location.documentId);
     expect(result.props?.drift).toEqual([`identity ${keyA}: clientId was changed in Cosmos`]);
-    expect(result.props?.status.identities?.[keyA]?.clientId).toBe("tampered");
+    expect(result.props?.status.operators?.["operator-a"]?.clientId).toBe("tampered");
     expect(setupValue.reader.calls).toHaveLength(1);
     expect(await setupValue.provider.diff(location.documentId, result.props as Outputs, inputs())).toEqual({ changes: true });
+  });
+
+  it("refreshes schema 1 outputs in their own layout, finding no drift when Cosmos matches", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const old = { ...schema1Of(await createdOutputs(setupValue)), __provider: serializedProvider } as unknown as Outputs;
+    const result = await refreshed(setupValue, old);
+    expect(result.props?.drift).toEqual([]);
+    expect(result.props).toEqual(old);
   });
 
   it("detects a deleted subtree", async () => {
@@ -496,7 +562,14 @@ describe("read", () => {
       );
     });
     const result = await refreshed(setupValue, outs);
-    expect(result.props?.drift).toEqual([`identity ${keyA} was removed from the status in Cosmos`, `identity ${keyB} was added to the status in Cosmos`]);
+    // The state names operator-a's identity by a hash of its key, which the document no longer holds.
+    expect(result.props?.drift).toEqual([
+      `identity (operator operator-a) was removed from the status in Cosmos`,
+      `identity ${keyB} was added to the status in Cosmos`,
+    ]);
+    // What Cosmos holds now: an entry no declared operator names stays keyed as in Cosmos.
+    expect(result.props?.status.operators).toBeUndefined();
+    expect(Object.keys(result.props?.status.identities ?? {})).toEqual([keyB]);
   });
 
   it("asks Azure once the recheck is due and reports an identity rotated there", async () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { checkInputs, containsUnknown, maxDataPlaneOperators, parseInputs, parseStoredOutputs, unknownValue } from "../../../resources/provider/providerInputs";
+import { checkInputs, containsUnknown, maxDataPlaneOperators, parseInputs, unknownValue } from "../../../resources/provider/providerInputs";
+import { parseStoredOutputs } from "../../../resources/provider/providerOutputs";
 import { clusterResourceIdFor, identityResourceId } from "../../fixtures/documents";
+import { dataPlaneOperatorsDigest, keyHashOf } from "../../../resources/core/outputsStatus";
 
 const cluster = clusterResourceIdFor();
 const identityA = identityResourceId("identity-a");
@@ -226,38 +228,67 @@ describe("parseInputs", () => {
 });
 
 describe("parseStoredOutputs", () => {
-  const current = { schemaVersion: 1, clusterResourceId: cluster, documentId: "d", status: {}, drift: [] };
+  const current = { schemaVersion: 2, clusterResourceId: cluster, dataPlaneOperatorsDigest: null, status: {}, drift: [] };
+  const schema1 = { schemaVersion: 1, clusterResourceId: cluster, documentId: "d", status: {}, drift: [] };
 
-  it("accepts outputs of the current schema", () => {
+  it("accepts outputs of the current schema and of schema 1", () => {
     expect(parseStoredOutputs(current).ok).toBe(true);
+    expect(parseStoredOutputs(schema1).ok).toBe(true);
   });
 
   it("returns the fields the provider reads, typed", () => {
-    const status = { identities: { [identityA.toLowerCase()]: { resourceID: identityA, clientId: "c" } }, earliestRecheckTime: "2026-08-15T00:00:00Z" };
+    const status = { operators: { op: { keyHash: keyHashOf(identityA.toLowerCase()), clientId: "c" } }, earliestRecheckTime: "2026-08-15T00:00:00Z" };
     const outputs = {
       ...current,
       status,
       drift: ["x"],
-      dataPlaneOperators: { op: identityA },
+      dataPlaneOperatorsDigest: "digest",
       serviceManagedIdentity: null,
       skippedReason: null,
       identityCount: 1,
     };
     expect(parseStoredOutputs(outputs)).toEqual({
       ok: true,
-      value: { ...current, status, drift: ["x"], dataPlaneOperators: { op: identityA }, serviceManagedIdentity: null, skippedReason: null },
+      value: {
+        schemaVersion: 2,
+        clusterResourceId: cluster,
+        status,
+        drift: ["x"],
+        dataPlaneOperatorsDigest: "digest",
+        serviceManagedIdentity: null,
+        skippedReason: null,
+      },
     });
+  });
+
+  it("reads schema 1's full subtree as identities and digests its copy of the declared map", () => {
+    const status = { identities: { [identityA.toLowerCase()]: { resourceID: identityA, clientId: "c" } }, earliestRecheckTime: "2026-08-15T00:00:00Z" };
+    expect(parseStoredOutputs({ ...schema1, status, dataPlaneOperators: { op: identityA }, skippedReason: null })).toEqual({
+      ok: true,
+      value: {
+        schemaVersion: 1,
+        clusterResourceId: cluster,
+        status,
+        drift: [],
+        dataPlaneOperatorsDigest: dataPlaneOperatorsDigest({ op: identityA }),
+        skippedReason: null,
+      },
+    });
+    expect(parseStoredOutputs({ ...schema1, dataPlaneOperators: null })).toMatchObject({ ok: true, value: { dataPlaneOperatorsDigest: null } });
   });
 
   it.each([
     ["no schemaVersion", { ...current, schemaVersion: undefined }, "schemaVersion"],
-    ["a future schemaVersion", { ...current, schemaVersion: 2 }, "schemaVersion"],
-    ["no documentId", { ...current, documentId: undefined }, "documentId"],
+    ["a future schemaVersion", { ...current, schemaVersion: 3 }, "schemaVersion"],
+    ["schema 1 without documentId", { ...schema1, documentId: undefined }, "documentId"],
     ["a null status", { ...current, status: null }, "status"],
+    ["schema 1 with a null status", { ...schema1, status: null }, "status"],
     ["a status with a malformed entry", { ...current, status: { identities: { a: 5 } } }, "status"],
+    ["a status with an operator without key hash", { ...current, status: { operators: { a: { clientId: "c" } } } }, "status"],
+    ["a numeric digest", { ...current, dataPlaneOperatorsDigest: 5 }, "dataPlaneOperatorsDigest"],
     ["no drift list", { ...current, drift: undefined }, "drift"],
     ["a drift list of numbers", { ...current, drift: [1] }, "drift"],
-    ["operators that are not strings", { ...current, dataPlaneOperators: { op: 1 } }, "dataPlaneOperators"],
+    ["schema 1 operators that are not strings", { ...schema1, dataPlaneOperators: { op: 1 } }, "dataPlaneOperators"],
     ["a numeric skippedReason", { ...current, skippedReason: 1 }, "skippedReason"],
     ["an empty object", {}, "schemaVersion"],
     ["no object at all", undefined, "outputs"],

@@ -1,0 +1,118 @@
+/**
+ * The small status of the provider outputs (schema 2): what it writes, and that reading it back
+ * with the keys at hand gives the document's subtree again. The hash and digest vectors were
+ * produced outside Node (`printf %s <key> | sha256sum`, Python's hashlib and base64).
+ */
+import { describe, expect, it } from "vitest";
+import {
+  dataPlaneOperatorsDigest,
+  decodeOutputsStatus,
+  encodeOutputsStatus,
+  keyHashOf,
+  operatorNamesFromKeys,
+  operatorNamesFromOutputs,
+  readOutputsStatus,
+} from "../../../resources/core/outputsStatus";
+import type { DataPlaneOperatorsManagedIdentities } from "../../../resources/core/serviceProviderClusterDocument";
+import { identitiesEqual } from "../../../resources/core/identityStatus";
+
+const identityA =
+  "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/test-rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/identity-a";
+const keyA = identityA.toLowerCase();
+const identityB = identityA.replace("identity-a", "identity-b");
+const keyB = identityB.toLowerCase();
+const foreign = identityA.replace("identity-a", "someone-elses");
+const foreignKey = foreign.toLowerCase();
+
+const subtree: DataPlaneOperatorsManagedIdentities = {
+  identities: {
+    [keyA]: { resourceID: identityA, clientId: "client-a", principalId: "principal-a" },
+    [keyB]: { resourceID: identityB, retrievalError: "ResourceNotFound (HTTP 404): gone" },
+    [foreignKey]: { resourceID: foreign, clientId: "client-f", principalId: "principal-f" },
+  },
+  earliestRecheckTime: "2026-12-01T19:13:44Z",
+};
+
+describe("keyHashOf and dataPlaneOperatorsDigest", () => {
+  it("match vectors computed outside Node", () => {
+    expect(keyHashOf(keyA)).toBe("35e20c3aa680");
+    expect(dataPlaneOperatorsDigest({ "operator-a": identityA })).toBe("LFLWj7lGOGarvPWe9Mdap4");
+  });
+
+  it("digests the map independently of key order", () => {
+    expect(dataPlaneOperatorsDigest({ a: identityA, b: identityB })).toBe(dataPlaneOperatorsDigest({ b: identityB, a: identityA }));
+    expect(dataPlaneOperatorsDigest({ a: identityA })).not.toBe(dataPlaneOperatorsDigest({ a: identityA.replace("identity-a", "IDENTITY-A") }));
+  });
+});
+
+describe("encodeOutputsStatus", () => {
+  const names = operatorNamesFromKeys([
+    ["operator-a", keyA],
+    ["operator-b", keyB],
+  ]);
+
+  it("names declared identities by operator without their IDs, and keeps the others as in Cosmos", () => {
+    expect(encodeOutputsStatus(subtree, names)).toEqual({
+      earliestRecheckTime: "2026-12-01T19:13:44Z",
+      operators: {
+        "operator-a": { keyHash: keyHashOf(keyA), clientId: "client-a", principalId: "principal-a" },
+        "operator-b": { keyHash: keyHashOf(keyB), retrievalError: "ResourceNotFound (HTTP 404): gone" },
+      },
+      identities: { [foreignKey]: { resourceID: foreign, clientId: "client-f", principalId: "principal-f" } },
+    });
+  });
+
+  it("is less than half the size of the subtree for declared identities", () => {
+    const declared: DataPlaneOperatorsManagedIdentities = { ...subtree, identities: { [keyA]: subtree.identities![keyA], [keyB]: subtree.identities![keyB] } };
+    expect(JSON.stringify(encodeOutputsStatus(declared, names)).length * 2).toBeLessThan(JSON.stringify(declared).length);
+  });
+
+  it("keeps a resourceID that is not its key in another case", () => {
+    const odd: DataPlaneOperatorsManagedIdentities = { identities: { [keyA]: { resourceID: identityB, clientId: "c" } } };
+    const encoded = encodeOutputsStatus(odd, names);
+    expect(encoded.operators?.["operator-a"]).toEqual({ keyHash: keyHashOf(keyA), clientId: "c", resourceID: identityB });
+    expect(decodeOutputsStatus(encoded, [keyA])).toEqual(odd);
+  });
+});
+
+describe("decodeOutputsStatus", () => {
+  const names = operatorNamesFromKeys([
+    ["operator-a", keyA],
+    ["operator-b", keyB],
+  ]);
+  const encoded = encodeOutputsStatus(subtree, names);
+
+  it("gives back the subtree, up to the case of resourceID, from the keys at hand", () => {
+    const decoded = decodeOutputsStatus(encoded, [keyB, keyA, foreignKey]);
+    expect(decoded.earliestRecheckTime).toBe(subtree.earliestRecheckTime);
+    expect(identitiesEqual(decoded.identities ?? {}, subtree.identities ?? {})).toBe(true);
+  });
+
+  it("gives an operator whose key is not at hand a stand-in key that equals no real key", () => {
+    const decoded = decodeOutputsStatus(encoded, [keyA]);
+    expect(Object.keys(decoded.identities ?? {}).sort()).toEqual(["(operator operator-b)", foreignKey, keyA].sort());
+    expect(identitiesEqual(decoded.identities ?? {}, subtree.identities ?? {})).toBe(false);
+  });
+
+  it("recovers the operator names from outputs written earlier (what refresh re-encodes with)", () => {
+    expect(encodeOutputsStatus(subtree, operatorNamesFromOutputs(encoded))).toEqual(encoded);
+  });
+});
+
+describe("readOutputsStatus", () => {
+  it("reads what encode wrote", () => {
+    const encoded = encodeOutputsStatus(subtree, operatorNamesFromKeys([["operator-a", keyA]]));
+    expect(readOutputsStatus(JSON.parse(JSON.stringify(encoded)))).toEqual({ status: encoded, problems: [] });
+  });
+
+  it.each([
+    ["a list", [], /expected an object/],
+    ["an operator without a key hash", { operators: { a: { clientId: "c" } } }, /operators\['a'\] is not a valid entry/],
+    ["an operator with a number for clientId", { operators: { a: { keyHash: "35e20c3aa680", clientId: 1 } } }, /operators\['a'\]/],
+    ["operators as a string", { operators: "a" }, /operators is a string/],
+    ["an identity keyed in mixed case", { identities: { [identityA]: { resourceID: identityA } } }, /not keyed by the lowercased resource ID/],
+    ["a recheck time that is not a time", { earliestRecheckTime: "soon" }, /earliestRecheckTime/],
+  ])("names the problem with %s", (_title, value, problem) => {
+    expect(readOutputsStatus(value).problems.join("; ")).toMatch(problem);
+  });
+});
