@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
 import type { EngineCommand } from "../../cli/engine";
-import { openStack, projectDirectory, setClusterList } from "../../cli/engine";
+import { openStack, projectDirectory, setClusterFile } from "../../cli/engine";
 import type { ClusterDeclaration } from "../../program/fleet";
 import type { BenchmarkSandbox } from "./benchmarkSandbox";
 import type { ProviderHostObservation } from "./providerHostMonitor";
@@ -70,9 +70,9 @@ export async function openBenchmarkStack(
   };
   return {
     async setClusters(clusters) {
-      // Written to the stack settings file: `pulumi config set` takes the value as one command-line
-      // argument, and a fleet of 200 clusters is past Linux's 128 KB limit per argument (E2BIG).
-      await setClusterList(stack, clusters);
+      // The fleet layout: a clusters file, not the `clusters` list in config, which the engine
+      // would copy twice more into the default provider's state (cli/engine.ts setClusterFile).
+      await setClusterFile(stack, clusters, join(root, "clusters.json"));
     },
     up: (options = {}) => timed(() => stack.up({ ...(options.parallel === undefined ? {} : { parallel: options.parallel }) })),
     refresh: (options = {}) => timed(() => stack.refresh({ ...(options.parallel === undefined ? {} : { parallel: options.parallel }) })),

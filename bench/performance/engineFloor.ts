@@ -10,7 +10,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as automation from "@pulumi/pulumi/automation";
 import { clusterKeys } from "../../program/declareFleet";
-import { parseClusterList } from "../../program/fleet";
+import { clusterListFromFile, parseClusterList } from "../../program/fleet";
 
 type TrivialInputs = Record<string, unknown>;
 
@@ -31,11 +31,16 @@ class TrivialClusterResource extends pulumi.dynamic.Resource {
 }
 
 /**
- * The floor's program: the stack's `clusters` config (as the project's program reads it), one
- * trivial resource per cluster under the same name, and a stack output per cluster.
+ * The floor's program: the stack's clusters file or `clusters` config (as the project's program
+ * reads them), one trivial resource per cluster under the same name, and a stack output per cluster.
  */
 export const trivialFleetProgram: automation.PulumiFn = () => {
-  const clusters = parseClusterList(new pulumi.Config().getObject<unknown>("clusters") ?? [], "clusters");
+  const config = new pulumi.Config();
+  const clustersFile = config.get("clustersFile");
+  const clusters =
+    clustersFile !== undefined && clustersFile.length > 0
+      ? clusterListFromFile(clustersFile, "clustersFile")
+      : parseClusterList(config.getObject<unknown>("clusters") ?? [], "clusters");
   const keys = clusterKeys(clusters.map((cluster) => cluster.clusterResourceId));
   const outputs: Record<string, pulumi.Output<string>> = {};
   for (const cluster of clusters) {

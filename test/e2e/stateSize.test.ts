@@ -1,14 +1,16 @@
 /**
  * Issue 11 item 4 / issue 12: what a stack's state costs per cluster, measured on the checkpoint
  * the real engine writes (the file backend's stacks/<project>/<stack>.json) after an `up` of the
- * bench's layout: clusters declaring 4 operators each in the `clusters` stack config.
+ * bench's layout: clusters declaring 4 operators each, listed in a clusters file
+ * (`clustersFile`), the layout for fleets; and the same clusters in the stack config's `clusters`
+ * list, which the engine copies twice into the default provider's entry (it gives a dynamic
+ * provider the whole config: docs/pulumi-engine.md, "State size").
  *
- * Two numbers (sizes, never times):
+ * Three numbers (sizes, never times):
  * - one cluster's resource entry: its `__provider` text twice (inputs and outputs), inputs,
- *   outputs (status, counts, drift) and the engine's own fields (URN, parent, stack trace);
- * - the whole checkpoint divided by the cluster count, which adds the stack's `clusters` output
- *   and the default provider's copy of the stack config (the engine gives a dynamic provider the
- *   whole config, `clusters` list included, and stores it twice: docs/pulumi-engine.md).
+ *   outputs (the small status, counts, drift) and the engine's own fields (URN, parent, stack trace);
+ * - the whole checkpoint divided by the cluster count, in each layout: it adds the stack's
+ *   `clusters` output and the default provider's entry.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -18,61 +20,87 @@ import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
 import type { TestStack } from "./engineHelpers";
-import { openTestStack } from "./engineHelpers";
+import { engineModule, openTestStack } from "./engineHelpers";
+import { ownedStatusOf, requireServiceProviderCluster } from "../fixtures/storedDocument";
 
 type Resource = { type: string; inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
 
-const clusterCount = 10;
+const clusterCount = 20;
 /**
- * Measured on this layout: 6,821 bytes per cluster resource, 1,530 of them the provider text
- * twice (the previous loader: 14,691, provider text 9,174). Issue 12's target, 4 KB per cluster,
- * also needs smaller outputs (docs/pulumi-engine.md, "State size"); these bounds catch growth.
+ * Measured on this layout: 3,494 bytes per cluster resource, 754 of them the provider text twice
+ * (schema 1 outputs, the 734-character text and the stored stack trace: 6,821; the loader before
+ * that: 14,691).
  */
-const maxBytesPerClusterResource = 7_200;
-/** Measured: 9,291 bytes per cluster for the whole checkpoint (previous loader: 17,187). */
-const maxCheckpointBytesPerCluster = 9_800;
+const maxBytesPerClusterResource = 3_600;
+/**
+ * Issue 12's target for the whole checkpoint, per cluster, in the fleet layout. Measured: 3,929
+ * (the stack and default-provider entries weigh more per cluster at 20 clusters than at 2,000).
+ */
+const maxCheckpointBytesPerClusterWithFile = 4_096;
+/** The same clusters in the `clusters` config list. Measured: 5,813. */
+const maxCheckpointBytesPerClusterInConfig = 6_000;
 
 let sandbox: Sandbox;
 let fleet: FleetClusterDescription[];
-let testStack: TestStack;
+let fileStack: TestStack;
+let configStack: TestStack;
 let tokensIssuedByUp: number;
 
 beforeAll(async () => {
   sandbox = await startSandbox({ certificateDirectory: `${__dirname}/../../.sandbox/e2e-state-size-${process.pid}` });
   fleet = seedFleet(sandbox, { clusters: clusterCount, identitiesPerCluster: 4 });
-  testStack = await openTestStack(
-    sandbox,
-    "state-size",
-    fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators })),
-  );
+  const clusters = fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }));
+  fileStack = await openTestStack(sandbox, "state-size-file", []);
+  await engineModule().setClusterFile(fileStack.stack, clusters, join(fileStack.workDirectory, "clusters.json"));
+  configStack = await openTestStack(sandbox, "state-size-config", clusters);
   sandbox.statistics.reset();
-  const result = await testStack.stack.up({ color: "never" });
+  const result = await fileStack.stack.up({ color: "never" });
   expect(result.summary.result).toBe("succeeded");
   tokensIssuedByUp = sandbox.statistics.snapshot().token.tokensIssued;
+  expect((await configStack.stack.up({ color: "never" })).summary.result).toBe("succeeded");
 }, 600_000);
 
 afterAll(async () => {
   await sandbox?.stop();
 });
 
-function checkpointText(): string {
-  return readFileSync(join(testStack.stateDirectory, ".pulumi", "stacks", "aro-hcp-identity-status", "state-size.json"), "utf8");
+function checkpointText(testStack: TestStack): string {
+  return readFileSync(join(testStack.stateDirectory, ".pulumi", "stacks", "aro-hcp-identity-status", `${testStack.stack.name}.json`), "utf8");
 }
 
-describe("state per cluster after an up of 10 clusters with 4 identities each", () => {
-  it("keeps each cluster's resource entry and the checkpoint per cluster under their measured sizes", () => {
-    const text = checkpointText();
-    const resources = (JSON.parse(text) as { checkpoint: { latest: { resources: Resource[] } } }).checkpoint.latest.resources;
-    const clusters = resources.filter((resource) => resource.type.endsWith(":ServiceProviderClusterIdentityStatus"));
+function resourcesOf(testStack: TestStack): Resource[] {
+  return (JSON.parse(checkpointText(testStack)) as { checkpoint: { latest: { resources: Resource[] } } }).checkpoint.latest.resources;
+}
+
+describe("state per cluster after an up of 20 clusters with 4 identities each", () => {
+  it("keeps each cluster's resource entry and the checkpoint per cluster under their bounds, 4 KB in the fleet layout", () => {
+    const clusters = resourcesOf(fileStack).filter((resource) => resource.type.endsWith(":ServiceProviderClusterIdentityStatus"));
     expect(clusters).toHaveLength(clusterCount);
     const entryBytes = clusters.map((resource) => Buffer.byteLength(JSON.stringify(resource)));
     const providerBytes = Buffer.byteLength(JSON.stringify(clusters[0].inputs?.__provider));
-    const perCluster = Buffer.byteLength(text) / clusterCount;
+    const withFile = Buffer.byteLength(checkpointText(fileStack)) / clusterCount;
+    const inConfig = Buffer.byteLength(checkpointText(configStack)) / clusterCount;
     console.info(
-      `state: ${Math.max(...entryBytes)} bytes per cluster resource (provider text ${providerBytes} bytes, twice); checkpoint ${Math.round(perCluster)} bytes per cluster`,
+      `state: ${Math.max(...entryBytes)} bytes per cluster resource (provider text ${providerBytes} bytes, twice); checkpoint ${Math.round(withFile)} bytes per cluster with clustersFile, ${Math.round(inConfig)} with the clusters config list`,
     );
     expect(Math.max(...entryBytes)).toBeLessThan(maxBytesPerClusterResource);
-    expect(perCluster).toBeLessThan(maxCheckpointBytesPerCluster);
+    expect(withFile).toBeLessThan(maxCheckpointBytesPerClusterWithFile);
+    expect(inConfig).toBeLessThan(maxCheckpointBytesPerClusterInConfig);
+  });
+
+  it("records outputs of the current schema that name each identity by operator, with the IDs read back from Cosmos", async () => {
+    const [first] = resourcesOf(fileStack).filter((resource) => resource.type.endsWith(":ServiceProviderClusterIdentityStatus"));
+    const outputs = first.outputs as { schemaVersion: number; status: { operators?: Record<string, { clientId?: string }> } };
+    expect(outputs.schemaVersion).toBe(2);
+    const cluster = fleet.find((candidate) => candidate.clusterResourceId === first.inputs?.clusterResourceId);
+    expect(cluster).toBeDefined();
+    const document = await requireServiceProviderCluster(sandbox.cosmosContainer, cluster!.serviceProviderClusterDocumentId, cluster!.partitionKey);
+    const persisted = ownedStatusOf(document)?.identities ?? {};
+    expect(Object.keys(persisted)).toHaveLength(4);
+    for (const [operator, identity] of Object.entries(cluster!.dataPlaneOperators)) {
+      expect(persisted[identity.toLowerCase()]?.clientId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(outputs.status.operators?.[operator]?.clientId).toBe(persisted[identity.toLowerCase()]?.clientId);
+    }
   });
 
   it("asks the token endpoint once for the whole up: one provider host, one cached credential (Cosmos by key)", () => {
@@ -80,9 +108,8 @@ describe("state per cluster after an up of 10 clusters with 4 identities each", 
   });
 
   it("stores the same provider text in every resource's inputs and outputs", () => {
-    const resources = (JSON.parse(checkpointText()) as { checkpoint: { latest: { resources: Resource[] } } }).checkpoint.latest.resources;
     const texts = new Set(
-      resources
+      resourcesOf(fileStack)
         .filter((resource) => resource.inputs?.__provider !== undefined)
         .flatMap((resource) => [resource.inputs?.__provider, resource.outputs?.__provider]),
     );
