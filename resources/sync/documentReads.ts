@@ -13,14 +13,21 @@ import type { SyncDependencies } from "./syncDependencies";
 /** What reading and writing documents needs of a pass's dependencies. */
 export type DocumentDependencies = Pick<SyncDependencies, "documentStore" | "now" | "random" | "sleep" | "options">;
 
-/** Waits for the ServiceProviderCluster document and refuses one that is not in the expected layout. */
-export async function waitForServiceProviderCluster(dependencies: DocumentDependencies, location: DocumentLocation): Promise<StoredDocument> {
-  const stored = await waitForDocument(
-    dependencies,
-    location.partitionKey,
-    location.documentId,
-    `ServiceProviderCluster document ${location.documentId} (${location.serviceProviderClusterResourceId})`,
-  );
+/** How messages name the ServiceProviderCluster document of a location. */
+export function serviceProviderClusterDescription(location: DocumentLocation): string {
+  return `ServiceProviderCluster document ${location.documentId} (${location.serviceProviderClusterResourceId})`;
+}
+
+/**
+ * Waits for the ServiceProviderCluster document and refuses one that is not in the expected layout.
+ * @param firstRead - A read of it already started ({@link startReadLive}), used as the first poll.
+ */
+export async function waitForServiceProviderCluster(
+  dependencies: DocumentDependencies,
+  location: DocumentLocation,
+  firstRead?: Promise<StoredDocument | undefined>,
+): Promise<StoredDocument> {
+  const stored = await waitForDocument(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location), firstRead);
   const problems = serviceProviderClusterDocumentProblems(stored.document);
   if (problems.length > 0) {
     throw new CosmosDocumentError({
@@ -31,13 +38,22 @@ export async function waitForServiceProviderCluster(dependencies: DocumentDepend
   return stored;
 }
 
-/** Reads a document, polling until it exists or the wait runs out. Never creates it. */
-export async function waitForDocument(dependencies: DocumentDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument> {
+/**
+ * Reads a document, polling until it exists or the wait runs out. Never creates it.
+ * @param firstRead - A read of it already started ({@link startReadLive}), used as the first poll.
+ */
+export async function waitForDocument(
+  dependencies: DocumentDependencies,
+  partitionKey: string,
+  id: string,
+  description: string,
+  firstRead?: Promise<StoredDocument | undefined>,
+): Promise<StoredDocument> {
   const deadline = dependencies.now().getTime() + dependencies.options.documentWaitInMs;
   // Bounded by the clock and, should the clock stand still, by the number of polls.
   const maxPolls = Math.ceil(dependencies.options.documentWaitInMs / Math.max(1, dependencies.options.documentPollIntervalInMs)) + 1;
   for (let poll = 1; ; poll += 1) {
-    const stored = await readLive(dependencies, partitionKey, id, description);
+    const stored = poll === 1 && firstRead !== undefined ? await firstRead : await readLive(dependencies, partitionKey, id, description);
     if (stored !== undefined) {
       return stored;
     }
@@ -56,6 +72,18 @@ export async function waitForDocument(dependencies: DocumentDependencies, partit
     }
     await dependencies.sleep(Math.min(dependencies.options.documentPollIntervalInMs, remaining));
   }
+}
+
+/**
+ * Starts {@link readLive} now, for a caller that awaits it later or, when it fails first for
+ * another reason, never: the rejection is handled here, so a read left behind never becomes an
+ * unhandled rejection (which Node treats as a crash by default). Awaiting the returned promise
+ * still throws its error.
+ */
+export function startReadLive(dependencies: DocumentDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument | undefined> {
+  const read = readLive(dependencies, partitionKey, id, description);
+  read.catch(() => undefined);
+  return read;
 }
 
 /** Reads a document, treating a soft-deleted one (envelope deletionTimestamp) as absent, as upstream does. */

@@ -7,6 +7,9 @@
  *    Desired set: from the request, or from that document.
  * 2. Read the ServiceProviderCluster document, waiting a bounded time for it; never create it.
  *    A document that is not a ServiceProviderCluster is refused (nothing written).
+ *    Its first read starts together with step 1's (one Cosmos round trip per pass instead of
+ *    two), yet step 1 decides first: its failure is the one reported, and a deleting cluster does
+ *    not wait for this document. When step 1 had to wait, that early read is stale and is not used.
  * 3. Gate: unless forced, skip Azure when the stored key set equals the desired set, the recheck
  *    time is in the future and no entry records a real failure (NotFound is data and waits for
  *    the recheck time, see workReason).
@@ -34,7 +37,7 @@ import { lookUpIdentity } from "./lookUpIdentity";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { readStoredStatus } from "../core/serviceProviderClusterDocument";
 import { locate } from "../core/documentLocation";
-import { readLive, waitForDocument, waitForServiceProviderCluster } from "./documentReads";
+import { readLive, serviceProviderClusterDescription, startReadLive, waitForDocument, waitForServiceProviderCluster } from "./documentReads";
 import { writeStatus } from "./statusWrite";
 import type { SyncDependencies } from "./syncDependencies";
 
@@ -68,9 +71,14 @@ export interface SyncResult {
 /** Runs one pass. See the module comment for the steps and their outcomes. */
 export async function syncManagedIdentityStatus(dependencies: SyncDependencies, request: SyncRequest): Promise<SyncResult> {
   const location = locate(request.cluster);
+  // Both point reads go out at once (step 2 of the module comment); each is awaited only when its
+  // step comes, so the cluster document's verdict still comes first.
+  const serviceProviderClusterRead = startReadLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
   // Every pass reads the cluster document (one point read, no Azure call): it gates the pass even
   // when the desired set comes from the inputs.
-  const fromCluster = await readClusterDocumentOf(dependencies, request.cluster);
+  const { fromCluster, waited } = await readClusterDocumentOf(dependencies, request.cluster);
+  // Read again after a wait for the cluster document: the early read predates that wait.
+  const firstServiceProviderClusterRead = waited ? undefined : serviceProviderClusterRead;
   const base = {
     documentId: location.documentId,
     partitionKey: location.partitionKey,
@@ -81,7 +89,8 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
 
   if (fromCluster.kind === "deleting") {
     // A soft-deleted ServiceProviderCluster reads as absent, as upstream's listers treat it.
-    const existing = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
+    const existing = await (firstServiceProviderClusterRead ??
+      readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location)));
     const status = existing === undefined ? {} : readStoredStatus(existing.document).status;
     return { ...base, status, skippedReason: "clusterDeleting", workReason: undefined, wrote: false, writeAttempts: 0, lookups: 0, failures: [] };
   }
@@ -98,7 +107,7 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
     desired = fromCluster.identities;
   }
 
-  const stored = await waitForServiceProviderCluster(dependencies, location);
+  const stored = await waitForServiceProviderCluster(dependencies, location, firstServiceProviderClusterRead);
   const storedStatus = readStoredStatus(stored.document);
   const reason = request.force
     ? ("forced" as const)
@@ -154,12 +163,18 @@ async function lookUpAll(dependencies: SyncDependencies, desired: readonly Desir
   return Promise.all(desired.map((identity) => lookUpIdentity(dependencies, identity.resourceId)));
 }
 
-/** Waits (bounded) for the cluster's HCPOpenShiftCluster document and reads what it asks for. */
-async function readClusterDocumentOf(dependencies: SyncDependencies, cluster: ParsedResourceId): Promise<ClusterDesiredSet> {
+/**
+ * Waits (bounded) for the cluster's HCPOpenShiftCluster document and reads what it asks for;
+ * `waited` says whether it was missing at the first read.
+ */
+async function readClusterDocumentOf(dependencies: SyncDependencies, cluster: ParsedResourceId): Promise<{ fromCluster: ClusterDesiredSet; waited: boolean }> {
   const location = locate(cluster);
   const description = `HCPOpenShiftCluster document ${location.clusterDocumentId} (${cluster.canonical})`;
-  const stored = await waitForDocument(dependencies, location.partitionKey, location.clusterDocumentId, description);
-  return desiredFromClusterDocument(stored.document);
+  const firstRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, description);
+  const stored = await waitForDocument(dependencies, location.partitionKey, location.clusterDocumentId, description, firstRead);
+  // Settled by now: waitForDocument awaited it as its first poll (and threw had it failed).
+  const waited = (await firstRead) === undefined;
+  return { fromCluster: desiredFromClusterDocument(stored.document), waited };
 }
 
 /** The subtree to persist; keeps a still-valid recheck time when nothing else changed. */

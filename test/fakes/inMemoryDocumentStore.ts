@@ -5,8 +5,10 @@
  *   a missing document 404, a patch into a missing parent 400;
  * - `set` / `remove` patch operations address the document by JSON pointer, as Cosmos does.
  *
- * Every call is recorded. Interference is scripted: run an action just before the next patch of a
- * document (another writer, a delete), or make the next call fail with a given error.
+ * Every call is recorded, and so is the most reads ever in flight at once (a read is in flight
+ * from its call until its promise settles). Interference is scripted: run an action just before
+ * the next patch of a document (another writer, a delete), or make the next call fail with a
+ * given error.
  */
 import type { DocumentStore, StoredDocument } from "../../resources/cosmos/documentStore";
 import type { JsonObject, JsonValue } from "../../resources/core/json";
@@ -82,6 +84,9 @@ function storeKey(partitionKey: string, id: string): string {
 /** See the module comment. */
 export class InMemoryDocumentStore implements DocumentStore {
   readonly calls: DocumentStoreCall[] = [];
+  /** The most reads in flight at once so far. */
+  maxReadsInFlight = 0;
+  private readsInFlight = 0;
   private readonly documents = new Map<string, JsonObject>();
   private readonly failures: ScriptedFailure[] = [];
   private readonly interferences: ScriptedInterference[] = [];
@@ -97,6 +102,17 @@ export class InMemoryDocumentStore implements DocumentStore {
   // ---- DocumentStore -------------------------------------------------------------------------
 
   async readDocument(partitionKey: string, id: string): Promise<StoredDocument | undefined> {
+    this.readsInFlight += 1;
+    this.maxReadsInFlight = Math.max(this.maxReadsInFlight, this.readsInFlight);
+    try {
+      return await this.readNow(partitionKey, id);
+    } finally {
+      this.readsInFlight -= 1;
+    }
+  }
+
+  private async readNow(partitionKey: string, id: string): Promise<StoredDocument | undefined> {
+    // A read answers in a later turn, as over the network: reads started together overlap.
     await Promise.resolve();
     const failure = this.takeFailure("read", id);
     if (failure !== undefined) {

@@ -303,6 +303,50 @@ describe("the provider with real SDK clients against the sandbox", () => {
     expect((await readDocument(cluster))._etag).toBe(cluster.seeded._etag);
   });
 
+  it("reads the cluster and ServiceProviderCluster documents at once", async () => {
+    const cluster = await seedCluster();
+    // The ServiceProviderCluster read is held for a while: read only after the cluster document
+    // (sequential reads), it could not be in flight at the same time as that read.
+    const rule = await admin.addFault({
+      target: "cosmos",
+      kind: "delay",
+      match: { documentId: cluster.documentId, operation: "read" },
+      delayInMs: 500,
+      count: 1,
+    });
+    await admin.resetStatistics();
+    await provider.create(inputs(cluster));
+    expect((await admin.listFaults()).find((fault) => fault.id === rule.id)?.triggered).toBe(1);
+    const statistics = await admin.getStatistics();
+    expect(statistics.cosmos.documentReadsByDocument).toEqual({ [documentIdFor(cluster.clusterResourceId)]: 1, [cluster.documentId]: 1 });
+    expect(statistics.cosmos.maxInFlight).toBe(2);
+    for (const identityId of Object.values(cluster.operators)) await expectMatchesArm(await readDocument(cluster), identityId);
+  });
+
+  it("names the missing cluster document, not the ServiceProviderCluster read that failed alongside it, and writes nothing", async () => {
+    const cluster = await seedCluster();
+    await admin.deleteDocument(cluster.partitionKey, documentIdFor(cluster.clusterResourceId));
+    const rule = await admin.addFault({
+      target: "cosmos",
+      kind: "status",
+      statusCode: 500,
+      errorCode: "InternalServerError",
+      match: { documentId: cluster.documentId, operation: "read" },
+      count: 20,
+    });
+    try {
+      const requestsBefore = await armRequests();
+      await expect(provider.create(inputs(cluster))).rejects.toThrow(
+        new RegExp(`HCPOpenShiftCluster document ${documentIdFor(cluster.clusterResourceId)} .* does not exist`),
+      );
+      expect(await armRequests()).toBe(requestsBefore);
+      expect((await admin.listFaults()).find((fault) => fault.id === rule.id)?.triggered).toBeGreaterThanOrEqual(1);
+    } finally {
+      await admin.clearFaults("cosmos");
+    }
+    expect((await readDocument(cluster))._etag).toBe(cluster.seeded._etag);
+  });
+
   it("fails clearly, naming the document id, when the ServiceProviderCluster document never appears", async () => {
     const cluster = await seedCluster();
     await admin.deleteDocument(cluster.partitionKey, cluster.documentId);

@@ -581,7 +581,7 @@ describe("syncManagedIdentityStatus: the desired set from the cluster document",
 });
 
 describe("syncManagedIdentityStatus: the cluster document gates every pass", () => {
-  it("with the desired set from the inputs, waits for a missing cluster document, fails naming it, and reads and writes nothing else", async () => {
+  it("with the desired set from the inputs, waits for a missing cluster document, fails naming it, makes no Azure call and writes nothing", async () => {
     const harness = createHarness({
       documents: [spcWith(storedStatus([storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" })], hourEarlier))],
       clusterDocument: "absent",
