@@ -33,22 +33,23 @@ export interface ServiceProviderClusterIdentityStatusArgs {
  */
 export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource {
   declare readonly clusterResourceId: pulumi.Output<string>;
-  declare readonly dataPlaneOperatorsDigest: pulumi.Output<string | null>;
-  declare readonly serviceManagedIdentity: pulumi.Output<string | null>;
+  declare readonly inputsDigest: pulumi.Output<string>;
   declare readonly desiredSource: pulumi.Output<ProviderOutputs["desiredSource"]>;
   declare readonly status: pulumi.Output<ProviderOutputs["status"]>;
   declare readonly identityCount: pulumi.Output<number>;
   declare readonly resolvedCount: pulumi.Output<number>;
   declare readonly notFoundCount: pulumi.Output<number>;
   declare readonly failedCount: pulumi.Output<number>;
-  declare readonly skippedReason: pulumi.Output<string | null>;
-  declare readonly drift: pulumi.Output<string[]>;
+  /** Why nothing was done (`clusterDeleting`); undefined otherwise. */
+  declare readonly skippedReason: pulumi.Output<string | undefined>;
+  /** What the last refresh found changed outside Pulumi; undefined when nothing. */
+  declare readonly drift: pulumi.Output<string[] | undefined>;
 
   constructor(name: string, args: ServiceProviderClusterIdentityStatusArgs, options?: pulumi.CustomResourceOptions) {
     // V8's stack traces are off while the SDK registers the resource, for two costs:
     // - CPU: the SDK wraps every input property in a promise that records a formatted stack trace
     //   (`debuggablePromise`, shown only when a program leaks promises), 2.2 ms per resource with
-    //   these 12 properties, 45 % of a fleet program's own cost (docs/performance.md);
+    //   its 13 properties, 45 % of a fleet program's own cost (docs/performance.md);
     // - state: the SDK records the caller's stack (`Resource.callsites`, which lifts the limit
     //   itself) and the engine stores it with the resource, about 330 bytes per cluster, always
     //   the same loop in a fleet program. Formatting every stack as one line with no frames leaves
@@ -66,7 +67,7 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
         {
           ...args,
           __provider: providerText,
-          dataPlaneOperatorsDigest: undefined,
+          inputsDigest: undefined,
           desiredSource: undefined,
           status: undefined,
           identityCount: undefined,

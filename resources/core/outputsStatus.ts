@@ -7,8 +7,8 @@
  * `resourceID`: about 330 of an entry's 420 bytes. In the outputs an entry that a declared operator
  * names sits under the operator's name instead, with `keyHash` (the first 12 hex digits of the
  * SHA-256 of the Cosmos key) in place of both IDs. The provider finds the key again from the
- * candidates it has at hand: the desired set during `diff` (the same operators, or the digest below
- * would differ) and the document's keys during `refresh`. `resourceID` is kept only when it is not
+ * candidates it has at hand: the desired set during `diff` (the same operators, or the inputs'
+ * digest below would differ) and the document's keys during `refresh`. `resourceID` is kept only when it is not
  * the key in another case. Entries no declared operator names (the desired set read from the
  * cluster document, or an entry someone else added) stay in `identities`, as in Cosmos.
  *
@@ -50,15 +50,21 @@ export function keyHashOf(key: string): string {
 }
 
 /**
- * Digest of a checked operator map (names sorted, IDs canonical, as `check` returns them): 22
- * base64url characters (132 bits), so `diff` can tell whether the declared map changed without
- * the outputs repeating it.
+ * Digest of the declared inputs `diff` compares (the checked operator map, names sorted and IDs
+ * canonical as `check` returns them, or null; the service managed identity or null): 22 base64url
+ * characters (132 bits), so the outputs need not repeat the inputs.
  */
-export function dataPlaneOperatorsDigest(dataPlaneOperators: Readonly<Record<string, string>>): string {
-  const sorted = Object.keys(dataPlaneOperators)
-    .sort()
-    .map((name) => [name, dataPlaneOperators[name]]);
-  return createHash("sha256").update(JSON.stringify(sorted), "utf8").digest("base64url").slice(0, 22);
+export function inputsDigest(dataPlaneOperators: Readonly<Record<string, string>> | null, serviceManagedIdentity: string | null): string {
+  const operators =
+    dataPlaneOperators === null
+      ? null
+      : Object.keys(dataPlaneOperators)
+          .sort()
+          .map((name) => [name, dataPlaneOperators[name]]);
+  return createHash("sha256")
+    .update(JSON.stringify([operators, serviceManagedIdentity]), "utf8")
+    .digest("base64url")
+    .slice(0, 22);
 }
 
 /** Operator names by key hash: from a declared map (name → key) or from outputs already written. */

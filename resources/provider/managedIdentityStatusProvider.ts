@@ -18,7 +18,7 @@ import { countEntries, desiredIdentitySet, workReason } from "../core/identitySt
 import type { ProviderInputs } from "./providerInputs";
 import { containsUnknown, parseInputs, unknownValue } from "./providerInputs";
 import type { ProviderOutputs } from "./providerOutputs";
-import { digestOfInputs, parseStoredOutputs, statusOutputs, toOutputs } from "./providerOutputs";
+import { inputsDigestOf, parseStoredOutputs, statusOutputs, toOutputs } from "./providerOutputs";
 import { clearManagedIdentityStatus, refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStatus";
 import type { ConfigSource } from "../core/settings";
 import { readSettings, snapshotStackConfig } from "../core/settings";
@@ -116,11 +116,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { changes: true };
       }
       const old = stored.value;
-      if (
-        old.drift.length > 0 ||
-        (news.serviceManagedIdentity !== undefined && old.serviceManagedIdentity !== news.serviceManagedIdentity) ||
-        (old.dataPlaneOperatorsDigest ?? null) !== digestOfInputs(news)
-      ) {
+      if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news)) {
         return { changes: true };
       }
       const now = (overrides.now ?? (() => new Date()))();
@@ -186,13 +182,14 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { id: "", props };
       }
       // Spread over the props as stored, so __provider (and any field this version does not read)
-      // stays. Outputs of schema 1 stay so (their status is written in their layout) until the
-      // next update, which diff asks for, rewrites them.
-      const status =
-        stored.value.schemaVersion === outputsSchemaVersion
-          ? statusOutputs(result.status, operatorNamesFromOutputs(lastStatus))
-          : { status: statusToJson(result.status), ...countEntries(result.status) };
-      return { id, props: { ...props, ...status, drift: [...result.drift] } };
+      // stays. Outputs of schema 1 stay so (their status is written in their layout, drift always
+      // listed) until the next update, which diff asks for, rewrites them.
+      if (stored.value.schemaVersion !== outputsSchemaVersion) {
+        return { id, props: { ...props, status: statusToJson(result.status), ...countEntries(result.status), drift: [...result.drift] } };
+      }
+      const { drift: _drift, ...rest } = props;
+      const drift = result.drift.length === 0 ? {} : { drift: [...result.drift] };
+      return { id, props: { ...rest, ...statusOutputs(result.status, operatorNamesFromOutputs(lastStatus)), ...drift } };
     },
 
     async delete(_id: string, props: Outputs) {

@@ -8,7 +8,7 @@ import type { JsonValue } from "../core/json";
 import { isJsonObject } from "../core/json";
 import { countEntries } from "../core/identityStatus";
 import type { OperatorNamesByKeyHash, OutputsStatus } from "../core/outputsStatus";
-import { dataPlaneOperatorsDigest, encodeOutputsStatus, operatorNamesFromKeys, readOutputsStatus } from "../core/outputsStatus";
+import { encodeOutputsStatus, inputsDigest, operatorNamesFromKeys, readOutputsStatus } from "../core/outputsStatus";
 import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { outputsSchemaVersion, readStatusSubtree } from "../core/serviceProviderClusterDocument";
 import type { CheckFailure, Parsed, ProviderInputs } from "./providerInputs";
@@ -18,42 +18,41 @@ import type { SyncResult } from "../sync/syncManagedIdentityStatus";
 /**
  * Outputs: the persisted status plus what a user needs to read it. Plain JSON only, and small:
  * the engine keeps them for every cluster and rewrites them on each `up` (schema 2; schema 1 also
- * repeated the declared map, the document's location and each identity's ARM ID twice).
+ * repeated the declared inputs, the document's location and each identity's ARM ID twice).
+ * Optional fields are absent when empty, as Go's `omitempty` writes them.
  */
 export interface ProviderOutputs {
   readonly schemaVersion: number;
   readonly clusterResourceId: string;
-  /** {@link dataPlaneOperatorsDigest} of the declared map; null when the set is read from the cluster document. */
-  readonly dataPlaneOperatorsDigest: string | null;
-  readonly serviceManagedIdentity: string | null;
+  /** {@link inputsDigest} of the declared `dataPlaneOperators` and `serviceManagedIdentity`: what `diff` compares. */
+  readonly inputsDigest: string;
   readonly desiredSource: "inputs" | "clusterDocument";
+  /** The service managed identity read from the cluster document; absent when the inputs name one (or none is there). */
+  readonly serviceManagedIdentity?: string;
   /** `properties.status.dataPlaneOperatorsManagedIdentities` as persisted, by operator name (core/outputsStatus.ts). */
   readonly status: OutputsStatus;
   readonly identityCount: number;
   readonly resolvedCount: number;
   readonly notFoundCount: number;
   readonly failedCount: number;
-  /** Why nothing was done, e.g. `clusterDeleting`; null otherwise. */
-  readonly skippedReason: string | null;
-  /** Differences `read` (refresh) found between state, Cosmos and Azure; the next update fixes them. */
-  readonly drift: readonly string[];
+  /** Why nothing was done, e.g. `clusterDeleting`; absent otherwise. */
+  readonly skippedReason?: string;
+  /** Differences `read` (refresh) found between state, Cosmos and Azure, which the next update fixes; absent when none. */
+  readonly drift?: readonly string[];
 }
 
-/**
- * The part of stored outputs the provider reads back, from either schema. Outputs of the current
- * schema always carry every {@link ProviderOutputs} field; the optional ones here may be missing
- * from hand-edited state.
- */
+/** The part of stored outputs the provider reads back, from either schema, with absent fields filled in. */
 export interface StoredOutputs {
   readonly schemaVersion: 1 | typeof outputsSchemaVersion;
   readonly clusterResourceId: string;
   /** Schema 1's full subtree reads as `identities` alone. */
   readonly status: OutputsStatus;
   readonly drift: readonly string[];
-  /** Digest of the declared map (schema 1: computed from its copy); null: read from the cluster document. */
-  readonly dataPlaneOperatorsDigest?: string | null;
-  readonly serviceManagedIdentity?: string | null;
-  readonly skippedReason?: string | null;
+  /** Schema 2 only: the digest of the declared inputs. */
+  readonly inputsDigest?: string;
+  /** The service managed identity recorded from the cluster document (schema 1: or from the inputs); null when none. */
+  readonly serviceManagedIdentity: string | null;
+  readonly skippedReason: string | null;
 }
 
 /** The status and its counts, as outputs. */
@@ -64,10 +63,10 @@ export function statusOutputs(
   return { status: encodeOutputsStatus(status, operatorNames), ...countEntries(status) };
 }
 
-/** The digest of the declared map; null when the set comes from the cluster document. */
-export function digestOfInputs(inputs: ProviderInputs): string | null {
+/** What `diff` compares of the inputs: the declared operator map and service managed identity. */
+export function inputsDigestOf(inputs: ProviderInputs): string {
   const operators = inputs.dataPlaneOperators;
-  return operators === undefined || operators === null || operators === unknownValue ? null : dataPlaneOperatorsDigest(operators);
+  return inputsDigest(operators === undefined || operators === unknownValue ? null : operators, inputs.serviceManagedIdentity ?? null);
 }
 
 /** The declared operators' names by the hash of their identity's key. */
@@ -86,16 +85,18 @@ export function operatorNamesOf(inputs: ProviderInputs): OperatorNamesByKeyHash 
 
 /** The outputs of a pass (and of a partial pass that failed on some identities). */
 export function toOutputs(inputs: ProviderInputs, result: SyncResult, drift: readonly string[]): ProviderOutputs {
+  // Recorded only when it is not an input: the inputs are in state already.
+  const documentServiceManagedIdentity = inputs.serviceManagedIdentity === undefined ? result.serviceManagedIdentity : undefined;
   return {
     schemaVersion: outputsSchemaVersion,
     clusterResourceId: inputs.clusterResourceId,
     // Never unknown here: reconcile asked desiredFromInputs first, which refuses it.
-    dataPlaneOperatorsDigest: digestOfInputs(inputs),
-    serviceManagedIdentity: inputs.serviceManagedIdentity ?? result.serviceManagedIdentity ?? null,
+    inputsDigest: inputsDigestOf(inputs),
     desiredSource: result.desiredSource,
+    ...(documentServiceManagedIdentity === undefined ? {} : { serviceManagedIdentity: documentServiceManagedIdentity }),
     ...statusOutputs(result.status, operatorNamesOf(inputs)),
-    skippedReason: result.skippedReason ?? null,
-    drift: [...drift],
+    ...(result.skippedReason === undefined ? {} : { skippedReason: result.skippedReason }),
+    ...(drift.length === 0 ? {} : { drift: [...drift] }),
   };
 }
 
@@ -116,7 +117,13 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
   const version = schemaVersion === 1 || schemaVersion === outputsSchemaVersion ? schemaVersion : undefined;
   if (version === undefined) fail("schemaVersion", `1 or ${outputsSchemaVersion}`);
   if (typeof clusterResourceId !== "string") fail("clusterResourceId", "a string");
-  const driftList = Array.isArray(drift) && drift.every((entry): entry is string => typeof entry === "string") ? drift : undefined;
+  // Schema 2 leaves an empty drift list out; schema 1 always wrote one.
+  const driftList =
+    drift === undefined && version === outputsSchemaVersion
+      ? []
+      : Array.isArray(drift) && drift.every((entry): entry is string => typeof entry === "string")
+        ? drift
+        : undefined;
   if (driftList === undefined) fail("drift", "a list of strings");
   if (!isOptionalString(serviceManagedIdentity)) fail("serviceManagedIdentity", "a string or null");
   if (!isOptionalString(skippedReason)) fail("skippedReason", "a string or null");
@@ -139,50 +146,46 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
       clusterResourceId,
       status: layout.status,
       drift: driftList,
-      ...(layout.digest === undefined ? {} : { dataPlaneOperatorsDigest: layout.digest }),
-      ...(serviceManagedIdentity === undefined ? {} : { serviceManagedIdentity }),
-      ...(skippedReason === undefined ? {} : { skippedReason }),
+      ...(layout.digest === undefined ? {} : { inputsDigest: layout.digest }),
+      serviceManagedIdentity: serviceManagedIdentity ?? null,
+      skippedReason: skippedReason ?? null,
     },
   };
 }
 
-type StoredLayout = { readonly status: OutputsStatus; readonly digest: string | null | undefined; readonly problems: readonly string[] };
+type StoredLayout = { readonly status: OutputsStatus; readonly digest: string | undefined; readonly problems: readonly string[] };
 
-/** Schema 1: documentId, the full subtree, and a copy of the declared map. */
+/** Schema 1: documentId, the full subtree, and copies of the declared inputs (which `diff` no longer compares: it asks for an update). */
 function readSchema1(value: Readonly<Record<string, JsonValue>>, fail: (property: string, expected: string) => void): StoredLayout {
   if (typeof value.documentId !== "string") fail("documentId", "a string");
   const status = isJsonObject(value.status) ? readStatusSubtree(value.status) : undefined;
   if (status === undefined) fail("status", "the status subtree (an object)");
   const operators = value.dataPlaneOperators;
-  const map = isJsonObject(operators) ? stringRecord(operators) : undefined;
-  if (operators !== undefined && operators !== null && map === undefined) fail("dataPlaneOperators", "a map of strings or null");
+  if (operators !== undefined && operators !== null && !(isJsonObject(operators) && Object.values(operators).every((id) => typeof id === "string"))) {
+    fail("dataPlaneOperators", "a map of strings or null");
+  }
   return {
     status: {
       ...(status?.status.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: status.status.earliestRecheckTime }),
       ...(status?.status.identities === undefined ? {} : { identities: status.status.identities }),
     },
-    digest: operators === undefined ? undefined : map === undefined ? null : dataPlaneOperatorsDigest(map),
+    digest: undefined,
     problems: status?.problems ?? [],
   };
 }
 
-/** Schema 2: the small status and the declared map's digest. */
+/** Schema 2: the small status and the inputs' digest. */
 function readSchema2(value: Readonly<Record<string, JsonValue>>, fail: (property: string, expected: string) => void): StoredLayout {
-  const digest = value.dataPlaneOperatorsDigest;
-  if (digest !== undefined && digest !== null && typeof digest !== "string") fail("dataPlaneOperatorsDigest", "a string or null");
+  const digest = value.inputsDigest;
+  if (typeof digest !== "string") fail("inputsDigest", "a string");
   if (!isJsonObject(value.status)) {
     fail("status", "the status (an object)");
     return { status: {}, digest: undefined, problems: [] };
   }
   const status = readOutputsStatus(value.status);
-  return { status: status.status, digest: typeof digest === "string" || digest === null ? digest : undefined, problems: status.problems };
+  return { status: status.status, digest: typeof digest === "string" ? digest : undefined, problems: status.problems };
 }
 
 function isOptionalString(value: unknown): value is string | null | undefined {
   return value === undefined || value === null || typeof value === "string";
-}
-
-function stringRecord(value: Readonly<Record<string, unknown>>): Record<string, string> | undefined {
-  const entries = Object.entries(value);
-  return entries.every((entry): entry is [string, string] => typeof entry[1] === "string") ? Object.fromEntries(entries) : undefined;
 }

@@ -31,15 +31,13 @@ const registrations: Registration[] = [];
 function mockState(inputs: Record<string, unknown>): Record<string, unknown> {
   return {
     ...inputs,
-    dataPlaneOperatorsDigest: inputs.dataPlaneOperators === undefined ? null : "digest-of-the-declared-map",
+    inputsDigest: "digest-of-the-declared-inputs",
     desiredSource: inputs.dataPlaneOperators === undefined ? "clusterDocument" : "inputs",
     status: { earliestRecheckTime: "2026-08-15T00:00:00Z" },
     identityCount: 1,
     resolvedCount: 1,
     notFoundCount: 0,
     failedCount: 0,
-    skippedReason: null,
-    drift: [],
   };
 }
 
@@ -104,12 +102,12 @@ describe("ServiceProviderClusterIdentityStatus", () => {
   it("resolves its declared outputs from the provider's state", async () => {
     const resource = new ServiceProviderClusterIdentityStatus("cluster-b", { clusterResourceId: clusterB });
     expect(await valueOf(resource.id)).toBe("cluster-b-id");
-    expect(await valueOf(resource.dataPlaneOperatorsDigest)).toBeNull();
+    expect(await valueOf(resource.inputsDigest)).toBe("digest-of-the-declared-inputs");
     expect(await valueOf(resource.clusterResourceId)).toBe(clusterB);
     expect(await valueOf(resource.desiredSource)).toBe("clusterDocument");
     expect(await valueOf(resource.status)).toEqual({ earliestRecheckTime: "2026-08-15T00:00:00Z" });
-    expect(await valueOf(resource.drift)).toEqual([]);
-    expect(await valueOf(resource.skippedReason)).toBeNull();
+    expect(await valueOf(resource.drift)).toBeUndefined();
+    expect(await valueOf(resource.skippedReason)).toBeUndefined();
   });
 
   it("passes Output-valued inputs through once they resolve", async () => {

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import {
-  dataPlaneOperatorsDigest,
   decodeOutputsStatus,
   encodeOutputsStatus,
+  inputsDigest,
   keyHashOf,
   operatorNamesFromKeys,
   operatorNamesFromOutputs,
@@ -33,15 +33,25 @@ const subtree: DataPlaneOperatorsManagedIdentities = {
   earliestRecheckTime: "2026-12-01T19:13:44Z",
 };
 
-describe("keyHashOf and dataPlaneOperatorsDigest", () => {
+describe("keyHashOf and inputsDigest", () => {
   it("match vectors computed outside Node", () => {
     expect(keyHashOf(keyA)).toBe("35e20c3aa680");
-    expect(dataPlaneOperatorsDigest({ "operator-a": identityA })).toBe("LFLWj7lGOGarvPWe9Mdap4");
+    expect(inputsDigest({ "operator-a": identityA }, null)).toBe("hzPlozmBSiQnIjGyKeG-AG");
+    expect(inputsDigest(null, null)).toBe("lcubT4TO_xMsx6h12MGSv0");
   });
 
-  it("digests the map independently of key order", () => {
-    expect(dataPlaneOperatorsDigest({ a: identityA, b: identityB })).toBe(dataPlaneOperatorsDigest({ b: identityB, a: identityA }));
-    expect(dataPlaneOperatorsDigest({ a: identityA })).not.toBe(dataPlaneOperatorsDigest({ a: identityA.replace("identity-a", "IDENTITY-A") }));
+  it("digests the map independently of key order, and tells apart what diff must see", () => {
+    expect(inputsDigest({ a: identityA, b: identityB }, null)).toBe(inputsDigest({ b: identityB, a: identityA }, null));
+    const digests = new Set([
+      inputsDigest({ a: identityA }, null),
+      inputsDigest({ a: identityA.replace("identity-a", "IDENTITY-A") }, null),
+      inputsDigest({ b: identityA }, null),
+      inputsDigest({ a: identityA }, identityB),
+      inputsDigest({}, null),
+      inputsDigest(null, null),
+      inputsDigest(null, identityB),
+    ]);
+    expect(digests.size).toBe(7);
   });
 });
 

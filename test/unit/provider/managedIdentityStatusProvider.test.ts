@@ -5,7 +5,7 @@ import { createManagedIdentityStatusProvider } from "../../../resources/provider
 import type { ProviderInputs } from "../../../resources/provider/providerInputs";
 import type { ProviderOutputs } from "../../../resources/provider/providerOutputs";
 import { unknownValue } from "../../../resources/provider/providerInputs";
-import { dataPlaneOperatorsDigest, decodeOutputsStatus, keyHashOf } from "../../../resources/core/outputsStatus";
+import { decodeOutputsStatus, inputsDigest, keyHashOf } from "../../../resources/core/outputsStatus";
 import type { JsonObject, JsonValue } from "../../../resources/core/json";
 import { FakeClock } from "../../fakes/fakeClock";
 import { InMemoryDocumentStore } from "../../fakes/inMemoryDocumentStore";
@@ -139,8 +139,7 @@ describe("create", () => {
     expect(outsOf(result)).toEqual({
       schemaVersion: 2,
       clusterResourceId: cluster,
-      dataPlaneOperatorsDigest: dataPlaneOperatorsDigest({ "operator-a": identityA }),
-      serviceManagedIdentity: null,
+      inputsDigest: inputsDigest({ "operator-a": identityA }, null),
       desiredSource: "inputs",
       status: {
         operators: { "operator-a": { keyHash: keyHashOf(keyA), clientId: "a-client", principalId: "a-principal" } },
@@ -150,8 +149,6 @@ describe("create", () => {
       resolvedCount: 1,
       notFoundCount: 0,
       failedCount: 0,
-      skippedReason: null,
-      drift: [],
     });
     expect(findUndefined(result.outs)).toEqual([]);
     expect(JSON.parse(JSON.stringify(result.outs))).toEqual(result.outs);
@@ -174,7 +171,7 @@ describe("create", () => {
     const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
     expect(outs).toMatchObject({
       desiredSource: "clusterDocument",
-      dataPlaneOperatorsDigest: null,
+      inputsDigest: inputsDigest(null, null),
       serviceManagedIdentity: identityResourceId("service-managed-identity"),
       identityCount: 1,
     });
@@ -202,7 +199,8 @@ describe("create", () => {
     expect(thrown?.reasons).toEqual([thrown?.message]);
     expect(thrown?.message).toContain(`${identityB}: AuthorizationFailed (HTTP 403): The client does not have authorization.`);
     expect(thrown?.properties?.__provider).toBe(serializedProvider);
-    expect(thrown?.properties).toMatchObject({ resolvedCount: 1, failedCount: 1, drift: [] });
+    expect(thrown?.properties).toMatchObject({ resolvedCount: 1, failedCount: 1 });
+    expect(thrown?.properties?.drift).toBeUndefined();
     expect(thrown?.properties?.status.operators?.b).toEqual({
       keyHash: keyHashOf(keyB),
       retrievalError: "AuthorizationFailed (HTTP 403): The client does not have authorization.",
@@ -223,7 +221,7 @@ describe("create", () => {
 
 /** The same outputs as the earlier versions wrote them (schema 1): the full subtree and a copy of the declared map. */
 function schema1Of(outs: Outputs, operators: Record<string, string> = { "operator-a": identityA }): Record<string, unknown> {
-  const { dataPlaneOperatorsDigest: _digest, status, ...rest } = outs;
+  const { inputsDigest: _digest, status, drift, skippedReason, serviceManagedIdentity, ...rest } = outs;
   const keys = Object.values(operators).map((identity) => identity.toLowerCase());
   const full = decodeOutputsStatus(status, keys);
   const identities = Object.fromEntries(
@@ -236,6 +234,9 @@ function schema1Of(outs: Outputs, operators: Record<string, string> = { "operato
     ...rest,
     schemaVersion: 1,
     dataPlaneOperators: operators,
+    serviceManagedIdentity: serviceManagedIdentity ?? null,
+    skippedReason: skippedReason ?? null,
+    drift: drift ?? [],
     documentId: location.documentId,
     partitionKey: location.partitionKey,
     serviceProviderClusterResourceId: serviceProviderClusterResourceIdFor(),
@@ -443,7 +444,7 @@ describe("update", () => {
     });
     const result = await setupValue.provider.update(location.documentId, { ...outs, drift: [`identity ${keyA}: clientId was changed in Cosmos`] }, inputs());
     expect(setupValue.reader.calls).toHaveLength(2);
-    expect(outsOf(result).drift).toEqual([]);
+    expect(outsOf(result).drift).toBeUndefined();
     expect(persistedSubtree(setupValue.store)).toEqual({
       identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } },
       earliestRecheckTime: recheckAtRandomZero,
@@ -590,7 +591,7 @@ describe("read", () => {
     setupValue.clock.advance(11 * 60 * 60 * 1000);
     const result = await refreshed(setupValue, outs);
     expect(setupValue.reader.calls).toHaveLength(1);
-    expect(result.props?.drift).toEqual([]);
+    expect(result.props?.drift).toBeUndefined();
   });
 
   it("asks Azure about an entry recording a real failure and reports that it now resolves", async () => {
@@ -608,7 +609,7 @@ describe("read", () => {
     setupValue.reader.set(identityA, resolved("c", "p"));
     setupValue.clock.advance(11 * 60 * 60 * 1000);
     const result = await refreshed(setupValue, outs);
-    expect(result.props?.drift).toEqual([]);
+    expect(result.props?.drift).toBeUndefined();
     expect(setupValue.reader.calls).toHaveLength(1);
     expect(await setupValue.provider.diff(location.documentId, result.props as Outputs, inputs())).toEqual({ changes: false });
     expect(setupValue.store.appliedPatches()).toHaveLength(1);

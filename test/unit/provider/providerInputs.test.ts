@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { checkInputs, containsUnknown, maxDataPlaneOperators, parseInputs, unknownValue } from "../../../resources/provider/providerInputs";
 import { parseStoredOutputs } from "../../../resources/provider/providerOutputs";
 import { clusterResourceIdFor, identityResourceId } from "../../fixtures/documents";
-import { dataPlaneOperatorsDigest, keyHashOf } from "../../../resources/core/outputsStatus";
+import { keyHashOf } from "../../../resources/core/outputsStatus";
 
 const cluster = clusterResourceIdFor();
 const identityA = identityResourceId("identity-a");
@@ -228,7 +228,7 @@ describe("parseInputs", () => {
 });
 
 describe("parseStoredOutputs", () => {
-  const current = { schemaVersion: 2, clusterResourceId: cluster, dataPlaneOperatorsDigest: null, status: {}, drift: [] };
+  const current = { schemaVersion: 2, clusterResourceId: cluster, inputsDigest: "digest", status: {} };
   const schema1 = { schemaVersion: 1, clusterResourceId: cluster, documentId: "d", status: {}, drift: [] };
 
   it("accepts outputs of the current schema and of schema 1", () => {
@@ -236,57 +236,37 @@ describe("parseStoredOutputs", () => {
     expect(parseStoredOutputs(schema1).ok).toBe(true);
   });
 
-  it("returns the fields the provider reads, typed", () => {
+  it("returns the fields the provider reads, typed, with the absent ones filled in", () => {
     const status = { operators: { op: { keyHash: keyHashOf(identityA.toLowerCase()), clientId: "c" } }, earliestRecheckTime: "2026-08-15T00:00:00Z" };
-    const outputs = {
-      ...current,
-      status,
-      drift: ["x"],
-      dataPlaneOperatorsDigest: "digest",
-      serviceManagedIdentity: null,
-      skippedReason: null,
-      identityCount: 1,
-    };
-    expect(parseStoredOutputs(outputs)).toEqual({
+    expect(parseStoredOutputs({ ...current, status, identityCount: 1 })).toEqual({
       ok: true,
-      value: {
-        schemaVersion: 2,
-        clusterResourceId: cluster,
-        status,
-        drift: ["x"],
-        dataPlaneOperatorsDigest: "digest",
-        serviceManagedIdentity: null,
-        skippedReason: null,
-      },
+      value: { schemaVersion: 2, clusterResourceId: cluster, status, drift: [], inputsDigest: "digest", serviceManagedIdentity: null, skippedReason: null },
+    });
+    expect(parseStoredOutputs({ ...current, drift: ["x"], skippedReason: "clusterDeleting", serviceManagedIdentity: identityB })).toMatchObject({
+      ok: true,
+      value: { drift: ["x"], skippedReason: "clusterDeleting", serviceManagedIdentity: identityB },
     });
   });
 
-  it("reads schema 1's full subtree as identities and digests its copy of the declared map", () => {
+  it("reads schema 1's full subtree as identities", () => {
     const status = { identities: { [identityA.toLowerCase()]: { resourceID: identityA, clientId: "c" } }, earliestRecheckTime: "2026-08-15T00:00:00Z" };
     expect(parseStoredOutputs({ ...schema1, status, dataPlaneOperators: { op: identityA }, skippedReason: null })).toEqual({
       ok: true,
-      value: {
-        schemaVersion: 1,
-        clusterResourceId: cluster,
-        status,
-        drift: [],
-        dataPlaneOperatorsDigest: dataPlaneOperatorsDigest({ op: identityA }),
-        skippedReason: null,
-      },
+      value: { schemaVersion: 1, clusterResourceId: cluster, status, drift: [], serviceManagedIdentity: null, skippedReason: null },
     });
-    expect(parseStoredOutputs({ ...schema1, dataPlaneOperators: null })).toMatchObject({ ok: true, value: { dataPlaneOperatorsDigest: null } });
   });
 
   it.each([
     ["no schemaVersion", { ...current, schemaVersion: undefined }, "schemaVersion"],
     ["a future schemaVersion", { ...current, schemaVersion: 3 }, "schemaVersion"],
     ["schema 1 without documentId", { ...schema1, documentId: undefined }, "documentId"],
+    ["schema 1 without a drift list", { ...schema1, drift: undefined }, "drift"],
     ["a null status", { ...current, status: null }, "status"],
     ["schema 1 with a null status", { ...schema1, status: null }, "status"],
     ["a status with a malformed entry", { ...current, status: { identities: { a: 5 } } }, "status"],
     ["a status with an operator without key hash", { ...current, status: { operators: { a: { clientId: "c" } } } }, "status"],
-    ["a numeric digest", { ...current, dataPlaneOperatorsDigest: 5 }, "dataPlaneOperatorsDigest"],
-    ["no drift list", { ...current, drift: undefined }, "drift"],
+    ["no inputs digest", { ...current, inputsDigest: undefined }, "inputsDigest"],
+    ["a numeric inputs digest", { ...current, inputsDigest: 5 }, "inputsDigest"],
     ["a drift list of numbers", { ...current, drift: [1] }, "drift"],
     ["schema 1 operators that are not strings", { ...schema1, dataPlaneOperators: { op: 1 } }, "dataPlaneOperators"],
     ["a numeric skippedReason", { ...current, skippedReason: 1 }, "skippedReason"],
