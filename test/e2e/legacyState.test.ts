@@ -1,13 +1,18 @@
 /**
- * Issue 11 item 4: state written by an earlier version keeps working. The fixture
- * (test/fixtures/legacyLoaderDeployment.json) is `pulumi stack export` of a real engine `up` made
- * with the 4.6 KB loader of commit 0e1dce3, which searched the file system for the package on every
- * call; its sandbox endpoints and CA path are placeholders filled here. It is imported into a
- * stack over a fresh sandbox seeded the same way (seedFleet is deterministic: same ARM IDs and
- * Cosmos ids), whose documents carry no status entry yet. Then, with this version:
- * - refresh runs the OLD loader text from state, which loads this implementation, and reports the
- *   missing status subtrees as drift;
- * - up restores them (read back from Cosmos) and leaves the NEW loader in inputs and outputs;
+ * Issue 11 item 4: state written by an earlier version keeps working. Each fixture is
+ * `pulumi stack export` of a real engine `up` made with that version's code; its sandbox endpoints
+ * and CA path are placeholders filled here:
+ * - test/fixtures/legacyLoaderDeployment.json: the 4.6 KB loader of commit 0e1dce3, which searched
+ *   the file system for the package on every call;
+ * - test/fixtures/schema1Deployment.json: commit de0f46f, the last version before outputs schema 2:
+ *   the 734-character provider text (requiring the package's deep path) and outputs schema 1.
+ * Each is imported into a stack over a fresh sandbox seeded the same way (seedFleet is
+ * deterministic: same ARM IDs and Cosmos ids), whose documents carry no status entry yet. Then,
+ * with this version:
+ * - refresh runs the OLD provider text from state, which loads this implementation, and reports
+ *   the missing status subtrees as drift, leaving the outputs in their schema;
+ * - up restores them (read back from Cosmos) and leaves the NEW text in inputs and outputs, and
+ *   outputs of the current schema;
  * - a second up is a no-op; destroy removes the subtrees and nothing else.
  */
 import { readFileSync } from "node:fs";
@@ -18,6 +23,7 @@ import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
 import { providerText } from "../../resources/provider/providerLoader";
+import { outputsSchemaVersion } from "../../resources/core/serviceProviderClusterDocument";
 import type { TestStack } from "./engineHelpers";
 import { openTestStack, outputCollector, readTree } from "./engineHelpers";
 import type { ServiceProviderClusterJson } from "../fixtures/storedDocument";
@@ -29,60 +35,84 @@ type Document = ServiceProviderClusterJson;
 interface StateResource {
   readonly type: string;
   readonly inputs: { readonly __provider?: string };
-  readonly outputs: { readonly __provider?: string; readonly clusterResourceId?: string; readonly drift: readonly string[] };
+  readonly outputs: { readonly __provider?: string; readonly clusterResourceId?: string; readonly schemaVersion?: number; readonly drift?: readonly string[] };
 }
 
-/** A line only the old loader has: its walk from the working directory up to the root. */
-const oldLoaderMarker = "for (let directory = process.cwd();; directory = path.dirname(directory))";
-
-let sandbox: Sandbox;
-let fleet: FleetClusterDescription[];
-let testStack: TestStack;
-const seeded = new Map<string, Document>();
-
-async function readDocument(cluster: FleetClusterDescription): Promise<Document> {
-  return requireServiceProviderCluster(sandbox.cosmosContainer, cluster.serviceProviderClusterDocumentId, cluster.partitionKey);
+/** An earlier version's exported stack. */
+interface Fixture {
+  readonly title: string;
+  readonly file: string;
+  /** The stack name in the fixture's URNs. */
+  readonly stackName: string;
+  /** A line only that version's provider text has. */
+  readonly marker: string;
 }
 
-function ownedStatus(document: Document): ReturnType<typeof ownedStatusOf> {
-  return ownedStatusOf(document);
-}
+const fixtures: readonly Fixture[] = [
+  {
+    title: "the 4.6 KB loader (commit 0e1dce3)",
+    file: "legacyLoaderDeployment.json",
+    stackName: "legacy",
+    // Its walk from the working directory up to the root.
+    marker: "for (let directory = process.cwd();; directory = path.dirname(directory))",
+  },
+  {
+    title: "the 734-character text and outputs schema 1 (commit de0f46f)",
+    file: "schema1Deployment.json",
+    stackName: "landed",
+    marker: 'const specifier = "aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js";',
+  },
+];
 
-function foreignFields(document: Document): Document {
-  return foreignFieldsOf(document);
-}
+describe.each(fixtures)("a stack written by $title, under this version", (fixtureCase) => {
+  const oldLoaderMarker = fixtureCase.marker;
+  let sandbox: Sandbox;
+  let fleet: FleetClusterDescription[];
+  let testStack: TestStack;
+  const seeded = new Map<string, Document>();
 
-async function clusterResources(): Promise<StateResource[]> {
-  const deployment = (await testStack.stack.exportStack()).deployment as { resources: StateResource[] };
-  return deployment.resources.filter((resource) => String(resource.type).endsWith(":ServiceProviderClusterIdentityStatus"));
-}
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ certificateDirectory: `${__dirname}/../../.sandbox/e2e-legacy-${process.pid}` });
-  fleet = seedFleet(sandbox, { clusters: 2, identitiesPerCluster: 2, subscriptions: 1 });
-  for (const cluster of fleet) {
-    seeded.set(
-      cluster.serviceProviderClusterDocumentId,
-      asServiceProviderClusterJson(structuredClone(sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId))),
-    );
+  async function readDocument(cluster: FleetClusterDescription): Promise<Document> {
+    return requireServiceProviderCluster(sandbox.cosmosContainer, cluster.serviceProviderClusterDocumentId, cluster.partitionKey);
   }
-  // The clusters config the fixture was made with: cluster 0 declares its operators, cluster 1 reads them from its document.
-  testStack = await openTestStack(sandbox, "legacy", [
-    { clusterResourceId: fleet[0].clusterResourceId, dataPlaneOperators: fleet[0].dataPlaneOperators },
-    { clusterResourceId: fleet[1].clusterResourceId },
-  ]);
-  const fixture = readFileSync(join(__dirname, "..", "fixtures", "legacyLoaderDeployment.json"), "utf8")
-    .replaceAll("${armEndpoint}", sandbox.endpoints.arm)
-    .replaceAll("${cosmosEndpoint}", sandbox.endpoints.cosmos)
-    .replaceAll("${tlsCaFile}", sandbox.caBundlePath ?? "");
-  await testStack.stack.importStack(JSON.parse(fixture) as Parameters<TestStack["stack"]["importStack"]>[0]);
-}, 600_000);
 
-afterAll(async () => {
-  await sandbox?.stop();
-});
+  function ownedStatus(document: Document): ReturnType<typeof ownedStatusOf> {
+    return ownedStatusOf(document);
+  }
 
-describe("a stack written by the previous loader (fixture), under this version", () => {
+  function foreignFields(document: Document): Document {
+    return foreignFieldsOf(document);
+  }
+
+  async function clusterResources(): Promise<StateResource[]> {
+    const deployment = (await testStack.stack.exportStack()).deployment as { resources: StateResource[] };
+    return deployment.resources.filter((resource) => String(resource.type).endsWith(":ServiceProviderClusterIdentityStatus"));
+  }
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ certificateDirectory: `${__dirname}/../../.sandbox/e2e-${fixtureCase.stackName}-${process.pid}` });
+    fleet = seedFleet(sandbox, { clusters: 2, identitiesPerCluster: 2, subscriptions: 1 });
+    for (const cluster of fleet) {
+      seeded.set(
+        cluster.serviceProviderClusterDocumentId,
+        asServiceProviderClusterJson(structuredClone(sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId))),
+      );
+    }
+    // The clusters config the fixtures were made with: cluster 0 declares its operators, cluster 1 reads them from its document.
+    testStack = await openTestStack(sandbox, fixtureCase.stackName, [
+      { clusterResourceId: fleet[0].clusterResourceId, dataPlaneOperators: fleet[0].dataPlaneOperators },
+      { clusterResourceId: fleet[1].clusterResourceId },
+    ]);
+    const fixture = readFileSync(join(__dirname, "..", "fixtures", fixtureCase.file), "utf8")
+      .replaceAll("${armEndpoint}", sandbox.endpoints.arm)
+      .replaceAll("${cosmosEndpoint}", sandbox.endpoints.cosmos)
+      .replaceAll("${tlsCaFile}", sandbox.caBundlePath ?? "");
+    await testStack.stack.importStack(JSON.parse(fixture) as Parameters<TestStack["stack"]["importStack"]>[0]);
+  }, 600_000);
+
+  afterAll(async () => {
+    await sandbox?.stop();
+  });
+
   it("imports with the old loader in every resource's inputs and outputs and the fixture's cluster IDs", async () => {
     const resources = await clusterResources();
     expect(resources.map((resource) => resource.outputs.clusterResourceId).sort()).toEqual(fleet.map((cluster) => cluster.clusterResourceId).sort());
@@ -99,8 +129,11 @@ describe("a stack written by the previous loader (fixture), under this version",
     expect(refresh.summary.resourceChanges?.update).toBe(2);
     for (const resource of await clusterResources()) {
       // The fresh documents carry no entry of the identities the fixture's state knows.
-      expect(resource.outputs.drift.length).toBeGreaterThan(0);
-      for (const line of resource.outputs.drift) expect(line).toMatch(/was removed from the status in Cosmos$|^the status subtree was deleted in Cosmos$/);
+      expect(resource.outputs.drift?.length).toBeGreaterThan(0);
+      for (const line of resource.outputs.drift ?? [])
+        expect(line).toMatch(/was removed from the status in Cosmos$|^the status subtree was deleted in Cosmos$/);
+      // Outputs of an earlier schema stay in it until the next update.
+      expect(resource.outputs.schemaVersion).not.toBe(outputsSchemaVersion);
     }
     // Refresh writes nothing: the owned subtree is as seeded.
     for (const cluster of fleet)
@@ -132,6 +165,7 @@ describe("a stack written by the previous loader (fixture), under this version",
       expect(resource.inputs.__provider).not.toContain(oldLoaderMarker);
       expect(resource.inputs.__provider).toBe(providerText);
       expect(resource.outputs.__provider).toBe(resource.inputs.__provider);
+      expect(resource.outputs.schemaVersion).toBe(outputsSchemaVersion);
     }
   });
 
