@@ -8,7 +8,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { PatchOperation } from "@azure/cosmos";
 import type { FleetClusterDescription } from "../../sandbox/seed";
-import { checkPass } from "./invariants";
+import { checkSettledDocument } from "./invariants";
 import { classifyFailure } from "./passSteps";
 import type { Document, ReliabilitySandbox, StatusProvider } from "./reliabilitySandbox";
 import { foreignFields, inputsFor, makeRecheckDue, readServiceProviderCluster, seedLanes } from "./reliabilitySandbox";
@@ -116,18 +116,9 @@ export async function runConcurrentWriters(reliability: ReliabilitySandbox, roun
     figures.lostForeignEdits += Object.keys(thirdWriterEdits).filter((key) => !isDeepStrictEqual(stored[key], thirdWriterEdits[key])).length;
     const anySucceeded = passes.some((pass) => pass.status === "fulfilled");
     const desired = new Map(identities.map((id) => [id.toLowerCase(), id]));
-    const violations = checkPass(
-      {
-        outcome: anySucceeded ? "succeeded" : "writeFailed",
-        before: after,
-        after,
-        expectedForeign,
-        desired,
-        reportedStatus: undefined,
-        deletedDuringPass: false,
-        errorMessage: undefined,
-        documentId: cluster.serviceProviderClusterDocumentId,
-      },
+    const violations = checkSettledDocument(
+      after,
+      { outcome: anySucceeded ? "succeeded" : "writeFailed", expectedForeign, desired, documentId: cluster.serviceProviderClusterDocumentId },
       sandbox.identities,
       reliability.secrets(),
     );

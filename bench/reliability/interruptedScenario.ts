@@ -7,7 +7,7 @@ import type { FleetClusterDescription } from "../../sandbox/seed";
 import { clusterConfig, openEngineStack } from "./engineStack";
 import type { EngineStack } from "./engineStack";
 import { engineProcesses, pendingOperations, recoverInterruptedStack, stackLocks } from "./interruptedRun";
-import { checkPass } from "./invariants";
+import { checkSettledDocument } from "./invariants";
 import type { Document, ReliabilitySandbox } from "./reliabilitySandbox";
 import { foreignFields, makeRecheckDue, readServiceProviderCluster, seedLanes } from "./reliabilitySandbox";
 
@@ -71,18 +71,9 @@ function convergenceViolations(reliability: ReliabilitySandbox, clusters: readon
     const after = readServiceProviderCluster(reliability.sandbox, cluster);
     const desired = new Map(Object.values(cluster.dataPlaneOperators).map((id) => [id.toLowerCase(), id]));
     const expectedForeign = seeded.get(cluster.serviceProviderClusterDocumentId);
-    return checkPass(
-      {
-        outcome: "succeeded",
-        before: after,
-        after,
-        expectedForeign,
-        desired,
-        reportedStatus: undefined,
-        deletedDuringPass: false,
-        errorMessage: undefined,
-        documentId: cluster.serviceProviderClusterDocumentId,
-      },
+    return checkSettledDocument(
+      after,
+      { outcome: "succeeded", expectedForeign, desired, documentId: cluster.serviceProviderClusterDocumentId },
       reliability.sandbox.identities,
       reliability.secrets(),
     ).map((violation) => `${cluster.clusterResourceId.split("/").pop() ?? ""}: ${violation}`);

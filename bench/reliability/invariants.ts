@@ -117,6 +117,24 @@ export function checkPass(record: PassRecord, identities: IdentityStore, secrets
   return violations;
 }
 
+/**
+ * {@link checkPass} for a document read once, after writers settled (no before/after pair, no
+ * reported status, no deletion): what the concurrent-writer rounds and the convergence check after
+ * an interrupted run look at.
+ */
+export function checkSettledDocument(
+  document: Document | undefined,
+  expectation: Pick<PassRecord, "outcome" | "expectedForeign" | "desired" | "documentId">,
+  identities: IdentityStore,
+  secrets: readonly string[],
+): string[] {
+  return checkPass(
+    { ...expectation, before: document, after: document, reportedStatus: undefined, deletedDuringPass: false, errorMessage: undefined },
+    identities,
+    secrets,
+  );
+}
+
 function statusViolations(status: Document, record: PassRecord, identities: IdentityStore, secrets: readonly string[]): string[] {
   const violations: string[] = [];
   const entries = (status.identities ?? {}) as Record<string, Record<string, unknown>>;

@@ -15,7 +15,7 @@ import { createSandboxCertificate } from "../../sandbox/certificate";
 import { type Azurite, azuriteAccountKey, startAzurite } from "./azurite";
 import { startStorageTokenIssuer, type StorageTokenIssuer } from "./storageTokenIssuer";
 import { type AzblobBackend, clustersInState, createAzblobBackend, openAzblobStack, waitUntil } from "./azblobBackend";
-import { type ClusterConfig, engineModule, outputCollector } from "./engineHelpers";
+import { type ClusterConfig, engineModule, expectRecordsDeclaredIdentities, outputCollector } from "./engineHelpers";
 
 /** The subtree this hook owns in a ServiceProviderCluster document. */
 interface OwnedStatus {
@@ -44,16 +44,7 @@ async function ownedStatus(cluster: FleetClusterDescription): Promise<OwnedStatu
 
 /** Every declared identity of the cluster is recorded in Cosmos with the IDs ARM holds. */
 async function expectRecorded(cluster: FleetClusterDescription): Promise<void> {
-  const identities = (await ownedStatus(cluster))?.identities ?? {};
-  expect(Object.keys(identities).sort()).toEqual(
-    Object.values(cluster.dataPlaneOperators)
-      .map((id) => id.toLowerCase())
-      .sort(),
-  );
-  for (const identityId of Object.values(cluster.dataPlaneOperators)) {
-    const identity = sandbox.identities.get(identityId);
-    expect(identities[identityId.toLowerCase()]).toEqual({ resourceID: identityId, clientId: identity?.clientId, principalId: identity?.principalId });
-  }
+  expectRecordsDeclaredIdentities(sandbox, await ownedStatus(cluster), cluster.dataPlaneOperators);
 }
 
 const stackBlob = (stackName: string): string => `.pulumi/stacks/${project}/${stackName}.json`;

@@ -10,6 +10,7 @@ import { createRequire } from "node:module";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
+import { expect } from "vitest";
 import type { Sandbox } from "../../sandbox/sandbox";
 
 const projectDirectory = resolve(__dirname, "..", "..");
@@ -120,4 +121,25 @@ export function runLiteralPulumi(directory: string, environment: NodeJS.ProcessE
       },
     );
   });
+}
+
+/** An owned status subtree as read from Cosmos, as far as {@link expectRecordsDeclaredIdentities} looks. */
+type RecordedStatus = { readonly identities?: Readonly<Record<string, unknown>> } | undefined;
+
+/**
+ * The status records exactly the cluster's declared identities, keyed by lowercased ID, each with
+ * the user's spelling and the clientId/principalId the sandbox's ARM holds.
+ */
+export function expectRecordsDeclaredIdentities(sandbox: Sandbox, status: RecordedStatus, dataPlaneOperators: Readonly<Record<string, string>>): void {
+  const identities = status?.identities ?? {};
+  expect(Object.keys(identities).sort()).toEqual(
+    Object.values(dataPlaneOperators)
+      .map((id) => id.toLowerCase())
+      .sort(),
+  );
+  for (const identityId of Object.values(dataPlaneOperators)) {
+    const identity = sandbox.identities.get(identityId);
+    expect(identity, identityId).toBeDefined();
+    expect(identities[identityId.toLowerCase()]).toEqual({ resourceID: identityId, clientId: identity?.clientId, principalId: identity?.principalId });
+  }
 }

@@ -25,7 +25,7 @@ import { seedFleet } from "../../sandbox/seed";
 import { providerText } from "../../resources/provider/providerLoader";
 import { outputsSchemaVersion } from "../../resources/core/serviceProviderClusterDocument";
 import type { TestStack } from "./engineHelpers";
-import { openTestStack, outputCollector, readTree } from "./engineHelpers";
+import { expectRecordsDeclaredIdentities, openTestStack, outputCollector, readTree } from "./engineHelpers";
 import type { ServiceProviderClusterJson } from "../fixtures/storedDocument";
 import { asServiceProviderClusterJson, foreignFieldsOf, ownedStatusOf, requireServiceProviderCluster } from "../fixtures/storedDocument";
 
@@ -145,20 +145,7 @@ describe.each(fixtures)("a stack written by $title, under this version", (fixtur
     expect(result.summary.result).toBe("succeeded");
     for (const cluster of fleet) {
       const document = await readDocument(cluster);
-      const status = ownedStatus(document);
-      expect(Object.keys(status?.identities ?? {}).sort()).toEqual(
-        Object.values(cluster.dataPlaneOperators)
-          .map((id) => id.toLowerCase())
-          .sort(),
-      );
-      for (const identityId of Object.values(cluster.dataPlaneOperators)) {
-        const identity = sandbox.identities.get(identityId);
-        expect(status?.identities?.[identityId.toLowerCase()]).toEqual({
-          resourceID: identityId,
-          clientId: identity?.clientId,
-          principalId: identity?.principalId,
-        });
-      }
+      expectRecordsDeclaredIdentities(sandbox, ownedStatus(document), cluster.dataPlaneOperators);
       expect(foreignFields(document)).toEqual(foreignFields(seeded.get(cluster.serviceProviderClusterDocumentId) as Document));
     }
     for (const resource of await clusterResources()) {
