@@ -23,6 +23,7 @@ import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./serviceProviderClusterDocument";
 import { readStatusSubtree, statusToJson } from "./serviceProviderClusterDocument";
+import { boundedMemo } from "./boundedMemo";
 
 /** One operator's entry in the outputs. */
 export interface OperatorStatusEntry {
@@ -45,9 +46,7 @@ export interface OutputsStatus {
 }
 
 /** The 12 hex digits identifying a Cosmos key in the outputs. */
-export function keyHashOf(key: string): string {
-  return createHash("sha256").update(key, "utf8").digest("hex").slice(0, 12);
-}
+export const keyHashOf: (key: string) => string = boundedMemo((key) => createHash("sha256").update(key, "utf8").digest("hex").slice(0, 12));
 
 /**
  * Digest of the declared inputs `diff` compares (the checked operator map, names sorted and IDs

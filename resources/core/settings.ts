@@ -67,6 +67,16 @@ const keys = {
   maxWriteAttempts: { key: "maxWriteAttempts", environment: "ARO_HCP_MAX_WRITE_ATTEMPTS" },
 } as const satisfies Record<string, KeySpecification>;
 
+/**
+ * The values of the environment variables {@link readSettings} reads, as one string: equal strings
+ * (with the same config) give equal settings. Never logged: it holds COSMOS_KEY when that is set.
+ */
+export function settingsEnvironmentKey(environment: Readonly<Record<string, string | undefined>>): string {
+  return Object.values(keys)
+    .map((specification) => environment[specification.environment] ?? "\u0000")
+    .join("\u0001");
+}
+
 /** Every config key the hook reads (without namespace). */
 export const settingsKeys: readonly string[] = Object.values(keys).map((specification) => specification.key);
 

@@ -7,21 +7,18 @@
  */
 import { goToLower } from "../core/goStrings";
 import type * as pulumi from "@pulumi/pulumi";
-import type { ParsedResourceId } from "../core/azureResourceId";
-import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
 import type { AzureAdapters } from "./azureAdapters";
 import { sharedAzureAdapters } from "./azureAdapters";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { isCosmosDocumentError, isUserAssignedIdentityReadError } from "../core/errors";
-import type { DesiredIdentity } from "../core/identityStatus";
-import { countEntries, desiredIdentitySet, workReason } from "../core/identityStatus";
+import { countEntries, workReason } from "../core/identityStatus";
 import type { ProviderInputs } from "./providerInputs";
-import { containsUnknown, parseInputs, unknownValue } from "./providerInputs";
+import { containsUnknown, desiredFromInputs, parseCluster, parseInputs } from "./providerInputs";
 import type { ProviderOutputs } from "./providerOutputs";
 import { inputsDigestOf, parseStoredOutputs, statusOutputs, toOutputs } from "./providerOutputs";
 import { clearManagedIdentityStatus, refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStatus";
 import type { ConfigSource } from "../core/settings";
-import { readSettings, snapshotStackConfig } from "../core/settings";
+import { readSettings, settingsEnvironmentKey, snapshotStackConfig } from "../core/settings";
 import { outputsSchemaVersion, statusToJson } from "../core/serviceProviderClusterDocument";
 import { decodeOutputsStatus, operatorNamesFromOutputs } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
@@ -48,7 +45,20 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
   // Filled by `configure` inside the provider host.
   const configured: { snapshot?: Record<string, string | undefined> } = {};
 
+  // Built again only when `configure` hands over another config or a settings variable changes:
+  // reading the settings on every call cost 0.15 ms, 0.3 s of a 2,000-cluster refresh.
+  let built: { readonly snapshot: unknown; readonly environment: string; readonly dependencies: SyncDependencies } | undefined;
   const dependencies = (): SyncDependencies => {
+    const environment = settingsEnvironmentKey(process.env);
+    if (built !== undefined && built.snapshot === configured.snapshot && built.environment === environment) {
+      return built.dependencies;
+    }
+    const dependencies = buildDependencies();
+    built = { snapshot: configured.snapshot, environment, dependencies };
+    return dependencies;
+  };
+
+  const buildDependencies = (): SyncDependencies => {
     const snapshot = configured.snapshot;
     const config: ConfigSource | undefined = overrides.config ?? (snapshot === undefined ? undefined : { get: (key) => snapshot[key] });
     const needsSettings = overrides.adapters === undefined || overrides.options === undefined;
@@ -206,29 +216,6 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       }
     },
   };
-}
-
-function parseCluster(clusterResourceId: string): ParsedResourceId {
-  const parsed = parseResourceIdOfType(clusterResourceId, clusterResourceType);
-  if (!parsed.ok) {
-    throw new TypeError(`clusterResourceId ${parsed.reason}`);
-  }
-  return parsed.resourceId;
-}
-
-function desiredFromInputs(inputs: ProviderInputs): readonly DesiredIdentity[] | undefined {
-  if (inputs.dataPlaneOperators === undefined || inputs.dataPlaneOperators === null) {
-    return undefined;
-  }
-  if (inputs.dataPlaneOperators === unknownValue) {
-    // Only a preview passes unknowns, and diff answers those before asking for the set.
-    throw new TypeError("dataPlaneOperators is not known yet; the engine passes unknown values only to a preview");
-  }
-  const { identities, failures } = desiredIdentitySet(inputs.dataPlaneOperators);
-  if (failures.length > 0) {
-    throw new TypeError(failures.map((failure) => `${failure.property}: ${failure.reason}`).join("; "));
-  }
-  return identities;
 }
 
 /**

@@ -3,7 +3,11 @@
  * over (an untyped property bag) into checked inputs or failures naming the field, for `check`.
  * The outputs are providerOutputs.ts. Pure: no I/O, no SDK imports.
  */
+import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterResourceType, describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
+import { boundedMemo } from "../core/boundedMemo";
+import type { DesiredIdentity } from "../core/identityStatus";
+import { desiredIdentitySet } from "../core/identityStatus";
 import { isJsonObject } from "../core/json";
 
 /** The engine's placeholder for a value not known during preview. */
@@ -132,4 +136,29 @@ export function parseInputs(news: unknown): Parsed<ProviderInputs> {
     return { ok: false, failures };
   }
   return { ok: true, value: { ...inputs, clusterResourceId } };
+}
+
+/** The cluster of a resource: parsed once per cluster and process (read, diff and update each ask). */
+export const parseCluster: (clusterResourceId: string) => ParsedResourceId = boundedMemo((clusterResourceId) => {
+  const parsed = parseResourceIdOfType(clusterResourceId, clusterResourceType);
+  if (!parsed.ok) {
+    throw new TypeError(`clusterResourceId ${parsed.reason}`);
+  }
+  return parsed.resourceId;
+});
+
+/** The declared set of checked inputs, or undefined when the cluster document holds it. */
+export function desiredFromInputs(inputs: ProviderInputs): readonly DesiredIdentity[] | undefined {
+  if (inputs.dataPlaneOperators === undefined || inputs.dataPlaneOperators === null) {
+    return undefined;
+  }
+  if (inputs.dataPlaneOperators === unknownValue) {
+    // Only a preview passes unknowns, and diff answers those before asking for the set.
+    throw new TypeError("dataPlaneOperators is not known yet; the engine passes unknown values only to a preview");
+  }
+  const { identities, failures } = desiredIdentitySet(inputs.dataPlaneOperators);
+  if (failures.length > 0) {
+    throw new TypeError(failures.map((failure) => `${failure.property}: ${failure.reason}`).join("; "));
+  }
+  return identities;
 }

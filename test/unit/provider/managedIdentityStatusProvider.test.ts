@@ -706,4 +706,43 @@ describe("configure", () => {
     expect(error.message).toContain("does not exist (waited 2 s");
     expect(clock.sleeps).toEqual([1000, 1000]);
   });
+
+  it("reads the settings again after another configure or a change of a settings variable, and reports a bad one on every call", async () => {
+    const variable = "ARO_HCP_DOCUMENT_WAIT_SECONDS";
+    const before = process.env[variable];
+    const clock = new FakeClock(fixedNow);
+    const provider = createManagedIdentityStatusProvider({
+      adapters: {
+        documentStore: new InMemoryDocumentStore([]),
+        userAssignedIdentityReader: new ScriptedUserAssignedIdentityReader(),
+        limiter: createConcurrencyLimiter(1),
+      },
+      now: clock.now,
+      sleep: clock.sleep,
+    }) as Provider;
+    const configure = async (config: Record<string, string>): Promise<void> => {
+      const get = (key: string): string | undefined => config[key.replace(/^aro-hcp-identity-status:/, "")];
+      await provider.configure({ config: { get, require: get } } as pulumi.dynamic.ConfigureRequest);
+    };
+    const failure = async (): Promise<string> => ((await provider.create(inputs()).catch((caught: unknown) => caught)) as Error).message;
+    try {
+      await configure({ cosmosEndpoint: "https://aro-hcp.documents.azure.com", cosmosDatabase: "db" });
+      process.env[variable] = "3";
+      expect(await failure()).toContain("does not exist (waited 3 s");
+      process.env[variable] = "4";
+      expect(await failure()).toContain("does not exist (waited 4 s");
+      await configure({ cosmosEndpoint: "https://aro-hcp.documents.azure.com", cosmosDatabase: "db", documentWaitSeconds: "2" });
+      expect(await failure()).toContain("does not exist (waited 2 s");
+      await configure({ cosmosEndpoint: "https://aro-hcp.documents.azure.com", cosmosDatabase: "db" });
+      process.env[variable] = "soon";
+      for (let call = 0; call < 2; call += 1) {
+        expect(await failure()).toMatch(/'aro-hcp-identity-status:documentWaitSeconds' \(or ARO_HCP_DOCUMENT_WAIT_SECONDS\)/);
+      }
+      process.env[variable] = "1";
+      expect(await failure()).toContain("does not exist (waited 1 s");
+    } finally {
+      if (before === undefined) delete process.env[variable];
+      else process.env[variable] = before;
+    }
+  });
 });

@@ -1,0 +1,28 @@
+/**
+ * Memoization for the pure per-cluster computations a provider process repeats on every call
+ * (hashes of keys, Cosmos item ids): a `refresh` of N clusters asks for each value two or three
+ * times. Bounded, because the provider host can live long: at `bound` entries it starts over.
+ */
+
+/**
+ * Wraps a pure function of a string. A call that throws caches nothing.
+ * @param bound - Entries kept before the cache is emptied; each holds one key and one value.
+ */
+export function boundedMemo<Value>(compute: (key: string) => Value, bound = 20_000): (key: string) => Value {
+  if (!Number.isInteger(bound) || bound < 1) {
+    throw new RangeError(`bound must be a positive integer, got ${bound}`);
+  }
+  const values = new Map<string, Value>();
+  return (key) => {
+    const known = values.get(key);
+    if (known !== undefined || values.has(key)) {
+      return known as Value;
+    }
+    const value = compute(key);
+    if (values.size >= bound) {
+      values.clear();
+    }
+    values.set(key, value);
+    return value;
+  };
+}
