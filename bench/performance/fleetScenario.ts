@@ -38,6 +38,12 @@ export interface FleetScenarioOptions {
   readonly skipFloor?: boolean;
   /** Also run the engine floor (engineFloor.ts): up, no-op up and refresh of trivial resources. */
   readonly engineFloor?: boolean;
+  /**
+   * How many no-op `up`s and `refresh`es to run (default 1). With the engine floor, each of ours
+   * is followed by the floor's, so that both sides of a ratio see the same state of a shared,
+   * noisy machine; the medians are reported.
+   */
+  readonly followUpRepetitions?: number;
   readonly log: (line: string) => void;
 }
 
@@ -49,8 +55,12 @@ export interface CountedRun extends EngineRun {
 /** The engine floor's runs: the same stack layout and resource count, a trivial provider. */
 export interface EngineFloorResult {
   readonly up: EngineRun;
+  /** The run of median wall time among {@link noOpUps}. */
   readonly noOpUp: EngineRun;
+  readonly noOpUps: readonly EngineRun[];
+  /** The run of median wall time among {@link refreshes}. */
   readonly refresh: EngineRun;
+  readonly refreshes: readonly EngineRun[];
   readonly checkpointBytes: number;
 }
 
@@ -61,8 +71,12 @@ export interface FleetScenarioResult {
   readonly floor?: FloorRun;
   readonly readFloor?: FloorRun;
   readonly up: CountedRun;
+  /** The run of median wall time among {@link noOpUps}. */
   readonly noOpUp?: CountedRun;
+  readonly noOpUps?: readonly CountedRun[];
+  /** The run of median wall time among {@link refreshes}. */
   readonly refresh?: CountedRun;
+  readonly refreshes?: readonly CountedRun[];
   readonly checkpointBytes: number;
   /** Identities resolved in Cosmos after the first `up`, out of clusters × identities. */
   readonly resolvedInCosmos: number;
@@ -107,22 +121,28 @@ async function counted(benchmark: BenchmarkSandbox, run: () => Promise<EngineRun
   return { ...result, statistics: benchmark.sandbox.statistics.snapshot() };
 }
 
-/** The engine floor over the same cluster list, in a stack of its own. */
-async function runEngineFloor(options: FleetScenarioOptions, benchmark: BenchmarkSandbox, clusters: readonly ClusterDeclaration[]): Promise<EngineFloorResult> {
+/** The run of median wall time (of an even count, the upper of the two middle runs). */
+export function medianRun<Run extends EngineRun>(runs: readonly Run[]): Run {
+  if (runs.length === 0) {
+    throw new RangeError("median of no runs");
+  }
+  return [...runs].sort((left, right) => left.wallTimeInMs - right.wallTimeInMs)[Math.floor(runs.length / 2)];
+}
+
+/** The engine floor over the same cluster list, in a stack of its own, after its first `up`. */
+async function openEngineFloor(
+  options: FleetScenarioOptions,
+  benchmark: BenchmarkSandbox,
+  clusters: readonly ClusterDeclaration[],
+): Promise<{ readonly stack: BenchmarkStack; readonly up: EngineRun }> {
   const stack = await openBenchmarkStack(options.engine, benchmark, `floor-${options.clusters}`, options.engineEnvironment, trivialFleetProgram);
   try {
     await stack.setClusters(clusters);
-    const parallel = options.parallel === undefined ? {} : { parallel: options.parallel };
-    const up = await stack.up(parallel);
-    const noOpUp = await stack.up(parallel);
-    const refresh = await stack.refresh(parallel);
-    const checkpointBytes = await stack.checkpointBytes();
-    options.log(
-      `  engine floor: up ${Math.round(up.wallTimeInMs)} ms, no-op up ${Math.round(noOpUp.wallTimeInMs)} ms, refresh ${Math.round(refresh.wallTimeInMs)} ms`,
-    );
-    return { up, noOpUp, refresh, checkpointBytes };
-  } finally {
+    const up = await stack.up(options.parallel === undefined ? {} : { parallel: options.parallel });
+    return { stack, up };
+  } catch (error) {
     stack.remove();
+    throw error;
   }
 }
 
@@ -130,13 +150,14 @@ async function runEngineFloor(options: FleetScenarioOptions, benchmark: Benchmar
 export async function runFleetScenario(options: FleetScenarioOptions): Promise<FleetScenarioResult> {
   const benchmark = await startBenchmarkSandbox(options);
   let stack: BenchmarkStack | undefined;
+  let floor: { readonly stack: BenchmarkStack; readonly up: EngineRun } | undefined;
   try {
     const fleet = seedFleet(benchmark.sandbox, { clusters: options.clusters, identitiesPerCluster: options.identitiesPerCluster });
     const seeded = benchmark.sandbox.documents.list();
-    let floor: FloorRun | undefined;
+    let plainFloor: FloorRun | undefined;
     if (options.skipFloor !== true) {
-      floor = await runFloorWorker(benchmark, "sync", floorPlan(fleet));
-      options.log(`  floor: ${Math.round(floor.processWallTimeInMs)} ms (work ${Math.round(floor.workTimeInMs)} ms, ${floor.lookups} lookups)`);
+      plainFloor = await runFloorWorker(benchmark, "sync", floorPlan(fleet));
+      options.log(`  floor: ${Math.round(plainFloor.processWallTimeInMs)} ms (work ${Math.round(plainFloor.workTimeInMs)} ms, ${plainFloor.lookups} lookups)`);
       // Back to the seeded documents, so the engine finds the same work to do.
       benchmark.sandbox.documents.putMany(seeded);
     }
@@ -154,36 +175,62 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
     if (!options.followUps) {
       return {
         clusters: options.clusters,
-        ...(floor === undefined ? {} : { floor }),
+        ...(plainFloor === undefined ? {} : { floor: plainFloor }),
         up,
         checkpointBytes,
         resolvedInCosmos,
         expectedIdentities: options.clusters * options.identitiesPerCluster,
       };
     }
-    const noOpUp = await counted(benchmark, () => stack!.up(parallel));
+    // No-op `up`s, then `refresh`es, each of ours followed by the engine floor's (see followUpRepetitions).
+    const repetitions = Math.max(1, options.followUpRepetitions ?? 1);
+    floor = options.engineFloor === true ? await openEngineFloor(options, benchmark, clusterDeclarations(fleet)) : undefined;
+    const noOpUps: CountedRun[] = [];
+    const floorNoOpUps: EngineRun[] = [];
+    for (let repetition = 0; repetition < repetitions; repetition += 1) {
+      noOpUps.push(await counted(benchmark, () => stack!.up(parallel)));
+      if (floor !== undefined) floorNoOpUps.push(await floor.stack.up(parallel));
+    }
     const readFloor = await runFloorWorker(benchmark, "read", floorPlan(fleet));
-    const refresh = await counted(benchmark, () => stack!.refresh(parallel));
+    const refreshes: CountedRun[] = [];
+    const floorRefreshes: EngineRun[] = [];
+    for (let repetition = 0; repetition < repetitions; repetition += 1) {
+      refreshes.push(await counted(benchmark, () => stack!.refresh(parallel)));
+      if (floor !== undefined) floorRefreshes.push(await floor.stack.refresh(parallel));
+    }
+    const seconds = (runs: readonly EngineRun[]): string => runs.map((run) => `${Math.round(run.wallTimeInMs)} ms`).join(", ");
     options.log(
-      `  no-op up: ${Math.round(noOpUp.wallTimeInMs)} ms; read floor ${Math.round(readFloor.processWallTimeInMs)} ms; refresh ${Math.round(refresh.wallTimeInMs)} ms, host peak ${Math.round(refresh.host.peakResidentBytes / 2 ** 20)} MB`,
+      `  no-op up: ${seconds(noOpUps)}; read floor ${Math.round(readFloor.processWallTimeInMs)} ms; refresh ${seconds(refreshes)}, host peak ${Math.round(Math.max(...refreshes.map((run) => run.host.peakResidentBytes)) / 2 ** 20)} MB`,
     );
-    stack.remove();
-    stack = undefined;
-    const engineFloor = options.engineFloor === true ? await runEngineFloor(options, benchmark, clusterDeclarations(fleet)) : undefined;
+    let engineFloor: EngineFloorResult | undefined;
+    if (floor !== undefined) {
+      engineFloor = {
+        up: floor.up,
+        noOpUp: medianRun(floorNoOpUps),
+        noOpUps: floorNoOpUps,
+        refresh: medianRun(floorRefreshes),
+        refreshes: floorRefreshes,
+        checkpointBytes: await floor.stack.checkpointBytes(),
+      };
+      options.log(`  engine floor: up ${Math.round(floor.up.wallTimeInMs)} ms, no-op up ${seconds(floorNoOpUps)}, refresh ${seconds(floorRefreshes)}`);
+    }
     return {
       clusters: options.clusters,
       ...(engineFloor === undefined ? {} : { engineFloor }),
-      ...(floor === undefined ? {} : { floor }),
+      ...(plainFloor === undefined ? {} : { floor: plainFloor }),
       readFloor,
       up,
-      noOpUp,
-      refresh,
+      noOpUp: medianRun(noOpUps),
+      noOpUps,
+      refresh: medianRun(refreshes),
+      refreshes,
       checkpointBytes,
       resolvedInCosmos,
       expectedIdentities: options.clusters * options.identitiesPerCluster,
     };
   } finally {
     stack?.remove();
+    floor?.stack.remove();
     await benchmark.sandbox.stop();
   }
 }
