@@ -1,5 +1,5 @@
 /**
- * One fleet size, with profiles: `node dist/bench/performance/profileFleet.js <clusters> [profile directory] [--parallel N]`.
+ * One fleet size, with profiles: `node dist/bench/performance/profileFleet.js <clusters> [profile directory] [--parallel N] [--repetitions N]`.
  *
  * Runs the fleet scenario (floor, up, no-op up, refresh, engine floor) at one size and prints its
  * numbers. With a directory, the provider host runs with hostProfiler.ts preloaded (through
@@ -54,7 +54,12 @@ export function topOfCpuProfile(file: string, count = 25): string[] {
 async function main(): Promise<void> {
   const parallelAt = process.argv.indexOf("--parallel");
   const parallel = parallelAt > 0 ? { parallel: Number(process.argv[parallelAt + 1]) } : {};
-  const positional = process.argv.slice(2).filter((argument, index, all) => !argument.startsWith("--") && all[index - 1] !== "--parallel");
+  // No-op `up`s and `refresh`es, each followed by the engine floor's (fleetScenario.ts followUpRepetitions).
+  const repetitionsAt = process.argv.indexOf("--repetitions");
+  const followUpRepetitions = repetitionsAt > 0 ? Number(process.argv[repetitionsAt + 1]) : 1;
+  const positional = process.argv
+    .slice(2)
+    .filter((argument, index, all) => !argument.startsWith("--") && all[index - 1] !== "--parallel" && all[index - 1] !== "--repetitions");
   const clusters = Number(positional[0] ?? "1000");
   const directory = positional[1] === undefined ? undefined : resolve(positional[1]);
   const log = (line: string): void => console.log(line);
@@ -76,6 +81,7 @@ async function main(): Promise<void> {
     followUps: true,
     engineFloor: true,
     engineEnvironment,
+    followUpRepetitions,
     log,
     ...parallel,
   });

@@ -1,7 +1,9 @@
 /**
- * Memoization for the pure per-cluster computations a provider process repeats on every call
- * (hashes of keys, Cosmos item ids): a `refresh` of N clusters asks for each value two or three
- * times. Bounded, because the provider host can live long: at `bound` entries it starts over.
+ * Memoization for pure computations a provider process repeats for the same value within one
+ * engine operation (a `refresh` hashes each identity key three times: its read decodes and
+ * re-encodes the outputs, its diff decodes them). Only worth it for those: a value computed once
+ * per cluster and operation would only cost memory. Bounded, because the provider host can live
+ * long: at `bound` entries it starts over.
  */
 
 /**

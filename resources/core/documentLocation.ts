@@ -4,7 +4,6 @@
  * upstream-behaviour.md §1.1) and the partition key (the lowercased subscription ID). Pure.
  */
 import { createHash } from "node:crypto";
-import { boundedMemo } from "./boundedMemo";
 import { goToLower } from "./goStrings";
 import type { ParsedResourceId } from "./azureResourceId";
 import { serviceProviderClusterIdFor } from "./azureResourceId";
@@ -13,7 +12,9 @@ import { serviceProviderClusterIdFor } from "./azureResourceId";
 export const resourceIdNamespace = "bf1ee0a1-0147-41ed-a083-d3cbbf7bea99";
 
 /** The Cosmos `id` of the item holding the resource with this ARM ID. */
-export const cosmosItemIdFor: (armResourceId: string) => string = boundedMemo((armResourceId) => uuidVersion5(resourceIdNamespace, goToLower(armResourceId)));
+export function cosmosItemIdFor(armResourceId: string): string {
+  return uuidVersion5(resourceIdNamespace, goToLower(armResourceId));
+}
 
 /** RFC 4122 name-based UUID, version 5. */
 export function uuidVersion5(namespace: string, name: string): string {

@@ -5,7 +5,6 @@
  */
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterResourceType, describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
-import { boundedMemo } from "../core/boundedMemo";
 import type { DesiredIdentity } from "../core/identityStatus";
 import { desiredIdentitySet } from "../core/identityStatus";
 import { isJsonObject } from "../core/json";
@@ -138,14 +137,14 @@ export function parseInputs(news: unknown): Parsed<ProviderInputs> {
   return { ok: true, value: { ...inputs, clusterResourceId } };
 }
 
-/** The cluster of a resource: parsed once per cluster and process (read, diff and update each ask). */
-export const parseCluster: (clusterResourceId: string) => ParsedResourceId = boundedMemo((clusterResourceId) => {
+/** The cluster of a resource, or a TypeError naming clusterResourceId. */
+export function parseCluster(clusterResourceId: string): ParsedResourceId {
   const parsed = parseResourceIdOfType(clusterResourceId, clusterResourceType);
   if (!parsed.ok) {
     throw new TypeError(`clusterResourceId ${parsed.reason}`);
   }
   return parsed.resourceId;
-});
+}
 
 /** The declared set of checked inputs, or undefined when the cluster document holds it. */
 export function desiredFromInputs(inputs: ProviderInputs): readonly DesiredIdentity[] | undefined {

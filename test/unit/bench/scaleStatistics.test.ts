@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import type { EngineRun } from "../../../bench/performance/benchmarkStack";
+import type { FleetScenarioResult } from "../../../bench/performance/fleetScenario";
+import { medianRun } from "../../../bench/performance/fleetScenario";
+import { growthAfterStartUp } from "../../../bench/performance/scaleReport";
+
+// Only what the functions under test read.
+const run = (wallTimeInMs: number): EngineRun => ({ wallTimeInMs }) as EngineRun;
+const size = (clusters: number, upInMs: number): FleetScenarioResult => ({ clusters, up: run(upInMs) }) as FleetScenarioResult;
+
+describe("medianRun", () => {
+  it("picks the run of median wall time, not the middle one in time", () => {
+    const runs = [run(11_700), run(6_635), run(8_751)];
+    expect(medianRun(runs)).toBe(runs[2]);
+  });
+
+  it("takes the upper middle of an even count, and refuses none", () => {
+    expect(medianRun([run(4), run(1), run(3), run(2)]).wallTimeInMs).toBe(3);
+    expect(() => medianRun([])).toThrow(RangeError);
+  });
+});
+
+describe("growthAfterStartUp", () => {
+  const startUpInMs = 3_000;
+
+  it("finds 1 for costs linear after the start-up, and 2 for quadratic ones", () => {
+    const linear = [size(1, startUpInMs), ...[200, 500, 1000, 2000].map((clusters) => size(clusters, startUpInMs + 18 * clusters))];
+    expect(growthAfterStartUp(linear)?.exponent).toBeCloseTo(1, 10);
+    const quadratic = [size(1, startUpInMs), ...[200, 500, 1000, 2000].map((clusters) => size(clusters, startUpInMs + 0.01 * clusters ** 2))];
+    expect(growthAfterStartUp(quadratic)?.exponent).toBeCloseTo(2, 10);
+  });
+
+  it("compares the smallest size of at least 200 clusters with the largest", () => {
+    const measured = [size(1, 3651), size(50, 4000), size(200, 6635), size(500, 12_400), size(1000, 23_400), size(2000, 39_400)];
+    const growth = growthAfterStartUp(measured)!;
+    expect([growth.from, growth.to, growth.startUpInMs]).toEqual([200, 2000, 3651]);
+    expect(growth.exponent).toBeCloseTo(Math.log10((39_400 - 3651) / (6635 - 3651)), 10);
+  });
+
+  it("is not measured without the one-cluster start-up or two sizes of at least 200", () => {
+    expect(growthAfterStartUp([size(200, 6000), size(2000, 40_000)])).toBeUndefined();
+    expect(growthAfterStartUp([size(1, 3000), size(2000, 40_000)])).toBeUndefined();
+  });
+});
