@@ -15,7 +15,6 @@
  * never carry tokens: they are built from the first line of the SDK's messages, redacted.
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
-import { DefaultAzureCredential, ManagedIdentityCredential } from "@azure/identity";
 import { redactSecrets } from "../core/identityStatus";
 import type { Settings } from "../core/settings";
 import { projectName } from "../core/settings";
@@ -63,15 +62,26 @@ export function describeCredential(choice: CredentialChoice): string {
  */
 export function createCredentials(settings: Settings): { readonly arm: TokenCredential; readonly cosmos: TokenCredential; readonly description: string } {
   const choice = chooseCredential(settings, process.env);
-  const credential: TokenCredential =
-    choice.kind === "managedIdentity"
-      ? new ManagedIdentityCredential({ clientId: choice.clientId })
-      : new DefaultAzureCredential(choice.authorityHost === undefined ? {} : { authorityHost: choice.authorityHost });
+  // Built at the first token request, so @azure/identity (with MSAL) loads only then: a refresh
+  // with a Cosmos key and no recheck due asks for none, and loading it cost the provider host
+  // about 0.25 s of CPU and 20 MB.
+  let built: TokenCredential | undefined;
+  const credential: TokenCredential = {
+    getToken: (scopes, options) => (built ??= buildCredential(choice)).getToken(scopes, options),
+  };
   return {
     arm: withCredentialGuidance(credential, (scopes) => armGuidance(choice, scopes)),
     cosmos: withCredentialGuidance(mapCosmosFallbackScope(credential, settings.cosmosScope), () => cosmosGuidance),
     description: describeCredential(choice),
   };
+}
+
+function buildCredential(choice: CredentialChoice): TokenCredential {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, see createCredentials
+  const identity = require("@azure/identity") as typeof import("@azure/identity");
+  return choice.kind === "managedIdentity"
+    ? new identity.ManagedIdentityCredential({ clientId: choice.clientId })
+    : new identity.DefaultAzureCredential(choice.authorityHost === undefined ? {} : { authorityHost: choice.authorityHost });
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Reads user-assigned managed identities from Azure Resource Manager with @azure/arm-msi.
- * The SDK is required inside the function (see docs/design.md, "Serialization"), never imported
- * at module level.
+ * The clients come from `clientFor` (provider/azureAdapters.ts), which requires the SDK at the
+ * first lookup (docs/design.md, "Serialization"); this module only uses its types.
  */
 import { goToLower } from "../core/goStrings";
 import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
