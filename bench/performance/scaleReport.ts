@@ -92,7 +92,7 @@ export function scaleSection(results: BenchmarkResults): string[] {
   return [
     "## 5. Scaling",
     "",
-    "Each size in its own sandbox and stack. Plain-script floor: the floor worker of section 2–4 at that size. Engine floor",
+    "Each size in its own sandbox and stack (200 clusters: the repetition of section 2–4 whose `up` took the median time). Plain-script floor: the floor worker of section 2–4 at that size. Engine floor",
     "(`bench/performance/engineFloor.ts`): the same engine, stack config and resource names with a trivial dynamic provider",
     "that does no I/O, in a stack of its own in the same sandbox. Ratios in brackets are to the floor beside them.",
     repeated.length === 0
