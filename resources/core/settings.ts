@@ -5,6 +5,7 @@
  * known once `configure` runs in the provider host) and never taken from resource inputs.
  */
 
+import { createHash } from "node:crypto";
 import type { AzureCloudName } from "./azureClouds";
 import { azureClouds } from "./azureClouds";
 import { guidPattern } from "./azureResourceId";
@@ -68,13 +69,13 @@ const keys = {
 } as const satisfies Record<string, KeySpecification>;
 
 /**
- * The values of the environment variables {@link readSettings} reads, as one string: equal strings
- * (with the same config) give equal settings. Never logged: it holds COSMOS_KEY when that is set.
+ * A digest of the environment variables {@link readSettings} reads: equal digests (with the same
+ * config) give equal settings. Hashed, so COSMOS_KEY is not kept in one more string.
  */
 export function settingsEnvironmentKey(environment: Readonly<Record<string, string | undefined>>): string {
-  return Object.values(keys)
-    .map((specification) => environment[specification.environment] ?? "\u0000")
-    .join("\u0001");
+  return createHash("sha256")
+    .update(JSON.stringify(Object.values(keys).map((specification) => environment[specification.environment] ?? null)))
+    .digest("base64");
 }
 
 /** Every config key the hook reads (without namespace). */
