@@ -1,4 +1,5 @@
 /** The scale parts of docs/performance.md (issue 12): targets, the scaling table and the shard model. */
+import type { EngineRun } from "./benchmarkStack";
 import type { FleetScenarioResult } from "./fleetScenario";
 import type { BenchmarkResults } from "./report";
 import { cpuOfRun, measuredCosts, predictShards } from "./shardModel";
@@ -110,6 +111,24 @@ export function scaleSection(results: BenchmarkResults): string[] {
       (result) =>
         `- ${result.clusters} clusters, in the order run: no-op \`up\` ${times(result.noOpUps)} (engine floor ${times(result.engineFloor!.noOpUps)}); \`refresh\` ${times(result.refreshes)} (engine floor ${times(result.engineFloor!.refreshes)}).`,
     ),
+    ...(repeated.length === 0
+      ? []
+      : [
+          "",
+          "What a `refresh` of ours does beyond the engine floor's is one Cosmos point read per cluster (drift detection). The read floor is",
+          "one Node process making just those reads through the same clients (`floorWorker.ts`, read mode), in the same sandbox:",
+          "",
+          "| Clusters | `refresh` | Engine floor `refresh` + read floor | `refresh` / that sum | CPU of `refresh`: host / engine / bench process | Engine floor's |",
+          "|---|---|---|---|---|---|",
+          ...repeated.map((result) => {
+            const refresh = result.refresh!;
+            const floor = result.engineFloor!.refresh;
+            const readFloor = result.readFloor?.processWallTimeInMs ?? Number.NaN;
+            const cpu = (run: EngineRun): string =>
+              `${milliseconds(run.host.hostCpuTimeInMs)} / ${milliseconds(run.host.engineCpuTimeInMs)} / ${milliseconds(run.benchProcessCpuTimeInMs)}`;
+            return `| ${result.clusters} | ${milliseconds(refresh.wallTimeInMs)} | ${milliseconds(floor.wallTimeInMs)} + ${milliseconds(readFloor)} = ${milliseconds(floor.wallTimeInMs + readFloor)} | ${ratio(refresh.wallTimeInMs / (floor.wallTimeInMs + readFloor))} | ${cpu(refresh)} | ${cpu(floor)} |`;
+          }),
+        ]),
     ...(repeated.length === 0 ? [] : [""]),
     `Fit \`up\` = a + b·clusters: a = ${milliseconds(upFit.intercept)}, b = ${milliseconds(upFit.slope)} per cluster, R² = ${upFit.rSquared.toFixed(3)}.`,
     `Host peak RSS = ${memoryFit.intercept.toFixed(0)} MB + ${(memoryFit.slope * 1024).toFixed(0)} KB per cluster (R² ${memoryFit.rSquared.toFixed(3)}).`,
