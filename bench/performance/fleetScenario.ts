@@ -17,6 +17,7 @@ import { openBenchmarkStack } from "./benchmarkStack";
 import { trivialFleetProgram } from "./engineFloor";
 import type { FloorRun } from "./floors";
 import { floorPlan, runFloorWorker } from "./floors";
+import { medianBy } from "./statistics";
 
 /** How a fleet scenario runs. */
 export interface FleetScenarioOptions {
@@ -123,10 +124,7 @@ async function counted(benchmark: BenchmarkSandbox, run: () => Promise<EngineRun
 
 /** The run of median wall time (of an even count, the upper of the two middle runs). */
 export function medianRun<Run extends EngineRun>(runs: readonly Run[]): Run {
-  if (runs.length === 0) {
-    throw new RangeError("median of no runs");
-  }
-  return [...runs].sort((left, right) => left.wallTimeInMs - right.wallTimeInMs)[Math.floor(runs.length / 2)];
+  return medianBy(runs, (run) => run.wallTimeInMs);
 }
 
 /** The engine floor over the same cluster list, in a stack of its own, after its first `up`. */

@@ -16,7 +16,7 @@ import { runHostMemoryByIdentities } from "./hostMemoryScenario";
 import { runProviderCreateScenarios } from "./providerScenario";
 import type { BenchmarkResults, FleetMedians } from "./report";
 import { renderReport } from "./report";
-import { median } from "./statistics";
+import { median, medianBy } from "./statistics";
 import { runShardScenario } from "./shardScenario";
 import { runThrottleScenario } from "./throttleScenario";
 import { runThrottleFleet } from "./throttleFleet";
@@ -91,7 +91,7 @@ async function main(): Promise<void> {
     `5. scaling: up at ${plan.sizes.join(", ")} clusters; up, no-op up, refresh and the engine floor at ${plan.largeSizes.join(", ") || "no larger size (--quick)"}`,
   );
   // The 200-cluster point is the repetition whose `up` took the median time.
-  const scaling: FleetScenarioResult[] = [[...fleetRuns].sort((left, right) => left.up.wallTimeInMs - right.up.wallTimeInMs)[Math.floor(fleetRuns.length / 2)]];
+  const scaling: FleetScenarioResult[] = [medianBy(fleetRuns, (run) => run.up.wallTimeInMs)];
   for (const clusters of plan.sizes) {
     scaling.push(await fleet(clusters, false));
   }

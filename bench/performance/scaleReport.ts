@@ -33,6 +33,11 @@ export function growthAfterStartUp(scaling: readonly FleetScenarioResult[]): { e
   return { exponent, from: first.clusters, to: last.clusters, startUpInMs };
 }
 
+/** CPU of one engine run: provider host / engine / benchmark process. */
+function cpuOf(run: EngineRun): string {
+  return `${milliseconds(run.host.hostCpuTimeInMs)} / ${milliseconds(run.host.engineCpuTimeInMs)} / ${milliseconds(run.benchProcessCpuTimeInMs)}`;
+}
+
 /** The highest provider-host peak among a size's `refresh` runs. */
 function refreshPeakBytes(result: FleetScenarioResult): number | undefined {
   const runs = result.refreshes ?? (result.refresh === undefined ? [] : [result.refresh]);
@@ -104,7 +109,7 @@ export function scaleSection(results: BenchmarkResults): string[] {
     "|---|---|---|---|---|---|---|---|---|---|",
     ...results.scaling.map((result) => {
       const floor = result.engineFloor;
-      return `| ${result.clusters} | ${milliseconds(result.up.wallTimeInMs)}${over(result.up.wallTimeInMs, result.floor?.processWallTimeInMs)} | ${optional(floor?.up.wallTimeInMs)} | ${optional(result.noOpUp?.wallTimeInMs)}${over(result.noOpUp?.wallTimeInMs, floor?.noOpUp.wallTimeInMs)} | ${optional(floor?.noOpUp.wallTimeInMs)} | ${optional(result.refresh?.wallTimeInMs)}${over(result.refresh?.wallTimeInMs, floor?.refresh.wallTimeInMs)} | ${optional(floor?.refresh.wallTimeInMs)} | ${kilobytes(result.checkpointBytes / result.clusters)} | ${megabytes(result.up.host.peakResidentBytes)} / ${optionalMegabytes(refreshPeakBytes(result))} | ${milliseconds(result.up.host.hostCpuTimeInMs)} / ${milliseconds(result.up.host.engineCpuTimeInMs)} / ${milliseconds(result.up.benchProcessCpuTimeInMs)} |`;
+      return `| ${result.clusters} | ${milliseconds(result.up.wallTimeInMs)}${over(result.up.wallTimeInMs, result.floor?.processWallTimeInMs)} | ${optional(floor?.up.wallTimeInMs)} | ${optional(result.noOpUp?.wallTimeInMs)}${over(result.noOpUp?.wallTimeInMs, floor?.noOpUp.wallTimeInMs)} | ${optional(floor?.noOpUp.wallTimeInMs)} | ${optional(result.refresh?.wallTimeInMs)}${over(result.refresh?.wallTimeInMs, floor?.refresh.wallTimeInMs)} | ${optional(floor?.refresh.wallTimeInMs)} | ${kilobytes(result.checkpointBytes / result.clusters)} | ${megabytes(result.up.host.peakResidentBytes)} / ${optionalMegabytes(refreshPeakBytes(result))} | ${cpuOf(result.up)} |`;
     }),
     "",
     ...repeated.map(
@@ -124,9 +129,7 @@ export function scaleSection(results: BenchmarkResults): string[] {
             const refresh = result.refresh!;
             const floor = result.engineFloor!.refresh;
             const readFloor = result.readFloor?.processWallTimeInMs ?? Number.NaN;
-            const cpu = (run: EngineRun): string =>
-              `${milliseconds(run.host.hostCpuTimeInMs)} / ${milliseconds(run.host.engineCpuTimeInMs)} / ${milliseconds(run.benchProcessCpuTimeInMs)}`;
-            return `| ${result.clusters} | ${milliseconds(refresh.wallTimeInMs)} | ${milliseconds(floor.wallTimeInMs)} + ${milliseconds(readFloor)} = ${milliseconds(floor.wallTimeInMs + readFloor)} | ${ratio(refresh.wallTimeInMs / (floor.wallTimeInMs + readFloor))} | ${cpu(refresh)} | ${cpu(floor)} |`;
+            return `| ${result.clusters} | ${milliseconds(refresh.wallTimeInMs)} | ${milliseconds(floor.wallTimeInMs)} + ${milliseconds(readFloor)} = ${milliseconds(floor.wallTimeInMs + readFloor)} | ${ratio(refresh.wallTimeInMs / (floor.wallTimeInMs + readFloor))} | ${cpuOf(refresh)} | ${cpuOf(floor)} |`;
           }),
         ]),
     ...(repeated.length === 0 ? [] : [""]),

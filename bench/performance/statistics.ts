@@ -10,6 +10,14 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
+/** The item of median value (of an even count, the upper of the two middle items). */
+export function medianBy<Item>(items: readonly Item[], value: (item: Item) => number): Item {
+  if (items.length === 0) {
+    throw new RangeError("median of an empty list");
+  }
+  return [...items].sort((left, right) => value(left) - value(right))[Math.floor(items.length / 2)];
+}
+
 /** y = intercept + slope·x, with the coefficient of determination. */
 export interface LinearFit {
   readonly intercept: number;
