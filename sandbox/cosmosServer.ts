@@ -39,6 +39,8 @@ interface DocumentRequest {
   operation: "read" | "write" | "other";
   documentId?: string;
   partitionKey?: string;
+  /** The ids of a batch made only of Read operations. */
+  batchReadIds?: string[];
 }
 
 const documentsPathPattern = /^\/*dbs\/[^/]+\/colls\/[^/]+\/docs(?:\/([^/]+))?\/*$/;
@@ -47,27 +49,39 @@ function isTrueHeader(request: IncomingMessage, name: string): boolean {
   return String(request.headers[name] ?? "").toLowerCase() === "true";
 }
 
+/** The single string value of the partition key header, when there is one. */
+function partitionKeyOf(request: IncomingMessage): string | undefined {
+  const header = request.headers["x-ms-documentdb-partitionkey"];
+  try {
+    const parsed: unknown = typeof header === "string" ? JSON.parse(header) : undefined;
+    const value: unknown = Array.isArray(parsed) ? parsed[0] : parsed;
+    return typeof value === "string" ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isQuery(request: IncomingMessage): boolean {
+  return isTrueHeader(request, "x-ms-documentdb-isquery") || request.headers["content-type"] === "application/query+json";
+}
+
 function classify(request: IncomingMessage, pathname: string, body: Buffer): DocumentRequest {
   const match = documentsPathPattern.exec(pathname);
   if (match === null) {
     return { operation: "other" };
   }
-  const partitionHeader = request.headers["x-ms-documentdb-partitionkey"];
-  let partitionKey: string | undefined;
-  try {
-    const parsed: unknown = typeof partitionHeader === "string" ? JSON.parse(partitionHeader) : undefined;
-    const value: unknown = Array.isArray(parsed) ? parsed[0] : parsed;
-    partitionKey = typeof value === "string" ? value : undefined;
-  } catch {
-    partitionKey = undefined;
-  }
+  const partitionKey = partitionKeyOf(request);
   const documentId = match[1] === undefined ? undefined : decodeURIComponent(match[1]);
   const base = { ...(documentId === undefined ? {} : { documentId }), ...(partitionKey === undefined ? {} : { partitionKey }) };
   if (request.method === "GET") {
     return { operation: "read", ...base };
   }
-  if (request.method === "POST" && (isTrueHeader(request, "x-ms-documentdb-isquery") || request.headers["content-type"] === "application/query+json")) {
+  if (request.method === "POST" && isQuery(request)) {
     return { operation: "other", ...base };
+  }
+  if (request.method === "POST" && isTrueHeader(request, "x-ms-cosmos-is-batch-request")) {
+    const batchReadIds = readOperationIds(body);
+    return batchReadIds === undefined ? { operation: "write", ...base } : { operation: "read", ...base, batchReadIds };
   }
   if (request.method === "POST" && documentId === undefined) {
     try {
@@ -83,9 +97,32 @@ function classify(request: IncomingMessage, pathname: string, body: Buffer): Doc
   return { operation: "write", ...base };
 }
 
+/** The ids of a batch body whose every operation is a Read; undefined for any other body. */
+function readOperationIds(body: Buffer): string[] | undefined {
+  try {
+    const operations: unknown = JSON.parse(body.toString("utf8"));
+    if (!Array.isArray(operations) || operations.length === 0) {
+      return undefined;
+    }
+    const ids = operations.map((operation: unknown) => {
+      const { operationType, id } = (operation ?? {}) as { operationType?: unknown; id?: unknown };
+      return operationType === "Read" && typeof id === "string" ? id : undefined;
+    });
+    return ids.every((id): id is string => id !== undefined) ? ids : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function count(statistics: SandboxStatistics, request: IncomingMessage, pathname: string, documentRequest: DocumentRequest): void {
   const cosmos = statistics.cosmos;
-  if (documentRequest.operation === "read") {
+  if (documentRequest.batchReadIds !== undefined) {
+    cosmos.documentReadBatches += 1;
+    cosmos.documentReads += documentRequest.batchReadIds.length;
+    for (const id of documentRequest.batchReadIds) {
+      increment(cosmos.documentReadsByDocument, id);
+    }
+  } else if (documentRequest.operation === "read") {
     cosmos.documentReads += 1;
     if (documentRequest.documentId !== undefined) {
       increment(cosmos.documentReadsByDocument, documentRequest.documentId);
@@ -125,8 +162,96 @@ function faultBody(rule: FaultRule): { statusCode: number; body: Record<string, 
   };
 }
 
+const collectionPathPattern = /^\/*dbs\/([^/]+)\/colls\/([^/]+)\/docs\/*$/;
+
+/**
+ * Runs a document query that names a partition key over that logical partition only, as Cosmos
+ * does; cosmosdb-server ignores the header and runs every query over the whole container. Same
+ * query engine (its compiled-query cache), same paging headers and response body as its route.
+ *
+ * @returns The response body, or undefined when the request is not such a query.
+ */
+function queryOnePartition(account: Account, request: IncomingMessage, pathname: string, body: Buffer, response: ServerResponse): Record<string, unknown> | undefined {
+  const path = collectionPathPattern.exec(pathname);
+  const partitionKey = partitionKeyOf(request);
+  if (path === null || partitionKey === undefined || request.method !== "POST" || !isQuery(request)) {
+    return undefined;
+  }
+  const collection = account.database(decodeURIComponent(path[1] ?? "")).collection(decodeURIComponent(path[2] ?? ""));
+  const container = collection.read() as { partitionKey?: { paths?: string[] } } | null | undefined;
+  if (!container) {
+    response.statusCode = 404;
+    return { code: "NotFound", message: "the container does not exist" };
+  }
+  const keyPath = (container.partitionKey?.paths?.[0] ?? "/id").slice(1).split("/");
+  let parsed: { query?: unknown; parameters?: Array<{ name: string; value: unknown }> };
+  try {
+    parsed = JSON.parse(body.toString("utf8")) as typeof parsed;
+  } catch {
+    response.statusCode = 400;
+    return { code: "BadRequest", message: "the query body is not JSON" };
+  }
+  if (typeof parsed.query !== "string") {
+    response.statusCode = 400;
+    return { code: "BadRequest", message: "missing query" };
+  }
+  const items = collection.documents;
+  const inPartition = [...items._data.values()]
+    .map((item) => item.read() as Record<string, unknown>)
+    .filter((document) => keyPath.reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], document) === partitionKey);
+  const maxItemCount = typeof request.headers["x-ms-max-item-count"] === "string" ? Number.parseInt(request.headers["x-ms-max-item-count"], 10) : undefined;
+  let continuation: { token: string } | undefined;
+  try {
+    continuation = typeof request.headers["x-ms-continuation"] === "string" ? (JSON.parse(request.headers["x-ms-continuation"]) as { token: string }) : undefined;
+  } catch {
+    continuation = undefined;
+  }
+  let result: { result: unknown[]; continuation?: unknown };
+  try {
+    result = items._getQuery(parsed.query).exec(inPartition, { parameters: parsed.parameters, maxItemCount, continuation }) as typeof result;
+  } catch (error) {
+    response.statusCode = 400;
+    return { code: "BadRequest", message: error instanceof Error ? error.message : String(error) };
+  }
+  if (result.continuation) {
+    response.setHeader("x-ms-continuation", JSON.stringify(result.continuation));
+  }
+  response.setHeader("x-ms-item-count", String(result.result.length));
+  return { Documents: result.result, _count: result.result.length };
+}
+
+/**
+ * A transactional batch runs in the partition its request header names, and its operations carry
+ * no partition key of their own (the SDK sends it once, in the header); cosmosdb-server wants one
+ * per operation, so each operation without one gets the header's.
+ */
+function withBatchPartitionKey(request: IncomingMessage, body: Buffer): Buffer {
+  const header = request.headers["x-ms-documentdb-partitionkey"];
+  if (request.method !== "POST" || !isTrueHeader(request, "x-ms-cosmos-is-batch-request") || typeof header !== "string") {
+    return body;
+  }
+  try {
+    const operations: unknown = JSON.parse(body.toString("utf8"));
+    if (!Array.isArray(operations)) {
+      return body;
+    }
+    const completed = operations.map((operation: unknown) =>
+      typeof operation === "object" && operation !== null && !("partitionKey" in operation) ? { ...operation, partitionKey: header } : operation,
+    );
+    return Buffer.from(JSON.stringify(completed), "utf8");
+  } catch {
+    return body;
+  }
+}
+
 /** Runs the cosmosdb-server route for a request whose body was already read, as its own handler would. */
-async function forward(account: Account, request: IncomingMessage, response: ServerResponse, body: Buffer): Promise<void> {
+async function forward(account: Account, request: IncomingMessage, response: ServerResponse, received: Buffer, pathname: string): Promise<void> {
+  const scoped = queryOnePartition(account, request, pathname, received, response);
+  if (scoped !== undefined) {
+    respond(request, response, scoped);
+    return;
+  }
+  const body = withBatchPartitionKey(request, received);
   const replay = Object.assign(Readable.from(body.length > 0 ? [body] : []), {
     headers: request.headers,
     method: request.method,
@@ -148,6 +273,11 @@ async function forward(account: Account, request: IncomingMessage, response: Ser
       result.message = "";
     }
   }
+  respond(request, response, result);
+}
+
+/** Sends a route's result with the headers every Cosmos response carries. */
+function respond(request: IncomingMessage, response: ServerResponse, result: Record<string, unknown> | undefined): void {
   if (typeof result?._etag === "string") {
     response.setHeader("etag", result._etag);
   }
@@ -197,6 +327,7 @@ async function handle(
     path: pathname,
     operation: documentRequest.operation,
     ...(documentRequest.documentId === undefined ? {} : { documentId: documentRequest.documentId }),
+    ...(documentRequest.batchReadIds === undefined ? {} : { documentIds: documentRequest.batchReadIds }),
   });
   await delay(fired.delayInMs);
   const rule = fired.rule;
@@ -218,7 +349,7 @@ async function handle(
     sendJson(response, fault.statusCode, fault.body, { ...fault.headers, "x-ms-activity-id": randomUUID() });
     return;
   }
-  await forward(account, request, response, body);
+  await forward(account, request, response, body, pathname);
 }
 
 /**

@@ -21,7 +21,7 @@ export type FaultKind = "throttle" | "unavailable" | "status" | "connectionReset
 
 /** Which requests a rule applies to. Every given field must match; an empty match matches all. */
 export interface FaultMatch {
-  /** Cosmos: the document id (from the URL, or the body of a create). */
+  /** Cosmos: the document id (from the URL, or the body of a create); a batch of reads matches when it reads it. */
   documentId?: string;
   /** ARM: the identity's full ARM ID, compared case-insensitively. */
   resourceId?: string;
@@ -77,6 +77,8 @@ export interface FaultRequestContext {
   method: string;
   path: string;
   documentId?: string;
+  /** Every document a batch request reads; a rule for any of them applies to the whole batch. */
+  documentIds?: readonly string[];
   resourceId?: string;
   operation?: "read" | "write" | "other";
 }
@@ -148,7 +150,7 @@ function matches(rule: FaultRule, context: FaultRequestContext): boolean {
     return false;
   }
   const match = rule.match ?? {};
-  if (match.documentId !== undefined && match.documentId !== context.documentId) {
+  if (match.documentId !== undefined && match.documentId !== context.documentId && !(context.documentIds ?? []).includes(match.documentId)) {
     return false;
   }
   if (match.resourceId !== undefined && match.resourceId.toLowerCase() !== context.resourceId?.toLowerCase()) {

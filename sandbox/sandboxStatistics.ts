@@ -24,15 +24,17 @@ export interface UnconditionalWrite {
 export interface CosmosStatistics {
   /** Every request received, including metadata and queries. */
   requests: number;
-  /** GET requests on documents (point reads and read feeds). */
+  /** Documents read: GET requests on documents (point reads and read feeds) plus each Read operation of a batch. */
   documentReads: number;
+  /** Batch requests made only of Read operations (each operation also counts in `documentReads`). */
+  documentReadBatches: number;
   /** Document queries (POST with `x-ms-documentdb-isquery`). */
   documentQueries: number;
   /** Document writes by method: POST (create, upsert, batch), PUT, PATCH, DELETE. */
   documentWritesByMethod: Record<string, number>;
   /** Document writes per document id (creates are keyed by the id in their body). */
   documentWritesByDocument: Record<string, number>;
-  /** Document point reads per document id. */
+  /** Document reads (point reads and batched Read operations) per document id. */
   documentReadsByDocument: Record<string, number>;
   /** Every document write that lacked an `if-match` header, in order. */
   writesWithoutIfMatch: UnconditionalWrite[];
@@ -78,6 +80,7 @@ function emptyCosmos(): CosmosStatistics {
   return {
     requests: 0,
     documentReads: 0,
+    documentReadBatches: 0,
     documentQueries: 0,
     documentWritesByMethod: {},
     documentWritesByDocument: {},
