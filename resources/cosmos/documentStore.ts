@@ -1,8 +1,14 @@
 /**
  * Reads and conditionally patches documents in the Cosmos `Resources` container with
  * @azure/cosmos. Every write carries If-Match; there is no unconditional write path.
+ *
+ * Reads of one partition that wait at the same time (a `refresh` or `up` over many clusters of a
+ * subscription) go to Cosmos as one transactional batch of Read operations: one round trip, the
+ * same request charge as the point reads, the same `items/read` permission. A lone read stays a
+ * point read. Whatever the batch does not answer with 200 or 404 (a failed batch, a throttled or
+ * aborted operation) is read again with a point read, so errors are exactly a point read's.
  */
-import type { Container } from "@azure/cosmos";
+import type { Container, OperationInput } from "@azure/cosmos";
 import type { JsonObject } from "../core/json";
 import type { PatchOperation } from "../core/serviceProviderClusterDocument";
 
@@ -23,15 +29,92 @@ export interface DocumentStore {
   patchDocument(partitionKey: string, id: string, operations: readonly PatchOperation[], ifMatchEtag: string): Promise<StoredDocument>;
 }
 
+/** Most operations Cosmos accepts in one transactional batch. */
+export const maxReadsPerBatch = 100;
+
+interface PendingRead {
+  readonly id: string;
+  resolve(value: StoredDocument | undefined): void;
+  reject(error: unknown): void;
+}
+
 /** Builds the store over a container handle. */
 export function createDocumentStore(container: Container): DocumentStore {
-  return {
-    async readDocument(partitionKey, id) {
-      const response = await container.item(id, partitionKey).read<JsonObject>();
-      if (response.statusCode === 404 || response.resource === undefined) {
-        return undefined;
+  const pending = new Map<string, PendingRead[]>();
+  let flushScheduled = false;
+
+  const pointRead = async (partitionKey: string, id: string): Promise<StoredDocument | undefined> => {
+    const response = await container.item(id, partitionKey).read<JsonObject>();
+    if (response.statusCode === 404 || response.resource === undefined) {
+      return undefined;
+    }
+    return { document: response.resource, etag: response.etag };
+  };
+  const settleWithPointRead = async (partitionKey: string, read: PendingRead): Promise<void> => {
+    try {
+      read.resolve(await pointRead(partitionKey, read.id));
+    } catch (error) {
+      read.reject(error);
+    }
+  };
+
+  const readTogether = async (partitionKey: string, reads: readonly PendingRead[]): Promise<void> => {
+    if (reads.length === 1) {
+      await settleWithPointRead(partitionKey, reads[0]);
+      return;
+    }
+    const ids = [...new Set(reads.map((read) => read.id))];
+    let answers: Map<string, StoredDocument | undefined | "again">;
+    try {
+      const operations: OperationInput[] = ids.map((id) => ({ operationType: "Read", id }));
+      const response = await container.items.batch(operations, partitionKey);
+      answers = new Map(ids.map((id, index) => [id, batchAnswer(response.result?.[index])]));
+    } catch {
+      // The SDK drops the status code of a failed batch; point reads give each caller the real error.
+      answers = new Map();
+    }
+    const handedOut = new Set<string>();
+    await Promise.all(
+      reads.map(async (read) => {
+        const answer = answers.get(read.id) ?? "again";
+        if (answer === "again") {
+          await settleWithPointRead(partitionKey, read);
+        } else if (answer === undefined) {
+          read.resolve(undefined);
+        } else {
+          // The same document asked for twice: each caller gets its own copy.
+          read.resolve(handedOut.has(read.id) ? structuredClone(answer) : answer);
+          handedOut.add(read.id);
+        }
+      }),
+    );
+  };
+
+  const flush = (): void => {
+    flushScheduled = false;
+    const batches = [...pending.entries()];
+    pending.clear();
+    for (const [partitionKey, reads] of batches) {
+      for (let start = 0; start < reads.length; start += maxReadsPerBatch) {
+        void readTogether(partitionKey, reads.slice(start, start + maxReadsPerBatch));
       }
-      return { document: response.resource, etag: response.etag };
+    }
+  };
+
+  return {
+    readDocument(partitionKey, id) {
+      return new Promise<StoredDocument | undefined>((resolve, reject) => {
+        const reads = pending.get(partitionKey);
+        if (reads === undefined) {
+          pending.set(partitionKey, [{ id, resolve, reject }]);
+        } else {
+          reads.push({ id, resolve, reject });
+        }
+        if (!flushScheduled) {
+          flushScheduled = true;
+          setImmediate(flush);
+        }
+      });
     },
     async patchDocument(partitionKey, id, operations, ifMatchEtag) {
       if (ifMatchEtag.length === 0) {
@@ -46,4 +129,17 @@ export function createDocumentStore(container: Container): DocumentStore {
       return { document: response.resource, etag: response.etag };
     },
   };
+}
+
+/** A document, `undefined` for 404, or "again" for anything a point read should answer instead. */
+function batchAnswer(result: { statusCode: number; eTag?: string; resourceBody?: unknown } | undefined): StoredDocument | undefined | "again" {
+  if (result?.statusCode === 404) {
+    return undefined;
+  }
+  const document = result?.resourceBody;
+  if (result?.statusCode !== 200 || typeof document !== "object" || document === null || Array.isArray(document)) {
+    return "again";
+  }
+  const etag = result.eTag ?? (document as JsonObject)._etag;
+  return typeof etag === "string" && etag.length > 0 ? { document: document as JsonObject, etag } : "again";
 }
