@@ -171,7 +171,13 @@ const collectionPathPattern = /^\/*dbs\/([^/]+)\/colls\/([^/]+)\/docs\/*$/;
  *
  * @returns The response body, or undefined when the request is not such a query.
  */
-function queryOnePartition(account: Account, request: IncomingMessage, pathname: string, body: Buffer, response: ServerResponse): Record<string, unknown> | undefined {
+function queryOnePartition(
+  account: Account,
+  request: IncomingMessage,
+  pathname: string,
+  body: Buffer,
+  response: ServerResponse,
+): Record<string, unknown> | undefined {
   const path = collectionPathPattern.exec(pathname);
   const partitionKey = partitionKeyOf(request);
   if (path === null || partitionKey === undefined || request.method !== "POST" || !isQuery(request)) {
@@ -202,7 +208,8 @@ function queryOnePartition(account: Account, request: IncomingMessage, pathname:
   const maxItemCount = typeof request.headers["x-ms-max-item-count"] === "string" ? Number.parseInt(request.headers["x-ms-max-item-count"], 10) : undefined;
   let continuation: { token: string } | undefined;
   try {
-    continuation = typeof request.headers["x-ms-continuation"] === "string" ? (JSON.parse(request.headers["x-ms-continuation"]) as { token: string }) : undefined;
+    continuation =
+      typeof request.headers["x-ms-continuation"] === "string" ? (JSON.parse(request.headers["x-ms-continuation"]) as { token: string }) : undefined;
   } catch {
     continuation = undefined;
   }

@@ -22,7 +22,9 @@ let ids: string[];
 async function createDocuments(count: number, subscription = subscriptionId): Promise<string[]> {
   const created: string[] = [];
   for (let index = 0; index < count; index += 1) {
-    const document = buildServiceProviderClusterDocument({ clusterResourceId: clusterResourceIdFor(subscription, "batch-rg", `batch-${randomUUID().slice(0, 8)}`) });
+    const document = buildServiceProviderClusterDocument({
+      clusterResourceId: clusterResourceIdFor(subscription, "batch-rg", `batch-${randomUUID().slice(0, 8)}`),
+    });
     await container.items.create(document);
     created.push(String(document.id));
   }
@@ -91,7 +93,14 @@ describe("reads of one partition made at the same time", () => {
   });
 
   it("reject with the point read's status code when the document keeps failing", async () => {
-    await admin.addFault({ target: "cosmos", kind: "status", statusCode: 403, errorCode: "Forbidden", count: 2, match: { documentId: ids[3], operation: "read" } });
+    await admin.addFault({
+      target: "cosmos",
+      kind: "status",
+      statusCode: 403,
+      errorCode: "Forbidden",
+      count: 2,
+      match: { documentId: ids[3], operation: "read" },
+    });
     const [ok, failed] = await Promise.allSettled([store.readDocument(partitionKey, ids[0]), store.readDocument(partitionKey, ids[3])]);
     expect(ok.status === "fulfilled" ? ok.value?.document.id : ok.reason).toBe(ids[0]);
     expect(failed.status).toBe("rejected");
@@ -100,7 +109,12 @@ describe("reads of one partition made at the same time", () => {
 
   it("stay a point read when alone, and one batch per partition", async () => {
     const [other] = await createDocuments(1, randomUUID());
-    const otherPartition = (await container.items.query<{ partitionKey: string }>({ query: "SELECT c.partitionKey FROM c WHERE c.id = @id", parameters: [{ name: "@id", value: other }] }).fetchAll()).resources[0]?.partitionKey ?? "";
+    const otherPartition =
+      (
+        await container.items
+          .query<{ partitionKey: string }>({ query: "SELECT c.partitionKey FROM c WHERE c.id = @id", parameters: [{ name: "@id", value: other }] })
+          .fetchAll()
+      ).resources[0]?.partitionKey ?? "";
     await admin.resetStatistics();
     const read = await Promise.all([store.readDocument(otherPartition, other), ...ids.slice(0, 2).map((id) => store.readDocument(partitionKey, id))]);
     expect(read.every((stored) => stored !== undefined)).toBe(true);
@@ -114,7 +128,10 @@ describe("the sandbox's Cosmos", () => {
   it("runs a query that names a partition key over that partition only", async () => {
     const [elsewhere] = await createDocuments(1, randomUUID());
     const { resources } = await container.items
-      .query<{ id: string }>({ query: "SELECT c.id FROM c WHERE ARRAY_CONTAINS(@ids, c.id)", parameters: [{ name: "@ids", value: [ids[0], elsewhere] }] }, { partitionKey })
+      .query<{ id: string }>(
+        { query: "SELECT c.id FROM c WHERE ARRAY_CONTAINS(@ids, c.id)", parameters: [{ name: "@ids", value: [ids[0], elsewhere] }] },
+        { partitionKey },
+      )
       .fetchAll();
     expect(resources.map((resource) => resource.id)).toEqual([ids[0]]);
     const everywhere = await container.items
