@@ -120,8 +120,9 @@ export function scaleSection(results: BenchmarkResults): string[] {
       ? []
       : [
           "",
-          "What a `refresh` of ours does beyond the engine floor's is one Cosmos point read per cluster (drift detection). The read floor is",
-          "one Node process making just those reads through the same clients (`floorWorker.ts`, read mode), in the same sandbox:",
+          "What a `refresh` of ours does beyond the engine floor's is one Cosmos read per cluster (drift detection; reads of one partition",
+          "that wait at the same time go as one batch). The read floor is one Node process making just those reads, all at once, through",
+          "the same clients (`floorWorker.ts`, read mode), in the same sandbox:",
           "",
           "| Clusters | `refresh` | Engine floor `refresh` + read floor | `refresh` / that sum | CPU of `refresh`: host / engine / bench process | Engine floor's |",
           "|---|---|---|---|---|---|",
