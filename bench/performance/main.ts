@@ -195,6 +195,7 @@ function fleetMedians(runs: readonly FleetScenarioResult[]): FleetMedians {
     refreshArmRequests: worst((run) => run.refresh?.statistics.arm.getRequests),
     refreshCosmosWrites: worst((run) => writes(run.refresh?.statistics.cosmos.documentWritesByMethod)),
     refreshCosmosReads: worst((run) => run.refresh?.statistics.cosmos.documentReads),
+    refreshCosmosReadBatches: worst((run) => run.refresh?.statistics.cosmos.documentReadBatches),
     resolvedInCosmos: Math.min(...runs.map((run) => run.resolvedInCosmos)),
     expectedIdentities: runs[0].expectedIdentities,
     checkpointBytes: runs[0].checkpointBytes,
