@@ -4,8 +4,9 @@
  *
  * Reads of one partition that wait at the same time (a `refresh` or `up` over many clusters of a
  * subscription) go to Cosmos as one transactional batch of Read operations: one round trip at the
- * same request charge as the point reads. A lone read stays a point read. Whatever the batch does not answer with 200 or 404 (a failed batch, a throttled or
- * aborted operation) is read again with a point read, so errors are exactly a point read's.
+ * same request charge as the point reads. A lone read stays a point read. Whatever the batch does
+ * not answer with 200 or 404 (a failed batch, a throttled or aborted operation) is read again with
+ * a point read, so errors are exactly a point read's.
  */
 import type { Container, OperationInput } from "@azure/cosmos";
 import type { JsonObject } from "../core/json";
