@@ -65,7 +65,20 @@ function isQuery(request: IncomingMessage): boolean {
   return isTrueHeader(request, "x-ms-documentdb-isquery") || request.headers["content-type"] === "application/query+json";
 }
 
-function classify(request: IncomingMessage, pathname: string, body: Buffer): DocumentRequest {
+/** The operations of a batch request (`x-ms-cosmos-is-batch-request`), parsed once; undefined for any other request. */
+function batchOperationsOf(request: IncomingMessage, body: Buffer): unknown[] | undefined {
+  if (request.method !== "POST" || !isTrueHeader(request, "x-ms-cosmos-is-batch-request")) {
+    return undefined;
+  }
+  try {
+    const operations: unknown = JSON.parse(body.toString("utf8"));
+    return Array.isArray(operations) ? operations : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function classify(request: IncomingMessage, pathname: string, body: Buffer, batch: unknown[] | undefined): DocumentRequest {
   const match = documentsPathPattern.exec(pathname);
   if (match === null) {
     return { operation: "other" };
@@ -79,8 +92,8 @@ function classify(request: IncomingMessage, pathname: string, body: Buffer): Doc
   if (request.method === "POST" && isQuery(request)) {
     return { operation: "other", ...base };
   }
-  if (request.method === "POST" && isTrueHeader(request, "x-ms-cosmos-is-batch-request")) {
-    const batchReadIds = readOperationIds(body);
+  if (batch !== undefined) {
+    const batchReadIds = readOperationIds(batch);
     return batchReadIds === undefined ? { operation: "write", ...base } : { operation: "read", ...base, batchReadIds };
   }
   if (request.method === "POST" && documentId === undefined) {
@@ -97,21 +110,13 @@ function classify(request: IncomingMessage, pathname: string, body: Buffer): Doc
   return { operation: "write", ...base };
 }
 
-/** The ids of a batch body whose every operation is a Read; undefined for any other body. */
-function readOperationIds(body: Buffer): string[] | undefined {
-  try {
-    const operations: unknown = JSON.parse(body.toString("utf8"));
-    if (!Array.isArray(operations) || operations.length === 0) {
-      return undefined;
-    }
-    const ids = operations.map((operation: unknown) => {
-      const { operationType, id } = (operation ?? {}) as { operationType?: unknown; id?: unknown };
-      return operationType === "Read" && typeof id === "string" ? id : undefined;
-    });
-    return ids.every((id): id is string => id !== undefined) ? ids : undefined;
-  } catch {
-    return undefined;
-  }
+/** The ids of a batch whose every operation is a Read; undefined for any other batch. */
+function readOperationIds(operations: readonly unknown[]): string[] | undefined {
+  const ids = operations.map((operation: unknown) => {
+    const { operationType, id } = (operation ?? {}) as { operationType?: unknown; id?: unknown };
+    return operationType === "Read" && typeof id === "string" ? id : undefined;
+  });
+  return ids.length > 0 && ids.every((id): id is string => id !== undefined) ? ids : undefined;
 }
 
 function count(statistics: SandboxStatistics, request: IncomingMessage, pathname: string, documentRequest: DocumentRequest): void {
@@ -232,33 +237,32 @@ function queryOnePartition(
  * no partition key of their own (the SDK sends it once, in the header); cosmosdb-server wants one
  * per operation, so each operation without one gets the header's.
  */
-function withBatchPartitionKey(request: IncomingMessage, body: Buffer): Buffer {
+function withBatchPartitionKey(request: IncomingMessage, body: Buffer, batch: readonly unknown[] | undefined): Buffer {
   const header = request.headers["x-ms-documentdb-partitionkey"];
-  if (request.method !== "POST" || !isTrueHeader(request, "x-ms-cosmos-is-batch-request") || typeof header !== "string") {
+  if (batch === undefined || typeof header !== "string") {
     return body;
   }
-  try {
-    const operations: unknown = JSON.parse(body.toString("utf8"));
-    if (!Array.isArray(operations)) {
-      return body;
-    }
-    const completed = operations.map((operation: unknown) =>
-      typeof operation === "object" && operation !== null && !("partitionKey" in operation) ? { ...operation, partitionKey: header } : operation,
-    );
-    return Buffer.from(JSON.stringify(completed), "utf8");
-  } catch {
-    return body;
-  }
+  const completed = batch.map((operation: unknown) =>
+    typeof operation === "object" && operation !== null && !("partitionKey" in operation) ? { ...operation, partitionKey: header } : operation,
+  );
+  return Buffer.from(JSON.stringify(completed), "utf8");
 }
 
 /** Runs the cosmosdb-server route for a request whose body was already read, as its own handler would. */
-async function forward(account: Account, request: IncomingMessage, response: ServerResponse, received: Buffer, pathname: string): Promise<void> {
+async function forward(
+  account: Account,
+  request: IncomingMessage,
+  response: ServerResponse,
+  received: Buffer,
+  pathname: string,
+  batch: readonly unknown[] | undefined,
+): Promise<void> {
   const scoped = queryOnePartition(account, request, pathname, received, response);
   if (scoped !== undefined) {
     respond(request, response, scoped);
     return;
   }
-  const body = withBatchPartitionKey(request, received);
+  const body = withBatchPartitionKey(request, received, batch);
   const replay = Object.assign(Readable.from(body.length > 0 ? [body] : []), {
     headers: request.headers,
     method: request.method,
@@ -326,7 +330,8 @@ async function handle(
     return;
   }
   increment(cosmos.authorizedByKind, authorization.kind);
-  const documentRequest = classify(request, pathname, body);
+  const batch = batchOperationsOf(request, body);
+  const documentRequest = classify(request, pathname, body, batch);
   count(options.statistics, request, pathname, documentRequest);
   const fired = options.faults.take({
     target: "cosmos",
@@ -356,7 +361,7 @@ async function handle(
     sendJson(response, fault.statusCode, fault.body, { ...fault.headers, "x-ms-activity-id": randomUUID() });
     return;
   }
-  await forward(account, request, response, body, pathname);
+  await forward(account, request, response, body, pathname, batch);
 }
 
 /**
