@@ -9,7 +9,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, totalmem } from "node:os";
 import { join } from "node:path";
-import { engineCommand, projectDirectory } from "../../cli/engine";
+import { defaultEngineParallelism, engineCommand, projectDirectory } from "../../cli/engine";
 import type { FleetScenarioResult } from "./fleetScenario";
 import { runFleetScenario } from "./fleetScenario";
 import { runHostMemoryByIdentities } from "./hostMemoryScenario";
@@ -121,10 +121,16 @@ async function main(): Promise<void> {
 
   let comparisons: BenchmarkResults["comparisons"];
   if (plan.comparisons) {
-    log("7. engine settings: the same 200-cluster runs with per-step checkpoints, and with --parallel 32");
+    // The engine's own default `--parallel` (4 × GOMAXPROCS), which the project's default replaces
+    // (cli/engine.ts): at 200 clusters and, once, at the largest size, where the slots matter.
+    const engineOwnParallel = 4 * availableParallelism();
+    const largest = plan.largeSizes[plan.largeSizes.length - 1] ?? 200;
+    log(`7. engine settings: 200 clusters with per-step checkpoints; 200 and ${largest} clusters at the engine's own --parallel ${engineOwnParallel}`);
     comparisons = {
+      engineOwnParallel,
       perStepCheckpoints: await fleet(200, true, { engineEnvironment: { PULUMI_SKIP_CHECKPOINTS: "false" } }),
-      parallel32: await fleet(200, true, { parallel: 32 }),
+      engineOwnParallelSmall: await fleet(200, true, { parallel: engineOwnParallel }),
+      engineOwnParallelLarge: await fleet(largest, true, { parallel: engineOwnParallel }),
     };
   }
 
@@ -147,6 +153,7 @@ async function main(): Promise<void> {
     nodeVersion: process.version,
     pulumiVersion: engine.version,
     quick,
+    engineParallel: Number(process.env.PULUMI_PARALLEL ?? defaultEngineParallelism()),
     latencyInMs,
     lookupConcurrency,
     durationInMs: Date.now() - started,
