@@ -57,9 +57,3 @@ export async function startBenchmarkSandbox(options: BenchmarkSandboxOptions): P
     settingsEnvironment,
   };
 }
-
-/** The in-process credential reads the managed-identity endpoint from the environment. */
-export function useSandboxIdentityEnvironment(benchmark: BenchmarkSandbox): void {
-  process.env.IDENTITY_ENDPOINT = benchmark.environment.IDENTITY_ENDPOINT;
-  process.env.IDENTITY_HEADER = benchmark.environment.IDENTITY_HEADER;
-}

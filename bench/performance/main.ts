@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the performance benchmark. Runs every scenario against in-process sandboxes
+ * `npm run bench`: the performance benchmark. Runs every scenario against sandboxes in this process
  * and the real Pulumi engine, compares each measurement with a floor measured in the same run, and
  * writes docs/performance.md. `--quick` runs fewer repetitions and sizes (about a third of the time).
  *
@@ -53,7 +53,7 @@ async function main(): Promise<void> {
       };
   log(`${quick ? "quick" : "full"} run on ${availableParallelism()} cores`);
 
-  log("1. provider create (in process, real SDK clients)");
+  log("1. provider create (a process of its own, real SDK clients)");
   const providerCreates = await runProviderCreateScenarios({
     identityCounts: [1, 10, 50, 200],
     armLatencyInMs: latencyInMs,

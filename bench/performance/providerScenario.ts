@@ -1,16 +1,19 @@
 /**
- * The provider's create, in this process, with the real implementation and real SDK clients
- * against the sandbox (createManagedIdentityStatusProvider with the `config` override), timed
- * against two floors measured or derived in the same run: upstream-style sequential GETs through
- * the same arm-msi client, and the concurrency floor ceil(n / concurrency) × latency.
+ * The provider's create with the real implementation and real SDK clients against the sandbox,
+ * timed against two floors measured or derived in the same run: upstream-style sequential GETs
+ * through the same arm-msi client, and the concurrency floor ceil(n / concurrency) × latency.
+ *
+ * The provider runs in a Node process of its own (providerCreateWorker.ts), as in the provider
+ * host; the sandbox stays in this process, so its CPU is not charged to the event loop being
+ * timed (Azure's never is). This process reads the sandbox's counters between identity counts.
  */
-import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../../resources/core/azureResourceId";
-import { sharedAzureAdapters } from "../../resources/provider/azureAdapters";
-import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
-import { readSettings } from "../../resources/core/settings";
+import { fork } from "node:child_process";
+import { join } from "node:path";
+import { projectDirectory } from "../../cli/engine";
 import { seedFleet } from "../../sandbox/seed";
-import { startBenchmarkSandbox, useSandboxIdentityEnvironment } from "./benchmarkSandbox";
+import { startBenchmarkSandbox } from "./benchmarkSandbox";
 import { storedIdentities } from "./fleetScenario";
+import type { CreatesRequest, FloorsRequest, WorkerReply } from "./providerCreateWorker";
 import { median } from "./statistics";
 
 /** Options of {@link runProviderCreateScenarios}. */
@@ -45,45 +48,70 @@ export interface ProviderCreateResult {
   readonly resolvedEveryIdentity: boolean;
 }
 
+/** The worker process: one request at a time. */
+interface CreateWorker {
+  ask<Request extends CreatesRequest | FloorsRequest>(request: Request): Promise<Extract<WorkerReply, { kind: Request["kind"] }>>;
+  stop(): Promise<void>;
+}
+
+function startCreateWorker(environment: Readonly<Record<string, string>>): CreateWorker {
+  const child = fork(join(projectDirectory, "dist", "bench", "performance", "providerCreateWorker.js"), [], {
+    cwd: projectDirectory,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...environment },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return {
+    ask: <Request extends CreatesRequest | FloorsRequest>(request: Request) =>
+      new Promise<Extract<WorkerReply, { kind: Request["kind"] }>>((resolve, reject) => {
+        const onExit = (code: number | null): void => reject(new Error(`provider create worker exited (${code ?? "signal"}) before answering`));
+        child.once("exit", onExit);
+        child.once("message", (reply: WorkerReply) => {
+          child.off("exit", onExit);
+          if (reply.kind === "error") {
+            reject(new Error(`provider create worker: ${reply.message}`));
+          } else {
+            resolve(reply as Extract<WorkerReply, { kind: Request["kind"] }>);
+          }
+        });
+        child.send(request);
+      }),
+    stop: async () => {
+      if (child.exitCode === null && child.connected) {
+        child.send({ kind: "exit" });
+      }
+      await exited;
+    },
+  };
+}
+
 /**
- * Runs every count in one sandbox: @azure/identity caches managed-identity tokens per process,
- * so a second sandbox in this process would be sent the first one's tokens.
+ * Runs every count against one sandbox and one worker: @azure/identity caches managed-identity
+ * tokens per process, so the worker's first create fetches the only token.
  */
 export async function runProviderCreateScenarios(options: ProviderCreateOptions): Promise<ProviderCreateResult[]> {
   const benchmark = await startBenchmarkSandbox({ armLatencyInMs: options.armLatencyInMs, cosmosLatencyInMs: 0, lookupConcurrency: options.lookupConcurrency });
+  const worker = startCreateWorker(benchmark.settingsEnvironment);
   try {
-    useSandboxIdentityEnvironment(benchmark);
     const { sandbox } = benchmark;
     const clustersPerCount = options.repetitions + 1;
     const largest = Math.max(...options.identityCounts);
     const fleet = seedFleet(sandbox, { clusters: clustersPerCount * options.identityCounts.length, identitiesPerCluster: largest, subscriptions: 1 });
-    const provider = createManagedIdentityStatusProvider({ config: benchmark.configSource });
-    const adapters = sharedAzureAdapters(readSettings(benchmark.configSource, process.env));
     const results: ProviderCreateResult[] = [];
     for (const [countIndex, identities] of options.identityCounts.entries()) {
       const clusters = fleet.slice(countIndex * clustersPerCount, (countIndex + 1) * clustersPerCount).map((cluster) => ({
         ...cluster,
         dataPlaneOperators: Object.fromEntries(Object.entries(cluster.dataPlaneOperators).slice(0, identities)),
       }));
-      const createFor = async (cluster: (typeof clusters)[number]): Promise<number> => {
-        const checked = await provider.check!({} as never, {
-          clusterResourceId: cluster.clusterResourceId,
-          dataPlaneOperators: cluster.dataPlaneOperators,
-          serviceManagedIdentity: cluster.serviceManagedIdentity,
-        });
-        if ((checked.failures ?? []).length > 0) {
-          throw new Error(`check failed: ${JSON.stringify(checked.failures)}`);
-        }
-        const started = performance.now();
-        await provider.create(checked.inputs!);
-        return performance.now() - started;
-      };
       sandbox.statistics.reset();
-      const coldCreateTimeInMs = await createFor(clusters[0]);
-      const createTimes: number[] = [];
-      for (const cluster of clusters.slice(1)) {
-        createTimes.push(await createFor(cluster));
-      }
+      const created = await worker.ask({
+        kind: "creates",
+        clusters: clusters.map(({ clusterResourceId, dataPlaneOperators, serviceManagedIdentity }) => ({
+          clusterResourceId,
+          dataPlaneOperators,
+          serviceManagedIdentity,
+        })),
+      });
       const statistics = sandbox.statistics.snapshot();
       let resolvedEveryIdentity = true;
       for (const cluster of clusters) {
@@ -92,36 +120,20 @@ export async function runProviderCreateScenarios(options: ProviderCreateOptions)
           resolvedEveryIdentity &&= stored[resourceId.toLowerCase()]?.clientId === sandbox.identities.get(resourceId)?.clientId;
         }
       }
-      // Floors through the very clients the provider used (same settings → same cached adapters).
-      const identityIds = Object.values(clusters[0].dataPlaneOperators).map((resourceId) => {
-        const parsed = parseResourceIdOfType(resourceId, userAssignedIdentityResourceType);
-        if (!parsed.ok) throw new TypeError(parsed.reason);
-        return parsed.resourceId;
-      });
-      const get = (resourceId: (typeof identityIds)[number]) =>
-        adapters.userAssignedIdentityReader.getUserAssignedIdentity(resourceId, { abortSignal: AbortSignal.timeout(30_000) });
       const withSequentialFloor = identities === options.sequentialFloorAt;
-      const sequentialTimes: number[] = [];
-      const concurrentTimes: number[] = [];
-      for (let repetition = 0; repetition < Math.max(3, options.repetitions); repetition += 1) {
-        let started = performance.now();
-        await Promise.all(identityIds.map((resourceId) => adapters.limiter.run(() => get(resourceId))));
-        concurrentTimes.push(performance.now() - started);
-        if (withSequentialFloor) {
-          started = performance.now();
-          for (const resourceId of identityIds) {
-            await get(resourceId);
-          }
-          sequentialTimes.push(performance.now() - started);
-        }
-      }
+      const floors = await worker.ask({
+        kind: "floors",
+        identityResourceIds: Object.values(clusters[0].dataPlaneOperators),
+        repetitions: Math.max(3, options.repetitions),
+        sequential: withSequentialFloor,
+      });
       results.push({
         identities,
-        createTimeInMs: median(createTimes),
-        createTimes,
-        coldCreateTimeInMs,
-        ...(withSequentialFloor ? { sequentialTimeInMs: median(sequentialTimes) } : {}),
-        concurrentTimeInMs: median(concurrentTimes),
+        createTimeInMs: median(created.createTimes),
+        createTimes: created.createTimes,
+        coldCreateTimeInMs: created.coldCreateTimeInMs,
+        ...(withSequentialFloor ? { sequentialTimeInMs: median(floors.sequentialTimes) } : {}),
+        concurrentTimeInMs: median(floors.concurrentTimes),
         concurrencyFloorInMs: Math.ceil(identities / options.lookupConcurrency) * options.armLatencyInMs,
         armRequests: statistics.arm.getRequests,
         armMaxInFlight: statistics.arm.maxInFlight,
@@ -131,6 +143,7 @@ export async function runProviderCreateScenarios(options: ProviderCreateOptions)
     }
     return results;
   } finally {
+    await worker.stop();
     await benchmark.sandbox.stop();
   }
 }
