@@ -1,11 +1,10 @@
 /**
- * A sandbox for one benchmark scenario, plus the settings that point the hook (in this process,
- * in a floor worker, or in the engine's provider host) at it.
+ * A sandbox for one benchmark scenario, plus the settings that point the hook (in scenario 1's
+ * worker, in a floor worker, or in the engine's provider host) at it.
  */
 import { join } from "node:path";
 import { settingsForRunningSandbox } from "../../cli/sandboxSettings";
 import { projectDirectory } from "../../cli/engine";
-import type { ConfigSource } from "../../resources/core/settings";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 
@@ -16,8 +15,6 @@ export interface BenchmarkSandbox {
   readonly config: Readonly<Record<string, string>>;
   /** Environment for the engine, the provider host and floor workers (secrets go here). */
   readonly environment: Readonly<Record<string, string>>;
-  /** The same settings as a config source for an in-process provider. */
-  readonly configSource: ConfigSource;
   /** The same settings as ARO_HCP_* environment variables (for a floor worker). */
   readonly settingsEnvironment: Readonly<Record<string, string>>;
 }
@@ -48,12 +45,10 @@ export async function startBenchmarkSandbox(options: BenchmarkSandboxOptions): P
     ARO_HCP_DOCUMENT_WAIT_SECONDS: fullConfig.documentWaitSeconds,
     ...environment,
   };
-  const everything: Record<string, string> = { ...fullConfig, cosmosKey: sandbox.cosmosKey };
   return {
     sandbox,
     config: fullConfig,
     environment,
-    configSource: { get: (key) => everything[key] },
     settingsEnvironment,
   };
 }

@@ -83,6 +83,20 @@ describe("the engine's parallelism", () => {
     expect(defaultEngineParallelism(8)).toBe(32);
   });
 
+  it("the environment of the project's doors carries it, unless PULUMI_PARALLEL is already set", () => {
+    const { defaultEngineParallelism, engineEnvironment } = engineModule();
+    const saved = process.env.PULUMI_PARALLEL;
+    try {
+      delete process.env.PULUMI_PARALLEL;
+      expect(engineEnvironment().PULUMI_PARALLEL).toBe(String(defaultEngineParallelism(availableParallelism())));
+      process.env.PULUMI_PARALLEL = "3";
+      expect(engineEnvironment().PULUMI_PARALLEL).toBe("3");
+    } finally {
+      if (saved === undefined) delete process.env.PULUMI_PARALLEL;
+      else process.env.PULUMI_PARALLEL = saved;
+    }
+  });
+
   it("a refresh through the project's engine reads that many clusters at once", async () => {
     // A PULUMI_PARALLEL of the developer's own is the engine's parallelism (the next test).
     const parallelism = Number(process.env.PULUMI_PARALLEL ?? engineModule().defaultEngineParallelism(availableParallelism()));
