@@ -4,16 +4,20 @@
  * has in flight at once. Every cluster is in a subscription of its own, so no two reads share a
  * partition and none are batched: each read is one request, and the sandbox's Cosmos server counts
  * them in flight. With a Cosmos latency far above the engine's own time per resource, the engine
- * fills every slot, so the count is the engine's parallelism.
+ * fills every slot, so the count is the engine's parallelism. Through the project's engine
+ * (Automation API stacks of cli/engine.ts) and through the literal `pulumi` in the project
+ * directory, which the wrapper's default does not reach.
  */
-import { availableParallelism } from "node:os";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
 import type { TestStack } from "./engineHelpers";
-import { engineModule, openTestStack } from "./engineHelpers";
+import { engineModule, literalCliEnvironment, openTestStack, runLiteralPulumi } from "./engineHelpers";
 import { ownedStatusOf, requireServiceProviderCluster } from "../fixtures/storedDocument";
 
 const clusterCount = 40;
@@ -23,6 +27,15 @@ let sandbox: Sandbox;
 let fleet: FleetClusterDescription[];
 let defaultStack: TestStack;
 let callerStack: TestStack;
+/** The literal CLI's stack: the project's Pulumi.yaml and index.ts, no wrapper of ours. */
+const literalStackName = `parallel-literal-${process.pid}`;
+const projectDirectory = resolve(__dirname, "..", "..");
+let scratchDirectory: string;
+let literalEnvironment: NodeJS.ProcessEnv;
+
+function literalPulumi(environment: NodeJS.ProcessEnv, ...args: string[]): Promise<string> {
+  return runLiteralPulumi(projectDirectory, environment, literalStackName, ...args);
+}
 
 beforeAll(async () => {
   sandbox = await startSandbox({ certificateDirectory: `${__dirname}/../../.sandbox/e2e-parallelism-${process.pid}` });
@@ -33,10 +46,35 @@ beforeAll(async () => {
   callerStack = await openTestStack(sandbox, "parallel-caller", clusters, {}, (environment) => ({ ...environment, PULUMI_PARALLEL: "5" }));
   expect((await defaultStack.stack.up({ color: "never" })).summary.result).toBe("succeeded");
   expect((await callerStack.stack.up({ color: "never" })).summary.result).toBe("succeeded");
+
+  // A user's shell (as test/e2e/literalCli.test.ts): the built CLI on PATH, their own backend.
+  scratchDirectory = realpathSync(mkdtempSync(join(tmpdir(), "aro-hcp-parallel-literal-")));
+  for (const directory of ["state", "home"]) {
+    mkdirSync(join(scratchDirectory, directory));
+  }
+  const clustersFile = join(scratchDirectory, "clusters.json");
+  writeFileSync(clustersFile, JSON.stringify(clusters));
+  const { settingsForRunningSandbox } = await import("../../cli/sandboxSettings");
+  const settings = settingsForRunningSandbox(sandbox);
+  literalEnvironment = literalCliEnvironment((await engineModule().engineCommand()).root, {
+    PULUMI_BACKEND_URL: `file://${join(scratchDirectory, "state")}`,
+    PULUMI_HOME: join(scratchDirectory, "home"),
+    PULUMI_CONFIG_PASSPHRASE: "parallel-literal-test-passphrase",
+    ...settings.environment,
+  });
+  await literalPulumi(literalEnvironment, "stack", "init");
+  for (const [key, value] of Object.entries({ ...settings.config, documentWaitSeconds: "2", clustersFile })) {
+    await literalPulumi(literalEnvironment, "config", "set", `aro-hcp-identity-status:${key}`, value);
+  }
+  await literalPulumi(literalEnvironment, "up", "--yes", "--skip-preview");
 }, 600_000);
 
 afterAll(async () => {
   await sandbox?.stop();
+  rmSync(join(projectDirectory, `Pulumi.${literalStackName}.yaml`), { force: true });
+  if (scratchDirectory !== undefined) {
+    rmSync(scratchDirectory, { recursive: true, force: true });
+  }
 });
 
 /** Every cluster's ServiceProviderCluster document, read back from Cosmos. */
@@ -53,13 +91,12 @@ async function storedDocuments(): Promise<string[]> {
  * most and its document reads, after checking that it wrote nothing: every cluster's document
  * reads back as before, with its identity resolved.
  */
-async function refreshInFlight(testStack: TestStack): Promise<{ maxInFlight: number; documentReads: number }> {
+async function refreshInFlight(refresh: () => Promise<void>): Promise<{ maxInFlight: number; documentReads: number }> {
   const before = await storedDocuments();
   sandbox.faults.setLatency({ cosmos: cosmosLatencyInMs });
   sandbox.statistics.reset();
   try {
-    const result = await testStack.stack.refresh({ color: "never" });
-    expect(result.summary.result).toBe("succeeded");
+    await refresh();
   } finally {
     sandbox.faults.setLatency({ cosmos: 0 });
   }
@@ -72,6 +109,14 @@ async function refreshInFlight(testStack: TestStack): Promise<{ maxInFlight: num
     expect(Object.values(status?.identities ?? {}).filter((identity) => identity.clientId !== undefined && identity.clientId !== "")).toHaveLength(1);
   }
   return { maxInFlight: cosmos.maxInFlight, documentReads: cosmos.documentReads };
+}
+
+/** A `refresh` of a stack of the project's engine (Automation API). */
+function stackRefresh(testStack: TestStack): () => Promise<void> {
+  return async () => {
+    const result = await testStack.stack.refresh({ color: "never" });
+    expect(result.summary.result).toBe("succeeded");
+  };
 }
 
 describe("the engine's parallelism", () => {
@@ -101,14 +146,27 @@ describe("the engine's parallelism", () => {
     // A PULUMI_PARALLEL of the developer's own is the engine's parallelism (the next test).
     const parallelism = Number(process.env.PULUMI_PARALLEL ?? engineModule().defaultEngineParallelism(availableParallelism()));
     const expected = Math.min(clusterCount, parallelism);
-    const { maxInFlight, documentReads } = await refreshInFlight(defaultStack);
+    const { maxInFlight, documentReads } = await refreshInFlight(stackRefresh(defaultStack));
     expect(documentReads).toBe(clusterCount);
     expect(maxInFlight).toBe(expected);
   }, 300_000);
 
   it("the caller's own PULUMI_PARALLEL wins", async () => {
-    const { maxInFlight, documentReads } = await refreshInFlight(callerStack);
+    const { maxInFlight, documentReads } = await refreshInFlight(stackRefresh(callerStack));
     expect(documentReads).toBe(clusterCount);
     expect(maxInFlight).toBe(5);
+  }, 300_000);
+
+  it("the literal pulumi CLI keeps the engine's own 4 × cores, and takes PULUMI_PARALLEL exported as the example workflow does", async () => {
+    const own = await refreshInFlight(async () => {
+      expect(await literalPulumi(literalEnvironment, "refresh", "--yes", "--skip-preview")).toMatch(/unchanged/);
+    });
+    expect(own.documentReads).toBe(clusterCount);
+    expect(own.maxInFlight).toBe(Math.min(clusterCount, 4 * availableParallelism()));
+    const exported = await refreshInFlight(async () => {
+      expect(await literalPulumi({ ...literalEnvironment, PULUMI_PARALLEL: "16" }, "refresh", "--yes", "--skip-preview")).toMatch(/unchanged/);
+    });
+    expect(exported.documentReads).toBe(clusterCount);
+    expect(exported.maxInFlight).toBe(Math.min(clusterCount, 16));
   }, 300_000);
 });
