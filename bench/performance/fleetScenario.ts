@@ -198,7 +198,8 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
     }
     const seconds = (runs: readonly EngineRun[]): string => runs.map((run) => `${Math.round(run.wallTimeInMs)} ms`).join(", ");
     options.log(
-      `  no-op up: ${seconds(noOpUps)}; read floor ${Math.round(readFloor.processWallTimeInMs)} ms; refresh ${seconds(refreshes)}, host peak ${Math.round(Math.max(...refreshes.map((run) => run.host.peakResidentBytes)) / 2 ** 20)} MB`,
+      `  no-op up: ${seconds(noOpUps)}; read floor ${Math.round(readFloor.processWallTimeInMs)} ms; refresh ${seconds(refreshes)}, host peak ${Math.round(Math.max(...refreshes.map((run) => run.host.peakResidentBytes)) / 2 ** 20)} MB, ` +
+        `Cosmos requests per refresh ${refreshes.map((run) => `${run.statistics.cosmos.requests} (${run.statistics.cosmos.documentReads} reads, ${run.statistics.cosmos.documentReadBatches} batches)`).join(", ")}`,
     );
     let engineFloor: EngineFloorResult | undefined;
     if (floor !== undefined) {

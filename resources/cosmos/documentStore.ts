@@ -4,9 +4,12 @@
  *
  * Reads of one partition that wait at the same time (a `refresh` or `up` over many clusters of a
  * subscription) go to Cosmos as one transactional batch of Read operations: one round trip at the
- * same request charge as the point reads. A lone read stays a point read. Whatever the batch does
- * not answer with 200 or 404 (a failed batch, a throttled or aborted operation) is read again with
- * a point read, so errors are exactly a point read's.
+ * same request charge as the point reads. A partition has one read request in flight at a time:
+ * reads that arrive while it is out wait for its answer and then go together, so under load the
+ * batches grow instead of the request count. A read of a partition with nothing in flight goes at
+ * once, and a lone read stays a point read. Whatever the batch does not answer with 200 or 404 (a
+ * failed batch, a throttled or aborted operation) is read again with a point read, so errors are
+ * exactly a point read's.
  */
 import type { Container, OperationInput } from "@azure/cosmos";
 import type { JsonObject } from "../core/json";
@@ -31,6 +34,12 @@ export interface DocumentStore {
 
 /** Most operations Cosmos accepts in one transactional batch. */
 export const maxReadsPerBatch = 100;
+
+/**
+ * Read requests (batches or point reads) one partition has in flight at once. Reads of that
+ * partition that arrive meanwhile wait for it and go together as the next batch.
+ */
+export const readRequestsInFlightPerPartition = 1;
 
 interface PendingRead {
   readonly id: string;
@@ -90,15 +99,32 @@ export function createDocumentStore(container: Container): DocumentStore {
     );
   };
 
+  // Per partition: reads waiting for a slot, and requests in flight.
+  const inFlight = new Map<string, number>();
+  const send = (partitionKey: string): void => {
+    const reads = pending.get(partitionKey);
+    while (reads !== undefined && reads.length > 0 && (inFlight.get(partitionKey) ?? 0) < readRequestsInFlightPerPartition) {
+      const taken = reads.splice(0, maxReadsPerBatch);
+      inFlight.set(partitionKey, (inFlight.get(partitionKey) ?? 0) + 1);
+      const done = (): void => {
+        const left = (inFlight.get(partitionKey) ?? 1) - 1;
+        if (left === 0) inFlight.delete(partitionKey);
+        else inFlight.set(partitionKey, left);
+        // Whatever arrived meanwhile goes now, as one batch.
+        send(partitionKey);
+      };
+      // readTogether settles every read it took and does not throw; should it, its reads fail with that error.
+      readTogether(partitionKey, taken).then(done, (error: unknown) => {
+        for (const read of taken) read.reject(error);
+        done();
+      });
+    }
+    if (reads !== undefined && reads.length === 0) pending.delete(partitionKey);
+  };
+
   const flush = (): void => {
     flushScheduled = false;
-    const batches = [...pending.entries()];
-    pending.clear();
-    for (const [partitionKey, reads] of batches) {
-      for (let start = 0; start < reads.length; start += maxReadsPerBatch) {
-        void readTogether(partitionKey, reads.slice(start, start + maxReadsPerBatch));
-      }
-    }
+    for (const partitionKey of [...pending.keys()]) send(partitionKey);
   };
 
   return {

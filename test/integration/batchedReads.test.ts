@@ -120,6 +120,31 @@ describe("reads of one partition made at the same time", () => {
   });
 });
 
+describe("reads of a partition with a request in flight", () => {
+  it("wait for its answer and then go together as one batch; another partition does not wait", async () => {
+    const otherSubscription = randomUUID();
+    const [other] = await createDocuments(1, otherSubscription);
+    await admin.addFault({ target: "cosmos", kind: "delay", delayInMs: 400, count: 1, match: { documentId: ids[0], operation: "read" } });
+    await admin.resetStatistics();
+    const first = store.readDocument(partitionKey, ids[0]);
+    // The first read is out (a point read, held 400 ms by the sandbox) before these arrive.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const later = ids.slice(1, 4).map((id) => store.readDocument(partitionKey, id));
+    const elsewhere = await store.readDocument(otherSubscription.toLowerCase(), other);
+    const whileOut = await admin.getStatistics();
+    const read = await Promise.all([first, ...later]);
+    const statistics = await admin.getStatistics();
+
+    expect(elsewhere?.document.id).toBe(other);
+    // While the first read was out: it and the other partition's read had gone, the three waited.
+    expect(whileOut.cosmos.documentReadsByDocument).toEqual({ [ids[0]]: 1, [other]: 1 });
+    expect(read.map((stored) => stored?.document.id)).toEqual(ids.slice(0, 4));
+    expect(statistics.cosmos.documentReadBatches).toBe(1);
+    expect(statistics.cosmos.documentReads).toBe(5);
+    expect(statistics.cosmos.documentReadsByDocument).toEqual(Object.fromEntries([...ids.slice(0, 4), other].map((id) => [id, 1])));
+  });
+});
+
 describe("the sandbox's Cosmos", () => {
   it("runs a query that names a partition key over that partition only", async () => {
     const [elsewhere] = await createDocuments(1, randomUUID());
