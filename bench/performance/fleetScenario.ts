@@ -24,6 +24,8 @@ export interface FleetScenarioOptions {
   readonly engine: EngineCommand;
   readonly clusters: number;
   readonly identitiesPerCluster: number;
+  /** Subscriptions (Cosmos partitions) the clusters are spread over; default seedFleet's, min(clusters, 4). */
+  readonly subscriptions?: number;
   readonly armLatencyInMs: number;
   readonly cosmosLatencyInMs: number;
   readonly lookupConcurrency: number;
@@ -150,7 +152,11 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
   let stack: BenchmarkStack | undefined;
   let floor: { readonly stack: BenchmarkStack; readonly up: EngineRun } | undefined;
   try {
-    const fleet = seedFleet(benchmark.sandbox, { clusters: options.clusters, identitiesPerCluster: options.identitiesPerCluster });
+    const fleet = seedFleet(benchmark.sandbox, {
+      clusters: options.clusters,
+      identitiesPerCluster: options.identitiesPerCluster,
+      ...(options.subscriptions === undefined ? {} : { subscriptions: options.subscriptions }),
+    });
     const seeded = benchmark.sandbox.documents.list();
     let plainFloor: FloorRun | undefined;
     if (options.skipFloor !== true) {

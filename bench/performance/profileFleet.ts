@@ -1,5 +1,5 @@
 /**
- * One fleet size, with profiles: `node dist/bench/performance/profileFleet.js <clusters> [profile directory] [--parallel N] [--repetitions N]`.
+ * One fleet size, with profiles: `node dist/bench/performance/profileFleet.js <clusters> [profile directory] [--parallel N] [--repetitions N] [--subscriptions N]`.
  *
  * Runs the fleet scenario (floor, up, no-op up, refresh, engine floor) at one size and prints its
  * numbers. With a directory, the provider host runs with hostProfiler.ts preloaded (through
@@ -57,9 +57,11 @@ async function main(): Promise<void> {
   // No-op `up`s and `refresh`es, each followed by the engine floor's (fleetScenario.ts followUpRepetitions).
   const repetitionsAt = process.argv.indexOf("--repetitions");
   const followUpRepetitions = repetitionsAt > 0 ? Number(process.argv[repetitionsAt + 1]) : 1;
-  const positional = process.argv
-    .slice(2)
-    .filter((argument, index, all) => !argument.startsWith("--") && all[index - 1] !== "--parallel" && all[index - 1] !== "--repetitions");
+  // Subscriptions (Cosmos partitions) the clusters are spread over: the default is seedFleet's 4.
+  const subscriptionsAt = process.argv.indexOf("--subscriptions");
+  const subscriptions = subscriptionsAt > 0 ? { subscriptions: Number(process.argv[subscriptionsAt + 1]) } : {};
+  const valued = new Set(["--parallel", "--repetitions", "--subscriptions"]);
+  const positional = process.argv.slice(2).filter((argument, index, all) => !argument.startsWith("--") && !valued.has(all[index - 1] ?? ""));
   const clusters = Number(positional[0] ?? "1000");
   const directory = positional[1] === undefined ? undefined : resolve(positional[1]);
   const log = (line: string): void => console.log(line);
@@ -84,6 +86,7 @@ async function main(): Promise<void> {
     followUpRepetitions,
     log,
     ...parallel,
+    ...subscriptions,
   });
   const seconds = (value: number | undefined): string => `${((value ?? Number.NaN) / 1000).toFixed(1)} s`;
   const floor = result.engineFloor;

@@ -2,8 +2,9 @@
  * Memoization for pure computations a provider process repeats for the same value within one
  * engine operation (a `refresh` hashes each identity key three times: its read decodes and
  * re-encodes the outputs, its diff decodes them). Only worth it for those: a value computed once
- * per cluster and operation would only cost memory. Bounded, because the provider host can live
- * long: at `bound` entries it starts over.
+ * per cluster and operation would only cost memory. Also for an object worth reusing per key (one
+ * arm-msi client per subscription). Bounded, because the provider host can live long: at `bound`
+ * entries it starts over.
  */
 
 /**

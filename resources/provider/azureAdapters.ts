@@ -1,7 +1,8 @@
 /**
  * One set of Azure clients per provider process: one credential (tokens cached until expiry by
  * @azure/identity and the bearer-token policy), one keep-alive HTTPS agent, one Cosmos client and
- * one arm-msi client per subscription, shared by every resource the process handles.
+ * one arm-msi client per subscription over one shared request pipeline, shared by every resource
+ * the process handles.
  * The cache is a module variable: the provider host requires this module (providerLoader.ts), so
  * every resource of the process sees the same module instance.
  */
@@ -12,6 +13,7 @@ import { readFileSync } from "node:fs";
 import type { AgentOptions } from "node:https";
 import { Agent } from "node:https";
 import { createSecureContext, rootCertificates } from "node:tls";
+import { boundedMemo } from "../core/boundedMemo";
 import { createConcurrencyLimiter } from "../sync/concurrencyLimiter";
 import type { ConcurrencyLimiter } from "../sync/concurrencyLimiter";
 import type { Settings } from "../core/settings";
@@ -31,6 +33,9 @@ export interface AzureAdapters {
   /** The credential in use, named for AzureAccessError messages. */
   readonly credentialDescription?: string;
 }
+
+/** Per-subscription arm-msi clients a process keeps before it starts over (azureAdapters.ts buildAdapters). */
+const maxArmClients = 4096;
 
 /** Adapters by settings fingerprint: one set per distinct configuration in the process. */
 const adaptersBySettings = new Map<string, AzureAdapters>();
@@ -69,25 +74,28 @@ function buildAdapters(settings: Settings): AzureAdapters {
   const credentials = createCredentials(settings);
   const armCredential = sharedTokenCredential(credentials.arm);
   const cosmosCredential = sharedTokenCredential(credentials.cosmos);
-  const clients = new Map<string, ManagedServiceIdentityClient>();
-  const clientFor = (subscriptionId: string): ManagedServiceIdentityClient => {
-    let client = clients.get(subscriptionId);
-    if (client === undefined) {
-      // Loaded at the first lookup: a refresh before the recheck time makes none (about 0.15 s and 15 MB saved).
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { ManagedServiceIdentityClient } = require("@azure/arm-msi") as typeof import("@azure/arm-msi");
-      client = new ManagedServiceIdentityClient(armCredential, subscriptionId, {
-        endpoint: settings.armEndpoint,
-        credentialScopes: [settings.armScope],
-        agent,
-        userAgentOptions: { userAgentPrefix },
-        // lookUpIdentity.ts retries, releasing its concurrency slot while it waits.
-        retryOptions: { maxRetries: 0 },
-      });
-      clients.set(subscriptionId, client);
-    }
+  // Every subscription's client sends through the first client's pipeline (its policies, bearer
+  // token policy included, hold nothing per subscription): a client of its own costs 13 KB of heap
+  // and 0.17 ms, one over the shared pipeline 0.7 KB and 0.04 ms. A fleet whose clusters each sit in
+  // their own subscription raised the provider host's peak by 40 MB at 2,000 clusters. Bounded,
+  // because a long-lived process could see any number of subscriptions.
+  let pipeline: ManagedServiceIdentityClient["pipeline"] | undefined;
+  const clientFor = boundedMemo((subscriptionId: string): ManagedServiceIdentityClient => {
+    // Loaded at the first lookup: a refresh before the recheck time makes none (about 0.15 s and 15 MB saved).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { ManagedServiceIdentityClient } = require("@azure/arm-msi") as typeof import("@azure/arm-msi");
+    const client = new ManagedServiceIdentityClient(armCredential, subscriptionId, {
+      endpoint: settings.armEndpoint,
+      credentialScopes: [settings.armScope],
+      agent,
+      userAgentOptions: { userAgentPrefix },
+      // lookUpIdentity.ts retries, releasing its concurrency slot while it waits.
+      retryOptions: { maxRetries: 0 },
+      ...(pipeline === undefined ? {} : { pipeline }),
+    });
+    pipeline ??= client.pipeline;
     return client;
-  };
+  }, maxArmClients);
   const cosmosClient = new CosmosClient({
     endpoint: settings.cosmosEndpoint,
     ...(settings.cosmosKey === undefined ? { aadCredentials: cosmosCredential } : { key: settings.cosmosKey }),

@@ -268,6 +268,26 @@ describe("the provider with real SDK clients against the sandbox", () => {
     await expectMatchesArm(document, cluster.operators["operator-0"]);
   });
 
+  it("reads each identity in its own subscription, for clusters and subscriptions handled at once", async () => {
+    const clusters = await Promise.all([0, 1, 2].map(() => seedCluster({ identities: 1 })));
+    // The same resource group and name as each cluster's operator-0, in another subscription: only
+    // the subscription in the request tells them apart (every subscription's client shares one pipeline).
+    const elsewhere = clusters.map(
+      () => `/subscriptions/${randomUUID()}/resourceGroups/Rg-Integration/providers/Microsoft.ManagedIdentity/userAssignedIdentities/operator-0`,
+    );
+    for (const identityId of elsewhere) await admin.createIdentity(identityId);
+    await admin.resetStatistics();
+    await Promise.all(clusters.map((cluster, index) => provider.create(inputs(cluster, { ...cluster.operators, shared: elsewhere[index] }))));
+    const requests = (await admin.getStatistics()).arm.requestsByIdentity;
+    for (const [index, cluster] of clusters.entries()) {
+      const document = await readDocument(cluster);
+      for (const identityId of [...Object.values(cluster.operators), elsewhere[index]]) {
+        await expectMatchesArm(document, identityId);
+        expect(requests[identityId.toLowerCase()]).toBe(1);
+      }
+    }
+  });
+
   it("reads the desired set from the cluster document when no operators are given", async () => {
     const cluster = await seedCluster();
     const result = await provider.create({ clusterResourceId: cluster.clusterResourceId });
