@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   const fleet = (
     clusters: number,
     followUps: boolean,
-    extra: { parallel?: number; engineEnvironment?: Record<string, string>; followUpRepetitions?: number } = {},
+    extra: { parallel?: number; engineEnvironment?: Record<string, string>; followUpRepetitions?: number; subscriptions?: number } = {},
   ): Promise<FleetScenarioResult> =>
     runFleetScenario({
       engine,
@@ -125,12 +125,15 @@ async function main(): Promise<void> {
     // (cli/engine.ts): at 200 clusters and, once, at the largest size, where the slots matter.
     const engineOwnParallel = 4 * availableParallelism();
     const largest = plan.largeSizes[plan.largeSizes.length - 1] ?? 200;
-    log(`7. engine settings: 200 clusters with per-step checkpoints; 200 and ${largest} clusters at the engine's own --parallel ${engineOwnParallel}`);
+    log(
+      `7. engine settings: 200 clusters with per-step checkpoints; 200 and ${largest} clusters at the engine's own --parallel ${engineOwnParallel}; ${largest} clusters each in its own subscription`,
+    );
     comparisons = {
       engineOwnParallel,
       perStepCheckpoints: await fleet(200, true, { engineEnvironment: { PULUMI_SKIP_CHECKPOINTS: "false" } }),
       engineOwnParallelSmall: await fleet(200, true, { parallel: engineOwnParallel }),
       engineOwnParallelLarge: await fleet(largest, true, { parallel: engineOwnParallel }),
+      subscriptionPerCluster: await fleet(largest, true, { subscriptions: largest }),
     };
   }
 
