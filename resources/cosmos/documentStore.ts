@@ -35,12 +35,6 @@ export interface DocumentStore {
 /** Most operations Cosmos accepts in one transactional batch. */
 export const maxReadsPerBatch = 100;
 
-/**
- * Read requests (batches or point reads) one partition has in flight at once. Reads of that
- * partition that arrive meanwhile wait for it and go together as the next batch.
- */
-export const readRequestsInFlightPerPartition = 1;
-
 interface PendingRead {
   readonly id: string;
   resolve(value: StoredDocument | undefined): void;
@@ -99,27 +93,25 @@ export function createDocumentStore(container: Container): DocumentStore {
     );
   };
 
-  // Per partition: reads waiting for a slot, and requests in flight.
-  const inFlight = new Map<string, number>();
+  // Partitions with a read request (a batch or a point read) in flight: at most one each. Reads of
+  // such a partition wait in `pending` and go together once it is answered.
+  const busy = new Set<string>();
   const send = (partitionKey: string): void => {
     const reads = pending.get(partitionKey);
-    while (reads !== undefined && reads.length > 0 && (inFlight.get(partitionKey) ?? 0) < readRequestsInFlightPerPartition) {
-      const taken = reads.splice(0, maxReadsPerBatch);
-      inFlight.set(partitionKey, (inFlight.get(partitionKey) ?? 0) + 1);
-      const done = (): void => {
-        const left = (inFlight.get(partitionKey) ?? 1) - 1;
-        if (left === 0) inFlight.delete(partitionKey);
-        else inFlight.set(partitionKey, left);
-        // Whatever arrived meanwhile goes now, as one batch.
-        send(partitionKey);
-      };
-      // readTogether settles every read it took and does not throw; should it, its reads fail with that error.
-      readTogether(partitionKey, taken).then(done, (error: unknown) => {
-        for (const read of taken) read.reject(error);
-        done();
-      });
-    }
-    if (reads !== undefined && reads.length === 0) pending.delete(partitionKey);
+    if (reads === undefined || busy.has(partitionKey)) return;
+    const taken = reads.splice(0, maxReadsPerBatch);
+    if (reads.length === 0) pending.delete(partitionKey);
+    busy.add(partitionKey);
+    const done = (): void => {
+      busy.delete(partitionKey);
+      // Whatever arrived meanwhile goes now, as one batch.
+      send(partitionKey);
+    };
+    // readTogether settles every read it took and does not throw; should it, its reads fail with that error.
+    readTogether(partitionKey, taken).then(done, (error: unknown) => {
+      for (const read of taken) read.reject(error);
+      done();
+    });
   };
 
   const flush = (): void => {
