@@ -26,7 +26,7 @@ export interface CosmosStatistics {
   requests: number;
   /** Documents read: GET requests on documents (point reads and read feeds) plus each Read operation of a batch. */
   documentReads: number;
-  /** Batch requests made only of Read operations (each operation also counts in `documentReads`). */
+  /** Batch or bulk requests made only of Read operations (each operation also counts in `documentReads`). */
   documentReadBatches: number;
   /** Document queries (POST with `x-ms-documentdb-isquery`). */
   documentQueries: number;

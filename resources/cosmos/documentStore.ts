@@ -2,16 +2,17 @@
  * Reads and conditionally patches documents in the Cosmos `Resources` container with
  * @azure/cosmos. Every write carries If-Match; there is no unconditional write path.
  *
- * Reads of one partition that wait at the same time (a `refresh` or `up` over many clusters of a
- * subscription) go to Cosmos as one transactional batch of Read operations: one round trip at the
- * same request charge as the point reads. A partition has one read request in flight at a time:
- * reads that arrive while it is out wait for its answer and then go together, so under load the
- * batches grow instead of the request count. A read of a partition with nothing in flight goes at
- * once, and a lone read stays a point read. Whatever the batch does not answer with 200 or 404 (a
- * failed batch, a throttled or aborted operation) is read again with a point read, so errors are
- * exactly a point read's.
+ * Reads that wait at the same time (a `refresh` or `up` over many clusters) go to Cosmos together:
+ * a transactional batch of Read operations when they share a partition, a bulk request of Read
+ * operations when they do not (a fleet whose clusters each sit in their own subscription). One
+ * round trip at the same request charge as the point reads, and a fraction of their client CPU. At
+ * most {@link maxReadRequestsInFlight} read requests are in flight: reads that arrive while they
+ * are out wait for one to be answered and then go together, so under load the requests grow
+ * instead of their count. A lone read stays a point read. Whatever the batch or bulk request does
+ * not answer with 200 or 404 (a failed request, a throttled or aborted operation) is read again
+ * with a point read, so errors are exactly a point read's.
  */
-import type { Container, OperationInput } from "@azure/cosmos";
+import type { Container } from "@azure/cosmos";
 import type { JsonObject } from "../core/json";
 import type { PatchOperation } from "../core/serviceProviderClusterDocument";
 
@@ -32,19 +33,30 @@ export interface DocumentStore {
   patchDocument(partitionKey: string, id: string, operations: readonly PatchOperation[], ifMatchEtag: string): Promise<StoredDocument>;
 }
 
-/** Most operations Cosmos accepts in one transactional batch. */
+/** Most operations Cosmos accepts in one batch or one bulk request to a partition key range. */
 export const maxReadsPerBatch = 100;
 
+/**
+ * Read requests (point, batch or bulk) the store has in flight at once. Reads arriving while they
+ * are all out wait and go together in the next one: the count of requests adapts to the latency
+ * instead of to the engine's parallelism. Measured in docs/performance.md (finding 17).
+ */
+export const maxReadRequestsInFlight = 2;
+
 interface PendingRead {
+  readonly partitionKey: string;
   readonly id: string;
   resolve(value: StoredDocument | undefined): void;
   reject(error: unknown): void;
 }
 
+type Answer = StoredDocument | undefined | "again";
+
 /** Builds the store over a container handle. */
 export function createDocumentStore(container: Container): DocumentStore {
-  const pending = new Map<string, PendingRead[]>();
+  const waiting: PendingRead[] = [];
   let flushScheduled = false;
+  let inFlight = 0;
 
   const pointRead = async (partitionKey: string, id: string): Promise<StoredDocument | undefined> => {
     const response = await container.item(id, partitionKey).read<JsonObject>();
@@ -53,81 +65,92 @@ export function createDocumentStore(container: Container): DocumentStore {
     }
     return { document: response.resource, etag: response.etag };
   };
-  const settleWithPointRead = async (partitionKey: string, read: PendingRead): Promise<void> => {
+  const settleWithPointRead = async (read: PendingRead): Promise<void> => {
     try {
-      read.resolve(await pointRead(partitionKey, read.id));
+      read.resolve(await pointRead(read.partitionKey, read.id));
     } catch (error) {
       read.reject(error);
     }
   };
 
-  const readTogether = async (partitionKey: string, reads: readonly PendingRead[]): Promise<void> => {
-    if (reads.length === 1) {
-      await settleWithPointRead(partitionKey, reads[0]);
-      return;
-    }
-    const ids = [...new Set(reads.map((read) => read.id))];
-    let answers: Map<string, StoredDocument | undefined | "again">;
+  /** One request for distinct documents: a transactional batch within one partition, bulk across partitions. */
+  const requestTogether = async (documents: ReadonlyArray<{ partitionKey: string; id: string }>): Promise<Answer[]> => {
+    const partitionKey = documents[0].partitionKey;
     try {
-      const operations: OperationInput[] = ids.map((id) => ({ operationType: "Read", id }));
-      const response = await container.items.batch(operations, partitionKey);
-      answers = new Map(ids.map((id, index) => [id, batchAnswer(response.result?.[index])]));
+      if (documents.every((document) => document.partitionKey === partitionKey)) {
+        const response = await container.items.batch(
+          documents.map(({ id }) => ({ operationType: "Read", id })),
+          partitionKey,
+        );
+        return documents.map((_, index) => batchAnswer(response.result?.[index]));
+      }
+      // `items.bulk` (non-atomic, one request per partition key range) is marked deprecated for
+      // executeBulkOperations, which holds every call at least a second before it answers (3 reads:
+      // 1.0 s against 26 ms): fit for loading data, not for reads an engine step waits on. The SDK
+      // is pinned; should a later one drop `bulk`, the build fails here.
+      const response = await container.items.bulk(documents.map(({ partitionKey: key, id }) => ({ operationType: "Read", id, partitionKey: key })));
+      return documents.map((_, index) => batchAnswer(response[index]));
     } catch {
       // The SDK drops the status code of a failed batch; point reads give each caller the real error.
-      answers = new Map();
+      return documents.map(() => "again");
     }
+  };
+
+  const readTogether = async (reads: readonly PendingRead[]): Promise<void> => {
+    if (reads.length === 1) {
+      await settleWithPointRead(reads[0]);
+      return;
+    }
+    const byKey = new Map<string, { partitionKey: string; id: string }>();
+    for (const read of reads) byKey.set(documentKey(read), { partitionKey: read.partitionKey, id: read.id });
+    const documents = [...byKey.values()];
+    const answerList = await requestTogether(documents);
+    const answers = new Map(documents.map((document, index) => [documentKey(document), answerList[index]]));
     const handedOut = new Set<string>();
     await Promise.all(
       reads.map(async (read) => {
-        const answer = answers.get(read.id) ?? "again";
+        const key = documentKey(read);
+        // `undefined` is an answer (404), not a missing one.
+        const answer = answers.has(key) ? answers.get(key) : "again";
         if (answer === "again") {
-          await settleWithPointRead(partitionKey, read);
+          await settleWithPointRead(read);
         } else if (answer === undefined) {
           read.resolve(undefined);
         } else {
           // The same document asked for twice: each caller gets its own copy.
-          read.resolve(handedOut.has(read.id) ? structuredClone(answer) : answer);
-          handedOut.add(read.id);
+          read.resolve(handedOut.has(key) ? structuredClone(answer) : answer);
+          handedOut.add(key);
         }
       }),
     );
   };
 
-  // Partitions with a read request (a batch or a point read) in flight: at most one each. Reads of
-  // such a partition wait in `pending` and go together once it is answered.
-  const busy = new Set<string>();
-  const send = (partitionKey: string): void => {
-    const reads = pending.get(partitionKey);
-    if (reads === undefined || busy.has(partitionKey)) return;
-    const taken = reads.splice(0, maxReadsPerBatch);
-    if (reads.length === 0) pending.delete(partitionKey);
-    busy.add(partitionKey);
-    const done = (): void => {
-      busy.delete(partitionKey);
-      // Whatever arrived meanwhile goes now, as one batch.
-      send(partitionKey);
-    };
-    // readTogether settles every read it took and does not throw; should it, its reads fail with that error.
-    readTogether(partitionKey, taken).then(done, (error: unknown) => {
-      for (const read of taken) read.reject(error);
-      done();
-    });
+  const send = (): void => {
+    while (inFlight < maxReadRequestsInFlight && waiting.length > 0) {
+      const taken = waiting.splice(0, maxReadsPerBatch);
+      inFlight += 1;
+      const done = (): void => {
+        inFlight -= 1;
+        // Whatever arrived meanwhile goes now, together.
+        send();
+      };
+      // readTogether settles every read it took and does not throw; should it, its reads fail with that error.
+      readTogether(taken).then(done, (error: unknown) => {
+        for (const read of taken) read.reject(error);
+        done();
+      });
+    }
   };
 
   const flush = (): void => {
     flushScheduled = false;
-    for (const partitionKey of [...pending.keys()]) send(partitionKey);
+    send();
   };
 
   return {
     readDocument(partitionKey, id) {
       return new Promise<StoredDocument | undefined>((resolve, reject) => {
-        const reads = pending.get(partitionKey);
-        if (reads === undefined) {
-          pending.set(partitionKey, [{ id, resolve, reject }]);
-        } else {
-          reads.push({ id, resolve, reject });
-        }
+        waiting.push({ partitionKey, id, resolve, reject });
         if (!flushScheduled) {
           flushScheduled = true;
           setImmediate(flush);
@@ -150,7 +173,7 @@ export function createDocumentStore(container: Container): DocumentStore {
 }
 
 /** A document, `undefined` for 404, or "again" for anything a point read should answer instead. */
-function batchAnswer(result: { statusCode: number; eTag?: string; resourceBody?: unknown } | undefined): StoredDocument | undefined | "again" {
+function batchAnswer(result: { statusCode: number; eTag?: string; resourceBody?: unknown } | undefined): Answer {
   if (result?.statusCode === 404) {
     return undefined;
   }
@@ -160,4 +183,9 @@ function batchAnswer(result: { statusCode: number; eTag?: string; resourceBody?:
   }
   const etag = result.eTag ?? (document as JsonObject)._etag;
   return typeof etag === "string" && etag.length > 0 ? { document: document as JsonObject, etag } : "again";
+}
+
+/** Identifies a document across partitions. */
+function documentKey(document: { readonly partitionKey: string; readonly id: string }): string {
+  return JSON.stringify([document.partitionKey, document.id]);
 }

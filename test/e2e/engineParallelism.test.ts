@@ -1,14 +1,17 @@
 /**
  * Issue 12: the engine's `--parallel` default that the project's doors give it (cli/engine.ts,
- * `defaultEngineParallelism`), observed where it matters: how many Cosmos reads a real `refresh`
- * has in flight at once. Every cluster is in a subscription of its own, so no two reads share a
- * partition and none are batched: each read is one request, and the sandbox's Cosmos server counts
- * them in flight. With a Cosmos latency far above the engine's own time per resource, the engine
- * fills every slot, so the count is the engine's parallelism. Through the project's engine
- * (Automation API stacks of cli/engine.ts) and through the literal `pulumi` in the project
- * directory, which the wrapper's default does not reach.
+ * `defaultEngineParallelism`), observed where it matters: how many clusters a real `refresh` reads
+ * at once. Every cluster is in a subscription of its own, and Cosmos answers after 400 ms, far
+ * above the engine's own time per resource, so every slot the engine has holds a cluster's refresh
+ * step waiting on its read: the most steps open at once, counted from the engine's own event stream
+ * (`onEvent` of the Automation API, `--event-log` of the CLI), is the engine's parallelism. The
+ * reads that wait together go to Cosmos together (resources/cosmos/documentStore.ts), so the
+ * sandbox sees far fewer requests than reads. Through the project's engine (Automation API stacks
+ * of cli/engine.ts) and through the literal `pulumi` in the project directory, which the wrapper's
+ * default does not reach.
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import type { automation } from "@pulumi/pulumi";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -57,6 +60,8 @@ beforeAll(async () => {
   const { settingsForRunningSandbox } = await import("../../cli/sandboxSettings");
   const settings = settingsForRunningSandbox(sandbox);
   literalEnvironment = literalCliEnvironment((await engineModule().engineCommand()).root, {
+    // `--event-log` is one of the CLI's debug flags.
+    PULUMI_DEBUG_COMMANDS: "true",
     PULUMI_BACKEND_URL: `file://${join(scratchDirectory, "state")}`,
     PULUMI_HOME: join(scratchDirectory, "home"),
     PULUMI_CONFIG_PASSPHRASE: "parallel-literal-test-passphrase",
@@ -87,16 +92,39 @@ async function storedDocuments(): Promise<string[]> {
 }
 
 /**
- * Runs a `refresh` at the test's Cosmos latency; returns the Cosmos requests it had in flight at
- * most and its document reads, after checking that it wrote nothing: every cluster's document
- * reads back as before, with its identity resolved.
+ * The most refresh steps of the hook's resources the engine had open at once: each step opens with
+ * its resourcePreEvent and closes with its resOutputsEvent (or resOpFailedEvent).
  */
-async function refreshInFlight(refresh: () => Promise<void>): Promise<{ maxInFlight: number; documentReads: number }> {
+function maxOpenSteps(events: readonly automation.EngineEvent[]): number {
+  const open = new Set<string>();
+  let most = 0;
+  for (const event of events) {
+    const opened = event.resourcePreEvent?.metadata;
+    const closed = event.resOutputsEvent?.metadata ?? event.resOpFailedEvent?.metadata;
+    if (opened !== undefined && opened.op === "refresh" && opened.type.startsWith("pulumi-nodejs:dynamic/")) {
+      open.add(opened.urn);
+      most = Math.max(most, open.size);
+    } else if (closed !== undefined) {
+      open.delete(closed.urn);
+    }
+  }
+  return most;
+}
+
+/**
+ * Runs a `refresh` at the test's Cosmos latency; returns the most steps it had open and its
+ * Cosmos reads, after checking that it wrote nothing: every cluster's document reads back as
+ * before, with its identity resolved.
+ */
+async function refreshOpenSteps(
+  refresh: () => Promise<readonly automation.EngineEvent[]>,
+): Promise<{ maxOpenSteps: number; documentReads: number; requests: number }> {
   const before = await storedDocuments();
   sandbox.faults.setLatency({ cosmos: cosmosLatencyInMs });
   sandbox.statistics.reset();
+  let events: readonly automation.EngineEvent[];
   try {
-    await refresh();
+    events = await refresh();
   } finally {
     sandbox.faults.setLatency({ cosmos: 0 });
   }
@@ -108,15 +136,35 @@ async function refreshInFlight(refresh: () => Promise<void>): Promise<{ maxInFli
     const status = ownedStatusOf(JSON.parse(text) as Parameters<typeof ownedStatusOf>[0]);
     expect(Object.values(status?.identities ?? {}).filter((identity) => identity.clientId !== undefined && identity.clientId !== "")).toHaveLength(1);
   }
-  return { maxInFlight: cosmos.maxInFlight, documentReads: cosmos.documentReads };
+  return { maxOpenSteps: maxOpenSteps(events), documentReads: cosmos.documentReads, requests: cosmos.requests };
 }
 
-/** A `refresh` of a stack of the project's engine (Automation API). */
-function stackRefresh(testStack: TestStack): () => Promise<void> {
+/** A `refresh` of a stack of the project's engine (Automation API), with its engine events. */
+function stackRefresh(testStack: TestStack): () => Promise<automation.EngineEvent[]> {
   return async () => {
-    const result = await testStack.stack.refresh({ color: "never" });
+    const events: automation.EngineEvent[] = [];
+    const result = await testStack.stack.refresh({ color: "never", onEvent: (event) => events.push(event) });
     expect(result.summary.result).toBe("succeeded");
+    return events;
   };
+}
+
+/** A `refresh` by the literal CLI, with the events of its `--event-log`. */
+function literalRefresh(environment: NodeJS.ProcessEnv): () => Promise<automation.EngineEvent[]> {
+  return async () => {
+    const eventLog = join(scratchDirectory, `events-${Date.now()}.jsonl`);
+    expect(await literalPulumi(environment, "refresh", "--yes", "--skip-preview", "--event-log", eventLog)).toMatch(/unchanged/);
+    return readFileSync(eventLog, "utf8")
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) => JSON.parse(line) as automation.EngineEvent);
+  };
+}
+
+/** The reads went to Cosmos together: each document read once, in fewer requests than reads. */
+function expectReadsTogether(result: { documentReads: number; requests: number }): void {
+  expect(result.documentReads).toBe(clusterCount);
+  expect(result.requests).toBeLessThan(clusterCount);
 }
 
 describe("the engine's parallelism", () => {
@@ -145,28 +193,23 @@ describe("the engine's parallelism", () => {
   it("a refresh through the project's engine reads that many clusters at once", async () => {
     // A PULUMI_PARALLEL of the developer's own is the engine's parallelism (the next test).
     const parallelism = Number(process.env.PULUMI_PARALLEL ?? engineModule().defaultEngineParallelism(availableParallelism()));
-    const expected = Math.min(clusterCount, parallelism);
-    const { maxInFlight, documentReads } = await refreshInFlight(stackRefresh(defaultStack));
-    expect(documentReads).toBe(clusterCount);
-    expect(maxInFlight).toBe(expected);
+    const result = await refreshOpenSteps(stackRefresh(defaultStack));
+    expectReadsTogether(result);
+    expect(result.maxOpenSteps).toBe(Math.min(clusterCount, parallelism));
   }, 300_000);
 
   it("the caller's own PULUMI_PARALLEL wins", async () => {
-    const { maxInFlight, documentReads } = await refreshInFlight(stackRefresh(callerStack));
-    expect(documentReads).toBe(clusterCount);
-    expect(maxInFlight).toBe(5);
+    const result = await refreshOpenSteps(stackRefresh(callerStack));
+    expectReadsTogether(result);
+    expect(result.maxOpenSteps).toBe(5);
   }, 300_000);
 
   it("the literal pulumi CLI keeps the engine's own 4 × cores, and takes PULUMI_PARALLEL exported as the example workflow does", async () => {
-    const own = await refreshInFlight(async () => {
-      expect(await literalPulumi(literalEnvironment, "refresh", "--yes", "--skip-preview")).toMatch(/unchanged/);
-    });
-    expect(own.documentReads).toBe(clusterCount);
-    expect(own.maxInFlight).toBe(Math.min(clusterCount, 4 * availableParallelism()));
-    const exported = await refreshInFlight(async () => {
-      expect(await literalPulumi({ ...literalEnvironment, PULUMI_PARALLEL: "16" }, "refresh", "--yes", "--skip-preview")).toMatch(/unchanged/);
-    });
-    expect(exported.documentReads).toBe(clusterCount);
-    expect(exported.maxInFlight).toBe(Math.min(clusterCount, 16));
+    const own = await refreshOpenSteps(literalRefresh(literalEnvironment));
+    expectReadsTogether(own);
+    expect(own.maxOpenSteps).toBe(Math.min(clusterCount, 4 * availableParallelism()));
+    const exported = await refreshOpenSteps(literalRefresh({ ...literalEnvironment, PULUMI_PARALLEL: "16" }));
+    expectReadsTogether(exported);
+    expect(exported.maxOpenSteps).toBe(Math.min(clusterCount, 16));
   }, 300_000);
 });

@@ -5,11 +5,12 @@ import { SandboxAdminClient } from "../../sandbox/adminClient";
 import { buildServiceProviderClusterDocument, clusterResourceIdFor } from "../../sandbox/documentBuilders";
 import { createSandboxCosmosClient } from "../../sandbox/sandboxClients";
 import type { DocumentStore } from "../../resources/cosmos/documentStore";
-import { createDocumentStore } from "../../resources/cosmos/documentStore";
+import { createDocumentStore, maxReadRequestsInFlight } from "../../resources/cosmos/documentStore";
 
-// Reads that wait at the same time for documents of one partition go to Cosmos as one batch of
-// Read operations (resources/cosmos/documentStore.ts); these tests hold it to what point reads
-// would have returned, through the real SDK against the sandbox.
+// Reads that wait at the same time go to Cosmos as one request of Read operations: a transactional
+// batch within one partition, a bulk request across partitions (resources/cosmos/documentStore.ts).
+// These tests hold it to what point reads would have returned, through the real SDK against the
+// sandbox.
 const connection = inject("sandbox");
 const admin = new SandboxAdminClient(connection.endpoints.admin, connection.adminToken);
 const client = createSandboxCosmosClient(connection);
@@ -34,6 +35,12 @@ async function createDocuments(count: number, subscription = subscriptionId): Pr
 beforeAll(async () => {
   store = createDocumentStore(container);
   ids = await createDocuments(5);
+  // The SDK reads the container's partition key ranges before its first bulk request; read them
+  // now, so that the request counts below are the reads' own.
+  await container.items.bulk([
+    { operationType: "Read", id: randomUUID(), partitionKey: randomUUID() },
+    { operationType: "Read", id: randomUUID(), partitionKey: randomUUID() },
+  ]);
 });
 
 afterEach(async () => {
@@ -107,41 +114,100 @@ describe("reads of one partition made at the same time", () => {
     expect((failed as PromiseRejectedResult).reason).toMatchObject({ code: 403 });
   });
 
-  it("stay a point read when alone, and one batch per partition", async () => {
-    const otherSubscription = randomUUID();
-    const [other] = await createDocuments(1, otherSubscription);
-    const otherPartition = otherSubscription.toLowerCase();
+  it("stay a point read when alone", async () => {
     await admin.resetStatistics();
-    const read = await Promise.all([store.readDocument(otherPartition, other), ...ids.slice(0, 2).map((id) => store.readDocument(partitionKey, id))]);
-    expect(read.every((stored) => stored !== undefined)).toBe(true);
+    const read = await store.readDocument(partitionKey, ids[1]);
+    expect(read?.document.id).toBe(ids[1]);
     const statistics = await admin.getStatistics();
-    expect(statistics.cosmos.documentReadBatches).toBe(1);
-    expect(statistics.cosmos.documentReads).toBe(3);
+    expect(statistics.cosmos.documentReadBatches).toBe(0);
+    expect(statistics.cosmos.documentReads).toBe(1);
   });
 });
 
-describe("reads of a partition with a request in flight", () => {
-  it("wait for its answer and then go together as one batch; another partition does not wait", async () => {
+describe("reads of different partitions made at the same time", () => {
+  it("go as one bulk request and return each document with the etag a point read returns", async () => {
+    const subscriptions = [randomUUID(), randomUUID(), randomUUID()];
+    const elsewhere = await Promise.all(
+      subscriptions.map(async (subscription) => ({ partition: subscription.toLowerCase(), id: (await createDocuments(1, subscription))[0] })),
+    );
+    const wanted = [...elsewhere, { partition: partitionKey, id: ids[0] }, { partition: partitionKey, id: ids[1] }];
+    await admin.resetStatistics();
+    const read = await Promise.all(wanted.map(({ partition, id }) => store.readDocument(partition, id)));
+    const statistics = await admin.getStatistics();
+    expect(statistics.cosmos.requests).toBe(1);
+    expect(statistics.cosmos.documentReadBatches).toBe(1);
+    expect(statistics.cosmos.documentReadsByDocument).toEqual(Object.fromEntries(wanted.map(({ id }) => [id, 1])));
+    for (const [index, { partition, id }] of wanted.entries()) {
+      const point = await container.item(id, partition).read<Record<string, unknown>>();
+      expect(read[index]?.document).toEqual(point.resource);
+      expect(read[index]?.etag).toBe(point.etag);
+    }
+  });
+
+  it("answer undefined for a missing document, and a document id in two partitions is two documents", async () => {
     const otherSubscription = randomUUID();
     const [other] = await createDocuments(1, otherSubscription);
-    await admin.addFault({ target: "cosmos", kind: "delay", delayInMs: 400, count: 1, match: { documentId: ids[0], operation: "read" } });
     await admin.resetStatistics();
-    const first = store.readDocument(partitionKey, ids[0]);
-    // The first read is out (a point read, held 400 ms by the sandbox) before these arrive.
+    const read = await Promise.all([
+      store.readDocument(otherSubscription.toLowerCase(), other),
+      store.readDocument(randomUUID(), randomUUID()),
+      // The same id under another partition key is not the same document: Cosmos has none there.
+      store.readDocument(partitionKey, other),
+      store.readDocument(partitionKey, ids[2]),
+    ]);
+    expect(read.map((stored) => stored?.document.id)).toEqual([other, undefined, undefined, ids[2]]);
+    const statistics = await admin.getStatistics();
+    expect(statistics.cosmos.documentReadBatches).toBe(1);
+    expect(statistics.cosmos.requests).toBe(1);
+  });
+
+  it("fall back to point reads when the bulk request fails, so each caller gets a point read's answer", async () => {
+    const otherSubscription = randomUUID();
+    const [other] = await createDocuments(1, otherSubscription);
+    await admin.addFault({ target: "cosmos", kind: "status", statusCode: 503, count: 1, match: { documentId: other, operation: "read" } });
+    await admin.resetStatistics();
+    const read = await Promise.all([store.readDocument(otherSubscription.toLowerCase(), other), store.readDocument(partitionKey, ids[4])]);
+    expect(read.map((stored) => stored?.document.id)).toEqual([other, ids[4]]);
+    const statistics = await admin.getStatistics();
+    expect(statistics.cosmos.documentReadBatches).toBe(1);
+    expect(statistics.cosmos.responsesByStatus["503"]).toBe(1);
+    expect(statistics.cosmos.documentReadsByDocument).toEqual({ [other]: 2, [ids[4]]: 2 });
+  });
+});
+
+describe("reads while the store has its read requests in flight", () => {
+  it("wait for one to be answered and then go together as one request", async () => {
+    expect(maxReadRequestsInFlight).toBeGreaterThan(0);
+    const otherSubscription = randomUUID();
+    const [other] = await createDocuments(1, otherSubscription);
+    const held = ids.slice(0, maxReadRequestsInFlight);
+    for (const id of held) {
+      await admin.addFault({ target: "cosmos", kind: "delay", delayInMs: 400, count: 1, match: { documentId: id, operation: "read" } });
+    }
+    await admin.resetStatistics();
+    // Each held read goes out alone (a point read, held 400 ms by the sandbox) before the next is asked.
+    const first: Array<Promise<unknown>> = [];
+    for (const id of held) {
+      first.push(store.readDocument(partitionKey, id));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const later = [
+      store.readDocument(otherSubscription.toLowerCase(), other),
+      ...ids.slice(maxReadRequestsInFlight).map((id) => store.readDocument(partitionKey, id)),
+    ];
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const later = ids.slice(1, 4).map((id) => store.readDocument(partitionKey, id));
-    const elsewhere = await store.readDocument(otherSubscription.toLowerCase(), other);
     const whileOut = await admin.getStatistics();
-    const read = await Promise.all([first, ...later]);
+    await Promise.all(first);
+    const read = await Promise.all(later);
     const statistics = await admin.getStatistics();
 
-    expect(elsewhere?.document.id).toBe(other);
-    // While the first read was out: it and the other partition's read had gone, the three waited.
-    expect(whileOut.cosmos.documentReadsByDocument).toEqual({ [ids[0]]: 1, [other]: 1 });
-    expect(read.map((stored) => stored?.document.id)).toEqual(ids.slice(0, 4));
+    // While the held reads were out, nothing else had gone.
+    expect(whileOut.cosmos.documentReadsByDocument).toEqual(Object.fromEntries(held.map((id) => [id, 1])));
+    expect(read.map((stored) => stored?.document.id)).toEqual([other, ...ids.slice(maxReadRequestsInFlight)]);
+    // Then everything that waited went as one request.
+    expect(statistics.cosmos.requests).toBe(maxReadRequestsInFlight + 1);
     expect(statistics.cosmos.documentReadBatches).toBe(1);
-    expect(statistics.cosmos.documentReads).toBe(5);
-    expect(statistics.cosmos.documentReadsByDocument).toEqual(Object.fromEntries([...ids.slice(0, 4), other].map((id) => [id, 1])));
+    expect(statistics.cosmos.documentReadsByDocument).toEqual(Object.fromEntries([...ids, other].map((id) => [id, 1])));
   });
 });
 
