@@ -7,8 +7,9 @@
  * operations when they do not (a fleet whose clusters each sit in their own subscription). One
  * round trip at the same request charge as the point reads, and a fraction of their client CPU. At
  * most {@link maxReadRequestsInFlight} read requests are in flight: reads that arrive while they
- * are out wait for one to be answered and then go together, so under load the requests grow
- * instead of their count. A lone read stays a point read. Whatever the batch or bulk request does
+ * are out wait for one to be answered and then go together, so under load each request carries more
+ * reads instead of there being more requests; a request out longer than {@link slowReadRequestMs} (the SDK retrying a
+ * throttled read) stops counting. A lone read stays a point read. Whatever the batch or bulk request does
  * not answer with 200 or 404 (a failed request, a throttled or aborted operation) is read again
  * with a point read, so errors are exactly a point read's.
  */
@@ -42,6 +43,12 @@ export const maxReadsPerBatch = 100;
  * instead of to the engine's parallelism. Measured in docs/performance.md (finding 17).
  */
 export const maxReadRequestsInFlight = 2;
+
+/**
+ * A read request out this long stops counting against {@link maxReadRequestsInFlight}: one that
+ * the SDK is retrying (a throttled partition, Retry-After) must not hold every other read back.
+ */
+export const slowReadRequestMs = 1_000;
 
 interface PendingRead {
   readonly partitionKey: string;
@@ -129,10 +136,19 @@ export function createDocumentStore(container: Container): DocumentStore {
     while (inFlight < maxReadRequestsInFlight && waiting.length > 0) {
       const taken = waiting.splice(0, maxReadsPerBatch);
       inFlight += 1;
-      const done = (): void => {
+      let released = false;
+      const release = (): void => {
+        if (released) return;
+        released = true;
         inFlight -= 1;
         // Whatever arrived meanwhile goes now, together.
         send();
+      };
+      const slow = setTimeout(release, slowReadRequestMs);
+      slow.unref();
+      const done = (): void => {
+        clearTimeout(slow);
+        release();
       };
       // readTogether settles every read it took and does not throw; should it, its reads fail with that error.
       readTogether(taken).then(done, (error: unknown) => {

@@ -5,7 +5,7 @@ import { SandboxAdminClient } from "../../sandbox/adminClient";
 import { buildServiceProviderClusterDocument, clusterResourceIdFor } from "../../sandbox/documentBuilders";
 import { createSandboxCosmosClient } from "../../sandbox/sandboxClients";
 import type { DocumentStore } from "../../resources/cosmos/documentStore";
-import { createDocumentStore, maxReadRequestsInFlight } from "../../resources/cosmos/documentStore";
+import { createDocumentStore, maxReadRequestsInFlight, slowReadRequestMs } from "../../resources/cosmos/documentStore";
 
 // Reads that wait at the same time go to Cosmos as one request of Read operations: a transactional
 // batch within one partition, a bulk request across partitions (resources/cosmos/documentStore.ts).
@@ -208,6 +208,36 @@ describe("reads while the store has its read requests in flight", () => {
     expect(statistics.cosmos.requests).toBe(maxReadRequestsInFlight + 1);
     expect(statistics.cosmos.documentReadBatches).toBe(1);
     expect(statistics.cosmos.documentReadsByDocument).toEqual(Object.fromEntries([...ids, other].map((id) => [id, 1])));
+  });
+});
+
+describe("reads while the store's read requests are slow (the SDK retrying a throttled partition)", () => {
+  it("do not wait for them: a request out longer than slowReadRequestMs stops counting", async () => {
+    const otherSubscription = randomUUID();
+    const [other] = await createDocuments(1, otherSubscription);
+    const held = ids.slice(0, maxReadRequestsInFlight);
+    const holdInMs = slowReadRequestMs * 3;
+    for (const id of held) {
+      await admin.addFault({ target: "cosmos", kind: "delay", delayInMs: holdInMs, count: 1, match: { documentId: id, operation: "read" } });
+    }
+    await admin.resetStatistics();
+    const first: Array<Promise<unknown>> = [];
+    for (const id of held) {
+      first.push(store.readDocument(partitionKey, id));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const later = store.readDocument(otherSubscription.toLowerCase(), other);
+    const beforeSlow = await admin.getStatistics();
+    // The held requests pass slowReadRequestMs; the later read goes and is answered while they are still out.
+    const read = await later;
+    const whileHeld = await admin.getStatistics();
+    await Promise.all(first);
+
+    expect(read?.document.id).toBe(other);
+    expect(beforeSlow.cosmos.documentReadsByDocument).toEqual(Object.fromEntries(held.map((id) => [id, 1])));
+    expect(whileHeld.cosmos.documentReadsByDocument).toEqual({ ...Object.fromEntries(held.map((id) => [id, 1])), [other]: 1 });
+    // Still out: the sandbox holds them for three times slowReadRequestMs.
+    expect(whileHeld.cosmos.inFlight).toBe(maxReadRequestsInFlight);
   });
 });
 
