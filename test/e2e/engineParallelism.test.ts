@@ -6,7 +6,7 @@
  * step waiting on its read: the most steps open at once, counted from the engine's own event stream
  * (`onEvent` of the Automation API, `--event-log` of the CLI), is the engine's parallelism. The
  * reads that wait together go to Cosmos together (resources/cosmos/documentStore.ts), so the
- * sandbox sees far fewer requests than reads. Through the project's engine (Automation API stacks
+ * sandbox sees fewer requests than reads. Through the project's engine (Automation API stacks
  * of cli/engine.ts) and through the literal `pulumi` in the project directory, which the wrapper's
  * default does not reach.
  */
