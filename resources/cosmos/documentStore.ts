@@ -5,13 +5,14 @@
  * Reads that wait at the same time (a `refresh` or `up` over many clusters) go to Cosmos together:
  * a transactional batch of Read operations when they share a partition, a bulk request of Read
  * operations when they do not (a fleet whose clusters each sit in their own subscription). One
- * round trip at the same request charge as the point reads, and a fraction of their client CPU. At
- * most {@link maxReadRequestsInFlight} read requests are in flight: reads that arrive while they
- * are out wait for one to be answered and then go together, so under load each request carries more
- * reads instead of there being more requests; a request out longer than {@link slowReadRequestMs} (the SDK retrying a
- * throttled read) stops counting. A lone read stays a point read. Whatever the batch or bulk request does
- * not answer with 200 or 404 (a failed request, a throttled or aborted operation) is read again
- * with a point read, so errors are exactly a point read's.
+ * round trip at the same request charge as the point reads, and a fraction of their client CPU.
+ * At most {@link maxReadRequestsInFlight} read requests are in flight: reads that arrive while
+ * they are out wait for one to be answered and then go together, so under load each request
+ * carries more reads instead of there being more requests. A request out longer than
+ * {@link slowReadRequestMs} (the SDK retrying a throttled read) stops counting. A lone read stays
+ * a point read. Whatever the batch or bulk request does not answer with 200 or 404 (a failed
+ * request, a throttled or aborted operation) is read again with a point read, so errors are
+ * exactly a point read's.
  */
 import type { Container } from "@azure/cosmos";
 import type { JsonObject } from "../core/json";
@@ -108,17 +109,20 @@ export function createDocumentStore(container: Container): DocumentStore {
       await settleWithPointRead(reads[0]);
       return;
     }
-    const byKey = new Map<string, { partitionKey: string; id: string }>();
-    for (const read of reads) byKey.set(documentKey(read), { partitionKey: read.partitionKey, id: read.id });
-    const documents = [...byKey.values()];
-    const answerList = await requestTogether(documents);
-    const answers = new Map(documents.map((document, index) => [documentKey(document), answerList[index]]));
+    // One operation per distinct document; every one of them gets an answer (requestTogether).
+    const keys = reads.map(documentKey);
+    const distinct = new Map<string, PendingRead>();
+    reads.forEach((read, index) => {
+      if (!distinct.has(keys[index])) distinct.set(keys[index], read);
+    });
+    const answerList = await requestTogether([...distinct.values()]);
+    const answers = new Map([...distinct.keys()].map((key, index) => [key, answerList[index]]));
     const handedOut = new Set<string>();
     await Promise.all(
-      reads.map(async (read) => {
-        const key = documentKey(read);
-        // `undefined` is an answer (404), not a missing one.
-        const answer = answers.has(key) ? answers.get(key) : "again";
+      reads.map(async (read, index) => {
+        const key = keys[index];
+        // Every key has an answer, so `undefined` here is Cosmos's 404.
+        const answer = answers.get(key);
         if (answer === "again") {
           await settleWithPointRead(read);
         } else if (answer === undefined) {
