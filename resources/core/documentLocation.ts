@@ -5,16 +5,15 @@
  */
 import { createHash } from "node:crypto";
 import { goToLower } from "./goStrings";
+import { boundedMemo } from "./boundedMemo";
 import type { ParsedResourceId } from "./azureResourceId";
 import { serviceProviderClusterIdFor } from "./azureResourceId";
 
 /** Upstream's namespace UUID for resource item ids. */
 export const resourceIdNamespace = "bf1ee0a1-0147-41ed-a083-d3cbbf7bea99";
 
-/** The Cosmos `id` of the item holding the resource with this ARM ID. */
-export function cosmosItemIdFor(armResourceId: string): string {
-  return uuidVersion5(resourceIdNamespace, goToLower(armResourceId));
-}
+/** The Cosmos `id` of the item holding the resource with this ARM ID (kept: each pass asks for both of a cluster's ids). */
+export const cosmosItemIdFor: (armResourceId: string) => string = boundedMemo((armResourceId) => uuidVersion5(resourceIdNamespace, goToLower(armResourceId)));
 
 /** RFC 4122 name-based UUID, version 5. */
 export function uuidVersion5(namespace: string, name: string): string {

@@ -95,6 +95,23 @@ describe("parseResourceId", () => {
   });
 });
 
+it("keeps the result of a string, frozen, so a caller cannot change what the next one reads", () => {
+  const first = parseResourceId(identity);
+  expect(parseResourceId(identity)).toBe(first);
+  expect(Object.isFrozen(first)).toBe(true);
+  expect(first.ok && Object.isFrozen(first.resourceId)).toBe(true);
+  expect(() => {
+    (first as { ok: boolean }).ok = false;
+  }).toThrow(TypeError);
+  const refused = parseResourceId(`${identity}/`);
+  expect(parseResourceId(`${identity}/`)).toBe(refused);
+  expect(Object.isFrozen(refused)).toBe(true);
+  // Another casing is another string: parsed on its own, same key.
+  const upper = parseResourceId(identity.toUpperCase());
+  expect(upper).not.toBe(first);
+  expect(upper.ok && first.ok && upper.resourceId.key).toBe(first.ok ? first.resourceId.key : "");
+});
+
 describe("parseResourceIdOfType", () => {
   it("accepts the expected type in any casing", () => {
     const result = parseResourceIdOfType(
