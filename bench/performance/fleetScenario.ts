@@ -161,7 +161,10 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
     let plainFloor: FloorRun | undefined;
     if (options.skipFloor !== true) {
       plainFloor = await runFloorWorker(benchmark, "sync", floorPlan(fleet));
-      options.log(`  floor: ${Math.round(plainFloor.processWallTimeInMs)} ms (work ${Math.round(plainFloor.workTimeInMs)} ms, ${plainFloor.lookups} lookups)`);
+      options.log(
+        `  floor: ${Math.round(plainFloor.processWallTimeInMs)} ms (work ${Math.round(plainFloor.workTimeInMs)} ms, ${plainFloor.lookups} lookups; ` +
+          `CPU ${Math.round(plainFloor.cpuTimeInMs)} ms, sandbox ${Math.round(plainFloor.benchProcessCpuTimeInMs)} ms)`,
+      );
       // Back to the seeded documents, so the engine finds the same work to do.
       benchmark.sandbox.documents.putMany(seeded);
     }

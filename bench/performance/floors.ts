@@ -14,6 +14,8 @@ import type { FloorCluster, FloorWorkerReport } from "./floorWorker";
 /** A floor worker run: its whole process (start to exit) and its own work time. */
 export interface FloorRun extends FloorWorkerReport {
   readonly processWallTimeInMs: number;
+  /** CPU time of this (the benchmark) process meanwhile: the in-process sandbox answering the worker. */
+  readonly benchProcessCpuTimeInMs: number;
 }
 
 /** The floor plan of a fleet. */
@@ -32,6 +34,7 @@ export async function runFloorWorker(benchmark: BenchmarkSandbox, mode: "sync" |
   writeFileSync(planFile, JSON.stringify(plan));
   const script = join(projectDirectory, "dist", "bench", "performance", "floorWorker.js");
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   try {
     const output = await new Promise<string>((resolve, reject) => {
       execFile(
@@ -46,7 +49,12 @@ export async function runFloorWorker(benchmark: BenchmarkSandbox, mode: "sync" |
       );
     });
     const processWallTimeInMs = performance.now() - started;
-    return { ...(JSON.parse(output.trim().split("\n").pop() ?? "{}") as FloorWorkerReport), processWallTimeInMs };
+    const cpu = process.cpuUsage(cpuBefore);
+    return {
+      ...(JSON.parse(output.trim().split("\n").pop() ?? "{}") as FloorWorkerReport),
+      processWallTimeInMs,
+      benchProcessCpuTimeInMs: (cpu.user + cpu.system) / 1000,
+    };
   } finally {
     rmSync(directory, { recursive: true, force: true });
   }

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { EngineRun } from "../../../bench/performance/benchmarkStack";
 import type { FleetScenarioResult } from "../../../bench/performance/fleetScenario";
 import { medianRun } from "../../../bench/performance/fleetScenario";
-import { growthAfterStartUp } from "../../../bench/performance/scaleReport";
+import { growthAfterStartUp, upCpuBudget } from "../../../bench/performance/scaleReport";
+import type { BenchmarkResults } from "../../../bench/performance/report";
 
 // Only what the functions under test read.
 const run = (wallTimeInMs: number): EngineRun => ({ wallTimeInMs }) as EngineRun;
@@ -40,5 +41,29 @@ describe("growthAfterStartUp", () => {
   it("is not measured without the one-cluster start-up or two sizes of at least 200", () => {
     expect(growthAfterStartUp([size(200, 6000), size(2000, 40_000)])).toBeUndefined();
     expect(growthAfterStartUp([size(1, 3000), size(2000, 40_000)])).toBeUndefined();
+  });
+});
+
+describe("upCpuBudget", () => {
+  const cpuRun = (wallTimeInMs: number, host: number, engine: number, bench: number): EngineRun =>
+    ({ wallTimeInMs, host: { hostCpuTimeInMs: host, engineCpuTimeInMs: engine }, benchProcessCpuTimeInMs: bench }) as EngineRun;
+
+  it("puts the engine floor's and the plain script's CPU over the cores, beside the plain script's wall time", () => {
+    const measured = {
+      clusters: 2000,
+      up: cpuRun(40_000, 21_000, 10_000, 31_000),
+      engineFloor: { up: cpuRun(21_000, 4_000, 8_000, 18_000) },
+      floor: { processWallTimeInMs: 25_000, cpuTimeInMs: 12_000, benchProcessCpuTimeInMs: 14_000 },
+    } as unknown as FleetScenarioResult;
+    const lines = upCpuBudget({ cores: 2, scaling: [size(200, 8000), measured] } as unknown as BenchmarkResults);
+    const rows = lines.filter((line) => line.startsWith("| 2000 |"));
+    expect(rows).toHaveLength(1);
+    // Ours 62 s; engine floor 30 s + plain script 26 s = 56 s over 2 cores = 28 s = 1.12× the plain script's 25 s;
+    // our wall 40 s against 31 s of CPU per core.
+    expect(rows[0].split(" | ").slice(1)).toEqual(["21.0 s / 10.0 s / 31.0 s = 62.0 s", "30.0 s", "12.0 s + 14.0 s = 26.0 s", "28.0 s", "1.12×", "1.29× |"]);
+  });
+
+  it("says nothing without a size that has both floors", () => {
+    expect(upCpuBudget({ cores: 2, scaling: [size(200, 8000)] } as unknown as BenchmarkResults)).toEqual([]);
   });
 });
