@@ -12,7 +12,7 @@ import { serviceProviderClusterIdFor } from "./azureResourceId";
 /** Upstream's namespace UUID for resource item ids. */
 export const resourceIdNamespace = "bf1ee0a1-0147-41ed-a083-d3cbbf7bea99";
 
-/** The Cosmos `id` of the item holding the resource with this ARM ID. Kept (bounded): a pass locates its cluster twice (itself and its cluster-document read), and a refresh, diff or update of the same cluster again. */
+/** The Cosmos `id` of the item holding the resource with this ARM ID. Kept (bounded): a refresh, diff, update or delete of a cluster locates it again. */
 export const cosmosItemIdFor: (armResourceId: string) => string = boundedMemo((armResourceId) => uuidVersion5(resourceIdNamespace, goToLower(armResourceId)));
 
 /** RFC 4122 name-based UUID, version 5. */

@@ -36,6 +36,7 @@ import { entryFor, identitiesEqual, keepRecordedFailures, nextRecheckTime, parse
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { readStoredStatus } from "../core/serviceProviderClusterDocument";
+import type { DocumentLocation } from "../core/documentLocation";
 import { locate } from "../core/documentLocation";
 import { readLive, serviceProviderClusterDescription, startReadLive, waitForDocument, waitForServiceProviderCluster } from "./documentReads";
 import { writeStatus } from "./statusWrite";
@@ -76,7 +77,7 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
   const serviceProviderClusterRead = startReadLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
   // Every pass reads the cluster document (one point read, no Azure call): it gates the pass even
   // when the desired set comes from the inputs.
-  const { fromCluster, waited } = await readClusterDocumentOf(dependencies, request.cluster);
+  const { fromCluster, waited } = await readClusterDocumentOf(dependencies, request.cluster, location);
   // Read again after a wait for the cluster document: the early read predates that wait.
   const firstServiceProviderClusterRead = waited ? undefined : serviceProviderClusterRead;
   const base = {
@@ -167,8 +168,11 @@ async function lookUpAll(dependencies: SyncDependencies, desired: readonly Desir
  * Waits (bounded) for the cluster's HCPOpenShiftCluster document and reads what it asks for;
  * `waited` says whether it was missing at the first read.
  */
-async function readClusterDocumentOf(dependencies: SyncDependencies, cluster: ParsedResourceId): Promise<{ fromCluster: ClusterDesiredSet; waited: boolean }> {
-  const location = locate(cluster);
+async function readClusterDocumentOf(
+  dependencies: SyncDependencies,
+  cluster: ParsedResourceId,
+  location: DocumentLocation,
+): Promise<{ fromCluster: ClusterDesiredSet; waited: boolean }> {
   const description = `HCPOpenShiftCluster document ${location.clusterDocumentId} (${cluster.canonical})`;
   const firstRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, description);
   const stored = await waitForDocument(dependencies, location.partitionKey, location.clusterDocumentId, description, firstRead);
