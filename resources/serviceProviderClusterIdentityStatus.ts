@@ -6,6 +6,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import { providerText } from "./provider/providerLoader";
 import type { ProviderOutputs } from "./provider/providerOutputs";
+import type { OutputsStatus } from "./core/outputsStatus";
+import { statusFromOutputs } from "./core/outputsStatus";
 
 /** Type token parts: shows as `pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus`. */
 export const resourceModule = "aroHcp";
@@ -35,7 +37,11 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   declare readonly clusterResourceId: pulumi.Output<string>;
   declare readonly inputsDigest: pulumi.Output<string>;
   declare readonly desiredSource: pulumi.Output<ProviderOutputs["desiredSource"]>;
-  declare readonly status: pulumi.Output<ProviderOutputs["status"]>;
+  /**
+   * The persisted subtree by operator name (core/outputsStatus.ts). State holds it as JSON text
+   * (outputs schema 3); this output is the object, also from older state or a mock's object.
+   */
+  declare readonly status: pulumi.Output<OutputsStatus>;
   declare readonly identityCount: pulumi.Output<number>;
   declare readonly resolvedCount: pulumi.Output<number>;
   declare readonly notFoundCount: pulumi.Output<number>;
@@ -83,5 +89,9 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
       Error.stackTraceLimit = stackTraceLimit;
       Error.prepareStackTrace = prepareStackTrace;
     }
+    // The SDK made `status` the provider's value, the JSON text: give the program the object.
+    const stored = this.status as pulumi.Output<unknown>;
+    // Typed as before: undefined only where it always was (a mock without it, unparsable state).
+    (this as { status: pulumi.Output<OutputsStatus> }).status = stored.apply((value) => statusFromOutputs(value) as OutputsStatus);
   }
 }

@@ -14,7 +14,7 @@ import { hostFaultKinds, laneFaultKinds, pickWeighted, tokenFaultKinds } from ".
 import type { PassOutcome } from "./invariants";
 import { checkPass } from "./invariants";
 import { classifyFailure, mutateBeforePass, reportedStatusOf, type LaneState } from "./passSteps";
-import type { Document, ReliabilitySandbox, StatusProvider } from "./reliabilitySandbox";
+import type { ReliabilitySandbox, StatusProvider } from "./reliabilitySandbox";
 import { foreignFields, inputsFor, makeRecheckDue, readServiceProviderCluster, seedLanes } from "./reliabilitySandbox";
 
 /** Size and shape of a campaign. */
@@ -127,14 +127,14 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
 
     const inputs = inputsFor(lane.cluster, fromClusterDocument);
     let outcome: PassOutcome = "succeeded";
-    let reported: Document | undefined;
+    let reported: string | undefined;
     let errorMessage: string | undefined;
     try {
       const outputs =
         lane.outputs === undefined
           ? (await passProvider.create(inputs)).outs
           : (await passProvider.update!(lane.cluster.serviceProviderClusterDocumentId, lane.outputs, inputs)).outs;
-      reported = outputs?.status as Document | undefined;
+      reported = outputs?.status;
       lane.outputs = outputs;
     } catch (error) {
       const failure = classifyFailure(error);

@@ -7,15 +7,16 @@ import { isDeepStrictEqual } from "node:util";
 import type { IdentityStore } from "../../sandbox/identityStore";
 import type { Document } from "./reliabilitySandbox";
 import { foreignFields, ownedStatus } from "./reliabilitySandbox";
-import { encodeOutputsStatus, operatorNamesFromOutputs, readOutputsStatus } from "../../resources/core/outputsStatus";
+import { encodeOutputsStatus, operatorNamesFromOutputs, readOutputsStatusText } from "../../resources/core/outputsStatus";
 import { readStatusSubtree } from "../../resources/core/serviceProviderClusterDocument";
 
 /**
- * The outputs' status (schema 2, by operator name) is exactly the persisted subtree written small,
- * under the operator names the outputs give: every entry, ID and error, and the recheck time.
+ * The outputs' status (the JSON text of schema 3, by operator name) is exactly the persisted
+ * subtree written small, under the operator names the outputs give: every entry, ID and error, and
+ * the recheck time.
  */
-function reportsPersistedStatus(reported: Document, persisted: Document): boolean {
-  const outputs = readOutputsStatus(reported);
+function reportsPersistedStatus(reported: string, persisted: Document): boolean {
+  const outputs = readOutputsStatusText(reported);
   const subtree = readStatusSubtree(persisted);
   if (outputs.problems.length > 0 || subtree.problems.length > 0) return false;
   return isDeepStrictEqual(outputs.status, encodeOutputsStatus(subtree.status, operatorNamesFromOutputs(outputs.status)));
@@ -44,8 +45,8 @@ export interface PassRecord {
   readonly expectedForeign: Document | undefined;
   /** Lowercase keys of the desired identities, with their resource IDs. */
   readonly desired: ReadonlyMap<string, string>;
-  /** The status the provider reported (outputs or the error's properties), when it reported one. */
-  readonly reportedStatus: Document | undefined;
+  /** The status the provider reported (outputs or the error's properties, as JSON text), when it reported one. */
+  readonly reportedStatus: string | undefined;
   /** Whether the document was deleted by a fault during the pass. */
   readonly deletedDuringPass: boolean;
   /** The error message, when the pass failed. */

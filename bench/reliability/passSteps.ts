@@ -6,7 +6,6 @@ import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import type { Sandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import type { PassOutcome } from "./invariants";
-import type { Document } from "./reliabilitySandbox";
 
 /** One lane: a cluster reconciled pass after pass, with the outputs the engine would hold. */
 export interface LaneState {
@@ -68,9 +67,9 @@ export function classifyFailure(error: unknown): { outcome: PassOutcome; message
   return { outcome: "crashed", message: `${error instanceof Error ? error.name : typeof error}: ${message}`, properties: undefined };
 }
 
-/** The status carried by a lookup failure (the engine records it in state). */
-export function reportedStatusOf(error: unknown): Document | undefined {
+/** The status carried by a lookup failure (the engine records it in state): its JSON text. */
+export function reportedStatusOf(error: unknown): string | undefined {
   const properties = (error as { properties?: { status?: unknown } } | undefined)?.properties;
   const status = properties?.status;
-  return typeof status === "object" && status !== null ? (status as Document) : undefined;
+  return typeof status === "string" ? status : undefined;
 }

@@ -139,7 +139,48 @@ function sortedRecord<T>(record: Readonly<Record<string, T>>): Record<string, T>
   );
 }
 
-/** Reads `status` from outputs of schema 2; malformed parts are named in `problems`. */
+/**
+ * The status as outputs of schema 3 store it: the JSON text of {@link OutputsStatus}. One string
+ * is one value for the engine and the provider host to copy and encode on every call, where the
+ * object was a tree of 18 for 4 operators (docs/performance.md finding 20). The resource's `status` output
+ * gives the object back ({@link statusFromOutputs}).
+ */
+export function outputsStatusText(status: OutputsStatus): string {
+  return JSON.stringify(status);
+}
+
+/** Reads `status` from outputs of schema 3 (JSON text); malformed parts are named in `problems`. */
+export function readOutputsStatusText(value: unknown): { readonly status: OutputsStatus; readonly problems: readonly string[] } {
+  if (typeof value !== "string") {
+    return { status: {}, problems: [`is ${describeType(value)}, expected the status as JSON text`] };
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return { status: {}, problems: ["is not JSON text"] };
+  }
+  return readOutputsStatus(parsed);
+}
+
+/**
+ * The `status` output as a program sees it: the object, whether the state holds its JSON text
+ * (schema 3) or the object itself (schema 2, or a mock's state). Text that does not parse, or a
+ * value of another type, gives `undefined`; the next update rewrites such state.
+ */
+export function statusFromOutputs(value: unknown): OutputsStatus | undefined {
+  if (typeof value === "string") {
+    try {
+      const parsed: unknown = JSON.parse(value);
+      return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? parsed : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? value : undefined;
+}
+
+/** Reads `status` from outputs of schema 2 (an object); malformed parts are named in `problems`. */
 export function readOutputsStatus(value: unknown): { readonly status: OutputsStatus; readonly problems: readonly string[] } {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return { status: {}, problems: [`is ${describeType(value)}, expected an object`] };

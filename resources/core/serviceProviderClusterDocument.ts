@@ -10,8 +10,13 @@ import { describeType, serviceProviderClusterResourceType } from "./azureResourc
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
 
-/** Version of the provider outputs' shape (2: the small status of outputsStatus.ts); readers accept every earlier version. */
-export const outputsSchemaVersion = 2;
+/**
+ * Version of the provider outputs' shape; readers accept every earlier version.
+ * 2: the small status of outputsStatus.ts. 3: the same status stored as its JSON text (one string
+ * instead of a tree of 18 values at 4 operators, which the engine and the provider host copy and encode on
+ * every call; docs/performance.md finding 20).
+ */
+export const outputsSchemaVersion = 3;
 
 /** One identity entry, keyed in the map by the lowercased identity resource ID. */
 export interface DataPlaneOperatorManagedIdentityEntry {

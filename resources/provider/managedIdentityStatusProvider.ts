@@ -11,15 +11,15 @@ import type { AzureAdapters } from "./azureAdapters";
 import { sharedAzureAdapters } from "./azureAdapters";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { isCosmosDocumentError, isUserAssignedIdentityReadError } from "../core/errors";
-import { countEntries, workReason } from "../core/identityStatus";
+import { workReason } from "../core/identityStatus";
 import type { ProviderInputs } from "./providerInputs";
 import { containsUnknown, desiredFromInputs, parseCluster, parseInputs } from "./providerInputs";
 import type { ProviderOutputs } from "./providerOutputs";
-import { inputsDigestOf, parseStoredOutputs, statusOutputs, toOutputs } from "./providerOutputs";
+import { inputsDigestOf, parseStoredOutputs, refreshedSchema1Outputs, statusOutputs, toOutputs } from "./providerOutputs";
 import { clearManagedIdentityStatus, refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStatus";
 import type { ConfigSource } from "../core/settings";
 import { readSettings, settingsEnvironmentKey, snapshotStackConfig } from "../core/settings";
-import { outputsSchemaVersion, statusToJson } from "../core/serviceProviderClusterDocument";
+import { outputsSchemaVersion } from "../core/serviceProviderClusterDocument";
 import { decodeOutputsStatus, operatorNamesFromOutputs } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { locate } from "../core/documentLocation";
@@ -192,14 +192,17 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { id: "", props };
       }
       // Spread over the props as stored, so __provider (and any field this version does not read)
-      // stays. Outputs of schema 1 stay so (their status is written in their layout, drift always
-      // listed) until the next update, which diff asks for, rewrites them.
-      if (stored.value.schemaVersion !== outputsSchemaVersion) {
-        return { id, props: { ...props, status: statusToJson(result.status), ...countEntries(result.status), drift: [...result.drift] } };
+      // stays. Outputs of schema 1 keep their layout until the next update, which diff asks for;
+      // those of schema 2 are written as the current schema here (the same fields, status as text).
+      if (stored.value.schemaVersion === 1) {
+        return { id, props: refreshedSchema1Outputs(props, result.status, result.drift) };
       }
       const { drift: _drift, ...rest } = props;
       const drift = result.drift.length === 0 ? {} : { drift: [...result.drift] };
-      return { id, props: { ...rest, ...statusOutputs(result.status, operatorNamesFromOutputs(lastStatus)), ...drift } };
+      return {
+        id,
+        props: { ...rest, schemaVersion: outputsSchemaVersion, ...statusOutputs(result.status, operatorNamesFromOutputs(lastStatus)), ...drift },
+      };
     },
 
     async delete(_id: string, props: Outputs) {

@@ -1,25 +1,25 @@
 /**
- * The provider's output boundary: the output shape (schema 2, small: core/outputsStatus.ts), how
- * a pass's result becomes outputs, and the parse of stored outputs (either schema) for diff,
- * update and read. Pure: no I/O, no SDK imports.
+ * The provider's output boundary: the output shape (schema 3: the small status of
+ * core/outputsStatus.ts, stored as its JSON text), how a pass's result becomes outputs, and the
+ * parse of stored outputs (any schema) for diff, update and read. Pure: no I/O, no SDK imports.
  */
 import { parseResourceIdOfType, describeType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import type { JsonValue } from "../core/json";
 import { isJsonObject } from "../core/json";
 import { countEntries } from "../core/identityStatus";
 import type { OperatorNamesByKeyHash, OutputsStatus } from "../core/outputsStatus";
-import { encodeOutputsStatus, inputsDigest, operatorNamesFromKeys, readOutputsStatus } from "../core/outputsStatus";
+import { encodeOutputsStatus, inputsDigest, operatorNamesFromKeys, outputsStatusText, readOutputsStatus, readOutputsStatusText } from "../core/outputsStatus";
 import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
-import { outputsSchemaVersion, readStatusSubtree } from "../core/serviceProviderClusterDocument";
+import { outputsSchemaVersion, readStatusSubtree, statusToJson } from "../core/serviceProviderClusterDocument";
 import type { CheckFailure, Parsed, ProviderInputs } from "./providerInputs";
 import { unknownValue } from "./providerInputs";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
 
 /**
  * Outputs: the persisted status plus what a user needs to read it. Plain JSON only, and small:
- * the engine keeps them for every cluster and rewrites them on each `up` (schema 2; schema 1 also
- * repeated the declared inputs, the document's location and each identity's ARM ID twice).
- * Optional fields are absent when empty, as Go's `omitempty` writes them.
+ * the engine keeps them for every cluster and rewrites them on each `up` (schema 3; schema 2 held
+ * `status` as an object, schema 1 also repeated the declared inputs, the document's location and
+ * each identity's ARM ID twice). Optional fields are absent when empty, as Go's `omitempty` writes them.
  */
 export interface ProviderOutputs {
   readonly schemaVersion: number;
@@ -29,8 +29,11 @@ export interface ProviderOutputs {
   readonly desiredSource: "inputs" | "clusterDocument";
   /** The service managed identity read from the cluster document; absent when the inputs name one (or none is there). */
   readonly serviceManagedIdentity?: string;
-  /** `properties.status.dataPlaneOperatorsManagedIdentities` as persisted, by operator name (core/outputsStatus.ts). */
-  readonly status: OutputsStatus;
+  /**
+   * `properties.status.dataPlaneOperatorsManagedIdentities` as persisted, by operator name
+   * (core/outputsStatus.ts), as JSON text: the resource's `status` output gives the object back.
+   */
+  readonly status: string;
   readonly identityCount: number;
   readonly resolvedCount: number;
   readonly notFoundCount: number;
@@ -41,14 +44,14 @@ export interface ProviderOutputs {
   readonly drift?: readonly string[];
 }
 
-/** The part of stored outputs the provider reads back, from either schema, with absent fields filled in. */
+/** The part of stored outputs the provider reads back, from any schema it reads, with absent fields filled in. */
 export interface StoredOutputs {
-  readonly schemaVersion: 1 | typeof outputsSchemaVersion;
+  readonly schemaVersion: 1 | 2 | typeof outputsSchemaVersion;
   readonly clusterResourceId: string;
   /** Schema 1's full subtree reads as `identities` alone. */
   readonly status: OutputsStatus;
   readonly drift: readonly string[];
-  /** Schema 2 only: the digest of the declared inputs. */
+  /** Schemas 2 and 3: the digest of the declared inputs. */
   readonly inputsDigest?: string;
   /** The service managed identity recorded from the cluster document (schema 1: or from the inputs); null when none. */
   readonly serviceManagedIdentity: string | null;
@@ -60,7 +63,7 @@ export function statusOutputs(
   status: DataPlaneOperatorsManagedIdentities,
   operatorNames: OperatorNamesByKeyHash,
 ): Pick<ProviderOutputs, "status" | "identityCount" | "resolvedCount" | "notFoundCount" | "failedCount"> {
-  return { status: encodeOutputsStatus(status, operatorNames), ...countEntries(status) };
+  return { status: outputsStatusText(encodeOutputsStatus(status, operatorNames)), ...countEntries(status) };
 }
 
 /** What `diff` compares of the inputs: the declared operator map and service managed identity. */
@@ -83,6 +86,22 @@ export function operatorNamesOf(inputs: ProviderInputs): OperatorNamesByKeyHash 
   return operatorNamesFromKeys(keys);
 }
 
+/**
+ * Outputs of schema 1 as `read` (refresh) keeps them: in their layout (the full subtree as
+ * `status`, drift always listed), with what this refresh found, until the next update rewrites
+ * them; they lack the inputs' digest the current schema needs. Typed as the current outputs,
+ * which they are not: the engine stores them as given, and every reader parses them
+ * ({@link parseStoredOutputs}).
+ */
+export function refreshedSchema1Outputs<Stored extends object>(
+  props: Stored,
+  status: DataPlaneOperatorsManagedIdentities,
+  drift: readonly string[],
+): Stored & ProviderOutputs {
+  const kept = { ...props, status: statusToJson(status), ...countEntries(status), drift: [...drift] };
+  return kept as unknown as Stored & ProviderOutputs;
+}
+
 /** The outputs of a pass (and of a partial pass that failed on some identities). */
 export function toOutputs(inputs: ProviderInputs, result: SyncResult, drift: readonly string[]): ProviderOutputs {
   // Recorded only when it is not an input: the inputs are in state already.
@@ -101,8 +120,8 @@ export function toOutputs(inputs: ProviderInputs, result: SyncResult, drift: rea
 }
 
 /**
- * Reads stored outputs (state) of a shape this version understands: schema 2, or schema 1 as the
- * previous versions wrote it. Anything else (an older provider's, a hand edit) is a failure, and
+ * Reads stored outputs (state) of a shape this version understands: schema 3, or schema 2 or 1 as
+ * the previous versions wrote them. Anything else (an older provider's, a hand edit) is a failure, and
  * the provider then treats the state as unknown.
  */
 export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
@@ -114,12 +133,12 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
     failures.push({ property, reason: `is ${describeType(value[property])}, expected ${expected}` });
   };
   const { schemaVersion, clusterResourceId, drift, serviceManagedIdentity, skippedReason } = value;
-  const version = schemaVersion === 1 || schemaVersion === outputsSchemaVersion ? schemaVersion : undefined;
-  if (version === undefined) fail("schemaVersion", `1 or ${outputsSchemaVersion}`);
+  const version = schemaVersion === 1 || schemaVersion === 2 || schemaVersion === outputsSchemaVersion ? schemaVersion : undefined;
+  if (version === undefined) fail("schemaVersion", `1, 2 or ${outputsSchemaVersion}`);
   if (typeof clusterResourceId !== "string") fail("clusterResourceId", "a string");
-  // Schema 2 leaves an empty drift list out; schema 1 always wrote one.
+  // Schemas 2 and 3 leave an empty drift list out; schema 1 always wrote one.
   const driftList =
-    drift === undefined && version === outputsSchemaVersion
+    drift === undefined && version !== undefined && version !== 1
       ? []
       : Array.isArray(drift) && drift.every((entry): entry is string => typeof entry === "string")
         ? drift
@@ -127,7 +146,7 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
   if (driftList === undefined) fail("drift", "a list of strings");
   if (!isOptionalString(serviceManagedIdentity)) fail("serviceManagedIdentity", "a string or null");
   if (!isOptionalString(skippedReason)) fail("skippedReason", "a string or null");
-  const layout = version === 1 ? readSchema1(value, fail) : readSchema2(value, fail);
+  const layout = version === 1 ? readSchema1(value, fail) : readSmallStatus(value, version === 2 ? "object" : "text", fail);
   if (layout.problems.length > 0) failures.push({ property: "status", reason: layout.problems.join("; ") });
   if (
     failures.length > 0 ||
@@ -174,15 +193,19 @@ function readSchema1(value: Readonly<Record<string, JsonValue>>, fail: (property
   };
 }
 
-/** Schema 2: the small status and the inputs' digest. */
-function readSchema2(value: Readonly<Record<string, JsonValue>>, fail: (property: string, expected: string) => void): StoredLayout {
+/** Schemas 2 and 3: the small status (an object in 2, its JSON text in 3) and the inputs' digest. */
+function readSmallStatus(
+  value: Readonly<Record<string, JsonValue>>,
+  form: "object" | "text",
+  fail: (property: string, expected: string) => void,
+): StoredLayout {
   const digest = value.inputsDigest;
   if (typeof digest !== "string") fail("inputsDigest", "a string");
-  if (!isJsonObject(value.status)) {
+  if (form === "object" && !isJsonObject(value.status)) {
     fail("status", "the status (an object)");
     return { status: {}, digest: undefined, problems: [] };
   }
-  const status = readOutputsStatus(value.status);
+  const status = form === "object" ? readOutputsStatus(value.status) : readOutputsStatusText(value.status);
   return { status: status.status, digest: typeof digest === "string" ? digest : undefined, problems: status.problems };
 }
 

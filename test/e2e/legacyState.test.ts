@@ -5,7 +5,9 @@
  * - test/fixtures/legacyLoaderDeployment.json: the 4.6 KB loader of commit 0e1dce3, which searched
  *   the file system for the package on every call;
  * - test/fixtures/schema1Deployment.json: commit de0f46f, the last version before outputs schema 2:
- *   the 734-character provider text (requiring the package's deep path) and outputs schema 1.
+ *   the 734-character provider text (requiring the package's deep path) and outputs schema 1;
+ * - test/fixtures/schema2Deployment.json: commit 338f8e8, the last version before outputs schema 3:
+ *   today's provider text, and `status` as an object.
  * Each is imported into a stack over a fresh sandbox seeded the same way (seedFleet is
  * deterministic: same ARM IDs and Cosmos ids), whose documents carry no status entry yet. Then,
  * with this version:
@@ -35,7 +37,13 @@ type Document = ServiceProviderClusterJson;
 interface StateResource {
   readonly type: string;
   readonly inputs: { readonly __provider?: string };
-  readonly outputs: { readonly __provider?: string; readonly clusterResourceId?: string; readonly schemaVersion?: number; readonly drift?: readonly string[] };
+  readonly outputs: {
+    readonly __provider?: string;
+    readonly clusterResourceId?: string;
+    readonly schemaVersion?: number;
+    readonly status?: unknown;
+    readonly drift?: readonly string[];
+  };
 }
 
 /** An earlier version's exported stack. */
@@ -44,8 +52,10 @@ interface Fixture {
   readonly file: string;
   /** The stack name in the fixture's URNs. */
   readonly stackName: string;
-  /** A line only that version's provider text has. */
-  readonly marker: string;
+  /** A line only that version's provider text has; undefined when it stored today's text. */
+  readonly marker: string | undefined;
+  /** The outputs schema it wrote. */
+  readonly schemaVersion: number;
 }
 
 const fixtures: readonly Fixture[] = [
@@ -55,12 +65,21 @@ const fixtures: readonly Fixture[] = [
     stackName: "legacy",
     // Its walk from the working directory up to the root.
     marker: "for (let directory = process.cwd();; directory = path.dirname(directory))",
+    schemaVersion: 1,
   },
   {
     title: "the 734-character text and outputs schema 1 (commit de0f46f)",
     file: "schema1Deployment.json",
     stackName: "landed",
     marker: 'const specifier = "aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js";',
+    schemaVersion: 1,
+  },
+  {
+    title: "today's provider text and outputs schema 2 (commit 338f8e8)",
+    file: "schema2Deployment.json",
+    stackName: "schema2",
+    marker: undefined,
+    schemaVersion: 2,
   },
 ];
 
@@ -113,12 +132,13 @@ describe.each(fixtures)("a stack written by $title, under this version", (fixtur
     await sandbox?.stop();
   });
 
-  it("imports with the old loader in every resource's inputs and outputs and the fixture's cluster IDs", async () => {
+  it("imports with the fixture's loader in every resource's inputs and outputs, its outputs schema and the fixture's cluster IDs", async () => {
     const resources = await clusterResources();
     expect(resources.map((resource) => resource.outputs.clusterResourceId).sort()).toEqual(fleet.map((cluster) => cluster.clusterResourceId).sort());
     for (const resource of resources) {
-      expect(resource.inputs.__provider).toContain(oldLoaderMarker);
-      expect(resource.outputs.__provider).toContain(oldLoaderMarker);
+      expect(resource.inputs.__provider).toContain(oldLoaderMarker ?? providerText);
+      expect(resource.outputs.__provider).toContain(oldLoaderMarker ?? providerText);
+      expect(resource.outputs.schemaVersion).toBe(fixtureCase.schemaVersion);
     }
   });
 
@@ -132,8 +152,14 @@ describe.each(fixtures)("a stack written by $title, under this version", (fixtur
       expect(resource.outputs.drift?.length).toBeGreaterThan(0);
       for (const line of resource.outputs.drift ?? [])
         expect(line).toMatch(/was removed from the status in Cosmos$|^the status subtree was deleted in Cosmos$/);
-      // Outputs of an earlier schema stay in it until the next update.
-      expect(resource.outputs.schemaVersion).not.toBe(outputsSchemaVersion);
+      if (fixtureCase.schemaVersion === 1) {
+        // Outputs of schema 1 stay in it until the next update: they lack the inputs' digest.
+        expect(resource.outputs.schemaVersion).toBe(1);
+      } else {
+        // Outputs of schema 2 hold everything schema 3 needs: refresh writes them as schema 3.
+        expect(resource.outputs.schemaVersion).toBe(outputsSchemaVersion);
+        expect(typeof resource.outputs.status).toBe("string");
+      }
     }
     // Refresh writes nothing: the owned subtree is as seeded.
     for (const cluster of fleet)
@@ -149,10 +175,11 @@ describe.each(fixtures)("a stack written by $title, under this version", (fixtur
       expect(foreignFields(document)).toEqual(foreignFields(seeded.get(cluster.serviceProviderClusterDocumentId) as Document));
     }
     for (const resource of await clusterResources()) {
-      expect(resource.inputs.__provider).not.toContain(oldLoaderMarker);
+      if (oldLoaderMarker !== undefined) expect(resource.inputs.__provider).not.toContain(oldLoaderMarker);
       expect(resource.inputs.__provider).toBe(providerText);
       expect(resource.outputs.__provider).toBe(resource.inputs.__provider);
       expect(resource.outputs.schemaVersion).toBe(outputsSchemaVersion);
+      expect(typeof resource.outputs.status).toBe("string");
     }
   });
 

@@ -23,6 +23,7 @@ import { seedFleet } from "../../sandbox/seed";
 import type { TestStack } from "./engineHelpers";
 import { engineModule, openTestStack } from "./engineHelpers";
 import { ownedStatusOf, requireServiceProviderCluster } from "../fixtures/storedDocument";
+import { readOutputsStatusText } from "../../resources/core/outputsStatus";
 
 type Resource = { type: string; inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
 
@@ -107,8 +108,11 @@ describe("state per cluster after an up of 20 clusters with 4 identities each", 
 
   it("records outputs of the current schema that name each identity by operator, with the IDs read back from Cosmos", async () => {
     const [first] = resourcesOf(fileStack).filter((resource) => resource.type.endsWith(":ServiceProviderClusterIdentityStatus"));
-    const outputs = first.outputs as { schemaVersion: number; status: { operators?: Record<string, { clientId?: string }> } };
-    expect(outputs.schemaVersion).toBe(2);
+    const outputs = first.outputs as { schemaVersion: number; status: string };
+    expect(outputs.schemaVersion).toBe(3);
+    // The status is one string in state: its JSON text.
+    const status = readOutputsStatusText(outputs.status);
+    expect(status.problems).toEqual([]);
     const cluster = fleet.find((candidate) => candidate.clusterResourceId === first.inputs?.clusterResourceId);
     expect(cluster).toBeDefined();
     const document = await requireServiceProviderCluster(sandbox.cosmosContainer, cluster!.serviceProviderClusterDocumentId, cluster!.partitionKey);
@@ -116,7 +120,7 @@ describe("state per cluster after an up of 20 clusters with 4 identities each", 
     expect(Object.keys(persisted)).toHaveLength(4);
     for (const [operator, identity] of Object.entries(cluster!.dataPlaneOperators)) {
       expect(persisted[identity.toLowerCase()]?.clientId).toMatch(/^[0-9a-f-]{36}$/);
-      expect(outputs.status.operators?.[operator]?.clientId).toBe(persisted[identity.toLowerCase()]?.clientId);
+      expect(status.status.operators?.[operator]?.clientId).toBe(persisted[identity.toLowerCase()]?.clientId);
     }
   });
 

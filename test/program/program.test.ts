@@ -27,13 +27,18 @@ interface Registration {
 
 const registrations: Registration[] = [];
 
-/** What a created resource reports, as the provider's create would. */
-function mockState(inputs: Record<string, unknown>): Record<string, unknown> {
+/**
+ * What a created resource reports, as the provider's create would: `status` as JSON text (outputs
+ * schema 3). A resource named `*-object-status` reports it as an object instead, as state of
+ * schema 2 or a user's own mock does.
+ */
+function mockState(name: string, inputs: Record<string, unknown>): Record<string, unknown> {
+  const status = { earliestRecheckTime: "2026-08-15T00:00:00Z" };
   return {
     ...inputs,
     inputsDigest: "digest-of-the-declared-inputs",
     desiredSource: inputs.dataPlaneOperators === undefined ? "clusterDocument" : "inputs",
-    status: { earliestRecheckTime: "2026-08-15T00:00:00Z" },
+    status: name.endsWith("-object-status") ? status : JSON.stringify(status),
     identityCount: 1,
     resolvedCount: 1,
     notFoundCount: 0,
@@ -46,7 +51,7 @@ beforeAll(async () => {
     {
       newResource: (args) => {
         registrations.push({ type: args.type, name: args.name, inputs: args.inputs as Record<string, unknown>, custom: args.custom });
-        return { id: `${args.name}-id`, state: mockState(args.inputs as Record<string, unknown>) };
+        return { id: `${args.name}-id`, state: mockState(args.name, args.inputs as Record<string, unknown>) };
       },
       call: (args) => {
         throw new Error(`unexpected invoke ${args.token}`);
@@ -105,9 +110,15 @@ describe("ServiceProviderClusterIdentityStatus", () => {
     expect(await valueOf(resource.inputsDigest)).toBe("digest-of-the-declared-inputs");
     expect(await valueOf(resource.clusterResourceId)).toBe(clusterB);
     expect(await valueOf(resource.desiredSource)).toBe("clusterDocument");
+    // The provider's JSON text, given to the program as the object.
     expect(await valueOf(resource.status)).toEqual({ earliestRecheckTime: "2026-08-15T00:00:00Z" });
     expect(await valueOf(resource.drift)).toBeUndefined();
     expect(await valueOf(resource.skippedReason)).toBeUndefined();
+  });
+
+  it("gives the status object also when the state holds an object (schema 2 state, or a user's mock)", async () => {
+    const resource = new ServiceProviderClusterIdentityStatus("cluster-object-status", { clusterResourceId: clusterB });
+    expect(await valueOf(resource.status)).toEqual({ earliestRecheckTime: "2026-08-15T00:00:00Z" });
   });
 
   it("passes Output-valued inputs through once they resolve", async () => {

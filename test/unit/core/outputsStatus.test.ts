@@ -1,5 +1,5 @@
 /**
- * The small status of the provider outputs (schema 2): what it writes, and that reading it back
+ * The small status of the provider outputs (schema 2, stored as JSON text since schema 3): what it writes, and that reading it back
  * with the keys at hand gives the document's subtree again. The hash and digest vectors were
  * produced outside Node (`printf %s <key> | sha256sum`, Python's hashlib and base64).
  */
@@ -11,7 +11,10 @@ import {
   keyHashOf,
   operatorNamesFromKeys,
   operatorNamesFromOutputs,
+  outputsStatusText,
   readOutputsStatus,
+  readOutputsStatusText,
+  statusFromOutputs,
 } from "../../../resources/core/outputsStatus";
 import type { DataPlaneOperatorsManagedIdentities } from "../../../resources/core/serviceProviderClusterDocument";
 import { identitiesEqual } from "../../../resources/core/identityStatus";
@@ -124,5 +127,33 @@ describe("readOutputsStatus", () => {
     ["a recheck time that is not a time", { earliestRecheckTime: "soon" }, /earliestRecheckTime/],
   ])("names the problem with %s", (_title, value, problem) => {
     expect(readOutputsStatus(value).problems.join("; ")).toMatch(problem);
+  });
+});
+
+describe("the status as JSON text (outputs schema 3)", () => {
+  const encoded = encodeOutputsStatus(subtree, operatorNamesFromKeys([["operator-a", keyA]]));
+
+  it("is one string that reads back as what encode wrote", () => {
+    const text = outputsStatusText(encoded);
+    expect(typeof text).toBe("string");
+    expect(readOutputsStatusText(text)).toEqual({ status: encoded, problems: [] });
+  });
+
+  it.each([
+    ["an object (schema 2's form)", {}, /expected the status as JSON text/],
+    ["text that is not JSON", "{", /is not JSON text/],
+    ["text of a list", "[]", /expected an object/],
+    ["text with an operator without a key hash", JSON.stringify({ operators: { a: { clientId: "c" } } }), /operators\['a'\] is not a valid entry/],
+  ])("names the problem with %s", (_title, value, problem) => {
+    expect(readOutputsStatusText(value).problems.join("; ")).toMatch(problem);
+  });
+
+  it("gives a program the object from the text, from an object (older state, a mock), and nothing from anything else", () => {
+    expect(statusFromOutputs(outputsStatusText(encoded))).toEqual(encoded);
+    expect(statusFromOutputs(encoded)).toBe(encoded);
+    expect(statusFromOutputs(undefined)).toBeUndefined();
+    expect(statusFromOutputs("{")).toBeUndefined();
+    expect(statusFromOutputs("[]")).toBeUndefined();
+    expect(statusFromOutputs(5)).toBeUndefined();
   });
 });

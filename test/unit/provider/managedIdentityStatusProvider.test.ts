@@ -5,7 +5,8 @@ import { createManagedIdentityStatusProvider } from "../../../resources/provider
 import type { ProviderInputs } from "../../../resources/provider/providerInputs";
 import type { ProviderOutputs } from "../../../resources/provider/providerOutputs";
 import { unknownValue } from "../../../resources/provider/providerInputs";
-import { decodeOutputsStatus, inputsDigest, keyHashOf } from "../../../resources/core/outputsStatus";
+import type { OutputsStatus } from "../../../resources/core/outputsStatus";
+import { decodeOutputsStatus, inputsDigest, keyHashOf, readOutputsStatusText } from "../../../resources/core/outputsStatus";
 import type { JsonObject, JsonValue } from "../../../resources/core/json";
 import { FakeClock } from "../../fakes/fakeClock";
 import { InMemoryDocumentStore } from "../../fakes/inMemoryDocumentStore";
@@ -102,6 +103,19 @@ function outsOf(result: { outs?: Outputs }): Outputs {
   return result.outs as Outputs;
 }
 
+/** The status the outputs record: schema 3 stores it as JSON text, which must read back without problems. */
+function statusOf(outs: Outputs | undefined): OutputsStatus {
+  expect(typeof outs?.status).toBe("string");
+  const read = readOutputsStatusText(outs?.status);
+  expect(read.problems).toEqual([]);
+  return read.status;
+}
+
+/** The same outputs as the previous version wrote them (schema 2): `status` as an object. */
+function schema2Of(outs: Outputs): Record<string, unknown> {
+  return { ...outs, schemaVersion: 2, status: statusOf(outs) };
+}
+
 /** The outputs the engine stores after create: the provider host adds the inputs' `__provider`. */
 async function createdOutputs(setupValue: Setup, news: Inputs = inputs()): Promise<Outputs> {
   return { ...outsOf(await setupValue.provider.create(news)), __provider: news.__provider };
@@ -137,14 +151,15 @@ describe("create", () => {
     const result = await setupValue.provider.create(inputs());
     expect(result.id).toBe(location.documentId);
     expect(outsOf(result)).toEqual({
-      schemaVersion: 2,
+      schemaVersion: 3,
       clusterResourceId: cluster,
       inputsDigest: inputsDigest({ "operator-a": identityA }, null),
       desiredSource: "inputs",
-      status: {
-        operators: { "operator-a": { keyHash: keyHashOf(keyA), clientId: "a-client", principalId: "a-principal" } },
+      // One string: the engine and the provider host copy and encode one value instead of a tree.
+      status: JSON.stringify({
         earliestRecheckTime: recheckAtRandomZero,
-      },
+        operators: { "operator-a": { keyHash: keyHashOf(keyA), clientId: "a-client", principalId: "a-principal" } },
+      }),
       identityCount: 1,
       resolvedCount: 1,
       notFoundCount: 0,
@@ -153,7 +168,7 @@ describe("create", () => {
     expect(findUndefined(result.outs)).toEqual([]);
     expect(JSON.parse(JSON.stringify(result.outs))).toEqual(result.outs);
     // The outputs name the entry by operator; decoded with the document's keys, they are the document's subtree.
-    expect(decodeOutputsStatus(outsOf(result).status, [keyA])).toEqual({
+    expect(decodeOutputsStatus(statusOf(outsOf(result)), [keyA])).toEqual({
       identities: { [keyA]: { resourceID: keyA, clientId: "a-client", principalId: "a-principal" } },
       earliestRecheckTime: recheckAtRandomZero,
     });
@@ -201,7 +216,7 @@ describe("create", () => {
     expect(thrown?.properties?.__provider).toBe(serializedProvider);
     expect(thrown?.properties).toMatchObject({ resolvedCount: 1, failedCount: 1 });
     expect(thrown?.properties?.drift).toBeUndefined();
-    expect(thrown?.properties?.status.operators?.b).toEqual({
+    expect(statusOf(thrown?.properties).operators?.b).toEqual({
       keyHash: keyHashOf(keyB),
       retrievalError: "AuthorizationFailed (HTTP 403): The client does not have authorization.",
     });
@@ -223,7 +238,7 @@ describe("create", () => {
 function schema1Of(outs: Outputs, operators: Record<string, string> = { "operator-a": identityA }): Record<string, unknown> {
   const { inputsDigest: _digest, status, drift, skippedReason, serviceManagedIdentity, ...rest } = outs;
   const keys = Object.values(operators).map((identity) => identity.toLowerCase());
-  const full = decodeOutputsStatus(status, keys);
+  const full = decodeOutputsStatus(statusOf({ ...outs, status }), keys);
   const identities = Object.fromEntries(
     Object.entries(full.identities ?? {}).map(([key, entry]) => [
       key,
@@ -350,7 +365,10 @@ describe("diff", () => {
     ["outputs without a schemaVersion", (outs: Outputs) => ({ ...outs, schemaVersion: undefined })],
     ["outputs from an older provider without status", (outs: Outputs) => ({ clusterResourceId: outs.clusterResourceId, documentId: "an-old-document-id" })],
     ["outputs whose status names an operator without a key hash", (outs: Outputs) => ({ ...outs, status: { operators: { "operator-a": { clientId: "c" } } } })],
-    ["schema 1 outputs (an earlier version's): rewritten in schema 2", (outs: Outputs) => schema1Of(outs)],
+    ["schema 1 outputs (an earlier version's): rewritten in schema 3", (outs: Outputs) => schema1Of(outs)],
+    ["schema 2 outputs (the previous version's, status as an object): rewritten in schema 3", (outs: Outputs) => schema2Of(outs)],
+    ["schema 3 outputs whose status is not JSON text", (outs: Outputs) => ({ ...outs, status: "{not json" })],
+    ["schema 3 outputs whose status is an object", (outs: Outputs) => ({ ...outs, status: statusOf(outs) })],
     ["outputs with a malformed drift field", (outs: Outputs) => ({ ...outs, drift: "none" })],
   ])("reports a change for %s", async (_title, transform) => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
@@ -458,11 +476,22 @@ describe("update", () => {
     expect(setupValue.reader.calls).toHaveLength(2);
   });
 
-  it("rewrites schema 1 outputs (an earlier version's state) in schema 2 without forcing lookups or writing inside the window", async () => {
+  it("rewrites schema 1 outputs (an earlier version's state) in schema 3 without forcing lookups or writing inside the window", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
     const patchesBefore = setupValue.store.appliedPatches().length;
     const result = await setupValue.provider.update(location.documentId, schema1Of(outs) as unknown as Outputs, inputs());
+    const { __provider: _provider, ...expected } = outs;
+    expect(outsOf(result)).toEqual(expected);
+    expect(setupValue.reader.calls).toHaveLength(1);
+    expect(setupValue.store.appliedPatches()).toHaveLength(patchesBefore);
+  });
+
+  it("rewrites schema 2 outputs (the previous version's state) in schema 3 without forcing lookups or writing inside the window", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    const patchesBefore = setupValue.store.appliedPatches().length;
+    const result = await setupValue.provider.update(location.documentId, schema2Of(outs) as unknown as Outputs, inputs());
     const { __provider: _provider, ...expected } = outs;
     expect(outsOf(result)).toEqual(expected);
     expect(setupValue.reader.calls).toHaveLength(1);
@@ -475,7 +504,7 @@ describe("update", () => {
     const news = inputs({ "disk-csi-driver": identityA, "file-csi-driver": shouting });
     const outs = await createdOutputs(setupValue, news);
     const entry = { keyHash: keyHashOf(keyA), clientId: "c", principalId: "p" };
-    expect(outs.status.operators).toEqual({ "disk-csi-driver": entry, "file-csi-driver": entry });
+    expect(statusOf(outs).operators).toEqual({ "disk-csi-driver": entry, "file-csi-driver": entry });
     expect(outs.identityCount).toBe(1);
     expect(Object.keys((persistedSubtree(setupValue.store) as { identities: JsonObject }).identities)).toEqual([keyA]);
     expect(await setupValue.provider.diff(location.documentId, outs, news)).toEqual({ changes: false });
@@ -485,7 +514,7 @@ describe("update", () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p"), [identityB]: resolved("c2", "p2") } });
     const outs = await createdOutputs(setupValue);
     const result = await setupValue.provider.update(location.documentId, outs, inputs({ "operator-b": identityB }));
-    expect(outsOf(result).status.operators).toEqual({ "operator-b": { keyHash: keyHashOf(keyB), clientId: "c2", principalId: "p2" } });
+    expect(statusOf(outsOf(result)).operators).toEqual({ "operator-b": { keyHash: keyHashOf(keyB), clientId: "c2", principalId: "p2" } });
     expect((persistedSubtree(setupValue.store) as JsonObject).identities).toEqual({ [keyB]: { resourceID: identityB, clientId: "c2", principalId: "p2" } });
     expect(setupValue.reader.calledKeys).toEqual([keyA, keyB]);
   });
@@ -527,7 +556,7 @@ describe("read", () => {
     const result = await refreshed(setupValue, outs);
     expect(result.id).toBe(location.documentId);
     expect(result.props?.drift).toEqual([`identity ${keyA}: clientId was changed in Cosmos`]);
-    expect(result.props?.status.operators?.["operator-a"]?.clientId).toBe("tampered");
+    expect(statusOf(result.props).operators?.["operator-a"]?.clientId).toBe("tampered");
     expect(setupValue.reader.calls).toHaveLength(1);
     expect(await setupValue.provider.diff(location.documentId, result.props as Outputs, inputs())).toEqual({ changes: true });
   });
@@ -540,6 +569,15 @@ describe("read", () => {
     expect(result.props).toEqual(old);
   });
 
+  it("writes schema 2 outputs as schema 3 (status as JSON text, the same entries), keeping __provider, and diff then finds no change", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    const result = await refreshed(setupValue, schema2Of(outs) as unknown as Outputs);
+    expect(result.props).toEqual(outs);
+    expect(setupValue.reader.calls).toHaveLength(1);
+    expect(await setupValue.provider.diff(location.documentId, result.props as Outputs, inputs())).toEqual({ changes: false });
+  });
+
   it("detects a deleted subtree", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
@@ -549,7 +587,7 @@ describe("read", () => {
     const result = await refreshed(setupValue, outs);
     expect(result.id).toBe(location.documentId);
     expect(result.props?.drift).toEqual(["the status subtree was deleted in Cosmos"]);
-    expect(result.props?.status).toEqual({});
+    expect(result.props?.status).toBe("{}");
     expect(result.props?.identityCount).toBe(0);
   });
 
@@ -569,8 +607,8 @@ describe("read", () => {
       `identity ${keyB} was added to the status in Cosmos`,
     ]);
     // What Cosmos holds now: an entry no declared operator names stays keyed as in Cosmos.
-    expect(result.props?.status.operators).toBeUndefined();
-    expect(Object.keys(result.props?.status.identities ?? {})).toEqual([keyB]);
+    expect(statusOf(result.props).operators).toBeUndefined();
+    expect(Object.keys(statusOf(result.props).identities ?? {})).toEqual([keyB]);
   });
 
   it("asks Azure once the recheck is due and reports an identity rotated there", async () => {

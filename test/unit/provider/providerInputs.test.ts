@@ -228,17 +228,24 @@ describe("parseInputs", () => {
 });
 
 describe("parseStoredOutputs", () => {
-  const current = { schemaVersion: 2, clusterResourceId: cluster, inputsDigest: "digest", status: {} };
+  const current = { schemaVersion: 3, clusterResourceId: cluster, inputsDigest: "digest", status: "{}" };
+  const schema2 = { schemaVersion: 2, clusterResourceId: cluster, inputsDigest: "digest", status: {} };
   const schema1 = { schemaVersion: 1, clusterResourceId: cluster, documentId: "d", status: {}, drift: [] };
 
-  it("accepts outputs of the current schema and of schema 1", () => {
+  it("accepts outputs of the current schema and of schemas 2 and 1", () => {
     expect(parseStoredOutputs(current).ok).toBe(true);
+    expect(parseStoredOutputs(schema2).ok).toBe(true);
     expect(parseStoredOutputs(schema1).ok).toBe(true);
   });
 
   it("returns the fields the provider reads, typed, with the absent ones filled in", () => {
     const status = { operators: { op: { keyHash: keyHashOf(identityA.toLowerCase()), clientId: "c" } }, earliestRecheckTime: "2026-08-15T00:00:00Z" };
-    expect(parseStoredOutputs({ ...current, status, identityCount: 1 })).toEqual({
+    expect(parseStoredOutputs({ ...current, status: JSON.stringify(status), identityCount: 1 })).toEqual({
+      ok: true,
+      value: { schemaVersion: 3, clusterResourceId: cluster, status, drift: [], inputsDigest: "digest", serviceManagedIdentity: null, skippedReason: null },
+    });
+    // Schema 2 held the same status as an object.
+    expect(parseStoredOutputs({ ...schema2, status, identityCount: 1 })).toEqual({
       ok: true,
       value: { schemaVersion: 2, clusterResourceId: cluster, status, drift: [], inputsDigest: "digest", serviceManagedIdentity: null, skippedReason: null },
     });
@@ -258,13 +265,18 @@ describe("parseStoredOutputs", () => {
 
   it.each([
     ["no schemaVersion", { ...current, schemaVersion: undefined }, "schemaVersion"],
-    ["a future schemaVersion", { ...current, schemaVersion: 3 }, "schemaVersion"],
+    ["a future schemaVersion", { ...current, schemaVersion: 4 }, "schemaVersion"],
     ["schema 1 without documentId", { ...schema1, documentId: undefined }, "documentId"],
     ["schema 1 without a drift list", { ...schema1, drift: undefined }, "drift"],
     ["a null status", { ...current, status: null }, "status"],
+    ["a status that is not JSON text", { ...current, status: "{" }, "status"],
+    ["a status as an object (schema 3 stores text)", { ...current, status: {} }, "status"],
+    ["a status as text in schema 2 (which stored an object)", { ...schema2, status: "{}" }, "status"],
+    ["a status text holding a list", { ...current, status: "[]" }, "status"],
     ["schema 1 with a null status", { ...schema1, status: null }, "status"],
-    ["a status with a malformed entry", { ...current, status: { identities: { a: 5 } } }, "status"],
-    ["a status with an operator without key hash", { ...current, status: { operators: { a: { clientId: "c" } } } }, "status"],
+    ["a status with a malformed entry", { ...current, status: JSON.stringify({ identities: { a: 5 } }) }, "status"],
+    ["a status with an operator without key hash", { ...current, status: JSON.stringify({ operators: { a: { clientId: "c" } } }) }, "status"],
+    ["a schema 2 status with a malformed entry", { ...schema2, status: { identities: { a: 5 } } }, "status"],
     ["no inputs digest", { ...current, inputsDigest: undefined }, "inputsDigest"],
     ["a numeric inputs digest", { ...current, inputsDigest: 5 }, "inputsDigest"],
     ["a drift list of numbers", { ...current, drift: [1] }, "drift"],
