@@ -1,7 +1,8 @@
 /**
- * The status as the provider's outputs record it (schema 2): the owned subtree of the
- * ServiceProviderCluster document, written small, because the engine keeps every output of every
- * cluster in state and rewrites it on each `up`.
+ * The status as the provider's outputs record it (since schema 2; schema 3 stores it as its JSON
+ * text, outputsStatusText below): the owned subtree of the ServiceProviderCluster document,
+ * written small, because the engine keeps every output of every cluster in state and rewrites it
+ * on each `up`.
  *
  * In Cosmos an entry is keyed by its identity's lowercased ARM ID and repeats that ID in
  * `resourceID`: about 330 of an entry's 420 bytes. In the outputs an entry that a declared operator
@@ -36,7 +37,7 @@ export interface OperatorStatusEntry {
   readonly resourceID?: string;
 }
 
-/** `status` in the provider outputs of schema 2. */
+/** `status` in the provider outputs: the object of schema 2, whose JSON text schema 3 stores. */
 export interface OutputsStatus {
   readonly earliestRecheckTime?: string;
   /** By declared operator name. Two operators naming one identity both carry its entry. */

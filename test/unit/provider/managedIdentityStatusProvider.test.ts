@@ -476,22 +476,14 @@ describe("update", () => {
     expect(setupValue.reader.calls).toHaveLength(2);
   });
 
-  it("rewrites schema 1 outputs (an earlier version's state) in schema 3 without forcing lookups or writing inside the window", async () => {
+  it.each([
+    ["schema 1 outputs (an earlier version's state)", (outs: Outputs) => schema1Of(outs)],
+    ["schema 2 outputs (the previous version's state)", (outs: Outputs) => schema2Of(outs)],
+  ])("rewrites %s in schema 3 without forcing lookups or writing inside the window", async (_title, earlier) => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
     const patchesBefore = setupValue.store.appliedPatches().length;
-    const result = await setupValue.provider.update(location.documentId, schema1Of(outs) as unknown as Outputs, inputs());
-    const { __provider: _provider, ...expected } = outs;
-    expect(outsOf(result)).toEqual(expected);
-    expect(setupValue.reader.calls).toHaveLength(1);
-    expect(setupValue.store.appliedPatches()).toHaveLength(patchesBefore);
-  });
-
-  it("rewrites schema 2 outputs (the previous version's state) in schema 3 without forcing lookups or writing inside the window", async () => {
-    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
-    const outs = await createdOutputs(setupValue);
-    const patchesBefore = setupValue.store.appliedPatches().length;
-    const result = await setupValue.provider.update(location.documentId, schema2Of(outs) as unknown as Outputs, inputs());
+    const result = await setupValue.provider.update(location.documentId, earlier(outs) as unknown as Outputs, inputs());
     const { __provider: _provider, ...expected } = outs;
     expect(outsOf(result)).toEqual(expected);
     expect(setupValue.reader.calls).toHaveLength(1);
