@@ -155,13 +155,8 @@ export function readOutputsStatusText(value: unknown): { readonly status: Output
   if (typeof value !== "string") {
     return { status: {}, problems: [`is ${describeType(value)}, expected the status as JSON text`] };
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    return { status: {}, problems: ["is not JSON text"] };
-  }
-  return readOutputsStatus(parsed);
+  const parsed = parsedJsonText(value);
+  return parsed === undefined ? { status: {}, problems: ["is not JSON text"] } : readOutputsStatus(parsed);
 }
 
 /**
@@ -170,15 +165,17 @@ export function readOutputsStatusText(value: unknown): { readonly status: Output
  * value of another type, gives `undefined`; the next update rewrites such state.
  */
 export function statusFromOutputs(value: unknown): OutputsStatus | undefined {
-  if (typeof value === "string") {
-    try {
-      const parsed: unknown = JSON.parse(value);
-      return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? parsed : undefined;
-    } catch {
-      return undefined;
-    }
+  const status = typeof value === "string" ? parsedJsonText(value) : value;
+  return isJsonObject(status) ? status : undefined;
+}
+
+/** The value of JSON text; `undefined` (which JSON cannot hold) when it is not JSON. */
+function parsedJsonText(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
   }
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? value : undefined;
 }
 
 /** Reads `status` from outputs of schema 2 (an object); malformed parts are named in `problems`. */
