@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, rm, rmdir, writeFile } from "node:fs/promises";
 import { Agent } from "node:https";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { type Container, CosmosClient } from "@azure/cosmos";
 import { type AdminServer, startAdminServer } from "./adminServer";
 import { type ArmServer, startArmServer } from "./armServer";
@@ -30,7 +30,10 @@ export interface SandboxOptions {
   database?: string;
   /** Lifetime of issued tokens, in milliseconds (default one hour). */
   tokenLifetimeInMs?: number;
-  /** When given, the CA bundle is written there as `ca.pem` (the directory is created). */
+  /**
+   * When given, the CA bundle is written there as `ca.pem` (the directory is created). `stop` removes
+   * the file, and the directory when this call created it and nothing else was put in it.
+   */
   certificateDirectory?: string;
 }
 
@@ -116,6 +119,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     client?.dispose();
     agent?.destroy();
     await Promise.all(running.map((server) => server.close()));
+    await removeCaBundle();
+  };
+  // What `certificateDirectory` added: the bundle, and the directories made for it (deepest first).
+  let caBundleWritten: { path: string; createdDirectories: string[] } | undefined;
+  const removeCaBundle = async (): Promise<void> => {
+    if (caBundleWritten === undefined) return;
+    await rm(caBundleWritten.path, { force: true });
+    for (const directory of caBundleWritten.createdDirectories) {
+      // Not empty: something else was put there (the sandbox CLI's endpoints.json), so it stays.
+      await rmdir(directory).catch(() => undefined);
+    }
   };
   try {
     const tokenServer: ManagedIdentityTokenServer = await startManagedIdentityTokenServer({ tokens, faults, statistics, identityHeader });
@@ -158,8 +172,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     };
     let caBundlePath: string | undefined;
     if (options.certificateDirectory !== undefined) {
-      await mkdir(options.certificateDirectory, { recursive: true });
+      const firstCreated = await mkdir(options.certificateDirectory, { recursive: true });
       caBundlePath = join(options.certificateDirectory, "ca.pem");
+      caBundleWritten = {
+        path: caBundlePath,
+        createdDirectories: firstCreated === undefined ? [] : createdBetween(firstCreated, options.certificateDirectory),
+      };
       await writeFile(caBundlePath, connection.caBundlePem, { mode: 0o644 });
     }
     return {
@@ -177,5 +195,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/** The directories from `firstCreated` down to `directory` (both included), deepest first. */
+function createdBetween(firstCreated: string, directory: string): string[] {
+  const created: string[] = [];
+  for (let current = resolve(directory); ; current = dirname(current)) {
+    created.push(current);
+    if (current === resolve(firstCreated) || dirname(current) === current) return created;
   }
 }

@@ -7,7 +7,7 @@
  * credential instances (docs/sandbox-notes), so mixing with other credential tests would let a
  * cached token hide which credential asked for it.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,12 +22,14 @@ import { sandboxConfigSource } from "../fixtures/sandboxConfig";
 
 const managedIdentityClientId = "6f0b3f0e-5d7c-4c5b-9a3e-2d1c0b9a8f7e";
 let sandbox: Sandbox;
+let certificateDirectory: string;
 let cluster: FleetClusterDescription;
 let otherCluster: FleetClusterDescription;
 const savedEnvironment = { ...process.env };
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ certificateDirectory: mkdtempSync(join(tmpdir(), "aro-hcp-credentials-")) });
+  certificateDirectory = mkdtempSync(join(tmpdir(), "aro-hcp-credentials-"));
+  sandbox = await startSandbox({ certificateDirectory });
   [cluster, otherCluster] = seedFleet(sandbox, { clusters: 2, identitiesPerCluster: 3 }) as [FleetClusterDescription, FleetClusterDescription];
   // Set before any credential exists; the sandbox token endpoint is an App Service style one.
   process.env.IDENTITY_ENDPOINT = sandbox.endpoints.identity;
@@ -38,6 +40,7 @@ beforeAll(async () => {
 afterAll(async () => {
   process.env = savedEnvironment;
   await sandbox?.stop();
+  if (certificateDirectory !== undefined) rmSync(certificateDirectory, { recursive: true, force: true });
 });
 
 function settingsFor(values: Record<string, string>): { get(key: string): string | undefined } {

@@ -1,12 +1,14 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
-import { networkInterfaces } from "node:os";
+import { networkInterfaces, tmpdir } from "node:os";
+import { join } from "node:path";
 import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
 import { RestError } from "@azure/core-rest-pipeline";
 import type { Container, CosmosClient, ItemDefinition } from "@azure/cosmos";
 import { ManagedIdentityCredential } from "@azure/identity";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import type { SandboxEndpoints } from "../../sandbox/sandbox";
+import { type SandboxEndpoints, startSandbox } from "../../sandbox/sandbox";
 import { AdminApiError, SandboxAdminClient } from "../../sandbox/adminClient";
 import { buildServiceProviderClusterDocument, clusterResourceIdFor, documentIdFor } from "../../sandbox/documentBuilders";
 import { identityResourceId } from "../../sandbox/identityStore";
@@ -329,5 +331,27 @@ describe("admin API", () => {
     expect(await admin.expireTokens()).toBeGreaterThan(0);
     const error = await rejection(client.userAssignedIdentities.get("sandbox-test-rg", id.split("/").pop() ?? ""));
     expect((error as RestError).statusCode).toBe(401);
+  });
+});
+
+describe("the CA bundle file", () => {
+  it("is removed at stop with the directories made for it, but not a directory that holds anything else", async () => {
+    const scratch = mkdtempSync(join(tmpdir(), "aro-hcp-sandbox-ca-"));
+    try {
+      const created = join(scratch, "made", "for-it");
+      const sandbox = await startSandbox({ certificateDirectory: created });
+      expect(sandbox.caBundlePath).toBe(join(created, "ca.pem"));
+      expect(readFileSync(join(created, "ca.pem"), "utf8")).toBe(sandbox.caBundlePem);
+      await sandbox.stop();
+      expect(readdirSync(scratch)).toEqual([]);
+
+      const shared = join(scratch, "shared");
+      const second = await startSandbox({ certificateDirectory: shared });
+      writeFileSync(join(shared, "endpoints.json"), "{}");
+      await second.stop();
+      expect(readdirSync(shared)).toEqual(["endpoints.json"]);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });
