@@ -18,7 +18,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { engineCommand, openStack, projectDirectory, sandboxPassphrase, userEngineEnvironment } from "./engine";
+import { engineCommand, openStack, projectDirectory, refreshParallelism, sandboxPassphrase, userEngineEnvironment } from "./engine";
 import type { SandboxDescription } from "./sandboxSettings";
 import { sandboxSettings, sandboxStackName } from "./sandboxSettings";
 import { adoptOldStackSettingsFile, stackSettingsFileName } from "./stackFileMigration";
@@ -139,16 +139,20 @@ async function main(): Promise<void> {
         continueOnError: flags.has("--continue-on-error"),
       });
       break;
-    case "refresh":
+    case "refresh": {
       // With the program, so that its warnings name each drifted cluster and identity in the
       // normal output and the stack outputs show the drift (`--run-program=false` turns it off).
+      const parallel = refreshParallelism();
       await stack.refresh({
         ...common,
+        // More slots than `up`: a refresh step is one Cosmos read, and reads that wait together go together.
+        ...(parallel === undefined ? {} : { parallel }),
         expectNoChanges: flags.has("--expect-no-changes"),
         clearPendingCreates: flags.has("--clear-pending-creates"),
         runProgram: !flags.has("--run-program=false"),
       });
       break;
+    }
     case "destroy":
       await stack.destroy(common);
       break;

@@ -3,6 +3,7 @@
  * doing the same Azure work), then optionally a no-op `up` and a `refresh` with their counters.
  */
 import type { EngineCommand } from "../../cli/engine";
+import { refreshParallelism } from "../../cli/engine";
 import { isJsonObject } from "../../resources/core/json";
 import type { DataPlaneOperatorManagedIdentityEntry } from "../../resources/core/serviceProviderClusterDocument";
 import { readStatusSubtree } from "../../resources/core/serviceProviderClusterDocument";
@@ -199,11 +200,14 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
       if (floor !== undefined) floorNoOpUps.push(await floor.stack.up(parallel));
     }
     const readFloor = await runFloorWorker(benchmark, "read", floorPlan(fleet));
+    // A refresh gets the slots the project's doors give it (cli/engine.ts), both stacks alike.
+    const refreshParallel = options.parallel ?? refreshParallelism({ ...process.env, ...options.engineEnvironment });
+    const refreshOptions = refreshParallel === undefined ? {} : { parallel: refreshParallel };
     const refreshes: CountedRun[] = [];
     const floorRefreshes: EngineRun[] = [];
     for (let repetition = 0; repetition < repetitions; repetition += 1) {
-      refreshes.push(await counted(benchmark, () => stack!.refresh(parallel)));
-      if (floor !== undefined) floorRefreshes.push(await floor.stack.refresh(parallel));
+      refreshes.push(await counted(benchmark, () => stack!.refresh(refreshOptions)));
+      if (floor !== undefined) floorRefreshes.push(await floor.stack.refresh(refreshOptions));
     }
     const seconds = (runs: readonly EngineRun[]): string => runs.map((run) => `${Math.round(run.wallTimeInMs)} ms`).join(", ");
     options.log(

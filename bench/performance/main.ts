@@ -9,7 +9,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, totalmem } from "node:os";
 import { join } from "node:path";
-import { defaultEngineParallelism, engineCommand, projectDirectory } from "../../cli/engine";
+import { defaultEngineParallelism, engineCommand, projectDirectory, refreshParallelism } from "../../cli/engine";
 import type { FleetScenarioResult } from "./fleetScenario";
 import { runFleetScenario } from "./fleetScenario";
 import { runHostMemoryByIdentities } from "./hostMemoryScenario";
@@ -157,6 +157,7 @@ async function main(): Promise<void> {
     pulumiVersion: engine.version,
     quick,
     engineParallel: Number(process.env.PULUMI_PARALLEL ?? defaultEngineParallelism()),
+    refreshParallel: Number(refreshParallelism() ?? process.env.PULUMI_PARALLEL),
     latencyInMs,
     lookupConcurrency,
     durationInMs: Date.now() - started,

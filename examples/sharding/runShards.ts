@@ -58,6 +58,8 @@ export interface RunShardsOptions {
   /** Opens (creates or selects) the stack of a shard with its `clusters` config set. */
   readonly openShard: (shard: Shard) => Promise<automation.Stack>;
   readonly onOutput?: (stackName: string, text: string) => void;
+  /** The `--parallel` of a `refresh` (cli/engine.ts `refreshParallelism`); undefined keeps the engine's. */
+  readonly refreshParallel?: number;
 }
 
 /** Runs every shard, at most `concurrency` at a time; one shard failing does not stop the others. */
@@ -73,7 +75,8 @@ export async function runShards(options: RunShardsOptions): Promise<ShardOutcome
           if (options.operation === "preview") {
             summary = { ...(await stack.preview({ onOutput })).changeSummary };
           } else {
-            const result = await stack[options.operation]({ onOutput });
+            const parallel = options.operation === "refresh" && options.refreshParallel !== undefined ? { parallel: options.refreshParallel } : {};
+            const result = await stack[options.operation]({ onOutput, ...parallel });
             summary = { ...result.summary.resourceChanges };
           }
           return { stackName: shard.stackName, clusterCount: shard.clusters.length, succeeded: true, summary };
@@ -108,6 +111,7 @@ async function main(argv: readonly string[]): Promise<number> {
     shards,
     concurrency: Number(option("concurrency", "2")),
     operation: option("operation", "up") as ShardOperation,
+    refreshParallel: engine.refreshParallelism(),
     openShard: (shard) => engine.openStack({ engine: command, stackName: shard.stackName, config: { clusters: JSON.stringify(shard.clusters) } }),
     onOutput: (stackName, text) =>
       process.stdout.write(

@@ -1,6 +1,7 @@
 /**
  * Issue 12: the engine's `--parallel` default that the project's doors give it (cli/engine.ts,
- * `defaultEngineParallelism`), observed where it matters: how many clusters a real `refresh` reads
+ * `defaultEngineParallelism`, and `refreshParallelism` for a refresh, which `npm run pulumi --
+ * refresh` passes), observed where it matters: how many clusters a real `refresh` reads
  * at once. Every cluster is in a subscription of its own, and Cosmos answers after 400 ms, far
  * above the engine's own time per resource, so every slot the engine has holds a cluster's refresh
  * step waiting on its read: the most steps open at once, counted from the engine's own event stream
@@ -139,21 +140,25 @@ async function refreshOpenSteps(
   return { maxOpenSteps: maxOpenSteps(events), documentReads: cosmos.documentReads, requests: cosmos.requests };
 }
 
-/** A `refresh` of a stack of the project's engine (Automation API), with its engine events. */
-function stackRefresh(testStack: TestStack): () => Promise<automation.EngineEvent[]> {
+/**
+ * A `refresh` of a stack of the project's engine (Automation API), with its engine events, and the
+ * `--parallel` the wrapper gives it (cli/pulumi.ts): `refreshParallelism` of the stack's environment.
+ */
+function stackRefresh(testStack: TestStack, environment: NodeJS.ProcessEnv = process.env): () => Promise<automation.EngineEvent[]> {
   return async () => {
     const events: automation.EngineEvent[] = [];
-    const result = await testStack.stack.refresh({ color: "never", onEvent: (event) => events.push(event) });
+    const parallel = engineModule().refreshParallelism(environment);
+    const result = await testStack.stack.refresh({ color: "never", onEvent: (event) => events.push(event), ...(parallel === undefined ? {} : { parallel }) });
     expect(result.summary.result).toBe("succeeded");
     return events;
   };
 }
 
 /** A `refresh` by the literal CLI, with the events of its `--event-log`. */
-function literalRefresh(environment: NodeJS.ProcessEnv): () => Promise<automation.EngineEvent[]> {
+function literalRefresh(environment: NodeJS.ProcessEnv, ...flags: string[]): () => Promise<automation.EngineEvent[]> {
   return async () => {
     const eventLog = join(scratchDirectory, `events-${Date.now()}.jsonl`);
-    expect(await literalPulumi(environment, "refresh", "--yes", "--skip-preview", "--event-log", eventLog)).toMatch(/unchanged/);
+    expect(await literalPulumi(environment, "refresh", ...flags, "--yes", "--skip-preview", "--event-log", eventLog)).toMatch(/unchanged/);
     return readFileSync(eventLog, "utf8")
       .split("\n")
       .filter((line) => line.trim() !== "")
@@ -190,26 +195,40 @@ describe("the engine's parallelism", () => {
     }
   });
 
+  it("is 32 for a refresh, or 4 × cores when more, unless the caller exported PULUMI_PARALLEL", () => {
+    const { defaultRefreshParallelism, refreshParallelism } = engineModule();
+    expect([1, 2, 4, 8, 16].map((cores) => defaultRefreshParallelism(cores))).toEqual([32, 32, 32, 32, 64]);
+    expect(refreshParallelism({}, 2)).toBe(32);
+    expect(refreshParallelism({ PULUMI_PARALLEL: "5" }, 2)).toBeUndefined();
+  });
+
   it("a refresh through the project's engine reads that many clusters at once", async () => {
     // A PULUMI_PARALLEL of the developer's own is the engine's parallelism (the next test).
-    const parallelism = Number(process.env.PULUMI_PARALLEL ?? engineModule().defaultEngineParallelism(availableParallelism()));
+    const parallelism = Number(process.env.PULUMI_PARALLEL ?? engineModule().defaultRefreshParallelism(availableParallelism()));
     const result = await refreshOpenSteps(stackRefresh(defaultStack));
     expectReadsTogether(result);
     expect(result.maxOpenSteps).toBe(Math.min(clusterCount, parallelism));
   }, 300_000);
 
   it("the caller's own PULUMI_PARALLEL wins", async () => {
-    const result = await refreshOpenSteps(stackRefresh(callerStack));
+    const result = await refreshOpenSteps(stackRefresh(callerStack, { ...process.env, PULUMI_PARALLEL: "5" }));
     expectReadsTogether(result);
     expect(result.maxOpenSteps).toBe(5);
   }, 300_000);
 
-  it("the literal pulumi CLI keeps the engine's own 4 × cores, and takes PULUMI_PARALLEL exported as the example workflow does", async () => {
+  it("the literal pulumi CLI keeps the engine's own 4 × cores, and takes PULUMI_PARALLEL and --parallel as the example workflow sets them", async () => {
     const own = await refreshOpenSteps(literalRefresh(literalEnvironment));
     expectReadsTogether(own);
     expect(own.maxOpenSteps).toBe(Math.min(clusterCount, 4 * availableParallelism()));
     const exported = await refreshOpenSteps(literalRefresh({ ...literalEnvironment, PULUMI_PARALLEL: "16" }));
     expectReadsTogether(exported);
     expect(exported.maxOpenSteps).toBe(Math.min(clusterCount, 16));
+    // examples/workflows/drift-correction.yml: PULUMI_PARALLEL 16 for the job, --parallel 32 on its refresh.
+    const workflow = readFileSync(join(projectDirectory, "examples", "workflows", "drift-correction.yml"), "utf8");
+    expect(workflow).toMatch(/PULUMI_PARALLEL: "16"/);
+    expect(workflow).toMatch(/pulumi refresh --parallel 32 /);
+    const flagged = await refreshOpenSteps(literalRefresh({ ...literalEnvironment, PULUMI_PARALLEL: "16" }, "--parallel", "32"));
+    expectReadsTogether(flagged);
+    expect(flagged.maxOpenSteps).toBe(Math.min(clusterCount, 32));
   }, 300_000);
 });
