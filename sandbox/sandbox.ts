@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, rm, rmdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, rmdir, writeFile } from "node:fs/promises";
 import { Agent } from "node:https";
 import { dirname, join, resolve } from "node:path";
 import { type Container, CosmosClient } from "@azure/cosmos";
@@ -122,10 +122,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     await removeCaBundle();
   };
   // What `certificateDirectory` added: the bundle, and the directories made for it (deepest first).
-  let caBundleWritten: { path: string; createdDirectories: string[] } | undefined;
+  let caBundleWritten: { path: string; pem: string; createdDirectories: string[] } | undefined;
   const removeCaBundle = async (): Promise<void> => {
     if (caBundleWritten === undefined) return;
-    await rm(caBundleWritten.path, { force: true });
+    // Another sandbox given the same directory since has its own bundle there: that one stays.
+    const current = await readFile(caBundleWritten.path, "utf8").catch(() => undefined);
+    if (current === caBundleWritten.pem) await rm(caBundleWritten.path, { force: true });
     for (const directory of caBundleWritten.createdDirectories) {
       // Not empty: something else was put there (the sandbox CLI's endpoints.json), so it stays.
       await rmdir(directory).catch(() => undefined);
@@ -176,6 +178,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       caBundlePath = join(options.certificateDirectory, "ca.pem");
       caBundleWritten = {
         path: caBundlePath,
+        pem: connection.caBundlePem,
         createdDirectories: firstCreated === undefined ? [] : createdBetween(firstCreated, options.certificateDirectory),
       };
       await writeFile(caBundlePath, connection.caBundlePem, { mode: 0o644 });

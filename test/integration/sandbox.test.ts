@@ -348,7 +348,11 @@ describe("the CA bundle file", () => {
       const shared = join(scratch, "shared");
       const second = await startSandbox({ certificateDirectory: shared });
       writeFileSync(join(shared, "endpoints.json"), "{}");
+      // A third sandbox given the same directory: its bundle replaces the second's and outlives that one's stop.
+      const third = await startSandbox({ certificateDirectory: shared });
       await second.stop();
+      expect(readFileSync(join(shared, "ca.pem"), "utf8")).toBe(third.caBundlePem);
+      await third.stop();
       expect(readdirSync(shared)).toEqual(["endpoints.json"]);
     } finally {
       rmSync(scratch, { recursive: true, force: true });
