@@ -7,7 +7,7 @@
 import * as fs from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
 import { buildClusterDocument, buildServiceProviderClusterDocument } from "../../sandbox/documentBuilders";
@@ -29,8 +29,10 @@ function goVector(predicate: (id: string) => boolean): ArmVector {
   return vector;
 }
 
+let directory: string | undefined;
+
 beforeAll(() => {
-  const directory = fs.mkdtempSync(path.join(tmpdir(), "go-lower-integration-"));
+  directory = fs.mkdtempSync(path.join(tmpdir(), "go-lower-integration-"));
   const caFile = path.join(directory, "ca.pem");
   fs.writeFileSync(caFile, connection.caBundlePem);
   process.env.IDENTITY_ENDPOINT = connection.endpoints.identity;
@@ -44,6 +46,11 @@ beforeAll(() => {
     documentWaitSeconds: "1",
   };
   provider = createManagedIdentityStatusProvider({ config: { get: (key) => config[key] } });
+});
+
+// The CA file is the test's own: nothing is left in the temporary directory.
+afterAll(() => {
+  if (directory !== undefined) fs.rmSync(directory, { recursive: true, force: true });
 });
 
 describe("a cluster and an identity named with İ, against the sandbox", () => {

@@ -4,10 +4,10 @@
  * admin API). Every assertion reads the document back.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
 import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
@@ -98,8 +98,10 @@ function inputs(cluster: TestCluster, operators: Record<string, string> = cluste
   return { clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: operators };
 }
 
+let directory: string | undefined;
+
 beforeAll(() => {
-  const directory = mkdtempSync(join(tmpdir(), "provider-integration-"));
+  directory = mkdtempSync(join(tmpdir(), "provider-integration-"));
   const caFile = join(directory, "ca.pem");
   writeFileSync(caFile, connection.caBundlePem);
   // The managed-identity credential reads these at construction, inside the first provider call.
@@ -114,6 +116,11 @@ beforeAll(() => {
     documentWaitSeconds: "1",
   };
   provider = createManagedIdentityStatusProvider({ config: { get: (key) => config[key] } });
+});
+
+// The CA file is the test's own: nothing is left in the temporary directory.
+afterAll(() => {
+  if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
 });
 
 describe("the provider with real SDK clients against the sandbox", () => {

@@ -6,7 +6,7 @@
  * and closes it (MSAL retries for about ten seconds), so the attempt is observed without any network; the failure then names the keys
  * to set. Own file, own process: it sets AZURE_* variables read at credential construction.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,6 +17,7 @@ import { readSettings } from "../../resources/core/settings";
 const federatedToken = "federated-assertion-that-must-not-leak";
 let listener: Server;
 let connections = 0;
+let tokenDirectory: string | undefined;
 const savedEnvironment = { ...process.env };
 
 beforeAll(async () => {
@@ -26,7 +27,8 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
   const port = (listener.address() as { port: number }).port;
-  const tokenFile = join(mkdtempSync(join(tmpdir(), "aro-hcp-workload-identity-")), "token");
+  tokenDirectory = mkdtempSync(join(tmpdir(), "aro-hcp-workload-identity-"));
+  const tokenFile = join(tokenDirectory, "token");
   writeFileSync(tokenFile, federatedToken);
   for (const name of ["IDENTITY_ENDPOINT", "IDENTITY_HEADER", "MSI_ENDPOINT", "MSI_SECRET", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH"])
     delete process.env[name];
@@ -43,6 +45,8 @@ beforeAll(async () => {
 afterAll(async () => {
   process.env = savedEnvironment;
   await new Promise<void>((resolve) => listener.close(() => resolve()));
+  // The assertion file is the test's own: nothing is left in the temporary directory.
+  if (tokenDirectory !== undefined) rmSync(tokenDirectory, { recursive: true, force: true });
 });
 
 describe("workload identity federation", () => {

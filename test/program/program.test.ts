@@ -3,7 +3,7 @@
  * the type token, the inputs and the closure serialization of `__provider` do. Outputs are awaited
  * with a timeout, so a serialization failure (which leaves outputs unresolved) fails loudly.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
@@ -277,7 +277,8 @@ describe("the program (index.ts)", () => {
   });
 
   it("reads the cluster list from clustersFile, ahead of the clusters key", async () => {
-    const file = join(mkdtempSync(join(tmpdir(), "clusters-file-")), "clusters.json");
+    const directory = mkdtempSync(join(tmpdir(), "clusters-file-"));
+    const file = join(directory, "clusters.json");
     writeFileSync(file, JSON.stringify([{ clusterResourceId: clusterA }, { clusterResourceId: clusterB }]));
     pulumi.runtime.setAllConfig({ [`${projectName}:clustersFile`]: file, [`${projectName}:clusters`]: JSON.stringify([]) });
     try {
@@ -286,6 +287,7 @@ describe("the program (index.ts)", () => {
       expect(registrations.map((registration) => registration.inputs.clusterResourceId).sort()).toEqual([clusterA, clusterB].sort());
     } finally {
       pulumi.runtime.setAllConfig({});
+      rmSync(directory, { recursive: true, force: true });
     }
   });
 
@@ -304,6 +306,7 @@ describe("the program (index.ts)", () => {
         pulumi.runtime.setAllConfig({});
       }
     }
+    rmSync(directory, { recursive: true, force: true });
   });
 
   it("names the config key when the clusters list is malformed", async () => {
