@@ -11,7 +11,7 @@ import { clusterListFromFile, parseClusterList } from "./program/fleet";
 // Settled as a promise, so a bad configuration is a rejection for whoever awaits the program.
 export = (): Promise<Record<string, unknown>> => Promise.resolve().then(declareProgram);
 
-function declareProgram(): Record<string, unknown> {
+async function declareProgram(): Promise<Record<string, unknown>> {
   const config = new pulumi.Config();
   refusePlainCosmosKey(config);
   // A large fleet does not fit in one `pulumi config set` argument (128 KB): use clustersFile.
@@ -20,6 +20,6 @@ function declareProgram(): Record<string, unknown> {
     clustersFile !== undefined && clustersFile.length > 0
       ? clusterListFromFile(clustersFile, `${pulumi.getProject()}:clustersFile`)
       : parseClusterList(config.getObject<unknown>("clusters") ?? [], `${pulumi.getProject()}:clusters`);
-  const { outputs } = declareFleet(clusters);
+  const { outputs } = await declareFleet(clusters);
   return { clusters: outputs };
 }

@@ -9,7 +9,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import type * as automation from "@pulumi/pulumi/automation";
-import { clusterKeys } from "../../program/declareFleet";
+import { clusterKeys, declareInBatches } from "../../program/declareFleet";
 import { clusterListFromFile, parseClusterList } from "../../program/fleet";
 
 type TrivialInputs = Record<string, unknown>;
@@ -34,7 +34,7 @@ class TrivialClusterResource extends pulumi.dynamic.Resource {
  * The floor's program: the stack's clusters file or `clusters` config (as the project's program
  * reads them), one trivial resource per cluster under the same name, and a stack output per cluster.
  */
-export const trivialFleetProgram: automation.PulumiFn = () => {
+export const trivialFleetProgram: automation.PulumiFn = async () => {
   const config = new pulumi.Config();
   const clustersFile = config.get("clustersFile");
   const clusters =
@@ -43,9 +43,10 @@ export const trivialFleetProgram: automation.PulumiFn = () => {
       : parseClusterList(config.getObject<unknown>("clusters") ?? [], "clusters");
   const keys = clusterKeys(clusters.map((cluster) => cluster.clusterResourceId));
   const outputs: Record<string, pulumi.Output<string>> = {};
-  for (const cluster of clusters) {
+  // Declared in batches as the project's program declares its fleet, so that both engines are fed alike.
+  await declareInBatches(clusters, (cluster) => {
     const key = keys.get(cluster.clusterResourceId) ?? cluster.clusterResourceId;
     outputs[key] = new TrivialClusterResource(key, { ...cluster }).id;
-  }
-  return Promise.resolve({ clusters: outputs });
+  });
+  return { clusters: outputs };
 };

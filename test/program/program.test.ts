@@ -9,8 +9,9 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import program from "../../index";
-import { clusterKeys, declareFleet, hashedResourceNameFor } from "../../program/declareFleet";
+import { clusterKeys, declareFleet, declareInBatches, hashedResourceNameFor } from "../../program/declareFleet";
 import { refusePlainCosmosKey } from "../../program/cosmosKeyConfig";
+import type { ClusterDeclaration } from "../../program/fleet";
 import { parseClusterList } from "../../program/fleet";
 import { ServiceProviderClusterIdentityStatus, providerText } from "../../resources";
 import { clusterResourceIdFor, identityResourceId } from "../fixtures/documents";
@@ -143,7 +144,7 @@ describe("ServiceProviderClusterIdentityStatus", () => {
 
 describe("declareFleet", () => {
   it("names each resource after its cluster and summarises the fleet by cluster name, the ARM ID inside", async () => {
-    const { resources, outputs } = declareFleet([
+    const { resources, outputs } = await declareFleet([
       { clusterResourceId: clusterA, dataPlaneOperators: { "operator-a": identityA } },
       { clusterResourceId: clusterB },
     ]);
@@ -156,15 +157,67 @@ describe("declareFleet", () => {
   });
 
   it("declares nothing for an empty fleet", async () => {
-    const { resources, outputs } = declareFleet([]);
+    const { resources, outputs } = await declareFleet([]);
     expect(resources).toEqual([]);
     expect(await valueOf(outputs)).toEqual({});
   });
 
-  it("refuses a cluster listed twice, whatever its casing", () => {
-    expect(() => declareFleet([{ clusterResourceId: clusterA }, { clusterResourceId: clusterA.toUpperCase() }])).toThrow(
+  it("refuses a cluster listed twice, whatever its casing, before it declares anything", async () => {
+    await expect(declareFleet([{ clusterResourceId: clusterA }, { clusterResourceId: clusterA.toUpperCase() }])).rejects.toThrow(
       `is listed twice in the clusters config`,
     );
+    // Let any registration that was queued reach the mock monitor.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(registrations).toEqual([]);
+  });
+
+  /**
+   * Clusters whose operators record, as the resource's constructor reads them, how many
+   * registrations had reached the engine (the mock monitor) by then.
+   */
+  function clustersRecordingDeclarations(count: number): { clusters: ClusterDeclaration[]; registeredWhenDeclared: number[] } {
+    const registeredWhenDeclared: number[] = [];
+    const clusters = Array.from({ length: count }, (_, index): ClusterDeclaration => {
+      const cluster = {
+        clusterResourceId: clusterResourceIdFor({
+          subscriptionId: "00000000-0000-0000-0000-000000000000",
+          resourceGroupName: "rg",
+          clusterName: `batch-${index}`,
+        }),
+      };
+      Object.defineProperty(cluster, "dataPlaneOperators", {
+        enumerable: true,
+        get: () => {
+          registeredWhenDeclared.push(registrations.length);
+          return { "operator-a": identityA };
+        },
+      });
+      return cluster;
+    });
+    return { clusters, registeredWhenDeclared };
+  }
+
+  it("sends the first batch to the engine before it declares the next, in the order listed", async () => {
+    const { clusters, registeredWhenDeclared } = clustersRecordingDeclarations(7);
+    const { resources, outputs } = await declareFleet(clusters, 3);
+    await valueOf(outputs);
+    expect(resources).toHaveLength(7);
+    // Batches 0-2, 3-5, 6: nothing was registered during the first; the first batch's three by the
+    // second; the first two batches' six by the last.
+    expect(registeredWhenDeclared).toEqual([0, 0, 0, 3, 3, 3, 6]);
+    expect(registrations.map((registration) => registration.name)).toEqual(clusters.map((_, index) => `batch-${index}`));
+  });
+
+  it("declares everything before the first registration when the batch holds the whole fleet (the old behaviour)", async () => {
+    const { clusters, registeredWhenDeclared } = clustersRecordingDeclarations(7);
+    await valueOf((await declareFleet(clusters, 7)).outputs);
+    expect(registeredWhenDeclared).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    expect(registrations).toHaveLength(7);
+  });
+
+  it("refuses a batch size that is not a whole number of at least 1", async () => {
+    await expect(declareInBatches([1, 2], (item) => item, 0)).rejects.toThrow("batchSize must be a whole number of at least 1, got 0");
+    expect(await declareInBatches([1, 2, 3], (item, index) => `${index}:${item}`, 2)).toEqual(["0:1", "1:2", "2:3"]);
   });
 });
 
