@@ -18,7 +18,7 @@ export interface EngineRun {
   readonly wallTimeInMs: number;
   readonly host: ProviderHostObservation;
   readonly resourceChanges: Readonly<Record<string, number>>;
-  /** CPU time of this process during the run: the inline program and the in-process sandbox. */
+  /** CPU time of this process during the run: the inline program (and a sandbox started in this process). */
   readonly benchProcessCpuTimeInMs: number;
 }
 
@@ -36,7 +36,7 @@ export interface BenchmarkStack {
 /** Opens a fresh stack with private directories under .pulumi/bench-*. */
 export async function openBenchmarkStack(
   engine: EngineCommand,
-  benchmark: BenchmarkSandbox,
+  benchmark: Pick<BenchmarkSandbox, "config" | "environment">,
   name: string,
   extraEnvironment: Readonly<Record<string, string>> = {},
   /** Another inline program than the project's (the engine floor's). */

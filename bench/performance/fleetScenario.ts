@@ -4,20 +4,16 @@
  */
 import type { EngineCommand } from "../../cli/engine";
 import { refreshParallelism } from "../../cli/engine";
-import { isJsonObject } from "../../resources/core/json";
-import type { DataPlaneOperatorManagedIdentityEntry } from "../../resources/core/serviceProviderClusterDocument";
-import { readStatusSubtree } from "../../resources/core/serviceProviderClusterDocument";
 import type { ClusterDeclaration } from "../../program/fleet";
 import type { SandboxStatisticsSnapshot } from "../../sandbox/sandboxStatistics";
 import type { FleetClusterDescription } from "../../sandbox/seed";
-import { seedFleet } from "../../sandbox/seed";
-import type { BenchmarkSandbox } from "./benchmarkSandbox";
-import { startBenchmarkSandbox } from "./benchmarkSandbox";
 import type { BenchmarkStack, EngineRun } from "./benchmarkStack";
 import { openBenchmarkStack } from "./benchmarkStack";
 import { trivialFleetProgram } from "./engineFloor";
 import type { FloorRun } from "./floors";
 import { floorPlan, runFloorWorker } from "./floors";
+import type { FleetSandbox } from "./sandboxProcess";
+import { startSandboxProcess } from "./sandboxProcess";
 import { medianBy } from "./statistics";
 
 /** How a fleet scenario runs. */
@@ -34,8 +30,6 @@ export interface FleetScenarioOptions {
   readonly parallel?: number;
   /** Also run a no-op `up` and a `refresh` after the first `up`. */
   readonly followUps: boolean;
-  /** ARM faults to install before the first `up` (the throttling scenario). */
-  readonly prepare?: (benchmark: BenchmarkSandbox) => void;
   /** Extra environment for the engine and the provider host. */
   readonly engineEnvironment?: Readonly<Record<string, string>>;
   /** Skip the floor (the throttling scenario has its own bound). */
@@ -54,6 +48,8 @@ export interface FleetScenarioOptions {
 /** One engine run with the sandbox counters it caused. */
 export interface CountedRun extends EngineRun {
   readonly statistics: SandboxStatisticsSnapshot;
+  /** CPU time of the sandbox's own process during the run (answering the provider host). */
+  readonly sandboxCpuTimeInMs: number;
 }
 
 /** The engine floor's runs: the same stack layout and resource count, a trivial provider. */
@@ -96,33 +92,12 @@ export function clusterDeclarations(fleet: readonly FleetClusterDescription[]): 
   }));
 }
 
-/** The identity entries of a stored ServiceProviderCluster document, read with the product's own reader. */
-export function storedIdentities(document: unknown): Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>> {
-  const properties = isJsonObject(document) ? document.properties : undefined;
-  const status = isJsonObject(properties) ? properties.status : undefined;
-  return readStatusSubtree(isJsonObject(status) ? status.dataPlaneOperatorsManagedIdentities : undefined).status.identities ?? {};
-}
-
-/** Identities whose clientId/principalId in Cosmos match ARM (read directly, uncounted). */
-export function countResolvedInCosmos(benchmark: BenchmarkSandbox, fleet: readonly FleetClusterDescription[]): number {
-  let resolved = 0;
-  for (const cluster of fleet) {
-    const identities = storedIdentities(benchmark.sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId));
-    for (const resourceId of Object.values(cluster.dataPlaneOperators)) {
-      const entry = identities[resourceId.toLowerCase()];
-      const identity = benchmark.sandbox.identities.get(resourceId);
-      if (entry !== undefined && identity !== undefined && entry.clientId === identity.clientId && entry.principalId === identity.principalId) {
-        resolved += 1;
-      }
-    }
-  }
-  return resolved;
-}
-
-async function counted(benchmark: BenchmarkSandbox, run: () => Promise<EngineRun>): Promise<CountedRun> {
-  benchmark.sandbox.statistics.reset();
+async function counted(sandbox: FleetSandbox, run: () => Promise<EngineRun>): Promise<CountedRun> {
+  await sandbox.resetStatistics();
+  const cpuBefore = await sandbox.cpuTimeInMs();
   const result = await run();
-  return { ...result, statistics: benchmark.sandbox.statistics.snapshot() };
+  const sandboxCpuTimeInMs = (await sandbox.cpuTimeInMs()) - cpuBefore;
+  return { ...result, statistics: await sandbox.statistics(), sandboxCpuTimeInMs };
 }
 
 /** The run of median wall time (of an even count, the upper of the two middle runs). */
@@ -133,7 +108,7 @@ export function medianRun<Run extends EngineRun>(runs: readonly Run[]): Run {
 /** The engine floor over the same cluster list, in a stack of its own, after its first `up`. */
 async function openEngineFloor(
   options: FleetScenarioOptions,
-  benchmark: BenchmarkSandbox,
+  benchmark: FleetSandbox,
   clusters: readonly ClusterDeclaration[],
 ): Promise<{ readonly stack: BenchmarkStack; readonly up: EngineRun }> {
   const stack = await openBenchmarkStack(options.engine, benchmark, `floor-${options.clusters}`, options.engineEnvironment, trivialFleetProgram);
@@ -147,29 +122,31 @@ async function openEngineFloor(
   }
 }
 
-/** Runs one fleet scenario in its own sandbox and stack. */
+/**
+ * Runs one fleet scenario in its own stack, against a sandbox in a process of its own
+ * (sandboxProcess.ts), so that the inline program and the sandbox do not share an event loop.
+ */
 export async function runFleetScenario(options: FleetScenarioOptions): Promise<FleetScenarioResult> {
-  const benchmark = await startBenchmarkSandbox(options);
+  const benchmark = await startSandboxProcess(options);
   let stack: BenchmarkStack | undefined;
   let floor: { readonly stack: BenchmarkStack; readonly up: EngineRun } | undefined;
   try {
-    const fleet = seedFleet(benchmark.sandbox, {
+    const fleet = await benchmark.seedFleet({
       clusters: options.clusters,
       identitiesPerCluster: options.identitiesPerCluster,
       ...(options.subscriptions === undefined ? {} : { subscriptions: options.subscriptions }),
     });
-    const seeded = benchmark.sandbox.documents.list();
+    await benchmark.saveDocuments();
     let plainFloor: FloorRun | undefined;
     if (options.skipFloor !== true) {
-      plainFloor = await runFloorWorker(benchmark, "sync", floorPlan(fleet));
+      plainFloor = await runFloorWorker(benchmark, "sync", floorPlan(fleet), () => benchmark.cpuTimeInMs());
       options.log(
         `  floor: ${Math.round(plainFloor.processWallTimeInMs)} ms (work ${Math.round(plainFloor.workTimeInMs)} ms, ${plainFloor.lookups} lookups; ` +
-          `CPU ${Math.round(plainFloor.cpuTimeInMs)} ms, sandbox ${Math.round(plainFloor.benchProcessCpuTimeInMs)} ms)`,
+          `CPU ${Math.round(plainFloor.cpuTimeInMs)} ms, sandbox ${Math.round(plainFloor.sandboxCpuTimeInMs)} ms)`,
       );
       // Back to the seeded documents, so the engine finds the same work to do.
-      benchmark.sandbox.documents.putMany(seeded);
+      await benchmark.restoreDocuments();
     }
-    options.prepare?.(benchmark);
     stack = await openBenchmarkStack(options.engine, benchmark, `fleet-${options.clusters}x${options.identitiesPerCluster}`, options.engineEnvironment);
     await stack.setClusters(clusterDeclarations(fleet));
     const parallel = options.parallel === undefined ? {} : { parallel: options.parallel };
@@ -177,8 +154,8 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
     options.log(
       `  up: ${Math.round(up.wallTimeInMs)} ms, host peak ${Math.round(up.host.peakResidentBytes / 2 ** 20)} MB, ARM GETs ${up.statistics.arm.getRequests}`,
     );
-    benchmark.sandbox.faults.clear();
-    const resolvedInCosmos = countResolvedInCosmos(benchmark, fleet);
+    await benchmark.clearFaults();
+    const resolvedInCosmos = await benchmark.countResolved();
     const checkpointBytes = await stack.checkpointBytes();
     if (!options.followUps) {
       return {
@@ -199,7 +176,7 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
       noOpUps.push(await counted(benchmark, () => stack!.up(parallel)));
       if (floor !== undefined) floorNoOpUps.push(await floor.stack.up(parallel));
     }
-    const readFloor = await runFloorWorker(benchmark, "read", floorPlan(fleet));
+    const readFloor = await runFloorWorker(benchmark, "read", floorPlan(fleet), () => benchmark.cpuTimeInMs());
     // A refresh gets the slots the project's doors give it (cli/engine.ts), both stacks alike.
     const refreshParallel = options.parallel ?? refreshParallelism({ ...process.env, ...options.engineEnvironment });
     const refreshOptions = refreshParallel === undefined ? {} : { parallel: refreshParallel };
@@ -243,6 +220,6 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
   } finally {
     stack?.remove();
     floor?.stack.remove();
-    await benchmark.sandbox.stop();
+    await benchmark.stop();
   }
 }

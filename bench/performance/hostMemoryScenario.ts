@@ -6,7 +6,8 @@ import type { EngineCommand } from "../../cli/engine";
 import { seedFleet } from "../../sandbox/seed";
 import { startBenchmarkSandbox } from "./benchmarkSandbox";
 import { openBenchmarkStack } from "./benchmarkStack";
-import { clusterDeclarations, countResolvedInCosmos } from "./fleetScenario";
+import { clusterDeclarations } from "./fleetScenario";
+import { countResolvedInCosmos } from "./sandboxDocuments";
 
 /** One measurement. */
 export interface HostMemoryResult {
@@ -42,7 +43,7 @@ export async function runHostMemoryByIdentities(options: {
           identities,
           upInMs: run.wallTimeInMs,
           hostPeakBytes: run.host.peakResidentBytes,
-          resolved: countResolvedInCosmos(benchmark, [cluster]) === identities,
+          resolved: countResolvedInCosmos(benchmark.sandbox, [cluster]) === identities,
         });
       } finally {
         stack.remove();

@@ -103,12 +103,23 @@ async function main(): Promise<void> {
         engineFloorStateBytesPerCluster: Math.round((floor?.checkpointBytes ?? 0) / clusters),
         hostPeakMegabytes: { up: result.up.host.peakResidentBytes / 2 ** 20, refresh: (result.refresh?.host.peakResidentBytes ?? 0) / 2 ** 20 },
         cpuInMs: {
-          up: { host: result.up.host.hostCpuTimeInMs, engine: result.up.host.engineCpuTimeInMs, bench: result.up.benchProcessCpuTimeInMs },
-          noOpUp: { host: result.noOpUp?.host.hostCpuTimeInMs, engine: result.noOpUp?.host.engineCpuTimeInMs, bench: result.noOpUp?.benchProcessCpuTimeInMs },
+          up: {
+            host: result.up.host.hostCpuTimeInMs,
+            engine: result.up.host.engineCpuTimeInMs,
+            bench: result.up.benchProcessCpuTimeInMs,
+            sandbox: result.up.sandboxCpuTimeInMs,
+          },
+          noOpUp: {
+            host: result.noOpUp?.host.hostCpuTimeInMs,
+            engine: result.noOpUp?.host.engineCpuTimeInMs,
+            bench: result.noOpUp?.benchProcessCpuTimeInMs,
+            sandbox: result.noOpUp?.sandboxCpuTimeInMs,
+          },
           refresh: {
             host: result.refresh?.host.hostCpuTimeInMs,
             engine: result.refresh?.host.engineCpuTimeInMs,
             bench: result.refresh?.benchProcessCpuTimeInMs,
+            sandbox: result.refresh?.sandboxCpuTimeInMs,
           },
           floorUp: { host: floor?.up.host.hostCpuTimeInMs, engine: floor?.up.host.engineCpuTimeInMs, bench: floor?.up.benchProcessCpuTimeInMs },
           floorNoOpUp: { host: floor?.noOpUp.host.hostCpuTimeInMs, engine: floor?.noOpUp.host.engineCpuTimeInMs, bench: floor?.noOpUp.benchProcessCpuTimeInMs },

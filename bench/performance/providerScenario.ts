@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { projectDirectory } from "../../cli/engine";
 import { seedFleet } from "../../sandbox/seed";
 import { startBenchmarkSandbox } from "./benchmarkSandbox";
-import { storedIdentities } from "./fleetScenario";
+import { storedIdentities } from "./sandboxDocuments";
 import type { CreatesRequest, FloorsRequest, WorkerReply } from "./providerCreateWorker";
 import { median } from "./statistics";
 

@@ -33,9 +33,10 @@ export function growthAfterStartUp(scaling: readonly FleetScenarioResult[]): { e
   return { exponent, from: first.clusters, to: last.clusters, startUpInMs };
 }
 
-/** CPU of one engine run: provider host / engine / benchmark process. */
-function cpuOf(run: EngineRun): string {
-  return `${milliseconds(run.host.hostCpuTimeInMs)} / ${milliseconds(run.host.engineCpuTimeInMs)} / ${milliseconds(run.benchProcessCpuTimeInMs)}`;
+/** CPU of one engine run: provider host / engine / program (the benchmark process) [/ sandbox, in its own process]. */
+function cpuOf(run: EngineRun & { readonly sandboxCpuTimeInMs?: number }): string {
+  const sandbox = run.sandboxCpuTimeInMs === undefined ? "" : ` / ${milliseconds(run.sandboxCpuTimeInMs)}`;
+  return `${milliseconds(run.host.hostCpuTimeInMs)} / ${milliseconds(run.host.engineCpuTimeInMs)} / ${milliseconds(run.benchProcessCpuTimeInMs)}${sandbox}`;
 }
 
 /** The highest provider-host peak among a size's `refresh` runs. */
@@ -105,7 +106,7 @@ export function scaleSection(results: BenchmarkResults): string[] {
       ? ""
       : `At ${repeated.map((result) => result.clusters).join(" and ")} clusters the no-op \`up\` and the \`refresh\` ran ${repeated[0].noOpUps!.length} times each, every one of ours followed by the engine floor's, and the table shows the medians (the runs are listed below it): the floors of this shared 2-core machine move by up to 40 % between runs.`,
     "",
-    "| Clusters | `up` (/ plain script) | Engine floor `up` | No-op `up` (/ engine floor) | Engine floor no-op | `refresh` (/ engine floor) | Engine floor `refresh` | State per cluster | Host peak `up` / `refresh` | CPU of `up`: host / engine / bench process |",
+    "| Clusters | `up` (/ plain script) | Engine floor `up` | No-op `up` (/ engine floor) | Engine floor no-op | `refresh` (/ engine floor) | Engine floor `refresh` | State per cluster | Host peak `up` / `refresh` | CPU of `up`: host / engine / program / sandbox |",
     "|---|---|---|---|---|---|---|---|---|---|",
     ...results.scaling.map((result) => {
       const floor = result.engineFloor;
@@ -124,7 +125,7 @@ export function scaleSection(results: BenchmarkResults): string[] {
           "that wait at the same time go as one batch). The read floor is one Node process making just those reads, all at once, through",
           "the same clients (`floorWorker.ts`, read mode), in the same sandbox:",
           "",
-          "| Clusters | `refresh` | Engine floor `refresh` + read floor | `refresh` / that sum | CPU of `refresh`: host / engine / bench process | Engine floor's |",
+          "| Clusters | `refresh` | Engine floor `refresh` + read floor | `refresh` / that sum | CPU of `refresh`: host / engine / program / sandbox | Engine floor's: host / engine / program |",
           "|---|---|---|---|---|---|",
           ...repeated.map((result) => {
             const refresh = result.refresh!;
@@ -154,18 +155,18 @@ export function upCpuBudget(results: BenchmarkResults): string[] {
   }
   return [
     `CPU of \`up\`, every process, against the work it must do: the engine floor's \`up\` (engine, program and provider host for`,
-    "the same resources) plus the plain script's (its SDK clients, and the sandbox answering them in the benchmark process). Both",
+    "the same resources) plus the plain script's (its SDK clients, and the sandbox answering them). Both",
     `must run on this machine's ${results.cores} cores, so their sum over the cores is the least an engine-driven \`up\` could take here:`,
     "",
-    "| Clusters | `up` CPU: host / engine / bench process = total | Engine floor `up` CPU | Plain script CPU: worker + sandbox | (Engine floor + plain script) / cores | / plain script | `up` wall / CPU over cores |",
+    "| Clusters | `up` CPU: host / engine / program / sandbox = total | Engine floor `up` CPU | Plain script CPU: worker + sandbox | (Engine floor + plain script) / cores | / plain script | `up` wall / CPU over cores |",
     "|---|---|---|---|---|---|---|",
     ...sizes.map((result) => {
       const floor = result.floor!;
       const engineFloorCpu = cpuOfRun(result.engineFloor!.up);
-      const plainCpu = floor.cpuTimeInMs + floor.benchProcessCpuTimeInMs;
+      const plainCpu = floor.cpuTimeInMs + floor.sandboxCpuTimeInMs;
       const least = (engineFloorCpu + plainCpu) / results.cores;
       const ours = cpuOfRun(result.up);
-      return `| ${result.clusters} | ${cpuOf(result.up)} = ${milliseconds(ours)} | ${milliseconds(engineFloorCpu)} | ${milliseconds(floor.cpuTimeInMs)} + ${milliseconds(floor.benchProcessCpuTimeInMs)} = ${milliseconds(plainCpu)} | ${milliseconds(least)} | ${ratio(least / floor.processWallTimeInMs)} | ${ratio(result.up.wallTimeInMs / (ours / results.cores))} |`;
+      return `| ${result.clusters} | ${cpuOf(result.up)} = ${milliseconds(ours)} | ${milliseconds(engineFloorCpu)} | ${milliseconds(floor.cpuTimeInMs)} + ${milliseconds(floor.sandboxCpuTimeInMs)} = ${milliseconds(plainCpu)} | ${milliseconds(least)} | ${ratio(least / floor.processWallTimeInMs)} | ${ratio(result.up.wallTimeInMs / (ours / results.cores))} |`;
     }),
     "",
   ];
@@ -218,7 +219,7 @@ export function shardSection(results: BenchmarkResults): string[] {
     "",
     `The shards' \`up\` got ${(shards.upCpuInMs / shards.upWallTimeInMs).toFixed(2)} of this machine's ${results.cores} cores on average (CPU / wall): the wall-time`,
     "model assumes the cores are ours; on a machine shared with other work, divide by the cores actually received.",
-    `${shards.resolvedInCosmos} / ${shards.expectedIdentities} identities resolved in Cosmos after the shards' \`up\`; CPU of the benchmark process (sandbox, 4 inline programs) during it: ${milliseconds(shards.benchProcessCpuInMs)}.`,
+    `${shards.resolvedInCosmos} / ${shards.expectedIdentities} identities resolved in Cosmos after the shards' \`up\`; CPU during it of the benchmark process (4 inline programs) ${milliseconds(shards.benchProcessCpuInMs)}, of the sandbox ${milliseconds(shards.sandboxCpuInMs)}.`,
     `The same run's single stack of ${largest.clusters} clusters: \`up\` ${milliseconds(largest.up.wallTimeInMs)}, CPU ${milliseconds(cpuOfRun(largest.up))}.`,
     "",
   ];

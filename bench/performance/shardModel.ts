@@ -64,12 +64,16 @@ export function stackCosts(
   return { fixedInMs: Math.max(0, fit.intercept), perClusterInMs: fit.slope, cpuPerClusterInMs, startUpCpuInMs };
 }
 
-/** CPU of an engine run: engine, provider host and this process (inline program and sandbox). */
+/**
+ * CPU of an engine run: engine, provider host, this process (the inline program, and the sandbox
+ * when it runs here) and the sandbox's own process when it has one.
+ */
 export function cpuOfRun(run: {
   readonly host: { readonly hostCpuTimeInMs: number; readonly engineCpuTimeInMs: number };
   readonly benchProcessCpuTimeInMs: number;
+  readonly sandboxCpuTimeInMs?: number;
 }): number {
-  return run.host.hostCpuTimeInMs + run.host.engineCpuTimeInMs + run.benchProcessCpuTimeInMs;
+  return run.host.hostCpuTimeInMs + run.host.engineCpuTimeInMs + run.benchProcessCpuTimeInMs + (run.sandboxCpuTimeInMs ?? 0);
 }
 
 /** `up` and drift-check (refresh + no-op up) costs from the scaling runs. */

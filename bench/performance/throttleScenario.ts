@@ -15,7 +15,8 @@ import type { BenchmarkSandbox } from "./benchmarkSandbox";
 import { startBenchmarkSandbox } from "./benchmarkSandbox";
 import type { BenchmarkStack } from "./benchmarkStack";
 import { openBenchmarkStack } from "./benchmarkStack";
-import { clusterDeclarations, countResolvedInCosmos } from "./fleetScenario";
+import { clusterDeclarations } from "./fleetScenario";
+import { countResolvedInCosmos } from "./sandboxDocuments";
 
 /** Options of {@link runThrottleScenario}. */
 export interface ThrottleOptions {
@@ -114,7 +115,7 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
     let retryAfterRequestedInMs = 0;
     let tokenRequests = 0;
     const expectedIdentities = options.clusters * options.identitiesPerCluster;
-    while (runs.length < options.maxRuns && countResolvedInCosmos(benchmark, fleet) < expectedIdentities) {
+    while (runs.length < options.maxRuns && countResolvedInCosmos(sandbox, fleet) < expectedIdentities) {
       sandbox.statistics.reset();
       pending.clear();
       firstAskedAt.clear();
@@ -146,7 +147,7 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
     }
     return {
       runs,
-      resolvedInCosmos: countResolvedInCosmos(benchmark, fleet),
+      resolvedInCosmos: countResolvedInCosmos(sandbox, fleet),
       expectedIdentities,
       retryAfterRequestedInMs,
       waitedInMs,

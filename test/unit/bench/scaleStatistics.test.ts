@@ -53,7 +53,7 @@ describe("upCpuBudget", () => {
       clusters: 2000,
       up: cpuRun(40_000, 21_000, 10_000, 31_000),
       engineFloor: { up: cpuRun(21_000, 4_000, 8_000, 18_000) },
-      floor: { processWallTimeInMs: 25_000, cpuTimeInMs: 12_000, benchProcessCpuTimeInMs: 14_000 },
+      floor: { processWallTimeInMs: 25_000, cpuTimeInMs: 12_000, sandboxCpuTimeInMs: 14_000 },
     } as unknown as FleetScenarioResult;
     const lines = upCpuBudget({ cores: 2, scaling: [size(200, 8000), measured] } as unknown as BenchmarkResults);
     const rows = lines.filter((line) => line.startsWith("| 2000 |"));
