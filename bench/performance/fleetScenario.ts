@@ -42,6 +42,11 @@ export interface FleetScenarioOptions {
    * noisy machine; the medians are reported.
    */
   readonly followUpRepetitions?: number;
+  /**
+   * How many first `up`s to run (default 1), each on a fresh stack from the seeded documents and
+   * right after a plain-script run of its own; the pair whose ratio is the median is reported.
+   */
+  readonly upRepetitions?: number;
   readonly log: (line: string) => void;
 }
 
@@ -64,13 +69,23 @@ export interface EngineFloorResult {
   readonly checkpointBytes: number;
 }
 
+/** One `up` of ours on a fresh stack, with the plain script's run just before it. */
+export interface UpRun {
+  readonly up: CountedRun;
+  readonly floor?: FloorRun;
+}
+
 /** What a fleet scenario measured. */
 export interface FleetScenarioResult {
   readonly clusters: number;
   readonly engineFloor?: EngineFloorResult;
+  /** The plain script's run paired with {@link up}. */
   readonly floor?: FloorRun;
   readonly readFloor?: FloorRun;
+  /** Of {@link upRuns}, the one whose `up` ÷ plain script is the median (without a floor, whose `up` time is). */
   readonly up: CountedRun;
+  /** Every `up` with its plain-script run, in the order run (see upRepetitions). */
+  readonly upRuns?: readonly UpRun[];
   /** The run of median wall time among {@link noOpUps}. */
   readonly noOpUp?: CountedRun;
   readonly noOpUps?: readonly CountedRun[];
@@ -105,6 +120,14 @@ export function medianRun<Run extends EngineRun>(runs: readonly Run[]): Run {
   return medianBy(runs, (run) => run.wallTimeInMs);
 }
 
+/**
+ * The `up` whose ratio to the plain-script run before it is the median (of an even count, the
+ * upper of the two middle ones); without plain-script runs, the `up` of median time.
+ */
+export function medianUpRun<Run extends { readonly up: EngineRun; readonly floor?: FloorRun }>(runs: readonly Run[]): Run {
+  return medianBy(runs, (run) => (run.floor === undefined ? run.up.wallTimeInMs : run.up.wallTimeInMs / run.floor.processWallTimeInMs));
+}
+
 /** The engine floor over the same cluster list, in a stack of its own, after its first `up`. */
 async function openEngineFloor(
   options: FleetScenarioOptions,
@@ -137,31 +160,42 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
       ...(options.subscriptions === undefined ? {} : { subscriptions: options.subscriptions }),
     });
     await benchmark.saveDocuments();
-    let plainFloor: FloorRun | undefined;
-    if (options.skipFloor !== true) {
-      plainFloor = await runFloorWorker(benchmark, "sync", floorPlan(fleet), () => benchmark.cpuTimeInMs());
-      options.log(
-        `  floor: ${Math.round(plainFloor.processWallTimeInMs)} ms (work ${Math.round(plainFloor.workTimeInMs)} ms, ${plainFloor.lookups} lookups; ` +
-          `CPU ${Math.round(plainFloor.cpuTimeInMs)} ms, sandbox ${Math.round(plainFloor.sandboxCpuTimeInMs)} ms)`,
-      );
-      // Back to the seeded documents, so the engine finds the same work to do.
-      await benchmark.restoreDocuments();
-    }
-    stack = await openBenchmarkStack(options.engine, benchmark, `fleet-${options.clusters}x${options.identitiesPerCluster}`, options.engineEnvironment);
-    await stack.setClusters(clusterDeclarations(fleet));
     const parallel = options.parallel === undefined ? {} : { parallel: options.parallel };
-    const up = await counted(benchmark, () => stack!.up(parallel));
-    options.log(
-      `  up: ${Math.round(up.wallTimeInMs)} ms, host peak ${Math.round(up.host.peakResidentBytes / 2 ** 20)} MB, ARM GETs ${up.statistics.arm.getRequests}`,
-    );
-    await benchmark.clearFaults();
-    const resolvedInCosmos = await benchmark.countResolved();
-    const checkpointBytes = await stack.checkpointBytes();
+    // Each repetition: the plain script, then ours on a fresh stack, both from the seeded documents.
+    const upRuns: UpRun[] = [];
+    let resolvedInCosmos = Number.POSITIVE_INFINITY;
+    for (let repetition = 0; repetition < Math.max(1, options.upRepetitions ?? 1); repetition += 1) {
+      let plainFloor: FloorRun | undefined;
+      if (options.skipFloor !== true) {
+        plainFloor = await runFloorWorker(benchmark, "sync", floorPlan(fleet), () => benchmark.cpuTimeInMs());
+        options.log(
+          `  floor: ${Math.round(plainFloor.processWallTimeInMs)} ms (work ${Math.round(plainFloor.workTimeInMs)} ms, ${plainFloor.lookups} lookups; ` +
+            `CPU ${Math.round(plainFloor.cpuTimeInMs)} ms, sandbox ${Math.round(plainFloor.sandboxCpuTimeInMs)} ms)`,
+        );
+        // Back to the seeded documents, so the engine finds the same work to do.
+        await benchmark.restoreDocuments();
+      }
+      stack?.remove();
+      stack = await openBenchmarkStack(options.engine, benchmark, `fleet-${options.clusters}x${options.identitiesPerCluster}`, options.engineEnvironment);
+      await stack.setClusters(clusterDeclarations(fleet));
+      const up = await counted(benchmark, () => stack!.up(parallel));
+      options.log(
+        `  up: ${Math.round(up.wallTimeInMs)} ms, host peak ${Math.round(up.host.peakResidentBytes / 2 ** 20)} MB, ARM GETs ${up.statistics.arm.getRequests}`,
+      );
+      await benchmark.clearFaults();
+      // The fewest any repetition resolved: every `up` must resolve every identity.
+      resolvedInCosmos = Math.min(resolvedInCosmos, await benchmark.countResolved());
+      upRuns.push({ up, ...(plainFloor === undefined ? {} : { floor: plainFloor }) });
+      if (repetition + 1 < Math.max(1, options.upRepetitions ?? 1)) await benchmark.restoreDocuments();
+    }
+    const { up, floor: plainFloor } = medianUpRun(upRuns);
+    const checkpointBytes = await stack!.checkpointBytes();
     if (!options.followUps) {
       return {
         clusters: options.clusters,
         ...(plainFloor === undefined ? {} : { floor: plainFloor }),
         up,
+        upRuns,
         checkpointBytes,
         resolvedInCosmos,
         expectedIdentities: options.clusters * options.identitiesPerCluster,
@@ -209,6 +243,7 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
       ...(plainFloor === undefined ? {} : { floor: plainFloor }),
       readFloor,
       up,
+      upRuns,
       noOpUp: medianRun(noOpUps),
       noOpUps,
       refresh: medianRun(refreshes),

@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   const fleet = (
     clusters: number,
     followUps: boolean,
-    extra: { parallel?: number; engineEnvironment?: Record<string, string>; followUpRepetitions?: number; subscriptions?: number } = {},
+    extra: { parallel?: number; engineEnvironment?: Record<string, string>; followUpRepetitions?: number; upRepetitions?: number; subscriptions?: number } = {},
   ): Promise<FleetScenarioResult> =>
     runFleetScenario({
       engine,
@@ -96,7 +96,7 @@ async function main(): Promise<void> {
     scaling.push(await fleet(clusters, false));
   }
   for (const clusters of plan.largeSizes) {
-    scaling.push(await fleet(clusters, true, { followUpRepetitions: plan.largeFollowUpRepetitions }));
+    scaling.push(await fleet(clusters, true, { followUpRepetitions: plan.largeFollowUpRepetitions, upRepetitions: plan.largeFollowUpRepetitions }));
   }
   scaling.sort((left, right) => left.clusters - right.clusters);
 

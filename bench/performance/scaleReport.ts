@@ -39,6 +39,18 @@ function cpuOf(run: EngineRun & { readonly sandboxCpuTimeInMs?: number }): strin
   return `${milliseconds(run.host.hostCpuTimeInMs)} / ${milliseconds(run.host.engineCpuTimeInMs)} / ${milliseconds(run.benchProcessCpuTimeInMs)}${sandbox}`;
 }
 
+/** Each first `up` of a size and its ratio to the plain-script run before it, in the order run. */
+function upRunsText(result: FleetScenarioResult): string {
+  const runs = result.upRuns ?? [{ up: result.up, ...(result.floor === undefined ? {} : { floor: result.floor }) }];
+  return runs
+    .map((run) =>
+      run.floor === undefined
+        ? milliseconds(run.up.wallTimeInMs)
+        : `${milliseconds(run.up.wallTimeInMs)} ÷ ${milliseconds(run.floor.processWallTimeInMs)} = ${ratio(run.up.wallTimeInMs / run.floor.processWallTimeInMs)}`,
+    )
+    .join(", ");
+}
+
 /** The highest provider-host peak among a size's `refresh` runs. */
 function refreshPeakBytes(result: FleetScenarioResult): number | undefined {
   const runs = result.refreshes ?? (result.refresh === undefined ? [] : [result.refresh]);
@@ -104,7 +116,7 @@ export function scaleSection(results: BenchmarkResults): string[] {
     "that does no I/O, in a stack of its own in the same sandbox. Ratios in brackets are to the floor beside them.",
     repeated.length === 0
       ? ""
-      : `At ${repeated.map((result) => result.clusters).join(" and ")} clusters the no-op \`up\` and the \`refresh\` ran ${repeated[0].noOpUps!.length} times each, every one of ours followed by the engine floor's, and the table shows the medians (the runs are listed below it): the floors of this shared 2-core machine move by up to 40 % between runs.`,
+      : `At ${repeated.map((result) => result.clusters).join(" and ")} clusters the no-op \`up\` and the \`refresh\` ran ${repeated[0].noOpUps!.length} times each, every one of ours followed by the engine floor's, and the first \`up\` ${repeated[0].upRuns?.length ?? 1} times, each on a fresh stack right after a plain-script run of its own; the table shows the medians (the \`up\` of median ratio to its plain script; the runs are listed below it): the floors of this shared 2-core machine move by up to 40 % between runs.`,
     "",
     "| Clusters | `up` (/ plain script) | Engine floor `up` | No-op `up` (/ engine floor) | Engine floor no-op | `refresh` (/ engine floor) | Engine floor `refresh` | State per cluster | Host peak `up` / `refresh` | CPU of `up`: host / engine / program / sandbox |",
     "|---|---|---|---|---|---|---|---|---|---|",
@@ -115,7 +127,7 @@ export function scaleSection(results: BenchmarkResults): string[] {
     "",
     ...repeated.map(
       (result) =>
-        `- ${result.clusters} clusters, in the order run: no-op \`up\` ${times(result.noOpUps)} (engine floor ${times(result.engineFloor!.noOpUps)}); \`refresh\` ${times(result.refreshes)} (engine floor ${times(result.engineFloor!.refreshes)}).`,
+        `- ${result.clusters} clusters, in the order run: \`up\` ${upRunsText(result)}; no-op \`up\` ${times(result.noOpUps)} (engine floor ${times(result.engineFloor!.noOpUps)}); \`refresh\` ${times(result.refreshes)} (engine floor ${times(result.engineFloor!.refreshes)}).`,
     ),
     ...(repeated.length === 0
       ? []

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { EngineRun } from "../../../bench/performance/benchmarkStack";
 import type { FleetScenarioResult } from "../../../bench/performance/fleetScenario";
-import { medianRun } from "../../../bench/performance/fleetScenario";
+import { medianRun, medianUpRun } from "../../../bench/performance/fleetScenario";
+import type { FloorRun } from "../../../bench/performance/floors";
 import { growthAfterStartUp, upCpuBudget } from "../../../bench/performance/scaleReport";
 import type { BenchmarkResults } from "../../../bench/performance/report";
 
@@ -18,6 +19,25 @@ describe("medianRun", () => {
   it("takes the upper middle of an even count, and refuses none", () => {
     expect(medianRun([run(4), run(1), run(3), run(2)]).wallTimeInMs).toBe(3);
     expect(() => medianRun([])).toThrow(RangeError);
+  });
+});
+
+describe("medianUpRun", () => {
+  const floor = (processWallTimeInMs: number): FloorRun => ({ processWallTimeInMs }) as FloorRun;
+
+  it("picks the up whose ratio to its own plain-script run is the median, not the up of median time", () => {
+    // Ratios 1.50, 1.40, 1.60; the up of median time (40 s) has the highest ratio.
+    const runs = [
+      { up: run(36_000), floor: floor(24_000) },
+      { up: run(42_000), floor: floor(30_000) },
+      { up: run(40_000), floor: floor(25_000) },
+    ];
+    expect(medianUpRun(runs)).toBe(runs[0]);
+  });
+
+  it("falls back to the up of median time without plain-script runs", () => {
+    const runs = [{ up: run(3) }, { up: run(1) }, { up: run(2) }];
+    expect(medianUpRun(runs)).toBe(runs[2]);
   });
 });
 
