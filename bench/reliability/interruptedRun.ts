@@ -73,7 +73,8 @@ export function stackLocks(stateDirectory: string): Array<{ path: string; pid: n
   return found;
 }
 
-function processIsAlive(pid: number): boolean {
+/** True while a process of that id exists (signal 0 checks without sending anything). */
+export function processIsAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { FleetSandbox } from "../../bench/performance/sandboxProcess";
+import { processIsAlive } from "../../bench/reliability/interruptedRun";
 
 // The built benchmark, as `npm run bench` runs it: it finds its scripts under the project's dist/.
 const projectDirectory = join(__dirname, "..", "..");
@@ -19,15 +20,6 @@ const { floorPlan, runFloorWorker } = nativeRequire(
   join(projectDirectory, "dist", "bench", "performance", "floors.js"),
 ) as typeof import("../../bench/performance/floors");
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe("the fleet benchmark's sandbox process", () => {
   let sandbox: FleetSandbox | undefined;
 
@@ -38,7 +30,7 @@ describe("the fleet benchmark's sandbox process", () => {
   it("answers a floor worker, counts what it wrote, puts the seeded documents back and goes away on stop", async () => {
     sandbox = await startSandboxProcess({ armLatencyInMs: 0, cosmosLatencyInMs: 0, lookupConcurrency: 4 });
     expect(sandbox.pid).not.toBe(process.pid);
-    expect(alive(sandbox.pid)).toBe(true);
+    expect(processIsAlive(sandbox.pid)).toBe(true);
     const caFile = sandbox.config.tlsCaFile;
     expect(caFile).toBe(join(projectDirectory, ".sandbox", `bench-${sandbox.pid}`, "ca.pem"));
     expect(existsSync(caFile)).toBe(true);
@@ -62,7 +54,7 @@ describe("the fleet benchmark's sandbox process", () => {
 
     const pid = sandbox.pid;
     await sandbox.stop();
-    expect(alive(pid)).toBe(false);
+    expect(processIsAlive(pid)).toBe(false);
     // Its CA bundle and the directory it made for it are gone with it.
     expect(existsSync(join(projectDirectory, ".sandbox", `bench-${pid}`))).toBe(false);
     await expect(sandbox.statistics()).rejects.toThrow("sandbox process exited");
