@@ -12,6 +12,7 @@ import type { ClusterDeclaration } from "../../program/fleet";
 import type { BenchmarkSandbox } from "./benchmarkSandbox";
 import type { ProviderHostObservation } from "./providerHostMonitor";
 import { monitorProviderHosts } from "./providerHostMonitor";
+import { processCpuTimeInMs } from "./statistics";
 
 /** One timed engine operation. */
 export interface EngineRun {
@@ -55,7 +56,7 @@ export async function openBenchmarkStack(
   });
   const timed = async (operation: () => Promise<automation.UpResult | automation.RefreshResult>): Promise<EngineRun> => {
     const monitor = monitorProviderHosts();
-    const cpuBefore = process.cpuUsage();
+    const cpuBefore = processCpuTimeInMs();
     const started = performance.now();
     let result: automation.UpResult | automation.RefreshResult;
     try {
@@ -65,8 +66,8 @@ export async function openBenchmarkStack(
     }
     const wallTimeInMs = performance.now() - started;
     const host = monitor.stop();
-    const cpu = process.cpuUsage(cpuBefore);
-    return { wallTimeInMs, host, resourceChanges: { ...(result.summary.resourceChanges ?? {}) }, benchProcessCpuTimeInMs: (cpu.user + cpu.system) / 1000 };
+    const benchProcessCpuTimeInMs = processCpuTimeInMs() - cpuBefore;
+    return { wallTimeInMs, host, resourceChanges: { ...(result.summary.resourceChanges ?? {}) }, benchProcessCpuTimeInMs };
   };
   return {
     async setClusters(clusters) {

@@ -162,9 +162,10 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
     await benchmark.saveDocuments();
     const parallel = options.parallel === undefined ? {} : { parallel: options.parallel };
     // Each repetition: the plain script, then ours on a fresh stack, both from the seeded documents.
+    const upRepetitions = Math.max(1, options.upRepetitions ?? 1);
     const upRuns: UpRun[] = [];
     let resolvedInCosmos = Number.POSITIVE_INFINITY;
-    for (let repetition = 0; repetition < Math.max(1, options.upRepetitions ?? 1); repetition += 1) {
+    for (let repetition = 0; repetition < upRepetitions; repetition += 1) {
       let plainFloor: FloorRun | undefined;
       if (options.skipFloor !== true) {
         plainFloor = await runFloorWorker(benchmark, "sync", floorPlan(fleet), () => benchmark.cpuTimeInMs());
@@ -186,7 +187,7 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
       // The fewest any repetition resolved: every `up` must resolve every identity.
       resolvedInCosmos = Math.min(resolvedInCosmos, await benchmark.countResolved());
       upRuns.push({ up, ...(plainFloor === undefined ? {} : { floor: plainFloor }) });
-      if (repetition + 1 < Math.max(1, options.upRepetitions ?? 1)) await benchmark.restoreDocuments();
+      if (repetition + 1 < upRepetitions) await benchmark.restoreDocuments();
     }
     const { up, floor: plainFloor } = medianUpRun(upRuns);
     const checkpointBytes = await stack!.checkpointBytes();

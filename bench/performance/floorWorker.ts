@@ -15,6 +15,7 @@ import type { DataPlaneOperatorManagedIdentityEntry } from "../../resources/core
 import { statusPatchOperations } from "../../resources/core/serviceProviderClusterDocument";
 import { nextRecheckTime } from "../../resources/core/identityStatus";
 import { readSettings } from "../../resources/core/settings";
+import { processCpuTimeInMs } from "./statistics";
 
 /** One cluster of the floor's plan. */
 export interface FloorCluster {
@@ -77,13 +78,12 @@ async function main(): Promise<void> {
       );
     }),
   );
-  const cpu = process.cpuUsage();
   const report: FloorWorkerReport = {
     workTimeInMs: performance.now() - started,
     clusters: plan.length,
     lookups,
     limiterPeak: adapters.limiter.peak,
-    cpuTimeInMs: (cpu.user + cpu.system) / 1000,
+    cpuTimeInMs: processCpuTimeInMs(),
   };
   process.stdout.write(`${JSON.stringify(report)}\n`);
 }

@@ -10,6 +10,7 @@ import { projectDirectory } from "../../cli/engine";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import type { BenchmarkSandbox } from "./benchmarkSandbox";
 import type { FloorCluster, FloorWorkerReport } from "./floorWorker";
+import { processCpuTimeInMs } from "./statistics";
 
 /** A floor worker run: its whole process (start to exit) and its own work time. */
 export interface FloorRun extends FloorWorkerReport {
@@ -27,12 +28,6 @@ export function floorPlan(fleet: readonly FleetClusterDescription[]): FloorClust
   }));
 }
 
-/** CPU time of this process so far, in milliseconds: that of a sandbox running in it. */
-function thisProcessCpuTimeInMs(): number {
-  const cpu = process.cpuUsage();
-  return (cpu.user + cpu.system) / 1000;
-}
-
 /**
  * Runs the floor worker (`sync` or `read`) and times the whole process from the outside.
  * `sandboxCpuTimeInMs` reads the CPU time of the sandbox's process (default: this process, for a
@@ -42,7 +37,7 @@ export async function runFloorWorker(
   benchmark: Pick<BenchmarkSandbox, "settingsEnvironment">,
   mode: "sync" | "read",
   plan: readonly FloorCluster[],
-  sandboxCpuTimeInMs: () => number | Promise<number> = thisProcessCpuTimeInMs,
+  sandboxCpuTimeInMs: () => number | Promise<number> = processCpuTimeInMs,
 ): Promise<FloorRun> {
   const directory = mkdtempSync(join(tmpdir(), "aro-hcp-floor-"));
   const planFile = join(directory, "plan.json");

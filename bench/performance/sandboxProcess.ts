@@ -21,6 +21,7 @@ import { seedFleet } from "../../sandbox/seed";
 import type { BenchmarkSandbox, BenchmarkSandboxOptions } from "./benchmarkSandbox";
 import { startBenchmarkSandbox } from "./benchmarkSandbox";
 import { countResolvedInCosmos } from "./sandboxDocuments";
+import { processCpuTimeInMs } from "./statistics";
 
 /** What the fleet scenario does with its sandbox, wherever the sandbox runs. */
 export interface FleetSandbox extends Pick<BenchmarkSandbox, "config" | "environment" | "settingsEnvironment"> {
@@ -143,10 +144,7 @@ async function serve(process: NodeJS.Process & { send: NonNullable<NodeJS.Proces
     statistics: () => sandbox.statistics.snapshot(),
     clearFaults: () => sandbox.faults.clear(),
     countResolved: () => countResolvedInCosmos(sandbox, fleet),
-    cpuTime: () => {
-      const cpu = process.cpuUsage();
-      return (cpu.user + cpu.system) / 1000;
-    },
+    cpuTime: processCpuTimeInMs,
     stop: () => undefined,
   };
   process.on("message", (request: Request) => {

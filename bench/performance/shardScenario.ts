@@ -13,6 +13,7 @@ import { openBenchmarkStack } from "./benchmarkStack";
 import { clusterDeclarations } from "./fleetScenario";
 import { finishedChildrenCpuTimeInMs } from "./providerHostMonitor";
 import { startSandboxProcess } from "./sandboxProcess";
+import { processCpuTimeInMs } from "./statistics";
 
 /** What the shard run measured. */
 export interface ShardResult {
@@ -60,12 +61,12 @@ export async function runShardScenario(options: {
       stacks.push(stack);
     }
     const sandboxCpuBefore = await benchmark.cpuTimeInMs();
-    const cpuBefore = process.cpuUsage();
+    const cpuBefore = processCpuTimeInMs();
     const childrenBefore = finishedChildrenCpuTimeInMs();
     let started = performance.now();
     const ups = await Promise.all(stacks.map((stack) => stack.up()));
     const upWallTimeInMs = performance.now() - started;
-    const cpu = process.cpuUsage(cpuBefore);
+    const benchProcessCpuInMs = processCpuTimeInMs() - cpuBefore;
     const childrenCpuInMs = finishedChildrenCpuTimeInMs() - childrenBefore;
     const sandboxCpuInMs = (await benchmark.cpuTimeInMs()) - sandboxCpuBefore;
     options.log(`  ${options.shards} shards: up ${Math.round(upWallTimeInMs)} ms (shards ${ups.map((run) => Math.round(run.wallTimeInMs)).join(", ")} ms)`);
@@ -83,9 +84,9 @@ export async function runShardScenario(options: {
       shardUpTimesInMs: ups.map((run) => run.wallTimeInMs),
       driftCheckWallTimeInMs,
       checkpointBytes: await Promise.all(stacks.map((stack) => stack.checkpointBytes())),
-      benchProcessCpuInMs: (cpu.user + cpu.system) / 1000,
+      benchProcessCpuInMs,
       sandboxCpuInMs,
-      upCpuInMs: (cpu.user + cpu.system) / 1000 + sandboxCpuInMs + childrenCpuInMs,
+      upCpuInMs: benchProcessCpuInMs + sandboxCpuInMs + childrenCpuInMs,
       resolvedInCosmos: await benchmark.countResolved(),
       expectedIdentities: options.clusters * 4,
     };

@@ -1,5 +1,11 @@
 /** Small statistics for the benchmark: medians and a least-squares line. */
 
+/** CPU time (user and system) of this process so far, in milliseconds. */
+export function processCpuTimeInMs(): number {
+  const cpu = process.cpuUsage();
+  return (cpu.user + cpu.system) / 1000;
+}
+
 /** The median of a non-empty list. */
 export function median(values: readonly number[]): number {
   if (values.length === 0) {
