@@ -8,10 +8,13 @@ import { providerText } from "./provider/providerLoader";
 import type { ProviderOutputs } from "./provider/providerOutputs";
 import type { OutputsStatus } from "./core/outputsStatus";
 import { statusFromOutputs } from "./core/outputsStatus";
+import { quietSdkRegistrationLines, sdkDebugLogsFrom } from "./sdkRegistrationDebugLogs";
 
 /** Type token parts: shows as `pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus`. */
 export const resourceModule = "aroHcp";
 export const resourceTypeName = "ServiceProviderClusterIdentityStatus";
+/** The resource's type token, as the engine and its state name it. */
+export const resourceTypeToken = `pulumi-nodejs:dynamic/${resourceModule}:${resourceTypeName}`;
 
 /** Inputs of {@link ServiceProviderClusterIdentityStatus}. */
 export interface ServiceProviderClusterIdentityStatusArgs {
@@ -52,6 +55,10 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   declare readonly drift: pulumi.Output<string[] | undefined>;
 
   constructor(name: string, args: ServiceProviderClusterIdentityStatusArgs, options?: pulumi.CustomResourceOptions) {
+    // The SDK's three debug lines per registration of this type stay out of the engine unless
+    // ARO_HCP_SDK_DEBUG_LOGS=all (sdkRegistrationDebugLogs.ts); a bad value fails here, first.
+    sdkDebugLogsFrom(process.env);
+    quietSdkRegistrationLines(resourceTypeToken);
     // V8's stack traces are off while the SDK registers the resource, for two costs:
     // - CPU: the SDK wraps every input property in a promise that records a formatted stack trace
     //   (`debuggablePromise`, shown only when a program leaks promises), 2.2 ms per resource with
@@ -68,7 +75,7 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
     Error.prepareStackTrace = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}`.split("\n")[0] : "");
     try {
       super(
-        `pulumi-nodejs:dynamic/${resourceModule}:${resourceTypeName}`,
+        resourceTypeToken,
         name,
         {
           ...args,
