@@ -11,6 +11,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type * as automation from "@pulumi/pulumi/automation";
 import { clusterKeys, declareInBatches } from "../../program/declareFleet";
 import { clusterListFromFile, parseClusterList } from "../../program/fleet";
+import { quietSdkRegistrationLines } from "../../resources/sdkRegistrationDebugLogs";
 
 type TrivialInputs = Record<string, unknown>;
 
@@ -24,7 +25,10 @@ export const trivialProvider: pulumi.dynamic.ResourceProvider<TrivialInputs, Tri
   read: (id, props) => Promise.resolve({ id, props }),
 };
 
-class TrivialClusterResource extends pulumi.dynamic.Resource {
+/** The trivial resource's type token (`pulumi.dynamic.Resource` with module `benchmark`). */
+export const trivialTypeToken = "pulumi-nodejs:dynamic/benchmark:TrivialCluster";
+
+export class TrivialClusterResource extends pulumi.dynamic.Resource {
   constructor(name: string, args: TrivialInputs) {
     super(trivialProvider, name, args, undefined, "benchmark", "TrivialCluster");
   }
@@ -43,6 +47,9 @@ export const trivialFleetProgram: automation.PulumiFn = async () => {
       : parseClusterList(config.getObject<unknown>("clusters") ?? [], "clusters");
   const keys = clusterKeys(clusters.map((cluster) => cluster.clusterResourceId));
   const outputs: Record<string, pulumi.Output<string>> = {};
+  // The SDK's debug lines per registration are kept out of the engine as the project's resource
+  // keeps its own (resources/sdkRegistrationDebugLogs.ts), so that both engines log alike.
+  quietSdkRegistrationLines(trivialTypeToken);
   // Declared in batches as the project's program declares its fleet, so that both engines are fed alike.
   await declareInBatches(clusters, (cluster) => {
     const key = keys.get(cluster.clusterResourceId) ?? cluster.clusterResourceId;

@@ -9,11 +9,14 @@ import * as sdkLog from "@pulumi/pulumi/log";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ServiceProviderClusterIdentityStatus } from "../../resources";
 import { resourceTypeToken } from "../../resources/serviceProviderClusterIdentityStatus";
+import { quietSdkRegistrationLines } from "../../resources/sdkRegistrationDebugLogs";
+import { TrivialClusterResource, trivialTypeToken } from "../../bench/performance/engineFloor";
 import { clusterResourceIdFor } from "../fixtures/documents";
 
 /** Every debug line that got past the filter (this recorder sits beneath it). */
 const passed: string[] = [];
 const registered: string[] = [];
+const typesByName = new Map<string, string>();
 const variable = "ARO_HCP_SDK_DEBUG_LOGS";
 const before = process.env[variable];
 
@@ -30,6 +33,7 @@ beforeAll(async () => {
     {
       newResource: (args) => {
         registered.push(args.name);
+        typesByName.set(args.name, args.type);
         return { id: `${args.name}-id`, state: args.inputs as Record<string, unknown> };
       },
       call: (args) => {
@@ -105,5 +109,17 @@ describe("the SDK's registration debug lines", () => {
     );
     expect(registered).not.toContain("refused-cluster");
     expect(passed.filter((line) => line.includes("refused-cluster"))).toEqual([]);
+  });
+
+  it("are dropped alike for the engine floor's trivial resource (bench/performance/engineFloor.ts), whose token is its own", async () => {
+    delete process.env[variable];
+    const before = new TrivialClusterResource("trivial-before", { clusterResourceId: "before" });
+    await registeredOutput(before);
+    expect(typesByName.get("trivial-before")).toBe(trivialTypeToken);
+    expect(linesNaming(trivialTypeToken, "trivial-before")).toHaveLength(3);
+    quietSdkRegistrationLines(trivialTypeToken);
+    const after = new TrivialClusterResource("trivial-after", { clusterResourceId: "after" });
+    await registeredOutput(after);
+    expect(linesNaming(trivialTypeToken, "trivial-after")).toEqual([]);
   });
 });
