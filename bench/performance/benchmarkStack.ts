@@ -7,9 +7,10 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
 import type { EngineCommand } from "../../cli/engine";
-import { openStack, projectDirectory, setClusterFile } from "../../cli/engine";
+import { openStack, projectDirectory, projectProgram, setClusterFile } from "../../cli/engine";
 import type { ClusterDeclaration } from "../../program/fleet";
 import type { BenchmarkSandbox } from "./benchmarkSandbox";
+import { releasingProgram } from "./inlineRunMemory";
 import type { ProviderHostObservation } from "./providerHostMonitor";
 import { monitorProviderHosts } from "./providerHostMonitor";
 import { processCpuTimeInMs } from "./statistics";
@@ -46,11 +47,15 @@ export async function openBenchmarkStack(
   mkdirSync(join(projectDirectory, ".pulumi"), { recursive: true });
   const root = mkdtempSync(join(projectDirectory, ".pulumi", `bench-${name}-`));
   const paths = { state: join(root, "state"), home: join(root, "home"), workDirectory: join(root, "work") };
+  // Every run of the benchmark process's inline programs would otherwise stay in its heap
+  // (inlineRunMemory.ts): released after each operation, so that a later scenario's program does
+  // not collect the garbage of the earlier ones.
+  const released = releasingProgram(program ?? projectProgram());
   const stack = await openStack({
     engine,
     stackName: name,
     paths,
-    ...(program === undefined ? {} : { program }),
+    program: released.program,
     config: { ...benchmark.config, clusters: "[]" },
     environment: { ...benchmark.environment, ...extraEnvironment },
   });
@@ -63,6 +68,7 @@ export async function openBenchmarkStack(
       result = await operation();
     } finally {
       monitor.stop();
+      released.release();
     }
     const wallTimeInMs = performance.now() - started;
     const host = monitor.stop();
