@@ -400,7 +400,7 @@ export function findingsSection(): string[] {
     "   and empty its stack resource once the operation has returned (bench/performance/inlineRunMemory.ts), and the",
     "   heap stays at 54 MB run after run. test/e2e/inlineRunMemory.test.ts checks both sides with the real engine: a",
     "   run's resource is still reachable after the run, and is reclaimed after the release. Left alone: the leak is the",
-    "   SDK's and Node's; the project's doors run a few operations per process (`npm start`, the wrapper: one), while a",
+    "   SDK's and Node's; the project's doors run one operation per process (`npm start`, `npm run pulumi`), while a",
     "   long-lived Automation API process of a user's own would grow by about 23 MB per 1,000-cluster run.",
     "",
     "Checked and fine: one provider host per engine run, one credential, one keep-alive agent and one lookup limiter per",
