@@ -6,9 +6,9 @@
  * (`Registering resource: t=…`, `RegisterResource RPC prepared: t=…`, `RegisterResource RPC
  * finished: resource:…; err: null, …`). The engine turns each into an event of the update (shown
  * with `--debug`, uploaded with the update to a service backend). In a fleet program they are
- * most of the program's RPCs: at 2,000 clusters 6,000 of them cost the program about 6 s of CPU
- * and the engine about 2.4 s, and a first `up` about 8 % of its time (docs/performance.md,
- * finding 23). Pulumi itself put the SDK's other per-registration debug lines behind a debugging
+ * most of the program's RPCs: at 2,000 clusters 6,000 of them cost the program about 6.7 s of CPU
+ * and the engine about 2.4 s, and a first `up` about 7 % of its time (five pairs;
+ * docs/performance.md, finding 23). Pulumi itself put the SDK's other per-registration debug lines behind a debugging
  * switch for that reason; these three are not.
  *
  * So the first {@link ServiceProviderClusterIdentityStatus} constructed wraps the SDK's
@@ -43,7 +43,8 @@ export function sdkDebugLogsFrom(environment: NodeJS.ProcessEnv): SdkDebugLogs {
 /**
  * Whether `message` is one of the SDK's three successful-registration lines about a resource of
  * type `typeToken` (formats of @pulumi/pulumi's runtime/resource.ts, pinned by
- * test/e2e/sdkDebugLogs.test.ts against the real engine).
+ * test/program/sdkDebugLogs.test.ts over the real SDK and test/e2e/sdkDebugLogs.test.ts against
+ * the real engine).
  */
 export function isSdkRegistrationLine(message: unknown, typeToken: string): boolean {
   if (typeof message !== "string") {
