@@ -7,7 +7,7 @@
  */
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
 import { expect } from "vitest";
@@ -99,6 +99,40 @@ export function outputCollector(): { onOutput: (text: string) => void; text: () 
 export function literalCliEnvironment(cliRoot: string, extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("PULUMI_") && name !== "ARO_HCP_PROJECT_DIR"));
   return { ...inherited, PATH: `${join(cliRoot, "bin")}:${process.env.PATH ?? ""}`, PULUMI_SKIP_UPDATE_CHECK: "true", ...extra };
+}
+
+/**
+ * A stack of the literal CLI over the project directory, as a user's shell has it: the built CLI on
+ * PATH ({@link literalCliEnvironment}), a file backend, home and passphrase in `scratchDirectory`,
+ * `--event-log` allowed (PULUMI_DEBUG_COMMANDS), the sandbox's settings, and the stack initialised
+ * with the sandbox's config and `clusters` as its clusters file. Returns the shell's environment.
+ * The caller removes `Pulumi.<stackName>.yaml` from the project directory afterwards.
+ */
+export async function initLiteralStack(
+  sandbox: Sandbox,
+  scratchDirectory: string,
+  stackName: string,
+  clusters: readonly ClusterConfig[],
+): Promise<NodeJS.ProcessEnv> {
+  for (const directory of ["state", "home"]) {
+    mkdirSync(join(scratchDirectory, directory), { recursive: true });
+  }
+  const clustersFile = join(scratchDirectory, "clusters.json");
+  writeFileSync(clustersFile, JSON.stringify(clusters));
+  const { settingsForRunningSandbox } = nativeRequire(join(projectDirectory, "dist", "cli", "sandboxSettings.js")) as SandboxSettingsModule;
+  const settings = settingsForRunningSandbox(sandbox);
+  const environment = literalCliEnvironment((await engineModule().engineCommand()).root, {
+    PULUMI_DEBUG_COMMANDS: "true",
+    PULUMI_BACKEND_URL: `file://${join(scratchDirectory, "state")}`,
+    PULUMI_HOME: join(scratchDirectory, "home"),
+    PULUMI_CONFIG_PASSPHRASE: `${stackName}-test-passphrase`,
+    ...settings.environment,
+  });
+  await runLiteralPulumi(projectDirectory, environment, stackName, "stack", "init");
+  for (const [key, value] of Object.entries({ ...settings.config, documentWaitSeconds: "2", clustersFile })) {
+    await runLiteralPulumi(projectDirectory, environment, stackName, "config", "set", `aro-hcp-identity-status:${key}`, value);
+  }
+  return environment;
 }
 
 /**

@@ -12,7 +12,7 @@
  * default does not reach.
  */
 import type { automation } from "@pulumi/pulumi";
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,7 +21,7 @@ import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
 import type { TestStack } from "./engineHelpers";
-import { engineModule, literalCliEnvironment, openTestStack, runLiteralPulumi } from "./engineHelpers";
+import { engineModule, initLiteralStack, openTestStack, runLiteralPulumi } from "./engineHelpers";
 import { ownedStatusOf, requireServiceProviderCluster } from "../fixtures/storedDocument";
 
 const clusterCount = 40;
@@ -53,25 +53,7 @@ beforeAll(async () => {
 
   // A user's shell (as test/e2e/literalCli.test.ts): the built CLI on PATH, their own backend.
   scratchDirectory = realpathSync(mkdtempSync(join(tmpdir(), "aro-hcp-parallel-literal-")));
-  for (const directory of ["state", "home"]) {
-    mkdirSync(join(scratchDirectory, directory));
-  }
-  const clustersFile = join(scratchDirectory, "clusters.json");
-  writeFileSync(clustersFile, JSON.stringify(clusters));
-  const { settingsForRunningSandbox } = await import("../../cli/sandboxSettings");
-  const settings = settingsForRunningSandbox(sandbox);
-  literalEnvironment = literalCliEnvironment((await engineModule().engineCommand()).root, {
-    // `--event-log` is one of the CLI's debug flags.
-    PULUMI_DEBUG_COMMANDS: "true",
-    PULUMI_BACKEND_URL: `file://${join(scratchDirectory, "state")}`,
-    PULUMI_HOME: join(scratchDirectory, "home"),
-    PULUMI_CONFIG_PASSPHRASE: "parallel-literal-test-passphrase",
-    ...settings.environment,
-  });
-  await literalPulumi(literalEnvironment, "stack", "init");
-  for (const [key, value] of Object.entries({ ...settings.config, documentWaitSeconds: "2", clustersFile })) {
-    await literalPulumi(literalEnvironment, "config", "set", `aro-hcp-identity-status:${key}`, value);
-  }
+  literalEnvironment = await initLiteralStack(sandbox, scratchDirectory, literalStackName, clusters);
   await literalPulumi(literalEnvironment, "up", "--yes", "--skip-preview");
 }, 600_000);
 

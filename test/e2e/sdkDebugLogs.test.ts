@@ -8,7 +8,7 @@
  * first `up`: the filter changes what is logged, not what is recorded.
  */
 import type { automation } from "@pulumi/pulumi";
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,7 +18,7 @@ import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
 import { ownedStatusOf, requireServiceProviderCluster } from "../fixtures/storedDocument";
 import type { TestStack } from "./engineHelpers";
-import { engineModule, expectRecordsDeclaredIdentities, literalCliEnvironment, openTestStack, runLiteralPulumi } from "./engineHelpers";
+import { expectRecordsDeclaredIdentities, initLiteralStack, openTestStack, runLiteralPulumi } from "./engineHelpers";
 
 const typeToken = "pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus";
 const variable = "ARO_HCP_SDK_DEBUG_LOGS";
@@ -36,9 +36,6 @@ beforeAll(async () => {
   sandbox = await startSandbox({ certificateDirectory: join(scratchDirectory, "sandbox-ca") });
   fleet = seedFleet(sandbox, { clusters: 2, identitiesPerCluster: 1 });
   clusters = fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }));
-  for (const directory of ["state", "home"]) {
-    mkdirSync(join(scratchDirectory, directory));
-  }
 }, 600_000);
 
 afterAll(async () => {
@@ -113,24 +110,10 @@ describe("the SDK's registration debug lines reaching the engine", () => {
   });
 
   it("through the literal CLI: the user's shell variable reaches the program the language host runs", async () => {
-    const { settingsForRunningSandbox } = await import("../../cli/sandboxSettings");
-    const settings = settingsForRunningSandbox(sandbox);
-    const clustersFile = join(scratchDirectory, "clusters.json");
-    writeFileSync(clustersFile, JSON.stringify(clusters));
-    literalEnvironment = literalCliEnvironment((await engineModule().engineCommand()).root, {
-      PULUMI_DEBUG_COMMANDS: "true",
-      PULUMI_BACKEND_URL: `file://${join(scratchDirectory, "state")}`,
-      PULUMI_HOME: join(scratchDirectory, "home"),
-      PULUMI_CONFIG_PASSPHRASE: "sdk-debug-literal-test-passphrase",
-      ...settings.environment,
-    });
+    literalEnvironment = await initLiteralStack(sandbox, scratchDirectory, literalStackName, clusters);
     delete literalEnvironment[variable];
     const pulumi = (environment: NodeJS.ProcessEnv, ...args: string[]): Promise<string> =>
       runLiteralPulumi(projectDirectory, environment, literalStackName, ...args);
-    await pulumi(literalEnvironment, "stack", "init");
-    for (const [key, value] of Object.entries({ ...settings.config, documentWaitSeconds: "2", clustersFile })) {
-      await pulumi(literalEnvironment, "config", "set", `aro-hcp-identity-status:${key}`, value);
-    }
     const upWithEvents = async (environment: NodeJS.ProcessEnv, name: string): Promise<string[]> => {
       const eventLog = join(scratchDirectory, `${name}.jsonl`);
       await pulumi(environment, "up", "--yes", "--skip-preview", "--debug", "--event-log", eventLog);
