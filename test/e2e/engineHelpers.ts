@@ -7,7 +7,7 @@
  */
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
 import { expect } from "vitest";
@@ -133,6 +133,15 @@ export async function initLiteralStack(
     await runLiteralPulumi(projectDirectory, environment, stackName, "config", "set", `aro-hcp-identity-status:${key}`, value);
   }
   return environment;
+}
+
+/** Undoes {@link initLiteralStack} and the sandbox: the stack's file in the project directory, the scratch directory. */
+export async function removeLiteralStack(sandbox: Sandbox | undefined, scratchDirectory: string | undefined, stackName: string): Promise<void> {
+  await sandbox?.stop();
+  rmSync(join(projectDirectory, `Pulumi.${stackName}.yaml`), { force: true });
+  if (scratchDirectory !== undefined) {
+    rmSync(scratchDirectory, { recursive: true, force: true });
+  }
 }
 
 /**

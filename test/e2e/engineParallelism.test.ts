@@ -12,7 +12,7 @@
  * default does not reach.
  */
 import type { automation } from "@pulumi/pulumi";
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,7 +21,7 @@ import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
 import type { TestStack } from "./engineHelpers";
-import { engineModule, initLiteralStack, openTestStack, runLiteralPulumi } from "./engineHelpers";
+import { engineModule, initLiteralStack, removeLiteralStack, openTestStack, runLiteralPulumi } from "./engineHelpers";
 import { ownedStatusOf, requireServiceProviderCluster } from "../fixtures/storedDocument";
 
 const clusterCount = 40;
@@ -58,11 +58,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  await sandbox?.stop();
-  rmSync(join(projectDirectory, `Pulumi.${literalStackName}.yaml`), { force: true });
-  if (scratchDirectory !== undefined) {
-    rmSync(scratchDirectory, { recursive: true, force: true });
-  }
+  await removeLiteralStack(sandbox, scratchDirectory, literalStackName);
 });
 
 /** Every cluster's ServiceProviderCluster document, read back from Cosmos. */

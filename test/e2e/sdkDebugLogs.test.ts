@@ -18,7 +18,7 @@ import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
 import { ownedStatusOf, requireServiceProviderCluster } from "../fixtures/storedDocument";
 import type { TestStack } from "./engineHelpers";
-import { expectRecordsDeclaredIdentities, initLiteralStack, openTestStack, runLiteralPulumi } from "./engineHelpers";
+import { expectRecordsDeclaredIdentities, initLiteralStack, removeLiteralStack, openTestStack, runLiteralPulumi } from "./engineHelpers";
 
 const typeToken = "pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus";
 const variable = "ARO_HCP_SDK_DEBUG_LOGS";
@@ -39,11 +39,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  await sandbox?.stop();
-  rmSync(join(projectDirectory, `Pulumi.${literalStackName}.yaml`), { force: true });
-  if (scratchDirectory !== undefined) {
-    rmSync(scratchDirectory, { recursive: true, force: true });
-  }
+  await removeLiteralStack(sandbox, scratchDirectory, literalStackName);
 });
 
 /** The debug-severity diagnostics of an update's events (the SDK's type leaves "debug" out; the engine sends it). */
