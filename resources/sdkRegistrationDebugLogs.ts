@@ -8,8 +8,8 @@
  * with `--debug`, uploaded with the update to a service backend). In a fleet program they are
  * most of the program's RPCs: at 2,000 clusters 6,000 of them cost the program about 6.7 s of CPU
  * and the engine about 2.4 s, and a first `up` about 7 % of its time (five pairs;
- * docs/performance.md, finding 23). Pulumi itself put the SDK's other per-registration debug lines behind a debugging
- * switch for that reason; these three are not.
+ * docs/performance.md, finding 23). Pulumi itself put the SDK's other per-registration debug
+ * lines behind a debugging switch for that reason; these three are not.
  *
  * So the first {@link ServiceProviderClusterIdentityStatus} constructed wraps the SDK's
  * `log.debug` once, in that program, and drops those three lines when they name this resource
@@ -34,8 +34,9 @@ export function sdkDebugLogsFrom(environment: NodeJS.ProcessEnv): SdkDebugLogs {
     return "quiet";
   }
   const value = raw.trim().toLowerCase();
-  if (value === "quiet" || value === "all") {
-    return value;
+  const known = sdkDebugLogsValues.find((name) => name === value);
+  if (known !== undefined) {
+    return known;
   }
   throw new RangeError(`${sdkDebugLogsVariable} must be one of ${sdkDebugLogsValues.map((name) => `"${name}"`).join(", ")}; got ${JSON.stringify(raw)}`);
 }

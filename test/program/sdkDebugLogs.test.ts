@@ -18,7 +18,7 @@ const passed: string[] = [];
 const registered: string[] = [];
 const typesByName = new Map<string, string>();
 const variable = "ARO_HCP_SDK_DEBUG_LOGS";
-const before = process.env[variable];
+const variableBefore = process.env[variable];
 
 beforeAll(async () => {
   // Beneath the filter: it wraps whatever `debug` is there when the first resource is constructed.
@@ -47,10 +47,10 @@ beforeAll(async () => {
 });
 
 afterEach(() => {
-  if (before === undefined) {
+  if (variableBefore === undefined) {
     delete process.env[variable];
   } else {
-    process.env[variable] = before;
+    process.env[variable] = variableBefore;
   }
 });
 
