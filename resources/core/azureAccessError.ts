@@ -13,28 +13,10 @@ export class AzureAccessError extends Error {
   readonly documentId: string;
   readonly error: LookupErrorDetails;
 
-  constructor(options: { documentId: string; error: LookupErrorDetails; credential: string | undefined }) {
-    const { error } = options;
-    const status = error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`;
-    const what =
-      error.code === "CredentialUnavailable"
-        ? "the Azure credential could not get a token"
-        : error.statusCode === 401
-          ? "Azure Resource Manager refused the credential's token"
-          : "the Azure Resource Manager endpoint cannot be reached";
-    const advice =
-      error.code === "CredentialUnavailable"
-        ? "" // the credential's own message (credentials.ts) already says what to set
-        : error.statusCode === 401
-          ? " Check that the credential belongs to the subscription's tenant and that 'aro-hcp-identity-status:azureCloud' (or ARO_HCP_AZURE_CLOUD) matches it; set 'aro-hcp-identity-status:managedIdentityClientId' (or ARO_HCP_MANAGED_IDENTITY_CLIENT_ID) to the cluster's service managed identity."
-          : " Check 'aro-hcp-identity-status:armEndpoint' (or ARO_HCP_ARM_ENDPOINT) and 'aro-hcp-identity-status:azureCloud', DNS and proxy; for a certificate error set 'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) to the CA bundle.";
-    const credential = options.credential === undefined ? "" : ` Credential in use: ${options.credential}.`;
-    const message =
-      `${what}, so no identity of ServiceProviderCluster document ${options.documentId} was checked and nothing was written ` +
-      `(stored clientId/principalId values are unchanged): ${error.code}${status}: ${error.message.replace(/[.\s]+$/, "")}.${credential}${advice}`;
-    super(message);
+  constructor(options: AzureAccessErrorOptions) {
+    super(accessErrorMessage(options));
     this.documentId = options.documentId;
-    this.error = error;
+    this.error = options.error;
   }
 }
 // On the prototype, like Error's own `name`: not an enumerable field of every instance.
@@ -43,4 +25,45 @@ AzureAccessError.prototype.name = "AzureAccessError";
 /** Guard by name. */
 export function isAzureAccessError(error: unknown): error is AzureAccessError {
   return error instanceof Error && error.name === "AzureAccessError";
+}
+
+/** What {@link AzureAccessError} is built from. */
+export interface AzureAccessErrorOptions {
+  readonly documentId: string;
+  readonly error: LookupErrorDetails;
+  readonly credential: string | undefined;
+  /** Set when every lookup of the pass failed with one transient class (a timeout, throttling, a 5xx, a reset). */
+  readonly everyLookup?: { readonly failureClass: string; readonly count: number };
+}
+
+function accessErrorMessage(options: AzureAccessErrorOptions): string {
+  const { error, everyLookup } = options;
+  const status = error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`;
+  const detail = `${error.code}${status}: ${error.message.replace(/[.\s]+$/, "")}.`;
+  if (everyLookup !== undefined) {
+    const lookups = everyLookup.count === 1 ? "the one identity lookup" : `all ${everyLookup.count} identity lookups`;
+    return (
+      `${lookups} of ServiceProviderCluster document ${options.documentId} failed the same transient way (${everyLookup.failureClass}), ` +
+      "which says nothing about any one identity, so nothing was written (stored clientId/principalId values are unchanged) and the next pass " +
+      `tries again: ${detail} Check Azure Resource Manager's health, the network path to it ` +
+      "and 'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS)."
+    );
+  }
+  const what =
+    error.code === "CredentialUnavailable"
+      ? "the Azure credential could not get a token"
+      : error.statusCode === 401
+        ? "Azure Resource Manager refused the credential's token"
+        : "the Azure Resource Manager endpoint cannot be reached";
+  const advice =
+    error.code === "CredentialUnavailable"
+      ? "" // the credential's own message (credentials.ts) already says what to set
+      : error.statusCode === 401
+        ? " Check that the credential belongs to the subscription's tenant and that 'aro-hcp-identity-status:azureCloud' (or ARO_HCP_AZURE_CLOUD) matches it; set 'aro-hcp-identity-status:managedIdentityClientId' (or ARO_HCP_MANAGED_IDENTITY_CLIENT_ID) to the cluster's service managed identity."
+        : " Check 'aro-hcp-identity-status:armEndpoint' (or ARO_HCP_ARM_ENDPOINT) and 'aro-hcp-identity-status:azureCloud', DNS and proxy; for a certificate error set 'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) to the CA bundle.";
+  const credential = options.credential === undefined ? "" : ` Credential in use: ${options.credential}.`;
+  return (
+    `${what}, so no identity of ServiceProviderCluster document ${options.documentId} was checked and nothing was written ` +
+    `(stored clientId/principalId values are unchanged): ${detail}${credential}${advice}`
+  );
 }

@@ -34,3 +34,9 @@ export const azureClouds = {
 
 /** A cloud name. */
 export type AzureCloudName = keyof typeof azureClouds;
+
+/** True for hosts that only a local sandbox or emulator uses. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return bare === "localhost" || bare.endsWith(".localhost") || bare === "::1" || /^127(?:\.\d{1,3}){3}$/.test(bare);
+}

@@ -16,6 +16,8 @@ export interface ClusterDocumentView {
   readonly clusterResourceId: string | undefined;
   /** `…userAssignedIdentities.dataPlaneOperators` (operator → identity ID); empty when absent. */
   readonly dataPlaneOperators: Readonly<Record<string, JsonValue>>;
+  /** Whether the document has a `dataPlaneOperators` map at all (an empty one included). */
+  readonly declaresDataPlaneOperators: boolean;
   /** `…userAssignedIdentities.serviceManagedIdentity`, when set. */
   readonly serviceManagedIdentity: string | undefined;
   /** `properties.serviceProviderProperties.deletionTimestamp`, when set. */
@@ -51,6 +53,7 @@ export function readClusterDocument(document: JsonObject): ClusterDocumentView {
   return {
     clusterResourceId: typeof properties?.id === "string" ? properties.id : undefined,
     dataPlaneOperators,
+    declaresDataPlaneOperators: isJsonObject(rawOperators),
     serviceManagedIdentity: typeof rawServiceManagedIdentity === "string" && rawServiceManagedIdentity.length > 0 ? rawServiceManagedIdentity : undefined,
     deletionTimestamp: typeof rawDeletion === "string" && rawDeletion.length > 0 ? rawDeletion : undefined,
     problems,
@@ -64,7 +67,13 @@ export function readClusterDocument(document: JsonObject): ClusterDocumentView {
  * update names the problems; neither drops what the other needs.
  */
 export type ClusterDesiredSet =
-  | { readonly kind: "desired"; readonly identities: readonly DesiredIdentity[]; readonly serviceManagedIdentity: string | undefined }
+  | {
+      readonly kind: "desired";
+      readonly identities: readonly DesiredIdentity[];
+      readonly serviceManagedIdentity: string | undefined;
+      /** False when the document has no `dataPlaneOperators` map (the set is then empty). */
+      readonly declared: boolean;
+    }
   | { readonly kind: "deleting"; readonly serviceManagedIdentity: string | undefined }
   | { readonly kind: "unreadable"; readonly problems: readonly string[]; readonly serviceManagedIdentity: string | undefined };
 
@@ -77,7 +86,9 @@ export function desiredFromClusterDocument(document: JsonObject): ClusterDesired
   }
   const { identities, failures } = desiredIdentitySet(view.dataPlaneOperators, dataPlaneOperatorsPath);
   const problems = [...view.problems, ...failures.map((failure) => `${failure.property}: ${failure.reason}`)];
-  return problems.length > 0 ? { kind: "unreadable", problems, serviceManagedIdentity } : { kind: "desired", identities, serviceManagedIdentity };
+  return problems.length > 0
+    ? { kind: "unreadable", problems, serviceManagedIdentity }
+    : { kind: "desired", identities, serviceManagedIdentity, declared: view.declaresDataPlaneOperators };
 }
 
 function walk(start: JsonValue | undefined, path: readonly string[]): JsonValue | undefined {

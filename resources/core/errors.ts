@@ -4,6 +4,7 @@
  */
 import type { LookupErrorDetails } from "./identityStatus";
 import { shortMessage } from "./identityStatus";
+import { goToLower } from "./goStrings";
 
 /** One identity whose lookup failed with something other than ResourceNotFound. */
 export interface IdentityLookupFailure {
@@ -20,17 +21,33 @@ export class UserAssignedIdentityReadError extends Error {
   readonly failures: readonly IdentityLookupFailure[];
   readonly documentId: string;
 
-  constructor(options: { documentId: string; failures: readonly IdentityLookupFailure[]; persisted: boolean; total?: number }) {
+  /**
+   * @param options.status - The subtree as persisted after the pass: each failed identity's line
+   * then says whether its stored IDs were kept (a failure that says nothing about the identity)
+   * or cleared (a definitive answer, or `idsOnLookupFailure: clear`).
+   */
+  constructor(options: {
+    documentId: string;
+    failures: readonly IdentityLookupFailure[];
+    persisted: boolean;
+    total?: number;
+    status?: { readonly identities?: Readonly<Record<string, { readonly clientId?: string; readonly principalId?: string }>> };
+  }) {
+    const keptIds = (resourceId: string): boolean => {
+      const entry = options.status?.identities?.[goToLower(resourceId)];
+      return entry !== undefined && (entry.clientId !== undefined || entry.principalId !== undefined);
+    };
     const lines = options.failures.map(
       (failure) =>
         `  - ${failure.resourceId}: ${failure.error.code}` +
-        `${failure.error.statusCode === undefined ? "" : ` (HTTP ${failure.error.statusCode})`}: ${failure.error.message}`,
+        `${failure.error.statusCode === undefined ? "" : ` (HTTP ${failure.error.statusCode})`}: ${failure.error.message}` +
+        (options.persisted && options.status !== undefined ? (keptIds(failure.resourceId) ? " [stored IDs kept]" : " [no IDs stored]") : ""),
     );
     const outcome = !options.persisted
       ? "nothing was written"
       : options.failures.length === options.total
-        ? "every entry was cleared and carries a retrievalError"
-        : "the other identities were persisted; the failed entries were cleared and carry a retrievalError";
+        ? "every entry carries a retrievalError"
+        : "the other identities were persisted; the failed entries carry a retrievalError";
     const message =
       `failed to read ${options.failures.length} data plane operator managed identit${options.failures.length === 1 ? "y" : "ies"} ` +
       `for ServiceProviderCluster document ${options.documentId} (${outcome}):\n${lines.join("\n")}`;
@@ -46,9 +63,17 @@ UserAssignedIdentityReadError.prototype.name = "UserAssignedIdentityReadError";
 export class CosmosDocumentError extends Error {
   readonly documentId: string;
   readonly statusCode: number | undefined;
+  /**
+   * Set when the settings, not the document, are at fault: the Cosmos account, database or
+   * container they name does not exist (cosmos/settingsProblems.ts). What is wrong and which
+   * settings to check, as `<code> (HTTP <status>): <text>`. Taken over from a `cause` that has one,
+   * so an error wrapped on its way up is never read as "document absent" (a 404).
+   */
+  readonly configurationProblem: string | undefined;
 
-  constructor(options: { documentId: string; message: string; statusCode?: number; cause?: unknown }) {
+  constructor(options: { documentId: string; message: string; statusCode?: number; cause?: unknown; configurationProblem?: string }) {
     super(options.message);
+    this.configurationProblem = options.configurationProblem ?? (isCosmosConfigurationError(options.cause) ? options.cause.configurationProblem : undefined);
     if (options.cause !== undefined) {
       // Not Error's options bag: that constructor overload is ES2022, and consumers compile with
       // the Pulumi templates' ES2020 lib. Non-enumerable, like the one the options bag sets.
@@ -69,6 +94,11 @@ export function isUserAssignedIdentityReadError(error: unknown): error is UserAs
 /** Guard by name. */
 export function isCosmosDocumentError(error: unknown): error is CosmosDocumentError {
   return error instanceof Error && error.name === "CosmosDocumentError";
+}
+
+/** A CosmosDocumentError about the settings (a missing account, database or container), never "document absent". */
+export function isCosmosConfigurationError(error: unknown): error is CosmosDocumentError & { readonly configurationProblem: string } {
+  return isCosmosDocumentError(error) && typeof error.configurationProblem === "string";
 }
 
 interface ErrorLike {
@@ -160,6 +190,10 @@ export function cosmosStatusCode(error: unknown): number | undefined {
 
 /** A one-line, secret-free description of a Cosmos error for messages. */
 export function describeCosmosError(error: unknown): string {
+  if (isCosmosConfigurationError(error)) {
+    // Already in this form, and its advice (which settings to check) is the point: kept whole.
+    return error.configurationProblem;
+  }
   const like = asErrorLike(error);
   const status = cosmosStatusCode(error);
   const body = like.body;

@@ -215,7 +215,7 @@ export function compareStrings(left: string, right: string): number {
 
 /**
  * Keeps a stored failed entry as it is when the new entry records the same kind of failure for the
- * same identity (both without IDs): the two writers word errors differently, and rewriting the
+ * same identity with the same IDs (none, or the ones kept beside the failure): the two writers word errors differently, and rewriting the
  * other's text on every pass would only churn the document.
  */
 export function keepRecordedFailures(
@@ -229,7 +229,8 @@ export function keepRecordedFailures(
       previous !== undefined &&
       entry.retrievalError !== undefined &&
       previous.retrievalError !== undefined &&
-      [entry.clientId, entry.principalId, previous.clientId, previous.principalId].every((value) => value === undefined) &&
+      entry.clientId === previous.clientId &&
+      entry.principalId === previous.principalId &&
       goToLower(entry.resourceID) === goToLower(previous.resourceID) &&
       sameFailureKind(entry.retrievalError, previous.retrievalError);
     kept[key] = sameFailure ? previous : entry;

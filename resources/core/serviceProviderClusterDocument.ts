@@ -144,8 +144,19 @@ function readEntry(value: JsonValue): DataPlaneOperatorManagedIdentityEntry | un
   return entry;
 }
 
-/** The subtree as JSON, in upstream's field order, omitting empty optional fields. */
-export function statusToJson(status: DataPlaneOperatorsManagedIdentities): JsonObject {
+/** The fields of the subtree and of its entries this hook reads and writes; any other field is kept as stored. */
+const knownSubtreeFields: ReadonlySet<string> = new Set(["identities", "earliestRecheckTime"]);
+const knownEntryFields: ReadonlySet<string> = new Set(["resourceID", "clientId", "principalId", "retrievalError"]);
+
+/**
+ * The subtree as JSON, in upstream's field order, omitting empty optional fields. With `stored`
+ * (the subtree as it is in the document), every field this hook does not know — beside
+ * `identities`, or inside an entry it keeps — is carried over unchanged, after the known ones
+ * (say a `tenantId` upstream adds to each entry); an identity left out of `status` goes whole.
+ */
+export function statusToJson(status: DataPlaneOperatorsManagedIdentities, stored?: JsonValue): JsonObject {
+  const storedSubtree = isJsonObject(stored) ? stored : {};
+  const storedIdentities = isJsonObject(storedSubtree.identities) ? storedSubtree.identities : {};
   const json: JsonObject = {};
   const identities = status.identities ?? {};
   if (Object.keys(identities).length > 0) {
@@ -156,12 +167,24 @@ export function statusToJson(status: DataPlaneOperatorsManagedIdentities): JsonO
       if (entry.clientId !== undefined) entryJson.clientId = entry.clientId;
       if (entry.principalId !== undefined) entryJson.principalId = entry.principalId;
       if (entry.retrievalError !== undefined) entryJson.retrievalError = entry.retrievalError;
-      map[key] = entryJson;
+      // Own keys only: a key such as "__proto__" must not reach the prototype.
+      const storedEntry = Object.prototype.hasOwnProperty.call(storedIdentities, key) ? storedIdentities[key] : undefined;
+      map[key] = isJsonObject(storedEntry) ? withUnknownFields(entryJson, storedEntry, knownEntryFields) : entryJson;
     }
     json.identities = map;
   }
   if (status.earliestRecheckTime !== undefined) {
     json.earliestRecheckTime = status.earliestRecheckTime;
+  }
+  return withUnknownFields(json, storedSubtree, knownSubtreeFields);
+}
+
+/** `json` followed by the fields of `stored` whose names are not in `known`, as stored. */
+function withUnknownFields(json: JsonObject, stored: Readonly<Record<string, JsonValue>>, known: ReadonlySet<string>): JsonObject {
+  for (const [name, value] of Object.entries(stored)) {
+    if (!known.has(name)) {
+      Object.defineProperty(json, name, { value, enumerable: true, writable: true, configurable: true });
+    }
   }
   return json;
 }
@@ -175,7 +198,8 @@ export function statusPatchOperations(document: JsonObject, status: DataPlaneOpe
   const properties = isJsonObject(document.properties) ? document.properties : {};
   const operations: PatchOperation[] = [];
   if (isJsonObject(properties.status)) {
-    operations.push({ op: "set", path: "/properties/status/dataPlaneOperatorsManagedIdentities", value: statusToJson(status) });
+    const stored = properties.status.dataPlaneOperatorsManagedIdentities;
+    operations.push({ op: "set", path: "/properties/status/dataPlaneOperatorsManagedIdentities", value: statusToJson(status, stored) });
   } else {
     operations.push({ op: "set", path: "/properties/status", value: { dataPlaneOperatorsManagedIdentities: statusToJson(status) } });
   }

@@ -7,13 +7,14 @@
 
 import { createHash } from "node:crypto";
 import type { AzureCloudName } from "./azureClouds";
-import { azureClouds } from "./azureClouds";
+import { azureClouds, isLoopbackHost } from "./azureClouds";
 import { guidPattern } from "./azureResourceId";
+import { type IdsOnLookupFailure, idsOnLookupFailureValues } from "./statusDecision";
 
 /** The Pulumi project name: the namespace of the config keys. */
 export const projectName = "aro-hcp-identity-status";
 
-export { azureClouds } from "./azureClouds";
+export { azureClouds, isLoopbackHost } from "./azureClouds";
 export type { AzureCloudName } from "./azureClouds";
 
 /** Validated settings. */
@@ -40,6 +41,8 @@ export interface Settings {
   readonly documentWaitInMs: number;
   readonly documentPollIntervalInMs: number;
   readonly maxWriteAttempts: number;
+  /** What a failed lookup does to stored IDs: `keep` unless the answer is definitive (default), or upstream's `clear`. */
+  readonly idsOnLookupFailure: IdsOnLookupFailure;
 }
 
 /** A config source: `get(key)` with keys without namespace, like the provider's ConfigureRequest. */
@@ -66,6 +69,7 @@ const keys = {
   lookupTimeoutSeconds: { key: "lookupTimeoutSeconds", environment: "ARO_HCP_LOOKUP_TIMEOUT_SECONDS" },
   documentWaitSeconds: { key: "documentWaitSeconds", environment: "ARO_HCP_DOCUMENT_WAIT_SECONDS" },
   maxWriteAttempts: { key: "maxWriteAttempts", environment: "ARO_HCP_MAX_WRITE_ATTEMPTS" },
+  idsOnLookupFailure: { key: "idsOnLookupFailure", environment: "ARO_HCP_IDS_ON_LOOKUP_FAILURE" },
 } as const satisfies Record<string, KeySpecification>;
 
 /**
@@ -81,8 +85,12 @@ export function settingsEnvironmentKey(environment: Readonly<Record<string, stri
 /** Every config key the hook reads (without namespace). */
 export const settingsKeys: readonly string[] = Object.values(keys).map((specification) => specification.key);
 
-/** Keys of the same namespace that the program (index.ts) reads, not the provider. */
-export const programKeys: readonly string[] = ["clusters", "clustersFile"];
+/**
+ * Keys of the same namespace that the program (index.ts) reads, not the provider: `clusters`,
+ * `clustersFile` and `allowEmptyFleet` (program/emptyFleet.ts). Known here so that the provider,
+ * which receives the whole stack config, does not refuse them as typos.
+ */
+export const programKeys: readonly string[] = ["clusters", "clustersFile", "allowEmptyFleet"];
 
 /**
  * Keys earlier versions declared, accepted and ignored: a stack updated by them records every key
@@ -127,12 +135,6 @@ export function snapshotStackConfig(config: StackConfig): Record<string, string 
     snapshot[key] = config.get(`${prefix}${key}`);
   }
   return snapshot;
-}
-
-/** True for hosts that only a local sandbox or emulator uses. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
-  return bare === "localhost" || bare.endsWith(".localhost") || bare === "::1" || /^127(?:\.\d{1,3}){3}$/.test(bare);
 }
 
 /** Raised for a missing or malformed setting; the message names the key and the expected form. */
@@ -218,6 +220,9 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
   if (managedIdentityClientId !== undefined && !guidPattern.test(managedIdentityClientId)) {
     problems.push(`${name(keys.managedIdentityClientId)} is not a GUID; expected the client ID of a managed identity`);
   }
+  const lookupFailureValue = raw(keys.idsOnLookupFailure) ?? "keep";
+  const idsOnLookupFailure = idsOnLookupFailureValues.find((value) => value === lookupFailureValue);
+  if (idsOnLookupFailure === undefined) problems.push(`${name(keys.idsOnLookupFailure)} is '${lookupFailureValue}'; expected 'keep' or 'clear'`);
   const settings: Settings = {
     azureCloud: azureCloud ?? "AzurePublicCloud",
     cosmosEndpoint,
@@ -235,6 +240,7 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     documentWaitInMs: nonNegativeInteger(keys.documentWaitSeconds, 60, 3600) * 1000,
     documentPollIntervalInMs: 1000,
     maxWriteAttempts: positiveInteger(keys.maxWriteAttempts, 5, 20),
+    idsOnLookupFailure: idsOnLookupFailure ?? "keep",
   };
   if (problems.length > 0) {
     throw new SettingsError(`invalid settings for the ServiceProviderCluster identity status provider:\n  - ${problems.join("\n  - ")}`);

@@ -16,6 +16,7 @@ import type { ProviderInputs } from "./providerInputs";
 import { containsUnknown, desiredFromInputs, parseCluster, parseInputs } from "./providerInputs";
 import type { ProviderOutputs } from "./providerOutputs";
 import { inputsDigestOf, parseStoredOutputs, refreshedSchema1Outputs, statusOutputs, toOutputs } from "./providerOutputs";
+import type { KnownStatus } from "../sync/refreshManagedIdentityStatus";
 import { clearManagedIdentityStatus, refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStatus";
 import type { ConfigSource } from "../core/settings";
 import { readSettings, settingsEnvironmentKey, snapshotStackConfig } from "../core/settings";
@@ -25,6 +26,7 @@ import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { locate } from "../core/documentLocation";
 import { readLive } from "../sync/documentReads";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
+import { fixableDrift, isDesiredSetDisagreement } from "../core/desiredSetDisagreement";
 
 /** Test seams. Production passes nothing. */
 export interface ProviderOverrides {
@@ -68,6 +70,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       documentWaitInMs: settings?.documentWaitInMs ?? 60_000,
       documentPollIntervalInMs: settings?.documentPollIntervalInMs ?? 1000,
       maxWriteAttempts: settings?.maxWriteAttempts ?? 5,
+      idsOnLookupFailure: settings?.idsOnLookupFailure ?? "keep",
     };
     const adapters = overrides.adapters ?? sharedAzureAdapters(settings ?? readSettings(config, process.env));
     return {
@@ -126,7 +129,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { changes: true };
       }
       const old = stored.value;
-      if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news)) {
+      if (fixableDrift(old.drift).length > 0 || old.inputsDigest !== inputsDigestOf(news)) {
         return { changes: true };
       }
       const now = (overrides.now ?? (() => new Date()))();
@@ -172,7 +175,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
 
     async update(_id: string, olds: Outputs, news: Inputs) {
       const stored = parseStoredOutputs(olds);
-      const force = !stored.ok || stored.value.drift.length > 0;
+      const force = !stored.ok || fixableDrift(stored.value.drift).length > 0;
       const { outs } = await reconcile(news, force);
       return { outs };
     },
@@ -198,7 +201,10 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { id, props: refreshedSchema1Outputs(props, result.status, result.drift) };
       }
       const { drift: _drift, ...rest } = props;
-      const drift = result.drift.length === 0 ? {} : { drift: [...result.drift] };
+      // A desired-set disagreement the last update found stays until an update finds it settled:
+      // a refresh does not read the cluster document's set.
+      const driftLines = [...result.drift, ...stored.value.drift.filter(isDesiredSetDisagreement)];
+      const drift = driftLines.length === 0 ? {} : { drift: driftLines };
       return {
         id,
         props: { ...rest, schemaVersion: outputsSchemaVersion, ...statusOutputs(result.status, operatorNamesFromOutputs(lastStatus)), ...drift },
@@ -209,8 +215,14 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       if (typeof props.clusterResourceId !== "string") {
         return;
       }
+      // What this resource last recorded. Outputs a refresh left with drift hold what someone else
+      // wrote (no update has recorded ours since), and unreadable outputs hold nothing we can
+      // compare: either way the subtree is not provably ours, so it is kept.
+      const stored = parseStoredOutputs(props);
+      const lastRecorded: KnownStatus | undefined =
+        stored.ok && fixableDrift(stored.value.drift).length === 0 ? (persistedKeys) => decodeOutputsStatus(stored.value.status, persistedKeys) : undefined;
       try {
-        await clearManagedIdentityStatus(dependencies(), parseCluster(props.clusterResourceId));
+        await clearManagedIdentityStatus(dependencies(), parseCluster(props.clusterResourceId), lastRecorded);
       } catch (error) {
         if (isCosmosDocumentError(error) && error.statusCode === 404) {
           return;

@@ -106,6 +106,7 @@ export function refreshedSchema1Outputs<Stored extends object>(
 export function toOutputs(inputs: ProviderInputs, result: SyncResult, drift: readonly string[]): ProviderOutputs {
   // Recorded only when it is not an input: the inputs are in state already.
   const documentServiceManagedIdentity = inputs.serviceManagedIdentity === undefined ? result.serviceManagedIdentity : undefined;
+  const allDrift = [...drift, ...(result.desiredSetDisagreement === undefined ? [] : [result.desiredSetDisagreement])];
   return {
     schemaVersion: outputsSchemaVersion,
     clusterResourceId: inputs.clusterResourceId,
@@ -115,7 +116,7 @@ export function toOutputs(inputs: ProviderInputs, result: SyncResult, drift: rea
     ...(documentServiceManagedIdentity === undefined ? {} : { serviceManagedIdentity: documentServiceManagedIdentity }),
     ...statusOutputs(result.status, operatorNamesOf(inputs)),
     ...(result.skippedReason === undefined ? {} : { skippedReason: result.skippedReason }),
-    ...(drift.length === 0 ? {} : { drift: [...drift] }),
+    ...(allDrift.length === 0 ? {} : { drift: allDrift }),
   };
 }
 

@@ -11,14 +11,14 @@
  * identity (credential, ARM 401, ARM unreachable) is not drift: the refresh fails with
  * AzureAccessError and reports nothing.
  *
- * Destroy resets the subtree to `{}` (what the upstream backend writes for an empty status) with
- * the same conditional write as a sync; a missing document or subtree is fine.
+ * Destroy resets the subtree to `{}` only while nobody else has written it since this resource's
+ * last write ({@link clearManagedIdentityStatus}); a missing document or subtree is fine.
  */
 import { goToLower } from "../core/goStrings";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { AzureAccessError } from "../core/azureAccessError";
 import type { LookupErrorDetails } from "../core/identityStatus";
-import { isFailedRetrievalError, parseTimestamp } from "../core/identityStatus";
+import { isFailedRetrievalError, parseTimestamp, statusEquals } from "../core/identityStatus";
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { readStoredStatus } from "../core/serviceProviderClusterDocument";
@@ -26,6 +26,7 @@ import type { SyncDependencies } from "./syncDependencies";
 import { locate } from "../core/documentLocation";
 import { readLive } from "./documentReads";
 import { writeStatus } from "./statusWrite";
+import { log } from "../logging/logger";
 
 /** The outcome of a refresh. */
 export interface RefreshResult {
@@ -135,17 +136,58 @@ function changedFields(before: DataPlaneOperatorManagedIdentityEntry, after: Dat
   return fields;
 }
 
-/** Resets the owned subtree to `{}`. Tolerates a missing document; writes nothing when already empty. */
-export async function clearManagedIdentityStatus(dependencies: SyncDependencies, cluster: ParsedResourceId): Promise<{ wrote: boolean }> {
+/** What a delete did to the owned subtree. */
+export interface ClearResult {
+  /** `cleared`: reset to `{}`; `kept`: left as it is, written or changed by someone else since this resource's last write; `absent`: nothing to clear. */
+  readonly outcome: "cleared" | "kept" | "absent";
+  readonly wrote: boolean;
+}
+
+/**
+ * What `pulumi destroy` (and a cluster leaving the stack's list) does to the owned subtree:
+ * resets it to `{}` — what the upstream backend writes for an empty status — only while it is
+ * exactly what this resource last recorded (`lastRecorded`, from its outputs; `undefined` when
+ * they cannot say, which keeps the subtree), so nobody else has
+ * written it since: IDs nobody maintains any more must not go stale in place. A subtree another
+ * writer (upstream's controller, another stack or shard, a person) wrote after that is theirs,
+ * and is kept whole. The comparison is made under the etag: should the document change between
+ * the read and the write (HTTP 412), it is read and compared again. A missing document, or an
+ * empty subtree, writes nothing.
+ */
+export async function clearManagedIdentityStatus(
+  dependencies: SyncDependencies,
+  cluster: ParsedResourceId,
+  lastRecorded: KnownStatus | undefined,
+): Promise<ClearResult> {
   const location = locate(cluster);
   const stored = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
   if (stored === undefined) {
-    return { wrote: false };
+    return { outcome: "absent", wrote: false };
   }
+  // Set by the decision, which runs again on every re-read.
+  const decided: { outcome: ClearResult["outcome"] } = { outcome: "absent" };
   const { wrote } = await writeStatus(dependencies, location, stored, (current) => {
     const empty =
       current.problems.length === 0 && Object.keys(current.status.identities ?? {}).length === 0 && current.status.earliestRecheckTime === undefined;
-    return !current.present || empty ? undefined : {};
+    if (!current.present || empty) {
+      decided.outcome = "absent";
+      return undefined;
+    }
+    const recorded = typeof lastRecorded === "function" ? lastRecorded(Object.keys(current.status.identities ?? {})) : lastRecorded;
+    if (recorded === undefined || current.problems.length > 0 || !statusEquals(current.status, recorded)) {
+      decided.outcome = "kept";
+      return undefined;
+    }
+    decided.outcome = "cleared";
+    return {};
   });
-  return { wrote };
+  if (decided.outcome === "kept") {
+    log(
+      "warning",
+      "delete",
+      location.documentId,
+      "the status subtree was written by someone else after this resource's last write; it is kept as it is (nothing was cleared)",
+    );
+  }
+  return { outcome: decided.outcome, wrote };
 }

@@ -15,19 +15,21 @@ import { log } from "../logging/logger";
 /**
  * Writes the owned subtree with If-Match, re-reading and retrying on 412 up to
  * `maxWriteAttempts`. `decide` maps the stored subtree to the one to persist, or `undefined` when
- * nothing needs writing; it is called again on every re-read, so a concurrent writer's changes
- * to the rest of the document are kept.
+ * nothing needs writing; it is called again on every re-read (`reread` true), so the decision is
+ * made again against what the other writer left (core/statusDecision.ts), and its changes to the
+ * rest of the document are kept. Fields of the subtree this hook does not know survive the patch
+ * (statusPatchOperations).
  */
 export async function writeStatus(
   dependencies: DocumentDependencies,
   location: DocumentLocation,
   initial: StoredDocument,
-  decide: (stored: ReturnType<typeof readStoredStatus>) => DataPlaneOperatorsManagedIdentities | undefined,
+  decide: (stored: ReturnType<typeof readStoredStatus>, reread: boolean) => DataPlaneOperatorsManagedIdentities | undefined,
 ): Promise<{ status: DataPlaneOperatorsManagedIdentities; wrote: boolean; writeAttempts: number }> {
   let current = initial;
   for (let attempt = 1; ; attempt += 1) {
     const storedStatus = readStoredStatus(current.document);
-    const desiredStatus = decide(storedStatus);
+    const desiredStatus = decide(storedStatus, attempt > 1);
     if (desiredStatus === undefined) {
       return { status: storedStatus.status, wrote: false, writeAttempts: attempt - 1 };
     }

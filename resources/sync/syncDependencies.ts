@@ -5,6 +5,7 @@
  */
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import type { DocumentStore } from "../cosmos/documentStore";
+import type { CredentialScope, IdsOnLookupFailure } from "../core/statusDecision";
 import type { ConcurrencyLimiter } from "./concurrencyLimiter";
 
 /** Tunables of a pass; defaults live in settings.ts. */
@@ -13,6 +14,8 @@ export interface SyncOptions {
   readonly documentWaitInMs: number;
   readonly documentPollIntervalInMs: number;
   readonly maxWriteAttempts: number;
+  /** What a failed lookup does to its entry's stored IDs (core/statusDecision.ts): `keep` unless the answer is definitive, or upstream's `clear`. */
+  readonly idsOnLookupFailure: IdsOnLookupFailure;
 }
 
 /** Everything a pass touches, injected. */
@@ -27,4 +30,10 @@ export interface SyncDependencies {
   readonly options: SyncOptions;
   /** Which Azure credential the lookups use, for messages (credentials.ts describeCredential). */
   readonly credentialDescription?: string;
+  /**
+   * Whose credential reads the identities; `process` (one credential of the hook's own) when
+   * absent. Only with `cluster` (the cluster's own service managed identity) does a 403 clear
+   * stored IDs (core/statusDecision.ts).
+   */
+  readonly credentialScope?: CredentialScope;
 }

@@ -32,14 +32,18 @@ import type { IdentityLookupFailure } from "../core/errors";
 import { AzureAccessError } from "../core/azureAccessError";
 import { CosmosDocumentError, UserAssignedIdentityReadError } from "../core/errors";
 import type { DesiredIdentity, IdentityLookupOutcome, WorkReason } from "../core/identityStatus";
-import { entryFor, identitiesEqual, keepRecordedFailures, nextRecheckTime, parseTimestamp, statusEquals, workReason } from "../core/identityStatus";
+import { workReason } from "../core/identityStatus";
+import type { DecidedOutcome } from "../core/statusDecision";
+import { decideStatus, sharedTransientFailure } from "../core/statusDecision";
+import { log } from "../logging/logger";
 import { lookUpIdentity } from "./lookUpIdentity";
-import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
+import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { readStoredStatus } from "../core/serviceProviderClusterDocument";
 import type { DocumentLocation } from "../core/documentLocation";
 import { locate } from "../core/documentLocation";
 import { readLive, serviceProviderClusterDescription, startReadLive, waitForDocument, waitForServiceProviderCluster } from "./documentReads";
 import { writeStatus } from "./statusWrite";
+import { disagreementOf } from "../core/desiredSetDisagreement";
 import type { SyncDependencies } from "./syncDependencies";
 
 /** What to reconcile. */
@@ -67,6 +71,12 @@ export interface SyncResult {
   readonly writeAttempts: number;
   readonly lookups: number;
   readonly failures: readonly IdentityLookupFailure[];
+  /**
+   * When the inputs name the desired set and the cluster document declares another one: which
+   * identities each names alone. The hook records the inputs' set; upstream's controller records
+   * the document's (docs/design.md, "Two declarations of one set").
+   */
+  readonly desiredSetDisagreement: string | undefined;
 }
 
 /** Runs one pass. See the module comment for the steps and their outcomes. */
@@ -86,7 +96,13 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
     serviceProviderClusterResourceId: location.serviceProviderClusterResourceId,
     desiredSource: request.desired === undefined ? ("clusterDocument" as const) : ("inputs" as const),
     serviceManagedIdentity: request.desired === undefined ? fromCluster.serviceManagedIdentity : undefined,
+    desiredSetDisagreement:
+      // A document without a dataPlaneOperators map declares nothing to disagree with.
+      request.desired !== undefined && fromCluster.kind === "desired" && fromCluster.declared
+        ? disagreementOf(request.desired, fromCluster.identities)
+        : undefined,
   };
+  const { desiredSetDisagreement } = base;
 
   if (fromCluster.kind === "deleting") {
     // A soft-deleted ServiceProviderCluster reads as absent, as upstream's listers treat it.
@@ -127,30 +143,59 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
     // Before any write: one expired credential must not blank every cluster of the fleet.
     throw new AzureAccessError({ documentId: location.documentId, error: globalFailure.error, credential: dependencies.credentialDescription });
   }
-  const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+  const decided = outcomes as DecidedOutcome[];
+  const idsOnLookupFailure = dependencies.options.idsOnLookupFailure;
+  const shared = idsOnLookupFailure === "keep" ? sharedTransientFailure(decided) : undefined;
+  if (shared !== undefined) {
+    // Every lookup failed the same transient way (an ARM brownout, a hanging proxy): that says
+    // nothing about any one identity, so nothing is written and the next pass tries again.
+    throw new AzureAccessError({
+      documentId: location.documentId,
+      error: shared.error,
+      credential: dependencies.credentialDescription,
+      everyLookup: { failureClass: shared.failureClass, count: decided.length },
+    });
+  }
   const failures: IdentityLookupFailure[] = [];
   desired.forEach((identity, index) => {
-    const outcome = outcomes[index];
-    identities[identity.key] = entryFor(identity, outcome);
+    const outcome = decided[index];
     if (outcome.kind === "failed") {
       failures.push({ resourceId: identity.resourceId, error: outcome.error });
     }
   });
-
-  const { status, wrote, writeAttempts } = await writeStatus(dependencies, location, stored, (storedNow) => {
-    // A failure the other writer (upstream's controller) already recorded in its own words is kept
-    // as stored, so the two writers do not rewrite each other's text on every pass.
-    const next = nextStatus(dependencies, storedNow.status, keepRecordedFailures(identities, storedNow.status), failures.length === 0);
-    const unchanged = storedNow.present && storedNow.problems.length === 0 && statusEquals(next, storedNow.status);
-    return unchanged ? undefined : next;
-  });
-  if (failures.length > 0) {
-    const error = new UserAssignedIdentityReadError({ documentId: location.documentId, failures, persisted: true, total: desired.length });
-    throw Object.assign(error, {
-      result: { ...base, status, skippedReason: undefined, workReason: reason, wrote, writeAttempts, lookups: desired.length, failures },
-    });
+  if (desiredSetDisagreement !== undefined) {
+    log("warning", "sync", location.documentId, desiredSetDisagreement);
   }
-  return { ...base, status, skippedReason: undefined, workReason: reason, wrote, writeAttempts, lookups: desired.length, failures };
+
+  const basis = storedStatus.status;
+  const { status, wrote, writeAttempts } = await writeStatus(dependencies, location, stored, (storedNow, reread) =>
+    decideStatus({
+      desired,
+      outcomes: decided,
+      basis,
+      current: storedNow,
+      reread,
+      now: dependencies.now(),
+      random: dependencies.random,
+      idsOnLookupFailure,
+      credentialScope: dependencies.credentialScope ?? "process",
+    }),
+  );
+  const result: SyncResult = {
+    ...base,
+    status,
+    skippedReason: undefined,
+    workReason: reason,
+    wrote,
+    writeAttempts,
+    lookups: desired.length,
+    failures,
+  };
+  if (failures.length > 0) {
+    const error = new UserAssignedIdentityReadError({ documentId: location.documentId, failures, persisted: true, total: desired.length, status });
+    throw Object.assign(error, { result });
+  }
+  return result;
 }
 
 /** The partial result attached to a {@link UserAssignedIdentityReadError} thrown by a pass. */
@@ -179,22 +224,4 @@ async function readClusterDocumentOf(
   // Settled by now: waitForDocument awaited it as its first poll (and threw had it failed).
   const waited = (await firstRead) === undefined;
   return { fromCluster: desiredFromClusterDocument(stored.document), waited };
-}
-
-/** The subtree to persist; keeps a still-valid recheck time when nothing else changed. */
-function nextStatus(
-  dependencies: SyncDependencies,
-  stored: DataPlaneOperatorsManagedIdentities,
-  identities: Record<string, DataPlaneOperatorManagedIdentityEntry>,
-  allSucceeded: boolean,
-): DataPlaneOperatorsManagedIdentities {
-  if (!allSucceeded) {
-    return { identities };
-  }
-  const now = dependencies.now();
-  const storedRecheck = parseTimestamp(stored.earliestRecheckTime);
-  if (storedRecheck !== undefined && storedRecheck.getTime() > now.getTime() && identitiesEqual(identities, stored.identities ?? {})) {
-    return { identities, earliestRecheckTime: stored.earliestRecheckTime };
-  }
-  return { identities, earliestRecheckTime: nextRecheckTime(now, dependencies.random) };
 }

@@ -21,6 +21,7 @@ export const defaultSyncOptions: SyncOptions = {
   documentWaitInMs: 10_000,
   documentPollIntervalInMs: 1_000,
   maxWriteAttempts: 3,
+  idsOnLookupFailure: "keep",
 };
 
 export interface Harness {

@@ -19,7 +19,13 @@ describe("desiredFromClusterDocument", () => {
         { key: identityB.toLowerCase(), resourceId: identityB },
       ],
       serviceManagedIdentity: smi,
+      declared: true,
     });
+  });
+
+  it("says whether the document declares a dataPlaneOperators map at all", () => {
+    expect(desiredFromClusterDocument(buildClusterDocument({}))).toMatchObject({ kind: "desired", identities: [], declared: false });
+    expect(desiredFromClusterDocument(buildClusterDocument({ dataPlaneOperators: {} }))).toMatchObject({ kind: "desired", identities: [], declared: true });
   });
 
   it("reports a cluster being deleted before any problem with its operators", () => {

@@ -197,7 +197,7 @@ describe("error classes", () => {
       ],
     });
     expect(error.message).toBe(
-      "failed to read 2 data plane operator managed identities for ServiceProviderCluster document doc-1 (the other identities were persisted; the failed entries were cleared and carry a retrievalError):\n" +
+      "failed to read 2 data plane operator managed identities for ServiceProviderCluster document doc-1 (the other identities were persisted; the failed entries carry a retrievalError):\n" +
         "  - /a: AuthorizationFailed (HTTP 403): no\n  - /b: Timeout: slow",
     );
     expect(error.name).toBe("UserAssignedIdentityReadError");

@@ -38,6 +38,7 @@ describe("readSettings", () => {
       documentWaitInMs: 60_000,
       documentPollIntervalInMs: 1000,
       maxWriteAttempts: 5,
+      idsOnLookupFailure: "keep",
     });
   });
 
@@ -171,6 +172,13 @@ describe("readSettings", () => {
       "ARO_HCP_MAX_WRITE_ATTEMPTS",
       "is 'many'; expected a whole number from 1 to 20",
     ],
+    [
+      "an unknown lookup failure policy",
+      { ...required, ARO_HCP_IDS_ON_LOOKUP_FAILURE: "forget" },
+      "idsOnLookupFailure",
+      "ARO_HCP_IDS_ON_LOOKUP_FAILURE",
+      "is 'forget'; expected 'keep' or 'clear'",
+    ],
   ])("refuses %s and names the key and its variable", (_title, environment, key, variable, reason) => {
     const message = problemsOf(() => readSettings(undefined, environment));
     expect(message).toContain(`'${projectName}:${key}' (or ${variable}) ${reason}`);
@@ -292,6 +300,7 @@ describe("settingsKeys", () => {
         "cosmosEndpoint",
         "cosmosKey",
         "documentWaitSeconds",
+        "idsOnLookupFailure",
         "lookupConcurrency",
         "lookupTimeoutSeconds",
         "managedIdentityClientId",

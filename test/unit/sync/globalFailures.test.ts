@@ -1,7 +1,9 @@
 /**
  * Issue 10, item 1: a failure that is not about one identity (credential, ARM 401, ARM
- * unreachable) ends the pass before any write; stored IDs stay exactly as they were. Failures
- * about one identity (403, 404, persistent 5xx, 429, timeouts) keep the per-identity handling.
+ * unreachable) ends the pass before any write; stored IDs stay exactly as they were. Issue 28,
+ * item 3: a failure about one identity that is not a definitive answer (persistent 5xx, 429, a
+ * timeout, a reset, a 403 to the hook's own credential) keeps its stored IDs beside the error;
+ * the same transient failure on every lookup of a pass is global.
  * Fakes at the sync seam; the same line against the sandbox is in
  * test/integration/credentialErrors.test.ts.
  */
@@ -100,20 +102,77 @@ describe("a global failure in a sync pass", () => {
   });
 });
 
-describe("a failure about one identity in a sync pass (unchanged)", () => {
+describe("a failure about one identity in a sync pass (issue 28 item 3: stored IDs change only on a definitive answer)", () => {
+  const bWithIds = { resourceID: identityB, clientId: "b-client", principalId: "b-principal" };
   it.each([
-    ["403 on the identity", restError("AuthorizationFailed", 403, "no access"), "AuthorizationFailed (HTTP 403): no access"],
     ["persistent 503", restError("ServiceUnavailable", 503, "busy"), "ServiceUnavailable (HTTP 503): busy"],
     ["persistent 429", restError("TooManyRequests", 429, "slow down"), "TooManyRequests (HTTP 429): slow down"],
     ["a connection reset", nodeError("ECONNRESET", "read ECONNRESET"), "ECONNRESET: read ECONNRESET"],
-  ])("%s: clears that entry, records the error, keeps the other identity and fails", async (_title, error, retrievalError) => {
-    const harness = harnessWith({ error });
+    ["a 403 to the hook's own credential", restError("AuthorizationFailed", 403, "no access"), "AuthorizationFailed (HTTP 403): no access"],
+  ])(
+    "%s: keeps that entry's stored IDs beside the error, leaves the recheck open, writes the other identity and fails naming it",
+    async (_title, error, retrievalError) => {
+      const harness = harnessWith({ error });
+      const failure = await passFails(harness);
+      expect(isUserAssignedIdentityReadError(failure)).toBe(true);
+      expect(failure.message).toContain(`${identityB}: ${retrievalError} [stored IDs kept]`);
+      expect(harness.store.patches()).toHaveLength(1);
+      const subtree = subtreeOf(harness.store.get(location.partitionKey, location.documentId)) as JsonObject;
+      const identities = subtree.identities as JsonObject;
+      expect(identities[keyA]).toEqual({ resourceID: identityA, clientId: "a-client", principalId: "a-principal" });
+      expect(identities[identityB.toLowerCase()]).toEqual({ ...bWithIds, retrievalError });
+      expect(subtree.earliestRecheckTime).toBeUndefined();
+    },
+  );
+
+  it("a 403 read with the cluster's own credential is definitive: clears that entry's IDs", async () => {
+    const harness = harnessWith({ error: restError("AuthorizationFailed", 403, "no access") });
+    const failure = await passFails({ ...harness, dependencies: { ...harness.dependencies, credentialScope: "cluster" } });
+    expect(failure.message).toContain(`${identityB}: AuthorizationFailed (HTTP 403): no access [no IDs stored]`);
+    const identities = (subtreeOf(harness.store.get(location.partitionKey, location.documentId)) as JsonObject).identities as JsonObject;
+    expect(identities[identityB.toLowerCase()]).toEqual({ resourceID: identityB, retrievalError: "AuthorizationFailed (HTTP 403): no access" });
+  });
+
+  it("idsOnLookupFailure 'clear' restores upstream's rule: a persistent 503 clears that entry's IDs", async () => {
+    const harness = harnessWith({ error: restError("ServiceUnavailable", 503, "busy") });
+    const dependencies = { ...harness.dependencies, options: { ...harness.dependencies.options, idsOnLookupFailure: "clear" as const } };
+    await passFails({ ...harness, dependencies });
+    const identities = (subtreeOf(harness.store.get(location.partitionKey, location.documentId)) as JsonObject).identities as JsonObject;
+    expect(identities[identityB.toLowerCase()]).toEqual({ resourceID: identityB, retrievalError: "ServiceUnavailable (HTTP 503): busy" });
+  });
+
+  it.each([
+    ["503 on every lookup", restError("ServiceUnavailable", 503, "busy"), "ServerError"],
+    ["a timeout on every lookup", Object.assign(new Error("aborted"), { name: "AbortError" }), "Timeout"],
+    ["429 on every lookup", restError("TooManyRequests", 429, "slow down"), "Throttled"],
+  ])("%s: a global failure, nothing written, every stored ID as it was", async (_title, error, failureClass) => {
+    const harness = createHarness({ documents: [storedDocument()], identities: { [identityA]: { error }, [identityB]: { error } } });
+    const before = JSON.stringify(harness.store.get(location.partitionKey, location.documentId));
+    const failure = await passFails(harness);
+    expect(isAzureAccessError(failure)).toBe(true);
+    expect(failure.message).toContain(
+      `all 2 identity lookups of ServiceProviderCluster document ${location.documentId} failed the same transient way (${failureClass})`,
+    );
+    expect(failure.message).toContain("nothing was written");
+    expect(harness.store.patches()).toHaveLength(0);
+    expect(JSON.stringify(harness.store.get(location.partitionKey, location.documentId))).toBe(before);
+  });
+
+  it("failures of different transient classes are recorded per identity, IDs kept", async () => {
+    const harness = createHarness({
+      documents: [storedDocument()],
+      identities: { [identityA]: { error: restError("ServiceUnavailable", 503, "busy") }, [identityB]: { error: restError("TooManyRequests", 429, "slow") } },
+    });
     const failure = await passFails(harness);
     expect(isUserAssignedIdentityReadError(failure)).toBe(true);
-    expect(harness.store.patches()).toHaveLength(1);
     const identities = (subtreeOf(harness.store.get(location.partitionKey, location.documentId)) as JsonObject).identities as JsonObject;
-    expect(identities[keyA]).toEqual({ resourceID: identityA, clientId: "a-client", principalId: "a-principal" });
-    expect(identities[identityB.toLowerCase()]).toEqual({ resourceID: identityB, retrievalError });
+    expect(identities[keyA]).toEqual({
+      resourceID: identityA,
+      clientId: "a-client",
+      principalId: "a-principal",
+      retrievalError: "ServiceUnavailable (HTTP 503): busy",
+    });
+    expect(identities[identityB.toLowerCase()]).toEqual({ ...bWithIds, retrievalError: "TooManyRequests (HTTP 429): slow" });
   });
 
   it("404: records NotFound as data and does not fail", async () => {

@@ -35,7 +35,13 @@ function harness(steps: Step[], options: { timeoutInMs?: number; limit?: number 
       activeDuringSleep.push(limiter.active);
       await clock.sleep(durationInMs);
     },
-    options: { lookupTimeoutInMs: options.timeoutInMs ?? 30_000, documentWaitInMs: 0, documentPollIntervalInMs: 1, maxWriteAttempts: 1 },
+    options: {
+      lookupTimeoutInMs: options.timeoutInMs ?? 30_000,
+      documentWaitInMs: 0,
+      documentPollIntervalInMs: 1,
+      maxWriteAttempts: 1,
+      idsOnLookupFailure: "keep" as const,
+    },
     userAssignedIdentityReader: {
       getUserAssignedIdentity(resourceId: ParsedResourceId) {
         calls.push(resourceId);

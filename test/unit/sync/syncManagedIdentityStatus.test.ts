@@ -123,16 +123,24 @@ describe("syncManagedIdentityStatus: upstream SyncOnce scenarios", () => {
     expect(persistedSubtree(harness)).toEqual({ identities: { [keyB]: { resourceID: identityB, retrievalError: "Error: simulated azure Get failure" } } });
   });
 
-  it("15: clears previously resolved values when a Get fails", async () => {
+  it.each([
+    ["clear", "15 (upstream's rule): clears previously resolved values when a Get fails", {}],
+    [
+      "keep",
+      "15 (the default): keeps previously resolved values beside the error of a Get that says nothing about the identity",
+      { clientId: "prior-client-id", principalId: "prior-principal-id" },
+    ],
+  ] as const)("idsOnLookupFailure %s: %s", async (idsOnLookupFailure, _title, ids) => {
     const harness = createHarness({
       documents: [spcWith(storedStatus([storedEntry(identityA, { clientId: "prior-client-id", principalId: "prior-principal-id" })], hourEarlier))],
       identities: { [identityA]: { error: simulatedFailure } },
+      syncOptions: { idsOnLookupFailure },
     });
     const error = await syncFailing(harness, [identityA]);
     expect(error.message).toContain("simulated azure Get failure");
     const subtree = persistedSubtree(harness) as JsonObject;
     expect(subtree.earliestRecheckTime).toBeUndefined();
-    expect((subtree.identities as JsonObject)[keyA]).toEqual({ resourceID: identityA, retrievalError: "Error: simulated azure Get failure" });
+    expect((subtree.identities as JsonObject)[keyA]).toEqual({ resourceID: identityA, ...ids, retrievalError: "Error: simulated azure Get failure" });
   });
 
   it("16: records ResourceNotFound as data, not a failure, and sets a future recheck time", async () => {
@@ -375,10 +383,10 @@ describe("syncManagedIdentityStatus: failures per identity", () => {
     expect(partial).toMatchObject({ wrote: true, lookups: 4, documentId: location.documentId });
   });
 
-  it("says every entry was cleared when every lookup failed", async () => {
+  it("says every entry carries a retrievalError when every lookup failed", async () => {
     const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: { error: simulatedFailure } } });
     const error = await syncFailing(harness, [identityA]);
-    expect(error.message).toContain("(every entry was cleared and carries a retrievalError)");
+    expect(error.message).toContain("(every entry carries a retrievalError)");
     expect(error.message).not.toContain("the other identities were persisted");
   });
 
@@ -404,8 +412,11 @@ describe("syncManagedIdentityStatus: failures per identity", () => {
 
   it("caps a huge retrievalError at 1024 code points without splitting characters", async () => {
     const hugeCode = "𝔸".repeat(3000);
-    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: { error: restError(hugeCode, 500, "😀".repeat(5000)) } } });
-    await syncFailing(harness, [identityA]);
+    const harness = createHarness({
+      documents: [spcWith({})],
+      identities: { [identityA]: { error: restError(hugeCode, 500, "😀".repeat(5000)) }, [identityB]: resolved("b", "pb") },
+    });
+    await syncFailing(harness, [identityA, identityB]);
     const entry = ((persistedSubtree(harness) as JsonObject).identities as JsonObject)[keyA] as JsonObject;
     const text = entry.retrievalError as string;
     expect(Array.from(text)).toHaveLength(maxRetrievalErrorLength);
@@ -415,8 +426,11 @@ describe("syncManagedIdentityStatus: failures per identity", () => {
 
   it("keeps a long multi-line SDK message to its first line, bounded, with secrets redacted", async () => {
     const message = `${"é".repeat(600)} Bearer abcdefghijklmnopqrstuvwxyz\nRESPONSE 500\n${"x".repeat(5000)}`;
-    const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: { error: restError("InternalServerError", 500, message) } } });
-    await syncFailing(harness, [identityA]);
+    const harness = createHarness({
+      documents: [spcWith({})],
+      identities: { [identityA]: { error: restError("InternalServerError", 500, message) }, [identityB]: resolved("b", "pb") },
+    });
+    await syncFailing(harness, [identityA, identityB]);
     const text = (((persistedSubtree(harness) as JsonObject).identities as JsonObject)[keyA] as JsonObject).retrievalError as string;
     expect(text.startsWith("InternalServerError (HTTP 500): éé")).toBe(true);
     expect(text).not.toContain("RESPONSE 500");

@@ -1,0 +1,175 @@
+/**
+ * Where the decision to write is made: from a pass's lookup outcomes and the subtree as stored,
+ * the subtree to persist, or nothing. Pure: time and randomness are arguments, no I/O.
+ *
+ * The rules (docs/design.md, "What may change a stored ID"):
+ *
+ * 1. Stored IDs change only on a definitive answer about that identity: a 404 (it does not exist),
+ *    a read that returns other values, or a 403 read with the cluster's own credential (the
+ *    identity is not the cluster's to read). Any other failure (a timeout, throttling after its
+ *    retries, a 5xx, a connection reset, a 403 to a credential that is not the cluster's own, a
+ *    200 without properties) keeps the stored clientId/principalId and records the failure in
+ *    `retrievalError` beside them. `idsOnLookupFailure: "clear"` restores upstream's rule: any
+ *    failed lookup clears the entry's IDs.
+ * 2. A failed entry leaves the recheck time unset, so the next pass retries.
+ * 3. After a conflict (HTTP 412) the decision is made again against the document as it is now
+ *    (`reread`): when that document needs no work, nothing is written; an entry the other writer
+ *    changed since our read is theirs to keep, never replaced by our older results.
+ * 4. Nothing is written when the result equals what is stored (upstream's semantic equality).
+ */
+import { goToLower } from "./goStrings";
+import type { DesiredIdentity, IdentityLookupOutcome, LookupErrorDetails } from "./identityStatus";
+import {
+  entryFor,
+  identitiesEqual,
+  isFailedRetrievalError,
+  keepRecordedFailures,
+  nextRecheckTime,
+  parseTimestamp,
+  statusEquals,
+  workReason,
+} from "./identityStatus";
+import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities, StoredStatus } from "./serviceProviderClusterDocument";
+
+/** What a failed lookup does to the stored IDs of its entry: `keep` (the default) or upstream's `clear`. */
+export type IdsOnLookupFailure = "keep" | "clear";
+
+/** The values `idsOnLookupFailure` accepts, the default first. */
+export const idsOnLookupFailureValues: readonly IdsOnLookupFailure[] = ["keep", "clear"];
+
+/**
+ * Whose credential read the identities: `cluster`, the cluster's own service managed identity (a
+ * 403 then says the identity is not the cluster's), or `process`, one credential of the hook's
+ * own (a 403 then says something about that credential, not about the identity).
+ */
+export type CredentialScope = "cluster" | "process";
+
+/** A lookup outcome as the decision sees it: every kind but `global`, which ends a pass before any decision. */
+export type DecidedOutcome = Exclude<IdentityLookupOutcome, { readonly kind: "global" }>;
+
+/**
+ * True when a failed lookup is a definitive answer about the identity, so its stored IDs must go:
+ * a 403 read with the cluster's own credential. (404s are `notFound` outcomes, definitive too.)
+ */
+export function isDefinitiveFailure(error: LookupErrorDetails, credentialScope: CredentialScope): boolean {
+  return error.statusCode === 403 && credentialScope === "cluster";
+}
+
+/**
+ * The class of a failure that says nothing about the identity and may pass on its own: `Timeout`,
+ * `Throttled` (429), `ServerError` (5xx, 408) or `ConnectionFailed`; undefined for any other
+ * failure. A pass whose every lookup fails with one class is not about any identity (docs/design.md).
+ */
+export function transientFailureClass(error: LookupErrorDetails): "Timeout" | "Throttled" | "ServerError" | "ConnectionFailed" | undefined {
+  if (error.code === "Timeout") return "Timeout";
+  if (error.statusCode === 429) return "Throttled";
+  if (error.statusCode !== undefined && (error.statusCode >= 500 || error.statusCode === 408)) return "ServerError";
+  if (error.statusCode === undefined && (error.code === "ConnectionFailed" || /^E[A-Z]+$/.test(error.code))) return "ConnectionFailed";
+  return undefined;
+}
+
+/**
+ * The transient class shared by every outcome when each one failed with it; undefined when any
+ * lookup succeeded, was not found, or failed otherwise (or there was no lookup).
+ */
+export function sharedTransientFailure(outcomes: readonly DecidedOutcome[]): { readonly failureClass: string; readonly error: LookupErrorDetails } | undefined {
+  if (outcomes.length === 0) return undefined;
+  const classes = outcomes.map((outcome) => (outcome.kind === "failed" ? transientFailureClass(outcome.error) : undefined));
+  const first = classes[0];
+  const firstOutcome = outcomes[0];
+  if (first === undefined || firstOutcome.kind !== "failed" || classes.some((failureClass) => failureClass !== first)) return undefined;
+  return { failureClass: first, error: firstOutcome.error };
+}
+
+/** Everything one decision needs. */
+export interface StatusDecisionOptions {
+  readonly desired: readonly DesiredIdentity[];
+  /** One per desired identity, in the same order. */
+  readonly outcomes: readonly DecidedOutcome[];
+  /** The subtree as read before the lookups: what "changed since our read" is measured against. */
+  readonly basis: DataPlaneOperatorsManagedIdentities;
+  /** The subtree as stored now: the basis itself, or a re-read after a conflict. */
+  readonly current: StoredStatus;
+  /** True when `current` is a re-read after a conflict (rule 3). */
+  readonly reread: boolean;
+  readonly now: Date;
+  /** Uniform in [0, 1): the recheck jitter. */
+  readonly random: () => number;
+  readonly idsOnLookupFailure: IdsOnLookupFailure;
+  readonly credentialScope: CredentialScope;
+}
+
+/** The subtree to persist, or `undefined` when nothing should be written. See the module comment. */
+export function decideStatus(options: StatusDecisionOptions): DataPlaneOperatorsManagedIdentities | undefined {
+  const { current, basis, now } = options;
+  const currentIdentities = current.status.identities ?? {};
+  const basisIdentities = basis.identities ?? {};
+  if (options.reread && current.present && current.problems.length === 0 && workReason(options.desired, current.status, now) === undefined) {
+    // The other writer left a complete, current status: our results are older than theirs.
+    return undefined;
+  }
+  const ours: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+  const theirs: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+  options.desired.forEach((identity, index) => {
+    const stored = currentIdentities[identity.key];
+    if (options.reread && stored !== undefined && !sameEntry(stored, basisIdentities[identity.key])) {
+      theirs[identity.key] = stored;
+      return;
+    }
+    ours[identity.key] = entryAfter(identity, options.outcomes[index], stored, options);
+  });
+  // A failure the other writer already recorded in its own words is kept as stored, so the two
+  // writers do not rewrite each other's text on every pass.
+  const identities = { ...keepRecordedFailures(ours, current.status), ...theirs };
+  const sorted: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+  for (const key of Object.keys(identities).sort()) sorted[key] = identities[key];
+  const next = withRecheckTime(sorted, current.status, options);
+  const unchanged = current.present && current.problems.length === 0 && statusEquals(next, current.status);
+  return unchanged ? undefined : next;
+}
+
+/** The entry one outcome leaves, given what is stored for that identity (rule 1). */
+function entryAfter(
+  identity: DesiredIdentity,
+  outcome: DecidedOutcome,
+  stored: DataPlaneOperatorManagedIdentityEntry | undefined,
+  options: Pick<StatusDecisionOptions, "idsOnLookupFailure" | "credentialScope">,
+): DataPlaneOperatorManagedIdentityEntry {
+  const entry = entryFor(identity, outcome);
+  const keepsIds =
+    outcome.kind === "failed" &&
+    options.idsOnLookupFailure === "keep" &&
+    !isDefinitiveFailure(outcome.error, options.credentialScope) &&
+    stored !== undefined &&
+    goToLower(stored.resourceID) === identity.key;
+  if (!keepsIds) {
+    return entry;
+  }
+  return {
+    resourceID: entry.resourceID,
+    ...(stored.clientId === undefined ? {} : { clientId: stored.clientId }),
+    ...(stored.principalId === undefined ? {} : { principalId: stored.principalId }),
+    ...(entry.retrievalError === undefined ? {} : { retrievalError: entry.retrievalError }),
+  };
+}
+
+/** Rule 2: a recheck time only when no entry records a failure; a still-valid one is kept when the entries did not change. */
+function withRecheckTime(
+  identities: Record<string, DataPlaneOperatorManagedIdentityEntry>,
+  stored: DataPlaneOperatorsManagedIdentities,
+  options: Pick<StatusDecisionOptions, "now" | "random">,
+): DataPlaneOperatorsManagedIdentities {
+  const anyFailed = Object.values(identities).some((entry) => isFailedRetrievalError(entry.retrievalError));
+  if (anyFailed) {
+    return { identities };
+  }
+  const storedRecheck = parseTimestamp(stored.earliestRecheckTime);
+  if (storedRecheck !== undefined && storedRecheck.getTime() > options.now.getTime() && identitiesEqual(identities, stored.identities ?? {})) {
+    return { identities, earliestRecheckTime: stored.earliestRecheckTime };
+  }
+  return { identities, earliestRecheckTime: nextRecheckTime(options.now, options.random) };
+}
+
+function sameEntry(left: DataPlaneOperatorManagedIdentityEntry, right: DataPlaneOperatorManagedIdentityEntry | undefined): boolean {
+  return right !== undefined && identitiesEqual({ entry: left }, { entry: right });
+}
