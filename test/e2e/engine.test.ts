@@ -246,7 +246,7 @@ describe("the hook under the real Pulumi engine", () => {
     setRecheckInThePast(fleet[1]);
   });
 
-  it("fails on a persistent 5xx naming the identity, code and status, keeps the others, and converges after the fault clears", async () => {
+  it("fails on a persistent 5xx naming the identity, code and status, keeps its stored IDs and the others, and converges after the fault clears", async () => {
     const failingId = Object.values(fleet[0].dataPlaneOperators)[1];
     const fault = sandbox.faults.add({
       target: "arm",
@@ -267,7 +267,8 @@ describe("the hook under the real Pulumi engine", () => {
     expect(status?.identities?.[failingId.toLowerCase()]).toMatchObject({
       retrievalError: expect.stringContaining("InternalServerError (HTTP 500)") as unknown,
     });
-    expect(status?.identities?.[failingId.toLowerCase()].clientId).toBeUndefined();
+    // A 5xx says nothing about the identity: its stored IDs stay beside the error (issue 28 item 3).
+    expect(status?.identities?.[failingId.toLowerCase()].clientId).toBe(sandbox.identities.get(failingId)?.clientId);
     expect(status?.earliestRecheckTime).toBeUndefined();
     for (const identityId of Object.values(clusters[0].dataPlaneOperators ?? {}).filter((id) => id !== failingId)) expectEntryMatchesArm(status, identityId);
 
@@ -308,6 +309,32 @@ describe("the hook under the real Pulumi engine", () => {
     expect(state).not.toContain(sandbox.identityHeader);
     for (const token of sandbox.tokens.issuedTokens()) expect(state).not.toContain(token);
     expect(state).not.toMatch(/Bearer [A-Za-z0-9]/);
+  });
+
+  it("a cluster leaving the list keeps the status another writer recorded after this stack's last write (issue 28 item 1)", async () => {
+    // Upstream's controller records a rotated identity and its own, later recheck time.
+    // An identity the status records now (earlier steps changed the declared set).
+    const recorded = Object.values(ownedStatus(await readDocument(fleet[0]))?.identities ?? {});
+    const rotatedId = recorded[0].resourceID;
+    const rotated = sandbox.identities.rotate(rotatedId);
+    const pointer = `/properties/status/dataPlaneOperatorsManagedIdentities/identities/${rotatedId.toLowerCase().replace(/\//g, "~1")}`;
+    sandbox.documents.patch(fleet[0].partitionKey, fleet[0].serviceProviderClusterDocumentId, `${pointer}/clientId`, rotated?.clientId);
+    sandbox.documents.patch(fleet[0].partitionKey, fleet[0].serviceProviderClusterDocumentId, `${pointer}/principalId`, rotated?.principalId);
+    sandbox.documents.patch(
+      fleet[0].partitionKey,
+      fleet[0].serviceProviderClusterDocumentId,
+      "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
+      "2099-01-01T00:00:00Z",
+    );
+    const written = ownedStatus(await readDocument(fleet[0]));
+    await testStack.setClusters(clusters.slice(1));
+    const result = await testStack.stack.up({ color: "never" });
+    expect(result.summary.resourceChanges).toMatchObject({ delete: 1 });
+    expect(ownedStatus(await readDocument(fleet[0]))).toEqual(written);
+    // Back in the list: the next up finds the status current and records it as its own.
+    await testStack.setClusters(clusters);
+    await testStack.stack.up({ color: "never" });
+    expectEntryMatchesArm(ownedStatus(await readDocument(fleet[0])), rotatedId);
   });
 
   it("destroy removes the owned subtree and leaves the rest of every document intact", async () => {
