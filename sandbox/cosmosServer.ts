@@ -248,6 +248,56 @@ function withBatchPartitionKey(request: IncomingMessage, body: Buffer, batch: re
   return Buffer.from(JSON.stringify(completed), "utf8");
 }
 
+/** Cosmos's substatus for a request below a database or container that does not exist. */
+const ownerResourceNotFoundSubstatus = 1003;
+
+/**
+ * Which owner of the addressed resource does not exist: the database for anything below
+ * `/dbs/<database>/` (its containers), the container for anything below
+ * `/dbs/<database>/colls/<container>/` (documents, batches, queries, partition key ranges).
+ * Undefined when both exist, or when the request addresses a database or container itself (a
+ * missing one of those is the resource, answered by its route with a plain 404).
+ */
+function missingOwnerOf(account: Account, pathname: string): "database" | "container" | undefined {
+  const segments = pathname.split("/").filter((segment) => segment.length > 0);
+  if (segments[0] !== "dbs" || segments.length < 3) {
+    return undefined;
+  }
+  const database = account.database(decodeURIComponent(segments[1]));
+  if (!database.read()) {
+    return "database";
+  }
+  if (segments[2] !== "colls" || segments.length < 5) {
+    return undefined;
+  }
+  return database.collection(decodeURIComponent(segments[3])).read() ? undefined : "container";
+}
+
+/**
+ * Answers a request below a missing database or container as Cosmos DB does: 404 with substatus
+ * 1003 and its "Owner resource does not exist" body, where cosmosdb-server answers a plain 404,
+ * the answer for a missing document. The two must differ: a client that reads this 404 as
+ * "document absent" turns a database typo into data loss (issue 28).
+ */
+function answerMissingOwner(request: IncomingMessage, response: ServerResponse): void {
+  const activityId = randomUUID();
+  const message =
+    `Message: {"Errors":["Owner resource does not exist"]}\r\nActivityId: ${activityId}, ` +
+    `Request URI: /apps/sandbox/services/sandbox/partitions/sandbox/replicas/1p/, RequestStats: \r\n` +
+    `RequestStartTime: ${new Date().toISOString()}, Number of regions attempted:1\r\n, SDK: aro-hcp-identity-status sandbox`;
+  sendJson(
+    response,
+    404,
+    { code: "NotFound", message },
+    {
+      "x-ms-substatus": String(ownerResourceNotFoundSubstatus),
+      "x-ms-activity-id": activityId,
+      "x-ms-request-charge": "1",
+      "content-location": `https://${request.headers.host ?? loopbackHost}${request.url ?? "/"}`,
+    },
+  );
+}
+
 /** Runs the cosmosdb-server route for a request whose body was already read, as its own handler would. */
 async function forward(
   account: Account,
@@ -257,6 +307,10 @@ async function forward(
   pathname: string,
   batch: readonly unknown[] | undefined,
 ): Promise<void> {
+  if (missingOwnerOf(account, pathname) !== undefined) {
+    answerMissingOwner(request, response);
+    return;
+  }
   const scoped = queryOnePartition(account, request, pathname, received, response);
   if (scoped !== undefined) {
     respond(request, response, scoped);

@@ -13,10 +13,17 @@
  * a point read. Whatever the batch or bulk request does not answer with 200 or 404 (a failed
  * request, a throttled or aborted operation) is read again with a point read, so errors are
  * exactly a point read's.
+ *
+ * Only a 404 for a missing document in an existing container reads as absent. A database,
+ * container or account that does not exist fails the read or write with a CosmosDocumentError
+ * naming the settings to check (settingsProblems.ts): read as "absent", it made a refresh drop
+ * every resource from state.
  */
 import type { Container } from "@azure/cosmos";
 import type { JsonObject } from "../core/json";
 import type { PatchOperation } from "../core/serviceProviderClusterDocument";
+import type { CosmosLocation } from "./settingsProblems";
+import { answerOfError, isMissingDocumentSubstatus, settingsErrorFor, unansweredReadError } from "./settingsProblems";
 
 /** A document with the etag it was read at. */
 export interface StoredDocument {
@@ -26,11 +33,17 @@ export interface StoredDocument {
 
 /** The narrow interface the sync pass uses. */
 export interface DocumentStore {
-  /** Reads a document; `undefined` when it does not exist. */
+  /**
+   * Reads a document; `undefined` when it does not exist in the container.
+   * @throws CosmosDocumentError with a `configurationProblem` when the account, database or
+   * container of the settings does not exist.
+   */
   readDocument(partitionKey: string, id: string): Promise<StoredDocument | undefined>;
   /**
    * Applies patch operations if the document still has `ifMatchEtag`.
-   * @throws a Cosmos ErrorResponse with `code` 412 when the etag no longer matches, 404 when gone.
+   * @throws a Cosmos ErrorResponse with `code` 412 when the etag no longer matches, 404 when gone;
+   * CosmosDocumentError with a `configurationProblem` when the account, database or container of
+   * the settings does not exist.
    */
   patchDocument(partitionKey: string, id: string, operations: readonly PatchOperation[], ifMatchEtag: string): Promise<StoredDocument>;
 }
@@ -60,16 +73,33 @@ interface PendingRead {
 
 type Answer = StoredDocument | undefined | "again";
 
-/** Builds the store over a container handle. */
-export function createDocumentStore(container: Container): DocumentStore {
+/**
+ * Builds the store over a container handle.
+ * @param options.endpoint - The account endpoint as configured, named in configuration errors
+ * with the handle's database and container.
+ */
+export function createDocumentStore(container: Container, options: { readonly endpoint?: string } = {}): DocumentStore {
   const waiting: PendingRead[] = [];
   let flushScheduled = false;
   let inFlight = 0;
+  const location: CosmosLocation = { ...options, database: container.database.id, container: container.id };
+  /** The error to throw for an SDK error: a configuration error when it is about the settings. */
+  const classified = (error: unknown, verb: "read" | "write", id: string): unknown => settingsErrorFor(answerOfError(error), verb, id, location) ?? error;
 
   const pointRead = async (partitionKey: string, id: string): Promise<StoredDocument | undefined> => {
-    const response = await container.item(id, partitionKey).read<JsonObject>();
-    if (response.statusCode === 404 || response.resource === undefined) {
+    const response = await container
+      .item(id, partitionKey)
+      .read<JsonObject>()
+      .catch((error: unknown) => {
+        throw classified(error, "read", id);
+      });
+    if (response.statusCode === 404 && isMissingDocumentSubstatus(response.substatus)) {
       return undefined;
+    }
+    if (response.resource === undefined) {
+      // Any other answer without a document (a missing database or container, a read session not
+      // yet available) says nothing about the document: never "absent".
+      throw unansweredReadError(response, id, location);
     }
     return { document: response.resource, etag: response.etag };
   };
@@ -183,7 +213,10 @@ export function createDocumentStore(container: Container): DocumentStore {
       }
       const response = await container
         .item(id, partitionKey)
-        .patch<JsonObject>({ operations: operations.map((operation) => ({ ...operation })) }, { accessCondition: { type: "IfMatch", condition: ifMatchEtag } });
+        .patch<JsonObject>({ operations: operations.map((operation) => ({ ...operation })) }, { accessCondition: { type: "IfMatch", condition: ifMatchEtag } })
+        .catch((error: unknown) => {
+          throw classified(error, "write", id);
+        });
       if (response.resource === undefined) {
         throw new Error(`Cosmos returned no document after patching ${id}`);
       }
@@ -192,10 +225,16 @@ export function createDocumentStore(container: Container): DocumentStore {
   };
 }
 
-/** A document, `undefined` for 404, or "again" for anything a point read should answer instead. */
-function batchAnswer(result: { statusCode: number; eTag?: string; resourceBody?: unknown } | undefined): Answer {
+/**
+ * A document, `undefined` for a missing one, or "again" for anything a point read should answer
+ * instead. A batch or bulk request below a missing database or container fails as a whole, so its
+ * point reads name the settings; an operation's 404 with a substatus other than a missing
+ * document's goes to a point read too.
+ */
+function batchAnswer(result: { statusCode: number; subStatusCode?: unknown; eTag?: string; resourceBody?: unknown } | undefined): Answer {
   if (result?.statusCode === 404) {
-    return undefined;
+    const substatus = result.subStatusCode;
+    return substatus === undefined || (typeof substatus === "number" && isMissingDocumentSubstatus(substatus)) ? undefined : "again";
   }
   const document = result?.resourceBody;
   if (result?.statusCode !== 200 || typeof document !== "object" || document === null || Array.isArray(document)) {

@@ -110,7 +110,8 @@ function buildAdapters(settings: Settings): AzureAdapters {
         userAgentSuffix: userAgentPrefix,
       });
       const container: Container = cosmosClient.database(settings.cosmosDatabase).container(settings.cosmosContainer);
-      store = createDocumentStore(container);
+      // The endpoint as configured, so a missing database or container is reported with it.
+      store = createDocumentStore(container, { endpoint: settings.cosmosEndpoint });
     }
     return store;
   };

@@ -10,7 +10,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { AzureAdapters } from "./azureAdapters";
 import { sharedAzureAdapters } from "./azureAdapters";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
-import { isCosmosDocumentError, isUserAssignedIdentityReadError } from "../core/errors";
+import { isCosmosConfigurationError, isCosmosDocumentError, isUserAssignedIdentityReadError } from "../core/errors";
 import { workReason } from "../core/identityStatus";
 import type { ProviderInputs } from "./providerInputs";
 import { containsUnknown, desiredFromInputs, parseCluster, parseInputs } from "./providerInputs";
@@ -224,7 +224,8 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       try {
         await clearManagedIdentityStatus(dependencies(), parseCluster(props.clusterResourceId), lastRecorded);
       } catch (error) {
-        if (isCosmosDocumentError(error) && error.statusCode === 404) {
+        // A missing document is nothing to clear; a missing database or container is a setting to fix.
+        if (isCosmosDocumentError(error) && error.statusCode === 404 && !isCosmosConfigurationError(error)) {
           return;
         }
         throw error;

@@ -1,0 +1,109 @@
+/**
+ * Tells a Cosmos answer about the settings from one about a document. Cosmos answers a request
+ * addressed below a database or container that does not exist with 404, as it answers a missing
+ * document; only the substatus tells them apart: 1003 ("Owner resource does not exist") for the
+ * database or container, 0 (or none) for the document. Read as "document absent", a database typo
+ * made `pulumi refresh` drop every resource from state and `destroy` report success with the
+ * subtrees still in Cosmos (issue 28). A Cosmos DB account that does not exist has no DNS name
+ * (ENOTFOUND), or answers 403 with substatus 1008.
+ */
+import { CosmosDocumentError } from "../core/errors";
+import { projectName } from "../core/settings";
+
+/** Where a store's container is, for messages: the values in use, never a key. */
+export interface CosmosLocation {
+  /** The account endpoint as configured; unknown when the store is built over a bare container handle. */
+  readonly endpoint?: string;
+  readonly database: string;
+  readonly container: string;
+}
+
+/** What identifies an answer: an SDK response (`statusCode`, `substatus`) or error (`code`, `substatus`). */
+export interface CosmosAnswer {
+  readonly statusCode?: number;
+  readonly substatus?: number;
+  /** A Node error code (`ENOTFOUND`) of a request that got no answer. */
+  readonly networkCode?: string;
+}
+
+/** Substatus of a 404 for a request below a database or container that does not exist. */
+export const ownerResourceNotFoundSubstatus = 1003;
+
+/** Substatus of a 403 from a Cosmos DB account that does not exist. */
+export const databaseAccountNotFoundSubstatus = 1008;
+
+/** True for the substatus of a 404 that says the document itself does not exist (Cosmos sends 0, or none). */
+export function isMissingDocumentSubstatus(substatus: number | undefined): boolean {
+  return substatus === undefined || substatus === 0;
+}
+
+/** The answer an error of @azure/cosmos carries: `ErrorResponse` has a numeric `code`, a failed request a string one. */
+export function answerOfError(error: unknown): CosmosAnswer {
+  const { code, statusCode, substatus } = (typeof error === "object" && error !== null ? error : {}) as {
+    code?: unknown;
+    statusCode?: unknown;
+    substatus?: unknown;
+  };
+  return {
+    ...(typeof code === "number" ? { statusCode: code } : typeof statusCode === "number" ? { statusCode } : {}),
+    ...(typeof substatus === "number" ? { substatus } : {}),
+    ...(typeof code === "string" ? { networkCode: code } : {}),
+  };
+}
+
+/**
+ * The configuration error for an answer that says the account, database or container of the
+ * settings does not exist, or undefined when the answer is about something else.
+ * @param verb - What failed, for the message: `read` or `write`.
+ */
+export function settingsErrorFor(answer: CosmosAnswer, verb: "read" | "write", documentId: string, location: CosmosLocation): CosmosDocumentError | undefined {
+  let problem: string;
+  if (answer.statusCode === 404 && answer.substatus === ownerResourceNotFoundSubstatus) {
+    problem =
+      `NotFound (HTTP 404): the Cosmos DB database '${location.database}' or its container '${location.container}' does not exist` +
+      ` (substatus ${ownerResourceNotFoundSubstatus}, owner resource does not exist)`;
+  } else if (answer.statusCode === 403 && answer.substatus === databaseAccountNotFoundSubstatus) {
+    problem = `Forbidden (HTTP 403): the Cosmos DB account${location.endpoint === undefined ? "" : ` ${location.endpoint}`} does not exist (substatus ${databaseAccountNotFoundSubstatus})`;
+  } else if (answer.networkCode === "ENOTFOUND") {
+    problem = `ENOTFOUND: the host name of the Cosmos DB account${location.endpoint === undefined ? "" : ` ${location.endpoint}`} does not resolve: no such account, or DNS does not know it`;
+  } else {
+    return undefined;
+  }
+  const configurationProblem = `${problem}; nothing was written. ${settingsAdvice(location)}`;
+  return new CosmosDocumentError({
+    documentId,
+    ...(answer.statusCode === undefined ? {} : { statusCode: answer.statusCode }),
+    message: `failed to ${verb} document ${documentId}: ${configurationProblem}`,
+    configurationProblem,
+  });
+}
+
+/**
+ * The error for a point read answered without a document and not as a missing document: the
+ * configuration error when the answer is about the settings, else one shaped like the SDK's
+ * `ErrorResponse` (numeric `code`, `substatus`, `body`), which describeCosmosError names.
+ */
+export function unansweredReadError(answer: CosmosAnswer, documentId: string, location: CosmosLocation): Error {
+  const substatus = answer.substatus === undefined ? "" : ` with substatus ${answer.substatus}`;
+  return (
+    settingsErrorFor(answer, "read", documentId, location) ??
+    Object.assign(new Error(`Cosmos answered HTTP ${answer.statusCode}${substatus} without document ${documentId}`), {
+      code: answer.statusCode,
+      substatus: answer.substatus,
+      body: {
+        code: answer.statusCode === 404 ? "NotFound" : "CosmosError",
+        message: `the answer${substatus} carries no document and does not say that the document is absent`,
+      },
+    })
+  );
+}
+
+/** Which settings to check, with the values in use, and the engine's rule that catches users out. */
+function settingsAdvice(location: CosmosLocation): string {
+  const endpoint = location.endpoint === undefined ? "" : ` (now ${location.endpoint})`;
+  return (
+    `Check '${projectName}:cosmosEndpoint'${endpoint}, '${projectName}:cosmosDatabase' (now '${location.database}') and ` +
+    `'${projectName}:cosmosContainer' (now '${location.container}'), or ARO_HCP_COSMOS_ENDPOINT, ARO_HCP_COSMOS_DATABASE and ARO_HCP_COSMOS_CONTAINER. ` +
+    "A plain `pulumi refresh` or `pulumi destroy` uses the settings stored at the last `pulumi up`: after changing one, run `pulumi up` or `pulumi refresh --run-program`."
+  );
+}
