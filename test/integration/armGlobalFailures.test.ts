@@ -79,7 +79,7 @@ describe("global failures: nothing written", () => {
 });
 
 describe("a failure about one identity stays per identity", () => {
-  it("a 403 on one identity clears that entry only, keeps the other's IDs, and fails naming it", async () => {
+  it("a 403 on one identity to the hook's own credential keeps that entry's stored IDs beside the error, and fails naming it", async () => {
     const { sandbox } = scenario;
     const cluster = scenario.clusters[3];
     const [denied, allowed] = Object.values(cluster.dataPlaneOperators) as [string, string];
@@ -96,8 +96,13 @@ describe("a failure about one identity stays per identity", () => {
     const error = await createFails(sandbox, cluster, { managedIdentityClientId: clientIdFor(7) });
     expect(error.message).toContain(`${denied}: AuthorizationFailed (HTTP 403)`);
     const status = await readStatus(sandbox, cluster);
+    // The refusal is about the hook's credential, not the identity (issue 28 item 3): only a 403
+    // to the cluster's own credential would clear the stored IDs.
+    const deniedIdentity = sandbox.identities.get(denied)!;
     expect(status?.identities?.[denied.toLowerCase()]).toEqual({
       resourceID: denied,
+      clientId: deniedIdentity.clientId,
+      principalId: deniedIdentity.principalId,
       retrievalError: "AuthorizationFailed (HTTP 403): no access to this identity",
     });
     const identity = sandbox.identities.get(allowed)!;
