@@ -1,11 +1,13 @@
 /**
  * The Pulumi program: one ServiceProviderClusterIdentityStatus per cluster, from the JSON file
  * named by `clustersFile`, else the stack config's `clusters` list (Pulumi.yaml's default: none).
+ * An empty fleet over a stack that holds clusters is refused unless `allowEmptyFleet` is true.
  * Exported as a function so the Automation API can run it inline (see docs/pulumi-engine.md).
  */
 import * as pulumi from "@pulumi/pulumi";
 import { refusePlainCosmosKey } from "./program/cosmosKeyConfig";
 import { declareFleet } from "./program/declareFleet";
+import { allowEmptyFleetKey, checkEmptyFleet } from "./program/emptyFleet";
 import { clusterListFromFile, parseClusterList } from "./program/fleet";
 
 // Settled as a promise, so a bad configuration is a rejection for whoever awaits the program.
@@ -14,12 +16,19 @@ export = (): Promise<Record<string, unknown>> => Promise.resolve().then(declareP
 async function declareProgram(): Promise<Record<string, unknown>> {
   const config = new pulumi.Config();
   refusePlainCosmosKey(config);
+  // Read whatever the fleet, so that a value other than true or false is refused, naming the key.
+  const allowEmptyFleet = config.getBoolean(allowEmptyFleetKey) ?? false;
   // A large fleet does not fit in one `pulumi config set` argument (128 KB): use clustersFile.
   const clustersFile = config.get("clustersFile");
-  const clusters =
-    clustersFile !== undefined && clustersFile.length > 0
-      ? clusterListFromFile(clustersFile, `${pulumi.getProject()}:clustersFile`)
-      : parseClusterList(config.getObject<unknown>("clusters") ?? [], `${pulumi.getProject()}:clusters`);
+  const fromFile = clustersFile !== undefined && clustersFile.length > 0;
+  const clusters = fromFile
+    ? clusterListFromFile(clustersFile, `${pulumi.getProject()}:clustersFile`)
+    : parseClusterList(config.getObject<unknown>("clusters") ?? [], `${pulumi.getProject()}:clusters`);
+  if (clusters.length === 0) {
+    // Before anything is declared: the engine would delete every cluster the stack holds.
+    const source = fromFile ? `${pulumi.getProject()}:clustersFile (${clustersFile})` : `${pulumi.getProject()}:clusters`;
+    await checkEmptyFleet({ source, allowEmptyFleet });
+  }
   const { outputs } = await declareFleet(clusters);
   return { clusters: outputs };
 }

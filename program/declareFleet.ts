@@ -112,6 +112,7 @@ export async function declareInBatches<Item, Declared>(
 /**
  * Declares the fleet in batches ({@link declareInBatches}); resolves to the resources and the stack
  * outputs once all are declared. A duplicate cluster is refused before anything is declared.
+ * An empty fleet declares nothing; whether it may is the caller's decision (program/emptyFleet.ts).
  */
 export async function declareFleet(
   clusters: readonly ClusterDeclaration[],
@@ -120,13 +121,6 @@ export async function declareFleet(
   resources: ServiceProviderClusterIdentityStatus[];
   outputs: pulumi.Output<Record<string, ClusterSummary>>;
 }> {
-  if (clusters.length === 0) {
-    // Otherwise an `up` with an incomplete configuration reports success and records nothing.
-    // Fire and forget: the engine shows the message; the program has nothing to wait for.
-    void pulumi.log.warn(
-      `no clusters declared: set ${pulumi.getProject()}:clustersFile (a JSON list) or ${pulumi.getProject()}:clusters; this update records nothing`,
-    );
-  }
   const keys = clusterKeys(clusters.map((cluster) => cluster.clusterResourceId));
   const resources = await declareInBatches(
     clusters,

@@ -49,6 +49,16 @@ export function splitIntoShards(clusters: readonly ClusterDeclaration[], shardCo
   return buckets.map((bucket, index) => ({ stackName: `${stackPrefix}-${index}`, clusters: bucket }));
 }
 
+/**
+ * The program's config of one shard: its `clusters` list, and `allowEmptyFleet` (program/emptyFleet.ts)
+ * only when the shard's share of a non-empty fleet is empty: its clusters left the fleet (or moved to
+ * another shard), and its `up` must be able to delete them. An empty fleet file leaves it false, so
+ * every shard that still holds clusters refuses that run instead of deleting them all.
+ */
+export function shardConfig(shard: Shard, fleetSize: number): Record<string, string> {
+  return { clusters: JSON.stringify(shard.clusters), allowEmptyFleet: String(shard.clusters.length === 0 && fleetSize > 0) };
+}
+
 /** Options of {@link runShards}. */
 export interface RunShardsOptions {
   readonly shards: readonly Shard[];
@@ -112,7 +122,7 @@ async function main(argv: readonly string[]): Promise<number> {
     concurrency: Number(option("concurrency", "2")),
     operation: option("operation", "up") as ShardOperation,
     refreshParallel: engine.refreshParallelism(),
-    openShard: (shard) => engine.openStack({ engine: command, stackName: shard.stackName, config: { clusters: JSON.stringify(shard.clusters) } }),
+    openShard: (shard) => engine.openStack({ engine: command, stackName: shard.stackName, config: shardConfig(shard, clusters.length) }),
     onOutput: (stackName, text) =>
       process.stdout.write(
         text

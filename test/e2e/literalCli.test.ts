@@ -14,6 +14,7 @@ import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
+import { resourceTypeToken } from "../../resources/serviceProviderClusterIdentityStatus";
 import { engineModule, literalCliEnvironment, runLiteralPulumi } from "./engineHelpers";
 
 interface StoredIdentity {
@@ -112,6 +113,55 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
     await pulumi("destroy", "--yes");
     for (const cluster of fleet) {
       expect(Object.keys(await storedIdentities(cluster))).toEqual([]);
+    }
+  }, 600_000);
+
+  it("refuses an up whose fleet is empty over a stack that holds clusters, naming allowEmptyFleet; with it true, the up goes ahead", async () => {
+    const clustersFile = join(scratchDirectory, "clusters.json");
+    const clusterNames = fleet.map((cluster) => cluster.clusterResourceId.split("/").pop() ?? "").sort();
+    const clustersInState = async (): Promise<string[]> => {
+      const exported = JSON.parse(await pulumi("stack", "export")) as { deployment: { resources?: Array<{ type: string; urn: string }> } };
+      return (exported.deployment.resources ?? [])
+        .filter((resource) => resource.type === resourceTypeToken)
+        .map((resource) => resource.urn.split("::").pop() ?? "")
+        .sort();
+    };
+    const documents = (): Promise<Array<StoredDocument | undefined>> =>
+      Promise.all(
+        fleet.map(
+          async (cluster) =>
+            (await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<StoredDocument>()).resource,
+        ),
+      );
+    await pulumi("up", "--yes", "--skip-preview");
+    for (const cluster of fleet) {
+      await expectRecorded(cluster);
+    }
+    const recorded = await documents();
+    try {
+      // An empty clusters list, as the CLI stores one (`config set` of '[]' stores the text, which Pulumi.yaml's
+      // `type: array` refuses): the literal `up --yes` fails before anything is declared. (An empty clustersFile
+      // takes the same path once read: test/program/emptyFleet.test.ts; each refused run costs about 30 s here.)
+      await pulumi("config", "rm", "aro-hcp-identity-status:clustersFile");
+      await pulumi("config", "set", "--path", "aro-hcp-identity-status:clusters[0].clusterResourceId", fleet[0].clusterResourceId);
+      await pulumi("config", "rm", "--path", "aro-hcp-identity-status:clusters[0]");
+      expect(readFileSync(stackFile, "utf8")).toContain("aro-hcp-identity-status:clusters: []");
+      await expect(pulumi("up", "--yes")).rejects.toThrow(
+        new RegExp(
+          `aro-hcp-identity-status:clusters declares no cluster, but stack organization/aro-hcp-identity-status/${stackName} holds 2 of them \\(${clusterNames.join(", ")}\\).*set aro-hcp-identity-status:allowEmptyFleet to true`,
+        ),
+      );
+      expect(await clustersInState()).toEqual(clusterNames);
+      expect(await documents(), "the documents, their etags included").toEqual(recorded);
+
+      await pulumi("config", "set", "aro-hcp-identity-status:allowEmptyFleet", "true");
+      expect(await pulumi("up", "--yes")).toMatch(/- 2 deleted/);
+      expect(await clustersInState()).toEqual([]);
+    } finally {
+      for (const key of ["allowEmptyFleet", "clusters"]) {
+        await pulumi("config", "rm", `aro-hcp-identity-status:${key}`);
+      }
+      await pulumi("config", "set", "aro-hcp-identity-status:clustersFile", clustersFile);
     }
   }, 600_000);
 });

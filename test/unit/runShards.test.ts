@@ -1,7 +1,7 @@
 import type * as automation from "@pulumi/pulumi/automation";
 import { describe, expect, it } from "vitest";
 import type { Shard } from "../../examples/sharding/runShards";
-import { runShards, splitIntoShards } from "../../examples/sharding/runShards";
+import { runShards, shardConfig, splitIntoShards } from "../../examples/sharding/runShards";
 
 const clusterIds = Array.from(
   { length: 40 },
@@ -37,6 +37,15 @@ describe("splitIntoShards", () => {
 
   it("refuses a shard count below 1", () => {
     expect(() => splitIntoShards(clusters, 0, "fleet")).toThrow("shard count must be a whole number of at least 1, got 0");
+  });
+});
+
+describe("shardConfig", () => {
+  it("allows an empty fleet only for an empty shard of a non-empty fleet, so an empty fleet file deletes nothing", () => {
+    const [shard] = splitIntoShards(clusters.slice(0, 1), 1, "fleet");
+    expect(shardConfig(shard, 1)).toEqual({ clusters: JSON.stringify(clusters.slice(0, 1)), allowEmptyFleet: "false" });
+    expect(shardConfig({ stackName: "fleet-1", clusters: [] }, 1)).toEqual({ clusters: "[]", allowEmptyFleet: "true" });
+    expect(shardConfig({ stackName: "fleet-0", clusters: [] }, 0)).toEqual({ clusters: "[]", allowEmptyFleet: "false" });
   });
 });
 

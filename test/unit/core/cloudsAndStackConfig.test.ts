@@ -91,7 +91,7 @@ describe("snapshotStackConfig", () => {
     expect(() =>
       snapshotStackConfig(hostConfig({ "aro-hcp-identity-status:clusters": "[]", "aro-hcp-identity-status:sandboxEndpointsFile": "x" })),
     ).not.toThrow();
-    expect(programKeys).toEqual(["clusters", "clustersFile"]);
+    expect(programKeys).toEqual(["clusters", "clustersFile", "allowEmptyFleet"]);
   });
 
   it("refuses unknown keys of the namespace, naming each and listing the known ones, without echoing values", () => {

@@ -1,0 +1,191 @@
+/**
+ * An update that declares no cluster over a stack that still holds clusters (issue 28, item 1):
+ * the engine would delete every one of them and clear its status, so the program refuses unless
+ * `allowEmptyFleet` is true. Under `pulumi.runtime.setMocks`: the mock answers the engine's
+ * `readStackResourceOutputs` invoke with the resources this test puts in the stack. What the real
+ * engine does with it: test/e2e/literalCli.test.ts.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import program from "../../index";
+import { resourceTypeToken } from "../../resources/serviceProviderClusterIdentityStatus";
+import { clusterResourceIdFor } from "../fixtures/documents";
+
+const projectName = "aro-hcp-identity-status";
+const stackName = "unit";
+const readStackResourceOutputs = "pulumi:pulumi:readStackResourceOutputs";
+
+/** The resources the mock engine says the stack holds, by URN. */
+let stackResources: Record<string, { type: string; outputs: Record<string, unknown> }> = {};
+/** What the mock engine answers instead of the resources, when set. */
+let stackReadFailure: Error | undefined;
+const invokes: Array<{ token: string; inputs: Record<string, unknown> }> = [];
+const registered: string[] = [];
+
+beforeAll(async () => {
+  await pulumi.runtime.setMocks(
+    {
+      newResource: (args) => {
+        registered.push(args.name);
+        return { id: `${args.name}-id`, state: args.inputs as Record<string, unknown> };
+      },
+      call: (args) => {
+        invokes.push({ token: args.token, inputs: args.inputs as Record<string, unknown> });
+        if (args.token !== readStackResourceOutputs) {
+          throw new Error(`unexpected invoke ${args.token}`);
+        }
+        if (stackReadFailure !== undefined) {
+          throw stackReadFailure;
+        }
+        return { name: (args.inputs as { stackName: string }).stackName, outputs: stackResources };
+      },
+    },
+    projectName,
+    stackName,
+    false,
+    "organization",
+  );
+});
+
+let warnings: string[] = [];
+beforeEach(() => {
+  stackResources = {};
+  stackReadFailure = undefined;
+  invokes.length = 0;
+  registered.length = 0;
+  warnings = [];
+  // Under mocks the SDK's log.warn goes to console.warn.
+  vi.spyOn(console, "warn").mockImplementation((message: unknown) => {
+    warnings.push(String(message));
+  });
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  pulumi.runtime.setAllConfig({});
+});
+
+const urnOf = (type: string, name: string): string => `urn:pulumi:${stackName}::${projectName}::${type}::${name}`;
+
+/** A stack as the engine records it after an `up` of these clusters: the stack, its providers, one resource per cluster. */
+function stackHolding(...clusterNames: string[]): typeof stackResources {
+  const resources: typeof stackResources = {
+    [urnOf("pulumi:pulumi:Stack", `${projectName}-${stackName}`)]: { type: "pulumi:pulumi:Stack", outputs: { clusters: {} } },
+    [urnOf("pulumi:providers:pulumi-nodejs", "default")]: { type: "pulumi:providers:pulumi-nodejs", outputs: {} },
+    [urnOf("pulumi:providers:pulumi", "default")]: { type: "pulumi:providers:pulumi", outputs: {} },
+  };
+  for (const name of clusterNames) {
+    resources[urnOf(resourceTypeToken, name)] = { type: resourceTypeToken, outputs: { status: "{}" } };
+  }
+  return resources;
+}
+
+function configure(values: Record<string, string>): void {
+  pulumi.runtime.setAllConfig(Object.fromEntries(Object.entries(values).map(([key, value]) => [`${projectName}:${key}`, value])));
+}
+
+/** Runs the program and waits for its outputs (a refused program rejects). */
+async function runProgram(): Promise<Record<string, unknown>> {
+  const exported = await program();
+  return new Promise((resolve) => (exported.clusters as pulumi.Output<Record<string, unknown>>).apply(resolve));
+}
+
+/** Lets any registration the program queued reach the mock monitor. */
+const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 50));
+
+const clusterA = clusterResourceIdFor({ subscriptionId: "00000000-0000-0000-0000-000000000000", resourceGroupName: "rg-a", clusterName: "cluster-a" });
+
+describe("an update that declares no cluster", () => {
+  it("is refused over a stack that holds clusters, naming allowEmptyFleet, before anything is declared", async () => {
+    stackResources = stackHolding("cluster-a", "cluster-b");
+    configure({ clusters: "[]" });
+    await expect(runProgram()).rejects.toThrow(
+      new RegExp(
+        `${projectName}:clusters declares no cluster, but stack organization/${projectName}/${stackName} holds 2 of them \\(cluster-a, cluster-b\\).*` +
+          `set ${projectName}:allowEmptyFleet to true`,
+      ),
+    );
+    await settle();
+    expect(registered).toEqual([]);
+    // The program asked the engine about its own stack, by its full name.
+    expect(invokes).toEqual([{ token: readStackResourceOutputs, inputs: { stackName: `organization/${projectName}/${stackName}` } }]);
+  });
+
+  it("is refused when clustersFile names a file with an empty list, naming the file", async () => {
+    const directory = mkdtempSync(join(tmpdir(), "empty-fleet-"));
+    const file = join(directory, "clusters.json");
+    writeFileSync(file, "[]\n");
+    stackResources = stackHolding("cluster-a");
+    configure({ clustersFile: file, clusters: JSON.stringify([{ clusterResourceId: clusterA }]) });
+    try {
+      await expect(runProgram()).rejects.toThrow(
+        `${projectName}:clustersFile (${file}) declares no cluster, but stack organization/${projectName}/${stackName} holds 1 of them (cluster-a)`,
+      );
+      await settle();
+      expect(registered).toEqual([]);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  it("names the first clusters and counts the rest on a large stack", async () => {
+    stackResources = stackHolding(...Array.from({ length: 12 }, (_, index) => `cluster-${index}`));
+    configure({ clusters: "[]" });
+    await expect(runProgram()).rejects.toThrow("holds 12 of them (cluster-0, cluster-1, cluster-2, cluster-3, cluster-4 and 7 more)");
+  });
+
+  it("keeps the warning on a stack that holds no cluster (a new stack, or one whose clusters were deleted)", async () => {
+    stackResources = stackHolding();
+    configure({ clusters: "[]" });
+    expect(await runProgram()).toEqual({});
+    expect(warnings).toEqual([
+      `warning: [runtime] no clusters declared: set ${projectName}:clustersFile (a JSON list) or ${projectName}:clusters; this update records nothing`,
+    ]);
+    stackResources = {};
+    pulumi.runtime.setAllConfig({});
+    expect(await runProgram()).toEqual({});
+    expect(registered).toEqual([]);
+  });
+
+  it("goes ahead with allowEmptyFleet true, saying it deletes the stack's clusters, without reading the stack", async () => {
+    stackResources = stackHolding("cluster-a");
+    configure({ clusters: "[]", allowEmptyFleet: "true" });
+    expect(await runProgram()).toEqual({});
+    expect(invokes).toEqual([]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`no clusters declared and ${projectName}:allowEmptyFleet is true: this update deletes every cluster the stack holds`);
+  });
+
+  it("says how to go ahead when the stack's state cannot be read", async () => {
+    // As the engine's answer reaches the SDK: a gRPC error whose `details` is the message.
+    stackReadFailure = Object.assign(new Error("invoke failed"), { details: "failed to decrypt the checkpoint" });
+    configure({ clusters: "[]" });
+    await expect(runProgram()).rejects.toThrow(
+      new RegExp(
+        `could not read the state of stack organization/${projectName}/${stackName}.*failed to decrypt the checkpoint.*${projectName}:allowEmptyFleet`,
+      ),
+    );
+  });
+});
+
+describe("allowEmptyFleet", () => {
+  it("costs a declared fleet nothing: the stack's state is not read", async () => {
+    stackResources = stackHolding("cluster-a");
+    configure({ clusters: JSON.stringify([{ clusterResourceId: clusterA }]) });
+    expect(Object.keys(await runProgram())).toEqual(["cluster-a"]);
+    expect(invokes).toEqual([]);
+    expect(warnings).toEqual([]);
+  });
+
+  it("refuses a value other than true or false, naming the key, whatever the fleet", async () => {
+    for (const clusters of ["[]", JSON.stringify([{ clusterResourceId: clusterA }])]) {
+      configure({ clusters, allowEmptyFleet: "yes" });
+      await expect(program()).rejects.toThrow(`${projectName}:allowEmptyFleet`);
+    }
+    await settle();
+    expect(registered).toEqual([]);
+  });
+});
