@@ -5,14 +5,12 @@
  * what another writer wrote. Every assertion reads the document back from Cosmos.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
+import type { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
 import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
 import { buildClusterDocument, buildServiceProviderClusterDocument, documentIdFor, serviceProviderClusterResourceIdFor } from "../../sandbox/documentBuilders";
+import { providerForSandbox } from "../fixtures/sandboxConfig";
 
 const connection = inject("sandbox");
 const admin = new SandboxAdminClient(connection.endpoints.admin, connection.adminToken);
@@ -20,7 +18,6 @@ const subtreePath = "/properties/status/dataPlaneOperatorsManagedIdentities";
 const dueRecheck = "2021-01-01T00:00:00Z";
 const farRecheck = "2099-01-01T00:00:00Z";
 let provider: ReturnType<typeof createManagedIdentityStatusProvider>;
-let directory: string | undefined;
 
 interface Cluster {
   readonly clusterResourceId: string;
@@ -82,31 +79,17 @@ async function failEveryLookup(resourceIds: readonly string[], statusCode: numbe
   }
 }
 
+let dispose: (() => void) | undefined;
+
 beforeAll(() => {
-  directory = mkdtempSync(join(tmpdir(), "data-safety-"));
-  const caFile = join(directory, "ca.pem");
-  writeFileSync(caFile, connection.caBundlePem);
-  process.env.IDENTITY_ENDPOINT = connection.endpoints.identity;
-  process.env.IDENTITY_HEADER = connection.identityHeader;
-  const config: Record<string, string> = {
-    cosmosEndpoint: connection.endpoints.cosmos,
-    cosmosDatabase: connection.database,
-    cosmosKey: connection.cosmosKey,
-    armEndpoint: connection.endpoints.arm,
-    tlsCaFile: caFile,
-    documentWaitSeconds: "1",
-    lookupTimeoutSeconds: "3",
-  };
-  provider = createManagedIdentityStatusProvider({ config: { get: (name) => config[name] } });
+  ({ provider, dispose } = providerForSandbox(connection, { lookupTimeoutSeconds: "3" }));
 });
 
 afterEach(async () => {
   await admin.clearFaults();
 });
 
-afterAll(() => {
-  if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
-});
+afterAll(() => dispose?.());
 
 describe("transient failures keep good IDs (issue 28 item 3)", () => {
   it("with every ARM read of a cluster answering 503 and the recheck due, fails and leaves the document exactly as it was", async () => {

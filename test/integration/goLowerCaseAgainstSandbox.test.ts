@@ -5,10 +5,10 @@
  * test/fixtures/goVectors.json, which Go printed.
  */
 import * as fs from "node:fs";
-import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
+import type { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
+import { providerForSandbox } from "../fixtures/sandboxConfig";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
 import { buildClusterDocument, buildServiceProviderClusterDocument } from "../../sandbox/documentBuilders";
 
@@ -29,29 +29,14 @@ function goVector(predicate: (id: string) => boolean): ArmVector {
   return vector;
 }
 
-let directory: string | undefined;
+let dispose: (() => void) | undefined;
 
 beforeAll(() => {
-  directory = fs.mkdtempSync(path.join(tmpdir(), "go-lower-integration-"));
-  const caFile = path.join(directory, "ca.pem");
-  fs.writeFileSync(caFile, connection.caBundlePem);
-  process.env.IDENTITY_ENDPOINT = connection.endpoints.identity;
-  process.env.IDENTITY_HEADER = connection.identityHeader;
-  const config: Record<string, string> = {
-    cosmosEndpoint: connection.endpoints.cosmos,
-    cosmosDatabase: connection.database,
-    cosmosKey: connection.cosmosKey,
-    armEndpoint: connection.endpoints.arm,
-    tlsCaFile: caFile,
-    documentWaitSeconds: "1",
-  };
-  provider = createManagedIdentityStatusProvider({ config: { get: (key) => config[key] } });
+  ({ provider, dispose } = providerForSandbox(connection));
 });
 
 // The CA file is the test's own: nothing is left in the temporary directory.
-afterAll(() => {
-  if (directory !== undefined) fs.rmSync(directory, { recursive: true, force: true });
-});
+afterAll(() => dispose?.());
 
 describe("a cluster and an identity named with İ, against the sandbox", () => {
   it("writes the identity under Go's key into the document with Go's id", async () => {

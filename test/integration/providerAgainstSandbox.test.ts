@@ -4,11 +4,9 @@
  * admin API). Every assertion reads the document back.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
+import type { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
+import { providerForSandbox } from "../fixtures/sandboxConfig";
 import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
 import { buildClusterDocument, buildServiceProviderClusterDocument, documentIdFor, serviceProviderClusterResourceIdFor } from "../../sandbox/documentBuilders";
@@ -98,30 +96,14 @@ function inputs(cluster: TestCluster, operators: Record<string, string> = cluste
   return { clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: operators };
 }
 
-let directory: string | undefined;
+let dispose: (() => void) | undefined;
 
 beforeAll(() => {
-  directory = mkdtempSync(join(tmpdir(), "provider-integration-"));
-  const caFile = join(directory, "ca.pem");
-  writeFileSync(caFile, connection.caBundlePem);
-  // The managed-identity credential reads these at construction, inside the first provider call.
-  process.env.IDENTITY_ENDPOINT = connection.endpoints.identity;
-  process.env.IDENTITY_HEADER = connection.identityHeader;
-  const config: Record<string, string> = {
-    cosmosEndpoint: connection.endpoints.cosmos,
-    cosmosDatabase: connection.database,
-    cosmosKey: connection.cosmosKey,
-    armEndpoint: connection.endpoints.arm,
-    tlsCaFile: caFile,
-    documentWaitSeconds: "1",
-  };
-  provider = createManagedIdentityStatusProvider({ config: { get: (key) => config[key] } });
+  ({ provider, dispose } = providerForSandbox(connection));
 });
 
 // The CA file is the test's own: nothing is left in the temporary directory.
-afterAll(() => {
-  if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
-});
+afterAll(() => dispose?.());
 
 describe("the provider with real SDK clients against the sandbox", () => {
   it("creates the status from Azure, keeps every foreign field, and bumps instanceVersion once", async () => {
