@@ -164,4 +164,31 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
       await pulumi("config", "set", "aro-hcp-identity-status:clustersFile", clustersFile);
     }
   }, 600_000);
+
+  it("fails `refresh --run-program` over a database typo naming the setting, and state keeps every resource (issue 28 item 2)", async () => {
+    const resourcesInState = async (): Promise<string[]> => {
+      const exported = JSON.parse(await pulumi("stack", "export")) as { deployment: { resources?: Array<{ urn: string }> } };
+      return (exported.deployment.resources ?? []).map((resource) => resource.urn).sort();
+    };
+    const documents = (): Promise<Array<StoredDocument | undefined>> =>
+      Promise.all(
+        fleet.map(
+          async (cluster) =>
+            (await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<StoredDocument>()).resource,
+        ),
+      );
+    await pulumi("up", "--yes", "--skip-preview");
+    const before = await resourcesInState();
+    expect(before.filter((urn) => urn.includes(resourceTypeToken))).toHaveLength(fleet.length);
+    const recorded = await documents();
+    const database = sandbox.connection().database;
+    try {
+      await pulumi("config", "set", "aro-hcp-identity-status:cosmosDatabase", `${database}-typo`);
+      await expect(pulumi("refresh", "--run-program", "--yes")).rejects.toThrow(`'aro-hcp-identity-status:cosmosDatabase' (now '${database}-typo')`);
+      expect(await resourcesInState()).toEqual(before);
+      expect(await documents(), "the documents, their etags included").toEqual(recorded);
+    } finally {
+      await pulumi("config", "set", "aro-hcp-identity-status:cosmosDatabase", database);
+    }
+  }, 600_000);
 });
