@@ -21,8 +21,7 @@ import { join } from "node:path";
 import { engineCommand, openStack, projectDirectory, refreshParallelism, sandboxPassphrase, userEngineEnvironment } from "./engine";
 import type { SandboxDescription } from "./sandboxSettings";
 import { sandboxSettings, sandboxStackName } from "./sandboxSettings";
-import { adoptOldStackSettingsFile, stackSettingsFileName } from "./stackFileMigration";
-import { missingPassphraseMessage } from "./stackSecrets";
+import { missingPassphraseMessage, stackSettingsFileName } from "./stackSecrets";
 
 const programCommands = ["preview", "up", "update", "refresh", "destroy"] as const;
 
@@ -72,10 +71,6 @@ async function main(): Promise<void> {
   const isSandboxStack = stackName === sandboxStackName;
   if (isSandboxStack && sandbox === undefined) {
     throw new Error(`the '${sandboxStackName}' stack is configured from a running sandbox, and none is running: start one with \`npm run sandbox\``);
-  }
-  const moved = adoptOldStackSettingsFile(projectDirectory, stackName);
-  if (moved !== undefined) {
-    console.error(moved);
   }
   const settings = isSandboxStack && sandbox !== undefined ? sandboxSettings(sandbox) : undefined;
   // The fixed passphrase protects sandbox-only values; a user's stack never gets it.

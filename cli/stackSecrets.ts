@@ -1,9 +1,18 @@
 /**
- * Whether a stack run through `npm run pulumi` can reach its secrets without a prompt. The
+ * Whether a stack run through `npm run pulumi` can reach its secrets without a prompt, decided
+ * first from its settings file (`Pulumi.<stack>.yaml`, {@link stackSettingsFileName}). The
  * Automation API has no terminal to prompt on, so a stack encrypted with a passphrase needs
  * PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE; the wrapper never supplies one for a
  * user's stack (only the throwaway `sandbox` stack gets a fixed one).
  */
+
+/**
+ * The stack settings file Pulumi reads next to Pulumi.yaml, `Pulumi.<stack>.yaml`, named after the
+ * last segment of an org/project/stack name.
+ */
+export function stackSettingsFileName(stackName: string): string {
+  return `Pulumi.${stackName.split("/").pop() ?? stackName}.yaml`;
+}
 
 /** What decides whether a passphrase is needed. */
 export interface StackSecretsInput {

@@ -22,8 +22,9 @@ export interface ClusterSummary {
 }
 
 /**
- * A stable unique name: the cluster name plus a hash of its ARM ID. The project program named its
- * resources so before naming them after their clusters, and keeps it as an alias so nothing is replaced.
+ * A stable unique name: the cluster name plus a hash of its ARM ID, for resources declared per
+ * cluster whose names must not collide across resource groups and subscriptions
+ * (examples/azure-native names each cluster's identities with it).
  */
 export function hashedResourceNameFor(clusterResourceId: string): string {
   const name = clusterResourceId.split("/").pop() ?? "cluster";
@@ -126,7 +127,7 @@ export async function declareFleet(
     clusters,
     (cluster) => {
       const key = keys.get(cluster.clusterResourceId) ?? cluster.clusterResourceId;
-      const resource = new ServiceProviderClusterIdentityStatus(key, cluster, { aliases: [{ name: hashedResourceNameFor(cluster.clusterResourceId) }] });
+      const resource = new ServiceProviderClusterIdentityStatus(key, cluster);
       // A refresh run with the program (`refresh --run-program`, the wrapper's default) says in its
       // normal output which cluster and identity drifted, without --diff.
       resource.drift.apply((drift) => {

@@ -1,8 +1,7 @@
 /**
- * The status as the provider's outputs record it (since schema 2; schema 3 stores it as its JSON
- * text, outputsStatusText below): the owned subtree of the ServiceProviderCluster document,
- * written small, because the engine keeps every output of every cluster in state and rewrites it
- * on each `up`.
+ * The status as the provider's outputs record it (as its JSON text, outputsStatusText below): the
+ * owned subtree of the ServiceProviderCluster document, written small, because the engine keeps
+ * every output of every cluster in state and rewrites it on each `up`.
  *
  * In Cosmos an entry is keyed by its identity's lowercased ARM ID and repeats that ID in
  * `resourceID`: about 330 of an entry's 420 bytes. In the outputs an entry that a declared operator
@@ -37,7 +36,7 @@ export interface OperatorStatusEntry {
   readonly resourceID?: string;
 }
 
-/** `status` in the provider outputs: the object of schema 2, whose JSON text schema 3 stores. */
+/** `status` in the provider outputs: the object whose JSON text the outputs store. */
 export interface OutputsStatus {
   readonly earliestRecheckTime?: string;
   /** By declared operator name. Two operators naming one identity both carry its entry. */
@@ -141,7 +140,7 @@ function sortedRecord<T>(record: Readonly<Record<string, T>>): Record<string, T>
 }
 
 /**
- * The status as outputs of schema 3 store it: the JSON text of {@link OutputsStatus}. One string
+ * The status as the outputs store it: the JSON text of {@link OutputsStatus}. One string
  * is one value for the engine and the provider host to copy and encode on every call, where the
  * object was a tree of 18 for 4 operators (docs/performance.md finding 20). The resource's `status` output
  * gives the object back ({@link statusFromOutputs}).
@@ -150,19 +149,19 @@ export function outputsStatusText(status: OutputsStatus): string {
   return JSON.stringify(status);
 }
 
-/** Reads `status` from outputs of schema 3 (JSON text); malformed parts are named in `problems`. */
+/** Reads `status` from stored outputs (JSON text); malformed parts are named in `problems`. */
 export function readOutputsStatusText(value: unknown): { readonly status: OutputsStatus; readonly problems: readonly string[] } {
   if (typeof value !== "string") {
     return { status: {}, problems: [`is ${describeType(value)}, expected the status as JSON text`] };
   }
   const parsed = parsedJsonText(value);
-  return parsed === undefined ? { status: {}, problems: ["is not JSON text"] } : readOutputsStatus(parsed);
+  return parsed === undefined ? { status: {}, problems: ["is not JSON text"] } : readOutputsStatusObject(parsed);
 }
 
 /**
- * The `status` output as a program sees it: the object, whether the state holds its JSON text
- * (schema 3) or the object itself (schema 2, or a mock's state). Text that does not parse, or a
- * value of another type, gives `undefined`; the next update rewrites such state.
+ * The `status` output as a program sees it: the object, whether the state holds its JSON text (what
+ * the provider writes) or the object itself (what a user's `setMocks` test may return). Text that
+ * does not parse, or a value of another type, gives `undefined`; the next update rewrites such state.
  */
 export function statusFromOutputs(value: unknown): OutputsStatus | undefined {
   const status = typeof value === "string" ? parsedJsonText(value) : value;
@@ -178,8 +177,8 @@ function parsedJsonText(text: string): unknown {
   }
 }
 
-/** Reads `status` from outputs of schema 2 (an object); malformed parts are named in `problems`. */
-export function readOutputsStatus(value: unknown): { readonly status: OutputsStatus; readonly problems: readonly string[] } {
+/** Reads the parsed JSON text of `status`; malformed parts are named in `problems`. */
+function readOutputsStatusObject(value: unknown): { readonly status: OutputsStatus; readonly problems: readonly string[] } {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return { status: {}, problems: [`is ${describeType(value)}, expected an object`] };
   }

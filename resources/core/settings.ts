@@ -93,12 +93,6 @@ export const settingsKeys: readonly string[] = Object.values(keys).map((specific
 export const programKeys: readonly string[] = ["clusters", "clustersFile", "allowEmptyFleet"];
 
 /**
- * Keys earlier versions declared, accepted and ignored: a stack updated by them records every key
- * in its default provider's inputs, and `refresh` and `destroy` configure the provider from those.
- */
-export const retiredKeys: readonly string[] = ["sandboxEndpointsFile"];
-
-/**
  * The stack config as the provider host hands it to `configure`. `get` takes a full key
  * (`<namespace>:<key>`). The host's object also carries every key of the stack in `rawConfig`
  * (@pulumi/pulumi 3.248 `cmd/dynamic-provider/config.js`); it is optional here because it is not
@@ -120,9 +114,7 @@ export function snapshotStackConfig(config: StackConfig): Record<string, string 
   const rawKeys = config.rawConfig === undefined ? [] : Object.keys(config.rawConfig);
   const prefix = `${projectName}:`;
   const known = new Set([...settingsKeys, ...programKeys]);
-  const unknown = rawKeys
-    .filter((key) => key.startsWith(prefix) && !known.has(key.slice(prefix.length)) && !retiredKeys.includes(key.slice(prefix.length)))
-    .sort();
+  const unknown = rawKeys.filter((key) => key.startsWith(prefix) && !known.has(key.slice(prefix.length))).sort();
   if (unknown.length > 0) {
     throw new SettingsError(
       `invalid settings for the ServiceProviderCluster identity status provider: unknown config key${unknown.length === 1 ? "" : "s"} ` +

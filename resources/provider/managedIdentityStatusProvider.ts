@@ -15,12 +15,11 @@ import { workReason } from "../core/identityStatus";
 import type { ProviderInputs } from "./providerInputs";
 import { containsUnknown, desiredFromInputs, parseCluster, parseInputs } from "./providerInputs";
 import type { ProviderOutputs } from "./providerOutputs";
-import { inputsDigestOf, parseStoredOutputs, refreshedSchema1Outputs, statusOutputs, toOutputs } from "./providerOutputs";
+import { inputsDigestOf, parseStoredOutputs, statusOutputs, toOutputs } from "./providerOutputs";
 import type { KnownStatus } from "../sync/refreshManagedIdentityStatus";
 import { clearManagedIdentityStatus, refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStatus";
 import type { ConfigSource } from "../core/settings";
 import { readSettings, settingsEnvironmentKey, snapshotStackConfig } from "../core/settings";
-import { outputsSchemaVersion } from "../core/serviceProviderClusterDocument";
 import { decodeOutputsStatus, operatorNamesFromOutputs } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { locate } from "../core/documentLocation";
@@ -122,10 +121,10 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { changes: true, replaces: ["clusterResourceId"], deleteBeforeReplace: true };
       }
       const stored = parseStoredOutputs(olds);
-      if (olds.__provider !== news.__provider || containsUnknown(news) || !stored.ok || stored.value.schemaVersion !== outputsSchemaVersion) {
-        // Another provider text (e.g. the 4.6 KB loader of earlier versions) or outputs of an
-        // earlier schema: the update stores the current ones, which refresh and destroy load. It
-        // writes nothing unless due.
+      if (olds.__provider !== news.__provider || containsUnknown(news) || !stored.ok) {
+        // Another provider text: the update stores the program's, which refresh and destroy load,
+        // and writes nothing to Cosmos unless due. Outputs this version does not read (another
+        // schema version, a hand edit): the update runs a full pass and writes the current ones.
         return { changes: true };
       }
       const old = stored.value;
@@ -183,7 +182,9 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     async read(id: string, props?: Outputs) {
       const stored = parseStoredOutputs(props);
       if (props === undefined || !stored.ok) {
-        // Import or get: there is no state to refresh (dynamic providers cannot import).
+        // Import or get: there is no state to refresh (dynamic providers cannot import). Outputs this
+        // version does not read have nothing to compare with: they stay as they are until the
+        // update that diff asks for rewrites them.
         return { id, props };
       }
       const lastStatus = stored.value.status;
@@ -194,12 +195,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         // The document is gone, so is the record: the engine drops the resource from state.
         return { id: "", props };
       }
-      // Spread over the props as stored, so __provider (and any field this version does not read)
-      // stays. Outputs of schema 1 keep their layout until the next update, which diff asks for;
-      // those of schema 2 are written as the current schema here (the same fields, status as text).
-      if (stored.value.schemaVersion === 1) {
-        return { id, props: refreshedSchema1Outputs(props, result.status, result.drift) };
-      }
+      // Spread over the props as stored, so __provider (and any field this version does not read) stays.
       const { drift: _drift, ...rest } = props;
       // A desired-set disagreement the last update found stays until an update finds it settled:
       // a refresh does not read the cluster document's set.
@@ -207,7 +203,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       const drift = driftLines.length === 0 ? {} : { drift: driftLines };
       return {
         id,
-        props: { ...rest, schemaVersion: outputsSchemaVersion, ...statusOutputs(result.status, operatorNamesFromOutputs(lastStatus)), ...drift },
+        props: { ...rest, ...statusOutputs(result.status, operatorNamesFromOutputs(lastStatus)), ...drift },
       };
     },
 

@@ -7,9 +7,9 @@
  * closure serializer, which wraps each function in ~175 bytes and, for this project, produced
  * 3 KB at best: it is written here, by hand, and `handler` returns the installed implementation
  * itself (`managedIdentityStatusImplementation` of `aro-hcp-identity-status/provider`, which is
- * `dist/resources/managedIdentityStatusProvider.js`, the stable entry that every loader ever
- * written into state requires). The text has no paths, configuration or
- * secrets, and is the same for every program, so it never differs between runs.
+ * `dist/resources/managedIdentityStatusProvider.js`, the stable entry this text requires). The
+ * text has no paths, configuration or secrets, and is the same for every program, so it never
+ * differs between runs.
  *
  * The compiled module has an empty file name, so its own `require` only searches the node_modules
  * folders of the host's working directory (the program's). The text therefore resolves the
@@ -22,10 +22,7 @@
  * program's working directory and ARO_HCP_PROJECT_DIR are the only places it looks).
  */
 
-/**
- * The package path of the implementation: package.json exports `./provider` (and, for the loaders
- * earlier versions wrote into state, `./dist/resources/*`).
- */
+/** The package path of the implementation: package.json exports `./provider`. */
 export const implementationSpecifier = "aro-hcp-identity-status/provider";
 
 /**

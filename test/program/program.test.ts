@@ -13,7 +13,8 @@ import { clusterKeys, declareFleet, declareInBatches, hashedResourceNameFor } fr
 import { refusePlainCosmosKey } from "../../program/cosmosKeyConfig";
 import type { ClusterDeclaration } from "../../program/fleet";
 import { parseClusterList } from "../../program/fleet";
-import { ServiceProviderClusterIdentityStatus, providerText } from "../../resources";
+import { ServiceProviderClusterIdentityStatus } from "../../resources";
+import { providerText } from "../../resources/provider/providerLoader";
 import { clusterResourceIdFor, identityResourceId } from "../fixtures/documents";
 
 const projectName = "aro-hcp-identity-status";
@@ -29,9 +30,8 @@ interface Registration {
 const registrations: Registration[] = [];
 
 /**
- * What a created resource reports, as the provider's create would: `status` as JSON text (outputs
- * schema 3). A resource named `*-object-status` reports it as an object instead, as state of
- * schema 2 or a user's own mock does.
+ * What a created resource reports, as the provider's create would: `status` as JSON text. A
+ * resource named `*-object-status` reports it as an object instead, as a user's own mock may.
  */
 function mockState(name: string, inputs: Record<string, unknown>): Record<string, unknown> {
   const status = { earliestRecheckTime: "2026-08-15T00:00:00Z" };
@@ -122,7 +122,7 @@ describe("ServiceProviderClusterIdentityStatus", () => {
     expect(await valueOf(resource.skippedReason)).toBeUndefined();
   });
 
-  it("gives the status object also when the state holds an object (schema 2 state, or a user's mock)", async () => {
+  it("gives the status object also when the state holds an object (a user's own mock)", async () => {
     const resource = new ServiceProviderClusterIdentityStatus("cluster-object-status", { clusterResourceId: clusterB });
     expect(await valueOf(resource.status)).toEqual({ earliestRecheckTime: "2026-08-15T00:00:00Z" });
   });
@@ -243,7 +243,7 @@ describe("clusterKeys", () => {
     expect([...clusterKeys(ids).values()]).toEqual(["alpha", "rg-a/beta", "rg-b/Beta", `${subscriptionOne}/rg-c/gamma`, `${subscriptionTwo}/rg-c/gamma`]);
   });
 
-  it("keeps the old resource name as an alias, so existing stacks are renamed, not replaced", () => {
+  it("gives a hashed name that is stable whatever the case of the cluster ID (what examples/azure-native names identities with)", () => {
     expect(hashedResourceNameFor(clusterB)).toMatch(/^cluster-b-[0-9a-f]{8}$/);
     expect(hashedResourceNameFor(clusterB)).toBe(hashedResourceNameFor(clusterB.toLowerCase()));
   });

@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { missingPassphraseMessage, usesPassphrase } from "../../cli/stackSecrets";
+import { missingPassphraseMessage, stackSettingsFileName, usesPassphrase } from "../../cli/stackSecrets";
 
 const base = { stackName: "prod", stackSettingsText: undefined, secretsProviderOption: undefined, backendUrl: "file:///state", environment: {} };
+
+describe("stackSettingsFileName", () => {
+  it("names the file after the stack, the last segment of an org/project/stack name", () => {
+    expect(stackSettingsFileName("prod")).toBe("Pulumi.prod.yaml");
+    expect(stackSettingsFileName("acme/aro-hcp-identity-status/prod-eastus")).toBe("Pulumi.prod-eastus.yaml");
+  });
+});
 
 describe("usesPassphrase", () => {
   it("follows the stack file first: an encryption salt or `passphrase` means a passphrase, another provider does not", () => {

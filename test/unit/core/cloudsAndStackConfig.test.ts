@@ -87,10 +87,8 @@ describe("snapshotStackConfig", () => {
     expect(Object.keys(snapshot).sort()).toEqual([...settingsKeys].sort());
   });
 
-  it("accepts the program's own keys, and the retired sandboxEndpointsFile that older state records", () => {
-    expect(() =>
-      snapshotStackConfig(hostConfig({ "aro-hcp-identity-status:clusters": "[]", "aro-hcp-identity-status:sandboxEndpointsFile": "x" })),
-    ).not.toThrow();
+  it("accepts the program's own keys", () => {
+    expect(() => snapshotStackConfig(hostConfig({ "aro-hcp-identity-status:clusters": "[]" }))).not.toThrow();
     expect(programKeys).toEqual(["clusters", "clustersFile", "allowEmptyFleet"]);
   });
 

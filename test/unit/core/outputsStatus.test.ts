@@ -1,6 +1,6 @@
 /**
- * The small status of the provider outputs (schema 2, stored as JSON text since schema 3): what it writes, and that reading it back
- * with the keys at hand gives the document's subtree again. The hash and digest vectors were
+ * The small status of the provider outputs, stored as its JSON text: what it writes, and that
+ * reading it back with the keys at hand gives the document's subtree again. The hash and digest vectors were
  * produced outside Node (`printf %s <key> | sha256sum`, Python's hashlib and base64).
  */
 import { describe, expect, it } from "vitest";
@@ -12,7 +12,6 @@ import {
   operatorNamesFromKeys,
   operatorNamesFromOutputs,
   outputsStatusText,
-  readOutputsStatus,
   readOutputsStatusText,
   statusFromOutputs,
 } from "../../../resources/core/outputsStatus";
@@ -112,25 +111,7 @@ describe("decodeOutputsStatus", () => {
   });
 });
 
-describe("readOutputsStatus", () => {
-  it("reads what encode wrote", () => {
-    const encoded = encodeOutputsStatus(subtree, operatorNamesFromKeys([["operator-a", keyA]]));
-    expect(readOutputsStatus(JSON.parse(JSON.stringify(encoded)))).toEqual({ status: encoded, problems: [] });
-  });
-
-  it.each([
-    ["a list", [], /expected an object/],
-    ["an operator without a key hash", { operators: { a: { clientId: "c" } } }, /operators\['a'\] is not a valid entry/],
-    ["an operator with a number for clientId", { operators: { a: { keyHash: "35e20c3aa680", clientId: 1 } } }, /operators\['a'\]/],
-    ["operators as a string", { operators: "a" }, /operators is a string/],
-    ["an identity keyed in mixed case", { identities: { [identityA]: { resourceID: identityA } } }, /not keyed by the lowercased resource ID/],
-    ["a recheck time that is not a time", { earliestRecheckTime: "soon" }, /earliestRecheckTime/],
-  ])("names the problem with %s", (_title, value, problem) => {
-    expect(readOutputsStatus(value).problems.join("; ")).toMatch(problem);
-  });
-});
-
-describe("the status as JSON text (outputs schema 3)", () => {
+describe("the status as JSON text", () => {
   const encoded = encodeOutputsStatus(subtree, operatorNamesFromKeys([["operator-a", keyA]]));
 
   it("is one string that reads back as what encode wrote", () => {
@@ -140,15 +121,19 @@ describe("the status as JSON text (outputs schema 3)", () => {
   });
 
   it.each([
-    ["an object (schema 2's form)", {}, /expected the status as JSON text/],
+    ["an object instead of its text", {}, /expected the status as JSON text/],
     ["text that is not JSON", "{", /is not JSON text/],
     ["text of a list", "[]", /expected an object/],
-    ["text with an operator without a key hash", JSON.stringify({ operators: { a: { clientId: "c" } } }), /operators\['a'\] is not a valid entry/],
+    ["an operator without a key hash", JSON.stringify({ operators: { a: { clientId: "c" } } }), /operators\['a'\] is not a valid entry/],
+    ["an operator with a number for clientId", JSON.stringify({ operators: { a: { keyHash: "35e20c3aa680", clientId: 1 } } }), /operators\['a'\]/],
+    ["operators as a string", JSON.stringify({ operators: "a" }), /operators is a string/],
+    ["an identity keyed in mixed case", JSON.stringify({ identities: { [identityA]: { resourceID: identityA } } }), /not keyed by the lowercased resource ID/],
+    ["a recheck time that is not a time", JSON.stringify({ earliestRecheckTime: "soon" }), /earliestRecheckTime/],
   ])("names the problem with %s", (_title, value, problem) => {
     expect(readOutputsStatusText(value).problems.join("; ")).toMatch(problem);
   });
 
-  it("gives a program the object from the text, from an object (older state, a mock), and nothing from anything else", () => {
+  it("gives a program the object from the text, from an object (a user's mock), and nothing from anything else", () => {
     expect(statusFromOutputs(outputsStatusText(encoded))).toEqual(encoded);
     expect(statusFromOutputs(encoded)).toBe(encoded);
     expect(statusFromOutputs(undefined)).toBeUndefined();

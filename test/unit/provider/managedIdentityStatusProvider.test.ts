@@ -21,7 +21,6 @@ import {
   identityResourceId,
   instanceVersionOf,
   locationOf,
-  serviceProviderClusterResourceIdFor,
   storedEntry,
   storedStatus,
   subtreeOf,
@@ -103,17 +102,12 @@ function outsOf(result: { outs?: Outputs }): Outputs {
   return result.outs as Outputs;
 }
 
-/** The status the outputs record: schema 3 stores it as JSON text, which must read back without problems. */
+/** The status the outputs record as JSON text, which must read back without problems. */
 function statusOf(outs: Outputs | undefined): OutputsStatus {
   expect(typeof outs?.status).toBe("string");
   const read = readOutputsStatusText(outs?.status);
   expect(read.problems).toEqual([]);
   return read.status;
-}
-
-/** The same outputs as the previous version wrote them (schema 2): `status` as an object. */
-function schema2Of(outs: Outputs): Record<string, unknown> {
-  return { ...outs, schemaVersion: 2, status: statusOf(outs) };
 }
 
 /** The outputs the engine stores after create: the provider host adds the inputs' `__provider`. */
@@ -151,7 +145,7 @@ describe("create", () => {
     const result = await setupValue.provider.create(inputs());
     expect(result.id).toBe(location.documentId);
     expect(outsOf(result)).toEqual({
-      schemaVersion: 3,
+      schemaVersion: 1,
       clusterResourceId: cluster,
       inputsDigest: inputsDigest({ "operator-a": identityA }, null),
       desiredSource: "inputs",
@@ -234,37 +228,14 @@ describe("create", () => {
   });
 });
 
-/** The same outputs as the earlier versions wrote them (schema 1): the full subtree and a copy of the declared map. */
-function schema1Of(outs: Outputs, operators: Record<string, string> = { "operator-a": identityA }): Record<string, unknown> {
-  const { inputsDigest: _digest, status, drift, skippedReason, serviceManagedIdentity, ...rest } = outs;
-  const keys = Object.values(operators).map((identity) => identity.toLowerCase());
-  const full = decodeOutputsStatus(statusOf({ ...outs, status }), keys);
-  const identities = Object.fromEntries(
-    Object.entries(full.identities ?? {}).map(([key, entry]) => [
-      key,
-      { ...entry, resourceID: Object.values(operators).find((id) => id.toLowerCase() === key) ?? key },
-    ]),
-  );
-  return {
-    ...rest,
-    schemaVersion: 1,
-    dataPlaneOperators: operators,
-    serviceManagedIdentity: serviceManagedIdentity ?? null,
-    skippedReason: skippedReason ?? null,
-    drift: drift ?? [],
-    documentId: location.documentId,
-    partitionKey: location.partitionKey,
-    serviceProviderClusterResourceId: serviceProviderClusterResourceIdFor(),
-    status: { ...(full.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: full.earliestRecheckTime }), identities },
-  };
-}
-
 describe("diff", () => {
-  it("reports a change when the stored provider text is another one (an older loader), reading nothing", async () => {
+  it("reports a change when the stored provider text is another one (another release's), reading nothing", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
     const callsBefore = setupValue.store.calls.length;
-    expect(await setupValue.provider.diff(location.documentId, { ...outs, __provider: "exports.handler = __f0; // an older loader" }, inputs())).toEqual({
+    expect(
+      await setupValue.provider.diff(location.documentId, { ...outs, __provider: "exports.handler = () => null; // another release's text" }, inputs()),
+    ).toEqual({
       changes: true,
     });
     expect(setupValue.store.calls.length).toBe(callsBefore);
@@ -363,12 +334,14 @@ describe("diff", () => {
 
   it.each([
     ["outputs without a schemaVersion", (outs: Outputs) => ({ ...outs, schemaVersion: undefined })],
-    ["outputs from an older provider without status", (outs: Outputs) => ({ clusterResourceId: outs.clusterResourceId, documentId: "an-old-document-id" })],
-    ["outputs whose status names an operator without a key hash", (outs: Outputs) => ({ ...outs, status: { operators: { "operator-a": { clientId: "c" } } } })],
-    ["schema 1 outputs (an earlier version's): rewritten in schema 3", (outs: Outputs) => schema1Of(outs)],
-    ["schema 2 outputs (the previous version's, status as an object): rewritten in schema 3", (outs: Outputs) => schema2Of(outs)],
-    ["schema 3 outputs whose status is not JSON text", (outs: Outputs) => ({ ...outs, status: "{not json" })],
-    ["schema 3 outputs whose status is an object", (outs: Outputs) => ({ ...outs, status: statusOf(outs) })],
+    ["outputs of another schemaVersion (a later release's)", (outs: Outputs) => ({ ...outs, schemaVersion: 2 })],
+    ["outputs without status", (outs: Outputs) => ({ clusterResourceId: outs.clusterResourceId, documentId: "a-document-id" })],
+    [
+      "outputs whose status names an operator without a key hash",
+      (outs: Outputs) => ({ ...outs, status: JSON.stringify({ operators: { "operator-a": { clientId: "c" } } }) }),
+    ],
+    ["outputs whose status is not JSON text", (outs: Outputs) => ({ ...outs, status: "{not json" })],
+    ["outputs whose status is an object", (outs: Outputs) => ({ ...outs, status: statusOf(outs) })],
     ["outputs with a malformed drift field", (outs: Outputs) => ({ ...outs, drift: "none" })],
   ])("reports a change for %s", async (_title, transform) => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
@@ -469,25 +442,13 @@ describe("update", () => {
     });
   });
 
-  it("forces lookups when the old outputs come from an older schema", async () => {
+  it("forces lookups for outputs of another schema version (unknown state) and writes the current ones", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
-    await setupValue.provider.update(location.documentId, { ...outs, schemaVersion: 0 }, inputs());
+    const result = await setupValue.provider.update(location.documentId, { ...outs, schemaVersion: 2 }, inputs());
     expect(setupValue.reader.calls).toHaveLength(2);
-  });
-
-  it.each([
-    ["schema 1 outputs (an earlier version's state)", (outs: Outputs) => schema1Of(outs)],
-    ["schema 2 outputs (the previous version's state)", (outs: Outputs) => schema2Of(outs)],
-  ])("rewrites %s in schema 3 without forcing lookups or writing inside the window", async (_title, earlier) => {
-    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
-    const outs = await createdOutputs(setupValue);
-    const patchesBefore = setupValue.store.appliedPatches().length;
-    const result = await setupValue.provider.update(location.documentId, earlier(outs) as unknown as Outputs, inputs());
     const { __provider: _provider, ...expected } = outs;
     expect(outsOf(result)).toEqual(expected);
-    expect(setupValue.reader.calls).toHaveLength(1);
-    expect(setupValue.store.appliedPatches()).toHaveLength(patchesBefore);
   });
 
   it("records one entry for two operators naming one identity, under both names, and finds no change afterwards", async () => {
@@ -553,21 +514,16 @@ describe("read", () => {
     expect(await setupValue.provider.diff(location.documentId, result.props as Outputs, inputs())).toEqual({ changes: true });
   });
 
-  it("refreshes schema 1 outputs in their own layout, finding no drift when Cosmos matches", async () => {
+  it.each([
+    ["of another schema version", (outs: Outputs) => ({ ...outs, schemaVersion: 2 })],
+    ["whose status is not JSON text (a hand edit)", (outs: Outputs) => ({ ...outs, status: "{not json" })],
+  ])("returns outputs %s as they are, reading nothing", async (_title, transform) => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
-    const old = { ...schema1Of(await createdOutputs(setupValue)), __provider: serializedProvider } as unknown as Outputs;
-    const result = await refreshed(setupValue, old);
-    expect(result.props?.drift).toEqual([]);
-    expect(result.props).toEqual(old);
-  });
-
-  it("writes schema 2 outputs as schema 3 (status as JSON text, the same entries), keeping __provider, and diff then finds no change", async () => {
-    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
-    const outs = await createdOutputs(setupValue);
-    const result = await refreshed(setupValue, schema2Of(outs) as unknown as Outputs);
-    expect(result.props).toEqual(outs);
+    const unknown = transform(await createdOutputs(setupValue)) as unknown as Outputs;
+    const callsBefore = setupValue.store.calls.length;
+    expect(await refreshed(setupValue, unknown)).toEqual({ id: location.documentId, props: unknown });
+    expect(setupValue.store.calls.length).toBe(callsBefore);
     expect(setupValue.reader.calls).toHaveLength(1);
-    expect(await setupValue.provider.diff(location.documentId, result.props as Outputs, inputs())).toEqual({ changes: false });
   });
 
   it("detects a deleted subtree", async () => {
@@ -680,6 +636,15 @@ describe("delete", () => {
     expect(withoutOwnedFields(after)).toEqual(withoutOwnedFields(before));
     expect(instanceVersionOf(after)).toBe((instanceVersionOf(before) as number) + 1);
     expect(setupValue.reader.calls).toHaveLength(1);
+  });
+
+  it("keeps the subtree when the outputs are of another schema version: nothing provably ours to compare", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    const before = subtreeOf(setupValue.store.get(location.partitionKey, location.documentId));
+    await setupValue.provider.delete(location.documentId, { ...outs, schemaVersion: 2 });
+    expect(subtreeOf(setupValue.store.get(location.partitionKey, location.documentId))).toEqual(before);
+    expect(setupValue.store.appliedPatches()).toHaveLength(1);
   });
 
   it("tolerates a missing document", async () => {

@@ -3,6 +3,7 @@ import { checkInputs, containsUnknown, maxDataPlaneOperators, parseInputs, unkno
 import { parseStoredOutputs } from "../../../resources/provider/providerOutputs";
 import { clusterResourceIdFor, identityResourceId } from "../../fixtures/documents";
 import { keyHashOf } from "../../../resources/core/outputsStatus";
+import { outputsSchemaVersion } from "../../../resources/core/serviceProviderClusterDocument";
 
 const cluster = clusterResourceIdFor();
 const identityA = identityResourceId("identity-a");
@@ -228,26 +229,18 @@ describe("parseInputs", () => {
 });
 
 describe("parseStoredOutputs", () => {
-  const current = { schemaVersion: 3, clusterResourceId: cluster, inputsDigest: "digest", status: "{}" };
-  const schema2 = { schemaVersion: 2, clusterResourceId: cluster, inputsDigest: "digest", status: {} };
-  const schema1 = { schemaVersion: 1, clusterResourceId: cluster, documentId: "d", status: {}, drift: [] };
+  const current = { schemaVersion: outputsSchemaVersion, clusterResourceId: cluster, inputsDigest: "digest", status: "{}" };
 
-  it("accepts outputs of the current schema and of schemas 2 and 1", () => {
+  it("accepts outputs of the current schema, version 1", () => {
+    expect(outputsSchemaVersion).toBe(1);
     expect(parseStoredOutputs(current).ok).toBe(true);
-    expect(parseStoredOutputs(schema2).ok).toBe(true);
-    expect(parseStoredOutputs(schema1).ok).toBe(true);
   });
 
   it("returns the fields the provider reads, typed, with the absent ones filled in", () => {
     const status = { operators: { op: { keyHash: keyHashOf(identityA.toLowerCase()), clientId: "c" } }, earliestRecheckTime: "2026-08-15T00:00:00Z" };
     expect(parseStoredOutputs({ ...current, status: JSON.stringify(status), identityCount: 1 })).toEqual({
       ok: true,
-      value: { schemaVersion: 3, clusterResourceId: cluster, status, drift: [], inputsDigest: "digest", serviceManagedIdentity: null, skippedReason: null },
-    });
-    // Schema 2 held the same status as an object.
-    expect(parseStoredOutputs({ ...schema2, status, identityCount: 1 })).toEqual({
-      ok: true,
-      value: { schemaVersion: 2, clusterResourceId: cluster, status, drift: [], inputsDigest: "digest", serviceManagedIdentity: null, skippedReason: null },
+      value: { clusterResourceId: cluster, status, drift: [], inputsDigest: "digest", serviceManagedIdentity: null, skippedReason: null },
     });
     expect(parseStoredOutputs({ ...current, drift: ["x"], skippedReason: "clusterDeleting", serviceManagedIdentity: identityB })).toMatchObject({
       ok: true,
@@ -255,32 +248,20 @@ describe("parseStoredOutputs", () => {
     });
   });
 
-  it("reads schema 1's full subtree as identities", () => {
-    const status = { identities: { [identityA.toLowerCase()]: { resourceID: identityA, clientId: "c" } }, earliestRecheckTime: "2026-08-15T00:00:00Z" };
-    expect(parseStoredOutputs({ ...schema1, status, dataPlaneOperators: { op: identityA }, skippedReason: null })).toEqual({
-      ok: true,
-      value: { schemaVersion: 1, clusterResourceId: cluster, status, drift: [], serviceManagedIdentity: null, skippedReason: null },
-    });
-  });
-
   it.each([
     ["no schemaVersion", { ...current, schemaVersion: undefined }, "schemaVersion"],
-    ["a future schemaVersion", { ...current, schemaVersion: 4 }, "schemaVersion"],
-    ["schema 1 without documentId", { ...schema1, documentId: undefined }, "documentId"],
-    ["schema 1 without a drift list", { ...schema1, drift: undefined }, "drift"],
+    ["a later release's schemaVersion", { ...current, schemaVersion: 2 }, "schemaVersion"],
+    ["a schemaVersion as text", { ...current, schemaVersion: "1" }, "schemaVersion"],
     ["a null status", { ...current, status: null }, "status"],
     ["a status that is not JSON text", { ...current, status: "{" }, "status"],
-    ["a status as an object (schema 3 stores text)", { ...current, status: {} }, "status"],
-    ["a status as text in schema 2 (which stored an object)", { ...schema2, status: "{}" }, "status"],
+    ["a status as an object (the outputs store its text)", { ...current, status: {} }, "status"],
     ["a status text holding a list", { ...current, status: "[]" }, "status"],
-    ["schema 1 with a null status", { ...schema1, status: null }, "status"],
     ["a status with a malformed entry", { ...current, status: JSON.stringify({ identities: { a: 5 } }) }, "status"],
     ["a status with an operator without key hash", { ...current, status: JSON.stringify({ operators: { a: { clientId: "c" } } }) }, "status"],
-    ["a schema 2 status with a malformed entry", { ...schema2, status: { identities: { a: 5 } } }, "status"],
     ["no inputs digest", { ...current, inputsDigest: undefined }, "inputsDigest"],
     ["a numeric inputs digest", { ...current, inputsDigest: 5 }, "inputsDigest"],
     ["a drift list of numbers", { ...current, drift: [1] }, "drift"],
-    ["schema 1 operators that are not strings", { ...schema1, dataPlaneOperators: { op: 1 } }, "dataPlaneOperators"],
+    ["a drift that is not a list", { ...current, drift: "none" }, "drift"],
     ["a numeric skippedReason", { ...current, skippedReason: 1 }, "skippedReason"],
     ["an empty object", {}, "schemaVersion"],
     ["no object at all", undefined, "outputs"],

@@ -55,7 +55,7 @@ function installStubPackage(directory: string): void {
   fs.mkdirSync(path.dirname(implementation), { recursive: true });
   const manifest = {
     name: "aro-hcp-identity-status",
-    exports: { "./provider": "./dist/resources/managedIdentityStatusProvider.js", "./dist/resources/*": "./dist/resources/*" },
+    exports: { "./provider": "./dist/resources/managedIdentityStatusProvider.js" },
   };
   fs.writeFileSync(path.join(directory, "package.json"), JSON.stringify(manifest));
   fs.writeFileSync(
