@@ -2,19 +2,33 @@
  * The fault campaign: many reconcile passes of the real provider (real SDK clients over HTTPS)
  * against the sandbox, each with injected faults and random changes in ARM and Cosmos, every
  * pass checked against the invariants directly in Cosmos. Lanes (one cluster each) run side by
- * side so the SDKs' retry waits overlap; token faults run in a sequential phase.
+ * side so the SDKs' retry waits overlap; some passes are followed by a refresh with a fault of
+ * its own. Then phases of their own: deletes (with and without another writer), host faults,
+ * settings faults (a database or container that does not exist) and token faults (sequential).
  */
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:net";
 import type { FaultRule } from "../../sandbox/faultInjector";
 import { createSeededRandom } from "../../sandbox/faultInjector";
 import type { FleetClusterDescription } from "../../sandbox/seed";
-import type { FaultKindSpecification, HostFaultSpecification } from "./faultCatalogue";
-import { hostFaultKinds, laneFaultKinds, pickWeighted, tokenFaultKinds } from "./faultCatalogue";
-import type { PassOutcome } from "./invariants";
-import { checkPass } from "./invariants";
+import { fixableDrift } from "../../resources/core/desiredSetDisagreement";
+import type { DeleteFaultSpecification, FaultKindSpecification, HostFaultSpecification } from "./faultCatalogue";
+import {
+  completeStatusOf,
+  deleteFaultKinds,
+  hostFaultKinds,
+  laneFaultKinds,
+  ownedSubtreePointer,
+  pickWeighted,
+  settingsFaultKinds,
+  tokenFaultKinds,
+} from "./faultCatalogue";
+import type { PassOutcome, StoredIdFates } from "./invariants";
+import { checkDelete, checkPass, checkRefresh, checkSettingsFault, countStoredIdFates, invariantCatalogue, invariantOf } from "./invariants";
 import { classifyFailure, mutateBeforePass, reportedStatusOf, type LaneState } from "./passSteps";
-import type { ReliabilitySandbox, StatusProvider } from "./reliabilitySandbox";
+import type { PlannedFault } from "./plannedFaults";
+import { faultScopeFor, ownedSubtreeRaces, planFault, retireFault } from "./plannedFaults";
+import type { Document, ReliabilitySandbox, StatusProvider } from "./reliabilitySandbox";
 import { foreignFields, inputsFor, makeRecheckDue, readServiceProviderCluster, seedLanes } from "./reliabilitySandbox";
 
 /** Size and shape of a campaign. */
@@ -25,9 +39,18 @@ export interface CampaignOptions {
   readonly tokenPasses: number;
   /** Passes with a host fault (hostFaultKinds, in turn), spread over the lanes; 0 when omitted. */
   readonly hostPasses?: number;
+  /**
+   * Deletes, spread over the lanes: each after a pass without faults, in turn without another
+   * writer and with each of deleteFaultKinds; 0 when omitted.
+   */
+  readonly deletes?: number;
+  /** Rounds of a settings fault (settingsFaultKinds, in turn): a refresh, an update and a delete each; 0 when omitted. */
+  readonly settingsRounds?: number;
+  /** Share of lane passes followed by a refresh (`read`) of the lane; 0 when omitted. */
+  readonly refreshShare?: number;
   readonly lanes: number;
   readonly identitiesPerCluster: number;
-  /** Share of passes that get at least one fault. */
+  /** Share of passes (and of refreshes) that get at least one fault. */
   readonly faultProbability: number;
   readonly seed: number;
 }
@@ -38,16 +61,28 @@ export interface CampaignFigures {
   outcomes: Record<PassOutcome, number>;
   /** Rules added per fault kind. */
   faultsPlanned: Record<string, number>;
-  /** Times a rule actually fired per fault kind (the sandbox's own count; for a host fault, the passes it hit). */
+  /** Times a rule actually fired per fault kind (the sandbox's own count; for a host fault, the passes it hit; for a settings fault, the operations run). */
   faultsInjected: Record<string, number>;
   /**
    * Passes ended by a global failure (AzureAccessError, nothing written), by the one fault kind of
    * the pass; a pass with two faults counts under `a+b`, one without any under `no fault`.
    */
   globalFailuresByFault: Record<string, number>;
+  /** Passes whose only fault was that kind and whose rule fired, by kind (host faults: every pass of theirs). */
+  singleFaultPasses: Record<string, number>;
   /** Pre-pass changes: identities rotated, deleted and recreated in ARM, foreign edits. */
   changes: Record<string, number>;
+  /** How stored IDs fared in the passes that looked every identity up and wrote. */
+  storedIds: StoredIdFates;
+  /** Refreshes after lane passes: kept the resource, dropped it (its document was gone), or failed. */
+  refreshes: { kept: number; dropped: number; failed: number };
+  /** Deletes, by what they did to the owned subtree; `withOtherWriter` counts those another writer had written before. */
+  deletes: { cleared: number; kept: number; failed: number; withOtherWriter: number };
+  /** Operations run with a wrong setting, and how many of them failed naming it. */
+  settingsOperations: { run: number; failedNamingSetting: number };
   violationCount: number;
+  /** Violations by the invariant they break (indexes of invariantCatalogue). */
+  violationsByInvariant: number[];
   /** The first violations, for the report. */
   violations: string[];
   crashes: number;
@@ -55,6 +90,15 @@ export interface CampaignFigures {
   armRequests: number;
   cosmosDocumentWrites: number;
   durationInMs: number;
+}
+
+/** How one pass is run. */
+interface PassPlan {
+  readonly kinds: readonly FaultKindSpecification[];
+  readonly provider?: StatusProvider;
+  readonly hostFault?: HostFaultSpecification;
+  /** The number of faults; drawn with faultProbability when omitted. */
+  readonly faults?: number;
 }
 
 /** Runs a campaign on a running reliability sandbox. */
@@ -67,8 +111,14 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     faultsPlanned: {},
     faultsInjected: {},
     globalFailuresByFault: {},
+    singleFaultPasses: {},
     changes: {},
+    storedIds: { confirmed: 0, replacedByRead: 0, clearedByNotFound: 0, keptBesideError: 0 },
+    refreshes: { kept: 0, dropped: 0, failed: 0 },
+    deletes: { cleared: 0, kept: 0, failed: 0, withOtherWriter: 0 },
+    settingsOperations: { run: 0, failedNamingSetting: 0 },
     violationCount: 0,
+    violationsByInvariant: invariantCatalogue.map(() => 0),
     violations: [],
     crashes: 0,
     writesWithoutIfMatch: 0,
@@ -82,8 +132,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
   };
   process.on("unhandledRejection", onUnhandled);
   const statisticsBefore = sandbox.statistics.snapshot();
-  const maxWriteAttempts = Number(reliability.config.maxWriteAttempts);
-  const lookupTimeoutInMs = Number(reliability.config.lookupTimeoutSeconds) * 1000;
+  const limits = { maxWriteAttempts: Number(reliability.config.maxWriteAttempts), lookupTimeoutInMs: Number(reliability.config.lookupTimeoutSeconds) * 1000 };
   const provider = reliability.provider();
   const random = createSeededRandom(options.seed);
   const lanes: LaneState[] = seedLanes(sandbox, "campaign", options.lanes, options.identitiesPerCluster).map((cluster, index) => ({
@@ -92,14 +141,25 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     outputs: undefined,
     deletedIdentities: [],
   }));
+  const tally = (counts: Record<string, number>, name: string, amount = 1): void => {
+    counts[name] = (counts[name] ?? 0) + amount;
+  };
+  const record = (where: string, violations: readonly string[]): void => {
+    figures.violationCount += violations.length;
+    for (const violation of violations) figures.violationsByInvariant[invariantOf(violation)] += 1;
+    for (const violation of violations.slice(0, 3)) if (figures.violations.length < 25) figures.violations.push(`${where}: ${violation}`);
+  };
+  const plan = (lane: LaneState, kinds: readonly FaultKindSpecification[], number: number): PlannedFault => {
+    const planned = planFault(sandbox, pickWeighted(kinds, random), lane.cluster, pickIdentity(lane.cluster, random), number, limits);
+    tally(figures.faultsPlanned, planned.kind.name);
+    return planned;
+  };
+  const writesTo = (cluster: FleetClusterDescription): number =>
+    sandbox.statistics.snapshot().cosmos.documentWritesByDocument[cluster.serviceProviderClusterDocumentId] ?? 0;
 
   let passNumber = 0;
-  const runPass = async (
-    lane: LaneState,
-    kinds: readonly FaultKindSpecification[],
-    passProvider: StatusProvider = provider,
-    hostFault?: HostFaultSpecification,
-  ): Promise<void> => {
+  const runPass = async (lane: LaneState, passPlan: PassPlan): Promise<void> => {
+    const { kinds, provider: passProvider = provider, hostFault } = passPlan;
     passNumber += 1;
     const number = passNumber;
     const fromClusterDocument = random() < 0.2;
@@ -107,23 +167,13 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     makeRecheckDue(sandbox, lane.cluster);
     const before = readServiceProviderCluster(sandbox, lane.cluster);
     const expectedForeign = before === undefined ? undefined : foreignFields(before);
-    const planned: Array<{ kind: FaultKindSpecification; rule: FaultRule }> = [];
-    const faultCount = hostFault !== undefined ? 0 : random() < options.faultProbability ? (random() < 0.2 ? 2 : 1) : 0;
+    const faultCount = passPlan.faults ?? (hostFault !== undefined ? 0 : random() < options.faultProbability ? (random() < 0.2 ? 2 : 1) : 0);
     if (hostFault !== undefined) {
-      figures.faultsPlanned[hostFault.name] = (figures.faultsPlanned[hostFault.name] ?? 0) + 1;
-      figures.faultsInjected[hostFault.name] = (figures.faultsInjected[hostFault.name] ?? 0) + 1;
+      tally(figures.faultsPlanned, hostFault.name);
+      tally(figures.faultsInjected, hostFault.name);
     }
-    for (let index = 0; index < faultCount; index += 1) {
-      const kind = pickWeighted(kinds, random);
-      const scope = {
-        resourceGroupPath: `/resourcegroups/${lane.cluster.clusterResourceId.split("/")[4]?.toLowerCase()}/`,
-        documentId: lane.cluster.serviceProviderClusterDocumentId,
-        identityId: pickIdentity(lane.cluster, random),
-        passNumber: number,
-      };
-      planned.push({ kind, rule: sandbox.faults.add(kind.rule(scope, maxWriteAttempts, lookupTimeoutInMs)) });
-      figures.faultsPlanned[kind.name] = (figures.faultsPlanned[kind.name] ?? 0) + 1;
-    }
+    const planned: PlannedFault[] = [];
+    for (let index = 0; index < faultCount; index += 1) planned.push(plan(lane, kinds, number));
 
     const inputs = inputsFor(lane.cluster, fromClusterDocument);
     let outcome: PassOutcome = "succeeded";
@@ -147,22 +197,28 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     }
 
     let deletedDuringPass = false;
-    for (const { kind, rule } of planned) {
-      figures.faultsInjected[kind.name] = (figures.faultsInjected[kind.name] ?? 0) + rule.triggered;
+    const firedRules: FaultRule[] = [];
+    for (const fault of planned) {
+      const { kind, rule } = fault;
+      tally(figures.faultsInjected, kind.name, rule.triggered);
+      firedRules.push(rule, ...(fault.alongside === undefined ? [] : [fault.alongside]));
       if (rule.kind === "deleteBeforeWrite" && rule.triggered > 0) deletedDuringPass = true;
-      if (rule.kind === "race" && rule.triggered > 0 && rule.foreignEdit !== undefined && expectedForeign !== undefined) {
+      const edit = rule.foreignEdit;
+      if (rule.kind === "race" && rule.triggered > 0 && edit !== undefined && !edit.path.startsWith(ownedSubtreePointer) && expectedForeign !== undefined) {
         const properties = expectedForeign.properties as Record<string, Record<string, unknown>>;
-        properties.reliabilityRaces = { ...properties.reliabilityRaces, [`pass-${number}`]: rule.foreignEdit.value };
+        properties.reliabilityRaces = { ...properties.reliabilityRaces, [`pass-${number}`]: edit.value };
       }
-      // Rules are scoped to this lane; one that did not use up its firings must not leak into the next pass.
-      rule.remaining = 0;
+      retireFault(fault);
     }
+    // Another writer's edits inside the owned subtree between our read and our write: the pass is
+    // judged against the document its last decision saw.
+    const races = ownedSubtreeRaces(before, firedRules);
     const after = readServiceProviderCluster(sandbox, lane.cluster);
     const desired = new Map(Object.values(lane.cluster.dataPlaneOperators).map((id) => [id.toLowerCase(), id]));
     const violations = checkPass(
       {
         outcome,
-        before,
+        before: races.before,
         after,
         expectedForeign,
         desired,
@@ -170,30 +226,36 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
         deletedDuringPass,
         errorMessage,
         documentId: lane.cluster.serviceProviderClusterDocumentId,
+        otherWriterEntries: races.entries,
+        otherWriterRecordedStatus: races.wholeSubtree,
+        credentialScope: "process",
       },
       sandbox.identities,
       reliability.secrets(),
     );
     const [onlyFault] = planned;
+    if (planned.length === 1 && onlyFault !== undefined && onlyFault.rule.triggered > 0) tally(figures.singleFaultPasses, onlyFault.kind.name);
+    if (hostFault !== undefined) tally(figures.singleFaultPasses, hostFault.name);
     if (planned.length === 1 && onlyFault?.kind.global === true && onlyFault.rule.triggered > 0 && outcome !== "globalFailure") {
-      // A credential or authentication fault says nothing about any identity: the pass must end before any write.
+      // A failure not about one identity (a credential, ARM 401, every lookup failing alike) must end the pass before any write.
       violations.push(`${onlyFault.kind.name} ended the pass as ${outcome}, not as a global failure (AzureAccessError): ${errorMessage ?? "no error"}`);
     }
     if (hostFault !== undefined && outcome !== "globalFailure") {
       // A host that cannot be reached says nothing about any identity: the pass must end before any write.
       violations.push(`${hostFault.name} ended the pass as ${outcome}, not as a global failure (AzureAccessError): ${errorMessage ?? "no error"}`);
     }
+    if ((outcome === "succeeded" || outcome === "lookupFailed") && !races.wholeSubtree && !deletedDuringPass) {
+      countStoredIdFates(figures.storedIds, races.before, after, new Set(races.entries.keys()));
+    }
     figures.passes += 1;
     figures.outcomes[outcome] += 1;
-    if (outcome === "globalFailure") {
-      const name = hostFault?.name ?? (planned.map(({ kind }) => kind.name).join("+") || "no fault");
-      figures.globalFailuresByFault[name] = (figures.globalFailuresByFault[name] ?? 0) + 1;
-    }
+    const faults = hostFault?.name ?? (planned.map(({ kind }) => kind.name).join("+") || "no fault");
+    if (outcome === "globalFailure") tally(figures.globalFailuresByFault, faults);
     if (outcome === "crashed") figures.crashes += 1;
-    if (violations.length > 0) {
-      figures.violationCount += violations.length;
-      const faults = hostFault?.name ?? (planned.map(({ kind }) => kind.name).join("+") || "no fault");
-      for (const violation of violations.slice(0, 3)) if (figures.violations.length < 25) figures.violations.push(`pass ${number} (${faults}): ${violation}`);
+    record(`pass ${number} (${faults})`, violations);
+    // Lane passes only: the phases of their own keep their faults to themselves.
+    if (options.refreshShare !== undefined && kinds === laneFaultKinds && passPlan.faults === undefined && random() < options.refreshShare) {
+      await refreshLane(lane, number);
     }
     if (deletedDuringPass && before !== undefined) {
       // The resource provider recreates the document; the hook must then write it from scratch.
@@ -202,13 +264,138 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     }
   };
 
+  /**
+   * A refresh of the lane (`read`, what `pulumi refresh` and `up --refresh` call), after the world
+   * changed a little (a recheck made due, so the refresh asks ARM; an identity recreated in ARM),
+   * with a fault of its own. The engine keeps what it returns, as state does.
+   */
+  const refreshLane = async (lane: LaneState, number: number): Promise<void> => {
+    const outputs = lane.outputs;
+    if (outputs === undefined) return;
+    if (random() < 0.5) makeRecheckDue(sandbox, lane.cluster);
+    if (random() < 0.3 && sandbox.identities.rotate(pickIdentity(lane.cluster, random)) !== undefined)
+      tally(figures.changes, "identity rotated in ARM before a refresh");
+    const planned = random() < options.faultProbability ? [plan(lane, laneFaultKinds, number)] : [];
+    const before = readServiceProviderCluster(sandbox, lane.cluster);
+    const writesBefore = writesTo(lane.cluster);
+    let returned: { id: string; status: unknown } | undefined;
+    let failure: { outcome: PassOutcome; message: string } | undefined;
+    let props: typeof outputs | undefined;
+    try {
+      const result = await provider.read!(lane.cluster.serviceProviderClusterDocumentId, outputs);
+      returned = { id: result.id ?? "", status: result.props?.status };
+      props = result.props;
+    } catch (error) {
+      failure = classifyFailure(error);
+    }
+    for (const fault of planned) {
+      tally(figures.faultsInjected, fault.kind.name, fault.rule.triggered);
+      retireFault(fault);
+    }
+    const violations = checkRefresh(
+      {
+        before,
+        after: readServiceProviderCluster(sandbox, lane.cluster),
+        writes: writesTo(lane.cluster) - writesBefore,
+        returned,
+        failure,
+        documentId: lane.cluster.serviceProviderClusterDocumentId,
+      },
+      reliability.secrets(),
+    );
+    if (failure !== undefined) {
+      figures.refreshes.failed += 1;
+    } else if (returned?.id === "") {
+      figures.refreshes.dropped += 1;
+      lane.outputs = undefined;
+    } else {
+      figures.refreshes.kept += 1;
+      lane.outputs = props;
+    }
+    record(`refresh after pass ${number} (${planned.map(({ kind }) => kind.name).join("+") || "no fault"})`, violations);
+  };
+
+  /**
+   * A pass without faults records the status, then the resource is deleted (`pulumi destroy`, or
+   * the cluster leaving the stack). With a delete fault, another writer records a fresh status
+   * after that pass (one identity recreated in ARM, a later recheck time), before the delete or
+   * between its read and its write.
+   */
+  const deleteLane = async (lane: LaneState, deleteFault: DeleteFaultSpecification | undefined): Promise<void> => {
+    await runPass(lane, { kinds: laneFaultKinds, faults: 0 });
+    const outputs = lane.outputs;
+    if (outputs === undefined || readServiceProviderCluster(sandbox, lane.cluster) === undefined) return;
+    const number = passNumber;
+    const documentId = lane.cluster.serviceProviderClusterDocumentId;
+    let otherWriterStatus: Document | undefined;
+    let raceRule: FaultRule | undefined;
+    let theirs: Document | undefined;
+    if (deleteFault !== undefined) {
+      const identityId = pickIdentity(lane.cluster, random);
+      sandbox.identities.rotate(identityId);
+      theirs = completeStatusOf(faultScopeFor(sandbox, lane.cluster, identityId, number));
+      tally(figures.faultsPlanned, deleteFault.name);
+      if (deleteFault.when === "before") {
+        sandbox.documents.patch(lane.cluster.partitionKey, documentId, ownedSubtreePointer, structuredClone(theirs));
+        otherWriterStatus = theirs;
+        tally(figures.faultsInjected, deleteFault.name);
+      } else {
+        raceRule = sandbox.faults.add({
+          target: "cosmos",
+          kind: "race",
+          match: { documentId, operation: "write" },
+          foreignEdit: { path: ownedSubtreePointer, value: theirs },
+        });
+      }
+    }
+    const before = readServiceProviderCluster(sandbox, lane.cluster);
+    let errorMessage: string | undefined;
+    try {
+      await provider.delete!(documentId, outputs);
+    } catch (error) {
+      errorMessage = classifyFailure(error).message;
+    }
+    if (raceRule !== undefined) {
+      tally(figures.faultsInjected, deleteFault?.name ?? "", raceRule.triggered);
+      if (raceRule.triggered > 0) otherWriterStatus = theirs;
+      raceRule.remaining = 0;
+    }
+    const { violations, outcome } = checkDelete({
+      before,
+      after: readServiceProviderCluster(sandbox, lane.cluster),
+      expectedForeign: before === undefined ? undefined : foreignFields(before),
+      recordedStatus: outputs.status,
+      recordedDrift: fixableDrift(outputs.drift ?? []).length > 0,
+      otherWriterStatus,
+      errorMessage,
+    });
+    figures.deletes[outcome] += 1;
+    if (otherWriterStatus !== undefined) figures.deletes.withOtherWriter += 1;
+    // The engine forgets a deleted resource; the lane's next pass creates it again.
+    if (outcome !== "failed") lane.outputs = undefined;
+    record(`delete after pass ${number} (${deleteFault?.name ?? "no other writer"})`, violations);
+  };
+
   const lanePassesPerLane = Math.ceil(options.lanePasses / options.lanes);
   let lanePassesLeft = options.lanePasses;
   await Promise.all(
     lanes.map(async (lane) => {
       for (let index = 0; index < lanePassesPerLane && lanePassesLeft > 0; index += 1) {
         lanePassesLeft -= 1;
-        await runPass(lane, laneFaultKinds);
+        await runPass(lane, { kinds: laneFaultKinds });
+      }
+    }),
+  );
+  // Deletes: in turn without another writer (the subtree is reset) and with each delete fault (kept whole).
+  let deletesLeft = options.deletes ?? 0;
+  let deleteNumber = 0;
+  await Promise.all(
+    lanes.map(async (lane) => {
+      while (deletesLeft > 0) {
+        deletesLeft -= 1;
+        const variant = deleteNumber % (deleteFaultKinds.length + 1);
+        deleteNumber += 1;
+        await deleteLane(lane, variant === 0 ? undefined : deleteFaultKinds[variant - 1]);
       }
     }),
   );
@@ -224,10 +411,44 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
         while (hostPassesLeft > 0) {
           const { kind, provider: hostProvider } = hostProviders[hostPassesLeft % hostProviders.length];
           hostPassesLeft -= 1;
-          await runPass(lane, [], hostProvider, kind);
+          await runPass(lane, { kinds: [], provider: hostProvider, hostFault: kind });
         }
       }),
     );
+  }
+  // Settings faults: a provider whose settings name a database or container that does not exist
+  // refreshes, updates and deletes resources recorded with the right settings.
+  const settingsProviders = settingsFaultKinds.map((kind) => ({ kind, provider: reliability.provider(kind.settings(reliability.config)) }));
+  for (let round = 0; round < (options.settingsRounds ?? 0); round += 1) {
+    const lane = lanes[round % lanes.length];
+    const { kind, provider: wrongProvider } = settingsProviders[round % settingsProviders.length];
+    // Records the status with the right settings, as the last `pulumi up` did.
+    await runPass(lane, { kinds: laneFaultKinds, faults: 0 });
+    const outputs = lane.outputs;
+    if (outputs === undefined) continue;
+    tally(figures.faultsPlanned, kind.name);
+    const documentId = lane.cluster.serviceProviderClusterDocumentId;
+    const value = kind.settings(reliability.config)[kind.setting] ?? "";
+    for (const operation of ["refresh", "update", "delete"] as const) {
+      const before = readServiceProviderCluster(sandbox, lane.cluster);
+      let returnedId: string | undefined;
+      let failure: { outcome: PassOutcome; message: string } | undefined;
+      try {
+        if (operation === "refresh") returnedId = (await wrongProvider.read!(documentId, outputs)).id ?? "";
+        else if (operation === "update") await wrongProvider.update!(documentId, outputs, inputsFor(lane.cluster));
+        else await wrongProvider.delete!(documentId, outputs);
+      } catch (error) {
+        failure = classifyFailure(error);
+      }
+      const violations = checkSettingsFault(
+        { operation, setting: kind.setting, value, before, after: readServiceProviderCluster(sandbox, lane.cluster), returnedId, failure },
+        reliability.secrets(),
+      );
+      tally(figures.faultsInjected, kind.name);
+      figures.settingsOperations.run += 1;
+      if (failure !== undefined && violations.length === 0) figures.settingsOperations.failedNamingSetting += 1;
+      record(`${operation} of ${lane.cluster.clusterResourceId.split("/").pop() ?? ""} (${kind.name})`, violations);
+    }
   }
   // Token faults: every request needs a fresh token (1 s lifetime), so every pass meets the endpoint.
   // A credential for another client ID has an empty MSAL cache, so its first token has the short lifetime.
@@ -236,7 +457,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
   const tokenPhaseProvider = reliability.provider({ managedIdentityClientId: randomUUID() });
   try {
     for (let index = 0; index < options.tokenPasses; index += 1) {
-      await runPass(lanes[index % lanes.length], tokenFaultKinds, tokenPhaseProvider);
+      await runPass(lanes[index % lanes.length], { kinds: tokenFaultKinds, provider: tokenPhaseProvider });
     }
   } finally {
     sandbox.tokens.setTokenLifetime(lifetime);
@@ -248,12 +469,10 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
   figures.armRequests = statistics.arm.getRequests - statisticsBefore.arm.getRequests;
   figures.cosmosDocumentWrites = sumValues(statistics.cosmos.documentWritesByMethod) - sumValues(statisticsBefore.cosmos.documentWritesByMethod);
   if (figures.writesWithoutIfMatch > 0) {
-    figures.violationCount += figures.writesWithoutIfMatch;
-    figures.violations.push(`${figures.writesWithoutIfMatch} Cosmos writes without If-Match`);
+    record("campaign", [`${figures.writesWithoutIfMatch} Cosmos writes without If-Match`]);
   }
   figures.crashes += unexpected.length;
-  figures.violationCount += unexpected.length;
-  figures.violations.push(...unexpected.slice(0, 5));
+  record("campaign", unexpected);
   figures.durationInMs = Date.now() - started;
   return figures;
 }

@@ -1,9 +1,18 @@
 /**
  * The faults the campaign injects, each as a sandbox rule scoped to one lane (its resource group
  * for ARM, its document for Cosmos), so lanes can run side by side. Token-endpoint requests carry
- * nothing that names a lane, so token faults run in a phase of their own.
+ * nothing that names a lane, so token faults run in a phase of their own. Faults of a delete and
+ * faults of the settings (a container that does not exist) have phases of their own too.
  */
 import type { FaultRuleInput } from "../../sandbox/faultInjector";
+
+/** JSON pointer of the subtree this hook owns in the ServiceProviderCluster document. */
+export const ownedSubtreePointer = "/properties/status/dataPlaneOperatorsManagedIdentities";
+
+/** One token of a JSON pointer, escaped (RFC 6901): identity keys hold '/'. */
+export function escapePointerToken(token: string): string {
+  return token.replace(/~/g, "~0").replace(/\//g, "~1");
+}
 
 /** What a fault rule is scoped to. */
 export interface FaultScope {
@@ -15,6 +24,13 @@ export interface FaultScope {
   readonly identityId: string;
   /** A unique marker for foreign edits raced in by this pass. */
   readonly passNumber: number;
+  /**
+   * What another writer that read ARM just now would record for each of the lane's identities,
+   * keyed by lowercase ID: its current clientId/principalId, or a ResourceNotFound failure.
+   */
+  readonly freshEntries: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** When the rules were built: another writer's recheck time lies after it. */
+  readonly now: Date;
 }
 
 /** One kind of fault, named as the report lists it. */
@@ -26,7 +42,26 @@ export interface FaultKindSpecification {
   readonly weight: number;
   /** Not about one identity: a pass with this fault alone must end as a global failure (nothing written). */
   readonly global?: true;
+  /**
+   * Rotate the fault's identity in ARM before the rules are built (as if it had been deleted and
+   * recreated), so the values another writer records now differ from the stored ones.
+   */
+  readonly rotatesIdentityFirst?: true;
   rule(scope: FaultScope, maxWriteAttempts: number, lookupTimeoutInMs: number): FaultRuleInput;
+  /**
+   * A second rule added with the first that sets the scene for it (the failed lookup beside which
+   * another writer records a fresh value). Times fired counts the first rule only.
+   */
+  alongside?(scope: FaultScope, maxWriteAttempts: number, lookupTimeoutInMs: number): FaultRuleInput;
+}
+
+/**
+ * The complete, current status another writer (upstream's controller, another stack or shard)
+ * records: every identity of the lane as ARM has it now, and a recheck time 13 h away.
+ */
+export function completeStatusOf(scope: FaultScope): Record<string, unknown> {
+  const recheck = new Date(scope.now.getTime() + 13 * 60 * 60 * 1000);
+  return { identities: structuredClone(scope.freshEntries), earliestRecheckTime: `${recheck.toISOString().slice(0, 19)}Z` };
 }
 
 const arm = (scope: FaultScope, rest: Omit<FaultRuleInput, "target" | "match">, wholeLane = false): FaultRuleInput => ({
@@ -117,6 +152,22 @@ export const laneFaultKinds: readonly FaultKindSpecification[] = [
   },
   { name: "arm-no-properties", target: "arm", weight: 1, description: "ARM 200 without properties", rule: (scope) => arm(scope, { kind: "noProperties" }) },
   {
+    name: "arm-timeout-every-lookup",
+    target: "arm",
+    weight: 2,
+    global: true,
+    description: "Every lookup of the pass times out: ARM holds each answer past lookupTimeoutSeconds (global: nothing written)",
+    rule: (scope, _attempts, timeout) => arm(scope, { kind: "delay", delayInMs: timeout + 500, count: 30 }, true),
+  },
+  {
+    name: "arm-503-every-lookup",
+    target: "arm",
+    weight: 2,
+    global: true,
+    description: "An ARM brownout: 503 without Retry-After on every attempt of every lookup of the pass (global: nothing written)",
+    rule: (scope) => arm(scope, { kind: "unavailable", count: 60 }, true),
+  },
+  {
     name: "cosmos-412-race",
     target: "cosmos",
     weight: 4,
@@ -135,6 +186,35 @@ export const laneFaultKinds: readonly FaultKindSpecification[] = [
         { kind: "race", count: maxWriteAttempts, foreignEdit: { path: `/properties/reliabilityRaces/pass-${scope.passNumber}`, value: scope.passNumber } },
         "write",
       ),
+  },
+  {
+    name: "cosmos-412-foreign-complete-status",
+    target: "cosmos",
+    weight: 2,
+    description:
+      "Another writer records a fresh, complete status between our read and our write (412); decided again on the re-read, which needs no work: nothing written, theirs kept",
+    rule: (scope) => cosmos(scope, { kind: "race", foreignEdit: { path: ownedSubtreePointer, value: completeStatusOf(scope) } }, "write"),
+  },
+  {
+    name: "cosmos-412-foreign-entry",
+    target: "cosmos",
+    weight: 2,
+    rotatesIdentityFirst: true,
+    description:
+      "One identity is recreated in ARM and our lookup of it fails (ARM 500 on every attempt); another writer records its new values between our read and our write (412): that entry stays theirs, the others are ours",
+    rule: (scope) =>
+      cosmos(
+        scope,
+        {
+          kind: "race",
+          foreignEdit: {
+            path: `${ownedSubtreePointer}/identities/${escapePointerToken(scope.identityId.toLowerCase())}`,
+            value: scope.freshEntries[scope.identityId.toLowerCase()],
+          },
+        },
+        "write",
+      ),
+    alongside: (scope) => arm(scope, { kind: "status", statusCode: 500, errorCode: "InternalServerError", message: "simulated failure", count: 40 }),
   },
   {
     name: "cosmos-429",
@@ -258,6 +338,69 @@ export const hostFaultKinds: readonly HostFaultSpecification[] = [
     description:
       "ARM host down: the pass's provider reaches ARM at a loopback port where nothing listens, so every connection is refused, retried within lookupTimeoutSeconds (global: nothing written)",
     settings: (closedEndpoint) => ({ armEndpoint: closedEndpoint }),
+  },
+];
+
+/**
+ * A fault of a delete (`pulumi destroy`, a cluster leaving the stack): another writer records a
+ * fresh, complete status (one identity recreated in ARM, a later recheck time) after this
+ * resource's last write. The delete must keep that subtree whole.
+ */
+export interface DeleteFaultSpecification {
+  readonly name: string;
+  readonly target: "cosmos";
+  readonly description: string;
+  /** `before`: the other writer writes before the delete reads; `between`: between its read and its write (a race rule). */
+  readonly when: "before" | "between";
+}
+
+/** Delete faults (the delete phase, alternating with deletes that meet no other writer). */
+export const deleteFaultKinds: readonly DeleteFaultSpecification[] = [
+  {
+    name: "foreign-write-before-delete",
+    target: "cosmos",
+    when: "before",
+    description: "Another writer records a fresh status after this resource's last write, before the delete: the delete keeps the subtree whole",
+  },
+  {
+    name: "cosmos-412-race-on-delete",
+    target: "cosmos",
+    when: "between",
+    description: "Another writer records a fresh status between the delete's read and its write (412); compared again on the re-read: kept whole",
+  },
+];
+
+/**
+ * A setting that names Cosmos resources that do not exist: not a sandbox rule but the settings of
+ * the phase's provider, which refreshes, updates and deletes resources recorded with the right
+ * settings. Cosmos answers 404 with substatus 1003 below a missing database or container.
+ */
+export interface SettingsFaultSpecification {
+  readonly name: string;
+  readonly target: "cosmos";
+  readonly description: string;
+  /** The setting that is wrong: every failure must name it. */
+  readonly setting: string;
+  /** The settings of the phase's provider, given the right ones. */
+  settings(config: Readonly<Record<string, string>>): Readonly<Record<string, string>>;
+}
+
+/** Settings faults (a phase of their own). */
+export const settingsFaultKinds: readonly SettingsFaultSpecification[] = [
+  {
+    name: "cosmos-wrong-container",
+    target: "cosmos",
+    setting: "cosmosContainer",
+    description:
+      "cosmosContainer names a container that does not exist: refresh, update and delete fail naming the setting, write nothing, and the resource stays in state",
+    settings: (config) => ({ cosmosContainer: `${config.cosmosContainer ?? "Resources"}-typo` }),
+  },
+  {
+    name: "cosmos-wrong-database",
+    target: "cosmos",
+    setting: "cosmosDatabase",
+    description: "cosmosDatabase names a database that does not exist: the same",
+    settings: (config) => ({ cosmosDatabase: `${config.cosmosDatabase ?? "arohcp"}-typo` }),
   },
 ];
 

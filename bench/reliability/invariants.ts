@@ -1,7 +1,10 @@
 /**
  * The invariants a pass must keep, checked directly on the ServiceProviderCluster document read
- * back from Cosmos after the pass. Each check returns the violations it found (empty when the
- * document is right), phrased so a report line stands alone.
+ * back from Cosmos after the pass (and, for a refresh or a delete, on what the provider returned).
+ * Each check returns the violations it found (empty when the document is right), phrased so a
+ * report line stands alone. The rules are those of docs/design.md: stored IDs change only on a
+ * definitive answer about that identity; a failure that is not about one identity changes nothing
+ * stored; state never loses a resource whose document exists.
  */
 import { isDeepStrictEqual } from "node:util";
 import type { IdentityStore } from "../../sandbox/identityStore";
@@ -22,6 +25,77 @@ function reportsPersistedStatus(reported: string, persisted: Document): boolean 
   return isDeepStrictEqual(outputs.status, encodeOutputsStatus(subtree.status, operatorNamesFromOutputs(outputs.status)));
 }
 
+/**
+ * The invariants as the report states them, in the order it lists them, each with the words its
+ * violations use, so every violation found counts against the invariant it breaks.
+ */
+export const invariantCatalogue: ReadonlyArray<{ readonly key: string; readonly statement: string; readonly violation: RegExp }> = [
+  {
+    key: "foreignFields",
+    statement: "every field outside the owned subtree is unchanged (edits raced in by `race` faults are expected and must survive)",
+    violation: /foreign fields changed|fields outside the owned subtree/,
+  },
+  {
+    key: "entryValues",
+    statement:
+      "every identity entry either holds the values ARM has now, without retrievalError, or carries a retrievalError with either no clientId/principalId or the ones it held before the pass (kept because the answer was not definitive); a ResourceNotFound entry holds no IDs and its identity is indeed absent from ARM; the key set equals the desired set",
+    violation:
+      /stale values|has a retrievalError beside|recorded ResourceNotFound|does not exist in ARM, yet|differ from the desired set|no status subtree was persisted/,
+  },
+  {
+    key: "definitiveAnswers",
+    statement:
+      "no stored clientId/principalId is cleared except by a definitive answer about that identity: a 404 for it in that pass, a read returning other values, or a 403 read with the cluster's own credential (the campaign runs with the provider's default, its own process credential, so there a 403 must keep them)",
+    violation: /cleared without a definitive answer/,
+  },
+  {
+    key: "globalFailures",
+    statement:
+      "a failure that is not about one identity changes nothing stored: a pass whose only fault is a credential failure, ARM 401, ARM unreachable, or every lookup failing with the same transient class (timeouts, 5xx) ends as a global failure (AzureAccessError) with the owned subtree exactly as it was; a failed Cosmos write leaves it as it was too",
+    violation: /not about one identity|not as a global failure|a failed write changed/,
+  },
+  {
+    key: "otherWriters",
+    statement:
+      "another writer's status is theirs: after a 412 the decision is made again on the re-read, so over a complete, current status nothing is written and an entry the other writer changed since our read stays as they wrote it; a delete resets the subtree to {} only when it is what the resource's outputs recorded (no drift), and keeps whole one another writer wrote after that",
+    violation: /another writer|the delete did not reset|the delete changed|not what the resource recorded|the delete failed|missing after the delete/,
+  },
+  {
+    key: "unknownFields",
+    statement: "fields of the owned subtree and of its entries that this hook does not know survive every write (a delete's reset included)",
+    violation: /which this hook does not know/,
+  },
+  {
+    key: "recheckTime",
+    statement:
+      "earliestRecheckTime is set only when no entry records a failed lookup (ResourceNotFound counts as an answer, as upstream), and always after a successful pass whose entries record none; a pass that reports lookup failures persists at least one (unless another writer recorded the status meanwhile)",
+    violation: /earliestRecheckTime|reported lookup failures/,
+  },
+  {
+    key: "stateKeepsResources",
+    statement:
+      "state never loses a resource whose document exists: a refresh returns an empty id (the engine drops the resource) only when the document is gone, and fails instead when it cannot tell; a delete that cannot reach the document fails, so the engine keeps the resource; a refresh never writes",
+    violation: /empty id|would forget|kept the resource|state held|refresh wrote|refresh neither/,
+  },
+  {
+    key: "settingsErrors",
+    statement:
+      "settings that name a Cosmos database or container that does not exist fail every operation (refresh, update, delete) with a message naming the setting and its value, and write nothing",
+    violation: /with a wrong \w+|names the setting/,
+  },
+  {
+    key: "messages",
+    statement:
+      "every retrievalError is one line `<code> (HTTP <status>): <text>`, at most 1024 code points, with no request URL, stack frame or secret; every failure names the document, a document deleted mid-pass is never recreated and the failure says so; the status reported to the engine equals the persisted one; no Cosmos write lacks If-Match (sandbox statistics); no error other than the documented ones, no unhandled rejection, no crash",
+    violation: /./,
+  },
+];
+
+/** The index in {@link invariantCatalogue} of the invariant a violation breaks (the last one catches the rest). */
+export function invariantOf(violation: string): number {
+  return invariantCatalogue.findIndex((invariant) => invariant.violation.test(violation));
+}
+
 /** How a pass ended, as the engine would see it. */
 export type PassOutcome =
   /** The provider returned normally. */
@@ -30,7 +104,7 @@ export type PassOutcome =
   | "lookupFailed"
   /** The provider failed to read or write the document (CosmosDocumentError); nothing written. */
   | "writeFailed"
-  /** A failure not about one identity (AzureAccessError: credential, ARM 401, ARM unreachable); nothing written. */
+  /** A failure not about one identity (AzureAccessError: credential, ARM 401, ARM unreachable, every lookup failing alike); nothing written. */
   | "globalFailure"
   /** Anything else: an unexpected error type, or a crash. */
   | "crashed";
@@ -38,7 +112,10 @@ export type PassOutcome =
 /** What the checker needs to know about one pass. */
 export interface PassRecord {
   readonly outcome: PassOutcome;
-  /** The document before the pass (after the pre-pass edits), and after it; undefined when absent. */
+  /**
+   * The document before the pass (after the pre-pass edits, and with any edit another writer made
+   * inside the owned subtree between the pass's read and its write), and after it; undefined when absent.
+   */
   readonly before: Document | undefined;
   readonly after: Document | undefined;
   /** Foreign fields the document must have after the pass (before's, plus edits raced in). */
@@ -53,6 +130,18 @@ export interface PassRecord {
   readonly errorMessage: string | undefined;
   /** The document id, which every write failure must name. */
   readonly documentId: string;
+  /**
+   * Entries another writer changed between the pass's read and its write, as they wrote them, by
+   * key: the decision made again on the re-read must keep them as theirs.
+   */
+  readonly otherWriterEntries?: ReadonlyMap<string, Document>;
+  /** True when another writer recorded a complete, current status between the pass's read and its write: nothing may be written over it. */
+  readonly otherWriterRecordedStatus?: boolean;
+  /**
+   * Whose credential read the identities: only with `cluster` (the cluster's own identity) is a 403
+   * a definitive answer that clears stored IDs. `process`, the provider's default, when absent.
+   */
+  readonly credentialScope?: "process" | "cluster";
 }
 
 /**
@@ -90,9 +179,9 @@ export function checkPass(record: PassRecord, identities: IdentityStore, secrets
   }
   const status = ownedStatus(record.after);
   if (record.outcome === "globalFailure") {
-    // Issue 10 §1: a global failure never changes a stored clientId or principalId (nor anything else it owns).
+    // A failure that is not about one identity changes nothing stored: no clientId or principalId, nor anything else it owns.
     if (!isDeepStrictEqual(status, ownedStatus(record.before))) {
-      violations.push("a global failure changed the owned subtree (stored IDs must stay as they were)");
+      violations.push("a failure not about one identity (global) changed the owned subtree (everything stored must stay as it was)");
     }
     if (record.errorMessage !== undefined && !record.errorMessage.includes(record.documentId)) {
       violations.push(`the global failure does not name document ${record.documentId}: ${record.errorMessage}`);
@@ -110,6 +199,10 @@ export function checkPass(record: PassRecord, identities: IdentityStore, secrets
   }
   if (status === undefined) {
     return [...violations, `the pass ended '${record.outcome}' but no status subtree was persisted`];
+  }
+  if (record.otherWriterRecordedStatus === true && !isDeepStrictEqual(status, ownedStatus(record.before))) {
+    // Decided again on the re-read: a complete, current status needs no work, and ours is older than theirs.
+    violations.push("another writer recorded a complete, current status between our read and our write, yet the pass wrote over it");
   }
   if (record.reportedStatus !== undefined && !reportsPersistedStatus(record.reportedStatus, status)) {
     violations.push("the status reported to the engine differs from the status persisted in Cosmos");
@@ -136,45 +229,281 @@ export function checkSettledDocument(
   );
 }
 
+/** Fields of the owned subtree and of its entries this hook reads and writes; any other field belongs to another writer. */
+const knownSubtreeFields: ReadonlySet<string> = new Set(["identities", "earliestRecheckTime"]);
+const knownEntryFields: ReadonlySet<string> = new Set(["resourceID", "clientId", "principalId", "retrievalError"]);
+
+type Entry = Record<string, unknown>;
+
+const hasIds = (entry: Entry | undefined): boolean => entry?.clientId !== undefined || entry?.principalId !== undefined;
+const isNotFound = (retrievalError: unknown): boolean => typeof retrievalError === "string" && retrievalError.startsWith("ResourceNotFound");
+
+/**
+ * True when `after` holds a definitive answer about the identity, the only reason its stored IDs
+ * may go: a 404 (recorded as ResourceNotFound, and the identity is indeed absent from ARM), or a
+ * 403 read with the cluster's own credential. (A read returning other values replaces them; that
+ * is checked against ARM separately.)
+ */
+function isDefinitiveAnswer(after: Entry, inArm: boolean, credentialScope: "process" | "cluster"): boolean {
+  const retrievalError = after.retrievalError;
+  if (isNotFound(retrievalError)) return !inArm;
+  return credentialScope === "cluster" && typeof retrievalError === "string" && retrievalError.includes("(HTTP 403)");
+}
+
 function statusViolations(status: Document, record: PassRecord, identities: IdentityStore, secrets: readonly string[]): string[] {
   const violations: string[] = [];
-  const entries = (status.identities ?? {}) as Record<string, Record<string, unknown>>;
+  const entries = (status.identities ?? {}) as Record<string, Entry>;
+  const beforeSubtree = ownedStatus(record.before) ?? {};
+  const beforeEntries = (beforeSubtree.identities ?? {}) as Record<string, Entry>;
+  const theirs = record.otherWriterEntries ?? new Map<string, Document>();
+  const credentialScope = record.credentialScope ?? "process";
   const storedKeys = Object.keys(entries).sort();
   const desiredKeys = [...record.desired.keys()].sort();
   if (!isDeepStrictEqual(storedKeys, desiredKeys)) {
     violations.push(`stored identities ${JSON.stringify(storedKeys)} differ from the desired set ${JSON.stringify(desiredKeys)}`);
   }
-  let everyLookupSucceeded = true;
+  // No entry records a failed lookup (ResourceNotFound is an answer, not a failure, as upstream counts it).
+  let noEntryRecordsAFailure = true;
   for (const [key, entry] of Object.entries(entries)) {
+    const otherWriters = theirs.get(key);
+    if (otherWriters !== undefined) {
+      if (!isDeepStrictEqual(entry, otherWriters)) {
+        violations.push(`${key}: another writer changed this entry between our read and our write, yet the pass replaced it with its older result`);
+      }
+      noEntryRecordsAFailure &&= entry.retrievalError === undefined || isNotFound(entry.retrievalError);
+      continue;
+    }
     const inArm = identities.get(key);
+    const previous = beforeEntries[key];
     const retrievalError = entry.retrievalError;
     if (typeof retrievalError === "string") {
-      if (entry.clientId !== undefined || entry.principalId !== undefined) {
-        violations.push(`${key}: has a retrievalError but kept clientId/principalId`);
-      }
       violations.push(...retrievalErrorViolations(key, retrievalError, secrets));
-      const notFound = retrievalError.startsWith("ResourceNotFound");
-      if (notFound && inArm !== undefined) {
-        violations.push(`${key}: recorded ResourceNotFound but the identity exists in ARM`);
+      if (isNotFound(retrievalError)) {
+        if (inArm !== undefined) violations.push(`${key}: recorded ResourceNotFound but the identity exists in ARM`);
+        if (hasIds(entry)) violations.push(`${key}: recorded ResourceNotFound but kept clientId/principalId`);
+      } else {
+        noEntryRecordsAFailure = false;
+        // Not a definitive answer: either no IDs, or exactly the ones the entry had before the pass.
+        if (hasIds(entry) && (previous === undefined || entry.clientId !== previous.clientId || entry.principalId !== previous.principalId)) {
+          violations.push(
+            `${key}: has a retrievalError beside clientId ${String(entry.clientId)}, which is not what the entry held before the pass (${String(previous?.clientId)})`,
+          );
+        }
       }
-      everyLookupSucceeded &&= notFound;
     } else if (inArm === undefined) {
       violations.push(`${key}: the identity does not exist in ARM, yet the entry has no retrievalError`);
     } else if (entry.clientId !== inArm.clientId || entry.principalId !== inArm.principalId) {
       violations.push(`${key}: stale values (stored ${String(entry.clientId)}, ARM has ${inArm.clientId})`);
     }
+    const cleared =
+      (previous?.clientId !== undefined && entry.clientId === undefined) || (previous?.principalId !== undefined && entry.principalId === undefined);
+    if (cleared) {
+      // The rule of issue 28: an answer that says nothing about the identity keeps what was stored.
+      if (!isDefinitiveAnswer(entry, inArm !== undefined, credentialScope)) {
+        violations.push(
+          `${key}: stored clientId/principalId were cleared without a definitive answer about the identity (${typeof retrievalError === "string" ? retrievalError : "no retrievalError"})`,
+        );
+      }
+    }
+    violations.push(...unknownFieldViolations(`${key}: entry`, previous ?? {}, entry, knownEntryFields));
   }
+  violations.push(...unknownFieldViolations("the owned subtree", beforeSubtree, status, knownSubtreeFields));
   const recheck = status.earliestRecheckTime;
-  if (recheck !== undefined && !everyLookupSucceeded) {
-    violations.push("earliestRecheckTime is set although a lookup failed");
+  if (recheck !== undefined && !noEntryRecordsAFailure) {
+    violations.push("earliestRecheckTime is set although an entry records a failed lookup");
   }
-  if (recheck === undefined && record.outcome === "succeeded") {
+  if (recheck === undefined && record.outcome === "succeeded" && noEntryRecordsAFailure) {
     violations.push("every lookup succeeded but earliestRecheckTime is not set");
   }
-  if (record.outcome === "lookupFailed" && everyLookupSucceeded) {
+  const otherWriterWrote = record.otherWriterRecordedStatus === true || theirs.size > 0;
+  if (record.outcome === "lookupFailed" && noEntryRecordsAFailure && !otherWriterWrote) {
     violations.push("the pass reported lookup failures, but every persisted entry is resolved or not found");
   }
   return violations;
+}
+
+/** Fields of `before` not in `known` (another writer's) that `after` does not hold unchanged. */
+function unknownFieldViolations(where: string, before: Document, after: Document, known: ReadonlySet<string>): string[] {
+  return Object.keys(before)
+    .filter((name) => !known.has(name) && !isDeepStrictEqual(after[name], before[name]))
+    .map(
+      (name) =>
+        `${where}: field '${name}', which this hook does not know, was not kept (expected ${JSON.stringify(before[name])}, found ${JSON.stringify(after[name])})`,
+    );
+}
+
+/** How the stored IDs of each entry that had them fared in one pass. */
+export interface StoredIdFates {
+  /** Another answer about the identity was needed: the lookup failed without one, and the IDs were kept beside its retrievalError. */
+  keptBesideError: number;
+  /** Cleared by a definitive answer (a 404). */
+  clearedByNotFound: number;
+  /** Replaced by a read that returned other values. */
+  replacedByRead: number;
+  /** Unchanged after a successful read. */
+  confirmed: number;
+}
+
+/**
+ * Adds to `fates` how each entry of `before` that held IDs ended in `after`, for a pass that looked
+ * every identity up; entries another writer changed are theirs and not counted.
+ */
+export function countStoredIdFates(fates: StoredIdFates, before: Document | undefined, after: Document | undefined, theirs: ReadonlySet<string>): void {
+  const beforeEntries = (ownedStatus(before)?.identities ?? {}) as Record<string, Entry>;
+  const afterEntries = (ownedStatus(after)?.identities ?? {}) as Record<string, Entry>;
+  for (const [key, previous] of Object.entries(beforeEntries)) {
+    const entry = afterEntries[key];
+    if (!hasIds(previous) || entry === undefined || theirs.has(key)) continue;
+    const sameIds = entry.clientId === previous.clientId && entry.principalId === previous.principalId;
+    if (isNotFound(entry.retrievalError)) fates.clearedByNotFound += 1;
+    else if (entry.retrievalError !== undefined) fates.keptBesideError += sameIds ? 1 : 0;
+    else if (sameIds) fates.confirmed += 1;
+    else fates.replacedByRead += 1;
+  }
+}
+
+/** What the checker needs to know about one refresh (`read`, what `pulumi refresh` calls). */
+export interface RefreshRecord {
+  /** The document before and after the refresh; undefined when absent. */
+  readonly before: Document | undefined;
+  readonly after: Document | undefined;
+  /** Document writes the sandbox counted for the document during the refresh. */
+  readonly writes: number;
+  /** What `read` returned, or undefined when it threw. */
+  readonly returned: { readonly id: string; readonly status: unknown } | undefined;
+  /** How a thrown error classifies, and its message. */
+  readonly failure: { readonly outcome: PassOutcome; readonly message: string } | undefined;
+  readonly documentId: string;
+}
+
+/**
+ * A refresh never writes, and state never loses a resource whose document exists: `read` returns
+ * an empty id (the engine then drops the resource) only when the document is gone; a refresh that
+ * cannot tell fails instead, with one of the documented errors.
+ */
+export function checkRefresh(record: RefreshRecord, secrets: readonly string[]): string[] {
+  const violations: string[] = [];
+  if (record.writes > 0 || !isDeepStrictEqual(record.after, record.before)) {
+    violations.push(`the refresh wrote to document ${record.documentId} (${record.writes} write(s)): a refresh never writes`);
+  }
+  if (record.failure !== undefined) {
+    if (record.failure.outcome === "crashed") violations.push(`the refresh failed with an undocumented error: ${record.failure.message}`);
+    violations.push(...secretViolations("refresh error message", record.failure.message, secrets));
+    return violations;
+  }
+  const returned = record.returned;
+  if (returned === undefined) {
+    return [...violations, "the refresh neither returned nor failed"];
+  }
+  if (record.before !== undefined && returned.id === "") {
+    violations.push(`the refresh returned an empty id although document ${record.documentId} exists: the engine would drop the resource from state`);
+  } else if (record.before === undefined && returned.id !== "") {
+    violations.push(`document ${record.documentId} is gone, yet the refresh kept the resource (id '${returned.id}')`);
+  } else if (record.before !== undefined) {
+    if (returned.id !== record.documentId) violations.push(`the refresh changed the resource id to '${returned.id}'`);
+    if (typeof returned.status !== "string" || !reportsPersistedStatus(returned.status, ownedStatus(record.after) ?? {})) {
+      violations.push("the status the refresh reported differs from the status persisted in Cosmos");
+    }
+  }
+  return violations;
+}
+
+/** What the checker needs to know about one delete. */
+export interface DeleteRecord {
+  /** The document after the other writer's edits that came before the delete, and after the delete. */
+  readonly before: Document | undefined;
+  readonly after: Document | undefined;
+  readonly expectedForeign: Document | undefined;
+  /** The status the resource's outputs recorded (JSON text), and whether they hold drift. */
+  readonly recordedStatus: string | undefined;
+  readonly recordedDrift: boolean;
+  /** The subtree another writer recorded after this resource's last write, when one did (before the delete or during it). */
+  readonly otherWriterStatus: Document | undefined;
+  /** The error message, when the delete failed. */
+  readonly errorMessage: string | undefined;
+}
+
+/**
+ * A delete resets the owned subtree to `{}` only when it is what the resource's outputs recorded
+ * (and they hold no drift); a subtree another writer wrote after that is kept whole. Either way
+ * nothing outside the subtree changes, and the delete succeeds.
+ */
+export function checkDelete(record: DeleteRecord): { violations: string[]; outcome: "cleared" | "kept" | "failed" } {
+  const violations: string[] = [];
+  if (record.errorMessage !== undefined) {
+    return { violations: [`the delete failed: ${record.errorMessage}`], outcome: "failed" };
+  }
+  if (record.after === undefined || record.before === undefined || record.expectedForeign === undefined) {
+    return { violations: ["the document is missing after the delete"], outcome: "failed" };
+  }
+  if (!isDeepStrictEqual(foreignFields(record.after), record.expectedForeign)) {
+    violations.push(`the delete changed fields outside the owned subtree: ${firstDifference(record.expectedForeign, foreignFields(record.after))}`);
+  }
+  const before = ownedStatus(record.before) ?? {};
+  const after = ownedStatus(record.after) ?? {};
+  const cleared = after.identities === undefined && after.earliestRecheckTime === undefined;
+  const outcome = cleared ? "cleared" : "kept";
+  if (record.otherWriterStatus !== undefined) {
+    if (!isDeepStrictEqual(after, record.otherWriterStatus)) {
+      violations.push("another writer recorded the subtree after this resource's last write, yet the delete did not keep it whole");
+    }
+    return { violations, outcome };
+  }
+  const recorded = record.recordedStatus !== undefined && !record.recordedDrift && reportsPersistedStatus(record.recordedStatus, before);
+  if (recorded && !cleared) {
+    violations.push("the subtree was exactly what the resource recorded, yet the delete did not reset it to {}");
+  }
+  if (!recorded && !isDeepStrictEqual(after, before)) {
+    violations.push("the subtree was not what the resource recorded, yet the delete changed it");
+  }
+  if (cleared) {
+    violations.push(...unknownFieldViolations("the owned subtree", before, after, knownSubtreeFields));
+  }
+  return { violations, outcome };
+}
+
+/** What one operation of a provider whose settings name a Cosmos resource that does not exist did. */
+export interface SettingsFaultRecord {
+  readonly operation: "refresh" | "update" | "delete";
+  /** The setting that is wrong, and its wrong value. */
+  readonly setting: string;
+  readonly value: string;
+  readonly before: Document | undefined;
+  readonly after: Document | undefined;
+  /** What `read` returned, when the operation was a refresh that returned. */
+  readonly returnedId: string | undefined;
+  readonly failure: { readonly outcome: PassOutcome; readonly message: string } | undefined;
+}
+
+/**
+ * With a setting that names a database or container that does not exist, every operation fails
+ * naming that setting and writes nothing; a refresh never reads it as "document gone" (the engine
+ * would drop the resource), nor a delete as "nothing to clear" (the engine would forget the
+ * resource with its subtree still in Cosmos).
+ */
+export function checkSettingsFault(record: SettingsFaultRecord, secrets: readonly string[]): string[] {
+  const violations: string[] = [];
+  if (!isDeepStrictEqual(record.after, record.before)) {
+    violations.push(`${record.operation} with a wrong ${record.setting} changed the document`);
+  }
+  if (record.failure === undefined) {
+    const what =
+      record.operation === "refresh"
+        ? record.returnedId === ""
+          ? "returned an empty id: the engine would drop a resource whose document exists"
+          : "succeeded"
+        : record.operation === "delete"
+          ? "succeeded: the engine would forget the resource while its subtree stays in Cosmos"
+          : "succeeded";
+    return [...violations, `${record.operation} with a wrong ${record.setting} ${what}`];
+  }
+  if (record.failure.outcome === "crashed") {
+    violations.push(`${record.operation} with a wrong ${record.setting} failed with an undocumented error: ${record.failure.message}`);
+  }
+  if (!record.failure.message.includes(`:${record.setting}'`) || !record.failure.message.includes(record.value)) {
+    violations.push(`${record.operation} with a wrong ${record.setting} failed without naming the setting and its value: ${record.failure.message}`);
+  }
+  return [...violations, ...secretViolations(`${record.operation} error message`, record.failure.message, secrets)];
 }
 
 /** A retrievalError must be one normalised line: code, optional status, short text; no URL, no secret. */

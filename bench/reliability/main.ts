@@ -25,17 +25,23 @@ async function main(): Promise<number> {
   };
   const reliability = await startReliabilitySandbox("report");
   try {
-    const lanePasses = numberFromEnvironment("RELIABILITY_PASSES", 1000);
-    log(`fault campaign: ${lanePasses} passes + 16 host-fault passes + 40 token-fault passes`);
-    const campaign = await runFaultCampaign(reliability, {
-      lanePasses,
+    const campaignOptions = {
+      lanePasses: numberFromEnvironment("RELIABILITY_PASSES", 1000),
       tokenPasses: 40,
       hostPasses: 16,
+      deletes: 48,
+      settingsRounds: 8,
+      refreshShare: 0.25,
       lanes: 8,
       identitiesPerCluster: 3,
       faultProbability: 0.85,
       seed: 20261129,
-    });
+    };
+    const { lanePasses, refreshShare, deletes, hostPasses, settingsRounds, tokenPasses } = campaignOptions;
+    log(
+      `fault campaign: ${lanePasses} passes (${refreshShare * 100} % followed by a refresh) + ${deletes} deletes + ${hostPasses} host-fault passes + ${settingsRounds} settings-fault rounds + ${tokenPasses} token-fault passes`,
+    );
+    const campaign = await runFaultCampaign(reliability, campaignOptions);
     log(`campaign: ${campaign.passes} passes in ${(campaign.durationInMs / 1000).toFixed(1)} s, ${campaign.violationCount} violations`);
     log("concurrent writers");
     const concurrentWriters = await runConcurrentWriters(reliability, 40);

@@ -5,7 +5,9 @@
 import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import type { Sandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
+import { escapePointerToken, ownedSubtreePointer } from "./faultCatalogue";
 import type { PassOutcome } from "./invariants";
+import { ownedStatus, readServiceProviderCluster } from "./reliabilitySandbox";
 
 /** One lane: a cluster reconciled pass after pass, with the outputs the engine would hold. */
 export interface LaneState {
@@ -23,8 +25,10 @@ function count(changes: Record<string, number>, name: string): void {
 
 /**
  * Changes the world before a pass: rotates an identity (new clientId/principalId, so a stale value
- * would show), deletes one from ARM or recreates one deleted earlier, or edits a foreign field of
- * the document as another writer would.
+ * would show), deletes one from ARM or recreates one deleted earlier, edits a foreign field of the
+ * document as another writer would, or adds a field this hook does not know inside the owned
+ * subtree (beside `identities`, or in an entry, as upstream may add a `tenantId`), which every
+ * later write must keep.
  */
 export function mutateBeforePass(sandbox: Sandbox, lane: LaneState, random: () => number, passNumber: number, changes: Record<string, number>): void {
   const identities = Object.values(lane.cluster.dataPlaneOperators);
@@ -48,6 +52,13 @@ export function mutateBeforePass(sandbox: Sandbox, lane: LaneState, random: () =
       editedAt: passNumber,
     });
     count(changes, "foreign field edited in Cosmos");
+  }
+  const entryKeys = Object.keys(ownedStatus(readServiceProviderCluster(sandbox, lane.cluster))?.identities ?? {});
+  if (entryKeys.length > 0 && random() < 0.08) {
+    const key = entryKeys[Math.floor(random() * entryKeys.length)] ?? entryKeys[0];
+    const path = random() < 0.5 ? `${ownedSubtreePointer}/identities/${escapePointerToken(key)}/tenantId` : `${ownedSubtreePointer}/reliabilityFutureField`;
+    sandbox.documents.patch(lane.cluster.partitionKey, lane.cluster.serviceProviderClusterDocumentId, path, `added before pass ${passNumber}`);
+    count(changes, "field unknown to the hook added inside the owned subtree");
   }
 }
 

@@ -5,8 +5,9 @@ import type { BadInputResult } from "./badInputCatalogue";
 import type { ConcurrentWriterFigures } from "./concurrentWriters";
 import type { EngineSampleFigures } from "./engineSample";
 import type { CampaignFigures } from "./faultCampaign";
-import { hostFaultKinds, laneFaultKinds, tokenFaultKinds } from "./faultCatalogue";
+import { deleteFaultKinds, hostFaultKinds, laneFaultKinds, settingsFaultKinds, tokenFaultKinds } from "./faultCatalogue";
 import type { InterruptionFigures } from "./interruptedScenario";
+import { invariantCatalogue, invariantOf } from "./invariants";
 
 /** Everything one run measured. */
 export interface ReliabilityFigures {
@@ -36,15 +37,44 @@ const cell = (text: string): string => text.replace(/\|/g, "\\|").replace(/\s+/g
 
 function faultTable(campaign: CampaignFigures, engine: EngineSampleFigures): string[] {
   const lines = [
-    "| Fault | What the sandbox does | Rules added | Times fired (campaign) | Passes with this fault alone ended by a global failure, nothing written | Times fired (engine sample) |",
+    "| Fault | What the sandbox does | Rules added | Times fired (campaign) | Passes with this fault alone (fired) ended by a global failure, nothing written | Times fired (engine sample) |",
     "|---|---|---:|---:|---:|---:|",
   ];
   for (const kind of [...laneFaultKinds, ...tokenFaultKinds, ...hostFaultKinds]) {
     lines.push(
-      `| ${kind.name} | ${cell(kind.description)} | ${campaign.faultsPlanned[kind.name] ?? 0} | ${campaign.faultsInjected[kind.name] ?? 0} | ${campaign.globalFailuresByFault[kind.name] ?? 0} | ${engine.faultsInjected[kind.name] ?? 0} |`,
+      `| ${kind.name} | ${cell(kind.description)} | ${campaign.faultsPlanned[kind.name] ?? 0} | ${campaign.faultsInjected[kind.name] ?? 0} | ${campaign.globalFailuresByFault[kind.name] ?? 0} of ${campaign.singleFaultPasses[kind.name] ?? 0} | ${engine.faultsInjected[kind.name] ?? 0} |`,
+    );
+  }
+  // Not passes: a delete and a wrong setting have no global-failure column of their own.
+  for (const kind of [...deleteFaultKinds, ...settingsFaultKinds]) {
+    lines.push(
+      `| ${kind.name} | ${cell(kind.description)} | ${campaign.faultsPlanned[kind.name] ?? 0} | ${campaign.faultsInjected[kind.name] ?? 0} | — | ${engine.faultsInjected[kind.name] ?? 0} |`,
     );
   }
   return lines;
+}
+
+/** Violations of every scenario by invariant (indexes of invariantCatalogue): the campaign counts its own, the other scenarios' are attributed here. */
+function violationsByInvariant(figures: ReliabilityFigures): number[] {
+  const counts = [...figures.campaign.violationsByInvariant];
+  const others = [
+    ...figures.engineSample.violations,
+    ...figures.engineSample.secretLeaks,
+    ...figures.concurrentWriters.violations,
+    ...figures.interruptions.flatMap((run) => run.violations),
+    ...figures.badInputs.flatMap((row) => row.problems),
+  ];
+  for (const violation of others) counts[invariantOf(violation)] = (counts[invariantOf(violation)] ?? 0) + 1;
+  return counts;
+}
+
+function invariantTable(figures: ReliabilityFigures): string[] {
+  const counts = violationsByInvariant(figures);
+  return [
+    "| # | Invariant | Violations |",
+    "|---:|---|---:|",
+    ...invariantCatalogue.map((invariant, index) => `| ${index + 1} | ${cell(invariant.statement)} | ${counts[index] ?? 0} |`),
+  ];
 }
 
 function interruptionLines(interruptions: readonly InterruptionFigures[]): string[] {
@@ -64,6 +94,8 @@ function interruptionLines(interruptions: readonly InterruptionFigures[]): strin
 export function renderReliabilityReport(figures: ReliabilityFigures): string {
   const { campaign, engineSample, concurrentWriters: writers } = figures;
   const total = totalViolations(figures);
+  const byInvariant = violationsByInvariant(figures);
+  const violationsOf = (key: string): number => byInvariant[invariantCatalogue.findIndex((invariant) => invariant.key === key)] ?? 0;
   const violations = [
     ...campaign.violations,
     ...engineSample.violations,
@@ -85,6 +117,9 @@ export function renderReliabilityReport(figures: ReliabilityFigures): string {
     `| Reconcile passes through the real engine (\`pulumi up --refresh\`) | ${engineSample.passes} | ~20 |`,
     `| Faults fired | ${Object.values(campaign.faultsInjected).reduce((sum, count) => sum + count, 0) + Object.values(engineSample.faultsInjected).reduce((sum, count) => sum + count, 0)} | |`,
     `| Invariant violations (all scenarios) | ${total} | 0 |`,
+    `| … of them: a stored clientId/principalId cleared without a definitive answer about the identity | ${violationsOf("definitiveAnswers")} | 0 |`,
+    `| … of them: something stored changed by a failure not about one identity | ${violationsOf("globalFailures")} | 0 |`,
+    `| … of them: a resource whose document exists lost from state | ${violationsOf("stateKeepsResources")} | 0 |`,
     `| Provider crashes | ${campaign.crashes} | 0 |`,
     `| Cosmos writes without If-Match | ${campaign.writesWithoutIfMatch} | 0 |`,
     `| Secrets found in engine output, logs, state and history | ${engineSample.secretLeaks.length} | 0 |`,
@@ -98,14 +133,11 @@ export function renderReliabilityReport(figures: ReliabilityFigures): string {
     "",
     "## 1. Fault campaign",
     "",
-    "Each pass: change the world (rotate an identity in ARM, delete or recreate one, edit a foreign field of the document), make the stored recheck time due, add zero, one or two fault rules scoped to the pass's cluster, run `create`/`update` of the real provider, then read the document back from Cosmos and check:",
+    "Each pass: change the world (rotate an identity in ARM, delete or recreate one, edit a foreign field of the document, add a field the hook does not know inside the owned subtree), make the stored recheck time due, add zero, one or two faults scoped to the pass's cluster, run `create`/`update` of the real provider (with its default settings: stored IDs are kept on a failed lookup, and the process's own credential reads the identities), then read the document back from Cosmos and check the invariants below. When another writer's edit raced in inside the owned subtree, the pass is judged against the document as its decision last saw it: the one before the pass with that edit applied. Some passes are followed by a refresh (`read`) with a fault of its own; then come phases of deletes, host faults, settings faults and token faults.",
     "",
-    "- every foreign field is unchanged (edits raced in by `race` faults are expected and must survive);",
-    "- every identity entry holds the values ARM has now, or has no clientId/principalId and a retrievalError — never a stale value; the key set equals the desired set;",
-    "- earliestRecheckTime is set only when every lookup succeeded (ResourceNotFound counts as success, as upstream), and always after a successful pass;",
-    "- a failed write left the owned subtree exactly as it was and its message names the document; a document deleted mid-pass is never recreated and the message says it was deleted;",
-    "- every retrievalError is one line `<code> (HTTP <status>): <text>`, at most 1024 code points, with no request URL, stack frame or secret; the status reported to the engine equals the persisted one;",
-    "- no Cosmos write lacks If-Match (sandbox statistics), no unhandled rejection, no error other than the two documented ones.",
+    ...invariantTable(figures),
+    "",
+    `The Violations column counts every scenario of this page (campaign, engine sample, concurrent writers, interrupted runs, catalogue), each violation under the invariant it breaks.`,
     "",
     `Outcomes: ${campaign.outcomes.succeeded} succeeded, ${campaign.outcomes.lookupFailed} failed after persisting (lookup errors recorded), ${campaign.outcomes.writeFailed} failed without writing, ${campaign.outcomes.globalFailure} ended by a global failure before any write (stored IDs unchanged), ${campaign.outcomes.crashed} crashed. ARM GETs: ${campaign.armRequests}; Cosmos document writes: ${campaign.cosmosDocumentWrites}. World changes: ${Object.entries(
       campaign.changes,
@@ -113,17 +145,27 @@ export function renderReliabilityReport(figures: ReliabilityFigures): string {
       .map(([name, count]) => `${count} × ${name}`)
       .join(", ")}.`,
     "",
+    `Stored IDs in the passes that looked every identity up and wrote (entries that held a clientId/principalId before the pass): ${campaign.storedIds.confirmed} confirmed by a read, ${campaign.storedIds.replacedByRead} replaced by a read returning other values, ${campaign.storedIds.clearedByNotFound} cleared by a 404, ${campaign.storedIds.keptBesideError} kept beside a retrievalError because the lookup failed without a definitive answer.`,
+    "",
     ...faultTable(campaign, engineSample),
     "",
     "Token-endpoint faults run in a sequential phase with a 1 s token lifetime and a credential for another client ID (an empty MSAL cache), so every request meets the token endpoint.",
     "Host faults run in a phase of their own, each pass with a provider in front of the failed host (for `arm-host-down`, its Times fired counts the passes it hit); such a pass must end as a global failure, or it counts as a violation.",
-    "A global failure (credential, ARM 401, ARM unreachable) must leave the owned subtree, stored clientId/principalId values included, exactly as it was, checked against the document read back from Cosmos. The global-failure column counts passes whose only fault was that one; " +
+    "A failure not about one identity (credential, ARM 401, ARM unreachable, every lookup of the pass failing alike) must leave the owned subtree, stored clientId/principalId values included, exactly as it was, checked against the document read back from Cosmos; a pass whose only fault is one of these must end as a global failure, or it counts as a violation. The global-failure column counts, among the passes whose only fault was that one and fired, those that ended so; " +
       `passes with two faults that ended so: ${
         Object.entries(campaign.globalFailuresByFault)
           .filter(([name]) => name.includes("+"))
           .map(([name, count]) => `${count} × ${name}`)
           .join(", ") || "none"
       }; without a fault: ${campaign.globalFailuresByFault["no fault"] ?? 0}.`,
+    "",
+    `Refreshes: ${campaign.refreshes.kept + campaign.refreshes.dropped + campaign.refreshes.failed} of the lane passes were followed by a refresh (\`read\`, what \`pulumi refresh\` calls; about half of them with the recheck made due so that it asks ARM, some after an identity was recreated in ARM), most with a fault of their own drawn from the table above (counted in it): ${campaign.refreshes.kept} returned the resource with the persisted status, ${campaign.refreshes.dropped} dropped it because its document had been deleted by \`cosmos-delete-before-write\`, ${campaign.refreshes.failed} failed; none wrote.`,
+    "",
+    `Deletes: ${campaign.deletes.cleared + campaign.deletes.kept + campaign.deletes.failed}, each after a pass without faults; ${campaign.deletes.withOtherWriter} met another writer (the delete faults above), the others none. ${campaign.deletes.cleared} reset the subtree to {} (keeping fields the hook does not know), ${campaign.deletes.kept} kept it whole, ${campaign.deletes.failed} failed.`,
+    "",
+    `Settings faults: a provider whose ${settingsFaultKinds.map((kind) => `\`${kind.setting}\``).join(" or ")} names a Cosmos resource that does not exist (the sandbox answers 404 with substatus 1003, as Cosmos DB does) refreshed, updated and deleted resources recorded with the right settings: ${campaign.settingsOperations.failedNamingSetting} of ${campaign.settingsOperations.run} operations failed naming the setting and its value, writing nothing (their Times fired counts the operations).`,
+    "",
+    `Through the engine, \`pulumi refresh --run-program\` with \`cosmosContainer=${engineSample.wrongContainerRefresh.container}\`: ${engineSample.wrongContainerRefresh.refreshFailed ? "failed" : "**succeeded**"} with \`${cell(engineSample.wrongContainerRefresh.message)}\`; status resources in state ${engineSample.wrongContainerRefresh.resourcesBefore} before, ${engineSample.wrongContainerRefresh.resourcesAfter} after; documents ${engineSample.wrongContainerRefresh.documentsUnchanged ? "unchanged" : "**changed**"}; the \`up\` with the right container afterwards: ${engineSample.wrongContainerRefresh.upAfterwards}, ${engineSample.wrongContainerRefresh.resourcesAfterUp} status resources in state. (A plain \`pulumi refresh\` would have used the settings stored at the last \`up\`.)`,
     "",
     "## 2. Concurrent writers",
     "",

@@ -1,8 +1,10 @@
 /**
  * Reliability through the real engine: reconcile passes of `pulumi up --refresh` with faults,
- * checked in Cosmos; a scan of everything the engine printed and stored for secrets; and `up`
- * killed with SIGKILL (CLI and provider host) mid-run, recovered as docs/reliability.md
- * ("Recovering an interrupted run") documents, converging with nothing lost.
+ * checked in Cosmos; a `pulumi refresh --run-program` with a cosmosContainer that does not exist,
+ * which must fail naming it and keep every resource in state; a scan of everything the engine
+ * printed and stored for secrets; and `up` killed with SIGKILL (CLI and provider host) mid-run,
+ * recovered as docs/reliability.md ("Recovering an interrupted run") documents, converging with
+ * nothing lost.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReliabilitySandbox } from "../../bench/reliability/reliabilitySandbox";
@@ -20,7 +22,7 @@ afterAll(async () => {
 });
 
 describe("the hook under the real engine with injected faults", () => {
-  it("keeps every invariant in Cosmos and leaks no secret into engine output, logs, state or history", async () => {
+  it("keeps every invariant in Cosmos, keeps state whole through a refresh with a wrong container, and leaks no secret into engine output, logs, state or history", async () => {
     const { runEngineSample } = reliabilityModule<EngineSampleModule>("engineSample");
     const figures = await runEngineSample(reliability, 5, 7);
     expect(figures.violations).toEqual([]);
@@ -30,6 +32,17 @@ describe("the hook under the real engine with injected faults", () => {
     expect(figures.scannedCharacters["engine output and logs (stdout, stderr, verbose engine logs)"]).toBeGreaterThan(100_000);
     expect(figures.scannedCharacters["state, checkpoint history and backups"]).toBeGreaterThan(10_000);
     expect(figures.secretLeaks).toEqual([]);
+    // Issue 28 item 2: the refresh failed naming the setting; state kept both resources, and an up with the right container converged.
+    expect(figures.wrongContainerRefresh).toMatchObject({
+      refreshFailed: true,
+      resourcesBefore: 2,
+      resourcesAfter: 2,
+      resourcesAfterUp: 2,
+      documentsUnchanged: true,
+    });
+    expect(figures.wrongContainerRefresh.message).toMatch(/^failed to read .*:cosmosContainer'/);
+    expect(figures.wrongContainerRefresh.message).toContain(figures.wrongContainerRefresh.container);
+    expect(figures.wrongContainerRefresh.upAfterwards).toMatch(/^succeeded /);
   });
 });
 

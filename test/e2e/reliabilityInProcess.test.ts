@@ -1,8 +1,10 @@
 /**
  * Reliability of the provider itself (real implementation, real SDK clients over HTTPS, an
  * in-process sandbox): a 150-pass fault campaign checked against the invariants in Cosmos after
- * every pass, two concurrent writers plus a foreign writer, and the bad-input catalogue. The full
- * campaign (1000+ passes) is `npm run reliability`, which writes docs/reliability.md.
+ * every pass (with refreshes, deletes beside another writer, and settings that name a container
+ * or database that does not exist), two concurrent writers plus a foreign writer, and the
+ * bad-input catalogue. The full campaign (1000+ passes) is `npm run reliability`, which writes
+ * docs/reliability.md.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReliabilitySandbox } from "../../bench/reliability/reliabilitySandbox";
@@ -20,12 +22,15 @@ afterAll(async () => {
 });
 
 describe("the provider under injected faults", () => {
-  it("keeps every invariant over 150 passes with ARM, Cosmos and token faults (and 6 with the ARM host down), and never crashes", async () => {
+  it("keeps every invariant over 150 passes with ARM, Cosmos and token faults (and 6 with the ARM host down), refreshes, deletes and wrong settings, and never crashes", async () => {
     const { runFaultCampaign } = reliabilityModule<FaultCampaignModule>("faultCampaign");
     const figures = await runFaultCampaign(reliability, {
       lanePasses: 150,
       tokenPasses: 15,
       hostPasses: 6,
+      deletes: 12,
+      settingsRounds: 4,
+      refreshShare: 0.25,
       lanes: 6,
       identitiesPerCluster: 3,
       faultProbability: 0.9,
@@ -35,7 +40,9 @@ describe("the provider under injected faults", () => {
     expect(figures.violationCount).toBe(0);
     expect(figures.crashes).toBe(0);
     expect(figures.writesWithoutIfMatch).toBe(0);
-    expect(figures.passes).toBe(171);
+    // 150 lane passes, a pass without faults before each of the 12 deletes and each of the 4
+    // settings rounds, 6 host-fault and 15 token-fault passes.
+    expect(figures.passes).toBe(187);
     // The campaign really met faults of every target and every outcome, so the checks had work.
     const fired = (prefix: string): number =>
       Object.entries(figures.faultsInjected)
@@ -53,6 +60,21 @@ describe("the provider under injected faults", () => {
     // (the campaign counts any other ending as a violation) with the owned subtree unchanged.
     expect(figures.globalFailuresByFault["arm-host-down"]).toBe(6);
     expect(figures.changes["identity rotated in ARM"]).toBeGreaterThan(20);
+    // Issue 28: failed lookups that said nothing about the identity kept its stored IDs (the
+    // invariants check that nothing else cleared any); a 404 still cleared them.
+    expect(figures.storedIds.keptBesideError).toBeGreaterThan(0);
+    expect(figures.violationsByInvariant.reduce((sum, count) => sum + count, 0)).toBe(0);
+    // Every lookup of a pass timing out, or answering 503, ended passes as global failures, nothing written.
+    expect((figures.globalFailuresByFault["arm-timeout-every-lookup"] ?? 0) + (figures.globalFailuresByFault["arm-503-every-lookup"] ?? 0)).toBeGreaterThan(0);
+    // Another writer between our read and our write: the pass decided again on the re-read.
+    expect((figures.faultsInjected["cosmos-412-foreign-complete-status"] ?? 0) + (figures.faultsInjected["cosmos-412-foreign-entry"] ?? 0)).toBeGreaterThan(0);
+    // Deletes: reset what the resource recorded, kept whole what another writer wrote after it.
+    expect(figures.deletes).toMatchObject({ failed: 0, withOtherWriter: 8 });
+    expect(figures.deletes.cleared).toBeGreaterThan(0);
+    expect(figures.deletes.kept).toBe(8);
+    // Refreshes kept every resource whose document exists; a wrong container or database failed every operation, naming it.
+    expect(figures.refreshes.kept).toBeGreaterThan(10);
+    expect(figures.settingsOperations).toEqual({ run: 12, failedNamingSetting: 12 });
   });
 });
 
