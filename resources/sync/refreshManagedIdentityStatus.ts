@@ -17,7 +17,9 @@
 import { goToLower } from "../core/goStrings";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { AzureAccessError } from "../core/azureAccessError";
-import type { LookupErrorDetails } from "../core/identityStatus";
+import type { IdentityLookupOutcome } from "../core/identityStatus";
+import type { DecidedOutcome } from "../core/statusDecision";
+import { sharedTransientFailure } from "../core/statusDecision";
 import { isFailedRetrievalError, parseTimestamp, statusEquals } from "../core/identityStatus";
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
@@ -79,12 +81,28 @@ export async function refreshManagedIdentityStatus(dependencies: SyncDependencie
   }
 
   const due = dueEntries(persisted.status, dependencies.now());
-  const azureDrift = await Promise.all(due.map(([key, entry]) => compareWithAzure(dependencies, key, entry)));
-  const globalFailure = azureDrift.find((comparison): comparison is GlobalFailure => typeof comparison === "object");
+  const outcomes = await Promise.all(due.map(([, entry]) => lookUpIdentity(dependencies, entry.resourceID)));
+  const globalFailure = outcomes.find((outcome): outcome is Extract<IdentityLookupOutcome, { kind: "global" }> => outcome.kind === "global");
   if (globalFailure !== undefined) {
     throw new AzureAccessError({ documentId: location.documentId, error: globalFailure.error, credential: dependencies.credentialDescription });
   }
-  drift.push(...azureDrift.filter((line): line is string => typeof line === "string"));
+  const decided = outcomes as DecidedOutcome[];
+  // Only where it would be reported as drift: entries that already record a failure stay quiet.
+  const wouldReport = due.some(([, entry]) => entry.retrievalError === undefined);
+  const shared = dependencies.options.idsOnLookupFailure === "keep" && wouldReport ? sharedTransientFailure(decided) : undefined;
+  if (shared !== undefined) {
+    // As in a pass: an ARM brownout says nothing about any identity, so it is not drift either.
+    throw new AzureAccessError({
+      documentId: location.documentId,
+      error: shared.error,
+      credential: dependencies.credentialDescription,
+      everyLookup: { failureClass: shared.failureClass, count: decided.length },
+    });
+  }
+  due.forEach(([key, entry], index) => {
+    const line = azureDriftOf(key, entry, decided[index]);
+    if (line !== undefined) drift.push(line);
+  });
   return { exists: true, status: persisted.status, drift, lookups: due.length };
 }
 
@@ -97,17 +115,8 @@ function dueEntries(status: DataPlaneOperatorsManagedIdentities, now: Date): Arr
     .sort(([left], [right]) => (left < right ? -1 : 1));
 }
 
-type GlobalFailure = { readonly error: LookupErrorDetails };
-
-async function compareWithAzure(
-  dependencies: SyncDependencies,
-  key: string,
-  entry: DataPlaneOperatorManagedIdentityEntry,
-): Promise<string | GlobalFailure | undefined> {
-  const outcome = await lookUpIdentity(dependencies, entry.resourceID);
-  if (outcome.kind === "global") {
-    return { error: outcome.error };
-  }
+/** What one lookup outcome says about a stored entry, as a drift line; undefined when nothing. */
+function azureDriftOf(key: string, entry: DataPlaneOperatorManagedIdentityEntry, outcome: DecidedOutcome): string | undefined {
   if (outcome.kind !== "resolved") {
     if (entry.retrievalError !== undefined) {
       return undefined;

@@ -32,7 +32,7 @@ import type { IdentityLookupFailure } from "../core/errors";
 import { AzureAccessError } from "../core/azureAccessError";
 import { CosmosDocumentError, UserAssignedIdentityReadError } from "../core/errors";
 import type { DesiredIdentity, IdentityLookupOutcome, WorkReason } from "../core/identityStatus";
-import { workReason } from "../core/identityStatus";
+import { isFailedRetrievalError, workReason } from "../core/identityStatus";
 import type { DecidedOutcome } from "../core/statusDecision";
 import { decideStatus, sharedTransientFailure } from "../core/statusDecision";
 import { log } from "../logging/logger";
@@ -156,12 +156,9 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
       everyLookup: { failureClass: shared.failureClass, count: decided.length },
     });
   }
-  const failures: IdentityLookupFailure[] = [];
-  desired.forEach((identity, index) => {
+  const failed = desired.flatMap((identity, index) => {
     const outcome = decided[index];
-    if (outcome.kind === "failed") {
-      failures.push({ resourceId: identity.resourceId, error: outcome.error });
-    }
+    return outcome.kind === "failed" ? [{ key: identity.key, failure: { resourceId: identity.resourceId, error: outcome.error } }] : [];
   });
   if (desiredSetDisagreement !== undefined) {
     log("warning", "sync", location.documentId, desiredSetDisagreement);
@@ -181,6 +178,11 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
       credentialScope: dependencies.credentialScope ?? "process",
     }),
   );
+  // A failure is reported only while the persisted status still records one for that identity:
+  // after a conflict, the other writer may have just recorded a fresh answer for it.
+  const failures: IdentityLookupFailure[] = failed
+    .filter(({ key }) => isFailedRetrievalError(status.identities?.[key]?.retrievalError))
+    .map(({ failure }) => failure);
   const result: SyncResult = {
     ...base,
     status,

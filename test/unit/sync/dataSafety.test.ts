@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { desiredIdentitySet } from "../../../resources/core/identityStatus";
 import type { JsonObject } from "../../../resources/core/json";
-import { clearManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
+import { clearManagedIdentityStatus, refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
 import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
 import { isDesiredSetDisagreement } from "../../../resources/core/desiredSetDisagreement";
 import type { SyncResult } from "../../../resources/sync/syncManagedIdentityStatus";
@@ -95,13 +95,14 @@ describe("delete (issue 28 item 1): clears only what this resource recorded and 
 });
 
 describe("after a conflict, the decision is made again (issue 28 item 4)", () => {
-  it("writes nothing when the other writer's new document already needs no work, even with our older failure in hand", async () => {
+  it("writes nothing when the other writer's new document already needs no work, and does not report our older failure", async () => {
     const harness = harnessWithSubtree(storedStatus([storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" })], hourEarlier), {
       [identityA]: { error: restError("NotAuthorized", 400, "odd answer") },
     });
     const fresh = storedStatus([storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" })], muchLater);
     harness.store.beforeNextPatch(location.documentId, () => setSubtree(harness, fresh));
-    await expect(sync(harness, [identityA])).rejects.toThrow(/NotAuthorized/);
+    const result = await sync(harness, [identityA]);
+    expect(result).toMatchObject({ wrote: false, failures: [] });
     expect(harness.store.appliedPatches()).toHaveLength(0);
     expect(persistedSubtree(harness)).toEqual(fresh);
   });
@@ -133,6 +134,31 @@ describe("after a conflict, the decision is made again (issue 28 item 4)", () =>
       },
       earliestRecheckTime: recheckAtRandomZero,
     });
+  });
+});
+
+describe("a refresh in an ARM brownout", () => {
+  it("fails as a global failure instead of reporting every identity as drift, and writes nothing", async () => {
+    const before = storedStatus(
+      [storedEntry(identityA, { clientId: "a", principalId: "pa" }), storedEntry(identityB, { clientId: "b", principalId: "pb" })],
+      hourEarlier,
+    );
+    const unavailable: IdentityScript = { error: restError("ServiceUnavailable", 503, "busy") };
+    const harness = harnessWithSubtree(before, { [identityA]: unavailable, [identityB]: unavailable });
+    await expect(refreshManagedIdentityStatus(harness.dependencies, parsedCluster(), before)).rejects.toThrow(
+      /all 2 identity lookups .* failed the same transient way \(ServerError\)/,
+    );
+    expect(harness.store.patches()).toHaveLength(0);
+  });
+
+  it("still reports one identity's 503 as drift when the others resolve", async () => {
+    const before = storedStatus(
+      [storedEntry(identityA, { clientId: "a", principalId: "pa" }), storedEntry(identityB, { clientId: "b", principalId: "pb" })],
+      hourEarlier,
+    );
+    const harness = harnessWithSubtree(before, { [identityA]: resolved("a", "pa"), [identityB]: { error: restError("ServiceUnavailable", 503, "busy") } });
+    const result = await refreshManagedIdentityStatus(harness.dependencies, parsedCluster(), before);
+    expect(result.drift).toEqual([`identity ${keyB}: lookup now fails in Azure with ServiceUnavailable (HTTP 503)`]);
   });
 });
 
