@@ -30,9 +30,10 @@ export interface EngineCommand {
   readonly source: "built from Go modules" | "found on PATH";
 }
 
+/** The project's own @pulumi/pulumi pin (a devDependency: consumers bring theirs through the peer range). */
 function sdkVersion(): string {
-  const manifest = JSON.parse(readFileSync(join(projectDirectory, "package.json"), "utf8")) as { dependencies: Record<string, string> };
-  return manifest.dependencies["@pulumi/pulumi"];
+  const manifest = JSON.parse(readFileSync(join(projectDirectory, "package.json"), "utf8")) as { devDependencies: Record<string, string> };
+  return manifest.devDependencies["@pulumi/pulumi"];
 }
 
 /**

@@ -12,9 +12,10 @@ quiet="${1:-}"
 say() { if [ "$quiet" != "--quiet" ]; then echo "build-pulumi-cli: $*" >&2; fi; }
 fail() { echo "build-pulumi-cli: error: $*" >&2; exit 1; }
 
-# The CLI version is the project's own @pulumi/pulumi pin: engine and SDK stay in lockstep.
-version="$(node -p "require('${project_dir}/package.json').dependencies['@pulumi/pulumi']")"
-[[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "package.json must pin @pulumi/pulumi to an exact version (found '$version')"
+# The CLI version is the project's own @pulumi/pulumi pin (a devDependency; consumers get the SDK
+# through the peer range): engine and SDK stay in lockstep.
+version="$(node -p "require('${project_dir}/package.json').devDependencies['@pulumi/pulumi']")"
+[[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "package.json must pin the devDependency @pulumi/pulumi to an exact version (found '$version')"
 root="${project_dir}/.cache/pulumi/${version}"
 bin="${root}/bin"
 module_dir="${project_dir}/tools/pulumi"

@@ -102,17 +102,18 @@ export function literalCliEnvironment(cliRoot: string, extra: Readonly<Record<st
 }
 
 /**
- * A stack of the literal CLI over the project directory, as a user's shell has it: the built CLI on
- * PATH ({@link literalCliEnvironment}), a file backend, home and passphrase in `scratchDirectory`,
- * `--event-log` allowed (PULUMI_DEBUG_COMMANDS), the sandbox's settings, and the stack initialised
- * with the sandbox's config and `clusters` as its clusters file. Returns the shell's environment.
- * The caller removes `Pulumi.<stackName>.yaml` from the project directory afterwards.
+ * A stack of the literal CLI over the project directory (or another program's), as a user's shell
+ * has it: the built CLI on PATH ({@link literalCliEnvironment}), a file backend, home and passphrase
+ * in `scratchDirectory`, `--event-log` allowed (PULUMI_DEBUG_COMMANDS), the sandbox's settings, and
+ * the stack initialised with the sandbox's config and `clusters` as its clusters file. Returns the
+ * shell's environment. The caller removes `Pulumi.<stackName>.yaml` from that directory afterwards.
  */
 export async function initLiteralStack(
   sandbox: Sandbox,
   scratchDirectory: string,
   stackName: string,
   clusters: readonly ClusterConfig[],
+  programDirectory: string = projectDirectory,
 ): Promise<NodeJS.ProcessEnv> {
   for (const directory of ["state", "home"]) {
     mkdirSync(join(scratchDirectory, directory), { recursive: true });
@@ -128,17 +129,22 @@ export async function initLiteralStack(
     PULUMI_CONFIG_PASSPHRASE: `${stackName}-test-passphrase`,
     ...settings.environment,
   });
-  await runLiteralPulumi(projectDirectory, environment, stackName, "stack", "init");
+  await runLiteralPulumi(programDirectory, environment, stackName, "stack", "init");
   for (const [key, value] of Object.entries({ ...settings.config, documentWaitSeconds: "2", clustersFile })) {
-    await runLiteralPulumi(projectDirectory, environment, stackName, "config", "set", `aro-hcp-identity-status:${key}`, value);
+    await runLiteralPulumi(programDirectory, environment, stackName, "config", "set", `aro-hcp-identity-status:${key}`, value);
   }
   return environment;
 }
 
-/** Undoes {@link initLiteralStack} and the sandbox: the stack's file in the project directory, the scratch directory. */
-export async function removeLiteralStack(sandbox: Sandbox | undefined, scratchDirectory: string | undefined, stackName: string): Promise<void> {
+/** Undoes {@link initLiteralStack} and the sandbox: the stack's file in the program's directory, the scratch directory. */
+export async function removeLiteralStack(
+  sandbox: Sandbox | undefined,
+  scratchDirectory: string | undefined,
+  stackName: string,
+  programDirectory: string = projectDirectory,
+): Promise<void> {
   await sandbox?.stop();
-  rmSync(join(projectDirectory, `Pulumi.${stackName}.yaml`), { force: true });
+  rmSync(join(programDirectory, `Pulumi.${stackName}.yaml`), { force: true });
   if (scratchDirectory !== undefined) {
     rmSync(scratchDirectory, { recursive: true, force: true });
   }

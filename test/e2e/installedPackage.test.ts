@@ -9,6 +9,10 @@
  * the real engine against the sandbox with no ARO_HCP_PROJECT_DIR anywhere: the provider host
  * must find the implementation in the program's own node_modules. Cosmos is read back after each.
  *
+ * Issue 27 items 1 and 2: the program depends on another @pulumi/pulumi 3.x than the project's own
+ * pin, the oldest the package's peer range admits, and npm installs one copy of the SDK for both;
+ * the package's exports map resolves the documented entry points and refuses every other path.
+ *
  * Reproduces: "cannot load the ServiceProviderClusterIdentityStatus provider … not found" without
  * ARO_HCP_PROJECT_DIR, TS2305/TS7016 on import, and `new Error(message, { cause })` under ES2020.
  */
@@ -31,6 +35,16 @@ import { engineModule, literalCliEnvironment, outputCollector, runLiteralPulumi 
 const projectDirectory = resolve(__dirname, "..", "..");
 const fixtureDirectory = join(projectDirectory, "test", "fixtures", "consumerProgram");
 const projectRequire = createRequire(join(projectDirectory, "package.json"));
+/** The oldest @pulumi/pulumi the package's peer range admits: what the consumer program installs. */
+const consumerPulumiVersion = /^\^(\d+\.\d+\.\d+)$/.exec(projectManifest.peerDependencies["@pulumi/pulumi"])?.[1] ?? "";
+/** The entry points package.json exports, each with the file it resolves to in the installed package. */
+const exportedEntryPoints: Readonly<Record<string, string>> = {
+  "aro-hcp-identity-status": "dist/resources/index.js",
+  "aro-hcp-identity-status/provider": "dist/resources/managedIdentityStatusProvider.js",
+  "aro-hcp-identity-status/package.json": "package.json",
+};
+/** The runtime exports of `aro-hcp-identity-status`: the documented surface (README, "Using it"). */
+const documentedExports = ["ServiceProviderClusterIdentityStatus", "quietSdkRegistrationDebugLogs", "registerWithoutStackTraces", "resourceTypeToken"];
 
 let sandbox: Sandbox;
 let fleet: FleetClusterDescription[];
@@ -66,18 +80,21 @@ beforeAll(async () => {
     copyFileSync(join(fixtureDirectory, file), join(consumerDirectory, file));
   }
   copyFileSync(join(fixtureDirectory, "mockedUnitTest.ts"), join(consumerDirectory, "index.test.ts"));
+  expect(consumerPulumiVersion, "the consumer's SDK differs from the project's own").not.toBe(projectManifest.devDependencies["@pulumi/pulumi"]);
   const consumerManifest = {
     name: "consumer",
     private: true,
     dependencies: {
       "aro-hcp-identity-status": `file:${join(packDirectory, tarball ?? "")}`,
-      "@pulumi/pulumi": projectManifest.dependencies["@pulumi/pulumi"],
+      "@pulumi/pulumi": consumerPulumiVersion,
     },
     devDependencies: { "@types/node": projectManifest.devDependencies["@types/node"] },
   };
   writeFileSync(join(consumerDirectory, "package.json"), `${JSON.stringify(consumerManifest, null, 2)}\n`);
-  // From the npm cache the project's own install filled; the registry only for what is missing.
+  // From the npm cache when it has them; the registry for what is missing (the consumer's SDK, and
+  // the newest Azure SDKs the package's caret ranges admit).
   run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], consumerDirectory);
+  console.log(run("npm", ["ls", "@pulumi/pulumi", "@azure/arm-msi", "@azure/cosmos", "@azure/identity", "@azure/logger"], consumerDirectory));
 }, 600_000);
 
 afterAll(async () => {
@@ -101,6 +118,17 @@ async function expectRecorded(cluster: FleetClusterDescription): Promise<void> {
   }
 }
 
+/** `npm ls --json`'s tree, as far as {@link sdkVersions} reads it. */
+interface NpmTree {
+  readonly version?: string;
+  readonly dependencies?: Readonly<Record<string, NpmTree>>;
+}
+
+/** The version of every @pulumi/pulumi listed in the tree, the program's and each dependent's. */
+function sdkVersions(tree: NpmTree): (string | undefined)[] {
+  return Object.entries(tree.dependencies ?? {}).flatMap(([name, child]) => [...(name === "@pulumi/pulumi" ? [child.version] : []), ...sdkVersions(child)]);
+}
+
 /** tsc over the program's own tsconfig.json (the template's settings); emits bin/index.js. */
 function compileConsumer(): string {
   return run(process.execPath, [projectRequire.resolve("typescript/bin/tsc"), "-p", consumerDirectory], consumerDirectory);
@@ -115,14 +143,48 @@ describe("the packed package installed into a separate program", () => {
     for (const absent of ["dist/sandbox", "dist/bench", "dist/cli", "dist/index.js", "resources", "test"]) {
       expect(existsSync(join(installed, absent)), absent).toBe(false);
     }
-    const consumerRequire = createRequire(join(consumerDirectory, "package.json"));
-    // The paths the loaders require (the current one, and the one in earlier versions' state), resolved as the provider host does.
-    for (const specifier of ["aro-hcp-identity-status/provider", "aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js"]) {
-      expect(consumerRequire.resolve(specifier), specifier).toBe(join(installed, "dist", "resources", "managedIdentityStatusProvider.js"));
-    }
     // Sandbox-only packages are not runtime dependencies any more.
     expect(existsSync(join(consumerDirectory, "node_modules", "@vercel", "cosmosdb-server"))).toBe(false);
     expect(existsSync(join(consumerDirectory, "node_modules", "selfsigned"))).toBe(false);
+  });
+
+  it("shares the program's @pulumi/pulumi, another 3.x than the project's: one copy, deduped", () => {
+    // npm's own account: every @pulumi/pulumi in the tree is the program's version, in one directory,
+    // and the package's is listed as deduped.
+    const tree = JSON.parse(run("npm", ["ls", "@pulumi/pulumi", "--all", "--json"], consumerDirectory)) as NpmTree;
+    expect(sdkVersions(tree)).toEqual([consumerPulumiVersion, consumerPulumiVersion]);
+    const directories = run("npm", ["ls", "@pulumi/pulumi", "--all", "--parseable"], consumerDirectory).trim().split("\n");
+    expect(directories).toEqual([join(consumerDirectory, "node_modules", "@pulumi", "pulumi")]);
+    const listing = run("npm", ["ls", "@pulumi/pulumi", "--all"], consumerDirectory);
+    console.log(listing);
+    expect(listing).toMatch(new RegExp(`aro-hcp-identity-status@\\S+\\n\\s+└── @pulumi/pulumi@${consumerPulumiVersion.replaceAll(".", "\\.")} deduped`));
+    // So the package and the program load the same module, and its resources register with the program's runtime.
+    const consumerRequire = createRequire(join(consumerDirectory, "package.json"));
+    const fromPackage = createRequire(consumerRequire.resolve("aro-hcp-identity-status"));
+    expect(fromPackage.resolve("@pulumi/pulumi")).toBe(consumerRequire.resolve("@pulumi/pulumi"));
+  });
+
+  it("exports the documented entry points only: the resource's module, the provider host's entry and package.json", () => {
+    const installed = join(consumerDirectory, "node_modules", "aro-hcp-identity-status");
+    const consumerRequire = createRequire(join(consumerDirectory, "package.json"));
+    const manifest = consumerRequire("aro-hcp-identity-status/package.json") as { exports: Record<string, unknown> };
+    expect(Object.keys(manifest.exports)).toEqual([".", "./provider", "./package.json"]);
+    for (const [specifier, file] of Object.entries(exportedEntryPoints)) {
+      expect(consumerRequire.resolve(specifier), specifier).toBe(join(installed, file));
+    }
+    // Every other path is refused, as Node refuses it, the path earlier loaders required included.
+    for (const internal of [
+      "aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js",
+      "aro-hcp-identity-status/dist/resources/index.js",
+      "aro-hcp-identity-status/dist/resources/provider/managedIdentityStatusProvider.js",
+      "aro-hcp-identity-status/dist/resources/core/settings",
+      "aro-hcp-identity-status/provider/managedIdentityStatusProvider",
+    ]) {
+      expect(() => consumerRequire.resolve(internal), internal).toThrow(expect.objectContaining({ code: "ERR_PACKAGE_PATH_NOT_EXPORTED" }));
+    }
+    // What each entry holds: the documented surface, and the implementation the provider text requires.
+    expect(Object.keys(consumerRequire("aro-hcp-identity-status") as object).sort()).toEqual(documentedExports);
+    expect(Object.keys(consumerRequire("aro-hcp-identity-status/provider") as object)).toEqual(["managedIdentityStatusImplementation"]);
   });
 
   it('typechecks `import { ServiceProviderClusterIdentityStatus } from "aro-hcp-identity-status"` with the template\'s settings (ES2020, strict)', () => {
