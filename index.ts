@@ -9,11 +9,15 @@ import { refusePlainCosmosKey } from "./program/cosmosKeyConfig";
 import { declareFleet } from "./program/declareFleet";
 import { allowEmptyFleetKey, checkEmptyFleet } from "./program/emptyFleet";
 import { clusterListFromFile, parseClusterList } from "./program/fleet";
+import { quietSdkRegistrationDebugLogs, registerWithoutStackTraces } from "./resources";
 
 // Settled as a promise, so a bad configuration is a rejection for whoever awaits the program.
 export = (): Promise<Record<string, unknown>> => Promise.resolve().then(declareProgram);
 
 async function declareProgram(): Promise<Record<string, unknown>> {
+  // This program declares thousands of resources: it opts in to both (resources/index.ts).
+  quietSdkRegistrationDebugLogs();
+  registerWithoutStackTraces();
   const config = new pulumi.Config();
   refusePlainCosmosKey(config);
   // Read whatever the fleet, so that a value other than true or false is refused, naming the key.

@@ -8,13 +8,62 @@ import { providerText } from "./provider/providerLoader";
 import type { ProviderOutputs } from "./provider/providerOutputs";
 import type { OutputsStatus } from "./core/outputsStatus";
 import { statusFromOutputs } from "./core/outputsStatus";
-import { quietSdkRegistrationLines, sdkDebugLogsFrom } from "./sdkRegistrationDebugLogs";
 
 /** Type token parts: shows as `pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus`. */
 export const resourceModule = "aroHcp";
 export const resourceTypeName = "ServiceProviderClusterIdentityStatus";
-/** The resource's type token, as the engine and its state name it. */
+/**
+ * The resource's type token, as the engine and its state name it, and as a `pulumi.runtime.setMocks`
+ * test sees it in `newResource`'s `args.type`.
+ */
 export const resourceTypeToken = `pulumi-nodejs:dynamic/${resourceModule}:${resourceTypeName}`;
+
+/** Whether {@link registerWithoutStackTraces} is on in this copy of the package; off unless a program turns it on. */
+let stackTracesOffWhileRegistering = false;
+
+/**
+ * Opt-in for a program that declares many of these resources: each one constructed afterwards is
+ * registered with V8's stack traces off, and nothing else changes. Off by default: a constructor
+ * then leaves `Error` alone.
+ *
+ * While the SDK registers a resource (the synchronous `super` call of the constructor), it
+ * - wraps every input and output property in a promise that records a formatted stack trace
+ *   (`debuggablePromise`, shown only when a program leaks promises): 2.2 ms of CPU per resource
+ *   with this one's 13 properties, 45 % of a fleet program's own cost (docs/performance.md);
+ * - records the caller's stack (`Resource.callsites`, which lifts the limit itself), which the
+ *   engine stores with the resource: about 330 bytes per cluster, the same loop for every cluster
+ *   of a fleet program.
+ * With this on, the constructor sets `Error.stackTraceLimit` to 0 and `Error.prepareStackTrace` to
+ * a one-line formatter for that call only, and puts both back as they were before it returns, also
+ * when it throws. The engine then stores no source position or stack trace for the resource, and an
+ * error thrown meanwhile keeps its name and message without frames. Code the SDK calls from inside
+ * that call runs under the same settings: the SDK's own, and any resource transformation the
+ * program applies to the resource (the `transformations` option, or one inherited from a parent or
+ * the stack).
+ * @returns a function that turns it off again.
+ */
+export function registerWithoutStackTraces(): () => void {
+  stackTracesOffWhileRegistering = true;
+  return () => {
+    stackTracesOffWhileRegistering = false;
+  };
+}
+
+/**
+ * Turns stack traces off, for the registration of one resource when {@link registerWithoutStackTraces}
+ * is on; returns what puts `Error` back as it was.
+ */
+function stackTracesOff(): () => void {
+  const stackTraceLimit = Error.stackTraceLimit;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was; never called here
+  const prepareStackTrace = Error.prepareStackTrace;
+  Error.stackTraceLimit = 0;
+  Error.prepareStackTrace = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}`.split("\n")[0] : "");
+  return () => {
+    Error.stackTraceLimit = stackTraceLimit;
+    Error.prepareStackTrace = prepareStackTrace;
+  };
+}
 
 /** Inputs of {@link ServiceProviderClusterIdentityStatus}. */
 export interface ServiceProviderClusterIdentityStatusArgs {
@@ -42,7 +91,7 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   declare readonly desiredSource: pulumi.Output<ProviderOutputs["desiredSource"]>;
   /**
    * The persisted subtree by operator name (core/outputsStatus.ts). State holds it as JSON text
-   * (outputs schema 3); this output is the object, also from older state or a mock's object.
+   * (outputs schema 1); this output is the object, also from a mock's object.
    */
   declare readonly status: pulumi.Output<OutputsStatus>;
   declare readonly identityCount: pulumi.Output<number>;
@@ -55,24 +104,8 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   declare readonly drift: pulumi.Output<string[] | undefined>;
 
   constructor(name: string, args: ServiceProviderClusterIdentityStatusArgs, options?: pulumi.CustomResourceOptions) {
-    // The SDK's three debug lines per registration of this type stay out of the engine unless
-    // ARO_HCP_SDK_DEBUG_LOGS=all (sdkRegistrationDebugLogs.ts); a bad value fails here, first.
-    sdkDebugLogsFrom(process.env);
-    quietSdkRegistrationLines(resourceTypeToken);
-    // V8's stack traces are off while the SDK registers the resource, for two costs:
-    // - CPU: the SDK wraps every input property in a promise that records a formatted stack trace
-    //   (`debuggablePromise`, shown only when a program leaks promises), 2.2 ms per resource with
-    //   its 13 properties, 45 % of a fleet program's own cost (docs/performance.md);
-    // - state: the SDK records the caller's stack (`Resource.callsites`, which lifts the limit
-    //   itself) and the engine stores it with the resource, about 330 bytes per cluster, always
-    //   the same loop in a fleet program. Formatting every stack as one line with no frames leaves
-    //   it nothing to record: the engine stores no source position for this resource.
-    // An error thrown meanwhile keeps its name and message. Both are restored before anything else runs.
-    const stackTraceLimit = Error.stackTraceLimit;
-    // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was; never called here
-    const prepareStackTrace = Error.prepareStackTrace;
-    Error.stackTraceLimit = 0;
-    Error.prepareStackTrace = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}`.split("\n")[0] : "");
+    // Nothing of the process changes unless the program opted in (registerWithoutStackTraces).
+    const restoreStackTraces = stackTracesOffWhileRegistering ? stackTracesOff() : undefined;
     try {
       super(
         resourceTypeToken,
@@ -93,8 +126,7 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
         options,
       );
     } finally {
-      Error.stackTraceLimit = stackTraceLimit;
-      Error.prepareStackTrace = prepareStackTrace;
+      restoreStackTraces?.();
     }
     // The SDK made `status` the provider's value, the JSON text: give the program the object.
     const stored = this.status as pulumi.Output<unknown>;

@@ -47,8 +47,9 @@ export const trivialFleetProgram: automation.PulumiFn = async () => {
       : parseClusterList(config.getObject<unknown>("clusters") ?? [], "clusters");
   const keys = clusterKeys(clusters.map((cluster) => cluster.clusterResourceId));
   const outputs: Record<string, pulumi.Output<string>> = {};
-  // The SDK's debug lines per registration are kept out of the engine as the project's resource
-  // keeps its own (resources/sdkRegistrationDebugLogs.ts), so that both engines log alike.
+  // The SDK's debug lines per registration are kept out of the engine as the project's program
+  // keeps its own out (it opts in with quietSdkRegistrationDebugLogs, resources/sdkRegistrationDebugLogs.ts),
+  // so that both engines log alike.
   quietSdkRegistrationLines(trivialTypeToken);
   // Declared in batches as the project's program declares its fleet, so that both engines are fed alike.
   await declareInBatches(clusters, (cluster) => {

@@ -14,7 +14,7 @@ import { encodeOutputsStatus, operatorNamesFromOutputs, readOutputsStatusText } 
 import { readStatusSubtree } from "../../resources/core/serviceProviderClusterDocument";
 
 /**
- * The outputs' status (the JSON text of schema 3, by operator name) is exactly the persisted
+ * The outputs' status (its JSON text, by operator name) is exactly the persisted
  * subtree written small, under the operator names the outputs give: every entry, ID and error, and
  * the recheck time.
  */

@@ -106,7 +106,9 @@ beforeAll(async () => {
     { clusterResourceId: fleet[1].clusterResourceId, dataPlaneOperators: fleet[1].dataPlaneOperators },
     { clusterResourceId: fleet[2].clusterResourceId },
   ];
-  testStack = await openTestStack(sandbox, "e2e", clusters);
+  // A persistent fault is given up on after 5 s instead of the default 30 s: the steps test what
+  // happens then, not how long the retries last (test/unit/sync/lookUpIdentity.test.ts does).
+  testStack = await openTestStack(sandbox, "e2e", clusters, { lookupTimeoutSeconds: "5" });
 }, 600_000);
 
 afterAll(async () => {

@@ -71,7 +71,7 @@ describe("quietSdkRegistrationLines", () => {
   it("drops this type's registration lines while quiet, passes everything else, and follows the variable", async () => {
     const { module, passed } = recordingModule();
     const environment: NodeJS.ProcessEnv = {};
-    expect(quietSdkRegistrationLines(ours, module, environment)).toBe(true);
+    quietSdkRegistrationLines(ours, module, environment);
     for (const line of [...registrationLines(ours, "a"), ...registrationLines(theirs, "b"), "the program's own line"]) {
       await module.debug(line);
     }
@@ -84,24 +84,58 @@ describe("quietSdkRegistrationLines", () => {
     }
     expect(passed).toEqual(registrationLines(ours, "a"));
 
-    // An unreadable value keeps every line (the constructor refuses it before registering).
+    // An unreadable value keeps every line (quietSdkRegistrationDebugLogs refuses it when called).
     passed.length = 0;
     environment.ARO_HCP_SDK_DEBUG_LOGS = "yes";
     await module.debug(registrationLines(ours, "a")[0]);
     expect(passed).toHaveLength(1);
   });
 
-  it("wraps once per type, so constructing many resources does not stack wrappers", async () => {
+  it("wraps once per type, so opting in twice does not stack wrappers", async () => {
     const { module, passed } = recordingModule();
-    expect(quietSdkRegistrationLines(ours, module, {})).toBe(true);
+    const undo = quietSdkRegistrationLines(ours, module, {});
     const once = module.debug;
-    expect(quietSdkRegistrationLines(ours, module, {})).toBe(false);
+    expect(quietSdkRegistrationLines(ours, module, {})).toBe(undo);
     expect(module.debug).toBe(once);
     // Another type gets a wrapper of its own.
-    expect(quietSdkRegistrationLines(theirs, module, {})).toBe(true);
+    quietSdkRegistrationLines(theirs, module, {});
     for (const line of [...registrationLines(ours, "a"), ...registrationLines(theirs, "b")]) {
       await module.debug(line);
     }
     expect(passed).toEqual([]);
+  });
+
+  it("puts `debug` back as it found it when undone, and can be turned on again", async () => {
+    const { module, passed } = recordingModule();
+    const original = module.debug;
+    const undo = quietSdkRegistrationLines(ours, module, {});
+    expect(module.debug).not.toBe(original);
+    undo();
+    expect(module.debug).toBe(original);
+    expect(Object.getOwnPropertySymbols(module)).toEqual([]);
+    await module.debug(registrationLines(ours, "a")[0]);
+    expect(passed).toEqual([registrationLines(ours, "a")[0]]);
+    // Undone, it is no longer installed: turning it on again wraps anew.
+    const again = quietSdkRegistrationLines(ours, module, {});
+    expect(again).not.toBe(undo);
+    await module.debug(registrationLines(ours, "a")[0]);
+    expect(passed).toHaveLength(1);
+    again();
+    expect(module.debug).toBe(original);
+  });
+
+  it("passes every line once undone, also when something wrapped `debug` after it", async () => {
+    const { module, passed } = recordingModule();
+    const undo = quietSdkRegistrationLines(ours, module, {});
+    const ourWrapper = module.debug;
+    const theirWrapper = (message: string): Promise<void> => ourWrapper(message);
+    module.debug = theirWrapper;
+    undo();
+    // Theirs stays in place (putting the original back would drop it); ours now passes everything.
+    expect(module.debug).toBe(theirWrapper);
+    for (const line of registrationLines(ours, "a")) {
+      await module.debug(line);
+    }
+    expect(passed).toEqual(registrationLines(ours, "a"));
   });
 });
