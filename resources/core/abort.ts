@@ -1,5 +1,8 @@
 /**
  * Waiting with a deadline on promises that may ignore abort signals (pure, no I/O).
+ * @azure/core-util's `cancelablePromiseRace` and `createAbortablePromise` come close, but the pure
+ * core loads no SDK (.dependency-cruiser.cjs), and this is one `Promise.race` that must also accept
+ * the SDKs' AbortSignalLike.
  */
 
 /** What is used of an abort signal: the DOM's AbortSignal and the Azure SDKs' AbortSignalLike both fit. */
