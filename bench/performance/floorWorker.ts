@@ -1,6 +1,6 @@
 /**
  * The floor of an engine run: a plain script, in its own process like the provider host, doing
- * the same Azure work through the same SDK clients (resources/azure/clients.ts: one credential,
+ * the same Azure work through the same SDK clients (resources/provider/azureAdapters.ts: one credential,
  * one keep-alive agent, the process-wide lookup limiter) with no engine around it.
  *
  * Modes (argv[2]): `sync` reads each ServiceProviderCluster document, GETs its identities through

@@ -1,8 +1,8 @@
 /**
  * Pure parsing and normalisation of the Azure resource IDs this hook handles.
  *
- * Mirrors the behaviour of the Azure SDK parser that the upstream controller relies on
- * (upstream-behaviour.md §1.4): the segment names `subscriptions`, `resourceGroups` and `providers`
+ * Mirrors the behaviour of the Azure SDK parser that the upstream controller relies on:
+ * the segment names `subscriptions`, `resourceGroups` and `providers`
  * match case-insensitively and are printed back in their canonical casing; every other segment
  * keeps the casing it was given. Keys and comparisons use the fully lowercased canonical form.
  */

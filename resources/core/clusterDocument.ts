@@ -1,5 +1,5 @@
 /**
- * Reads what the hook needs from an HCPOpenShiftCluster document (upstream-behaviour.md §1.3).
+ * Reads what the hook needs from an HCPOpenShiftCluster document (docs/cosmos-data-flow.md).
  * Read only: this hook never writes the cluster document. Pure.
  */
 import { describeType } from "./azureResourceId";

@@ -1,7 +1,7 @@
 /**
  * Where a cluster's documents live in the Cosmos container: item ids as the upstream backend
  * derives them (a UUID version 5, SHA-1, of the lowercased ARM resource ID in a fixed namespace,
- * upstream-behaviour.md §1.1) and the partition key (the lowercased subscription ID). Pure.
+ * docs/cosmos-data-flow.md) and the partition key (the lowercased subscription ID). Pure.
  */
 import { createHash } from "node:crypto";
 import { goToLower } from "./goStrings";

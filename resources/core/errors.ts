@@ -217,7 +217,7 @@ export function describeCosmosError(error: unknown): string {
  * `x-ms-retry-after-ms`, or `retry-after` (seconds or an HTTP date). Undefined when it asks none.
  * Hand-written because @azure/core-rest-pipeline reads these same headers only inside its
  * throttling retry policy and exports no parser of them (checked in 1.24), and that policy is not
- * used (sync/lookUpIdentity.ts says why); the pure core loads no SDK (.dependency-cruiser.cjs).
+ * used (resources/sync/lookUpIdentity.ts says why); the pure core loads no SDK (.dependency-cruiser.cjs).
  */
 export function retryAfterInMs(error: unknown): number | undefined {
   const response = (error as { response?: { headers?: { get?: (name: string) => string | undefined } } } | undefined)?.response;

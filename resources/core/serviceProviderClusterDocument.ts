@@ -1,7 +1,7 @@
 /**
  * The persisted shape: the ServiceProviderCluster document's envelope and the subtree this hook
  * owns, `properties.status.dataPlaneOperatorsManagedIdentities`, exactly as the upstream backend
- * reads and writes it (upstream-behaviour.md §1.1–1.2). Pure: no I/O, no SDK imports.
+ * reads and writes it (docs/cosmos-data-flow.md). Pure: no I/O, no SDK imports.
  *
  * Field notes follow the upstream "Written by:" convention; docs/cosmos-data-flow.md has the table.
  */

@@ -3,7 +3,7 @@
  * benchmark and the sandbox checks read. Tasks start in the order they were submitted (first in,
  * first out), and a finishing task's slot goes to the oldest waiter, never to a newcomer of the
  * same tick (test/unit/sync/concurrencyLimiter.test.ts). Slots are held per `run`: a lookup's wait
- * between attempts happens outside it (sync/lookUpIdentity.ts).
+ * between attempts happens outside it (resources/sync/lookUpIdentity.ts).
  *
  * Why p-limit and not the hand-written queue this file held before: p-limit passed every test of
  * that one, and its queue (yocto-queue) dequeues in constant time where `Array#shift` did not:

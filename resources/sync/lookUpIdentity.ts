@@ -1,6 +1,6 @@
 /**
  * One identity lookup, with the retry policy this hook owns (the ARM client's own retries are
- * off: `retryOptions: { maxRetries: 0 }` in provider/azureAdapters.ts).
+ * off: `retryOptions: { maxRetries: 0 }` in resources/provider/azureAdapters.ts).
  *
  * Why not @azure/core-rest-pipeline's retry policies (issue 27 item 6): they retry inside the
  * client's request, so a lookup would hold its limiter slot through every Retry-After and backoff,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { cosmosItemIdFor, resourceIdNamespace, uuidVersion5 } from "../../../resources/core/documentLocation";
 
-// Every vector from upstream-behaviour.md §1.1.
+// Item ids of upstream's layout (docs/cosmos-data-flow.md); test/fixtures/goVectors.json holds more, printed by Go.
 const spcId =
   "/subscriptions/0465bc32-c654-41b8-8d87-9815d7abe8f6/resourceGroups/some-resource-group/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/some-hcp-cluster/serviceProviderClusters/default";
 const monstrousPrecinct =

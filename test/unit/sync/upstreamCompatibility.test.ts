@@ -2,7 +2,7 @@
  * Documents cross the boundary both ways: a status the upstream Go backend wrote must be read
  * (and not rewritten for cosmetic reasons) by this hook, and a status this hook wrote must have
  * exactly the shape the Go types decode. The upstream document below is written out by hand from
- * upstream-behaviour.md §1 (Go's encoding: lowercased keys, `resourceID` re-parsed from the key,
+ * the upstream layout (docs/cosmos-data-flow.md; Go's encoding: lowercased keys, `resourceID` re-parsed from the key,
  * nil pointers omitted, whole-second RFC 3339 times, the raw SDK error text).
  */
 import { describe, expect, it } from "vitest";
