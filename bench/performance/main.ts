@@ -1,14 +1,16 @@
 /**
  * `npm run bench`: the performance benchmark. Runs every scenario against sandboxes in this process
  * and the real Pulumi engine, compares each measurement with a floor measured in the same run, and
- * writes docs/performance.md. `--quick` runs fewer repetitions and sizes (about a third of the time).
+ * writes the numbers into the generated section of docs/performance.md (the written text around it
+ * stays as it is). `--quick` runs fewer repetitions and sizes (about a third of the time).
  *
  * Not a test: nothing here fails on a slow machine. Targets that do not hold are reported in the
  * table with the factor by which they missed.
  */
-import { rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, totalmem } from "node:os";
 import { join } from "node:path";
+import { replaceGeneratedSection } from "../generatedSection";
 import { defaultEngineParallelism, engineCommand, projectDirectory, refreshParallelism } from "../../cli/engine";
 import type { FleetScenarioResult } from "./fleetScenario";
 import { runFleetScenario } from "./fleetScenario";
@@ -171,7 +173,7 @@ async function main(): Promise<void> {
     ...(throttleFleet === undefined ? {} : { throttleFleet }),
   };
   const path = join(projectDirectory, "docs", "performance.md");
-  writeFileSync(path, renderReport(results));
+  writeFileSync(path, replaceGeneratedSection(readFileSync(path, "utf8"), "npm run bench", renderReport(results)));
   // The sandboxes' CA bundles (benchmarkSandbox.ts).
   rmSync(join(projectDirectory, ".sandbox", `bench-${process.pid}`), { recursive: true, force: true });
   log(`wrote ${path}`);

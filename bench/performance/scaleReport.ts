@@ -1,4 +1,4 @@
-/** The scale parts of docs/performance.md (issue 12): targets, the scaling table and the shard model. */
+/** The scale parts of docs/performance.md's generated section (issue 12): targets, the scaling table and the shard model, as numbers. */
 import type { EngineRun } from "./benchmarkStack";
 import type { FleetScenarioResult } from "./fleetScenario";
 import type { BenchmarkResults } from "./report";
@@ -111,12 +111,9 @@ export function scaleSection(results: BenchmarkResults): string[] {
   return [
     "## 5. Scaling",
     "",
-    "Each size in its own sandbox and stack (200 clusters: the repetition of section 2–4 whose `up` took the median time). Plain-script floor: the floor worker of section 2–4 at that size. Engine floor",
-    "(`bench/performance/engineFloor.ts`): the same engine, stack config and resource names with a trivial dynamic provider",
-    "that does no I/O, in a stack of its own in the same sandbox. Ratios in brackets are to the floor beside them.",
     repeated.length === 0
       ? ""
-      : `At ${repeated.map((result) => result.clusters).join(" and ")} clusters the no-op \`up\` and the \`refresh\` ran ${repeated[0].noOpUps!.length} times each, every one of ours followed by the engine floor's, and the first \`up\` ${repeated[0].upRuns?.length ?? 1} times, each on a fresh stack right after a plain-script run of its own; the table shows the medians (the \`up\` of median ratio to its plain script; the runs are listed below it): the floors of this shared 2-core machine move by up to 40 % between runs.`,
+      : `Runs at ${repeated.map((result) => result.clusters).join(" and ")} clusters: no-op \`up\` and \`refresh\` ${repeated[0].noOpUps!.length} each, first \`up\` ${repeated[0].upRuns?.length ?? 1}; the table shows medians (for \`up\`, the run of median ratio to its plain script), every run is listed below it.`,
     "",
     "| Clusters | `up` (/ plain script) | Engine floor `up` | No-op `up` (/ engine floor) | Engine floor no-op | `refresh` (/ engine floor) | Engine floor `refresh` | State per cluster | Host peak `up` / `refresh` | CPU of `up`: host / engine / program / sandbox |",
     "|---|---|---|---|---|---|---|---|---|---|",
@@ -133,9 +130,7 @@ export function scaleSection(results: BenchmarkResults): string[] {
       ? []
       : [
           "",
-          "What a `refresh` of ours does beyond the engine floor's is one Cosmos read per cluster (drift detection; reads of one partition",
-          "that wait at the same time go as one batch). The read floor is one Node process making just those reads, all at once, through",
-          "the same clients (`floorWorker.ts`, read mode), in the same sandbox:",
+          "`refresh` against the engine floor's plus the read floor (one Cosmos read per cluster):",
           "",
           "| Clusters | `refresh` | Engine floor `refresh` + read floor | `refresh` / that sum | CPU of `refresh`: host / engine / program / sandbox | Engine floor's: host / engine / program |",
           "|---|---|---|---|---|---|",
@@ -166,9 +161,7 @@ export function upCpuBudget(results: BenchmarkResults): string[] {
     return [];
   }
   return [
-    `CPU of \`up\`, every process, against the work it must do: the engine floor's \`up\` (engine, program and provider host for`,
-    "the same resources) plus the plain script's (its SDK clients, and the sandbox answering them). Both",
-    `must run on this machine's ${results.cores} cores, so their sum over the cores is the least an engine-driven \`up\` could take here:`,
+    `CPU of \`up\`, every process, against the engine floor's \`up\` plus the plain script's, over this machine's ${results.cores} cores:`,
     "",
     "| Clusters | `up` CPU: host / engine / program / sandbox = total | Engine floor `up` CPU | Plain script CPU: worker + sandbox | (Engine floor + plain script) / cores | / plain script | `up` wall / CPU over cores |",
     "|---|---|---|---|---|---|---|",
@@ -203,24 +196,20 @@ export function shardSection(results: BenchmarkResults): string[] {
   return [
     "## 8. Shards: a 20,000-cluster fleet",
     "",
-    "Model (`bench/performance/shardModel.ts`), from one stack's costs measured above in this run:",
+    "Model inputs (`bench/performance/shardModel.ts`), from this run's single-stack costs:",
     "",
     cost("`up`", costs.up),
     cost("drift check (`refresh`, then no-op `up`)", costs.driftCheck),
     `- state: ${kilobytes(stateBytesPerCluster)} per cluster (at ${largest.clusters} clusters)`,
     "",
-    "One stack of n clusters takes a + b·n. Hashing by ARM ID (examples/sharding) leaves the largest of s shards about",
-    "2·√(n/s) above the mean, and the fleet waits for its largest shard. On separate machines (a CI matrix, one runner like",
-    `this one per shard) that is the fleet's time; all shards at once on one machine of k = ${results.cores} cores take at least the CPU of the`,
-    "whole fleet over k cores ((s × start-up CPU + c·n) / k). ARM sees at most `lookupConcurrency` × shards lookups at once.",
+    "Predicted:",
     "",
     "| Clusters | Shards | Largest shard | `up`, separate machines | Drift check, separate machines | `up`, all on one 2-core machine | State per shard | State total |",
     "|---|---|---|---|---|---|---|---|",
     fleetRow(10),
     fleetRow(40),
     "",
-    `Check: ${shards.clusters} clusters in ${shards.shards} shards (${shards.clustersPerShard.join(", ")} clusters), every shard's engine and provider host started at`,
-    "once on this machine against one sandbox (concurrently on one machine, not as separate CI runners):",
+    `Check: ${shards.clusters} clusters in ${shards.shards} shards (${shards.clustersPerShard.join(", ")} clusters), all started at once on this machine against one sandbox:`,
     "",
     "| | Model | Measured | Measured / model |",
     "|---|---|---|---|",
@@ -229,8 +218,7 @@ export function shardSection(results: BenchmarkResults): string[] {
     `| CPU of the shards' \`up\`, all processes | ${milliseconds(check.cpuInMs)} | ${milliseconds(shards.upCpuInMs)} | ${ratio(shards.upCpuInMs / check.cpuInMs)} |`,
     `| State, all shards | ${megabytes(check.stateBytesTotal)} | ${megabytes(measuredState)} | ${ratio(measuredState / check.stateBytesTotal)} |`,
     "",
-    `The shards' \`up\` got ${(shards.upCpuInMs / shards.upWallTimeInMs).toFixed(2)} of this machine's ${results.cores} cores on average (CPU / wall): the wall-time`,
-    "model assumes the cores are ours; on a machine shared with other work, divide by the cores actually received.",
+    `The shards' \`up\` got ${(shards.upCpuInMs / shards.upWallTimeInMs).toFixed(2)} of this machine's ${results.cores} cores on average (CPU / wall).`,
     `${shards.resolvedInCosmos} / ${shards.expectedIdentities} identities resolved in Cosmos after the shards' \`up\`; CPU during it of the benchmark process (4 inline programs) ${milliseconds(shards.benchProcessCpuInMs)}, of the sandbox ${milliseconds(shards.sandboxCpuInMs)}.`,
     `The same run's single stack of ${largest.clusters} clusters: \`up\` ${milliseconds(largest.up.wallTimeInMs)}, CPU ${milliseconds(cpuOfRun(largest.up))}.`,
     "",

@@ -84,18 +84,15 @@ export function throttleFleetTargetRows({ plan, result }: ThrottleFleetResult): 
   ];
 }
 
-/** The section explaining 6d–6g. */
+/** The numbers of 6d–6g (docs/performance.md explains the scenario outside the generated section). */
 export function throttleFleetSection({ plan, result, startedAt, loadAverageAtStart, cores }: ThrottleFleetResult): string[] {
   const run = result.runs[0];
   const failures = Object.entries(result.failedEntriesByCode);
   return [
     "## 6d–6g. Throttling at fleet scale",
     "",
-    `${plan.clusters} clusters × ${plan.identitiesPerCluster} identities, \`lookupConcurrency\` ${plan.lookupConcurrency}, ${plan.latencyInMs} ms per ARM and Cosmos request; the sandbox answers`,
-    `${plan.probability * 100} % of ARM requests (seeded) with 429 and \`Retry-After: ${plan.retryAfterSeconds}\`. The engine runs every create at once (\`--parallel ${plan.clusters}\`), so the`,
-    `provider host queues all ${result.expectedIdentities} lookups on its one limiter and each throttled lookup goes back to the end of the queue after its wait:`,
-    "the longest queue the limiter can see. The lookup deadline (`lookupTimeoutSeconds`, 30 s) starts when a lookup gets its slot.",
-    `Run started ${startedAt} on ${cores} cores with a 1-minute load average of ${loadAverageAtStart.toFixed(1)} (the machine is shared; the sandbox, engine and provider host share its cores).`,
+    `${plan.clusters} clusters × ${plan.identitiesPerCluster} identities, \`lookupConcurrency\` ${plan.lookupConcurrency}, ${plan.latencyInMs} ms per ARM and Cosmos request, ${plan.probability * 100} % of ARM requests (seeded) answered 429 with \`Retry-After: ${plan.retryAfterSeconds}\`, \`--parallel ${plan.clusters}\`.`,
+    `Run started ${startedAt} on ${cores} cores with a 1-minute load average of ${loadAverageAtStart.toFixed(1)}.`,
     "",
     "| `up` | Time | Result | ARM requests | 429 answers | Max in flight | Stored failures | Token requests |",
     "|---|---|---|---|---|---|---|---|",
@@ -103,16 +100,7 @@ export function throttleFleetSection({ plan, result, startedAt, loadAverageAtSta
     "",
     `Retry-After asked ${milliseconds(result.retryAfterRequestedInMs)} in total; for the ${milliseconds(result.retryAfterOfRetriedInMs)} of it that was followed by a retry, the clients waited ${milliseconds(result.waitedInMs)}`,
     `(${result.earlyRetries} early retries); ${result.abandoned} throttled lookup(s) were not retried within the run. ${result.resolvedInCosmos} / ${result.expectedIdentities} identities resolved in Cosmos.`,
-    "The wait is measured at the sandbox, from the 429 to the next request for that identity: it includes the time the retry then spent",
-    "queued for a slot behind the rest of the fleet, which is why it is many times what was asked. That queue is what item 3 of issue 10 is",
-    `about: the identity asked last was first asked ${milliseconds(run.lastFirstRequestInMs)} after the run's first ARM request, well past the 30 s deadline, yet`,
-    "no lookup failed, because time queued for a slot never counts against the deadline.",
-    "",
-    "Cost: a lookup waits out Retry-After outside its concurrency slot, so the waits overlap with other lookups' requests and the",
-    "run costs about the ARM work (requests × latency / slots, the floor in 6d), the longest chain of throttled answers (≈ 7 × Retry-After",
-    `among ${result.expectedIdentities} identities) and the engine's own cost per resource. Holding the slot through each wait would add`,
-    `${result.expectedIdentities} × 0.43 (429s per identity at 30 %) × Retry-After / ${plan.lookupConcurrency} ≈ ${Math.round((result.expectedIdentities * 0.43 * plan.retryAfterSeconds) / plan.lookupConcurrency)} s. The longest chain must also fit in the lookup deadline`,
-    "(7 × Retry-After < 30 s), and at 1 s the scenario compares with 6a–6c. It runs in the full benchmark only, not in `--quick`.",
+    `The identity asked last was first asked ${milliseconds(run.lastFirstRequestInMs)} after the run's first ARM request.`,
     "",
   ];
 }
