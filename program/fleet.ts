@@ -9,12 +9,17 @@ export interface ClusterDeclaration {
   readonly clusterResourceId: string;
   readonly dataPlaneOperators?: Readonly<Record<string, string>>;
   readonly serviceManagedIdentity?: string;
+  readonly managedIdentitiesDataPlaneIdentityURL?: string;
 }
+
+const fields = ["clusterResourceId", "dataPlaneOperators", "serviceManagedIdentity", "managedIdentitiesDataPlaneIdentityURL"];
 
 /** Validates the `clusters` config value; messages name `clusters[i].<field>`. */
 export function parseClusterList(value: unknown, source: string): ClusterDeclaration[] {
   if (!Array.isArray(value)) {
-    throw new TypeError(`${source} must be a list of clusters ({clusterResourceId, dataPlaneOperators?, serviceManagedIdentity?})`);
+    throw new TypeError(
+      `${source} must be a list of clusters ({clusterResourceId, dataPlaneOperators?, serviceManagedIdentity?, managedIdentitiesDataPlaneIdentityURL?})`,
+    );
   }
   return value.map((item: unknown, index): ClusterDeclaration => {
     const where = `${source}[${index}]`;
@@ -23,8 +28,8 @@ export function parseClusterList(value: unknown, source: string): ClusterDeclara
     }
     const record = item as Record<string, unknown>;
     for (const key of Object.keys(record)) {
-      if (!["clusterResourceId", "dataPlaneOperators", "serviceManagedIdentity"].includes(key)) {
-        throw new TypeError(`${where}.${key} is not a known field; expected clusterResourceId, dataPlaneOperators, serviceManagedIdentity`);
+      if (!fields.includes(key)) {
+        throw new TypeError(`${where}.${key} is not a known field; expected ${fields.join(", ")}`);
       }
     }
     if (typeof record.clusterResourceId !== "string") {
@@ -35,6 +40,9 @@ export function parseClusterList(value: unknown, source: string): ClusterDeclara
       clusterResourceId: record.clusterResourceId,
       ...(record.dataPlaneOperators === undefined ? {} : { dataPlaneOperators: record.dataPlaneOperators as Record<string, string> }),
       ...(record.serviceManagedIdentity === undefined ? {} : { serviceManagedIdentity: record.serviceManagedIdentity as string }),
+      ...(record.managedIdentitiesDataPlaneIdentityURL === undefined
+        ? {}
+        : { managedIdentitiesDataPlaneIdentityURL: record.managedIdentitiesDataPlaneIdentityURL as string }),
     };
   });
 }

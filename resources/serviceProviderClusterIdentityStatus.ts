@@ -74,8 +74,18 @@ export interface ServiceProviderClusterIdentityStatusArgs {
    * the desired set is read from the cluster's HCPOpenShiftCluster document, as upstream does.
    */
   readonly dataPlaneOperators?: pulumi.Input<Record<string, pulumi.Input<string>>>;
-  /** ARM ID of the cluster's service managed identity (recorded; the credential comes from config). */
+  /**
+   * ARM ID of the cluster's service managed identity. With `credentialMode`
+   * `clusterServiceManagedIdentity` the cluster's identities are read as this identity; when
+   * omitted, the cluster document's is used.
+   */
   readonly serviceManagedIdentity?: pulumi.Input<string>;
+  /**
+   * The cluster's identity URL at the Managed Identities data plane (the cluster document's
+   * `properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL` when omitted), in
+   * `clusterServiceManagedIdentity` mode.
+   */
+  readonly managedIdentitiesDataPlaneIdentityURL?: pulumi.Input<string>;
 }
 
 /**

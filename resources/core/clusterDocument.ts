@@ -20,6 +20,8 @@ export interface ClusterDocumentView {
   readonly declaresDataPlaneOperators: boolean;
   /** `…userAssignedIdentities.serviceManagedIdentity`, when set. */
   readonly serviceManagedIdentity: string | undefined;
+  /** `properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL`, when set: where the SMI's credential comes from. */
+  readonly identityUrl: string | undefined;
   /** `properties.serviceProviderProperties.deletionTimestamp`, when set. */
   readonly deletionTimestamp: string | undefined;
   /** Problems with the document's shape, each naming the field. */
@@ -50,11 +52,16 @@ export function readClusterDocument(document: JsonObject): ClusterDocumentView {
   }
   const serviceProviderProperties = walk(properties, ["serviceProviderProperties"]);
   const rawDeletion = isJsonObject(serviceProviderProperties) ? serviceProviderProperties.deletionTimestamp : undefined;
+  const rawIdentityUrl = isJsonObject(serviceProviderProperties) ? serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL : undefined;
+  if (rawIdentityUrl !== undefined && rawIdentityUrl !== null && typeof rawIdentityUrl !== "string") {
+    problems.push(`properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL is ${describeType(rawIdentityUrl)}, expected a string`);
+  }
   return {
     clusterResourceId: typeof properties?.id === "string" ? properties.id : undefined,
     dataPlaneOperators,
     declaresDataPlaneOperators: isJsonObject(rawOperators),
     serviceManagedIdentity: typeof rawServiceManagedIdentity === "string" && rawServiceManagedIdentity.length > 0 ? rawServiceManagedIdentity : undefined,
+    identityUrl: typeof rawIdentityUrl === "string" && rawIdentityUrl.length > 0 ? rawIdentityUrl : undefined,
     deletionTimestamp: typeof rawDeletion === "string" && rawDeletion.length > 0 ? rawDeletion : undefined,
     problems,
   };
@@ -71,24 +78,30 @@ export type ClusterDesiredSet =
       readonly kind: "desired";
       readonly identities: readonly DesiredIdentity[];
       readonly serviceManagedIdentity: string | undefined;
+      readonly identityUrl: string | undefined;
       /** False when the document has no `dataPlaneOperators` map (the set is then empty). */
       readonly declared: boolean;
     }
-  | { readonly kind: "deleting"; readonly serviceManagedIdentity: string | undefined }
-  | { readonly kind: "unreadable"; readonly problems: readonly string[]; readonly serviceManagedIdentity: string | undefined };
+  | { readonly kind: "deleting"; readonly serviceManagedIdentity: string | undefined; readonly identityUrl: string | undefined }
+  | {
+      readonly kind: "unreadable";
+      readonly problems: readonly string[];
+      readonly serviceManagedIdentity: string | undefined;
+      readonly identityUrl: string | undefined;
+    };
 
 /** The one reading of the desired set from a cluster document; problems name the document's fields. */
 export function desiredFromClusterDocument(document: JsonObject): ClusterDesiredSet {
   const view = readClusterDocument(document);
-  const { serviceManagedIdentity } = view;
+  const { serviceManagedIdentity, identityUrl } = view;
   if (view.deletionTimestamp !== undefined) {
-    return { kind: "deleting", serviceManagedIdentity };
+    return { kind: "deleting", serviceManagedIdentity, identityUrl };
   }
   const { identities, failures } = desiredIdentitySet(view.dataPlaneOperators, dataPlaneOperatorsPath);
   const problems = [...view.problems, ...failures.map((failure) => `${failure.property}: ${failure.reason}`)];
   return problems.length > 0
-    ? { kind: "unreadable", problems, serviceManagedIdentity }
-    : { kind: "desired", identities, serviceManagedIdentity, declared: view.declaresDataPlaneOperators };
+    ? { kind: "unreadable", problems, serviceManagedIdentity, identityUrl }
+    : { kind: "desired", identities, serviceManagedIdentity, identityUrl, declared: view.declaresDataPlaneOperators };
 }
 
 function walk(start: JsonValue | undefined, path: readonly string[]): JsonValue | undefined {

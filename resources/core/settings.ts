@@ -5,14 +5,20 @@
  * known once `configure` runs in the provider host) and never taken from resource inputs.
  */
 
-import { createHash } from "node:crypto";
 import type { AzureCloudName } from "./azureClouds";
 import { azureClouds, isLoopbackHost } from "./azureClouds";
 import { guidPattern } from "./azureResourceId";
 import { type IdsOnLookupFailure, idsOnLookupFailureValues } from "./statusDecision";
+import type { CertificateIdentity, CredentialMode } from "./credentialSettings";
+import type { KeySpecification } from "./settingsKeys";
+import { SettingsError, keys, projectName } from "./settingsKeys";
 
-/** The Pulumi project name: the namespace of the config keys. */
-export const projectName = "aro-hcp-identity-status";
+export { SettingsError, projectName, settingsEnvironmentKey, settingsKeys } from "./settingsKeys";
+export type { KeySpecification } from "./settingsKeys";
+import { readCredentialSettings } from "./credentialSettings";
+
+export type { CertificateIdentity, CredentialMode } from "./credentialSettings";
+export { credentialModes } from "./credentialSettings";
 
 export { azureClouds, isLoopbackHost } from "./azureClouds";
 export type { AzureCloudName } from "./azureClouds";
@@ -43,6 +49,17 @@ export interface Settings {
   readonly maxWriteAttempts: number;
   /** What a failed lookup does to stored IDs: `keep` unless the answer is definitive (default), or upstream's `clear`. */
   readonly idsOnLookupFailure: IdsOnLookupFailure;
+  /** Whose credential reads each cluster's identities (docs/operations.md, "Credential modes"). */
+  readonly credentialMode: CredentialMode;
+  /**
+   * `clusterServiceManagedIdentity`: the first-party application's certificate credential, or
+   * undefined to use the process credential (managed identity, workload identity…) as the first party.
+   */
+  readonly firstParty: CertificateIdentity | undefined;
+  /** `clusterServiceManagedIdentity`: the Managed Identities data plane audience (token scope without `/.default`). */
+  readonly dataPlaneAudience: string | undefined;
+  /** `fixedIdentity`: the service principal that plays every cluster's service managed identity. */
+  readonly fixedIdentity: CertificateIdentity | undefined;
 }
 
 /** A config source: `get(key)` with keys without namespace, like the provider's ConfigureRequest. */
@@ -50,89 +67,8 @@ export interface ConfigSource {
   get(key: string): string | undefined;
 }
 
-/** One settings key: its config name, environment fallback and description (used by docs and tests). */
-interface KeySpecification {
-  readonly key: string;
-  readonly environment: string;
-}
-
-const keys = {
-  azureCloud: { key: "azureCloud", environment: "ARO_HCP_AZURE_CLOUD" },
-  cosmosEndpoint: { key: "cosmosEndpoint", environment: "ARO_HCP_COSMOS_ENDPOINT" },
-  cosmosDatabase: { key: "cosmosDatabase", environment: "ARO_HCP_COSMOS_DATABASE" },
-  cosmosContainer: { key: "cosmosContainer", environment: "ARO_HCP_COSMOS_CONTAINER" },
-  cosmosKey: { key: "cosmosKey", environment: "COSMOS_KEY" },
-  armEndpoint: { key: "armEndpoint", environment: "ARO_HCP_ARM_ENDPOINT" },
-  managedIdentityClientId: { key: "managedIdentityClientId", environment: "ARO_HCP_MANAGED_IDENTITY_CLIENT_ID" },
-  tlsCaFile: { key: "tlsCaFile", environment: "ARO_HCP_TLS_CA_FILE" },
-  lookupConcurrency: { key: "lookupConcurrency", environment: "ARO_HCP_LOOKUP_CONCURRENCY" },
-  lookupTimeoutSeconds: { key: "lookupTimeoutSeconds", environment: "ARO_HCP_LOOKUP_TIMEOUT_SECONDS" },
-  documentWaitSeconds: { key: "documentWaitSeconds", environment: "ARO_HCP_DOCUMENT_WAIT_SECONDS" },
-  maxWriteAttempts: { key: "maxWriteAttempts", environment: "ARO_HCP_MAX_WRITE_ATTEMPTS" },
-  idsOnLookupFailure: { key: "idsOnLookupFailure", environment: "ARO_HCP_IDS_ON_LOOKUP_FAILURE" },
-} as const satisfies Record<string, KeySpecification>;
-
-/**
- * A digest of the environment variables {@link readSettings} reads: equal digests (with the same
- * config) give equal settings. Hashed, so COSMOS_KEY is not kept in one more string.
- */
-export function settingsEnvironmentKey(environment: Readonly<Record<string, string | undefined>>): string {
-  return createHash("sha256")
-    .update(JSON.stringify(Object.values(keys).map((specification) => environment[specification.environment] ?? null)))
-    .digest("base64");
-}
-
-/** Every config key the hook reads (without namespace). */
-export const settingsKeys: readonly string[] = Object.values(keys).map((specification) => specification.key);
-
-/**
- * Keys of the same namespace that the program (index.ts) reads, not the provider: `clusters`,
- * `clustersFile` and `allowEmptyFleet` (program/emptyFleet.ts). Known here so that the provider,
- * which receives the whole stack config, does not refuse them as typos.
- */
-export const programKeys: readonly string[] = ["clusters", "clustersFile", "allowEmptyFleet"];
-
-/**
- * The stack config as the provider host hands it to `configure`. `get` takes a full key
- * (`<namespace>:<key>`). The host's object also carries every key of the stack in `rawConfig`
- * (@pulumi/pulumi 3.248 `cmd/dynamic-provider/config.js`); it is optional here because it is not
- * part of the typed contract, and the unknown-key check is skipped without it.
- */
-export interface StackConfig {
-  get(key: string): string | undefined;
-  readonly rawConfig?: Readonly<Record<string, unknown>>;
-}
-
-/**
- * Takes the provider's keys out of the stack config `configure` receives, always from the
- * `aro-hcp-identity-status:` namespace (the host would otherwise prefix keys with the name of the
- * running project, which differs when another program uses this resource).
- * @throws SettingsError naming every key of that namespace that neither the provider nor the
- * program reads (a typo would otherwise be ignored silently), and listing the known keys.
- */
-export function snapshotStackConfig(config: StackConfig): Record<string, string | undefined> {
-  const rawKeys = config.rawConfig === undefined ? [] : Object.keys(config.rawConfig);
-  const prefix = `${projectName}:`;
-  const known = new Set([...settingsKeys, ...programKeys]);
-  const unknown = rawKeys.filter((key) => key.startsWith(prefix) && !known.has(key.slice(prefix.length))).sort();
-  if (unknown.length > 0) {
-    throw new SettingsError(
-      `invalid settings for the ServiceProviderCluster identity status provider: unknown config key${unknown.length === 1 ? "" : "s"} ` +
-        `${unknown.map((key) => `'${key}'`).join(", ")}; the known keys of the '${projectName}' namespace are ${[...known].sort().join(", ")} ` +
-        `(remove it with \`pulumi config rm <key>\`)`,
-    );
-  }
-  const snapshot: Record<string, string | undefined> = {};
-  for (const key of settingsKeys) {
-    snapshot[key] = config.get(`${prefix}${key}`);
-  }
-  return snapshot;
-}
-
-/** Raised for a missing or malformed setting; the message names the key and the expected form. */
-export class SettingsError extends Error {}
-// On the prototype, like Error's own `name`: not an enumerable field of every instance.
-SettingsError.prototype.name = "SettingsError";
+export { programKeys, snapshotStackConfig } from "./stackConfig";
+export type { StackConfig } from "./stackConfig";
 
 /**
  * Reads and validates every setting. Config wins over the environment.
@@ -215,6 +151,8 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
   const lookupFailureValue = raw(keys.idsOnLookupFailure) ?? "keep";
   const idsOnLookupFailure = idsOnLookupFailureValues.find((value) => value === lookupFailureValue);
   if (idsOnLookupFailure === undefined) problems.push(`${name(keys.idsOnLookupFailure)} is '${lookupFailureValue}'; expected 'keep' or 'clear'`);
+  const authorityHost = url(keys.authorityHost, cloud.authorityHost);
+  const { credentialMode, firstParty, dataPlaneAudience, fixedIdentity } = readCredentialSettings({ raw, name, url, problems }, keys);
   const settings: Settings = {
     azureCloud: azureCloud ?? "AzurePublicCloud",
     cosmosEndpoint,
@@ -223,7 +161,7 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     cosmosKey: raw(keys.cosmosKey),
     armEndpoint,
     armScope: `${cloud.armAudience}/.default`,
-    authorityHost: cloud.authorityHost,
+    authorityHost,
     cosmosScope: `${cloud.cosmosAudience}/.default`,
     managedIdentityClientId,
     tlsCaFile: raw(keys.tlsCaFile),
@@ -233,6 +171,10 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     documentPollIntervalInMs: 1000,
     maxWriteAttempts: positiveInteger(keys.maxWriteAttempts, 5, 20),
     idsOnLookupFailure: idsOnLookupFailure ?? "keep",
+    credentialMode,
+    firstParty,
+    dataPlaneAudience,
+    fixedIdentity,
   };
   if (problems.length > 0) {
     throw new SettingsError(`invalid settings for the ServiceProviderCluster identity status provider:\n  - ${problems.join("\n  - ")}`);

@@ -18,6 +18,13 @@ import { createConcurrencyLimiter } from "../sync/concurrencyLimiter";
 import type { ConcurrencyLimiter } from "../sync/concurrencyLimiter";
 import type { Settings } from "../core/settings";
 import { createCredentials } from "../azure/credentials";
+import type { TokenCredential } from "@azure/identity";
+import { isLoopbackHost } from "../core/settings";
+import type { CertificateIdentity } from "../core/settings";
+import { certificateCredential, certificateFileCredential } from "../azure/certificateCredential";
+import type { ClusterCredentialSource } from "../azure/clusterCredentials";
+import { createClusterCredentialSource } from "../azure/clusterCredentials";
+import { createManagedIdentitiesDataPlane } from "../azure/managedIdentitiesDataPlane";
 import { sharedTokenCredential } from "../azure/sharedTokenCredential";
 import type { DocumentStore } from "../cosmos/documentStore";
 import { createDocumentStore } from "../cosmos/documentStore";
@@ -32,6 +39,8 @@ export interface AzureAdapters {
   readonly limiter: ConcurrencyLimiter;
   /** The credential in use, named for AzureAccessError messages. */
   readonly credentialDescription?: string;
+  /** Mode `clusterServiceManagedIdentity`: each cluster's reader, of its own service managed identity. */
+  readonly clusterCredentials?: ClusterCredentialSource;
 }
 
 /** Per-subscription arm-msi clients a process keeps before it starts over (azureAdapters.ts buildAdapters). */
@@ -72,8 +81,26 @@ function buildAdapters(settings: Settings): AzureAdapters {
   Object.defineProperty(agent, "toJSON", { value: () => "[https.Agent]", enumerable: false });
   // One token request per scope per process, whichever client asks first (sharedTokenCredential.ts).
   const credentials = createCredentials(settings);
-  const armCredential = sharedTokenCredential(credentials.arm);
+  // Cosmos DB is the service's own account: the process credential in every mode.
   const cosmosCredential = sharedTokenCredential(credentials.cosmos);
+  const fileCredential = (identity: CertificateIdentity): TokenCredential =>
+    certificateFileCredential(identity, {
+      authorityHost: settings.authorityHost,
+      disableInstanceDiscovery: isLoopbackHost(new URL(settings.authorityHost).hostname),
+      agent,
+    });
+  // fixedIdentity: one service principal plays every cluster's service managed identity.
+  const armCredential = sharedTokenCredential(
+    settings.credentialMode === "fixedIdentity" && settings.fixedIdentity !== undefined ? fileCredential(settings.fixedIdentity) : credentials.arm,
+  );
+  const credentialDescription =
+    settings.credentialMode === "fixedIdentity" && settings.fixedIdentity !== undefined
+      ? describeCertificateIdentity("the fixed identity", settings.fixedIdentity)
+      : settings.credentialMode === "clusterServiceManagedIdentity" && settings.firstParty !== undefined
+        ? `each cluster's service managed identity, from the Managed Identities data plane as ${describeCertificateIdentity("the first-party application", settings.firstParty)}`
+        : settings.credentialMode === "clusterServiceManagedIdentity"
+          ? `each cluster's service managed identity, from the Managed Identities data plane as ${credentials.description}`
+          : credentials.description;
   // Every subscription's client sends through the first client's pipeline (its policies, bearer
   // token policy included, hold nothing per subscription): a client of its own costs 13 KB of heap
   // and 0.17 ms, one over the shared pipeline 0.7 KB and 0.04 ms. A fleet whose clusters each sit in
@@ -123,8 +150,58 @@ function buildAdapters(settings: Settings): AzureAdapters {
     // The same shared credential and scope the clients' bearer-token policy asks, so the GET finds the token cached.
     userAssignedIdentityReader: createUserAssignedIdentityReader(clientFor, ({ abortSignal }) => armCredential.getToken(settings.armScope, { abortSignal })),
     limiter: createConcurrencyLimiter(settings.lookupConcurrency),
-    credentialDescription: credentials.description,
+    credentialDescription,
+    ...(settings.credentialMode === "clusterServiceManagedIdentity" ? { clusterCredentials: clusterCredentialSource(settings, agent, credentials.arm) } : {}),
   };
+}
+
+/**
+ * `clusterServiceManagedIdentity`: the first-party credential (its certificate file, else the
+ * process credential) asks the data plane for each cluster's SMI credential; each SMI gets its own
+ * token cache and its own arm-msi client (a pipeline holds its credential, so none is shared).
+ */
+function clusterCredentialSource(settings: Settings, agent: Agent, processCredential: TokenCredential): ClusterCredentialSource {
+  const firstParty =
+    settings.firstParty === undefined
+      ? processCredential
+      : certificateFileCredential(settings.firstParty, {
+          authorityHost: settings.authorityHost,
+          disableInstanceDiscovery: isLoopbackHost(new URL(settings.authorityHost).hostname),
+          agent,
+        });
+  return createClusterCredentialSource({
+    dataPlane: createManagedIdentitiesDataPlane({
+      firstPartyCredential: sharedTokenCredential(firstParty),
+      audience: settings.dataPlaneAudience ?? "",
+      agent,
+      userAgentPrefix,
+    }),
+    credentialFor: (answer) =>
+      sharedTokenCredential(
+        certificateCredential(answer.tenantId, answer.clientId, answer.material, {
+          authorityHost: answer.authenticationEndpoint,
+          disableInstanceDiscovery: true,
+          agent,
+        }),
+      ),
+    armClientFor: (credential, subscriptionId) => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { ManagedServiceIdentityClient } = require("@azure/arm-msi") as typeof import("@azure/arm-msi");
+      return new ManagedServiceIdentityClient(credential, subscriptionId, {
+        endpoint: settings.armEndpoint,
+        credentialScopes: [settings.armScope],
+        agent,
+        userAgentOptions: { userAgentPrefix },
+        retryOptions: { maxRetries: 0 },
+      });
+    },
+    acquireArmToken: (credential, abortSignal) => credential.getToken(settings.armScope, { abortSignal }),
+    maxEntries: maxArmClients,
+  });
+}
+
+function describeCertificateIdentity(what: string, identity: CertificateIdentity): string {
+  return `${what} ${identity.clientId} in tenant ${identity.tenantId} (certificate bundle ${identity.certificateFile}, ${identity.certificateFileSetting})`;
 }
 
 /** Reads the extra CA bundle; a failure names the setting, not only the file system error. */

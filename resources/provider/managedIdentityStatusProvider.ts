@@ -15,7 +15,7 @@ import { workReason } from "../core/identityStatus";
 import type { ProviderInputs } from "./providerInputs";
 import { containsUnknown, desiredFromInputs, parseCluster, parseInputs } from "./providerInputs";
 import type { ProviderOutputs } from "./providerOutputs";
-import { inputsDigestOf, parseStoredOutputs, statusOutputs, toOutputs } from "./providerOutputs";
+import { declaredCredentialOf, inputsDigestOf, parseStoredOutputs, statusOutputs, toOutputs } from "./providerOutputs";
 import type { KnownStatus } from "../sync/refreshManagedIdentityStatus";
 import { clearManagedIdentityStatus, refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStatus";
 import type { ConfigSource } from "../core/settings";
@@ -83,7 +83,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
 
   const reconcile = async (inputs: Inputs, force: boolean): Promise<{ id: string; outs: Outputs }> => {
     const cluster = parseCluster(inputs.clusterResourceId);
-    const request = { cluster, desired: desiredFromInputs(inputs), force };
+    const request = { cluster, desired: desiredFromInputs(inputs), force, ...declaredCredentialOf(inputs) };
     try {
       const result = await syncManagedIdentityStatus(dependencies(), request);
       return { id: result.documentId, outs: toOutputs(inputs, result, []) };
@@ -128,7 +128,9 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { changes: true };
       }
       const old = stored.value;
-      if (fixableDrift(old.drift).length > 0 || old.inputsDigest !== inputsDigestOf(news)) {
+      // The identity URL is not in the digest (it changes nothing stored in Cosmos), but state keeps the declared one for refresh.
+      const identityUrlChanged = (old.declaredCredential.identityUrl ?? null) !== (news.managedIdentitiesDataPlaneIdentityURL ?? null);
+      if (fixableDrift(old.drift).length > 0 || old.inputsDigest !== inputsDigestOf(news) || identityUrlChanged) {
         return { changes: true };
       }
       const now = (overrides.now ?? (() => new Date()))();
@@ -188,8 +190,11 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { id, props };
       }
       const lastStatus = stored.value.status;
-      const result = await refreshManagedIdentityStatus(dependencies(), parseCluster(stored.value.clusterResourceId), (persistedKeys) =>
-        decodeOutputsStatus(lastStatus, persistedKeys),
+      const result = await refreshManagedIdentityStatus(
+        dependencies(),
+        parseCluster(stored.value.clusterResourceId),
+        (persistedKeys) => decodeOutputsStatus(lastStatus, persistedKeys),
+        stored.value.declaredCredential,
       );
       if (!result.exists) {
         // The document is gone, so is the record: the engine drops the resource from state.

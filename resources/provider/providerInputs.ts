@@ -23,6 +23,8 @@ export interface ProviderInputs {
   /** Operator name → identity ARM ID; absent means "read from the cluster document". */
   readonly dataPlaneOperators?: Readonly<Record<string, string>> | typeof unknownValue;
   readonly serviceManagedIdentity?: string;
+  /** Where the Managed Identities data plane serves the SMI's credential; absent means "read from the cluster document". */
+  readonly managedIdentitiesDataPlaneIdentityURL?: string;
 }
 
 /** A check failure. */
@@ -34,7 +36,7 @@ export interface CheckFailure {
 /** A parse at the boundary: the typed value, or the failures naming each field. */
 export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failures: readonly CheckFailure[] };
 
-const knownProperties = ["clusterResourceId", "dataPlaneOperators", "serviceManagedIdentity"];
+const knownProperties = ["clusterResourceId", "dataPlaneOperators", "serviceManagedIdentity", "managedIdentitiesDataPlaneIdentityURL"];
 
 /** True when a value is, or contains, the engine's unknown placeholder. */
 export function containsUnknown(value: unknown): boolean {
@@ -124,6 +126,18 @@ export function checkInputs(news: unknown): { inputs: Partial<ProviderInputs>; f
       failures.push({ property: "serviceManagedIdentity", reason: parsed.reason });
     }
   }
+
+  const identityUrl = news.managedIdentitiesDataPlaneIdentityURL;
+  if (identityUrl === unknownValue) {
+    inputs.managedIdentitiesDataPlaneIdentityURL = identityUrl;
+  } else if (identityUrl !== undefined && identityUrl !== null) {
+    const reason = identityUrlProblem(identityUrl);
+    if (reason === undefined) {
+      inputs.managedIdentitiesDataPlaneIdentityURL = identityUrl as string;
+    } else {
+      failures.push({ property: "managedIdentitiesDataPlaneIdentityURL", reason });
+    }
+  }
   return { inputs, failures };
 }
 
@@ -160,4 +174,18 @@ export function desiredFromInputs(inputs: ProviderInputs): readonly DesiredIdent
     throw new TypeError(failures.map((failure) => `${failure.property}: ${failure.reason}`).join("; "));
   }
   return identities;
+}
+
+/** What is wrong with an identity URL, or undefined: an https:// URL, its query kept as given. */
+export function identityUrlProblem(value: unknown): string | undefined {
+  if (typeof value !== "string") {
+    return `must be a string, got ${describeType(value)}`;
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    return "is not a URL; expected the https:// URL of the cluster's service managed identity at the Managed Identities data plane";
+  }
+  return parsed.protocol === "https:" ? undefined : `must use https:// (got ${parsed.protocol}//)`;
 }

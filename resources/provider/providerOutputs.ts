@@ -36,10 +36,22 @@ export interface ProviderOutputs {
   readonly resolvedCount: number;
   readonly notFoundCount: number;
   readonly failedCount: number;
+  /**
+   * The service managed identity and identity URL the inputs declare, kept for `read` (a refresh
+   * is not given the inputs) to ask for the cluster's credential; absent when the inputs declare
+   * neither (the cluster document's are used).
+   */
+  readonly declaredCredential?: DeclaredCredential;
   /** Why nothing was done, e.g. `clusterDeleting`; absent otherwise. */
   readonly skippedReason?: string;
   /** Differences `read` (refresh) found between state, Cosmos and Azure, which the next update fixes; absent when none. */
   readonly drift?: readonly string[];
+}
+
+/** Where the inputs say a cluster's credential comes from. */
+export interface DeclaredCredential {
+  readonly serviceManagedIdentity?: string;
+  readonly identityUrl?: string;
 }
 
 /** The part of stored outputs the provider reads back, with absent fields filled in. */
@@ -51,6 +63,7 @@ export interface StoredOutputs {
   /** The service managed identity recorded from the cluster document; null when none. */
   readonly serviceManagedIdentity: string | null;
   readonly skippedReason: string | null;
+  readonly declaredCredential: DeclaredCredential;
 }
 
 /** The status and its counts, as outputs. */
@@ -93,9 +106,25 @@ export function toOutputs(inputs: ProviderInputs, result: SyncResult, drift: rea
     inputsDigest: inputsDigestOf(inputs),
     desiredSource: result.desiredSource,
     ...(documentServiceManagedIdentity === undefined ? {} : { serviceManagedIdentity: documentServiceManagedIdentity }),
+    ...declaredCredentialOutputs(inputs),
     ...statusOutputs(result.status, operatorNamesOf(inputs)),
     ...(result.skippedReason === undefined ? {} : { skippedReason: result.skippedReason }),
     ...(allDrift.length === 0 ? {} : { drift: allDrift }),
+  };
+}
+
+/** The declared credential of checked inputs, as outputs (absent when neither is declared). */
+function declaredCredentialOutputs(inputs: ProviderInputs): Pick<ProviderOutputs, "declaredCredential"> {
+  const declared = declaredCredentialOf(inputs);
+  return Object.keys(declared).length === 0 ? {} : { declaredCredential: declared };
+}
+
+/** The service managed identity and identity URL checked inputs declare (never the engine's unknown placeholder). */
+export function declaredCredentialOf(inputs: ProviderInputs): DeclaredCredential {
+  const known = (value: string | undefined): value is string => value !== undefined && value !== unknownValue;
+  return {
+    ...(known(inputs.serviceManagedIdentity) ? { serviceManagedIdentity: inputs.serviceManagedIdentity } : {}),
+    ...(known(inputs.managedIdentitiesDataPlaneIdentityURL) ? { identityUrl: inputs.managedIdentitiesDataPlaneIdentityURL } : {}),
   };
 }
 
@@ -122,6 +151,17 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
   if (driftList === undefined) fail("drift", "a list of strings");
   if (!isOptionalString(serviceManagedIdentity)) fail("serviceManagedIdentity", "a string or null");
   if (!isOptionalString(skippedReason)) fail("skippedReason", "a string or null");
+  const declared = value.declaredCredential;
+  const declaredCredential: DeclaredCredential | undefined =
+    declared === undefined || declared === null
+      ? {}
+      : isJsonObject(declared) && isOptionalString(declared.serviceManagedIdentity) && isOptionalString(declared.identityUrl)
+        ? {
+            ...(typeof declared.serviceManagedIdentity === "string" ? { serviceManagedIdentity: declared.serviceManagedIdentity } : {}),
+            ...(typeof declared.identityUrl === "string" ? { identityUrl: declared.identityUrl } : {}),
+          }
+        : undefined;
+  if (declaredCredential === undefined) fail("declaredCredential", "an object of serviceManagedIdentity and identityUrl strings");
   const status = readOutputsStatusText(value.status);
   if (status.problems.length > 0) failures.push({ property: "status", reason: status.problems.join("; ") });
   if (
@@ -130,7 +170,8 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
     typeof digest !== "string" ||
     driftList === undefined ||
     !isOptionalString(serviceManagedIdentity) ||
-    !isOptionalString(skippedReason)
+    !isOptionalString(skippedReason) ||
+    declaredCredential === undefined
   ) {
     return { ok: false, failures };
   }
@@ -143,6 +184,7 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
       inputsDigest: digest,
       serviceManagedIdentity: serviceManagedIdentity ?? null,
       skippedReason: skippedReason ?? null,
+      declaredCredential,
     },
   };
 }

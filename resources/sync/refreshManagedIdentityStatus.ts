@@ -28,6 +28,7 @@ import type { SyncDependencies } from "./syncDependencies";
 import { locate } from "../core/documentLocation";
 import { readLive } from "./documentReads";
 import { writeStatus } from "./statusWrite";
+import { refreshLookupDependencies } from "./clusterLookups";
 import { log } from "../logging/logger";
 
 /** The outcome of a refresh. */
@@ -46,7 +47,12 @@ export interface RefreshResult {
 export type KnownStatus = DataPlaneOperatorsManagedIdentities | ((persistedKeys: readonly string[]) => DataPlaneOperatorsManagedIdentities);
 
 /** Reads the persisted status and compares it with `known` (the last state) and with Azure. */
-export async function refreshManagedIdentityStatus(dependencies: SyncDependencies, cluster: ParsedResourceId, lastKnown: KnownStatus): Promise<RefreshResult> {
+export async function refreshManagedIdentityStatus(
+  dependencies: SyncDependencies,
+  cluster: ParsedResourceId,
+  lastKnown: KnownStatus,
+  declared: { readonly serviceManagedIdentity?: string; readonly identityUrl?: string } = {},
+): Promise<RefreshResult> {
   const location = locate(cluster);
   const stored = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
   if (stored === undefined) {
@@ -81,10 +87,11 @@ export async function refreshManagedIdentityStatus(dependencies: SyncDependencie
   }
 
   const due = dueEntries(persisted.status, dependencies.now());
-  const outcomes = await Promise.all(due.map(([, entry]) => lookUpIdentity(dependencies, entry.resourceID)));
+  const lookups = due.length === 0 ? dependencies : await refreshLookupDependencies(dependencies, cluster, declared, location);
+  const outcomes = await Promise.all(due.map(([, entry]) => lookUpIdentity(lookups, entry.resourceID)));
   const globalFailure = outcomes.find((outcome): outcome is Extract<IdentityLookupOutcome, { kind: "global" }> => outcome.kind === "global");
   if (globalFailure !== undefined) {
-    throw new AzureAccessError({ documentId: location.documentId, error: globalFailure.error, credential: dependencies.credentialDescription });
+    throw new AzureAccessError({ documentId: location.documentId, error: globalFailure.error, credential: lookups.credentialDescription });
   }
   const decided = outcomes as DecidedOutcome[];
   // Only where it would be reported as drift: entries that already record a failure stay quiet.
@@ -95,7 +102,7 @@ export async function refreshManagedIdentityStatus(dependencies: SyncDependencie
     throw new AzureAccessError({
       documentId: location.documentId,
       error: shared.error,
-      credential: dependencies.credentialDescription,
+      credential: lookups.credentialDescription,
       everyLookup: { failureClass: shared.failureClass, count: decided.length },
     });
   }

@@ -3,6 +3,7 @@
  * fakes and production passes the shared Azure and Cosmos adapters. Types only; every module of
  * sync/ imports these from here, below all of them.
  */
+import type { ClusterCredentialSource } from "../azure/clusterCredentials";
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import type { DocumentStore } from "../cosmos/documentStore";
 import type { CredentialScope, IdsOnLookupFailure } from "../core/statusDecision";
@@ -36,4 +37,10 @@ export interface SyncDependencies {
    * stored IDs (core/statusDecision.ts).
    */
   readonly credentialScope?: CredentialScope;
+  /**
+   * Set in `clusterServiceManagedIdentity` mode: each cluster's lookups use the reader of that
+   * cluster's own service managed identity instead of {@link userAssignedIdentityReader}
+   * (sync/clusterLookups.ts).
+   */
+  readonly clusterCredentials?: ClusterCredentialSource;
 }

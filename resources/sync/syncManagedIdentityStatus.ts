@@ -43,6 +43,7 @@ import type { DocumentLocation } from "../core/documentLocation";
 import { locate } from "../core/documentLocation";
 import { readLive, serviceProviderClusterDescription, startReadLive, waitForDocument, waitForServiceProviderCluster } from "./documentReads";
 import { writeStatus } from "./statusWrite";
+import { lookupDependenciesFor } from "./clusterLookups";
 import { disagreementOf } from "../core/desiredSetDisagreement";
 import type { SyncDependencies } from "./syncDependencies";
 
@@ -53,6 +54,9 @@ export interface SyncRequest {
   readonly desired: readonly DesiredIdentity[] | undefined;
   /** Skip the recheck gate (drift was detected). */
   readonly force: boolean;
+  /** The service managed identity and identity URL the inputs declare; the cluster document's otherwise. */
+  readonly serviceManagedIdentity?: string;
+  readonly identityUrl?: string;
 }
 
 /** What a pass found and did. */
@@ -135,13 +139,22 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
     return { ...base, status: storedStatus.status, skippedReason: undefined, workReason: undefined, wrote: false, writeAttempts: 0, lookups: 0, failures: [] };
   }
 
-  // A cluster document without serviceManagedIdentity is still looked up: this hook authenticates
-  // with its own configured credential, so it never clears IDs it did not check.
-  const outcomes = await lookUpAll(dependencies, desired);
+  // The credential of this cluster's lookups (sync/clusterLookups.ts): the process's own, or the
+  // cluster's service managed identity's, asked for only now that the gate says there is work.
+  const lookups = await lookupDependenciesFor(
+    dependencies,
+    {
+      cluster: request.cluster,
+      serviceManagedIdentity: request.serviceManagedIdentity ?? fromCluster.serviceManagedIdentity,
+      identityUrl: request.identityUrl ?? fromCluster.identityUrl,
+    },
+    location.documentId,
+  );
+  const outcomes = await lookUpAll(lookups, desired);
   const globalFailure = outcomes.find((outcome): outcome is Extract<IdentityLookupOutcome, { kind: "global" }> => outcome.kind === "global");
   if (globalFailure !== undefined) {
     // Before any write: one expired credential must not blank every cluster of the fleet.
-    throw new AzureAccessError({ documentId: location.documentId, error: globalFailure.error, credential: dependencies.credentialDescription });
+    throw new AzureAccessError({ documentId: location.documentId, error: globalFailure.error, credential: lookups.credentialDescription });
   }
   const decided = outcomes as DecidedOutcome[];
   const idsOnLookupFailure = dependencies.options.idsOnLookupFailure;
@@ -152,7 +165,7 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
     throw new AzureAccessError({
       documentId: location.documentId,
       error: shared.error,
-      credential: dependencies.credentialDescription,
+      credential: lookups.credentialDescription,
       everyLookup: { failureClass: shared.failureClass, count: decided.length },
     });
   }
@@ -175,7 +188,7 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
       now: dependencies.now(),
       random: dependencies.random,
       idsOnLookupFailure,
-      credentialScope: dependencies.credentialScope ?? "process",
+      credentialScope: lookups.credentialScope ?? "process",
     }),
   );
   // A failure is reported only while the persisted status still records one for that identity:

@@ -19,6 +19,7 @@ describe("desiredFromClusterDocument", () => {
         { key: identityB.toLowerCase(), resourceId: identityB },
       ],
       serviceManagedIdentity: smi,
+      identityUrl: document.properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL,
       declared: true,
     });
   });

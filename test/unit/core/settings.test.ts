@@ -39,6 +39,10 @@ describe("readSettings", () => {
       documentPollIntervalInMs: 1000,
       maxWriteAttempts: 5,
       idsOnLookupFailure: "keep",
+      credentialMode: "processCredential",
+      firstParty: undefined,
+      dataPlaneAudience: undefined,
+      fixedIdentity: undefined,
     });
   });
 
@@ -294,7 +298,16 @@ describe("settingsKeys", () => {
     expect([...settingsKeys].sort()).toEqual(
       [
         "armEndpoint",
+        "authorityHost",
         "azureCloud",
+        "credentialMode",
+        "dataPlaneAudience",
+        "firstPartyCertificateFile",
+        "firstPartyClientId",
+        "firstPartyTenantId",
+        "fixedIdentityCertificateFile",
+        "fixedIdentityClientId",
+        "fixedIdentityTenantId",
         "cosmosContainer",
         "cosmosDatabase",
         "cosmosEndpoint",

@@ -1,0 +1,129 @@
+/**
+ * Certificate credentials as the hook receives them: a bundle holding a certificate chain and its
+ * private key, either PEM text (a first-party or fixed-identity bundle file, or what upstream's
+ * non-production stand-in hands over) or a PKCS#12 archive without a password (what the Managed
+ * Identities data plane hands over, base64 in `client_secret`). Upstream's Go parser
+ * (azidentity.ParseCertificates) takes both; so does this one, and it returns the PEM form that
+ * `@azure/identity`'s ClientCertificateCredential takes.
+ *
+ * PKCS#12 is parsed with node-forge, loaded at the first archive: Node's crypto has no PKCS#12
+ * reader, and the data plane's archives use the legacy algorithms (SHA-1 MAC, 3DES and RC2-40
+ * PBE) that Go's parser supports and OpenSSL 3 keeps in its legacy provider, off in Node.
+ *
+ * Errors never carry the bundle's bytes or the key: {@link CertificateBundleError} names the
+ * source and what is wrong with it.
+ */
+import { X509Certificate, createPrivateKey } from "node:crypto";
+
+/** A usable certificate credential: PEM, leaf certificate first. */
+export interface CertificateCredentialMaterial {
+  /** The private key and the certificate chain (leaf first), PEM, as ClientCertificateCredential takes them. */
+  readonly pem: string;
+  /** SHA-256 thumbprint of the leaf certificate (hex, upper case): tells two bundles apart without their keys. */
+  readonly thumbprint: string;
+  /** The leaf certificate's validity. */
+  readonly validFrom: Date;
+  readonly validTo: Date;
+}
+
+/** Raised for a bundle that cannot be used; the message names its source and the problem, never its contents. */
+export class CertificateBundleError extends Error {}
+CertificateBundleError.prototype.name = "CertificateBundleError";
+
+const pemBlock = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
+
+/**
+ * Reads a bundle. `source` names it in errors (a setting and its file, or the data plane answer).
+ * @throws CertificateBundleError when it holds no certificate, no key, a key that does not match
+ * the leaf certificate, or is neither PEM nor a PKCS#12 archive without a password.
+ */
+export function parseCertificateBundle(bytes: Uint8Array, source: string): CertificateCredentialMaterial {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const text = buffer.toString("latin1");
+  const blocks = text.match(pemBlock);
+  if (blocks !== null && blocks.length > 0) {
+    const certificates = blocks.filter((block) => block.startsWith("-----BEGIN CERTIFICATE-----"));
+    const keys = blocks.filter((block) => /^-----BEGIN (RSA |EC |ENCRYPTED )?PRIVATE KEY-----/.test(block));
+    if (keys.some((key) => key.startsWith("-----BEGIN ENCRYPTED"))) {
+      throw new CertificateBundleError(`${source}: the private key is encrypted; expected a key without a password`);
+    }
+    return material(certificates, keys[0], source);
+  }
+  const fromArchive = readPkcs12(buffer, source);
+  return material(fromArchive.certificates, fromArchive.key, source);
+}
+
+function material(certificates: readonly string[], keyPem: string | undefined, source: string): CertificateCredentialMaterial {
+  if (certificates.length === 0) {
+    throw new CertificateBundleError(`${source}: no certificate in the bundle; expected a certificate chain and its private key`);
+  }
+  if (keyPem === undefined) {
+    throw new CertificateBundleError(`${source}: no private key in the bundle; expected a certificate chain and its private key`);
+  }
+  let key: ReturnType<typeof createPrivateKey>;
+  let parsed: X509Certificate[];
+  try {
+    key = createPrivateKey(keyPem);
+  } catch {
+    throw new CertificateBundleError(`${source}: the private key cannot be read`);
+  }
+  try {
+    parsed = certificates.map((certificate) => new X509Certificate(certificate));
+  } catch {
+    throw new CertificateBundleError(`${source}: a certificate cannot be read`);
+  }
+  // The leaf is the certificate of this key, wherever the bundle put it; the rest is its chain.
+  const leafIndex = parsed.findIndex((certificate) => certificate.checkPrivateKey(key));
+  if (leafIndex < 0) {
+    throw new CertificateBundleError(`${source}: the private key matches none of the bundle's certificates`);
+  }
+  const leaf = parsed[leafIndex];
+  if (key.asymmetricKeyType !== "rsa") {
+    throw new CertificateBundleError(`${source}: the key is ${String(key.asymmetricKeyType)}; Entra ID client certificate credentials need an RSA key`);
+  }
+  const chain = [leaf, ...parsed.filter((_, index) => index !== leafIndex)];
+  const pem = [key.export({ format: "pem", type: "pkcs8" }).toString().trim(), ...chain.map((certificate) => certificate.toString().trim())].join("\n") + "\n";
+  return {
+    pem,
+    thumbprint: leaf.fingerprint256.replace(/:/g, ""),
+    validFrom: new Date(leaf.validFrom),
+    validTo: new Date(leaf.validTo),
+  };
+}
+
+/** The certificates and the key of a PKCS#12 archive without a password, as PEM. */
+function readPkcs12(buffer: Buffer, source: string): { certificates: string[]; key: string | undefined } {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first archive, see the module comment
+  const forge = require("node-forge") as typeof import("node-forge");
+  let archive: import("node-forge").pkcs12.Pkcs12Pfx | undefined;
+  try {
+    const asn1 = forge.asn1.fromDer(forge.util.createBuffer(buffer.toString("binary")));
+    for (const password of passwordCandidates) {
+      try {
+        archive = forge.pkcs12.pkcs12FromAsn1(asn1, true, password);
+        break;
+      } catch {
+        // a wrong MAC for this spelling of "no password": try the next one
+      }
+    }
+  } catch {
+    // not DER at all
+  }
+  if (archive === undefined) {
+    throw new CertificateBundleError(`${source}: neither PEM nor a PKCS#12 archive without a password`);
+  }
+  const certificates: string[] = [];
+  let key: string | undefined;
+  for (const bag of archive.getBags({ bagType: forge.pki.oids.certBag })[forge.pki.oids.certBag] ?? []) {
+    if (bag.cert !== undefined) certificates.push(forge.pki.certificateToPem(bag.cert));
+  }
+  for (const bagType of [forge.pki.oids.pkcs8ShroudedKeyBag, forge.pki.oids.keyBag]) {
+    for (const bag of archive.getBags({ bagType })[bagType] ?? []) {
+      if (key === undefined && bag.key !== undefined) key = forge.pki.privateKeyToPem(bag.key);
+    }
+  }
+  return { certificates, key };
+}
+
+/** "No password" is written as an empty one by some tools and as none by others (the MAC differs). */
+const passwordCandidates: readonly (string | undefined)[] = ["", undefined];

@@ -1,0 +1,180 @@
+/**
+ * `clusterServiceManagedIdentity` mode: each cluster's identities are read as that cluster's own
+ * service managed identity (SMI), whose credential the Managed Identities data plane hands over.
+ *
+ * - One data plane call per SMI and identity URL until the answer's `renew_after` (else five
+ *   minutes before its `not_after`, else an hour): the credential, its token cache and its ARM
+ *   client are reused by every pass of that cluster in the process until then. Concurrent passes
+ *   share one call. A failed call is not remembered: the next pass asks again.
+ * - The credential of one SMI serves only lookups in its cluster's subscription: an identity
+ *   outside it fails on its own (IDs kept), and nothing of one cluster's entry is ever handed to
+ *   another cluster (the cache key is the identity URL and the SMI, both from that cluster).
+ * - Nothing of the credential reaches logs, errors or state.
+ */
+import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
+import type { TokenCredential } from "@azure/identity";
+import type { ParsedResourceId } from "../core/azureResourceId";
+import { goToLower } from "../core/goStrings";
+import type { ManagedIdentitiesDataPlane, ServiceManagedIdentityCredential } from "./managedIdentitiesDataPlane";
+import { DataPlaneError } from "./managedIdentitiesDataPlane";
+import type { UserAssignedIdentityReader } from "./userAssignedIdentityReader";
+import { createUserAssignedIdentityReader } from "./userAssignedIdentityReader";
+
+/** What a pass knows about its cluster when it needs the cluster's credential. */
+export interface ClusterCredentialRequest {
+  readonly cluster: ParsedResourceId;
+  /** The SMI's ARM resource ID: the resource's input, else the cluster document's. */
+  readonly serviceManagedIdentity: string | undefined;
+  /** `managedIdentitiesDataPlaneIdentityURL`: the resource's input, else the cluster document's. */
+  readonly identityUrl: string | undefined;
+}
+
+/** The reader a pass of one cluster uses, and how messages name its credential. */
+export interface ClusterReader {
+  readonly reader: UserAssignedIdentityReader;
+  readonly description: string;
+}
+
+/** Hands each cluster the reader of its own credential. */
+export interface ClusterCredentialSource {
+  readerFor(request: ClusterCredentialRequest, options: { readonly abortSignal?: AbortSignal }): Promise<ClusterReader>;
+}
+
+/** Why a cluster's credential could not be had, before anything was read or written. Per cluster. */
+export class ClusterCredentialError extends Error {
+  /** The setting or document field at fault, when one is (`serviceManagedIdentity`, `managedIdentitiesDataPlaneIdentityURL`). */
+  readonly field: string | undefined;
+  readonly statusCode: number | undefined;
+
+  constructor(message: string, options: { field?: string; statusCode?: number; cause?: unknown } = {}) {
+    super(message);
+    this.field = options.field;
+    this.statusCode = options.statusCode;
+    if (options.cause !== undefined) Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
+  }
+}
+ClusterCredentialError.prototype.name = "ClusterCredentialError";
+
+/** Guard by name. */
+export function isClusterCredentialError(error: unknown): error is ClusterCredentialError {
+  return error instanceof Error && error.name === "ClusterCredentialError";
+}
+
+/** What {@link createClusterCredentialSource} builds readers with. */
+export interface ClusterCredentialSourceOptions {
+  readonly dataPlane: ManagedIdentitiesDataPlane;
+  /** A token credential for the SMI's certificate, at its authority (certificateCredential.ts). */
+  readonly credentialFor: (answer: ServiceManagedIdentityCredential) => TokenCredential;
+  /** An arm-msi client for one subscription with one credential. */
+  readonly armClientFor: (credential: TokenCredential, subscriptionId: string) => ManagedServiceIdentityClient;
+  /** Gets the ARM token the client will send (the lookup times the credential apart from ARM). */
+  readonly acquireArmToken: (credential: TokenCredential, abortSignal: AbortSignal) => Promise<unknown>;
+  /** SMIs whose credentials the process keeps at once; the oldest goes first beyond it. */
+  readonly maxEntries?: number;
+  readonly now?: () => number;
+}
+
+interface Entry {
+  pending?: Promise<Built>;
+  built?: Built;
+}
+
+interface Built {
+  readonly renewAt: number;
+  readonly reader: ClusterReader;
+}
+
+const fallbackLifetimeInMs = 60 * 60 * 1000;
+const notAfterMarginInMs = 5 * 60 * 1000;
+
+/** The source of `clusterServiceManagedIdentity` mode (see the module comment). */
+export function createClusterCredentialSource(options: ClusterCredentialSourceOptions): ClusterCredentialSource {
+  const now = options.now ?? Date.now;
+  const maxEntries = options.maxEntries ?? 4096;
+  const entries = new Map<string, Entry>();
+
+  const build = async (request: ClusterCredentialRequest, identityUrl: string, smi: string, abortSignal: AbortSignal | undefined): Promise<Built> => {
+    const answer = await options.dataPlane.fetchCredential(identityUrl, smi, abortSignal === undefined ? {} : { abortSignal });
+    const credential = options.credentialFor(answer);
+    const subscriptionId = goToLower(request.cluster.subscriptionId);
+    const client = options.armClientFor(credential, subscriptionId);
+    const reader = createUserAssignedIdentityReader(
+      (identitySubscriptionId) => {
+        if (identitySubscriptionId !== subscriptionId) {
+          throw Object.assign(
+            new Error(
+              `the identity is in subscription ${identitySubscriptionId}, not in the cluster's subscription ${subscriptionId}; ` +
+                "the cluster's service managed identity reads its cluster's subscription only",
+            ),
+            { code: "IdentityOutsideClusterSubscription" },
+          );
+        }
+        return client;
+      },
+      ({ abortSignal: signal }) => options.acquireArmToken(credential, signal),
+    );
+    const nowInMs = now();
+    const renewAt =
+      answer.renewAfter?.getTime() ?? (answer.notAfter === undefined ? nowInMs + fallbackLifetimeInMs : answer.notAfter.getTime() - notAfterMarginInMs);
+    return {
+      renewAt: Math.min(renewAt, answer.notAfter === undefined ? Number.POSITIVE_INFINITY : answer.notAfter.getTime() - notAfterMarginInMs),
+      reader: {
+        reader,
+        description: `the service managed identity ${smi} of cluster ${request.cluster.canonical} (credential from the Managed Identities data plane)`,
+      },
+    };
+  };
+
+  return {
+    async readerFor(request, { abortSignal }) {
+      const smi = request.serviceManagedIdentity;
+      if (smi === undefined || smi.length === 0) {
+        throw new ClusterCredentialError(
+          `cluster ${request.cluster.canonical} has no service managed identity (its HCPOpenShiftCluster document's ` +
+            "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.serviceManagedIdentity, or the resource's serviceManagedIdentity input), " +
+            "so there is no credential to read its identities with",
+          { field: "serviceManagedIdentity" },
+        );
+      }
+      const identityUrl = request.identityUrl;
+      if (identityUrl === undefined || identityUrl.length === 0) {
+        throw new ClusterCredentialError(
+          `cluster ${request.cluster.canonical} has no identity URL (its HCPOpenShiftCluster document's properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL, ` +
+            "or the resource's managedIdentitiesDataPlaneIdentityURL input), so the Managed Identities data plane cannot be asked for its service managed identity's credential",
+          { field: "managedIdentitiesDataPlaneIdentityURL" },
+        );
+      }
+      const key = `${identityUrl}\n${goToLower(smi)}`;
+      let entry = entries.get(key);
+      if (entry?.built !== undefined && now() < entry.built.renewAt) return entry.built.reader;
+      if (entry === undefined) {
+        if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
+        entry = {};
+        entries.set(key, entry);
+      }
+      const current = entry;
+      // Concurrent passes of one cluster share the call; it carries the first caller's deadline.
+      current.pending ??= build(request, identityUrl, smi, abortSignal).finally(() => {
+        current.pending = undefined;
+      });
+      let built: Built;
+      try {
+        built = await current.pending;
+      } catch (error) {
+        // The first-party credential failing is not about this cluster: passed on as it is.
+        if (error instanceof DataPlaneError && !error.firstParty) {
+          throw new ClusterCredentialError(
+            `cannot get the credential of cluster ${request.cluster.canonical}'s service managed identity ${smi}: ${error.message}`,
+            {
+              ...(error.statusCode === undefined ? {} : { statusCode: error.statusCode }),
+              cause: error,
+            },
+          );
+        }
+        throw error;
+      }
+      current.built = built;
+      return built.reader;
+    },
+  };
+}

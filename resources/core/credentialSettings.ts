@@ -1,0 +1,116 @@
+/**
+ * The settings of the credential modes (docs/operations.md, "Credential modes"): which mode, and
+ * the first-party application, data plane audience or fixed identity it needs. Read by
+ * settings.ts readSettings, whose helpers it borrows so that every message names keys alike.
+ */
+import { guidPattern } from "./azureResourceId";
+import type { KeySpecification } from "./settingsKeys";
+
+/** The credential modes (docs/operations.md). */
+export const credentialModes = ["processCredential", "clusterServiceManagedIdentity", "fixedIdentity"] as const;
+export type CredentialMode = (typeof credentialModes)[number];
+
+/** An application or service principal that authenticates with a certificate bundle file. */
+export interface CertificateIdentity {
+  readonly clientId: string;
+  readonly tenantId: string;
+  /** PEM (key and chain) or PKCS#12 without a password; read again when it changes (rotation). */
+  readonly certificateFile: string;
+  /** Names the settings in messages, e.g. `'aro-hcp-identity-status:firstPartyCertificateFile' (or …)`. */
+  readonly certificateFileSetting: string;
+}
+
+/** The helpers of readSettings: the trimmed value of a key, its name for messages, a URL reader, and the problem list. */
+export interface SettingsReader {
+  readonly raw: (specification: KeySpecification) => string | undefined;
+  readonly name: (specification: KeySpecification) => string;
+  readonly url: (specification: KeySpecification, fallback?: string) => string;
+  readonly problems: string[];
+}
+
+/** The keys this module reads. */
+export interface CredentialKeys {
+  readonly credentialMode: KeySpecification;
+  readonly firstPartyClientId: KeySpecification;
+  readonly firstPartyTenantId: KeySpecification;
+  readonly firstPartyCertificateFile: KeySpecification;
+  readonly dataPlaneAudience: KeySpecification;
+  readonly fixedIdentityClientId: KeySpecification;
+  readonly fixedIdentityTenantId: KeySpecification;
+  readonly fixedIdentityCertificateFile: KeySpecification;
+}
+
+/** Reads and cross-checks the credential settings; problems go to `reader.problems`. */
+export function readCredentialSettings(
+  reader: SettingsReader,
+  keys: CredentialKeys,
+): {
+  credentialMode: CredentialMode;
+  firstParty: CertificateIdentity | undefined;
+  dataPlaneAudience: string | undefined;
+  fixedIdentity: CertificateIdentity | undefined;
+} {
+  const { raw, name, url, problems } = reader;
+  const modeValue = raw(keys.credentialMode) ?? "processCredential";
+  const credentialMode = credentialModes.find((mode) => mode === modeValue);
+  if (credentialMode === undefined) problems.push(`${name(keys.credentialMode)} is '${modeValue}'; expected one of ${credentialModes.join(", ")}`);
+  const guid = (specification: KeySpecification, what: string): string | undefined => {
+    const value = raw(specification);
+    if (value !== undefined && !guidPattern.test(value)) problems.push(`${name(specification)} is not a GUID; expected ${what}`);
+    return value;
+  };
+  /** A client ID, tenant ID and bundle file that go together; all three or none. */
+  const certificateIdentity = (
+    clientIdKey: KeySpecification,
+    tenantIdKey: KeySpecification,
+    fileKey: KeySpecification,
+    what: string,
+  ): CertificateIdentity | undefined => {
+    const clientId = guid(clientIdKey, `the client ID of ${what}`);
+    const tenantId = guid(tenantIdKey, `the tenant ID of ${what}`);
+    const certificateFile = raw(fileKey);
+    if (clientId === undefined && tenantId === undefined && certificateFile === undefined) return undefined;
+    const missing = [clientIdKey, tenantIdKey, fileKey].filter((specification) => raw(specification) === undefined);
+    if (missing.length > 0) {
+      problems.push(
+        `${missing.map(name).join(" and ")} ${missing.length === 1 ? "is" : "are"} not set; ${what} needs its client ID, tenant ID and certificate bundle file`,
+      );
+      return undefined;
+    }
+    return { clientId: clientId ?? "", tenantId: tenantId ?? "", certificateFile: certificateFile ?? "", certificateFileSetting: name(fileKey) };
+  };
+  const firstParty = certificateIdentity(keys.firstPartyClientId, keys.firstPartyTenantId, keys.firstPartyCertificateFile, "the first-party application");
+  const fixedIdentity = certificateIdentity(keys.fixedIdentityClientId, keys.fixedIdentityTenantId, keys.fixedIdentityCertificateFile, "the fixed identity");
+  const dataPlaneAudience = raw(keys.dataPlaneAudience) === undefined ? undefined : url(keys.dataPlaneAudience);
+  if (dataPlaneAudience !== undefined && /\/\.default$/i.test(raw(keys.dataPlaneAudience) ?? "")) {
+    problems.push(`${name(keys.dataPlaneAudience)} ends with /.default; expected the audience itself (the hook adds /.default)`);
+  }
+  /** Keys that only another mode reads: set in this one, they are most likely a mistake in credentialMode. */
+  const onlyFor = (mode: CredentialMode, specifications: readonly KeySpecification[]): void => {
+    if (credentialMode === undefined || credentialMode === mode) return;
+    const set = specifications.filter((specification) => raw(specification) !== undefined);
+    if (set.length > 0) {
+      problems.push(
+        `${set.map(name).join(", ")} ${set.length === 1 ? "is" : "are"} set, which only ${name(keys.credentialMode)} '${mode}' reads, but the mode is '${credentialMode}'`,
+      );
+    }
+  };
+  onlyFor("clusterServiceManagedIdentity", [keys.firstPartyClientId, keys.firstPartyTenantId, keys.firstPartyCertificateFile, keys.dataPlaneAudience]);
+  onlyFor("fixedIdentity", [keys.fixedIdentityClientId, keys.fixedIdentityTenantId, keys.fixedIdentityCertificateFile]);
+  if (credentialMode === "clusterServiceManagedIdentity" && dataPlaneAudience === undefined) {
+    problems.push(
+      `${name(keys.dataPlaneAudience)} is not set; ${name(keys.credentialMode)} 'clusterServiceManagedIdentity' asks the Managed Identities data plane for a token of this audience`,
+    );
+  }
+  if (
+    credentialMode === "fixedIdentity" &&
+    fixedIdentity === undefined &&
+    raw(keys.fixedIdentityCertificateFile) === undefined &&
+    raw(keys.fixedIdentityClientId) === undefined
+  ) {
+    problems.push(
+      `${name(keys.fixedIdentityClientId)}, ${name(keys.fixedIdentityTenantId)} and ${name(keys.fixedIdentityCertificateFile)} are not set; ${name(keys.credentialMode)} 'fixedIdentity' authenticates as that service principal`,
+    );
+  }
+  return { credentialMode: credentialMode ?? "processCredential", firstParty, dataPlaneAudience, fixedIdentity };
+}

@@ -1,0 +1,58 @@
+/**
+ * The settings' keys: each config key of the project's namespace and its environment variable,
+ * and the error a bad value raises. A leaf module: settings.ts, credentialSettings.ts and
+ * stackConfig.ts all read it.
+ */
+import { createHash } from "node:crypto";
+
+/** The Pulumi project name: the namespace of the config keys. */
+export const projectName = "aro-hcp-identity-status";
+
+/** One settings key: its config name, environment fallback and description (used by docs and tests). */
+export interface KeySpecification {
+  readonly key: string;
+  readonly environment: string;
+}
+
+export const keys = {
+  azureCloud: { key: "azureCloud", environment: "ARO_HCP_AZURE_CLOUD" },
+  cosmosEndpoint: { key: "cosmosEndpoint", environment: "ARO_HCP_COSMOS_ENDPOINT" },
+  cosmosDatabase: { key: "cosmosDatabase", environment: "ARO_HCP_COSMOS_DATABASE" },
+  cosmosContainer: { key: "cosmosContainer", environment: "ARO_HCP_COSMOS_CONTAINER" },
+  cosmosKey: { key: "cosmosKey", environment: "COSMOS_KEY" },
+  armEndpoint: { key: "armEndpoint", environment: "ARO_HCP_ARM_ENDPOINT" },
+  managedIdentityClientId: { key: "managedIdentityClientId", environment: "ARO_HCP_MANAGED_IDENTITY_CLIENT_ID" },
+  tlsCaFile: { key: "tlsCaFile", environment: "ARO_HCP_TLS_CA_FILE" },
+  lookupConcurrency: { key: "lookupConcurrency", environment: "ARO_HCP_LOOKUP_CONCURRENCY" },
+  lookupTimeoutSeconds: { key: "lookupTimeoutSeconds", environment: "ARO_HCP_LOOKUP_TIMEOUT_SECONDS" },
+  documentWaitSeconds: { key: "documentWaitSeconds", environment: "ARO_HCP_DOCUMENT_WAIT_SECONDS" },
+  maxWriteAttempts: { key: "maxWriteAttempts", environment: "ARO_HCP_MAX_WRITE_ATTEMPTS" },
+  idsOnLookupFailure: { key: "idsOnLookupFailure", environment: "ARO_HCP_IDS_ON_LOOKUP_FAILURE" },
+  credentialMode: { key: "credentialMode", environment: "ARO_HCP_CREDENTIAL_MODE" },
+  authorityHost: { key: "authorityHost", environment: "AZURE_AUTHORITY_HOST" },
+  firstPartyClientId: { key: "firstPartyClientId", environment: "ARO_HCP_FIRST_PARTY_CLIENT_ID" },
+  firstPartyTenantId: { key: "firstPartyTenantId", environment: "ARO_HCP_FIRST_PARTY_TENANT_ID" },
+  firstPartyCertificateFile: { key: "firstPartyCertificateFile", environment: "ARO_HCP_FIRST_PARTY_CERTIFICATE_FILE" },
+  dataPlaneAudience: { key: "dataPlaneAudience", environment: "ARO_HCP_DATA_PLANE_AUDIENCE" },
+  fixedIdentityClientId: { key: "fixedIdentityClientId", environment: "ARO_HCP_FIXED_IDENTITY_CLIENT_ID" },
+  fixedIdentityTenantId: { key: "fixedIdentityTenantId", environment: "ARO_HCP_FIXED_IDENTITY_TENANT_ID" },
+  fixedIdentityCertificateFile: { key: "fixedIdentityCertificateFile", environment: "ARO_HCP_FIXED_IDENTITY_CERTIFICATE_FILE" },
+} as const satisfies Record<string, KeySpecification>;
+
+/**
+ * A digest of the environment variables {@link readSettings} reads: equal digests (with the same
+ * config) give equal settings. Hashed, so COSMOS_KEY is not kept in one more string.
+ */
+export function settingsEnvironmentKey(environment: Readonly<Record<string, string | undefined>>): string {
+  return createHash("sha256")
+    .update(JSON.stringify(Object.values(keys).map((specification) => environment[specification.environment] ?? null)))
+    .digest("base64");
+}
+
+/** Every config key the hook reads (without namespace). */
+export const settingsKeys: readonly string[] = Object.values(keys).map((specification) => specification.key);
+
+/** Raised for a missing or malformed setting; the message names the key and the expected form. */
+export class SettingsError extends Error {}
+// On the prototype, like Error's own `name`: not an enumerable field of every instance.
+SettingsError.prototype.name = "SettingsError";
