@@ -147,7 +147,7 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
       expect: /cosmosEndpoint' \(or ARO_HCP_COSMOS_ENDPOINT\) is not a URL/,
     },
     {
-      name: "misspelt setting cosmosEndpont (unknown keys are ignored; the real key is missing)",
+      name: "misspelt setting cosmosEndpont given to the settings reader directly, past the host's unknown-key check: the real key is missing",
       inputs: valid,
       config: { cosmosEndpoint: "", cosmosEndpont: "https://127.0.0.1:1" },
       expect: /'aro-hcp-identity-status:cosmosEndpoint' \(or ARO_HCP_COSMOS_ENDPOINT\) is not set/,

@@ -3,9 +3,10 @@
  * interrupted runs and the bad-input catalogue against one in-process sandbox; writes the figures
  * to docs/reliability.md and exits non-zero when any invariant was violated.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { projectDirectory } from "../../cli/engine";
+import { replaceGeneratedSection } from "../generatedSection";
 import { runBadInputCatalogue } from "./badInputCatalogue";
 import { runConcurrentWriters } from "./concurrentWriters";
 import { runEngineSample } from "./engineSample";
@@ -62,7 +63,7 @@ async function main(): Promise<number> {
       settings: reliability.config,
     };
     const path = join(projectDirectory, "docs", "reliability.md");
-    writeFileSync(path, renderReliabilityReport(figures));
+    writeFileSync(path, replaceGeneratedSection(readFileSync(path, "utf8"), "npm run reliability", renderReliabilityReport(figures)));
     const total = totalViolations(figures);
     log(`wrote ${path}: ${total} violation(s)`);
     return total === 0 ? 0 : 1;
