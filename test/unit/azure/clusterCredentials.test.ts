@@ -1,0 +1,185 @@
+/**
+ * The credential cache of `clusterServiceManagedIdentity` mode (resources/azure/clusterCredentials.ts)
+ * with a fake data plane and fake arm-msi clients: one data plane call per SMI until renew_after,
+ * shared by concurrent passes, never handed to another cluster, failures named per cluster and not
+ * remembered. The same against the sandbox with the real SDK clients: test/integration/clusterCredentials.test.ts.
+ */
+import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
+import type { TokenCredential } from "@azure/identity";
+import { describe, expect, it } from "vitest";
+import { ClusterCredentialError, createClusterCredentialSource } from "../../../resources/azure/clusterCredentials";
+import type { ManagedIdentitiesDataPlane, ServiceManagedIdentityCredential } from "../../../resources/azure/managedIdentitiesDataPlane";
+import { DataPlaneError } from "../../../resources/azure/managedIdentitiesDataPlane";
+import { parseResourceIdOfType } from "../../../resources/core/azureResourceId";
+import type { ParsedResourceId } from "../../../resources/core/azureResourceId";
+
+const clusterType = "Microsoft.RedHatOpenShift/hcpOpenShiftClusters";
+const identityType = "Microsoft.ManagedIdentity/userAssignedIdentities";
+const t0 = Date.parse("2026-08-14T12:00:00Z");
+
+function parsed(id: string, type: string): ParsedResourceId {
+  const result = parseResourceIdOfType(id, type);
+  if (!result.ok) throw new Error(result.reason);
+  return result.resourceId;
+}
+const clusterIn = (subscription: string, name: string): ParsedResourceId =>
+  parsed(`/subscriptions/${subscription}/resourceGroups/rg/providers/${clusterType}/${name}`, clusterType);
+const identityIn = (subscription: string, name: string): ParsedResourceId =>
+  parsed(`/subscriptions/${subscription}/resourceGroups/rg/providers/${identityType}/${name}`, identityType);
+const subscriptionA = "11111111-1111-1111-1111-111111111111";
+const subscriptionB = "22222222-2222-2222-2222-222222222222";
+const smiOf = (subscription: string): string => `/subscriptions/${subscription}/resourceGroups/rg/providers/${identityType}/smi`;
+
+interface FakeWorld {
+  readonly calls: string[];
+  readonly armClients: Array<{ subscriptionId: string; clientId: string }>;
+  now: number;
+  renewAfterInMs: number | undefined;
+  fail: Error | undefined;
+  readonly dataPlane: ManagedIdentitiesDataPlane;
+}
+
+/** A data plane that hands out a distinct client ID per SMI and counts its calls. */
+function fakeWorld(): FakeWorld {
+  const world: FakeWorld = {
+    calls: [],
+    armClients: [],
+    now: t0,
+    renewAfterInMs: 60_000,
+    fail: undefined,
+    dataPlane: {
+      async fetchCredential(identityUrl, smi) {
+        world.calls.push(`${identityUrl} ${smi}`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        if (world.fail !== undefined) throw world.fail;
+        const answer: ServiceManagedIdentityCredential = {
+          resourceId: smi,
+          clientId: `client-of-${smi.split("/")[2]}`,
+          tenantId: "tenant",
+          authenticationEndpoint: "https://login.example",
+          material: { pem: "", thumbprint: "T", validFrom: new Date(t0), validTo: new Date(t0 + 86_400_000) },
+          renewAfter: world.renewAfterInMs === undefined ? undefined : new Date(world.now + world.renewAfterInMs),
+          notAfter: new Date(world.now + 86_400_000),
+        };
+        return answer;
+      },
+    },
+  };
+  return world;
+}
+
+function sourceOf(world: FakeWorld) {
+  return createClusterCredentialSource({
+    dataPlane: world.dataPlane,
+    // The credential is the answer's client ID, so a test can see whose credential read what.
+    credentialFor: (answer) => ({ clientId: answer.clientId, getToken: () => Promise.resolve(null) }) as TokenCredential & { clientId: string },
+    armClientFor: (credential, subscriptionId) => {
+      const clientId = (credential as TokenCredential & { clientId: string }).clientId;
+      world.armClients.push({ subscriptionId, clientId });
+      return {
+        userAssignedIdentities: {
+          get: (_group: string, name: string) => Promise.resolve({ clientId: `${name} read by ${clientId}`, principalId: "p" }),
+        },
+      } as unknown as ManagedServiceIdentityClient;
+    },
+    acquireArmToken: () => Promise.resolve(undefined),
+    now: () => world.now,
+  });
+}
+
+const signal = { abortSignal: AbortSignal.timeout(10_000) };
+const read = async (
+  reader: { getUserAssignedIdentity: (id: ParsedResourceId, options: { abortSignal: AbortSignal }) => Promise<unknown> },
+  id: ParsedResourceId,
+) => reader.getUserAssignedIdentity(id, { abortSignal: AbortSignal.timeout(10_000) });
+
+describe("cluster credentials", () => {
+  it("asks the data plane once per SMI until renew_after, then again", async () => {
+    const world = fakeWorld();
+    const source = sourceOf(world);
+    const request = { cluster: clusterIn(subscriptionA, "a"), serviceManagedIdentity: smiOf(subscriptionA), identityUrl: "https://dp.example/a?tid=x" };
+    await source.readerFor(request, signal);
+    world.now += 59_000;
+    await source.readerFor(request, signal);
+    expect(world.calls).toHaveLength(1);
+    world.now += 1_000;
+    await source.readerFor(request, signal);
+    expect(world.calls).toHaveLength(2);
+  });
+
+  it("renews five minutes before not_after when the answer gives no renew_after", async () => {
+    const world = fakeWorld();
+    world.renewAfterInMs = undefined;
+    const source = sourceOf(world);
+    const request = { cluster: clusterIn(subscriptionA, "a"), serviceManagedIdentity: smiOf(subscriptionA), identityUrl: "https://dp.example/a" };
+    await source.readerFor(request, signal);
+    world.now += 86_400_000 - 5 * 60_000 - 1;
+    await source.readerFor(request, signal);
+    expect(world.calls).toHaveLength(1);
+    world.now += 1;
+    await source.readerFor(request, signal);
+    expect(world.calls).toHaveLength(2);
+  });
+
+  it("lets concurrent passes of one cluster share one data plane call", async () => {
+    const world = fakeWorld();
+    const source = sourceOf(world);
+    const request = { cluster: clusterIn(subscriptionA, "a"), serviceManagedIdentity: smiOf(subscriptionA), identityUrl: "https://dp.example/a" };
+    const readers = await Promise.all([1, 2, 3, 4].map(() => source.readerFor(request, signal)));
+    expect(world.calls).toHaveLength(1);
+    expect(new Set(readers.map((reader) => reader.reader)).size).toBe(1);
+  });
+
+  it("never hands one cluster's credential to another: each reads with its own SMI, in its own subscription", async () => {
+    const world = fakeWorld();
+    const source = sourceOf(world);
+    const a = await source.readerFor(
+      { cluster: clusterIn(subscriptionA, "a"), serviceManagedIdentity: smiOf(subscriptionA), identityUrl: "https://dp.example/a" },
+      signal,
+    );
+    const b = await source.readerFor(
+      { cluster: clusterIn(subscriptionB, "b"), serviceManagedIdentity: smiOf(subscriptionB), identityUrl: "https://dp.example/b" },
+      signal,
+    );
+    expect(await read(a.reader, identityIn(subscriptionA, "x"))).toMatchObject({ clientId: `x read by client-of-${subscriptionA}` });
+    expect(await read(b.reader, identityIn(subscriptionB, "y"))).toMatchObject({ clientId: `y read by client-of-${subscriptionB}` });
+    expect(world.armClients).toEqual([
+      { subscriptionId: subscriptionA, clientId: `client-of-${subscriptionA}` },
+      { subscriptionId: subscriptionB, clientId: `client-of-${subscriptionB}` },
+    ]);
+    // An identity of another subscription is refused on its own, without a request.
+    await expect(read(a.reader, identityIn(subscriptionB, "y"))).rejects.toMatchObject({ code: "IdentityOutsideClusterSubscription" });
+    expect(a.description).toContain(smiOf(subscriptionA));
+  });
+
+  it("names the missing field of a cluster without an SMI or identity URL, before any data plane call", async () => {
+    const world = fakeWorld();
+    const source = sourceOf(world);
+    const cluster = clusterIn(subscriptionA, "a");
+    await expect(source.readerFor({ cluster, serviceManagedIdentity: undefined, identityUrl: "https://dp.example/a" }, signal)).rejects.toMatchObject({
+      name: "ClusterCredentialError",
+      field: "serviceManagedIdentity",
+    });
+    await expect(source.readerFor({ cluster, serviceManagedIdentity: smiOf(subscriptionA), identityUrl: undefined }, signal)).rejects.toMatchObject({
+      name: "ClusterCredentialError",
+      field: "managedIdentitiesDataPlaneIdentityURL",
+    });
+    expect(world.calls).toHaveLength(0);
+  });
+
+  it("makes a data plane refusal this cluster's error, passes a first-party failure on, and remembers neither", async () => {
+    const world = fakeWorld();
+    const source = sourceOf(world);
+    const request = { cluster: clusterIn(subscriptionA, "a"), serviceManagedIdentity: smiOf(subscriptionA), identityUrl: "https://dp.example/a" };
+    world.fail = new DataPlaneError("answered HTTP 403", { statusCode: 403 });
+    const refused = await source.readerFor(request, signal).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ClusterCredentialError);
+    expect(refused).toMatchObject({ statusCode: 403 });
+    expect((refused as Error).message).toContain(request.cluster.canonical);
+    world.fail = new DataPlaneError("the first-party credential could not get a token", { firstParty: true });
+    await expect(source.readerFor(request, signal)).rejects.toMatchObject({ name: "DataPlaneError", firstParty: true });
+    world.fail = undefined;
+    await source.readerFor(request, signal);
+    expect(world.calls).toHaveLength(3);
+  });
+});
