@@ -1,3 +1,4 @@
+import type { JsonObject } from "../../../resources/core/json";
 import { describe, expect, it } from "vitest";
 import { desiredFromClusterDocument } from "../../../resources/core/clusterDocument";
 import { buildClusterDocument, identityResourceId } from "../../fixtures/documents";
@@ -19,7 +20,7 @@ describe("desiredFromClusterDocument", () => {
         { key: identityB.toLowerCase(), resourceId: identityB },
       ],
       serviceManagedIdentity: smi,
-      identityUrl: document.properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL,
+      identityUrl: ((document.properties as JsonObject).serviceProviderProperties as JsonObject).managedIdentitiesDataPlaneIdentityURL,
       declared: true,
     });
   });
