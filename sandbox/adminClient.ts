@@ -1,14 +1,28 @@
 import type { StoredDocument } from "./cosmosDocumentStore";
 import type { FaultRule, FaultRuleInput, FaultTarget } from "./faultInjector";
+import type { PrincipalKind, RoleAssignment } from "./entraDirectory";
 import type { IdentityOverrides, SandboxIdentity } from "./identityStore";
+import type { CertificateRotation, DataPlaneCluster, FilePrincipalName, SecretFormat } from "./sandboxCredentials";
 import type { SandboxStatisticsSnapshot } from "./sandboxStatistics";
-import type { FleetClusterDescription, FleetSize } from "./seed";
+import type { FleetClusterDescription, FleetSize, TenantFleetSize } from "./seed";
 
 /** Global latency as the admin API reports it. */
 export interface AdminLatency {
   armMs: number;
   cosmosMs: number;
   tokenMs: number;
+  entraMs: number;
+  dataPlaneMs: number;
+}
+
+/** A principal of the sandbox directory as the admin API lists it (certificate identifiers only). */
+export interface AdminPrincipal {
+  tenantId: string;
+  clientId: string;
+  objectId: string;
+  kind: PrincipalKind;
+  displayName: string;
+  certificates: Array<{ serialNumber: string; thumbprint: string; thumbprintSha256: string; notBefore: string; notAfter: string }>;
 }
 
 /** An error answer of the admin API. */
@@ -224,5 +238,99 @@ export class SandboxAdminClient {
    */
   seedFleet(size: FleetSize): Promise<FleetClusterDescription[]> {
     return this.call("POST", "/seed/fleet", size);
+  }
+
+  /**
+   * Seeds clusters each in its own tenant and subscription, registered with the data plane, each
+   * SMI alone allowed to read its cluster's operator identities.
+   *
+   * @param size - Clusters and identities per cluster.
+   * @returns The seeded fleet, with each cluster's `tenantId`, `identityUrl` and SMI IDs.
+   */
+  seedTenantFleet(size: TenantFleetSize): Promise<FleetClusterDescription[]> {
+    return this.call("POST", "/seed/tenants", size);
+  }
+
+  /** @returns Every principal of the sandbox directory, with its certificates' identifiers. */
+  listPrincipals(): Promise<AdminPrincipal[]> {
+    return this.call("GET", "/credentials/principals");
+  }
+
+  /**
+   * Rotates the certificate of the first-party application or the fixed identity: a new one is
+   * registered and its bundle replaces the file; the previous one stays valid until revoked.
+   *
+   * @param principal - `firstPartyApplication` or `fixedIdentity`.
+   * @param revokePreviousAfterMs - Revoke the previous certificate after this delay (0: now); never when omitted.
+   * @returns The new and previous certificates' identifiers.
+   */
+  rotateCertificate(principal: FilePrincipalName, revokePreviousAfterMs?: number): Promise<CertificateRotation> {
+    return this.call("POST", "/credentials/rotate", { principal, ...(revokePreviousAfterMs === undefined ? {} : { revokePreviousAfterMs }) });
+  }
+
+  /**
+   * Revokes a client certificate: Entra refuses it from now on.
+   *
+   * @param serialNumber - The certificate's serial number.
+   * @returns Whether a principal held it.
+   */
+  async revokeCertificate(serialNumber: string): Promise<boolean> {
+    return (await this.call<{ revoked: boolean }>("POST", "/credentials/revoke", { serialNumber })).revoked;
+  }
+
+  /** @returns The clusters the data plane serves, with identity URLs and current certificate serials. */
+  listDataPlaneClusters(): Promise<DataPlaneCluster[]> {
+    return this.call("GET", "/dataplane/clusters");
+  }
+
+  /**
+   * Issues a new SMI certificate for a cluster; the data plane hands it out from now on.
+   *
+   * @param clusterResourceId - The cluster.
+   * @param revokePreviousAfterMs - Revoke the previous certificate after this delay (0: now); never when omitted.
+   * @returns The new and previous certificates' identifiers.
+   */
+  rotateClusterCredential(clusterResourceId: string, revokePreviousAfterMs?: number): Promise<CertificateRotation> {
+    return this.call("POST", "/dataplane/clusters/rotate", {
+      clusterResourceId,
+      ...(revokePreviousAfterMs === undefined ? {} : { revokePreviousAfterMs }),
+    });
+  }
+
+  /**
+   * @param clusterResourceId - The cluster.
+   * @param secretFormat - `pkcs12` (default: base64 of a passwordless PKCS #12) or `pem` (base64 of a PEM bundle).
+   * @returns The cluster.
+   */
+  setSecretFormat(clusterResourceId: string, secretFormat: SecretFormat): Promise<DataPlaneCluster> {
+    return this.call("PUT", "/dataplane/clusters/secretFormat", { clusterResourceId, secretFormat });
+  }
+
+  /**
+   * @param principalObjectId - Only this principal's; all when omitted.
+   * @returns Role assignments (read access to user-assigned identities at or below `scope`).
+   */
+  listRoleAssignments(principalObjectId?: string): Promise<RoleAssignment[]> {
+    return this.call("GET", `/roleAssignments${principalObjectId === undefined ? "" : `?principalObjectId=${encodeURIComponent(principalObjectId)}`}`);
+  }
+
+  /**
+   * Lets a principal read user-assigned identities at or below a scope (`/` for all).
+   *
+   * @param assignment - The principal's object ID and the scope.
+   * @returns The assignment.
+   */
+  assignRole(assignment: RoleAssignment): Promise<RoleAssignment> {
+    return this.call("POST", "/roleAssignments", assignment);
+  }
+
+  /**
+   * @param principalObjectId - The principal.
+   * @param scope - Only this scope; all the principal's when omitted.
+   * @returns How many were removed.
+   */
+  async removeRoleAssignments(principalObjectId: string, scope?: string): Promise<number> {
+    const query = `principalObjectId=${encodeURIComponent(principalObjectId)}${scope === undefined ? "" : `&scope=${encodeURIComponent(scope)}`}`;
+    return (await this.call<{ removed: number }>("DELETE", `/roleAssignments?${query}`)).removed;
   }
 }

@@ -5,8 +5,9 @@ import { type FaultInjector, FaultRuleError, type FaultRuleInput, type FaultTarg
 import { listenOnLoopback, type ListeningServer, loopbackHost, readBody, sendJson } from "./httpUtilities";
 import { type IdentityStore, InvalidIdentityIdError } from "./identityStore";
 import { JsonPointerError } from "./jsonPointer";
+import type { FilePrincipalName, SandboxCredentials, SecretFormat } from "./sandboxCredentials";
 import type { SandboxStatistics } from "./sandboxStatistics";
-import { seedDemoFleet, seedFleet } from "./seed";
+import { seedDemoFleet, seedFleet, seedTenantFleet } from "./seed";
 import type { TokenRegistry } from "./tokenRegistry";
 
 /** What the admin API operates on. */
@@ -17,6 +18,7 @@ export interface AdminServerOptions {
   faults: FaultInjector;
   statistics: SandboxStatistics;
   tokens: TokenRegistry;
+  credentials: SandboxCredentials;
 }
 
 /** A running admin API. */
@@ -38,6 +40,8 @@ class AdminError extends Error {
 
 type Json = Record<string, unknown>;
 type Route = (request: AdminRequest) => unknown;
+
+const filePrincipalNames: readonly FilePrincipalName[] = ["firstPartyApplication", "fixedIdentity"];
 
 interface AdminRequest {
   parameters: string[];
@@ -76,8 +80,73 @@ function orNotFound<T>(value: T | undefined, what: string): T {
   return value;
 }
 
+function latencyBody(faults: FaultInjector): Record<string, number> {
+  const latency = faults.getLatency();
+  return { armMs: latency.arm, cosmosMs: latency.cosmos, tokenMs: latency.token, entraMs: latency.entra, dataPlaneMs: latency.dataPlane };
+}
+
+function credentialRoutes(credentials: SandboxCredentials): Array<[string, RegExp, Route]> {
+  const cluster = (body: Json): string => {
+    const clusterResourceId = requiredString(body, "clusterResourceId");
+    orNotFound(credentials.getCluster(clusterResourceId), `data plane cluster ${clusterResourceId}`);
+    return clusterResourceId;
+  };
+  return [
+    // Principals without their certificates' PEM (public, but long): identifiers and validity only.
+    [
+      "GET",
+      /^\/credentials\/principals$/,
+      () =>
+        credentials.directory.list().map((principal) => ({
+          ...principal,
+          certificates: principal.certificates.map(({ certificatePem: _pem, ...identifiers }) => identifiers),
+        })),
+    ],
+    [
+      "POST",
+      /^\/credentials\/rotate$/,
+      ({ body }) => {
+        const principal = requiredString(body, "principal") as FilePrincipalName;
+        if (!filePrincipalNames.includes(principal)) throw new AdminError(400, "InvalidRequest", `'principal' must be one of ${filePrincipalNames.join(", ")}`);
+        const revokePreviousAfterMs = optionalNumber(body, "revokePreviousAfterMs");
+        return credentials.rotateFilePrincipal(principal, revokePreviousAfterMs === undefined ? {} : { revokePreviousAfterMs });
+      },
+    ],
+    ["POST", /^\/credentials\/revoke$/, ({ body }) => ({ revoked: credentials.revokeCertificate(requiredString(body, "serialNumber")) })],
+    ["GET", /^\/dataplane\/clusters$/, () => credentials.listClusters()],
+    [
+      "POST",
+      /^\/dataplane\/clusters\/rotate$/,
+      ({ body }) => {
+        const revokePreviousAfterMs = optionalNumber(body, "revokePreviousAfterMs");
+        return credentials.rotateClusterCredential(cluster(body), revokePreviousAfterMs === undefined ? {} : { revokePreviousAfterMs });
+      },
+    ],
+    [
+      "PUT",
+      /^\/dataplane\/clusters\/secretFormat$/,
+      ({ body }) => credentials.setSecretFormat(cluster(body), requiredString(body, "secretFormat") as SecretFormat),
+    ],
+    ["GET", /^\/roleAssignments$/, ({ query }) => credentials.directory.listRoleAssignments(query.get("principalObjectId") ?? undefined)],
+    [
+      "POST",
+      /^\/roleAssignments$/,
+      ({ body }) => {
+        const assignment = { principalObjectId: requiredString(body, "principalObjectId"), scope: requiredString(body, "scope") };
+        credentials.directory.assignRole(assignment);
+        return assignment;
+      },
+    ],
+    [
+      "DELETE",
+      /^\/roleAssignments$/,
+      ({ query }) => ({ removed: credentials.directory.removeRoleAssignments(requiredString(query, "principalObjectId"), query.get("scope") ?? undefined) }),
+    ],
+  ];
+}
+
 function routeTable(options: AdminServerOptions): Array<[string, RegExp, Route]> {
-  const { identities, documents, faults, statistics, tokens } = options;
+  const { identities, documents, faults, statistics, tokens, credentials } = options;
   const document = (request: AdminRequest): [string, string] => [request.parameters[0] ?? "", request.parameters[1] ?? ""];
   return [
     ["GET", /^\/health$/, () => ({ status: "ok" })],
@@ -149,14 +218,7 @@ function routeTable(options: AdminServerOptions): Array<[string, RegExp, Route]>
     ["GET", /^\/faults$/, () => faults.list()],
     ["POST", /^\/faults$/, ({ body }) => faults.add(body as unknown as FaultRuleInput)],
     ["DELETE", /^\/faults$/, ({ query }) => ({ removed: faults.clear((query.get("target") ?? undefined) as FaultTarget | undefined) })],
-    [
-      "GET",
-      /^\/latency$/,
-      () => {
-        const latency = faults.getLatency();
-        return { armMs: latency.arm, cosmosMs: latency.cosmos, tokenMs: latency.token };
-      },
-    ],
+    ["GET", /^\/latency$/, () => latencyBody(faults)],
     [
       "PUT",
       /^\/latency$/,
@@ -164,9 +226,16 @@ function routeTable(options: AdminServerOptions): Array<[string, RegExp, Route]>
         const arm = optionalNumber(body, "armMs");
         const cosmos = optionalNumber(body, "cosmosMs");
         const token = optionalNumber(body, "tokenMs");
-        faults.setLatency({ ...(arm === undefined ? {} : { arm }), ...(cosmos === undefined ? {} : { cosmos }), ...(token === undefined ? {} : { token }) });
-        const latency = faults.getLatency();
-        return { armMs: latency.arm, cosmosMs: latency.cosmos, tokenMs: latency.token };
+        const entra = optionalNumber(body, "entraMs");
+        const dataPlane = optionalNumber(body, "dataPlaneMs");
+        faults.setLatency({
+          ...(arm === undefined ? {} : { arm }),
+          ...(cosmos === undefined ? {} : { cosmos }),
+          ...(token === undefined ? {} : { token }),
+          ...(entra === undefined ? {} : { entra }),
+          ...(dataPlane === undefined ? {} : { dataPlane }),
+        });
+        return latencyBody(faults);
       },
     ],
     ["GET", /^\/stats$/, () => statistics.snapshot()],
@@ -187,14 +256,23 @@ function routeTable(options: AdminServerOptions): Array<[string, RegExp, Route]>
         return { lifetimeInMs: tokens.tokenLifetimeInMs };
       },
     ],
-    ["POST", /^\/seed\/demo$/, () => seedDemoFleet({ identities, documents })],
+    ["POST", /^\/seed\/demo$/, () => seedDemoFleet({ identities, documents, credentials })],
+    [
+      "POST",
+      /^\/seed\/tenants$/,
+      ({ body }) =>
+        seedTenantFleet(
+          { identities, documents, credentials },
+          { clusters: optionalNumber(body, "clusters") ?? 1, identitiesPerCluster: optionalNumber(body, "identitiesPerCluster") ?? 1 },
+        ),
+    ],
     [
       "POST",
       /^\/seed\/fleet$/,
       ({ body }) => {
         const subscriptions = optionalNumber(body, "subscriptions");
         return seedFleet(
-          { identities, documents },
+          { identities, documents, credentials },
           {
             clusters: optionalNumber(body, "clusters") ?? 1,
             identitiesPerCluster: optionalNumber(body, "identitiesPerCluster") ?? 1,
@@ -203,6 +281,7 @@ function routeTable(options: AdminServerOptions): Array<[string, RegExp, Route]>
         );
       },
     ],
+    ...credentialRoutes(credentials),
   ];
 }
 
@@ -241,7 +320,7 @@ async function handle(options: AdminServerOptions, routes: Array<[string, RegExp
     if (method !== request.method) {
       continue;
     }
-    const result = route({ parameters: match.slice(1).map(decodeURIComponent), query: url.searchParams, body });
+    const result: unknown = await route({ parameters: match.slice(1).map(decodeURIComponent), query: url.searchParams, body });
     sendJson(response, request.method === "POST" && pathname !== "/stats/reset" ? 201 : 200, result);
     return;
   }

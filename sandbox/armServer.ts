@@ -1,11 +1,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:https";
 import type { SandboxCertificate } from "./certificate";
+import { identityReadAction } from "./entraDirectory";
 import type { FaultInjector, FaultRule } from "./faultInjector";
 import { delay, listenOnLoopback, type ListeningServer, loopbackHost, resetConnection, sendJson, trackInFlight } from "./httpUtilities";
 import { type IdentityStore, parseIdentityResourceId, sandboxLocation, sandboxTenantId, userAssignedIdentityType } from "./identityStore";
+import { objectIdForClientId, type SandboxCredentials } from "./sandboxCredentials";
 import { increment, type SandboxStatistics } from "./sandboxStatistics";
-import type { TokenRegistry } from "./tokenRegistry";
+import type { IssuedToken, TokenRegistry } from "./tokenRegistry";
 
 /** What the fake ARM needs from the rest of the sandbox. */
 export interface ArmServerOptions {
@@ -14,6 +16,8 @@ export interface ArmServerOptions {
   tokens: TokenRegistry;
   faults: FaultInjector;
   statistics: SandboxStatistics;
+  /** Role assignments, and whether tokens of the managed-identity endpoint are authorized per cluster too. */
+  credentials: SandboxCredentials;
 }
 
 /** A running fake ARM. */
@@ -35,21 +39,43 @@ function bearerToken(request: IncomingMessage): string | undefined {
   return match?.[1];
 }
 
-/** @returns The error message when the request's token is not acceptable, or undefined when it is. */
-function authenticationProblem(options: ArmServerOptions, request: IncomingMessage, endpoint: string): string | undefined {
+/** @returns The error message when the request's token is not acceptable, or the token when it is. */
+function authenticate(options: ArmServerOptions, request: IncomingMessage, endpoint: string): { problem: string } | { issued: IssuedToken } {
   const verification = options.tokens.verify(bearerToken(request));
   if (!verification.valid) {
     return {
-      missing: "Authentication failed. The 'Authorization' header is missing or is not a Bearer token.",
-      unknown: "The access token is invalid.",
-      expired: `The access token expiry UTC time is earlier than current UTC time '${new Date().toISOString()}'.`,
-    }[verification.reason];
+      problem: {
+        missing: "Authentication failed. The 'Authorization' header is missing or is not a Bearer token.",
+        unknown: "The access token is invalid.",
+        expired: `The access token expiry UTC time is earlier than current UTC time '${new Date().toISOString()}'.`,
+      }[verification.reason],
+    };
   }
   const audience = verification.issued.resource.replace(/\/+$/, "");
   if (![...armAudiences, endpoint].includes(audience)) {
-    return `The access token has been obtained for wrong audience or resource '${verification.issued.resource}'.`;
+    return { problem: `The access token has been obtained for wrong audience or resource '${verification.issued.resource}'.` };
   }
-  return undefined;
+  return { issued: verification.issued };
+}
+
+/**
+ * The object ID ARM sees for a token: the Entra principal's, or for a managed-identity endpoint
+ * token (the process credential) one derived from the client ID asked for.
+ *
+ * @param issued - The token.
+ * @returns The caller's object ID.
+ */
+function callerObjectId(issued: IssuedToken): string {
+  return issued.principal?.objectId ?? objectIdForClientId(issued.clientId ?? "sandbox-process-credential");
+}
+
+/**
+ * @returns Whether the caller may read the identity: Entra principals need a role assignment over
+ *   it; the process credential reads everything unless the sandbox runs in per-cluster mode.
+ */
+function authorized(options: ArmServerOptions, issued: IssuedToken, identityId: string): boolean {
+  if (issued.principal === undefined && !options.credentials.settings.perClusterCredentials) return true;
+  return options.credentials.directory.canRead(callerObjectId(issued), identityId);
 }
 
 function faultResponse(rule: FaultRule): { statusCode: number; code: string; headers: Record<string, string> } {
@@ -79,12 +105,25 @@ async function handle(options: ArmServerOptions, endpoint: string, request: Inco
       increment(statistics.requestsByIdentity, path.toLowerCase());
     }
   }
-  const problem = authenticationProblem(options, request, endpoint);
-  if (problem !== undefined) {
+  const authentication = authenticate(options, request, endpoint);
+  if ("problem" in authentication) {
+    const { problem } = authentication;
     await delay(options.faults.getLatency().arm);
     reply(401, armError("InvalidAuthenticationToken", problem), {
       "www-authenticate": `Bearer authorization_uri="https://login.microsoftonline.com/${sandboxTenantId}", error="invalid_token", error_description="${problem.replace(/"/g, "'")}"`,
     });
+    return;
+  }
+  if (parts !== undefined && !authorized(options, authentication.issued, path)) {
+    await delay(options.faults.getLatency().arm);
+    const objectId = callerObjectId(authentication.issued);
+    reply(
+      403,
+      armError(
+        "AuthorizationFailed",
+        `The client '${objectId}' with object id '${objectId}' does not have authorization to perform action '${identityReadAction}' over scope '${path}' or the scope is invalid. If access was recently granted, please refresh your credentials.`,
+      ),
+    );
     return;
   }
   const fired = options.faults.take({ target: "arm", method: request.method ?? "GET", path, ...(parts === undefined ? {} : { resourceId: path }) });

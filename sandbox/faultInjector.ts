@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 
 /** Which sandbox server a fault rule applies to. */
-export type FaultTarget = "arm" | "cosmos" | "token";
+export type FaultTarget = "arm" | "cosmos" | "token" | "entra" | "dataPlane";
 
 /**
  * What a fault does to a matching request.
@@ -16,8 +16,20 @@ export type FaultTarget = "arm" | "cosmos" | "token";
  * - `race`: Cosmos writes only; before the write, a foreign edit is applied to the stored document
  *   so its etag changes and an `If-Match` write gets 412.
  * - `deleteBeforeWrite`: Cosmos writes only; the stored document is deleted before the write.
+ * - `noExplicitIdentities`: data plane only; a 200 answer without `explicit_identities`.
+ * - `unusableCertificate`: data plane only; a 200 answer whose `client_secret` is no certificate bundle.
  */
-export type FaultKind = "throttle" | "unavailable" | "status" | "connectionReset" | "delay" | "noProperties" | "race" | "deleteBeforeWrite";
+export type FaultKind =
+  | "throttle"
+  | "unavailable"
+  | "status"
+  | "connectionReset"
+  | "delay"
+  | "noProperties"
+  | "race"
+  | "deleteBeforeWrite"
+  | "noExplicitIdentities"
+  | "unusableCertificate";
 
 /** Which requests a rule applies to. Every given field must match; an empty match matches all. */
 export interface FaultMatch {
@@ -31,6 +43,12 @@ export interface FaultMatch {
   method?: string;
   /** Cosmos: document reads, document writes, or any request (default). */
   operation?: "read" | "write" | "any";
+  /** Entra: the tenant of the token request (case-insensitive). */
+  tenantId?: string;
+  /** Entra: the client ID of the token request (case-insensitive). */
+  clientId?: string;
+  /** Data plane: the cluster whose identity URL was called, its full ARM ID (case-insensitive). */
+  clusterResourceId?: string;
 }
 
 /** A set-at-JSON-pointer edit applied by a `race` fault. */
@@ -81,6 +99,9 @@ export interface FaultRequestContext {
   documentIds?: readonly string[];
   resourceId?: string;
   operation?: "read" | "write" | "other";
+  tenantId?: string;
+  clientId?: string;
+  clusterResourceId?: string;
 }
 
 /** The faults that fired for one request. */
@@ -99,8 +120,19 @@ export class FaultRuleError extends Error {
   override readonly name = "FaultRuleError";
 }
 
-const targets: readonly FaultTarget[] = ["arm", "cosmos", "token"];
-const kinds: readonly FaultKind[] = ["throttle", "unavailable", "status", "connectionReset", "delay", "noProperties", "race", "deleteBeforeWrite"];
+const targets: readonly FaultTarget[] = ["arm", "cosmos", "token", "entra", "dataPlane"];
+const kinds: readonly FaultKind[] = [
+  "throttle",
+  "unavailable",
+  "status",
+  "connectionReset",
+  "delay",
+  "noProperties",
+  "race",
+  "deleteBeforeWrite",
+  "noExplicitIdentities",
+  "unusableCertificate",
+];
 
 /**
  * A small seeded generator (mulberry32), so probabilistic faults can be replayed.
@@ -131,6 +163,9 @@ function validate(input: FaultRuleInput): void {
   if ((input.kind === "race" || input.kind === "deleteBeforeWrite") && input.target !== "cosmos") {
     throw new FaultRuleError(`${input.kind} applies to the cosmos target only`);
   }
+  if ((input.kind === "noExplicitIdentities" || input.kind === "unusableCertificate") && input.target !== "dataPlane") {
+    throw new FaultRuleError(`${input.kind} applies to the dataPlane target only`);
+  }
   if (input.kind === "status" && (input.statusCode === undefined || input.statusCode < 400)) {
     throw new FaultRuleError("status faults need a statusCode of 400 or more");
   }
@@ -156,6 +191,14 @@ function matches(rule: FaultRule, context: FaultRequestContext): boolean {
   if (match.resourceId !== undefined && match.resourceId.toLowerCase() !== context.resourceId?.toLowerCase()) {
     return false;
   }
+  const sameText = (wanted: string | undefined, actual: string | undefined): boolean => wanted === undefined || wanted.toLowerCase() === actual?.toLowerCase();
+  if (
+    !sameText(match.tenantId, context.tenantId) ||
+    !sameText(match.clientId, context.clientId) ||
+    !sameText(match.clusterResourceId, context.clusterResourceId)
+  ) {
+    return false;
+  }
   if (match.pathContains !== undefined && !context.path.toLowerCase().includes(match.pathContains.toLowerCase())) {
     return false;
   }
@@ -175,7 +218,7 @@ function matches(rule: FaultRule, context: FaultRequestContext): boolean {
 export class FaultInjector {
   private rules: FaultRule[] = [];
   private readonly randomByRule = new Map<string, () => number>();
-  private readonly latency: LatencySettings = { arm: 0, cosmos: 0, token: 0 };
+  private readonly latency: LatencySettings = { arm: 0, cosmos: 0, token: 0, entra: 0, dataPlane: 0 };
 
   /**
    * Adds a rule.

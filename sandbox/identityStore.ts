@@ -26,6 +26,8 @@ export interface SandboxIdentity {
 export interface IdentityOverrides {
   clientId?: string;
   principalId?: string;
+  /** The tenant the identity reports; the sandbox tenant otherwise. */
+  tenantId?: string;
 }
 
 /** The parts of a user-assigned identity ARM ID. */
@@ -97,7 +99,7 @@ export class IdentityStore {
       ...parts,
       clientId: overrides.clientId ?? randomUUID(),
       principalId: overrides.principalId ?? randomUUID(),
-      tenantId: sandboxTenantId,
+      tenantId: overrides.tenantId ?? sandboxTenantId,
       location: sandboxLocation,
     };
     this.identities.set(resourceId.toLowerCase(), identity);

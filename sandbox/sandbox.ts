@@ -1,16 +1,22 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rm, rmdir, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, rmdir, writeFile } from "node:fs/promises";
 import { Agent } from "node:https";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { type Container, CosmosClient } from "@azure/cosmos";
 import { type AdminServer, startAdminServer } from "./adminServer";
 import { type ArmServer, startArmServer } from "./armServer";
 import { createSandboxCertificate } from "./certificate";
+import { SandboxCertificateAuthority } from "./certificateAuthority";
 import type { CosmosDocumentStore } from "./cosmosDocumentStore";
 import { type CosmosServer, startCosmosServer } from "./cosmosServer";
+import { type DataPlaneServer, startDataPlaneServer } from "./dataPlaneServer";
+import { EntraDirectory } from "./entraDirectory";
+import { type EntraServer, startEntraServer } from "./entraServer";
 import { FaultInjector } from "./faultInjector";
 import { IdentityStore } from "./identityStore";
 import { type ManagedIdentityTokenServer, startManagedIdentityTokenServer } from "./managedIdentityTokenServer";
+import { dataPlaneApiVersion, defaultDataPlaneAudience, type FilePrincipalConnection, SandboxCredentials, serviceTenantId } from "./sandboxCredentials";
 import { SandboxStatistics } from "./sandboxStatistics";
 import { defaultTokenLifetimeInMs, TokenRegistry } from "./tokenRegistry";
 
@@ -31,13 +37,25 @@ export interface SandboxOptions {
   /** Lifetime of issued tokens, in milliseconds (default one hour). */
   tokenLifetimeInMs?: number;
   /**
-   * When given, the CA bundle is written there as `ca.pem` (the directory is created). `stop` removes
-   * the file, and the directory when this call created it and nothing else was put in it.
+   * When given, the CA bundle is written there as `ca.pem` (the directory is created), and so are
+   * the certificate bundles of the first-party application (`first-party-application.pem`) and the
+   * fixed identity (`fixed-identity.pem`). `stop` removes the files it wrote, and the directory
+   * when this call created it and nothing else was put in it. Without it, the two bundles go to a
+   * temporary directory that `stop` removes.
    */
   certificateDirectory?: string;
+  /**
+   * Per-cluster mode: tokens of the managed-identity endpoint (the process credential) are
+   * authorized by role assignment like any other caller, so they read no identity unless granted;
+   * each cluster's data plane operator identities are readable by its own SMI (and the fixed
+   * identity) only. Default false: the process credential reads every identity, as before.
+   */
+  perClusterCredentials?: boolean;
+  /** The audience of the Managed Identities data plane (default `https://identity.sandbox.azure.net`). */
+  dataPlaneAudience?: string;
 }
 
-/** The URLs of the four sandbox servers, all on 127.0.0.1. */
+/** The URLs of the sandbox servers, all on 127.0.0.1. */
 export interface SandboxEndpoints {
   /** Fake ARM, `https://127.0.0.1:<port>`. */
   arm: string;
@@ -47,6 +65,30 @@ export interface SandboxEndpoints {
   identity: string;
   /** Admin API, `http://127.0.0.1:<port>`. */
   admin: string;
+  /** The sandbox Entra (authority host), `https://127.0.0.1:<port>`. */
+  entra: string;
+  /** The Managed Identities data plane, `https://127.0.0.1:<port>`. */
+  dataPlane: string;
+}
+
+/** What a hook or test needs for the per-cluster credential chain; plain JSON, no secret. */
+export interface SandboxCredentialChain {
+  /** Whether the sandbox runs in per-cluster mode (see {@link SandboxOptions.perClusterCredentials}). */
+  perClusterCredentials: boolean;
+  /** The authority host for `@azure/identity` (`authorityHost`), `https://127.0.0.1:<port>`. */
+  entraAuthorityHost: string;
+  /** The service tenant: the first-party application's and the fixed identity's. */
+  serviceTenantId: string;
+  /** The data plane audience; ask for `<audience>/.default`. */
+  dataPlaneAudience: string;
+  /** `2024-01-01`: the caller adds `api-version=` this to the identity URL. */
+  dataPlaneApiVersion: string;
+  /** The CA that issues the client certificates (not a TLS CA). */
+  clientCertificateAuthorityPem: string;
+  /** The service's first-party application: client ID, tenant, object ID and bundle file. */
+  firstPartyApplication: FilePrincipalConnection;
+  /** The fixed identity (upstream's non-production stand-in) that may read every identity. */
+  fixedIdentity: FilePrincipalConnection;
 }
 
 /** Everything a client in another process needs to use the sandbox; plain JSON. */
@@ -56,7 +98,11 @@ export interface SandboxConnection {
   armCertificatePem: string;
   /** The Cosmos server's self-signed certificate (PEM), to trust as a CA. */
   cosmosCertificatePem: string;
-  /** Both certificates concatenated. */
+  /** The Entra server's self-signed certificate (PEM), to trust as a CA. */
+  entraCertificatePem: string;
+  /** The data plane server's self-signed certificate (PEM), to trust as a CA. */
+  dataPlaneCertificatePem: string;
+  /** Every HTTPS server's certificate concatenated (ARM, Cosmos, Entra, data plane). */
   caBundlePem: string;
   /** The Cosmos master key (base64). A throwaway for this sandbox run only. */
   cosmosKey: string;
@@ -66,6 +112,8 @@ export interface SandboxConnection {
   adminToken: string;
   database: string;
   container: string;
+  /** The per-cluster credential chain's settings: Entra, data plane, first-party application, fixed identity. */
+  credentialChain: SandboxCredentialChain;
 }
 
 /** A running sandbox: connection details plus in-process handles. */
@@ -76,6 +124,8 @@ export interface Sandbox extends SandboxConnection {
   faults: FaultInjector;
   statistics: SandboxStatistics;
   tokens: TokenRegistry;
+  /** The client certificate CA, the Entra directory (principals, role assignments) and the data plane's clusters. */
+  credentials: SandboxCredentials;
   /** Direct document access: no HTTP, no faults, not counted. */
   documents: CosmosDocumentStore;
   /** A real @azure/cosmos container handle (master key); its requests are counted like any client's. */
@@ -105,7 +155,18 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const cosmosKey = randomBytes(64).toString("base64");
   const identityHeader = randomBytes(16).toString("hex");
   const adminToken = randomBytes(24).toString("base64url");
-  const [armCertificate, cosmosCertificate] = await Promise.all([createSandboxCertificate("sandbox-arm"), createSandboxCertificate("sandbox-cosmos")]);
+  const [armCertificate, cosmosCertificate, entraCertificate, dataPlaneCertificate, authority] = await Promise.all([
+    createSandboxCertificate("sandbox-arm"),
+    createSandboxCertificate("sandbox-cosmos"),
+    createSandboxCertificate("sandbox-entra"),
+    createSandboxCertificate("sandbox-data-plane"),
+    SandboxCertificateAuthority.create(),
+  ]);
+  const credentials = new SandboxCredentials(authority, new EntraDirectory(), {
+    dataPlaneAudience: options.dataPlaneAudience ?? defaultDataPlaneAudience,
+    perClusterCredentials: options.perClusterCredentials ?? false,
+  });
+  let temporaryDirectory: string | undefined;
 
   const running: Array<{ close(): Promise<void> }> = [];
   let client: CosmosClient | undefined;
@@ -119,7 +180,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     client?.dispose();
     agent?.destroy();
     await Promise.all(running.map((server) => server.close()));
+    await credentials.close();
     await removeCaBundle();
+    if (temporaryDirectory !== undefined) await rm(temporaryDirectory, { recursive: true, force: true });
   };
   // What `certificateDirectory` added: the bundle, and the directories made for it (deepest first).
   let caBundleWritten: { path: string; pem: string; createdDirectories: string[] } | undefined;
@@ -133,11 +196,33 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       await rmdir(directory).catch(() => undefined);
     }
   };
+  let principalsReady: Promise<void> = Promise.resolve();
   try {
+    // The bundle files of the first-party application and the fixed identity: certificateDirectory, or a temporary one.
+    let principalDirectory: string;
+    if (options.certificateDirectory !== undefined) {
+      const firstCreated = await mkdir(options.certificateDirectory, { recursive: true });
+      caBundleWritten = {
+        path: join(options.certificateDirectory, "ca.pem"),
+        pem: "",
+        createdDirectories: firstCreated === undefined ? [] : createdBetween(firstCreated, options.certificateDirectory),
+      };
+      principalDirectory = options.certificateDirectory;
+    } else {
+      temporaryDirectory = await mkdtemp(join(tmpdir(), "aro-hcp-sandbox-"));
+      principalDirectory = temporaryDirectory;
+    }
+    // Issued (RSA key generation) while the servers start.
+    principalsReady = credentials.setUpServicePrincipals(principalDirectory);
+    principalsReady.catch(() => undefined);
     const tokenServer: ManagedIdentityTokenServer = await startManagedIdentityTokenServer({ tokens, faults, statistics, identityHeader });
     running.push(tokenServer);
-    const armServer: ArmServer = await startArmServer({ certificate: armCertificate, identities, tokens, faults, statistics });
+    const armServer: ArmServer = await startArmServer({ certificate: armCertificate, identities, tokens, faults, statistics, credentials });
     running.push(armServer);
+    const entraServer: EntraServer = await startEntraServer({ certificate: entraCertificate, credentials, tokens, faults, statistics });
+    running.push(entraServer);
+    const dataPlaneServer: DataPlaneServer = await startDataPlaneServer({ certificate: dataPlaneCertificate, credentials, tokens, faults, statistics });
+    running.push(dataPlaneServer);
     const cosmosServer: CosmosServer = await startCosmosServer({
       certificate: cosmosCertificate,
       masterKey: cosmosKey,
@@ -149,7 +234,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     });
     running.push(cosmosServer);
     const documents = cosmosServer.documents;
-    const adminServer: AdminServer = await startAdminServer({ adminToken, identities, documents, faults, statistics, tokens });
+    const adminServer: AdminServer = await startAdminServer({ adminToken, identities, documents, faults, statistics, tokens, credentials });
     running.push(adminServer);
 
     agent = new Agent({ ca: cosmosCertificate.certificatePem, keepAlive: true });
@@ -161,26 +246,43 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     });
     statistics.reset();
 
+    await principalsReady;
+    let caBundlePath: string | undefined;
+
+    const certificates = [armCertificate, cosmosCertificate, entraCertificate, dataPlaneCertificate];
     const connection: SandboxConnection = {
-      endpoints: { arm: armServer.endpoint, cosmos: cosmosServer.endpoint, identity: tokenServer.endpoint, admin: adminServer.endpoint },
+      endpoints: {
+        arm: armServer.endpoint,
+        cosmos: cosmosServer.endpoint,
+        identity: tokenServer.endpoint,
+        admin: adminServer.endpoint,
+        entra: entraServer.authorityHost,
+        dataPlane: dataPlaneServer.endpoint,
+      },
       armCertificatePem: armCertificate.certificatePem,
       cosmosCertificatePem: cosmosCertificate.certificatePem,
-      caBundlePem: `${armCertificate.certificatePem.trim()}\n${cosmosCertificate.certificatePem.trim()}\n`,
+      entraCertificatePem: entraCertificate.certificatePem,
+      dataPlaneCertificatePem: dataPlaneCertificate.certificatePem,
+      caBundlePem: `${certificates.map((certificate) => certificate.certificatePem.trim()).join("\n")}\n`,
       cosmosKey,
       identityHeader,
       adminToken,
       database,
       container: sandboxContainerName,
+      credentialChain: {
+        perClusterCredentials: credentials.settings.perClusterCredentials,
+        entraAuthorityHost: entraServer.authorityHost,
+        serviceTenantId,
+        dataPlaneAudience: credentials.settings.dataPlaneAudience,
+        dataPlaneApiVersion,
+        clientCertificateAuthorityPem: authority.certificatePem,
+        firstPartyApplication: credentials.filePrincipal("firstPartyApplication"),
+        fixedIdentity: credentials.filePrincipal("fixedIdentity"),
+      },
     };
-    let caBundlePath: string | undefined;
-    if (options.certificateDirectory !== undefined) {
-      const firstCreated = await mkdir(options.certificateDirectory, { recursive: true });
-      caBundlePath = join(options.certificateDirectory, "ca.pem");
-      caBundleWritten = {
-        path: caBundlePath,
-        pem: connection.caBundlePem,
-        createdDirectories: firstCreated === undefined ? [] : createdBetween(firstCreated, options.certificateDirectory),
-      };
+    if (caBundleWritten !== undefined) {
+      caBundlePath = caBundleWritten.path;
+      caBundleWritten.pem = connection.caBundlePem;
       await writeFile(caBundlePath, connection.caBundlePem, { mode: 0o644 });
     }
     return {
@@ -190,12 +292,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       faults,
       statistics,
       tokens,
+      credentials,
       documents,
       cosmosContainer,
       connection: () => structuredClone(connection),
       stop,
     };
   } catch (error) {
+    await principalsReady.catch(() => undefined);
     await stop();
     throw error;
   }

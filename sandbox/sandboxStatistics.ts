@@ -58,11 +58,46 @@ export interface TokenStatistics {
   responsesByStatus: Record<string, number>;
 }
 
+/** Counters of the sandbox Entra (client credentials token endpoint and its discovery document). */
+export interface EntraStatistics {
+  /** Every request received, discovery included. */
+  requests: number;
+  /** Discovery (openid-configuration) requests. */
+  discoveryRequests: number;
+  /** Token requests per tenant (lowercased tenant ID as in the path). */
+  tokenRequestsByTenant: Record<string, number>;
+  /** Token requests per `<tenant>/<client ID>` (lowercased). */
+  tokenRequestsByClient: Record<string, number>;
+  /** Tokens issued per `<tenant>/<client ID>` (lowercased). */
+  tokensIssuedByClient: Record<string, number>;
+  tokensIssued: number;
+  /** Client assertions by signature algorithm, `+x5c` when they carried the certificate chain (e.g. `PS256+x5c`). */
+  assertionAlgorithms: Record<string, number>;
+  /** Refusals by AADSTS code, e.g. `700027`. */
+  errorsByCode: Record<string, number>;
+  responsesByStatus: Record<string, number>;
+}
+
+/** Counters of the Managed Identities data plane. */
+export interface DataPlaneStatistics {
+  /** Every request received. */
+  requests: number;
+  /** Requests per cluster, keyed by the lowercased cluster ARM ID (unknown paths are not counted here). */
+  requestsByCluster: Record<string, number>;
+  /** Credentials handed out (one per identity in a 200 answer). */
+  credentialsIssued: number;
+  /** Requests answered 401 for want of a token: the challenge. */
+  challenges: number;
+  responsesByStatus: Record<string, number>;
+}
+
 /** A snapshot of every sandbox counter. */
 export interface SandboxStatisticsSnapshot {
   arm: ArmStatistics;
   cosmos: CosmosStatistics;
   token: TokenStatistics;
+  entra: EntraStatistics;
+  dataPlane: DataPlaneStatistics;
 }
 
 function emptyArm(): ArmStatistics {
@@ -98,6 +133,24 @@ function emptyToken(): TokenStatistics {
   return { requests: 0, tokensIssued: 0, responsesByStatus: {} };
 }
 
+function emptyEntra(): EntraStatistics {
+  return {
+    requests: 0,
+    discoveryRequests: 0,
+    tokenRequestsByTenant: {},
+    tokenRequestsByClient: {},
+    tokensIssuedByClient: {},
+    tokensIssued: 0,
+    assertionAlgorithms: {},
+    errorsByCode: {},
+    responsesByStatus: {},
+  };
+}
+
+function emptyDataPlane(): DataPlaneStatistics {
+  return { requests: 0, requestsByCluster: {}, credentialsIssued: 0, challenges: 0, responsesByStatus: {} };
+}
+
 /**
  * Increments a counter in a string-keyed record.
  *
@@ -117,10 +170,12 @@ export class SandboxStatistics {
   arm: ArmStatistics = emptyArm();
   cosmos: CosmosStatistics = emptyCosmos();
   token: TokenStatistics = emptyToken();
+  entra: EntraStatistics = emptyEntra();
+  dataPlane: DataPlaneStatistics = emptyDataPlane();
 
   /** @returns A deep copy of every counter. */
   snapshot(): SandboxStatisticsSnapshot {
-    return structuredClone({ arm: this.arm, cosmos: this.cosmos, token: this.token });
+    return structuredClone({ arm: this.arm, cosmos: this.cosmos, token: this.token, entra: this.entra, dataPlane: this.dataPlane });
   }
 
   /** Sets every counter back to zero, keeping the current in-flight numbers. */
@@ -130,5 +185,7 @@ export class SandboxStatistics {
     this.arm = { ...emptyArm(), inFlight: armInFlight, maxInFlight: armInFlight };
     this.cosmos = { ...emptyCosmos(), inFlight: cosmosInFlight, maxInFlight: cosmosInFlight };
     this.token = emptyToken();
+    this.entra = emptyEntra();
+    this.dataPlane = emptyDataPlane();
   }
 }

@@ -10,12 +10,20 @@ import {
   uuidVersion5,
 } from "./documentBuilders";
 import { goLowerCase } from "./goLowerCase";
-import { identityResourceId, type IdentityStore } from "./identityStore";
+import { identityResourceId, type IdentityStore, sandboxTenantId } from "./identityStore";
+import type { SandboxCredentials } from "./sandboxCredentials";
 
 /** The in-process parts of a sandbox that seeding writes to. */
 export interface SeedTarget {
   identities: IdentityStore;
   documents: CosmosDocumentStore;
+  /**
+   * When given (a sandbox always gives it), each cluster is registered with the Managed Identities
+   * data plane (its document gets the real identity URL, its SMI becomes a principal of the
+   * cluster's tenant) and its SMI gets a role assignment over each of its data plane operator
+   * identities.
+   */
+  credentials?: SandboxCredentials;
 }
 
 /** One seeded cluster, as tests and tools need to find it. */
@@ -31,6 +39,13 @@ export interface FleetClusterDescription {
   serviceManagedIdentity: string;
   /** Identity IDs referenced by the cluster that were deliberately not created in ARM. */
   missingIdentities: string[];
+  /** The cluster's tenant: its SMI's and its identities' (the sandbox tenant unless seeded per tenant). */
+  tenantId?: string;
+  /** The data plane identity URL written into the cluster document (when the target has credentials). */
+  identityUrl?: string;
+  /** The SMI's client ID and principal (object) ID. */
+  serviceManagedIdentityClientId?: string;
+  serviceManagedIdentityPrincipalId?: string;
 }
 
 /** Demo subscriptions (fixed, so demos and docs can name them). */
@@ -47,16 +62,33 @@ interface ClusterPlan {
   dataPlaneOperators: Record<string, string>;
   /** Identity IDs not to create in ARM. */
   missingIdentities?: string[];
+  /** The cluster's tenant; the sandbox tenant when omitted. */
+  tenantId?: string;
 }
 
 function seedCluster(target: SeedTarget, plan: ClusterPlan, documents: JsonObject[]): FleetClusterDescription {
   const clusterResourceId = clusterResourceIdFor(plan.subscriptionId, plan.resourceGroupName, plan.clusterName);
   const serviceManagedIdentityId = identityResourceId(plan.subscriptionId, plan.resourceGroupName, `${plan.clusterName}-service-managed-identity`);
   const controlPlaneId = identityResourceId(plan.subscriptionId, plan.resourceGroupName, `${plan.clusterName}-control-plane`);
+  const tenantId = plan.tenantId ?? sandboxTenantId;
   const missing = new Set((plan.missingIdentities ?? []).map((id) => id.toLowerCase()));
   for (const id of [...Object.values(plan.dataPlaneOperators), serviceManagedIdentityId, controlPlaneId]) {
     if (!missing.has(id.toLowerCase()) && target.identities.get(id) === undefined) {
-      target.identities.create(id);
+      target.identities.create(id, { tenantId });
+    }
+  }
+  const serviceManagedIdentity = target.identities.get(serviceManagedIdentityId);
+  let registered: { identityUrl: string; clientId: string; objectId: string } | undefined;
+  if (target.credentials !== undefined && serviceManagedIdentity !== undefined) {
+    registered = target.credentials.registerCluster({
+      clusterResourceId,
+      tenantId,
+      serviceManagedIdentity: serviceManagedIdentityId,
+      clientId: serviceManagedIdentity.clientId,
+      objectId: serviceManagedIdentity.principalId,
+    });
+    for (const id of Object.values(plan.dataPlaneOperators)) {
+      target.credentials.directory.assignRole({ principalObjectId: serviceManagedIdentity.principalId, scope: id });
     }
   }
   const info = (id: string): ManagedIdentityInfo => {
@@ -69,6 +101,7 @@ function seedCluster(target: SeedTarget, plan: ClusterPlan, documents: JsonObjec
       dataPlaneOperators: plan.dataPlaneOperators,
       controlPlaneOperators: { "control-plane": controlPlaneId },
       serviceManagedIdentity: serviceManagedIdentityId,
+      ...(registered === undefined ? {} : { managedIdentitiesDataPlaneIdentityURL: registered.identityUrl }),
     }),
     buildServiceProviderClusterDocument({
       clusterResourceId,
@@ -86,6 +119,10 @@ function seedCluster(target: SeedTarget, plan: ClusterPlan, documents: JsonObjec
     dataPlaneOperators: { ...plan.dataPlaneOperators },
     serviceManagedIdentity: serviceManagedIdentityId,
     missingIdentities: [...(plan.missingIdentities ?? [])],
+    tenantId,
+    ...(registered === undefined
+      ? {}
+      : { identityUrl: registered.identityUrl, serviceManagedIdentityClientId: registered.clientId, serviceManagedIdentityPrincipalId: registered.objectId }),
   };
 }
 
@@ -178,6 +215,42 @@ export function seedFleet(target: SeedTarget, size: FleetSize): FleetClusterDesc
       dataPlaneOperators[`operator-${identityIndex}`] = identityResourceId(subscriptionId, resourceGroupName, `${clusterName}-operator-${identityIndex}`);
     }
     description.push(seedCluster(target, { subscriptionId, resourceGroupName, clusterName, dataPlaneOperators }, documents));
+  }
+  target.documents.putMany(documents);
+  return description;
+}
+
+/** Size of a fleet seeded one tenant per cluster. */
+export interface TenantFleetSize {
+  clusters: number;
+  identitiesPerCluster: number;
+}
+
+/**
+ * Seeds clusters each in its own tenant and subscription, for the per-cluster credential chain:
+ * every identity reports the cluster's tenant, the SMI is a managed-identity principal of that
+ * tenant registered with the data plane (its certificate is issued on the first data plane request),
+ * the cluster document carries the identity URL, and the SMI alone (besides the fixed identity)
+ * may read the cluster's data plane operator identities. Tenant and subscription IDs are
+ * deterministic (UUIDv5 of the index); names are `tenant-cluster-<i>` in `tenant-rg-<i>`.
+ *
+ * @param target - The sandbox's identity store, document store and credentials.
+ * @param size - Number of clusters and data plane identities per cluster.
+ * @returns A description of every seeded cluster, with its tenant, identity URL and SMI IDs.
+ */
+export function seedTenantFleet(target: SeedTarget & { credentials: SandboxCredentials }, size: TenantFleetSize): FleetClusterDescription[] {
+  const documents: JsonObject[] = [];
+  const description: FleetClusterDescription[] = [];
+  for (let clusterIndex = 0; clusterIndex < size.clusters; clusterIndex += 1) {
+    const tenantId = uuidVersion5(`tenant-${clusterIndex}`, seedNamespace);
+    const subscriptionId = uuidVersion5(`tenant-subscription-${clusterIndex}`, seedNamespace);
+    const clusterName = `tenant-cluster-${clusterIndex}`;
+    const resourceGroupName = `tenant-rg-${clusterIndex}`;
+    const dataPlaneOperators: Record<string, string> = {};
+    for (let identityIndex = 0; identityIndex < size.identitiesPerCluster; identityIndex += 1) {
+      dataPlaneOperators[`operator-${identityIndex}`] = identityResourceId(subscriptionId, resourceGroupName, `${clusterName}-operator-${identityIndex}`);
+    }
+    description.push(seedCluster(target, { subscriptionId, resourceGroupName, clusterName, dataPlaneOperators, tenantId }, documents));
   }
   target.documents.putMany(documents);
   return description;

@@ -10,6 +10,19 @@ export interface IssuedToken {
   resource: string;
   /** The user-assigned identity client ID asked for, if any. */
   clientId?: string;
+  /**
+   * Who the token was issued to, for tokens from the sandbox Entra (client credentials). Tokens from
+   * the managed-identity endpoint (the process credential) have none.
+   */
+  principal?: TokenPrincipal;
+}
+
+/** The principal a sandbox Entra token stands for (its `tid`, `appid` and `oid` claims). */
+export interface TokenPrincipal {
+  tenantId: string;
+  clientId: string;
+  objectId: string;
+  kind: "application" | "managedIdentity";
 }
 
 /** Why a token was rejected. */
@@ -56,14 +69,16 @@ export class TokenRegistry {
    *
    * @param resource - The resource the token is for.
    * @param clientId - The user-assigned identity client ID asked for, if any.
+   * @param principal - Who the token is issued to (sandbox Entra tokens).
    * @returns The issued token.
    */
-  issue(resource: string, clientId?: string): IssuedToken {
+  issue(resource: string, clientId?: string, principal?: TokenPrincipal): IssuedToken {
     const issued: IssuedToken = {
       token: `sandbox-${randomBytes(24).toString("base64url")}`,
       expiresOnInMs: Date.now() + this.lifetimeInMs,
       resource,
       ...(clientId === undefined ? {} : { clientId }),
+      ...(principal === undefined ? {} : { principal: { ...principal } }),
     };
     this.tokens.set(issued.token, issued);
     return issued;

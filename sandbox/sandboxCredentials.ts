@@ -1,0 +1,391 @@
+import { randomBytes } from "node:crypto";
+import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { encodePkcs12, type IssuedCertificate, type SandboxCertificateAuthority } from "./certificateAuthority";
+import { uuidVersion5 } from "./documentBuilders";
+import type { EntraDirectory, RegisteredCertificate } from "./entraDirectory";
+import { parseIdentityResourceId, sandboxTenantId } from "./identityStore";
+
+/** The service's own tenant: where the first-party application and the fixed identity live. */
+export const serviceTenantId = sandboxTenantId;
+
+/** The default audience of the Managed Identities data plane (a token scope is this + `/.default`). */
+export const defaultDataPlaneAudience = "https://identity.sandbox.azure.net";
+
+/** The client ID of the service's first-party application in the sandbox. */
+export const firstPartyApplicationClientId = "f1a7c0de-0b5e-4e2a-9c1d-3a5b7c9d1e01";
+
+/** The client ID of the "fixed identity" service principal (upstream's non-production stand-in). */
+export const fixedIdentityClientId = "f1a7c0de-0b5e-4e2a-9c1d-3a5b7c9d1e02";
+
+/** The API version the data plane serves; callers add it to the identity URL's own query. */
+export const dataPlaneApiVersion = "2024-01-01";
+
+const objectIdNamespace = "5d0f1b3a-8c2e-4f6a-9b1d-7e3c5a9f2b40";
+
+/** How the data plane encodes `client_secret`: base64 of a passwordless PKCS #12 archive, or of a PEM bundle. */
+export type SecretFormat = "pkcs12" | "pem";
+
+/** The two service principals whose certificate bundles the sandbox writes to files. */
+export type FilePrincipalName = "firstPartyApplication" | "fixedIdentity";
+
+/** A service principal with its certificate bundle in a file: what a hook needs to authenticate as it. */
+export interface FilePrincipalConnection {
+  clientId: string;
+  tenantId: string;
+  objectId: string;
+  /** The PEM bundle (certificate chain, then private key), mode 0600; replaced on rotation. */
+  certificateBundlePath: string;
+}
+
+/** One cluster the data plane serves. No secrets: the credential itself is only handed out over HTTPS. */
+export interface DataPlaneCluster {
+  clusterResourceId: string;
+  /** The cluster's (customer's) tenant, where its SMI is registered. */
+  tenantId: string;
+  /** The SMI's ARM ID. */
+  serviceManagedIdentity: string;
+  /** The SMI's client ID and object (principal) ID. */
+  clientId: string;
+  objectId: string;
+  /** `https://127.0.0.1:<port>/subscriptions/…/credentials/v2/identities?arpid=…&tid=…&oid=…&aid=…` */
+  identityUrl: string;
+  secretFormat: SecretFormat;
+  /** The serial number of the certificate the data plane hands out now; absent before the first request. */
+  currentSerialNumber?: string;
+}
+
+/** What a certificate rotation did; identifiers only, never the key. */
+export interface CertificateRotation {
+  serialNumber: string;
+  thumbprint: string;
+  notBefore: string;
+  notAfter: string;
+  /** The certificate it replaces, still accepted until revoked. */
+  previousSerialNumber?: string;
+  /** When the previous certificate is (or was) revoked, when asked for. */
+  previousRevocationAt?: string;
+}
+
+interface ClusterEntry {
+  cluster: DataPlaneCluster;
+  credential?: Promise<IssuedCertificate>;
+}
+
+interface FilePrincipalEntry {
+  connection: FilePrincipalConnection;
+  /** What this sandbox last wrote to the file (to remove it at stop only when still ours). */
+  writtenPem?: string;
+  current?: IssuedCertificate;
+}
+
+/**
+ * @param date - A time.
+ * @returns RFC 3339 in UTC, whole seconds (`2026-12-03T10:00:00Z`).
+ */
+export function rfc3339(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+function registration(certificate: IssuedCertificate): RegisteredCertificate {
+  return {
+    serialNumber: certificate.serialNumber,
+    thumbprint: certificate.thumbprint,
+    thumbprintSha256: certificate.thumbprintSha256,
+    notBefore: rfc3339(certificate.notBefore),
+    notAfter: rfc3339(certificate.notAfter),
+    certificatePem: certificate.certificatePem,
+  };
+}
+
+/**
+ * @param clientId - A principal's client ID.
+ * @returns The object ID the sandbox gives that principal (deterministic).
+ */
+export function objectIdForClientId(clientId: string): string {
+  return uuidVersion5(clientId.toLowerCase(), objectIdNamespace);
+}
+
+/**
+ * The per-cluster credential machinery of the sandbox: the client certificate CA, the Entra
+ * directory, the first-party application and fixed identity with their bundle files, and the
+ * clusters the Managed Identities data plane serves. Shared by the Entra server, the data plane
+ * server, the fake ARM and the admin API.
+ */
+export class SandboxCredentials {
+  /** `https://127.0.0.1:<port>` of the sandbox Entra; set once its server listens. */
+  entraAuthorityHost = "";
+  /** `https://127.0.0.1:<port>` of the data plane; set once its server listens. */
+  dataPlaneEndpoint = "";
+  private readonly clusters = new Map<string, ClusterEntry>();
+  private readonly filePrincipals = new Map<FilePrincipalName, FilePrincipalEntry>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  /**
+   * @param authority - The client certificate CA.
+   * @param directory - The Entra directory.
+   * @param settings - The data plane audience and whether ARM authorizes the process credential per cluster.
+   */
+  constructor(
+    readonly authority: SandboxCertificateAuthority,
+    readonly directory: EntraDirectory,
+    readonly settings: { dataPlaneAudience: string; perClusterCredentials: boolean },
+  ) {
+    directory.addTenant(serviceTenantId);
+  }
+
+  /**
+   * Issues a certificate to a registered principal and adds it to the principal's credentials.
+   *
+   * @param tenantId - The principal's tenant.
+   * @param clientId - The principal's client ID.
+   * @param options - The certificate's lifetime, when not the default.
+   * @returns The certificate with its key.
+   */
+  async issueCertificate(tenantId: string, clientId: string, options: { lifetimeInMs?: number } = {}): Promise<IssuedCertificate> {
+    const certificate = await this.authority.issue(clientId, options);
+    this.directory.addCertificate(tenantId, clientId, registration(certificate));
+    return certificate;
+  }
+
+  /**
+   * Revokes a certificate: the CA lists it and its principal no longer holds it.
+   *
+   * @param serialNumber - The certificate's serial number.
+   * @returns Whether a principal held it.
+   */
+  revokeCertificate(serialNumber: string): boolean {
+    this.authority.revoke(serialNumber);
+    return this.directory.removeCertificate(serialNumber);
+  }
+
+  /**
+   * Registers the first-party application and the fixed identity in the service tenant, issues
+   * each a certificate and writes its bundle to `<directory>/first-party-application.pem` and
+   * `<directory>/fixed-identity.pem` (mode 0600). The fixed identity may read every identity.
+   *
+   * @param directory - Where to write the bundle files (it exists).
+   */
+  async setUpServicePrincipals(directory: string): Promise<void> {
+    const principals: Array<[FilePrincipalName, string, string, string]> = [
+      ["firstPartyApplication", firstPartyApplicationClientId, "ARO-HCP sandbox first-party application", "first-party-application.pem"],
+      ["fixedIdentity", fixedIdentityClientId, "ARO-HCP sandbox fixed identity", "fixed-identity.pem"],
+    ];
+    await Promise.all(
+      principals.map(async ([name, clientId, displayName, fileName]) => {
+        const objectId = objectIdForClientId(clientId);
+        this.directory.register({ tenantId: serviceTenantId, clientId, objectId, kind: "application", displayName });
+        const entry: FilePrincipalEntry = { connection: { clientId, tenantId: serviceTenantId, objectId, certificateBundlePath: join(directory, fileName) } };
+        this.filePrincipals.set(name, entry);
+        await this.replaceFileCertificate(entry);
+      }),
+    );
+    this.directory.assignRole({ principalObjectId: objectIdForClientId(fixedIdentityClientId), scope: "/" });
+  }
+
+  /**
+   * @param name - Which principal.
+   * @returns Its client ID, tenant, object ID and bundle file.
+   * @throws RangeError before {@link SandboxCredentials.setUpServicePrincipals}.
+   */
+  filePrincipal(name: FilePrincipalName): FilePrincipalConnection {
+    const entry = this.filePrincipals.get(name);
+    if (entry === undefined) throw new RangeError(`${name} is not set up`);
+    return { ...entry.connection };
+  }
+
+  /**
+   * Rotates the certificate of the first-party application or the fixed identity: a new
+   * certificate is issued and registered, and the bundle file replaced (atomically); the previous
+   * certificate stays valid until revoked, which happens after `revokePreviousAfterMs` when given
+   * (0: at once).
+   *
+   * @param name - Which principal.
+   * @param options - When to revoke the previous certificate.
+   * @returns The new and previous certificates' identifiers.
+   */
+  async rotateFilePrincipal(name: FilePrincipalName, options: { revokePreviousAfterMs?: number } = {}): Promise<CertificateRotation> {
+    const entry = this.filePrincipals.get(name);
+    if (entry === undefined) throw new RangeError(`${name} is not set up`);
+    const previous = entry.current;
+    const current = await this.replaceFileCertificate(entry);
+    return this.rotationResult(current, previous, options.revokePreviousAfterMs);
+  }
+
+  private async replaceFileCertificate(entry: FilePrincipalEntry): Promise<IssuedCertificate> {
+    const { clientId, tenantId, certificateBundlePath } = entry.connection;
+    const certificate = await this.issueCertificate(tenantId, clientId);
+    const temporary = `${certificateBundlePath}.${randomBytes(6).toString("hex")}.tmp`;
+    await writeFile(temporary, certificate.bundlePem, { mode: 0o600 });
+    await rename(temporary, certificateBundlePath);
+    entry.current = certificate;
+    entry.writtenPem = certificate.bundlePem;
+    return certificate;
+  }
+
+  private rotationResult(current: IssuedCertificate, previous: IssuedCertificate | undefined, revokePreviousAfterMs: number | undefined): CertificateRotation {
+    const result: CertificateRotation = {
+      serialNumber: current.serialNumber,
+      thumbprint: current.thumbprint,
+      notBefore: rfc3339(current.notBefore),
+      notAfter: rfc3339(current.notAfter),
+      ...(previous === undefined ? {} : { previousSerialNumber: previous.serialNumber }),
+    };
+    if (previous !== undefined && revokePreviousAfterMs !== undefined) {
+      if (!Number.isFinite(revokePreviousAfterMs) || revokePreviousAfterMs < 0) {
+        throw new RangeError("revokePreviousAfterMs must be a non-negative number");
+      }
+      result.previousRevocationAt = new Date(Date.now() + revokePreviousAfterMs).toISOString();
+      if (revokePreviousAfterMs === 0) {
+        this.revokeCertificate(previous.serialNumber);
+      } else {
+        const timer = setTimeout(() => {
+          this.timers.delete(timer);
+          this.revokeCertificate(previous.serialNumber);
+        }, revokePreviousAfterMs);
+        timer.unref();
+        this.timers.add(timer);
+      }
+    }
+    return result;
+  }
+
+  /**
+   * Registers a cluster with the data plane: its SMI becomes a managed-identity principal of the
+   * cluster's tenant, and the cluster gets an identity URL. The SMI's certificate is issued on the
+   * first data plane request for it.
+   *
+   * @param cluster - The cluster, its tenant, and its SMI's ARM ID, client ID and object ID.
+   * @returns The registered cluster with its identity URL.
+   * @throws RangeError before the data plane listens, or for an SMI ID that is not an identity ID.
+   */
+  registerCluster(cluster: Omit<DataPlaneCluster, "identityUrl" | "secretFormat" | "currentSerialNumber"> & { secretFormat?: SecretFormat }): DataPlaneCluster {
+    if (this.dataPlaneEndpoint === "") throw new RangeError("the data plane is not listening yet");
+    const identity = parseIdentityResourceId(cluster.serviceManagedIdentity);
+    if (identity === undefined) throw new RangeError(`not a user-assigned identity ARM ID: ${cluster.serviceManagedIdentity}`);
+    this.directory.register({
+      tenantId: cluster.tenantId,
+      clientId: cluster.clientId,
+      objectId: cluster.objectId,
+      kind: "managedIdentity",
+      displayName: identity.name,
+    });
+    const path = `${cluster.clusterResourceId.replace(/\/resourceGroups\//i, "/resourcegroups/")}/credentials/v2/identities`;
+    const query = new URLSearchParams({
+      arpid: uuidVersion5(cluster.clusterResourceId.toLowerCase(), objectIdNamespace),
+      tid: cluster.tenantId,
+      oid: cluster.objectId,
+      aid: cluster.clientId,
+    });
+    const registered: DataPlaneCluster = {
+      clusterResourceId: cluster.clusterResourceId,
+      tenantId: cluster.tenantId,
+      serviceManagedIdentity: cluster.serviceManagedIdentity,
+      clientId: cluster.clientId,
+      objectId: cluster.objectId,
+      identityUrl: `${this.dataPlaneEndpoint}${path}?${query.toString()}`,
+      secretFormat: cluster.secretFormat ?? "pkcs12",
+    };
+    this.clusters.set(cluster.clusterResourceId.toLowerCase(), { cluster: registered });
+    return { ...registered };
+  }
+
+  /**
+   * @param clusterResourceId - The cluster's ARM ID, any casing.
+   * @returns A copy of the cluster, or undefined.
+   */
+  getCluster(clusterResourceId: string): DataPlaneCluster | undefined {
+    const entry = this.clusters.get(clusterResourceId.toLowerCase());
+    return entry === undefined ? undefined : { ...entry.cluster };
+  }
+
+  /** @returns Copies of every registered cluster. */
+  listClusters(): DataPlaneCluster[] {
+    return [...this.clusters.values()].map((entry) => ({ ...entry.cluster }));
+  }
+
+  /**
+   * @param clusterResourceId - The cluster.
+   * @param format - How `client_secret` is encoded from now on.
+   * @returns The cluster.
+   */
+  setSecretFormat(clusterResourceId: string, format: SecretFormat): DataPlaneCluster {
+    if (format !== "pkcs12" && format !== "pem") throw new RangeError("secretFormat must be 'pkcs12' or 'pem'");
+    const entry = this.requireCluster(clusterResourceId);
+    entry.cluster.secretFormat = format;
+    return { ...entry.cluster };
+  }
+
+  private requireCluster(clusterResourceId: string): ClusterEntry {
+    const entry = this.clusters.get(clusterResourceId.toLowerCase());
+    if (entry === undefined) throw new RangeError(`cluster ${clusterResourceId} is not registered with the data plane`);
+    return entry;
+  }
+
+  /**
+   * The SMI certificate the data plane hands out for a cluster, issued (and registered) on first use.
+   *
+   * @param clusterResourceId - The cluster.
+   * @returns The certificate with its key.
+   */
+  async clusterCredential(clusterResourceId: string): Promise<IssuedCertificate> {
+    const entry = this.requireCluster(clusterResourceId);
+    if (entry.credential === undefined) {
+      const issuing = this.issueCertificate(entry.cluster.tenantId, entry.cluster.clientId);
+      entry.credential = issuing;
+      issuing.then(
+        (certificate) => {
+          entry.cluster.currentSerialNumber = certificate.serialNumber;
+        },
+        () => {
+          if (entry.credential === issuing) delete entry.credential;
+        },
+      );
+    }
+    return entry.credential;
+  }
+
+  /**
+   * Issues a new SMI certificate for a cluster; the data plane hands it out from now on. The
+   * previous one stays valid unless `revokePreviousAfterMs` is given (0: at once).
+   *
+   * @param clusterResourceId - The cluster.
+   * @param options - When to revoke the previous certificate.
+   * @returns The new and previous certificates' identifiers.
+   */
+  async rotateClusterCredential(clusterResourceId: string, options: { revokePreviousAfterMs?: number } = {}): Promise<CertificateRotation> {
+    const entry = this.requireCluster(clusterResourceId);
+    const previous = entry.credential === undefined ? undefined : await entry.credential;
+    const current = await this.issueCertificate(entry.cluster.tenantId, entry.cluster.clientId);
+    entry.credential = Promise.resolve(current);
+    entry.cluster.currentSerialNumber = current.serialNumber;
+    return this.rotationResult(current, previous, options.revokePreviousAfterMs);
+  }
+
+  /**
+   * The `client_secret` of a credential in the cluster's format.
+   *
+   * @param certificate - The certificate with its key.
+   * @param format - The encoding.
+   * @returns Base64 of a PKCS #12 archive or of a PEM bundle.
+   */
+  async encodeSecret(certificate: IssuedCertificate, format: SecretFormat): Promise<string> {
+    if (format === "pem") return Buffer.from(certificate.bundlePem, "utf8").toString("base64");
+    const caDer = Buffer.from(this.authority.certificatePem.replace(/-----(BEGIN|END) CERTIFICATE-----/g, "").replace(/\s+/g, ""), "base64");
+    return (await encodePkcs12(certificate, [caDer])).toString("base64");
+  }
+
+  /**
+   * Stops pending revocations and removes the bundle files this sandbox wrote, when they still
+   * hold what it wrote.
+   */
+  async close(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    for (const entry of this.filePrincipals.values()) {
+      const path = entry.connection.certificateBundlePath;
+      const current = await readFile(path, "utf8").catch(() => undefined);
+      if (current !== undefined && current === entry.writtenPem) await rm(path, { force: true });
+    }
+  }
+}
