@@ -240,7 +240,15 @@ describe("parseStoredOutputs", () => {
     const status = { operators: { op: { keyHash: keyHashOf(identityA.toLowerCase()), clientId: "c" } }, earliestRecheckTime: "2026-08-15T00:00:00Z" };
     expect(parseStoredOutputs({ ...current, status: JSON.stringify(status), identityCount: 1 })).toEqual({
       ok: true,
-      value: { clusterResourceId: cluster, status, drift: [], inputsDigest: "digest", serviceManagedIdentity: null, skippedReason: null, declaredCredential: {} },
+      value: {
+        clusterResourceId: cluster,
+        status,
+        drift: [],
+        inputsDigest: "digest",
+        serviceManagedIdentity: null,
+        skippedReason: null,
+        declaredCredential: {},
+      },
     });
     expect(parseStoredOutputs({ ...current, drift: ["x"], skippedReason: "clusterDeleting", serviceManagedIdentity: identityB })).toMatchObject({
       ok: true,
