@@ -13,6 +13,7 @@ interface MainSettings {
   database?: string;
   seed: boolean;
   directory: string;
+  perClusterCredentials: boolean;
 }
 
 function flag(name: string): string | undefined {
@@ -37,6 +38,7 @@ function readSettings(): MainSettings {
     ...(database === undefined ? {} : { database }),
     seed: !process.argv.includes("--no-seed") && process.env.SANDBOX_SEED !== "0",
     directory: resolve(flag("directory") ?? process.env.SANDBOX_DIRECTORY ?? join(__dirname, "..", "..", ".sandbox")),
+    perClusterCredentials: process.argv.includes("--per-cluster") || process.env.SANDBOX_PER_CLUSTER === "1",
   };
 }
 
@@ -81,6 +83,7 @@ function describe(sandbox: Sandbox, caBundlePath: string, clustersFile: string, 
     },
     clustersFile,
     demoFleet,
+    credentialChain: sandbox.credentialChain,
   };
 }
 
@@ -95,6 +98,7 @@ async function main(): Promise<void> {
     cosmosLatencyInMs: settings.cosmosLatencyInMs,
     ...(settings.database === undefined ? {} : { database: settings.database }),
     certificateDirectory: settings.directory,
+    perClusterCredentials: settings.perClusterCredentials,
   });
   const caBundlePath = sandbox.caBundlePath ?? join(settings.directory, "ca.pem");
   const demoFleet = settings.seed ? seedDemoFleet(sandbox) : [];
@@ -123,6 +127,10 @@ async function main(): Promise<void> {
     `  Cosmos (HTTPS)    ${sandbox.endpoints.cosmos}   database ${sandbox.database}, container ${sandbox.container}`,
     `  Token endpoint    ${sandbox.endpoints.identity}`,
     `  Admin API         ${sandbox.endpoints.admin}   (Authorization: Bearer <adminToken from endpoints.json>)`,
+    `  Entra (HTTPS)     ${sandbox.endpoints.entra}   service tenant ${sandbox.credentialChain.serviceTenantId}`,
+    `  MI data plane     ${sandbox.endpoints.dataPlane}   audience ${sandbox.credentialChain.dataPlaneAudience}${sandbox.credentialChain.perClusterCredentials ? "   (per-cluster mode)" : ""}`,
+    `  First-party app   ${sandbox.credentialChain.firstPartyApplication.clientId}   ${sandbox.credentialChain.firstPartyApplication.certificateBundlePath}`,
+    `  Fixed identity    ${sandbox.credentialChain.fixedIdentity.clientId}   ${sandbox.credentialChain.fixedIdentity.certificateBundlePath}`,
     `  CA bundle         ${caBundlePath}`,
     `  Details           ${endpointsPath}`,
     "",
