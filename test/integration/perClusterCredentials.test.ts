@@ -11,7 +11,8 @@ import { readFileSync } from "node:fs";
 import { Agent, request as httpsRequest } from "node:https";
 import { ManagedServiceIdentityClient } from "@azure/arm-msi";
 import { ClientCertificateCredential } from "@azure/identity";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { SandboxAdminClient } from "../../sandbox/adminClient";
 import { decodePkcs12 } from "../../sandbox/certificateAuthority";
 import { parseIdentityResourceId } from "../../sandbox/identityStore";
 import { type Sandbox, startSandbox } from "../../sandbox/sandbox";
@@ -67,11 +68,16 @@ function firstPartyCredential(bundlePem?: string) {
   return certificateCredential(tenantId, clientId, bundlePem ?? readFileSync(certificateBundlePath, "utf8"));
 }
 
-async function post(url: string, body: unknown, token?: string): Promise<{ status: number; headers: Record<string, unknown>; json: Record<string, unknown> }> {
+async function post(
+  url: string,
+  body: unknown,
+  token?: string,
+  via: Agent = agent,
+): Promise<{ status: number; headers: Record<string, unknown>; json: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const request = httpsRequest(
       url,
-      { method: "POST", agent, headers: { "content-type": "application/json", ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) } },
+      { method: "POST", agent: via, headers: { "content-type": "application/json", ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) } },
       (response) => {
         let text = "";
         response.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
@@ -232,5 +238,56 @@ describe("the per-cluster credential chain with the real SDK clients", () => {
     const empty = await post(withApiVersion(second.identityUrl ?? ""), { identityIds: [second.serviceManagedIdentity] }, token);
     expect(empty).toMatchObject({ status: 200, json: {} });
     expect(sandbox.statistics.snapshot().dataPlane.requestsByCluster[second.clusterResourceId.toLowerCase()]).toBe(before + 1);
+  });
+});
+
+describe("the credential chain through the admin API of the global sandbox", () => {
+  it("seeds a tenant fleet, injects a data plane fault for one cluster, and rotates the first-party certificate with a delayed revocation", async () => {
+    const connection = inject("sandbox");
+    const globalAgent = new Agent({ ca: connection.caBundlePem });
+    const admin = new SandboxAdminClient(connection.endpoints.admin, connection.adminToken);
+    const [cluster] = (await admin.seedTenantFleet({ clusters: 1, identitiesPerCluster: 1 })) as [FleetClusterDescription];
+    const document = await admin.readDocument(cluster.partitionKey, cluster.clusterDocumentId);
+    expect(
+      (document.properties as { serviceProviderProperties: Record<string, unknown> }).serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL,
+    ).toBe(cluster.identityUrl);
+    await admin.addFault({
+      target: "dataPlane",
+      kind: "status",
+      statusCode: 503,
+      errorCode: "ServiceUnavailable",
+      match: { clusterResourceId: cluster.clusterResourceId },
+    });
+    try {
+      const chain = connection.credentialChain;
+      const credential = new ClientCertificateCredential(
+        chain.serviceTenantId,
+        chain.firstPartyApplication.clientId,
+        { certificatePath: chain.firstPartyApplication.certificateBundlePath },
+        {
+          authorityHost: chain.entraAuthorityHost,
+          disableInstanceDiscovery: true,
+          sendCertificateChain: true,
+          agent: globalAgent,
+        },
+      );
+      const { token } = await credential.getToken(`${chain.dataPlaneAudience}/.default`);
+      const url = new URL(cluster.identityUrl ?? "");
+      url.searchParams.set("api-version", chain.dataPlaneApiVersion);
+      const requestsBefore = (await admin.getStatistics()).dataPlane.requestsByCluster[cluster.clusterResourceId.toLowerCase()] ?? 0;
+      const failed = await post(url.toString(), { identityIds: [cluster.serviceManagedIdentity] }, token, globalAgent);
+      expect(failed).toMatchObject({ status: 503, json: { error: { code: "ServiceUnavailable" } } });
+      expect((await admin.getStatistics()).dataPlane.requestsByCluster[cluster.clusterResourceId.toLowerCase()]).toBe(requestsBefore + 1);
+
+      const before = readFileSync(chain.firstPartyApplication.certificateBundlePath, "utf8");
+      const rotation = await admin.rotateCertificate("firstPartyApplication", 60_000);
+      expect(readFileSync(chain.firstPartyApplication.certificateBundlePath, "utf8")).not.toBe(before);
+      expect(Date.parse(rotation.previousRevocationAt ?? "")).toBeGreaterThan(Date.now());
+      const principal = (await admin.listPrincipals()).find((entry) => entry.clientId === chain.firstPartyApplication.clientId);
+      expect(principal?.certificates.map((certificate) => certificate.serialNumber)).toEqual([rotation.previousSerialNumber, rotation.serialNumber]);
+    } finally {
+      globalAgent.destroy();
+      await admin.clearFaults("dataPlane");
+    }
   });
 });
