@@ -1,0 +1,252 @@
+/**
+ * Issue 26 through the provider with the real @azure/identity, @azure/arm-msi and @azure/cosmos
+ * clients against a per-cluster sandbox: each cluster's identities are readable only by that
+ * cluster's own service managed identity, whose certificate credential the sandbox's Managed
+ * Identities data plane hands to the first-party application. Asserts on what Cosmos holds
+ * afterwards, and counts the sandbox's data plane and token requests.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { JsonObject } from "../../resources/core/json";
+import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
+import { type Sandbox, startSandbox } from "../../sandbox/sandbox";
+import { type FleetClusterDescription, seedTenantFleet } from "../../sandbox/seed";
+
+let sandbox: Sandbox;
+let clusters: FleetClusterDescription[];
+let directory: string;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ perClusterCredentials: true });
+  directory = mkdtempSync(join(tmpdir(), "cluster-credentials-"));
+  writeFileSync(join(directory, "ca.pem"), sandbox.caBundlePem);
+  clusters = seedTenantFleet(sandbox, { clusters: 3, identitiesPerCluster: 2 });
+});
+
+afterAll(async () => {
+  await sandbox?.stop();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+afterEach(() => {
+  sandbox.faults.clear();
+});
+
+let providers = 0;
+
+/**
+ * A provider in clusterServiceManagedIdentity mode, as a user configures it, with a credential
+ * cache of its own: the process keeps one adapter set per distinct settings, so each provider
+ * gets a distinct (and here irrelevant) documentWaitSeconds.
+ */
+function clusterModeProvider(overrides: Readonly<Record<string, string>> = {}) {
+  providers += 1;
+  const chain = sandbox.credentialChain;
+  const config: Record<string, string> = {
+    cosmosEndpoint: sandbox.endpoints.cosmos,
+    cosmosDatabase: sandbox.database,
+    cosmosKey: sandbox.cosmosKey,
+    armEndpoint: sandbox.endpoints.arm,
+    tlsCaFile: join(directory, "ca.pem"),
+    documentWaitSeconds: String(providers),
+    lookupTimeoutSeconds: "10",
+    credentialMode: "clusterServiceManagedIdentity",
+    authorityHost: chain.entraAuthorityHost,
+    firstPartyClientId: chain.firstPartyApplication.clientId,
+    firstPartyTenantId: chain.firstPartyApplication.tenantId,
+    firstPartyCertificateFile: chain.firstPartyApplication.certificateBundlePath,
+    dataPlaneAudience: chain.dataPlaneAudience,
+    ...overrides,
+  };
+  // A provider built for other settings is another adapter set: nothing cached is shared with the other tests.
+  return createManagedIdentityStatusProvider({ config: { get: (key) => config[key] } });
+}
+
+function identitiesOf(cluster: FleetClusterDescription): JsonObject {
+  const document = sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as JsonObject;
+  const status = (document.properties as JsonObject).status as JsonObject;
+  return ((status.dataPlaneOperatorsManagedIdentities as JsonObject | undefined)?.identities as JsonObject | undefined) ?? {};
+}
+
+function expectRecorded(cluster: FleetClusterDescription): void {
+  const identities = identitiesOf(cluster);
+  for (const identityId of Object.values(cluster.dataPlaneOperators)) {
+    const expected = sandbox.identities.get(identityId);
+    expect(identities[identityId.toLowerCase()], identityId).toMatchObject({ clientId: expected?.clientId, principalId: expected?.principalId });
+  }
+}
+
+const documentOf = (cluster: FleetClusterDescription): unknown =>
+  structuredClone(sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId));
+
+describe("clusterServiceManagedIdentity mode against the sandbox", () => {
+  it("reads each cluster's identities with its own SMI only, in its own tenant, and records them", async () => {
+    const provider = clusterModeProvider();
+    sandbox.statistics.reset();
+    await Promise.all(clusters.slice(0, 2).map((cluster) => provider.create({ clusterResourceId: cluster.clusterResourceId })));
+    clusters.slice(0, 2).forEach(expectRecorded);
+    const statistics = sandbox.statistics.snapshot();
+    // Each SMI was asked for once, each token came from the SMI's own tenant, and ARM refused nothing.
+    expect(Object.values(statistics.dataPlane.requestsByCluster).reduce((sum, count) => sum + count, 0)).toBe(4); // challenge + answer, per cluster
+    for (const cluster of clusters.slice(0, 2)) {
+      expect(statistics.entra.tokensIssuedByClient[`${cluster.tenantId}/${cluster.serviceManagedIdentityClientId}`.toLowerCase()]).toBe(1);
+    }
+    expect(statistics.arm.responsesByStatus["403"]).toBeUndefined();
+    // Certificates were sent with their chain and signed as MSAL signs them.
+    expect(Object.keys(statistics.entra.assertionAlgorithms).every((algorithm) => algorithm.endsWith("+x5c"))).toBe(true);
+  });
+
+  it("reuses an SMI's credential and tokens within renew_after: a second pass asks neither the data plane nor Entra", async () => {
+    const provider = clusterModeProvider({ lookupConcurrency: "4" });
+    const cluster = clusters[0];
+    await provider.update("id", {} as never, { clusterResourceId: cluster.clusterResourceId });
+    sandbox.statistics.reset();
+    // Forced (a refresh found drift): every identity is looked up again.
+    sandbox.documents.patch(
+      cluster.partitionKey,
+      cluster.serviceProviderClusterDocumentId,
+      "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
+      "2000-01-01T00:00:00Z",
+    );
+    await provider.update("id", {} as never, { clusterResourceId: cluster.clusterResourceId });
+    const statistics = sandbox.statistics.snapshot();
+    expect(statistics.arm.getRequests).toBe(2);
+    expect(statistics.dataPlane.requests).toBe(0);
+    expect(statistics.entra.tokensIssued).toBe(0);
+    expectRecorded(cluster);
+  });
+
+  it.each([
+    ["the data plane answering 503", { kind: "unavailable" as const }, /HTTP 503/],
+    ["the data plane answering without explicit_identities", { kind: "noExplicitIdentities" as const }, /no explicit_identities/],
+    ["an unusable certificate in the answer", { kind: "unusableCertificate" as const }, /unusable certificate/],
+  ])("fails only that cluster on %s, naming it, and writes nothing for it", async (_title, fault, message) => {
+    const provider = clusterModeProvider();
+    const [failing, healthy] = [clusters[1], clusters[2]];
+    sandbox.documents.patch(failing.partitionKey, failing.serviceProviderClusterDocumentId, "/properties/status/dataPlaneOperatorsManagedIdentities", {});
+    const before = documentOf(failing);
+    sandbox.faults.add({ target: "dataPlane", ...fault, count: 10, match: { clusterResourceId: failing.clusterResourceId } });
+    const [failed, succeeded] = await Promise.allSettled([
+      provider.create({ clusterResourceId: failing.clusterResourceId }),
+      provider.create({ clusterResourceId: healthy.clusterResourceId }),
+    ]);
+    expect(failed.status).toBe("rejected");
+    const error = (failed as PromiseRejectedResult).reason as Error;
+    expect(error.name).toBe("ClusterCredentialError");
+    expect(error.message).toMatch(message);
+    expect(error.message).toContain(failing.clusterResourceId);
+    expect(error.message).not.toMatch(/BEGIN|MII|sandbox-/);
+    expect(documentOf(failing)).toEqual(before);
+    expect(succeeded.status).toBe("fulfilled");
+    expectRecorded(healthy);
+  });
+
+  it("names the missing identity URL field of a cluster document, and writes nothing", async () => {
+    const provider = clusterModeProvider();
+    const cluster = clusters[2];
+    const clusterDocument = sandbox.documents.read(cluster.partitionKey, cluster.clusterDocumentId) as JsonObject;
+    const identityUrl = ((clusterDocument.properties as JsonObject).serviceProviderProperties as JsonObject).managedIdentitiesDataPlaneIdentityURL;
+    sandbox.documents.patch(
+      cluster.partitionKey,
+      cluster.clusterDocumentId,
+      "/properties/serviceProviderProperties/managedIdentitiesDataPlaneIdentityURL",
+      null,
+    );
+    sandbox.documents.patch(
+      cluster.partitionKey,
+      cluster.serviceProviderClusterDocumentId,
+      "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
+      "2000-01-01T00:00:00Z",
+    );
+    const before = documentOf(cluster);
+    try {
+      await expect(provider.create({ clusterResourceId: cluster.clusterResourceId })).rejects.toThrow(/managedIdentitiesDataPlaneIdentityURL/);
+      expect(documentOf(cluster)).toEqual(before);
+      // Declared as an input instead, the same URL works.
+      await provider.create({ clusterResourceId: cluster.clusterResourceId, managedIdentitiesDataPlaneIdentityURL: identityUrl as string });
+      expectRecorded(cluster);
+    } finally {
+      sandbox.documents.patch(
+        cluster.partitionKey,
+        cluster.clusterDocumentId,
+        "/properties/serviceProviderProperties/managedIdentitiesDataPlaneIdentityURL",
+        identityUrl,
+      );
+    }
+  });
+
+  it("fails every cluster as a global failure when the first-party credential is refused, and writes nothing anywhere", async () => {
+    const provider = clusterModeProvider();
+    const before = clusters.map(documentOf);
+    for (const cluster of clusters) {
+      sandbox.documents.patch(
+        cluster.partitionKey,
+        cluster.serviceProviderClusterDocumentId,
+        "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
+        "2000-01-01T00:00:00Z",
+      );
+    }
+    const due = clusters.map(documentOf);
+    sandbox.faults.add({
+      target: "entra",
+      kind: "status",
+      statusCode: 400,
+      errorCode: "invalid_client",
+      message: "AADSTS7000215: Invalid client secret provided.",
+      match: { clientId: sandbox.credentialChain.firstPartyApplication.clientId },
+    });
+    const results = await Promise.allSettled(clusters.map((cluster) => provider.create({ clusterResourceId: cluster.clusterResourceId })));
+    for (const result of results) {
+      expect(result.status).toBe("rejected");
+      expect(((result as PromiseRejectedResult).reason as Error).name).toBe("AzureAccessError");
+      expect(((result as PromiseRejectedResult).reason as Error).message).toContain("first-party");
+    }
+    expect(clusters.map(documentOf)).toEqual(due);
+    expect(before).toHaveLength(clusters.length);
+  });
+
+  it("clears IDs when ARM answers 403 to the cluster's own SMI for one identity, and keeps the other's", async () => {
+    const provider = clusterModeProvider();
+    const cluster = clusters[0];
+    const [revoked, kept] = Object.values(cluster.dataPlaneOperators);
+    await provider.create({ clusterResourceId: cluster.clusterResourceId });
+    expectRecorded(cluster);
+    sandbox.documents.patch(
+      cluster.partitionKey,
+      cluster.serviceProviderClusterDocumentId,
+      "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
+      "2000-01-01T00:00:00Z",
+    );
+    const removed = sandbox.credentials.directory.removeRoleAssignments(cluster.serviceManagedIdentityPrincipalId as string, revoked);
+    expect(removed).toBe(1);
+    try {
+      await expect(provider.create({ clusterResourceId: cluster.clusterResourceId })).rejects.toThrow(/AuthorizationFailed/);
+      const identities = identitiesOf(cluster);
+      expect(identities[revoked.toLowerCase()]).not.toHaveProperty("clientId");
+      expect(identities[revoked.toLowerCase()]).toHaveProperty("retrievalError");
+      expect(identities[kept.toLowerCase()]).toMatchObject({ clientId: sandbox.identities.get(kept)?.clientId });
+    } finally {
+      sandbox.credentials.directory.assignRole({ principalObjectId: cluster.serviceManagedIdentityPrincipalId as string, scope: revoked });
+    }
+  });
+
+  it("follows a rotation of the first-party certificate during a run: the revoked one is refused, the new file takes over", async () => {
+    const provider = clusterModeProvider();
+    // Short-lived tokens, so the first party asks Entra again for each new cluster credential.
+    sandbox.tokens.setTokenLifetime(1000);
+    try {
+      await provider.create({ clusterResourceId: clusters[1].clusterResourceId });
+      await sandbox.credentials.rotateFilePrincipal("firstPartyApplication", { revokePreviousAfterMs: 0 });
+      sandbox.statistics.reset();
+      await provider.create({ clusterResourceId: clusters[2].clusterResourceId });
+      expectRecorded(clusters[2]);
+      const statistics = sandbox.statistics.snapshot();
+      // The old certificate was refused once (AADSTS700027), then the re-read file's was accepted.
+      expect(statistics.entra.errorsByCode["700027"]).toBe(1);
+    } finally {
+      sandbox.tokens.setTokenLifetime(60 * 60 * 1000);
+    }
+  });
+});
