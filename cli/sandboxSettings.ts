@@ -16,6 +16,33 @@ export interface SandboxDescription {
   readonly environment: { readonly COSMOS_KEY: string; readonly IDENTITY_ENDPOINT: string; readonly IDENTITY_HEADER: string };
   /** The demo fleet as a cluster list file (`npm run sandbox` writes it; absent for in-process sandboxes). */
   readonly clustersFile?: string;
+  /** The per-cluster credential chain; in per-cluster mode the hook runs in `clusterServiceManagedIdentity` mode. */
+  readonly credentialChain?: CredentialChainDescription;
+}
+
+/** What the hook needs of a sandbox's credential chain (a subset of `SandboxCredentialChain`). */
+export interface CredentialChainDescription {
+  readonly perClusterCredentials: boolean;
+  readonly entraAuthorityHost: string;
+  readonly dataPlaneAudience: string;
+  readonly firstPartyApplication: { readonly clientId: string; readonly tenantId: string; readonly certificateBundlePath: string };
+}
+
+/**
+ * Production's credential mode against a per-cluster sandbox: the first-party application's
+ * certificate file, the sandbox's Entra and data plane audience. Nothing for a sandbox in
+ * single-credential mode (the process credential then reads every identity).
+ */
+export function credentialModeSettings(chain: CredentialChainDescription | undefined): Record<string, string> {
+  if (chain === undefined || !chain.perClusterCredentials) return {};
+  return {
+    credentialMode: "clusterServiceManagedIdentity",
+    authorityHost: chain.entraAuthorityHost,
+    firstPartyClientId: chain.firstPartyApplication.clientId,
+    firstPartyTenantId: chain.firstPartyApplication.tenantId,
+    firstPartyCertificateFile: chain.firstPartyApplication.certificateBundlePath,
+    dataPlaneAudience: chain.dataPlaneAudience,
+  };
 }
 
 /** Config keys (project namespace) and environment for a sandbox. */
@@ -29,6 +56,7 @@ export function sandboxSettings(sandbox: SandboxDescription): { config: Record<s
       tlsCaFile: sandbox.caBundlePath,
       documentWaitSeconds: "5",
       ...(sandbox.clustersFile === undefined ? {} : { clustersFile: sandbox.clustersFile }),
+      ...credentialModeSettings(sandbox.credentialChain),
     },
     environment: {
       COSMOS_KEY: sandbox.environment.COSMOS_KEY,
@@ -46,6 +74,7 @@ export function settingsForRunningSandbox(sandbox: {
   readonly container: string;
   readonly cosmosKey: string;
   readonly identityHeader: string;
+  readonly credentialChain?: CredentialChainDescription;
 }): { config: Record<string, string>; environment: Record<string, string> } {
   return sandboxSettings({
     endpoints: sandbox.endpoints,
@@ -53,5 +82,6 @@ export function settingsForRunningSandbox(sandbox: {
     database: sandbox.database,
     container: sandbox.container,
     environment: { COSMOS_KEY: sandbox.cosmosKey, IDENTITY_ENDPOINT: sandbox.endpoints.identity, IDENTITY_HEADER: sandbox.identityHeader },
+    ...(sandbox.credentialChain === undefined ? {} : { credentialChain: sandbox.credentialChain }),
   });
 }

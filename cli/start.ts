@@ -17,10 +17,16 @@ const paths = { ...enginePaths, workDirectory: join(projectDirectory, ".pulumi",
 async function main(): Promise<void> {
   const engine = await engineCommand((line) => console.log(line));
   console.log(`engine: pulumi v${engine.version}, ${engine.source} (${engine.root}/bin/pulumi)`);
-  const sandbox = await startSandbox({ certificateDirectory: join(projectDirectory, ".sandbox", "demo") });
+  // Production's credential mode: each cluster's identities readable by its own SMI only.
+  const sandbox = await startSandbox({ certificateDirectory: join(projectDirectory, ".sandbox", "demo"), perClusterCredentials: true });
   try {
     const fleet = seedDemoFleet(sandbox);
-    console.log(`sandbox: ARM ${sandbox.endpoints.arm}, Cosmos ${sandbox.endpoints.cosmos}, ${fleet.length} clusters seeded`);
+    const tenants = new Set(fleet.map((cluster) => cluster.tenantId)).size;
+    const subscriptions = new Set(fleet.map((cluster) => cluster.partitionKey)).size;
+    console.log(
+      `sandbox: ARM ${sandbox.endpoints.arm}, Cosmos ${sandbox.endpoints.cosmos}, Managed Identities data plane ${sandbox.endpoints.dataPlane}; ` +
+        `${fleet.length} clusters seeded in ${subscriptions} subscriptions of ${tenants} tenants, each read as its own service managed identity (credentialMode clusterServiceManagedIdentity)`,
+    );
     const { config, environment } = settingsForRunningSandbox(sandbox);
     // The demo: every cluster declares its operators, except the last, whose operators are read
     // from its HCPOpenShiftCluster document as upstream does.

@@ -1,3 +1,4 @@
+import { credentialModeSettings } from "../cli/sandboxSettings";
 import { chmod, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { type Sandbox, startSandbox } from "./sandbox";
@@ -80,6 +81,8 @@ function describe(sandbox: Sandbox, caBundlePath: string, clustersFile: string, 
       [`${pulumiProject}:tlsCaFile`]: caBundlePath,
       [`${pulumiProject}:documentWaitSeconds`]: "5",
       [`${pulumiProject}:clustersFile`]: clustersFile,
+      // Per-cluster mode: production's credential mode (cli/sandboxSettings.ts credentialModeSettings).
+      ...Object.fromEntries(Object.entries(credentialModeSettings(sandbox.credentialChain)).map(([key, value]) => [`${pulumiProject}:${key}`, value])),
     },
     clustersFile,
     demoFleet,

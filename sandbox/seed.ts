@@ -48,6 +48,9 @@ export interface FleetClusterDescription {
   serviceManagedIdentityPrincipalId?: string;
 }
 
+/** The demo subscriptions' tenants (fixed, like the subscriptions). */
+export const demoTenantIds = ["4b6d8f0a-2c4e-4a6b-8d0f-1a3c5e7a9b11", "9e1c3a5b-7d9f-4b1d-a3c5-e7f9a1b3c522"] as const;
+
 /** Demo subscriptions (fixed, so demos and docs can name them). */
 export const demoSubscriptionIds = ["1d3f8a2e-6b7c-4e9a-9f21-3c5d7e9a1b20", "8c2e4f6a-1b3d-4c5e-8f7a-9b0c1d2e3f40"] as const;
 
@@ -128,6 +131,9 @@ function seedCluster(target: SeedTarget, plan: ClusterPlan, documents: JsonObjec
 
 function demoPlans(): ClusterPlan[] {
   const [first, second] = demoSubscriptionIds;
+  // Each demo subscription in a tenant of its own, as customers' are: in per-cluster mode each
+  // cluster's SMI authenticates in its cluster's tenant.
+  const [firstTenant, secondTenant] = demoTenantIds;
   const operatorIdentity = (subscriptionId: string, resourceGroupName: string, name: string): string =>
     identityResourceId(subscriptionId, resourceGroupName, name);
   const missingIdentity = operatorIdentity(second, "demo-rg-three", "demo-cluster-three-never-created");
@@ -136,6 +142,7 @@ function demoPlans(): ClusterPlan[] {
       subscriptionId: first,
       resourceGroupName: "demo-rg-one",
       clusterName: "demo-cluster-one",
+      tenantId: firstTenant,
       dataPlaneOperators: {
         "disk-csi-driver": operatorIdentity(first, "demo-rg-one", "demo-cluster-one-disk-csi-driver"),
         "file-csi-driver": operatorIdentity(first, "demo-rg-one", "demo-cluster-one-file-csi-driver"),
@@ -146,6 +153,7 @@ function demoPlans(): ClusterPlan[] {
       subscriptionId: first,
       resourceGroupName: "demo-rg-two",
       clusterName: "demo-cluster-two",
+      tenantId: firstTenant,
       dataPlaneOperators: {
         // Two operators share one identity, written in different casing: one map key upstream.
         "disk-csi-driver": operatorIdentity(first, "demo-rg-two", "Shared-Operator-Identity"),
@@ -157,6 +165,7 @@ function demoPlans(): ClusterPlan[] {
       subscriptionId: second,
       resourceGroupName: "demo-rg-three",
       clusterName: "demo-cluster-three",
+      tenantId: secondTenant,
       dataPlaneOperators: {
         "disk-csi-driver": operatorIdentity(second, "demo-rg-three", "demo-cluster-three-disk-csi-driver"),
         "file-csi-driver": operatorIdentity(second, "demo-rg-three", "demo-cluster-three-file-csi-driver"),

@@ -63,7 +63,8 @@ function run(command: string, args: readonly string[], directory: string): strin
 beforeAll(async () => {
   scratchDirectory = realpathSync(mkdtempSync(join(tmpdir(), "aro-hcp-installed-package-")));
   // The CA beside the program too, so nothing the stack records points into the repository.
-  sandbox = await startSandbox({ certificateDirectory: join(scratchDirectory, "sandbox-ca") });
+  // Production's credential mode: each cluster read as its own service managed identity, through the data plane.
+  sandbox = await startSandbox({ certificateDirectory: join(scratchDirectory, "sandbox-ca"), perClusterCredentials: true });
   fleet = seedFleet(sandbox, { clusters: 2, identitiesPerCluster: 2 });
 
   // The e2e command builds first (`npm run build`); prepack would build again, so it is skipped here.

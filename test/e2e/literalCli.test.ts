@@ -54,7 +54,8 @@ async function expectRecorded(cluster: FleetClusterDescription): Promise<void> {
 
 beforeAll(async () => {
   scratchDirectory = realpathSync(mkdtempSync(join(tmpdir(), "aro-hcp-literal-cli-")));
-  sandbox = await startSandbox({ certificateDirectory: join(scratchDirectory, "sandbox-ca") });
+  // Production's credential mode: each cluster read as its own service managed identity, through the data plane.
+  sandbox = await startSandbox({ certificateDirectory: join(scratchDirectory, "sandbox-ca"), perClusterCredentials: true });
   fleet = seedFleet(sandbox, { clusters: 2, identitiesPerCluster: 2 });
   const engine = engineModule();
   const command = await engine.engineCommand();
@@ -97,6 +98,10 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
     for (const cluster of fleet) {
       await expectRecorded(cluster);
     }
+    // Read in production's mode: one credential per cluster from the data plane, refused by ARM nowhere.
+    const credentialsIssued = sandbox.statistics.snapshot().dataPlane.credentialsIssued;
+    expect(credentialsIssued).toBe(fleet.length);
+    expect(sandbox.statistics.snapshot().arm.responsesByStatus["403"]).toBeUndefined();
     const state = readFileSync(join(scratchDirectory, "state", ".pulumi", "stacks", "aro-hcp-identity-status", `${stackName}.json`), "utf8");
     expect(state.includes(sandbox.cosmosKey), "the Cosmos key is in the state").toBe(false);
     expect(readFileSync(stackFile, "utf8").includes(sandbox.cosmosKey), "the Cosmos key is in the stack file").toBe(false);

@@ -101,7 +101,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
   it("reuses an SMI's credential and tokens within renew_after: a second pass asks neither the data plane nor Entra", async () => {
     const provider = clusterModeProvider({ lookupConcurrency: "4" });
     const cluster = clusters[0];
-    await provider.update("id", {} as never, { clusterResourceId: cluster.clusterResourceId });
+    await (provider.update as NonNullable<typeof provider.update>)("id", {} as never, { clusterResourceId: cluster.clusterResourceId });
     sandbox.statistics.reset();
     // Forced (a refresh found drift): every identity is looked up again.
     sandbox.documents.patch(
@@ -110,7 +110,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
       "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
       "2000-01-01T00:00:00Z",
     );
-    await provider.update("id", {} as never, { clusterResourceId: cluster.clusterResourceId });
+    await (provider.update as NonNullable<typeof provider.update>)("id", {} as never, { clusterResourceId: cluster.clusterResourceId });
     const statistics = sandbox.statistics.snapshot();
     expect(statistics.arm.getRequests).toBe(2);
     expect(statistics.dataPlane.requests).toBe(0);
