@@ -122,6 +122,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     ["the data plane answering 503", { kind: "unavailable" as const }, /HTTP 503/],
     ["the data plane answering without explicit_identities", { kind: "noExplicitIdentities" as const }, /no explicit_identities/],
     ["an unusable certificate in the answer", { kind: "unusableCertificate" as const }, /unusable certificate/],
+    ["the data plane refusing with 404", { kind: "status" as const, statusCode: 404, errorCode: "NotFound" }, /HTTP 404/],
   ])("fails only that cluster on %s, naming it, and writes nothing for it", async (_title, fault, message) => {
     const provider = clusterModeProvider();
     const [failing, healthy] = [clusters[1], clusters[2]];
@@ -247,6 +248,56 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
       expect(statistics.entra.errorsByCode["700027"]).toBe(1);
     } finally {
       sandbox.tokens.setTokenLifetime(60 * 60 * 1000);
+    }
+  });
+});
+
+describe("fixedIdentity mode against the sandbox", () => {
+  it("reads every cluster as the one fixed identity, and keeps stored IDs on a 403 to it", async () => {
+    const chain = sandbox.credentialChain;
+    const fixed = clusterModeProvider({
+      credentialMode: "fixedIdentity",
+      firstPartyClientId: "",
+      firstPartyTenantId: "",
+      firstPartyCertificateFile: "",
+      dataPlaneAudience: "",
+      fixedIdentityClientId: chain.fixedIdentity.clientId,
+      fixedIdentityTenantId: chain.fixedIdentity.tenantId,
+      fixedIdentityCertificateFile: chain.fixedIdentity.certificateBundlePath,
+    });
+    sandbox.statistics.reset();
+    for (const cluster of clusters) {
+      sandbox.documents.patch(
+        cluster.partitionKey,
+        cluster.serviceProviderClusterDocumentId,
+        "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
+        "2000-01-01T00:00:00Z",
+      );
+    }
+    await Promise.all(clusters.map((cluster) => fixed.create({ clusterResourceId: cluster.clusterResourceId })));
+    clusters.forEach(expectRecorded);
+    const statistics = sandbox.statistics.snapshot();
+    expect(statistics.dataPlane.requests).toBe(0);
+    expect(Object.keys(statistics.entra.tokensIssuedByClient)).toEqual([`${chain.fixedIdentity.tenantId}/${chain.fixedIdentity.clientId}`.toLowerCase()]);
+
+    // A 403 to a credential that is not the cluster's own says nothing about the identity.
+    const cluster = clusters[0];
+    sandbox.documents.patch(
+      cluster.partitionKey,
+      cluster.serviceProviderClusterDocumentId,
+      "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
+      "2000-01-01T00:00:00Z",
+    );
+    const fixedObjectId = chain.fixedIdentity.objectId;
+    sandbox.credentials.directory.removeRoleAssignments(fixedObjectId, "/");
+    try {
+      await expect(fixed.create({ clusterResourceId: cluster.clusterResourceId })).rejects.toThrow(/AuthorizationFailed|nothing was written/);
+      const identities = identitiesOf(cluster);
+      for (const identityId of Object.values(cluster.dataPlaneOperators)) {
+        expect(identities[identityId.toLowerCase()]).toMatchObject({ clientId: sandbox.identities.get(identityId)?.clientId });
+      }
+    } finally {
+      sandbox.credentials.directory.assignRole({ principalObjectId: fixedObjectId, scope: "/" });
     }
   });
 });
