@@ -146,7 +146,7 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
     try {
       // An empty clusters list, as the CLI stores one (`config set` of '[]' stores the text, which Pulumi.yaml's
       // `type: array` refuses): the literal `up --yes` fails before anything is declared. (An empty clustersFile
-      // takes the same path once read: test/program/emptyFleet.test.ts; each refused run costs about 30 s here.)
+      // takes the same path once read: test/program/emptyFleet.test.ts.)
       await pulumi("config", "rm", "aro-hcp-identity-status:clustersFile");
       await pulumi("config", "set", "--path", "aro-hcp-identity-status:clusters[0].clusterResourceId", fleet[0].clusterResourceId);
       await pulumi("config", "rm", "--path", "aro-hcp-identity-status:clusters[0]");
