@@ -3,7 +3,7 @@ import { createServer } from "node:https";
 import type { SandboxCertificate } from "./certificate";
 import { identityReadAction } from "./entraDirectory";
 import type { FaultInjector, FaultRule } from "./faultInjector";
-import { delay, listenOnLoopback, type ListeningServer, loopbackHost, resetConnection, sendJson, trackInFlight } from "./httpUtilities";
+import { applyFaults, delay, listenOnLoopback, type ListeningServer, loopbackHost, sendJson, trackInFlight } from "./httpUtilities";
 import { type IdentityStore, parseIdentityResourceId, sandboxLocation, sandboxTenantId, userAssignedIdentityType } from "./identityStore";
 import { objectIdForClientId, type SandboxCredentials } from "./sandboxCredentials";
 import { increment, type SandboxStatistics } from "./sandboxStatistics";
@@ -126,12 +126,13 @@ async function handle(options: ArmServerOptions, endpoint: string, request: Inco
     );
     return;
   }
-  const fired = options.faults.take({ target: "arm", method: request.method ?? "GET", path, ...(parts === undefined ? {} : { resourceId: path }) });
-  await delay(fired.delayInMs);
-  const rule = fired.rule;
-  if (rule?.kind === "connectionReset") {
-    increment(statistics.responsesByStatus, "0");
-    resetConnection(request);
+  const rule = await applyFaults(
+    options.faults,
+    { target: "arm", method: request.method ?? "GET", path, ...(parts === undefined ? {} : { resourceId: path }) },
+    request,
+    statistics.responsesByStatus,
+  );
+  if (rule === "reset") {
     return;
   }
   if (rule !== undefined && rule.kind !== "noProperties") {

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:https";
 import type { SandboxCertificate } from "./certificate";
 import type { FaultInjector, FaultRule } from "./faultInjector";
-import { delay, listenOnLoopback, type ListeningServer, loopbackHost, readBody, resetConnection, sendJson } from "./httpUtilities";
+import { applyFaults, listenOnLoopback, type ListeningServer, loopbackHost, readBody, sendJson } from "./httpUtilities";
 import { dataPlaneApiVersion, rfc3339, type SandboxCredentials, serviceTenantId } from "./sandboxCredentials";
 import { increment, type SandboxStatistics } from "./sandboxStatistics";
 import type { TokenRegistry } from "./tokenRegistry";
@@ -90,17 +90,18 @@ async function handle(options: DataPlaneServerOptions, endpoint: string, request
     return;
   }
 
-  const fired = options.faults.take({
-    target: "dataPlane",
-    method: request.method ?? "GET",
-    path: url.pathname,
-    ...(cluster === undefined ? {} : { clusterResourceId: cluster.clusterResourceId }),
-  });
-  await delay(fired.delayInMs);
-  const rule = fired.rule;
-  if (rule?.kind === "connectionReset") {
-    increment(statistics.responsesByStatus, "0");
-    resetConnection(request);
+  const rule = await applyFaults(
+    options.faults,
+    {
+      target: "dataPlane",
+      method: request.method ?? "GET",
+      path: url.pathname,
+      ...(cluster === undefined ? {} : { clusterResourceId: cluster.clusterResourceId }),
+    },
+    request,
+    statistics.responsesByStatus,
+  );
+  if (rule === "reset") {
     return;
   }
   if (rule !== undefined && rule.kind !== "noExplicitIdentities" && rule.kind !== "unusableCertificate") {

@@ -4,7 +4,7 @@ import { createServer } from "node:https";
 import type { SandboxCertificate } from "./certificate";
 import type { SandboxPrincipal } from "./entraDirectory";
 import type { FaultInjector } from "./faultInjector";
-import { delay, listenOnLoopback, type ListeningServer, loopbackHost, readBody, resetConnection, sendJson } from "./httpUtilities";
+import { applyFaults, listenOnLoopback, type ListeningServer, loopbackHost, readBody, sendJson } from "./httpUtilities";
 import type { SandboxCredentials } from "./sandboxCredentials";
 import { increment, type SandboxStatistics } from "./sandboxStatistics";
 import type { TokenRegistry } from "./tokenRegistry";
@@ -238,18 +238,13 @@ async function handle(options: EntraServerOptions, request: IncomingMessage, res
     increment(statistics.tokenRequestsByTenant, tenant.toLowerCase());
     increment(statistics.tokenRequestsByClient, `${tenant}/${clientId}`.toLowerCase());
   }
-  const fired = options.faults.take({
-    target: "entra",
-    method: request.method ?? "GET",
-    path: url.pathname,
-    tenantId: tenant,
-    ...(isToken ? { clientId } : {}),
-  });
-  await delay(fired.delayInMs);
-  const rule = fired.rule;
-  if (rule?.kind === "connectionReset") {
-    increment(statistics.responsesByStatus, "0");
-    resetConnection(request);
+  const rule = await applyFaults(
+    options.faults,
+    { target: "entra", method: request.method ?? "GET", path: url.pathname, tenantId: tenant, ...(isToken ? { clientId } : {}) },
+    request,
+    statistics.responsesByStatus,
+  );
+  if (rule === "reset") {
     return;
   }
   if (rule !== undefined) {

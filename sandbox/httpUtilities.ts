@@ -3,6 +3,8 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from "node
 import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { FaultInjector, FaultRequestContext, FaultRule } from "./faultInjector";
+import { increment } from "./sandboxStatistics";
 
 /** Either kind of Node HTTP server the sandbox runs. */
 export type AnyServer = HttpServer | HttpsServer;
@@ -61,6 +63,27 @@ export async function delay(milliseconds: number): Promise<void> {
  */
 export function resetConnection(request: IncomingMessage): void {
   request.socket.destroy();
+}
+
+/**
+ * The faults of one request, as every server applies them: waits out their delay, and for a
+ * `connectionReset` drops the connection (counted as status 0 in `responsesByStatus`).
+ * @returns The rule the server answers with, none, or `"reset"` when the connection is gone.
+ */
+export async function applyFaults(
+  faults: FaultInjector,
+  context: FaultRequestContext,
+  request: IncomingMessage,
+  responsesByStatus: Record<string, number>,
+): Promise<FaultRule | undefined | "reset"> {
+  const fired = faults.take(context);
+  await delay(fired.delayInMs);
+  if (fired.rule?.kind === "connectionReset") {
+    increment(responsesByStatus, "0");
+    resetConnection(request);
+    return "reset";
+  }
+  return fired.rule;
 }
 
 /** A started server, with a way to stop it that does not wait for idle keep-alive sockets. */

@@ -108,12 +108,19 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
 
     const writes = (): number => Object.values(sandbox.statistics.snapshot().cosmos.documentWritesByMethod).reduce((sum, count) => sum + count, 0);
     const writesBefore = writes();
+    const calls = (): number[] => {
+      const { dataPlane, entra, arm } = sandbox.statistics.snapshot();
+      return [dataPlane.requests, entra.tokensIssued, arm.getRequests];
+    };
+    const callsBefore = calls();
     expect(await pulumi("refresh", "--yes")).toMatch(/3 unchanged/);
     await pulumi("up", "--yes", "--expect-no-changes");
     for (const cluster of fleet) {
       await expectRecorded(cluster);
     }
     expect(writes(), "document writes by refresh and the no-change up").toBe(writesBefore);
+    // Inside the recheck window nothing needs Azure: no data plane call, no token, no ARM read.
+    expect(calls(), "data plane requests, tokens issued, ARM reads by refresh and the no-change up").toEqual(callsBefore);
 
     await pulumi("destroy", "--yes");
     for (const cluster of fleet) {

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../resources/core/json";
 import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
+import { credentialModeSettings } from "../../cli/sandboxSettings";
 import { type Sandbox, startSandbox } from "../../sandbox/sandbox";
 import { type FleetClusterDescription, seedTenantFleet } from "../../sandbox/seed";
 
@@ -43,7 +44,6 @@ let providers = 0;
  */
 function clusterModeProvider(overrides: Readonly<Record<string, string>> = {}) {
   providers += 1;
-  const chain = sandbox.credentialChain;
   const config: Record<string, string> = {
     cosmosEndpoint: sandbox.endpoints.cosmos,
     cosmosDatabase: sandbox.database,
@@ -52,12 +52,7 @@ function clusterModeProvider(overrides: Readonly<Record<string, string>> = {}) {
     tlsCaFile: join(directory, "ca.pem"),
     documentWaitSeconds: String(providers),
     lookupTimeoutSeconds: "10",
-    credentialMode: "clusterServiceManagedIdentity",
-    authorityHost: chain.entraAuthorityHost,
-    firstPartyClientId: chain.firstPartyApplication.clientId,
-    firstPartyTenantId: chain.firstPartyApplication.tenantId,
-    firstPartyCertificateFile: chain.firstPartyApplication.certificateBundlePath,
-    dataPlaneAudience: chain.dataPlaneAudience,
+    ...credentialModeSettings(sandbox.credentialChain),
     ...overrides,
   };
   // A provider built for other settings is another adapter set: nothing cached is shared with the other tests.
@@ -76,6 +71,16 @@ function expectRecorded(cluster: FleetClusterDescription): void {
     const expected = sandbox.identities.get(identityId);
     expect(identities[identityId.toLowerCase()], identityId).toMatchObject({ clientId: expected?.clientId, principalId: expected?.principalId });
   }
+}
+
+/** Moves a cluster's recheck time into the past, so its next pass looks every identity up. */
+function makeDue(cluster: FleetClusterDescription): void {
+  sandbox.documents.patch(
+    cluster.partitionKey,
+    cluster.serviceProviderClusterDocumentId,
+    "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
+    "2000-01-01T00:00:00Z",
+  );
 }
 
 const documentOf = (cluster: FleetClusterDescription): unknown =>
@@ -104,12 +109,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     await (provider.update as NonNullable<typeof provider.update>)("id", {} as never, { clusterResourceId: cluster.clusterResourceId });
     sandbox.statistics.reset();
     // Forced (a refresh found drift): every identity is looked up again.
-    sandbox.documents.patch(
-      cluster.partitionKey,
-      cluster.serviceProviderClusterDocumentId,
-      "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
-      "2000-01-01T00:00:00Z",
-    );
+    makeDue(cluster);
     await (provider.update as NonNullable<typeof provider.update>)("id", {} as never, { clusterResourceId: cluster.clusterResourceId });
     const statistics = sandbox.statistics.snapshot();
     expect(statistics.arm.getRequests).toBe(2);
@@ -155,12 +155,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
       "/properties/serviceProviderProperties/managedIdentitiesDataPlaneIdentityURL",
       null,
     );
-    sandbox.documents.patch(
-      cluster.partitionKey,
-      cluster.serviceProviderClusterDocumentId,
-      "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
-      "2000-01-01T00:00:00Z",
-    );
+    makeDue(cluster);
     const before = documentOf(cluster);
     try {
       await expect(provider.create({ clusterResourceId: cluster.clusterResourceId })).rejects.toThrow(/managedIdentitiesDataPlaneIdentityURL/);
@@ -181,14 +176,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
   it("fails every cluster as a global failure when the first-party credential is refused, and writes nothing anywhere", async () => {
     const provider = clusterModeProvider();
     const before = clusters.map(documentOf);
-    for (const cluster of clusters) {
-      sandbox.documents.patch(
-        cluster.partitionKey,
-        cluster.serviceProviderClusterDocumentId,
-        "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
-        "2000-01-01T00:00:00Z",
-      );
-    }
+    clusters.forEach(makeDue);
     const due = clusters.map(documentOf);
     sandbox.faults.add({
       target: "entra",
@@ -214,12 +202,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     const [revoked, kept] = Object.values(cluster.dataPlaneOperators);
     await provider.create({ clusterResourceId: cluster.clusterResourceId });
     expectRecorded(cluster);
-    sandbox.documents.patch(
-      cluster.partitionKey,
-      cluster.serviceProviderClusterDocumentId,
-      "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
-      "2000-01-01T00:00:00Z",
-    );
+    makeDue(cluster);
     const removed = sandbox.credentials.directory.removeRoleAssignments(cluster.serviceManagedIdentityPrincipalId as string, revoked);
     expect(removed).toBe(1);
     try {
@@ -266,14 +249,7 @@ describe("fixedIdentity mode against the sandbox", () => {
       fixedIdentityCertificateFile: chain.fixedIdentity.certificateBundlePath,
     });
     sandbox.statistics.reset();
-    for (const cluster of clusters) {
-      sandbox.documents.patch(
-        cluster.partitionKey,
-        cluster.serviceProviderClusterDocumentId,
-        "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
-        "2000-01-01T00:00:00Z",
-      );
-    }
+    clusters.forEach(makeDue);
     await Promise.all(clusters.map((cluster) => fixed.create({ clusterResourceId: cluster.clusterResourceId })));
     clusters.forEach(expectRecorded);
     const statistics = sandbox.statistics.snapshot();
@@ -282,12 +258,7 @@ describe("fixedIdentity mode against the sandbox", () => {
 
     // A 403 to a credential that is not the cluster's own says nothing about the identity.
     const cluster = clusters[0];
-    sandbox.documents.patch(
-      cluster.partitionKey,
-      cluster.serviceProviderClusterDocumentId,
-      "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
-      "2000-01-01T00:00:00Z",
-    );
+    makeDue(cluster);
     const fixedObjectId = chain.fixedIdentity.objectId;
     sandbox.credentials.directory.removeRoleAssignments(fixedObjectId, "/");
     try {

@@ -7,8 +7,10 @@
  * SDK's three debug lines about the registration all reach its logger. The two opt-ins change that
  * only once a program calls them, and only back to the same state when undone.
  */
+import type { RegisteredResource } from "../fixtures/programMocks";
+import { setProgramMocks } from "../fixtures/programMocks";
 import { createRequire } from "node:module";
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ServiceProviderClusterIdentityStatus, quietSdkRegistrationDebugLogs, registerWithoutStackTraces, resourceTypeToken } from "../../resources";
 import { clusterResourceIdFor } from "../fixtures/documents";
@@ -39,7 +41,7 @@ function processState(): ProcessState {
   };
 }
 
-const registered: string[] = [];
+const registered: RegisteredResource[] = [];
 const debugLines: string[] = [];
 let before: ProcessState;
 let sdkDebug: Debug;
@@ -47,20 +49,7 @@ let originalLimit: number;
 let originalPrepare: PrepareStackTrace;
 
 beforeAll(async () => {
-  await pulumi.runtime.setMocks(
-    {
-      newResource: (args) => {
-        registered.push(args.name);
-        return { id: `${args.name}-id`, state: args.inputs as Record<string, unknown> };
-      },
-      call: (args) => {
-        throw new Error(`unexpected invoke ${args.token}`);
-      },
-    },
-    "aro-hcp-identity-status",
-    "unit",
-    false,
-  );
+  await setProgramMocks({ registered });
 });
 
 beforeEach(() => {
@@ -122,7 +111,7 @@ describe("constructing a ServiceProviderClusterIdentityStatus", () => {
     expect(during).toEqual([before]);
     expect(processState()).toEqual(before);
     await registeredOutput(resource);
-    expect(registered).toContain("untouched-cluster");
+    expect(registered.map((resource) => resource.name)).toContain("untouched-cluster");
     expect(processState()).toEqual(before);
     // Nothing filtered: the SDK's three lines about the registration reached its logger.
     expect(linesAbout("untouched-cluster")).toHaveLength(3);

@@ -5,6 +5,8 @@
  * `readStackResourceOutputs` invoke with the resources this test puts in the stack. What the real
  * engine does with it: test/e2e/literalCli.test.ts.
  */
+import type { RegisteredResource } from "../fixtures/programMocks";
+import { setProgramMocks } from "../fixtures/programMocks";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,31 +25,23 @@ let stackResources: Record<string, { type: string; outputs: Record<string, unkno
 /** What the mock engine answers instead of the resources, when set. */
 let stackReadFailure: Error | undefined;
 const invokes: Array<{ token: string; inputs: Record<string, unknown> }> = [];
-const registered: string[] = [];
+const registered: RegisteredResource[] = [];
 
 beforeAll(async () => {
-  await pulumi.runtime.setMocks(
-    {
-      newResource: (args) => {
-        registered.push(args.name);
-        return { id: `${args.name}-id`, state: args.inputs as Record<string, unknown> };
-      },
-      call: (args) => {
-        invokes.push({ token: args.token, inputs: args.inputs as Record<string, unknown> });
-        if (args.token !== readStackResourceOutputs) {
-          throw new Error(`unexpected invoke ${args.token}`);
-        }
-        if (stackReadFailure !== undefined) {
-          throw stackReadFailure;
-        }
-        return { name: (args.inputs as { stackName: string }).stackName, outputs: stackResources };
-      },
+  await setProgramMocks({
+    registered,
+    stack: stackName,
+    invoke: (token, inputs) => {
+      invokes.push({ token, inputs });
+      if (token !== readStackResourceOutputs) {
+        return undefined;
+      }
+      if (stackReadFailure !== undefined) {
+        throw stackReadFailure;
+      }
+      return { name: (inputs as { stackName: string }).stackName, outputs: stackResources };
     },
-    projectName,
-    stackName,
-    false,
-    "organization",
-  );
+  });
 });
 
 let warnings: string[] = [];

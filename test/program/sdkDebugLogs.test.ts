@@ -6,6 +6,8 @@
  * `quietSdkRegistrationDebugLogs()` they are dropped, and ARO_HCP_SDK_DEBUG_LOGS=all keeps them.
  * What reaches a real engine: test/e2e/sdkDebugLogs.test.ts.
  */
+import type { RegisteredResource } from "../fixtures/programMocks";
+import { setProgramMocks } from "../fixtures/programMocks";
 import * as pulumi from "@pulumi/pulumi";
 import * as sdkLog from "@pulumi/pulumi/log";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -19,8 +21,7 @@ type Debug = (message: string, ...rest: unknown[]) => Promise<void>;
 
 /** Every debug line that got past the filter (this recorder sits beneath it). */
 const passed: string[] = [];
-const registered: string[] = [];
-const typesByName = new Map<string, string>();
+const registered: RegisteredResource[] = [];
 const variable = "ARO_HCP_SDK_DEBUG_LOGS";
 const variableBefore = process.env[variable];
 /** The SDK's `log` module, as the filter sees it. */
@@ -35,21 +36,7 @@ const recorder: Debug = (message, ...rest) => {
 
 beforeAll(async () => {
   logModule.debug = recorder;
-  await pulumi.runtime.setMocks(
-    {
-      newResource: (args) => {
-        registered.push(args.name);
-        typesByName.set(args.name, args.type);
-        return { id: `${args.name}-id`, state: args.inputs as Record<string, unknown> };
-      },
-      call: (args) => {
-        throw new Error(`unexpected invoke ${args.token}`);
-      },
-    },
-    "aro-hcp-identity-status",
-    "unit",
-    false,
-  );
+  await setProgramMocks({ registered });
 });
 
 afterAll(() => {
@@ -106,7 +93,7 @@ describe("the SDK's registration debug lines", () => {
       const ours = new ServiceProviderClusterIdentityStatus("quiet-cluster", { clusterResourceId: cluster("quiet-cluster") });
       const other = new Other("other-resource");
       await Promise.all([registeredOutput(ours), registeredOutput(other)]);
-      expect(registered).toContain("quiet-cluster");
+      expect(registered.map((resource) => resource.name)).toContain("quiet-cluster");
       expect(linesNaming(resourceTypeToken, "quiet-cluster")).toEqual([]);
       // The other type's three lines, as the SDK formats them: the formats the filter matches.
       expect(linesNaming("test:index:Other", "other-resource")).toEqual([
@@ -142,7 +129,7 @@ describe("the SDK's registration debug lines", () => {
     delete process.env[variable];
     const before = new TrivialClusterResource("trivial-before", { clusterResourceId: "before" });
     await registeredOutput(before);
-    expect(typesByName.get("trivial-before")).toBe(trivialTypeToken);
+    expect(registered.find((resource) => resource.name === "trivial-before")?.type).toBe(trivialTypeToken);
     expect(linesNaming(trivialTypeToken, "trivial-before")).toHaveLength(3);
     const undo = quietSdkRegistrationLines(trivialTypeToken);
     try {
