@@ -45,13 +45,13 @@ export const invariantCatalogue: ReadonlyArray<{ readonly key: string; readonly 
   {
     key: "definitiveAnswers",
     statement:
-      "no stored clientId/principalId is cleared except by a definitive answer about that identity: a 404 for it in that pass, a read returning other values, or a 403 read with the cluster's own credential (the campaign runs with the provider's default, its own process credential, so there a 403 must keep them)",
-    violation: /cleared without a definitive answer/,
+      "no stored clientId/principalId is cleared except by a definitive answer about that identity: a 404 for it in that pass, a read returning other values, or a 403 read with the cluster's own credential (the process-mode passes run with the provider's default, its own process credential, so there a 403 must keep them; in cluster mode a 403 to the cluster's own SMI clears them, and must)",
+    violation: /cleared without a definitive answer|definitive answer \(403/,
   },
   {
     key: "globalFailures",
     statement:
-      "a failure that is not about one identity changes nothing stored: a pass whose only fault is a credential failure, ARM 401, ARM unreachable, or every lookup failing with the same transient class (timeouts, 5xx) ends as a global failure (AzureAccessError) with the owned subtree exactly as it was; a failed Cosmos write leaves it as it was too",
+      "a failure that is not about one identity changes nothing stored: a pass whose only fault is a credential failure, ARM 401, ARM unreachable, or every lookup failing with the same transient class (timeouts, 5xx) ends as a global failure (AzureAccessError) with the owned subtree exactly as it was; in cluster mode, a data plane failure for the cluster ends its pass as a ClusterCredentialError naming the cluster, its SMI refused by Entra ID before any write, and a first-party credential failure every pass of the run as a global failure, each with nothing stored changed; a failed Cosmos write leaves it as it was too",
     violation: /not about one identity|not as a global failure|a failed write changed/,
   },
   {
@@ -84,6 +84,12 @@ export const invariantCatalogue: ReadonlyArray<{ readonly key: string; readonly 
     violation: /with a wrong \w+|names the setting/,
   },
   {
+    key: "clusterIsolation",
+    statement:
+      "a cluster's failure changes nothing of another cluster: in a cluster-mode run with a fault aimed at one cluster (its data plane answer, its SMI's token or role assignments, its ARM lookups or its document), every other cluster's document and the state the provider returns for it are exactly what a fault-free run of that cluster from the same document gives (the same jitter; earliestRecheckTime within seconds); a fault that is retried away (a data plane 503 once, the first-party certificate rotated and revoked mid-run, its file readable again) leaves the passes it touched as a fault-free run too",
+    violation: /cluster isolation|fault-free run/,
+  },
+  {
     key: "messages",
     statement:
       "every retrievalError is one line `<code> (HTTP <status>): <text>`, at most 1024 code points, with no request URL, stack frame or secret; every failure names the document, a document deleted mid-pass is never recreated and the failure says so; the status reported to the engine equals the persisted one; no Cosmos write lacks If-Match (sandbox statistics); no error other than the documented ones, no unhandled rejection, no crash",
@@ -106,6 +112,8 @@ export type PassOutcome =
   | "writeFailed"
   /** A failure not about one identity (AzureAccessError: credential, ARM 401, ARM unreachable, every lookup failing alike); nothing written. */
   | "globalFailure"
+  /** Cluster mode: this cluster's credential could not be had (ClusterCredentialError: its data plane answer); nothing written for it. */
+  | "clusterFailure"
   /** Anything else: an unexpected error type, or a crash. */
   | "crashed";
 
@@ -142,6 +150,8 @@ export interface PassRecord {
    * a definitive answer that clears stored IDs. `process`, the provider's default, when absent.
    */
   readonly credentialScope?: "process" | "cluster";
+  /** The cluster's ARM ID, which a cluster failure (ClusterCredentialError) must name. */
+  readonly clusterResourceId?: string;
 }
 
 /**
@@ -178,6 +188,17 @@ export function checkPass(record: PassRecord, identities: IdentityStore, secrets
     violations.push(`foreign fields changed: ${firstDifference(record.expectedForeign, foreignFields(record.after))}`);
   }
   const status = ownedStatus(record.after);
+  if (record.outcome === "clusterFailure") {
+    // The cluster's credential could not be had: nothing about its identities is known, nothing stored changes.
+    if (!isDeepStrictEqual(status, ownedStatus(record.before))) {
+      violations.push("a failure not about one identity (the cluster's credential) changed the owned subtree (everything stored must stay as it was)");
+    }
+    const cluster = record.clusterResourceId;
+    if (cluster !== undefined && !(record.errorMessage ?? "").toLowerCase().includes(cluster.toLowerCase())) {
+      violations.push(`the cluster credential failure does not name cluster ${cluster}: ${record.errorMessage ?? ""}`);
+    }
+    return violations;
+  }
   if (record.outcome === "globalFailure") {
     // A failure that is not about one identity changes nothing stored: no clientId or principalId, nor anything else it owns.
     if (!isDeepStrictEqual(status, ownedStatus(record.before))) {

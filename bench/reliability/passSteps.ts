@@ -72,6 +72,9 @@ export function classifyFailure(error: unknown): { outcome: PassOutcome; message
   if (error instanceof Error && error.name === "AzureAccessError") {
     return { outcome: "globalFailure", message, properties: undefined };
   }
+  if (error instanceof Error && error.name === "ClusterCredentialError") {
+    return { outcome: "clusterFailure", message, properties: undefined };
+  }
   if (error instanceof Error && error.name === "CosmosDocumentError") {
     return { outcome: "writeFailed", message, properties: undefined };
   }
