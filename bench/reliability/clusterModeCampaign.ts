@@ -78,8 +78,8 @@ export interface ClusterModeFigures {
   /** Target passes with this fault alone (fired), and those that ended as the fault's expectation says. */
   singleFaultPasses: Record<string, number>;
   endedAsExpected: Record<string, number>;
-  /** Run faults: passes by half expectation, and those that ended so. */
-  runFaultPasses: Record<string, { nothingWritten: number; faultFree: number; asExpected: number }>;
+  /** Run faults: runs, and passes by what their half must end as, with those that ended so. */
+  runFaultPasses: Record<string, { runs: number; nothingWritten: number; nothingWrittenAsExpected: number; faultFree: number; faultFreeAsExpected: number }>;
   /** Other clusters compared with a fault-free run, and how many differed. */
   isolation: { compared: number; differed: number; comparedAfterCredentialFaults: number };
   changes: Record<string, number>;
@@ -546,7 +546,8 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
       tally(figures.faultsInjected, kind.name, handle.fired());
       await handle.tearDown();
     }
-    const passes = (figures.runFaultPasses[kind.name] ??= { nothingWritten: 0, faultFree: 0, asExpected: 0 });
+    const passes = (figures.runFaultPasses[kind.name] ??= { runs: 0, nothingWritten: 0, nothingWrittenAsExpected: 0, faultFree: 0, faultFreeAsExpected: 0 });
+    passes.runs += 1;
     const reference = freshProvider();
     for (const part of halves) {
       for (const lane of part.lanes) {
@@ -571,7 +572,7 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
             ...(await compareWithFaultFreeRun(reference, lane, inputs.get(lane)!, outputsBefore.get(lane), before, result, `in a run with ${kind.name}`)),
           );
         }
-        if (violations.length === 0) passes.asExpected += 1;
+        if (violations.length === 0) passes[part.expected === "nothingWritten" ? "nothingWrittenAsExpected" : "faultFreeAsExpected"] += 1;
         record(`cluster-mode run ${runNumber}, ${nameOf(lane)} (${kind.name})`, violations);
       }
     }

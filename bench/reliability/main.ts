@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { projectDirectory } from "../../cli/engine";
 import { replaceGeneratedSection } from "../generatedSection";
 import { runBadInputCatalogue } from "./badInputCatalogue";
+import { runClusterModeCampaign, startClusterModeSandbox } from "./clusterModeCampaign";
 import { runConcurrentWriters } from "./concurrentWriters";
 import { runEngineSample } from "./engineSample";
 import { runFaultCampaign } from "./faultCampaign";
@@ -44,6 +45,29 @@ async function main(): Promise<number> {
     );
     const campaign = await runFaultCampaign(reliability, campaignOptions);
     log(`campaign: ${campaign.passes} passes in ${(campaign.durationInMs / 1000).toFixed(1)} s, ${campaign.violationCount} violations`);
+    const clusterModeOptions = {
+      runs: numberFromEnvironment("RELIABILITY_CLUSTER_RUNS", 140),
+      clusters: 5,
+      identitiesPerCluster: 3,
+      clusterFaultShare: 0.7,
+      runFaultShare: 0.2,
+      laneFaultShare: 0.35,
+      secondFaultShare: 0.15,
+      seed: 20261203,
+    };
+    log(
+      `cluster mode: ${clusterModeOptions.runs} runs of ${clusterModeOptions.clusters} clusters, each in its own tenant, in clusterServiceManagedIdentity mode over a per-cluster sandbox`,
+    );
+    const clusterSandbox = await startClusterModeSandbox("report");
+    let clusterMode;
+    try {
+      clusterMode = await runClusterModeCampaign(clusterSandbox, clusterModeOptions);
+    } finally {
+      await clusterSandbox.stop();
+    }
+    log(
+      `cluster mode: ${clusterMode.passes} passes in ${(clusterMode.durationInMs / 1000).toFixed(1)} s, ${clusterMode.isolation.compared} isolation comparisons, ${clusterMode.violationCount} violations`,
+    );
     log("concurrent writers");
     const concurrentWriters = await runConcurrentWriters(reliability, 40);
     log("engine sample: 20 passes of pulumi up --refresh");
@@ -56,6 +80,7 @@ async function main(): Promise<number> {
     const figures = {
       generatedAt: new Date().toISOString(),
       campaign,
+      clusterMode,
       engineSample,
       concurrentWriters,
       interruptions,

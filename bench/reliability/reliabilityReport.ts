@@ -3,6 +3,8 @@
  * and tables; the page says in its own words how the scenarios run and what the figures mean).
  */
 import type { BadInputResult } from "./badInputCatalogue";
+import { clusterFaultKinds, runFaultKinds } from "./clusterFaultCatalogue";
+import type { ClusterModeFigures } from "./clusterModeCampaign";
 import type { ConcurrentWriterFigures } from "./concurrentWriters";
 import type { EngineSampleFigures } from "./engineSample";
 import type { CampaignFigures } from "./faultCampaign";
@@ -14,6 +16,8 @@ import { invariantCatalogue, invariantOf } from "./invariants";
 export interface ReliabilityFigures {
   readonly generatedAt: string;
   readonly campaign: CampaignFigures;
+  /** The cluster-mode phase (clusterServiceManagedIdentity over a per-cluster sandbox). */
+  readonly clusterMode: ClusterModeFigures;
   readonly engineSample: EngineSampleFigures;
   readonly concurrentWriters: ConcurrentWriterFigures;
   readonly interruptions: readonly InterruptionFigures[];
@@ -25,6 +29,7 @@ export interface ReliabilityFigures {
 export function totalViolations(figures: ReliabilityFigures): number {
   return (
     figures.campaign.violationCount +
+    figures.clusterMode.violationCount +
     figures.engineSample.violations.length +
     figures.engineSample.secretLeaks.length +
     figures.concurrentWriters.violations.length +
@@ -57,7 +62,7 @@ function faultTable(campaign: CampaignFigures, engine: EngineSampleFigures): str
 
 /** Violations of every scenario by invariant (indexes of invariantCatalogue): the campaign counts its own, the other scenarios' are attributed here. */
 function violationsByInvariant(figures: ReliabilityFigures): number[] {
-  const counts = [...figures.campaign.violationsByInvariant];
+  const counts = figures.campaign.violationsByInvariant.map((count, index) => count + (figures.clusterMode.violationsByInvariant[index] ?? 0));
   const others = [
     ...figures.engineSample.violations,
     ...figures.engineSample.secretLeaks,
@@ -91,14 +96,71 @@ function interruptionLines(interruptions: readonly InterruptionFigures[]): strin
   return lines;
 }
 
+const expectationText: Record<string, string> = {
+  clusterFailure: "a ClusterCredentialError naming the cluster, nothing written",
+  nothingWritten: "a failure before any write naming the SMI, nothing written",
+  definitive403: "the refused identities' IDs cleared beside a 403, the rest recorded",
+  recovers: "exactly a fault-free run",
+};
+
+function clusterModeLines(mode: ClusterModeFigures): string[] {
+  const sum = (values: Record<string, number>): number => Object.values(values).reduce((total, count) => total + count, 0);
+  const lines = [
+    `${mode.runs} runs (each a provider process with a credential cache of its own, reconciling every cluster of the fleet side by side), ${mode.passes} passes, plus ${mode.referencePasses} fault-free reruns for the comparisons. Outcomes: ${mode.outcomes.succeeded} succeeded, ${mode.outcomes.lookupFailed} failed after persisting, ${mode.outcomes.writeFailed} failed without writing, ${mode.outcomes.clusterFailure} ended by a cluster credential failure (ClusterCredentialError) before any write, ${mode.outcomes.globalFailure} ended by a global failure (AzureAccessError) before any write, ${mode.outcomes.crashed} crashed. World changes: ${
+      Object.entries(mode.changes)
+        .map(([name, count]) => `${count} × ${name}`)
+        .join(", ") || "none"
+    }.`,
+    "",
+    `Isolation: after a fault aimed at one cluster, ${mode.isolation.compared} other clusters' passes were compared with a fault-free rerun from the same document (${mode.isolation.comparedAfterCredentialFaults} of them after a data plane, SMI or role fault); ${mode.isolation.differed} differed.`,
+    "",
+    `Counted by the sandbox: ${mode.dataPlaneRequests} data plane requests (${Object.entries(mode.dataPlaneResponsesByStatus)
+      .map(([status, count]) => `${count} × ${status === "0" ? "reset" : status}`)
+      .join(", ")}), ${mode.entraTokensIssued} Entra tokens issued, Entra refusals by AADSTS code ${
+      Object.entries(mode.entraErrorsByCode)
+        .map(([code, count]) => `${code}: ${count}`)
+        .join(", ") || "none"
+    }, ${mode.armForbidden} ARM 403 answers, ${mode.cosmosDocumentWrites} Cosmos document writes, ${mode.writesWithoutIfMatch} without If-Match. Phase duration ${(mode.durationInMs / 1000).toFixed(1)} s.`,
+    "",
+    "| Fault (aimed at one cluster) | What the sandbox does | Rules added | Times fired | Target passes with this fault alone (fired) that ended as expected | Expected |",
+    "|---|---|---:|---:|---:|---|",
+  ];
+  for (const kind of clusterFaultKinds) {
+    lines.push(
+      `| ${kind.name} | ${cell(kind.description)} | ${mode.faultsPlanned[kind.name] ?? 0} | ${mode.faultsInjected[kind.name] ?? 0} | ${mode.endedAsExpected[kind.name] ?? 0} of ${mode.singleFaultPasses[kind.name] ?? 0} | ${expectationText[kind.expected] ?? kind.expected} |`,
+    );
+  }
+  for (const kind of laneFaultKinds) {
+    if ((mode.faultsPlanned[kind.name] ?? 0) === 0) continue;
+    lines.push(
+      `| ${kind.name} (process-mode lane fault) | ${cell(kind.description)} | ${mode.faultsPlanned[kind.name] ?? 0} | ${mode.faultsInjected[kind.name] ?? 0} | ${kind.global === true ? `${mode.endedAsExpected[kind.name] ?? 0} of ${mode.singleFaultPasses[kind.name] ?? 0}` : `— (${mode.singleFaultPasses[kind.name] ?? 0} alone)`} | ${kind.global === true ? "a global failure, nothing written" : "the invariants"} |`,
+    );
+  }
+  lines.push(
+    "",
+    "| Fault of the first-party credential (a whole run) | What happens | Runs | Times fired | Passes that must write nothing: did | Passes that must end as a fault-free run: did |",
+    "|---|---|---:|---:|---:|---:|",
+  );
+  for (const kind of runFaultKinds) {
+    const passes = mode.runFaultPasses[kind.name];
+    lines.push(
+      `| ${kind.name} | ${cell(kind.description)} | ${passes?.runs ?? 0} | ${mode.faultsInjected[kind.name] ?? 0} | ${passes?.nothingWrittenAsExpected ?? 0} of ${passes?.nothingWritten ?? 0} | ${passes?.faultFreeAsExpected ?? 0} of ${passes?.faultFree ?? 0} |`,
+    );
+  }
+  lines.push("", `Cluster-mode faults fired in all: ${sum(mode.faultsInjected)}.`);
+  return lines;
+}
+
 /** The Markdown text of the generated section of docs/reliability.md. */
 export function renderReliabilityReport(figures: ReliabilityFigures): string {
   const { campaign, engineSample, concurrentWriters: writers } = figures;
   const total = totalViolations(figures);
   const byInvariant = violationsByInvariant(figures);
   const violationsOf = (key: string): number => byInvariant[invariantCatalogue.findIndex((invariant) => invariant.key === key)] ?? 0;
+  const { clusterMode } = figures;
   const violations = [
     ...campaign.violations,
+    ...clusterMode.violations,
     ...engineSample.violations,
     ...engineSample.secretLeaks,
     ...writers.violations,
@@ -113,16 +175,18 @@ export function renderReliabilityReport(figures: ReliabilityFigures): string {
     "| Measure | Value | Target |",
     "|---|---:|---:|",
     `| Reconcile passes, in-process provider (real SDK clients over HTTPS) | ${campaign.passes} | ≥ 1000 |`,
+    `| Reconcile passes in cluster mode (\`clusterServiceManagedIdentity\`, each cluster its own tenant; plus ${clusterMode.referencePasses} fault-free reruns) | ${clusterMode.passes} | |`,
     `| Reconcile passes through the real engine (\`pulumi up --refresh\`) | ${engineSample.passes} | ~20 |`,
-    `| Faults fired | ${Object.values(campaign.faultsInjected).reduce((sum, count) => sum + count, 0) + Object.values(engineSample.faultsInjected).reduce((sum, count) => sum + count, 0)} | |`,
+    `| Faults fired | ${[campaign.faultsInjected, clusterMode.faultsInjected, engineSample.faultsInjected].reduce((sum, counts) => sum + Object.values(counts).reduce((total, count) => total + count, 0), 0)} | |`,
     `| Invariant violations (all scenarios) | ${total} | 0 |`,
     `| … of them: a stored clientId/principalId cleared without a definitive answer about the identity | ${violationsOf("definitiveAnswers")} | 0 |`,
     `| … of them: something stored changed by a failure not about one identity | ${violationsOf("globalFailures")} | 0 |`,
     `| … of them: a resource whose document exists lost from state | ${violationsOf("stateKeepsResources")} | 0 |`,
-    `| Provider crashes | ${campaign.crashes} | 0 |`,
-    `| Cosmos writes without If-Match | ${campaign.writesWithoutIfMatch} | 0 |`,
+    `| … of them: another cluster's document or state changed by a cluster's failure | ${violationsOf("clusterIsolation")} | 0 |`,
+    `| Provider crashes | ${campaign.crashes + clusterMode.crashes} | 0 |`,
+    `| Cosmos writes without If-Match | ${campaign.writesWithoutIfMatch + clusterMode.writesWithoutIfMatch} | 0 |`,
     `| Secrets found in engine output, logs, state and history | ${engineSample.secretLeaks.length} | 0 |`,
-    `| Campaign duration | ${(campaign.durationInMs / 1000).toFixed(1)} s | a few minutes |`,
+    `| Campaign duration (process mode + cluster mode) | ${(campaign.durationInMs / 1000).toFixed(1)} s + ${(clusterMode.durationInMs / 1000).toFixed(1)} s | a few minutes |`,
     "",
     "Settings of the campaign: " +
       Object.entries(figures.settings)
@@ -161,6 +225,10 @@ export function renderReliabilityReport(figures: ReliabilityFigures): string {
     `Settings faults (${settingsFaultKinds.map((kind) => `\`${kind.setting}\``).join(" or ")} naming a Cosmos resource that does not exist): ${campaign.settingsOperations.failedNamingSetting} of ${campaign.settingsOperations.run} operations failed naming the setting and its value.`,
     "",
     `Through the engine, \`pulumi refresh --run-program\` with \`cosmosContainer=${engineSample.wrongContainerRefresh.container}\`: ${engineSample.wrongContainerRefresh.refreshFailed ? "failed" : "**succeeded**"} with \`${cell(engineSample.wrongContainerRefresh.message)}\`; status resources in state ${engineSample.wrongContainerRefresh.resourcesBefore} before, ${engineSample.wrongContainerRefresh.resourcesAfter} after; documents ${engineSample.wrongContainerRefresh.documentsUnchanged ? "unchanged" : "**changed**"}; the \`up\` with the right container afterwards: ${engineSample.wrongContainerRefresh.upAfterwards}, ${engineSample.wrongContainerRefresh.resourcesAfterUp} status resources in state.`,
+    "",
+    "## 1b. Cluster mode",
+    "",
+    ...clusterModeLines(clusterMode),
     "",
     "## 2. Concurrent writers",
     "",
