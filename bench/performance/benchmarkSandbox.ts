@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import { settingsForRunningSandbox } from "../../cli/sandboxSettings";
 import { projectDirectory } from "../../cli/engine";
+import { keys } from "../../resources/core/settingsKeys";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 
@@ -24,7 +25,17 @@ export interface BenchmarkSandboxOptions {
   readonly armLatencyInMs: number;
   readonly cosmosLatencyInMs: number;
   readonly lookupConcurrency: number;
+  /**
+   * Each cluster in its own tenant, readable only by its own service managed identity; the hook runs
+   * in `clusterServiceManagedIdentity` mode (cli/sandboxSettings.ts credentialModeSettings). The
+   * sandbox Entra and the Managed Identities data plane then answer after the ARM latency too, and
+   * the SMI certificates share a pool of RSA keys (sandbox.ts `clientCertificateKeyPoolSize`).
+   */
+  readonly perClusterCredentials?: boolean;
 }
+
+/** RSA keys the SMI certificates of a per-cluster benchmark sandbox share (see `perClusterCredentials`). */
+export const smiKeyPoolSize = 16;
 
 /** Starts a sandbox with the given latency; the CA bundle goes under .sandbox/bench-<pid>/. */
 export async function startBenchmarkSandbox(options: BenchmarkSandboxOptions): Promise<BenchmarkSandbox> {
@@ -32,19 +43,17 @@ export async function startBenchmarkSandbox(options: BenchmarkSandboxOptions): P
     armLatencyInMs: options.armLatencyInMs,
     cosmosLatencyInMs: options.cosmosLatencyInMs,
     certificateDirectory: join(projectDirectory, ".sandbox", `bench-${process.pid}`),
+    ...(options.perClusterCredentials === true ? { perClusterCredentials: true, clientCertificateKeyPoolSize: smiKeyPoolSize } : {}),
   });
+  if (options.perClusterCredentials === true) sandbox.faults.setLatency({ entra: options.armLatencyInMs, dataPlane: options.armLatencyInMs });
   const { config, environment } = settingsForRunningSandbox(sandbox);
   const fullConfig: Record<string, string> = { ...config, lookupConcurrency: String(options.lookupConcurrency) };
-  const settingsEnvironment: Record<string, string> = {
-    ARO_HCP_COSMOS_ENDPOINT: fullConfig.cosmosEndpoint,
-    ARO_HCP_COSMOS_DATABASE: fullConfig.cosmosDatabase,
-    ARO_HCP_COSMOS_CONTAINER: fullConfig.cosmosContainer,
-    ARO_HCP_ARM_ENDPOINT: fullConfig.armEndpoint,
-    ARO_HCP_TLS_CA_FILE: fullConfig.tlsCaFile,
-    ARO_HCP_LOOKUP_CONCURRENCY: fullConfig.lookupConcurrency,
-    ARO_HCP_DOCUMENT_WAIT_SECONDS: fullConfig.documentWaitSeconds,
-    ...environment,
-  };
+  // Every setting the stack config holds, as the variable the hook falls back to (settingsKeys.ts).
+  const settingsEnvironment: Record<string, string> = { ...environment };
+  for (const specification of Object.values(keys)) {
+    const value = fullConfig[specification.key];
+    if (value !== undefined) settingsEnvironment[specification.environment] = value;
+  }
   return {
     sandbox,
     config: fullConfig,

@@ -10,6 +10,7 @@ import type { FleetClusterDescription } from "../../sandbox/seed";
 import type { BenchmarkStack, EngineRun } from "./benchmarkStack";
 import { openBenchmarkStack } from "./benchmarkStack";
 import { trivialFleetProgram } from "./engineFloor";
+import { smiKeyPoolSize } from "./benchmarkSandbox";
 import type { FloorRun } from "./floors";
 import { floorPlan, runFloorWorker } from "./floors";
 import type { FleetSandbox } from "./sandboxProcess";
@@ -23,6 +24,13 @@ export interface FleetScenarioOptions {
   readonly identitiesPerCluster: number;
   /** Subscriptions (Cosmos partitions) the clusters are spread over; default seedFleet's, min(clusters, 4). */
   readonly subscriptions?: number;
+  /**
+   * `clusterServiceManagedIdentity` mode: each cluster in its own tenant and subscription
+   * (seedTenantFleet), read only by its own service managed identity, whose credential the hook
+   * gets from the sandbox's Managed Identities data plane; the plain script walks the same chain
+   * (floorWorker.ts mode `cluster`). The SMI certificates are issued before anything is timed.
+   */
+  readonly perClusterCredentials?: boolean;
   readonly armLatencyInMs: number;
   readonly cosmosLatencyInMs: number;
   readonly lookupConcurrency: number;
@@ -73,6 +81,17 @@ export interface EngineFloorResult {
 export interface UpRun {
   readonly up: CountedRun;
   readonly floor?: FloorRun;
+  /** The sandbox's counters during the plain script's run. */
+  readonly floorStatistics?: SandboxStatisticsSnapshot;
+}
+
+/** The sandbox issuing every SMI certificate before the timed runs (perClusterCredentials). */
+export interface CredentialIssuance {
+  readonly issued: number;
+  readonly timeInMs: number;
+  readonly cpuTimeInMs: number;
+  /** RSA keys the certificates share (benchmarkSandbox.ts smiKeyPoolSize). */
+  readonly keyPoolSize: number;
 }
 
 /** What a fleet scenario measured. */
@@ -81,6 +100,10 @@ export interface FleetScenarioResult {
   readonly engineFloor?: EngineFloorResult;
   /** The plain script's run paired with {@link up}. */
   readonly floor?: FloorRun;
+  /** The sandbox's counters during {@link floor}. */
+  readonly floorStatistics?: SandboxStatisticsSnapshot;
+  /** With perClusterCredentials: the SMI certificates issued before any timed run. */
+  readonly credentialIssuance?: CredentialIssuance;
   readonly readFloor?: FloorRun;
   /** Of {@link upRuns}, the one whose `up` ÷ plain script is the median (without a floor, whose `up` time is). */
   readonly up: CountedRun;
@@ -154,11 +177,22 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
   let stack: BenchmarkStack | undefined;
   let floor: { readonly stack: BenchmarkStack; readonly up: EngineRun } | undefined;
   try {
-    const fleet = await benchmark.seedFleet({
-      clusters: options.clusters,
-      identitiesPerCluster: options.identitiesPerCluster,
-      ...(options.subscriptions === undefined ? {} : { subscriptions: options.subscriptions }),
-    });
+    const perCluster = options.perClusterCredentials === true;
+    const fleet = perCluster
+      ? await benchmark.seedTenantFleet({ clusters: options.clusters, identitiesPerCluster: options.identitiesPerCluster })
+      : await benchmark.seedFleet({
+          clusters: options.clusters,
+          identitiesPerCluster: options.identitiesPerCluster,
+          ...(options.subscriptions === undefined ? {} : { subscriptions: options.subscriptions }),
+        });
+    let credentialIssuance: CredentialIssuance | undefined;
+    if (perCluster) {
+      // What the data plane would do at each SMI's first request, done before anything is timed.
+      credentialIssuance = { ...(await benchmark.issueClusterCredentials()), keyPoolSize: smiKeyPoolSize };
+      options.log(
+        `  SMI certificates: ${credentialIssuance.issued} issued in ${Math.round(credentialIssuance.timeInMs)} ms (sandbox CPU ${Math.round(credentialIssuance.cpuTimeInMs)} ms, ${smiKeyPoolSize} RSA keys)`,
+      );
+    }
     await benchmark.saveDocuments();
     const parallel = options.parallel === undefined ? {} : { parallel: options.parallel };
     // Each repetition: the plain script, then ours on a fresh stack, both from the seeded documents.
@@ -167,8 +201,11 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
     let resolvedInCosmos = Number.POSITIVE_INFINITY;
     for (let repetition = 0; repetition < upRepetitions; repetition += 1) {
       let plainFloor: FloorRun | undefined;
+      let floorStatistics: SandboxStatisticsSnapshot | undefined;
       if (options.skipFloor !== true) {
-        plainFloor = await runFloorWorker(benchmark, "sync", floorPlan(fleet), () => benchmark.cpuTimeInMs());
+        await benchmark.resetStatistics();
+        plainFloor = await runFloorWorker(benchmark, perCluster ? "cluster" : "sync", floorPlan(fleet), () => benchmark.cpuTimeInMs());
+        floorStatistics = await benchmark.statistics();
         options.log(
           `  floor: ${Math.round(plainFloor.processWallTimeInMs)} ms (work ${Math.round(plainFloor.workTimeInMs)} ms, ${plainFloor.lookups} lookups; ` +
             `CPU ${Math.round(plainFloor.cpuTimeInMs)} ms, sandbox ${Math.round(plainFloor.sandboxCpuTimeInMs)} ms)`,
@@ -181,20 +218,26 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
       await stack.setClusters(clusterDeclarations(fleet));
       const up = await counted(benchmark, () => stack!.up(parallel));
       options.log(
-        `  up: ${Math.round(up.wallTimeInMs)} ms, host peak ${Math.round(up.host.peakResidentBytes / 2 ** 20)} MB, ARM GETs ${up.statistics.arm.getRequests}`,
+        `  up: ${Math.round(up.wallTimeInMs)} ms, host peak ${Math.round(up.host.peakResidentBytes / 2 ** 20)} MB, ARM GETs ${up.statistics.arm.getRequests}` +
+          (perCluster ? `, data plane requests ${up.statistics.dataPlane.requests}, Entra requests ${up.statistics.entra.requests}` : ""),
       );
       await benchmark.clearFaults();
       // The fewest any repetition resolved: every `up` must resolve every identity.
       resolvedInCosmos = Math.min(resolvedInCosmos, await benchmark.countResolved());
-      upRuns.push({ up, ...(plainFloor === undefined ? {} : { floor: plainFloor }) });
+      upRuns.push({ up, ...(plainFloor === undefined ? {} : { floor: plainFloor }), ...(floorStatistics === undefined ? {} : { floorStatistics }) });
       if (repetition + 1 < upRepetitions) await benchmark.restoreDocuments();
     }
-    const { up, floor: plainFloor } = medianUpRun(upRuns);
+    const { up, floor: plainFloor, floorStatistics } = medianUpRun(upRuns);
+    const paired = {
+      ...(plainFloor === undefined ? {} : { floor: plainFloor }),
+      ...(floorStatistics === undefined ? {} : { floorStatistics }),
+      ...(credentialIssuance === undefined ? {} : { credentialIssuance }),
+    };
     const checkpointBytes = await stack!.checkpointBytes();
     if (!options.followUps) {
       return {
         clusters: options.clusters,
-        ...(plainFloor === undefined ? {} : { floor: plainFloor }),
+        ...paired,
         up,
         upRuns,
         checkpointBytes,
@@ -241,7 +284,7 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
     return {
       clusters: options.clusters,
       ...(engineFloor === undefined ? {} : { engineFloor }),
-      ...(plainFloor === undefined ? {} : { floor: plainFloor }),
+      ...paired,
       readFloor,
       up,
       upRuns,

@@ -19,23 +19,28 @@ export interface FloorRun extends FloorWorkerReport {
   readonly sandboxCpuTimeInMs: number;
 }
 
+/** What the floor worker does (floorWorker.ts). */
+export type FloorMode = "sync" | "read" | "cluster";
+
 /** The floor plan of a fleet. */
 export function floorPlan(fleet: readonly FleetClusterDescription[]): FloorCluster[] {
   return fleet.map((cluster) => ({
     partitionKey: cluster.partitionKey,
     documentId: cluster.serviceProviderClusterDocumentId,
+    clusterDocumentId: cluster.clusterDocumentId,
     identityResourceIds: Object.values(cluster.dataPlaneOperators),
   }));
 }
 
 /**
- * Runs the floor worker (`sync` or `read`) and times the whole process from the outside.
+ * Runs the floor worker (`sync`, `read`, or `cluster` for `clusterServiceManagedIdentity` mode)
+ * and times the whole process from the outside.
  * `sandboxCpuTimeInMs` reads the CPU time of the sandbox's process (default: this process, for a
  * sandbox started in it).
  */
 export async function runFloorWorker(
   benchmark: Pick<BenchmarkSandbox, "settingsEnvironment">,
-  mode: "sync" | "read",
+  mode: FloorMode,
   plan: readonly FloorCluster[],
   sandboxCpuTimeInMs: () => number | Promise<number> = processCpuTimeInMs,
 ): Promise<FloorRun> {

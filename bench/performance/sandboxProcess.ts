@@ -16,8 +16,8 @@ import { fork } from "node:child_process";
 import { join } from "node:path";
 import { projectDirectory } from "../../cli/engine";
 import type { SandboxStatisticsSnapshot } from "../../sandbox/sandboxStatistics";
-import type { FleetClusterDescription, FleetSize } from "../../sandbox/seed";
-import { seedFleet } from "../../sandbox/seed";
+import type { FleetClusterDescription, FleetSize, TenantFleetSize } from "../../sandbox/seed";
+import { seedFleet, seedTenantFleet } from "../../sandbox/seed";
 import type { BenchmarkSandbox, BenchmarkSandboxOptions } from "./benchmarkSandbox";
 import { startBenchmarkSandbox } from "./benchmarkSandbox";
 import { countResolvedInCosmos } from "./sandboxDocuments";
@@ -29,6 +29,13 @@ export interface FleetSandbox extends Pick<BenchmarkSandbox, "config" | "environ
   readonly pid: number;
   /** Seeds the fleet (sandbox/seed.ts) and keeps it for {@link countResolved}. */
   seedFleet(size: FleetSize): Promise<FleetClusterDescription[]>;
+  /** Seeds one tenant and subscription per cluster (seedTenantFleet; a per-cluster sandbox only), kept like {@link seedFleet}'s. */
+  seedTenantFleet(size: TenantFleetSize): Promise<FleetClusterDescription[]>;
+  /**
+   * Issues every seeded cluster's SMI certificate now (sandboxCredentials.ts issueClusterCredentials),
+   * so that no run pays for it, and says how many it issued in how long.
+   */
+  issueClusterCredentials(): Promise<{ readonly issued: number; readonly timeInMs: number; readonly cpuTimeInMs: number }>;
   /** Remembers every stored document, for {@link restoreDocuments}. */
   saveDocuments(): Promise<void>;
   /** Puts back the documents {@link saveDocuments} remembered. */
@@ -43,7 +50,18 @@ export interface FleetSandbox extends Pick<BenchmarkSandbox, "config" | "environ
   stop(): Promise<void>;
 }
 
-type Operation = "seedFleet" | "saveDocuments" | "restoreDocuments" | "resetStatistics" | "statistics" | "clearFaults" | "countResolved" | "cpuTime" | "stop";
+type Operation =
+  | "seedFleet"
+  | "seedTenantFleet"
+  | "issueClusterCredentials"
+  | "saveDocuments"
+  | "restoreDocuments"
+  | "resetStatistics"
+  | "statistics"
+  | "clearFaults"
+  | "countResolved"
+  | "cpuTime"
+  | "stop";
 
 interface Request {
   readonly id: number;
@@ -107,6 +125,8 @@ export async function startSandboxProcess(options: BenchmarkSandboxOptions): Pro
     ...connection,
     pid: child.pid ?? 0,
     seedFleet: (size) => call("seedFleet", size),
+    seedTenantFleet: (size) => call("seedTenantFleet", size),
+    issueClusterCredentials: () => call("issueClusterCredentials"),
     saveDocuments: () => call("saveDocuments"),
     restoreDocuments: () => call("restoreDocuments"),
     resetStatistics: () => call("resetStatistics"),
@@ -138,6 +158,13 @@ async function serve(process: NodeJS.Process & { send: NonNullable<NodeJS.Proces
   };
   const operations: Record<Operation, (argument: unknown) => unknown> = {
     seedFleet: (size) => (fleet = seedFleet(sandbox, size as FleetSize)),
+    seedTenantFleet: (size) => (fleet = seedTenantFleet(sandbox, size as TenantFleetSize)),
+    issueClusterCredentials: async () => {
+      const started = performance.now();
+      const cpuBefore = processCpuTimeInMs();
+      const issued = await sandbox.credentials.issueClusterCredentials();
+      return { issued, timeInMs: performance.now() - started, cpuTimeInMs: processCpuTimeInMs() - cpuBefore };
+    },
     saveDocuments: () => void (saved = sandbox.documents.list()),
     restoreDocuments: () => sandbox.documents.putMany(saved),
     resetStatistics: () => sandbox.statistics.reset(),
@@ -148,16 +175,21 @@ async function serve(process: NodeJS.Process & { send: NonNullable<NodeJS.Proces
     stop: () => undefined,
   };
   process.on("message", (request: Request) => {
-    let answer: Answer;
+    const answered = (answer: Answer): void => {
+      process.send(answer, undefined, undefined, () => {
+        if (request.operation === "stop") void stop();
+      });
+    };
+    const failed = (error: unknown): void => answered({ id: request.id, error: error instanceof Error ? error.message : String(error) });
     try {
-      const result = operations[request.operation](request.argument);
-      answer = { id: request.id, result: result === undefined ? null : result };
+      // An operation may answer later (issueClusterCredentials).
+      Promise.resolve(operations[request.operation](request.argument)).then(
+        (result) => answered({ id: request.id, result: result === undefined ? null : result }),
+        failed,
+      );
     } catch (error) {
-      answer = { id: request.id, error: error instanceof Error ? error.message : String(error) };
+      failed(error);
     }
-    process.send(answer, undefined, undefined, () => {
-      if (request.operation === "stop") void stop();
-    });
   });
   // The benchmark went away without stopping us: do not outlive it.
   process.on("disconnect", () => void stop());

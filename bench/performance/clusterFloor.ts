@@ -1,0 +1,134 @@
+/**
+ * The plain-script floor's part of `clusterServiceManagedIdentity` mode (floorWorker.ts, mode
+ * `cluster`): per cluster, the same requests the hook makes before its lookups, written as a script
+ * would write them, without the hook's error classes, caches or checks:
+ *
+ * 1. `POST <identity URL>&api-version=2024-01-01` with `{"identityIds":[<SMI>]}` and no token; the
+ *    data plane answers 401 with the bearer challenge; the same POST again with the first-party
+ *    application's token for the tenant the challenge names (one token per tenant for the process,
+ *    through @azure/identity's ClientCertificateCredential over the bundle file);
+ * 2. the answer's PKCS #12 `client_secret` turned into PEM (node-forge, as the hook reads it);
+ * 3. a ClientCertificateCredential for the SMI in its tenant, at the answer's authority (discovery
+ *    and a token request at its first `getToken`), and an arm-msi client for the cluster's
+ *    subscription over it, whose GETs the worker sends through the process's lookup limiter.
+ */
+import { ManagedServiceIdentityClient } from "@azure/arm-msi";
+import type { TokenCredential } from "@azure/identity";
+import { ClientCertificateCredential } from "@azure/identity";
+import * as forge from "node-forge";
+import { readFileSync } from "node:fs";
+import { Agent, request } from "node:https";
+import { createSecureContext, rootCertificates } from "node:tls";
+import type { UserAssignedIdentityReader } from "../../resources/azure/userAssignedIdentityReader";
+import { createUserAssignedIdentityReader } from "../../resources/azure/userAssignedIdentityReader";
+import { readClusterDocument } from "../../resources/core/clusterDocument";
+import type { JsonObject } from "../../resources/core/json";
+import type { Settings } from "../../resources/core/settings";
+
+/** What the worker gets for one cluster: the reader of its SMI, and the credential behind it. */
+export interface ClusterFloorReader {
+  readonly reader: UserAssignedIdentityReader;
+  readonly credential: TokenCredential;
+}
+
+/** One cluster's credential chain, as a plain script walks it. */
+export interface ClusterFloor {
+  readerFor(clusterDocument: JsonObject, subscriptionId: string): Promise<ClusterFloorReader>;
+}
+
+interface Answer {
+  readonly status: number;
+  readonly challenge: string | undefined;
+  readonly body: string;
+}
+
+/** The PEM (key, then the certificates in archive order) of a passwordless PKCS #12 archive. */
+function pemOfArchive(archive: Buffer): string {
+  const pfx = forge.pkcs12.pkcs12FromAsn1(forge.asn1.fromDer(forge.util.createBuffer(archive.toString("binary"))), "");
+  const key = pfx.getBags({ bagType: forge.pki.oids.keyBag })[forge.pki.oids.keyBag]?.[0]?.key;
+  const certificates = pfx.getBags({ bagType: forge.pki.oids.certBag })[forge.pki.oids.certBag] ?? [];
+  if (key === undefined) throw new Error("floor: the data plane's archive holds no key");
+  return [forge.pki.privateKeyToPem(key), ...certificates.flatMap((bag) => (bag.cert === undefined ? [] : [forge.pki.certificateToPem(bag.cert)]))].join("");
+}
+
+/** The floor's chain for these settings (mode `clusterServiceManagedIdentity` with a first-party bundle file). */
+export function createClusterFloor(settings: Settings): ClusterFloor {
+  const firstPartyIdentity = settings.firstParty;
+  if (settings.credentialMode !== "clusterServiceManagedIdentity" || firstPartyIdentity === undefined || settings.dataPlaneAudience === undefined) {
+    throw new Error("floor: mode cluster needs credentialMode clusterServiceManagedIdentity with the first-party settings and dataPlaneAudience");
+  }
+  const agent = new Agent({
+    keepAlive: true,
+    maxSockets: Math.max(16, settings.lookupConcurrency * 2),
+    ...(settings.tlsCaFile === undefined
+      ? {}
+      : { secureContext: createSecureContext({ ca: [...rootCertificates, readFileSync(settings.tlsCaFile, "utf8")] }) }),
+  });
+  const firstParty = new ClientCertificateCredential(
+    firstPartyIdentity.tenantId,
+    firstPartyIdentity.clientId,
+    { certificatePath: firstPartyIdentity.certificateFile },
+    { authorityHost: settings.authorityHost, disableInstanceDiscovery: true, sendCertificateChain: true, agent },
+  );
+  const scope = `${settings.dataPlaneAudience.replace(/\/+$/, "")}/.default`;
+  const tokensByTenant = new Map<string, Promise<string>>();
+  const firstPartyToken = (tenantId: string): Promise<string> => {
+    let token = tokensByTenant.get(tenantId);
+    if (token === undefined) {
+      token = firstParty.getToken(scope, { tenantId }).then((answer) => answer.token);
+      tokensByTenant.set(tenantId, token);
+    }
+    return token;
+  };
+  const post = (url: URL, body: string, token: string | undefined): Promise<Answer> =>
+    new Promise((resolve, reject) => {
+      const sent = request(
+        url,
+        {
+          method: "POST",
+          agent,
+          headers: { "content-type": "application/json", accept: "application/json", ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on("data", (chunk: Buffer) => chunks.push(chunk));
+          response.on("end", () =>
+            resolve({ status: response.statusCode ?? 0, challenge: response.headers["www-authenticate"], body: Buffer.concat(chunks).toString("utf8") }),
+          );
+          response.on("error", reject);
+        },
+      );
+      sent.on("error", reject);
+      sent.end(body);
+    });
+  return {
+    async readerFor(clusterDocument, subscriptionId) {
+      const { identityUrl, serviceManagedIdentity } = readClusterDocument(clusterDocument);
+      if (identityUrl === undefined || serviceManagedIdentity === undefined) throw new Error("floor: the cluster document has no identity URL or SMI");
+      const url = new URL(identityUrl);
+      url.searchParams.set("api-version", "2024-01-01");
+      const body = JSON.stringify({ identityIds: [serviceManagedIdentity] });
+      let answer = await post(url, body, undefined);
+      if (answer.status === 401) {
+        const tenantId = /authorization="?https:\/\/[^/]+\/([^/",\s]+)/i.exec(answer.challenge ?? "")?.[1];
+        if (tenantId === undefined) throw new Error("floor: the data plane's 401 has no bearer challenge");
+        answer = await post(url, body, await firstPartyToken(tenantId));
+      }
+      if (answer.status !== 200) throw new Error(`floor: the data plane answered ${answer.status}: ${answer.body.slice(0, 200)}`);
+      const entry = (JSON.parse(answer.body) as { explicit_identities: Array<Record<string, string>> }).explicit_identities[0];
+      const credential = new ClientCertificateCredential(
+        entry.tenant_id,
+        entry.client_id,
+        { certificate: pemOfArchive(Buffer.from(entry.client_secret, "base64")) },
+        { authorityHost: entry.authentication_endpoint, disableInstanceDiscovery: true, sendCertificateChain: true, agent },
+      );
+      const client = new ManagedServiceIdentityClient(credential, subscriptionId, {
+        endpoint: settings.armEndpoint,
+        credentialScopes: [settings.armScope],
+        agent,
+        retryOptions: { maxRetries: 0 },
+      });
+      return { reader: createUserAssignedIdentityReader(() => client), credential };
+    },
+  };
+}
