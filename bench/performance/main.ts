@@ -15,6 +15,7 @@ import { defaultEngineParallelism, engineCommand, projectDirectory, refreshParal
 import type { FleetScenarioResult } from "./fleetScenario";
 import { runFleetScenario } from "./fleetScenario";
 import { runHostMemoryByIdentities } from "./hostMemoryScenario";
+import { runOptInScenario } from "./optInScenario";
 import { runProviderCreateScenarios } from "./providerScenario";
 import type { BenchmarkResults, FleetMedians } from "./report";
 import { renderReport } from "./report";
@@ -41,6 +42,8 @@ async function main(): Promise<void> {
         shards: { clusters: 200, count: 4 },
         throttleClusters: 20,
         comparisons: false,
+        perClusterCredentials: 50,
+        optIns: { clusters: 200, pairs: 1 },
       }
     : {
         createRepetitions: 7,
@@ -52,6 +55,8 @@ async function main(): Promise<void> {
         shards: { clusters: 2000, count: 4 },
         throttleClusters: 50,
         comparisons: true,
+        perClusterCredentials: 2000,
+        optIns: { clusters: 2000, pairs: 2 },
       };
   log(`${quick ? "quick" : "full"} run on ${availableParallelism()} cores`);
 
@@ -67,7 +72,14 @@ async function main(): Promise<void> {
   const fleet = (
     clusters: number,
     followUps: boolean,
-    extra: { parallel?: number; engineEnvironment?: Record<string, string>; followUpRepetitions?: number; upRepetitions?: number; subscriptions?: number } = {},
+    extra: {
+      parallel?: number;
+      engineEnvironment?: Record<string, string>;
+      followUpRepetitions?: number;
+      upRepetitions?: number;
+      subscriptions?: number;
+      perClusterCredentials?: boolean;
+    } = {},
   ): Promise<FleetScenarioResult> =>
     runFleetScenario({
       engine,
@@ -81,6 +93,17 @@ async function main(): Promise<void> {
       log,
       ...extra,
     });
+
+  // Run first: a failure at 2,000 clusters in the newest mode then shows before the other scenarios' 20 minutes.
+  log(`9. each cluster's own credential: ${plan.perClusterCredentials} clusters, each in its own tenant and subscription, clusterServiceManagedIdentity`);
+  const perClusterCredentials = await fleet(plan.perClusterCredentials, true, {
+    perClusterCredentials: true,
+    followUpRepetitions: plan.largeFollowUpRepetitions,
+    upRepetitions: plan.largeFollowUpRepetitions,
+  });
+
+  log(`10. the opt-ins for large fleets: ${plan.optIns.clusters} clusters with and without, ${plan.optIns.pairs} pair(s)`);
+  const optIns = await runOptInScenario({ engine, ...plan.optIns, armLatencyInMs: latencyInMs, lookupConcurrency, log });
 
   log(`2-4. pulumi up / no-op up / refresh of 200 clusters × 4 identities and the engine floor (${plan.mainRepetitions} repetition(s))`);
   const fleetRuns: FleetScenarioResult[] = [];
@@ -169,6 +192,8 @@ async function main(): Promise<void> {
     hostMemory,
     throttle,
     shards,
+    perClusterCredentials,
+    optIns,
     ...(comparisons === undefined ? {} : { comparisons }),
     ...(throttleFleet === undefined ? {} : { throttleFleet }),
   };

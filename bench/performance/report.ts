@@ -8,6 +8,8 @@ import type { ThrottleFleetResult } from "./throttleFleet";
 import { throttleFleetSection, throttleFleetTargetRows } from "./throttleFleet";
 import type { ShardResult } from "./shardScenario";
 import { scaleSection, scaleTargetRows, shardSection } from "./scaleReport";
+import { optInSection, perClusterSection, perClusterTargetRows } from "./credentialReport";
+import type { OptInResult } from "./optInScenario";
 
 /** Medians of the repeated 200-cluster scenario. */
 export interface FleetMedians {
@@ -78,6 +80,10 @@ export interface BenchmarkResults {
   };
   /** Issue 10, item 3 (full runs only). */
   readonly throttleFleet?: ThrottleFleetResult;
+  /** Issue 26: the largest size in `clusterServiceManagedIdentity` mode, each cluster in its own tenant. */
+  readonly perClusterCredentials?: FleetScenarioResult;
+  /** Issue 27 item 3: the opt-ins for large fleets, with and without. */
+  readonly optIns?: OptInResult;
 }
 
 const ratio = (value: number): string => `${value.toFixed(2)}×`;
@@ -123,6 +129,7 @@ export function renderReport(results: BenchmarkResults): string {
     ...(results.throttleFleet === undefined ? [] : throttleFleetTargetRows(results.throttleFleet)),
     `| 7 | Token requests per provider process (200-cluster \`up\`) | ${fleet.upTokenRequests} | one per process | — | 1 | ${status(fleet.upTokenRequests === 1)} |`,
     ...scaleTargetRows(results),
+    ...(results.perClusterCredentials === undefined ? [] : perClusterTargetRows(results.perClusterCredentials)),
     "",
   );
 
@@ -186,6 +193,8 @@ export function renderReport(results: BenchmarkResults): string {
     push(...settingsSection(results, results.comparisons));
   }
   push(...shardSection(results));
+  if (results.perClusterCredentials !== undefined) push(...perClusterSection(results.perClusterCredentials));
+  if (results.optIns !== undefined) push(...optInSection(results.optIns));
   return `${lines.join("\n")}\n`;
 }
 

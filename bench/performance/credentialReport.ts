@@ -1,0 +1,152 @@
+/**
+ * Two parts of docs/performance.md's generated section, as numbers: the fleet in
+ * `clusterServiceManagedIdentity` mode against its floors (issue 26), and the two opt-ins for large
+ * fleets with and without (issue 27 item 3).
+ */
+import type { SandboxStatisticsSnapshot } from "../../sandbox/sandboxStatistics";
+import type { EngineRun } from "./benchmarkStack";
+import type { FleetScenarioResult } from "./fleetScenario";
+import type { OptInEngineRun, OptInResult, OptInRun } from "./optInScenario";
+import { formatMegabytes as megabytes, formatMilliseconds as milliseconds, median } from "./statistics";
+
+const ratio = (value: number): string => `${value.toFixed(2)}×`;
+const status = (met: boolean, miss = ""): string => (met ? "met" : `**missed**${miss === "" ? "" : ` (${miss})`}`);
+const sum = (counts: Readonly<Record<string, number>> | undefined): number => Object.values(counts ?? {}).reduce((total, count) => total + count, 0);
+
+/** Requests to the data plane, Entra and ARM: none expected when nothing is due. */
+function credentialChainRequests(statistics: SandboxStatisticsSnapshot | undefined): number {
+  return statistics === undefined ? Number.NaN : statistics.dataPlane.requests + statistics.entra.requests + statistics.arm.getRequests;
+}
+
+/** Rows 14a–14d of the targets table. */
+export function perClusterTargetRows(result: FleetScenarioResult): string[] {
+  const floor = result.floor?.processWallTimeInMs ?? Number.NaN;
+  const up = result.up.wallTimeInMs / floor;
+  const engineFloor = result.engineFloor;
+  const noOp = result.noOpUp === undefined || engineFloor === undefined ? Number.NaN : result.noOpUp.wallTimeInMs / engineFloor.noOpUp.wallTimeInMs;
+  const refresh = result.refresh === undefined || engineFloor === undefined ? Number.NaN : result.refresh.wallTimeInMs / engineFloor.refresh.wallTimeInMs;
+  const idle = credentialChainRequests(result.noOpUp?.statistics) + credentialChainRequests(result.refresh?.statistics);
+  const layout = `${result.clusters} clusters × 4, each in its own tenant and subscription, \`clusterServiceManagedIdentity\``;
+  return [
+    `| 14a | \`up\`, ${layout} | ${milliseconds(result.up.wallTimeInMs)} | plain script, same data plane, token, ARM and Cosmos calls: ${milliseconds(floor)} | ${ratio(up)} | ≤ 1.4× | ${status(up <= 1.4, `by ${ratio(up / 1.4)}`)} |`,
+    `| 14b | No-op \`up\`, same fleet | ${result.noOpUp === undefined ? "—" : milliseconds(result.noOpUp.wallTimeInMs)} | engine floor: ${engineFloor === undefined ? "—" : milliseconds(engineFloor.noOpUp.wallTimeInMs)} | ${ratio(noOp)} | ≤ 1.3× | ${status(noOp <= 1.3, `by ${ratio(noOp / 1.3)}`)} |`,
+    `| 14c | \`refresh\` before the recheck time, same fleet | ${result.refresh === undefined ? "—" : milliseconds(result.refresh.wallTimeInMs)} | engine floor: ${engineFloor === undefined ? "—" : milliseconds(engineFloor.refresh.wallTimeInMs)} | ${ratio(refresh)} | ≤ 1.5× | ${status(refresh <= 1.5, `by ${ratio(refresh / 1.5)}`)} |`,
+    `| 14d | Data plane, Entra and ARM requests of the no-op \`up\` and the \`refresh\` | ${idle} | — | — | 0 | ${status(idle === 0)} |`,
+  ];
+}
+
+/** One column of the calls table: what a run asked of the sandbox. */
+function calls(statistics: SandboxStatisticsSnapshot | undefined): string[] {
+  if (statistics === undefined) return ["—", "—", "—", "—", "—"];
+  return [
+    `${statistics.dataPlane.requests} (${statistics.dataPlane.challenges} challenged)`,
+    `${statistics.entra.discoveryRequests} / ${statistics.entra.tokensIssued}`,
+    `${statistics.arm.getRequests} (max ${statistics.arm.maxInFlight} in flight)`,
+    `${statistics.cosmos.documentReads} / ${sum(statistics.cosmos.documentWritesByMethod)}`,
+    `${statistics.cosmos.requests}`,
+  ];
+}
+
+/** Section 9: the fleet in `clusterServiceManagedIdentity` mode. */
+export function perClusterSection(result: FleetScenarioResult): string[] {
+  const floor = result.floor;
+  const engineFloor = result.engineFloor;
+  const issuance = result.credentialIssuance;
+  const runs = (list: readonly EngineRun[] | undefined): string => (list ?? []).map((run) => milliseconds(run.wallTimeInMs)).join(", ");
+  const cpu = (run: EngineRun & { readonly sandboxCpuTimeInMs?: number }): string =>
+    `${milliseconds(run.host.hostCpuTimeInMs)} / ${milliseconds(run.host.engineCpuTimeInMs)} / ${milliseconds(run.benchProcessCpuTimeInMs)}${run.sandboxCpuTimeInMs === undefined ? "" : ` / ${milliseconds(run.sandboxCpuTimeInMs)}`}`;
+  const upStatistics = result.up.statistics;
+  const lines = [
+    "## 9. Each cluster's own credential (`clusterServiceManagedIdentity`)",
+    "",
+    `${result.clusters} clusters × 4 identities, each cluster in its own tenant and subscription (seedTenantFleet), its identities readable by its own service managed identity only; ` +
+      "the hook asks the sandbox's Managed Identities data plane for each SMI's certificate as the first-party application. " +
+      `The sandbox answers ARM, Cosmos, Entra and the data plane after the same latency.` +
+      (issuance === undefined
+        ? ""
+        : ` Before anything was timed, the sandbox issued the ${issuance.issued} SMI certificates (${issuance.keyPoolSize} RSA keys shared among them) in ${milliseconds(issuance.timeInMs)} (its CPU ${milliseconds(issuance.cpuTimeInMs)}).`),
+    "",
+    "| | Time | Floor (same run) | Ratio | Runs, in order |",
+    "|---|---|---|---|---|",
+    `| \`up\` | ${milliseconds(result.up.wallTimeInMs)} | plain script (floorWorker.ts mode \`cluster\`): ${floor === undefined ? "—" : `${milliseconds(floor.processWallTimeInMs)} (its own work ${milliseconds(floor.workTimeInMs)})`} | ${floor === undefined ? "—" : ratio(result.up.wallTimeInMs / floor.processWallTimeInMs)} | ${(result.upRuns ?? []).map((run) => (run.floor === undefined ? milliseconds(run.up.wallTimeInMs) : `${milliseconds(run.up.wallTimeInMs)} ÷ ${milliseconds(run.floor.processWallTimeInMs)} = ${ratio(run.up.wallTimeInMs / run.floor.processWallTimeInMs)}`)).join(", ")} |`,
+    `| No-op \`up\` | ${result.noOpUp === undefined ? "—" : milliseconds(result.noOpUp.wallTimeInMs)} | engine floor: ${engineFloor === undefined ? "—" : milliseconds(engineFloor.noOpUp.wallTimeInMs)} | ${result.noOpUp === undefined || engineFloor === undefined ? "—" : ratio(result.noOpUp.wallTimeInMs / engineFloor.noOpUp.wallTimeInMs)} | ${runs(result.noOpUps)} (engine floor ${runs(engineFloor?.noOpUps)}) |`,
+    `| \`refresh\` | ${result.refresh === undefined ? "—" : milliseconds(result.refresh.wallTimeInMs)} | engine floor: ${engineFloor === undefined ? "—" : milliseconds(engineFloor.refresh.wallTimeInMs)}; + read floor ${result.readFloor === undefined ? "—" : milliseconds(result.readFloor.processWallTimeInMs)} | ${result.refresh === undefined || engineFloor === undefined ? "—" : `${ratio(result.refresh.wallTimeInMs / engineFloor.refresh.wallTimeInMs)}; ${result.readFloor === undefined ? "—" : ratio(result.refresh.wallTimeInMs / (engineFloor.refresh.wallTimeInMs + result.readFloor.processWallTimeInMs))}`} | ${runs(result.refreshes)} (engine floor ${runs(engineFloor?.refreshes)}) |`,
+    "",
+    "What each run asked of the sandbox:",
+    "",
+    "| Run | Data plane requests | Entra discovery / tokens | ARM GETs | Cosmos reads / writes | Cosmos requests |",
+    "|---|---|---|---|---|---|",
+    `| \`up\` | ${calls(upStatistics).join(" | ")} |`,
+    `| plain script | ${calls(result.floorStatistics).join(" | ")} |`,
+    `| no-op \`up\` | ${calls(result.noOpUp?.statistics).join(" | ")} |`,
+    `| \`refresh\` | ${calls(result.refresh?.statistics).join(" | ")} |`,
+    "",
+    `CPU of \`up\`, provider host / engine / program / sandbox: ${cpu(result.up)}; the plain script: ${floor === undefined ? "—" : `${milliseconds(floor.cpuTimeInMs)} + sandbox ${milliseconds(floor.sandboxCpuTimeInMs)}`}.`,
+    `Provider host peak RSS: \`up\` ${megabytes(result.up.host.peakResidentBytes)}, \`refresh\` ${result.refresh === undefined ? "—" : megabytes(result.refresh.host.peakResidentBytes)}.`,
+    `State per cluster: ${(result.checkpointBytes / result.clusters / 1024).toFixed(1)} KB. ${result.resolvedInCosmos} / ${result.expectedIdentities} identities resolved in Cosmos after every \`up\`.`,
+    "",
+  ];
+  return lines;
+}
+
+/** Medians of one variant's runs. */
+function medians(runs: readonly OptInRun[], pick: (run: OptInRun) => number): number {
+  return runs.length === 0 ? Number.NaN : median(runs.map(pick));
+}
+
+/** Section 10: the opt-ins with and without. */
+export function optInSection(result: OptInResult): string[] {
+  const row = (run: OptInRun, index: number): string => {
+    const part = (engineRun: OptInEngineRun): string =>
+      `${milliseconds(engineRun.wallTimeInMs)} | ${milliseconds(engineRun.benchProcessCpuTimeInMs)} / ${milliseconds(engineRun.host.engineCpuTimeInMs)} / ${milliseconds(engineRun.host.hostCpuTimeInMs)} | ${megabytes(engineRun.programHeapPeakBytes)}`;
+    return `| ${index + 1} | ${run.optIns ? "with" : "without"} | ${part(run.up)} | ${part(run.noOpUp)} | ${(run.checkpointBytes / result.clusters / 1024).toFixed(2)} KB |`;
+  };
+  const withRuns = result.runs.filter((run) => run.optIns);
+  const withoutRuns = result.runs.filter((run) => !run.optIns);
+  const difference = (pick: (run: OptInRun) => number): number => medians(withoutRuns, pick) - medians(withRuns, pick);
+  const signed = (value: number, format: (magnitude: number) => string): string => `${value < 0 ? "−" : "+"}${format(Math.abs(value))}`;
+  const share = (pick: (run: OptInRun) => number): string => `${((difference(pick) / medians(withRuns, pick)) * 100).toFixed(0)} %`;
+  return [
+    "## 10. The opt-ins for large fleets, with and without",
+    "",
+    `${result.clusters} clusters × 4 identities (process credential, 4 subscriptions): the project's program (index.ts, which calls \`quietSdkRegistrationDebugLogs()\` and \`registerWithoutStackTraces()\`) against the same fleet declared the same way with both off. ` +
+      "Each run a fresh stack from the same documents: its first `up`, then a no-op `up`; runs in the order made.",
+    "",
+    "| Run | Opt-ins | `up` | CPU: program / engine / host | Program heap peak | No-op `up` | CPU: program / engine / host | Program heap peak | State per cluster |",
+    "|---|---|---|---|---|---|---|---|---|",
+    ...result.runs.map(row),
+    "",
+    `Without − with, medians: \`up\` ${signed(
+      difference((run) => run.up.wallTimeInMs),
+      milliseconds,
+    )} (${share((run) => run.up.wallTimeInMs)}), ` +
+      `program CPU ${signed(
+        difference((run) => run.up.benchProcessCpuTimeInMs),
+        milliseconds,
+      )}, engine CPU ${signed(
+        difference((run) => run.up.host.engineCpuTimeInMs),
+        milliseconds,
+      )}, ` +
+      `program heap peak ${signed(
+        difference((run) => run.up.programHeapPeakBytes),
+        megabytes,
+      )}; ` +
+      `no-op \`up\` ${signed(
+        difference((run) => run.noOpUp.wallTimeInMs),
+        milliseconds,
+      )} (${share((run) => run.noOpUp.wallTimeInMs)}), ` +
+      `program CPU ${signed(
+        difference((run) => run.noOpUp.benchProcessCpuTimeInMs),
+        milliseconds,
+      )}, engine CPU ${signed(
+        difference((run) => run.noOpUp.host.engineCpuTimeInMs),
+        milliseconds,
+      )}, ` +
+      `program heap peak ${signed(
+        difference((run) => run.noOpUp.programHeapPeakBytes),
+        megabytes,
+      )}; ` +
+      `state ${signed(difference((run) => run.checkpointBytes) / result.clusters, (bytes) => `${Math.round(bytes)} bytes`)} per cluster.`,
+    "",
+  ];
+}
