@@ -84,9 +84,11 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
   const reconcile = async (inputs: Inputs, force: boolean): Promise<{ id: string; outs: Outputs }> => {
     const cluster = parseCluster(inputs.clusterResourceId);
     const request = { cluster, desired: desiredFromInputs(inputs), force, ...declaredCredentialOf(inputs) };
+    const passDependencies = dependencies();
+    const recording = { recordDeclaredCredential: passDependencies.clusterCredentials !== undefined };
     try {
-      const result = await syncManagedIdentityStatus(dependencies(), request);
-      return { id: result.documentId, outs: toOutputs(inputs, result, []) };
+      const result = await syncManagedIdentityStatus(passDependencies, request);
+      return { id: result.documentId, outs: toOutputs(inputs, result, [], recording) };
     } catch (error) {
       const partial = partialResultOf(error);
       if (isUserAssignedIdentityReadError(error) && partial !== undefined) {
@@ -94,7 +96,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         // keeping __provider so a later refresh or destroy can load this provider.
         throw Object.assign(new Error(error.message), {
           id: partial.documentId,
-          properties: { ...toOutputs(inputs, partial, []), ...(inputs.__provider === undefined ? {} : { __provider: inputs.__provider }) },
+          properties: { ...toOutputs(inputs, partial, [], recording), ...(inputs.__provider === undefined ? {} : { __provider: inputs.__provider }) },
           reasons: [error.message],
         });
       }
@@ -129,7 +131,9 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       }
       const old = stored.value;
       // The identity URL is not in the digest (it changes nothing stored in Cosmos), but state keeps the declared one for refresh.
-      const identityUrlChanged = (old.declaredCredential.identityUrl ?? null) !== (news.managedIdentitiesDataPlaneIdentityURL ?? null);
+      const identityUrlChanged =
+        dependencies().clusterCredentials !== undefined &&
+        (old.declaredCredential.identityUrl ?? null) !== (news.managedIdentitiesDataPlaneIdentityURL ?? null);
       if (fixableDrift(old.drift).length > 0 || old.inputsDigest !== inputsDigestOf(news) || identityUrlChanged) {
         return { changes: true };
       }

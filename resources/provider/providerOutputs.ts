@@ -38,8 +38,8 @@ export interface ProviderOutputs {
   readonly failedCount: number;
   /**
    * The service managed identity and identity URL the inputs declare, kept for `read` (a refresh
-   * is not given the inputs) to ask for the cluster's credential; absent when the inputs declare
-   * neither (the cluster document's are used).
+   * is not given the inputs) to ask for the cluster's credential, in `clusterServiceManagedIdentity`
+   * mode only; absent when the inputs declare neither (the cluster document's are used).
    */
   readonly declaredCredential?: DeclaredCredential;
   /** Why nothing was done, e.g. `clusterDeleting`; absent otherwise. */
@@ -95,7 +95,12 @@ export function operatorNamesOf(inputs: ProviderInputs): OperatorNamesByKeyHash 
 }
 
 /** The outputs of a pass (and of a partial pass that failed on some identities). */
-export function toOutputs(inputs: ProviderInputs, result: SyncResult, drift: readonly string[]): ProviderOutputs {
+export function toOutputs(
+  inputs: ProviderInputs,
+  result: SyncResult,
+  drift: readonly string[],
+  options: { readonly recordDeclaredCredential?: boolean } = {},
+): ProviderOutputs {
   // Recorded only when it is not an input: the inputs are in state already.
   const documentServiceManagedIdentity = inputs.serviceManagedIdentity === undefined ? result.serviceManagedIdentity : undefined;
   const allDrift = [...drift, ...(result.desiredSetDisagreement === undefined ? [] : [result.desiredSetDisagreement])];
@@ -106,7 +111,8 @@ export function toOutputs(inputs: ProviderInputs, result: SyncResult, drift: rea
     inputsDigest: inputsDigestOf(inputs),
     desiredSource: result.desiredSource,
     ...(documentServiceManagedIdentity === undefined ? {} : { serviceManagedIdentity: documentServiceManagedIdentity }),
-    ...declaredCredentialOutputs(inputs),
+    // Only a mode that reads as each cluster's SMI needs them in a refresh: ~200 bytes per cluster otherwise wasted.
+    ...(options.recordDeclaredCredential === true ? declaredCredentialOutputs(inputs) : {}),
     ...statusOutputs(result.status, operatorNamesOf(inputs)),
     ...(result.skippedReason === undefined ? {} : { skippedReason: result.skippedReason }),
     ...(allDrift.length === 0 ? {} : { drift: allDrift }),

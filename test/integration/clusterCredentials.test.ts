@@ -161,8 +161,15 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
       await expect(provider.create({ clusterResourceId: cluster.clusterResourceId })).rejects.toThrow(/managedIdentitiesDataPlaneIdentityURL/);
       expect(documentOf(cluster)).toEqual(before);
       // Declared as an input instead, the same URL works.
-      await provider.create({ clusterResourceId: cluster.clusterResourceId, managedIdentitiesDataPlaneIdentityURL: identityUrl as string });
+      const created = await provider.create({ clusterResourceId: cluster.clusterResourceId, managedIdentitiesDataPlaneIdentityURL: identityUrl as string });
       expectRecorded(cluster);
+      // A refresh is not given the inputs: the outputs keep the declared URL for it.
+      expect(created.outs).toMatchObject({ declaredCredential: { identityUrl } });
+      makeDue(cluster);
+      sandbox.statistics.reset();
+      const refreshed = await (provider.read as NonNullable<typeof provider.read>)(created.id, created.outs);
+      expect(refreshed.id).toBe(created.id);
+      expect(sandbox.statistics.snapshot().arm.getRequests).toBe(Object.keys(cluster.dataPlaneOperators).length);
     } finally {
       sandbox.documents.patch(
         cluster.partitionKey,
