@@ -24,8 +24,8 @@ interface RunStore {
   leakCandidates?: Set<Promise<unknown>>;
 }
 
-// The SDK's run state: internal (left out of its typings), of the pinned SDK; the e2e test
-// test/e2e/inlineRunMemory.test.ts fails if it stops releasing.
+// The SDK's run state: internal (left out of its typings), of the pinned SDK. The benchmark checks
+// its shape at every release (below) and stops, naming it, when a later SDK stores the run otherwise.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const runtimeState = require("@pulumi/pulumi/runtime/state") as { getStore(): RunStore };
 
@@ -40,7 +40,13 @@ export function releasingProgram(program: automation.PulumiFn): ReleasingProgram
   const stores: RunStore[] = [];
   return {
     program: () => {
-      stores.push(runtimeState.getStore());
+      const store = runtimeState.getStore();
+      if (typeof store !== "object" || store === null || !("stackResource" in store)) {
+        throw new Error(
+          "bench: @pulumi/pulumi's run store (runtime/state getStore()) has no stackResource: the SDK stores a run otherwise, and releasingProgram must follow it",
+        );
+      }
+      stores.push(store);
       return program();
     },
     release() {
