@@ -9,6 +9,9 @@
  * - The credential of one SMI serves only lookups in its cluster's subscription: an identity
  *   outside it fails on its own (IDs kept), and nothing of one cluster's entry is ever handed to
  *   another cluster (the cache key is the identity URL and the SMI, both from that cluster).
+ * - A failure of the first-party credential (not about any one cluster) is held for
+ *   {@link firstPartyFailureHoldInMs}: the clusters that come after it in that time fail with the
+ *   same error at once, instead of each asking Entra ID again with a credential it just refused.
  * - Nothing of the credential reaches logs, errors or state.
  */
 import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
@@ -84,6 +87,9 @@ interface Built {
   readonly reader: ClusterReader;
 }
 
+/** How long a first-party failure answers for the first party without asking again. */
+export const firstPartyFailureHoldInMs = 30 * 1000;
+
 const fallbackLifetimeInMs = 60 * 60 * 1000;
 const notAfterMarginInMs = 5 * 60 * 1000;
 
@@ -92,6 +98,7 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? 4096;
   const entries = new Map<string, Entry>();
+  let firstPartyFailure: { readonly error: DataPlaneError; readonly until: number } | undefined;
 
   const build = async (request: ClusterCredentialRequest, identityUrl: string, smi: string, abortSignal: AbortSignal | undefined): Promise<Built> => {
     const answer = await options.dataPlane.fetchCredential(identityUrl, smi, abortSignal === undefined ? {} : { abortSignal });
@@ -147,6 +154,7 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
       const key = `${identityUrl}\n${goToLower(smi)}`;
       let entry = entries.get(key);
       if (entry?.built !== undefined && now() < entry.built.renewAt) return entry.built.reader;
+      if (firstPartyFailure !== undefined && now() < firstPartyFailure.until) throw firstPartyFailure.error;
       if (entry === undefined) {
         if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
         entry = {};
@@ -161,7 +169,10 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
       try {
         built = await current.pending;
       } catch (error) {
-        // The first-party credential failing is not about this cluster: passed on as it is.
+        // The first-party credential failing is not about this cluster: passed on as it is, and held.
+        if (error instanceof DataPlaneError && error.firstParty) {
+          firstPartyFailure = { error, until: now() + firstPartyFailureHoldInMs };
+        }
         if (error instanceof DataPlaneError && !error.firstParty) {
           throw new ClusterCredentialError(
             `cannot get the credential of cluster ${request.cluster.canonical}'s service managed identity ${smi}: ${error.message}`,
@@ -174,6 +185,7 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
         throw error;
       }
       current.built = built;
+      firstPartyFailure = undefined;
       return built.reader;
     },
   };

@@ -167,7 +167,7 @@ describe("cluster credentials", () => {
     expect(world.calls).toHaveLength(0);
   });
 
-  it("makes a data plane refusal this cluster's error, passes a first-party failure on, and remembers neither", async () => {
+  it("makes a data plane refusal this cluster's error and does not remember it; passes a first-party failure on and holds it 30 s", async () => {
     const world = fakeWorld();
     const source = sourceOf(world);
     const request = { cluster: clusterIn(subscriptionA, "a"), serviceManagedIdentity: smiOf(subscriptionA), identityUrl: "https://dp.example/a" };
@@ -179,7 +179,13 @@ describe("cluster credentials", () => {
     world.fail = new DataPlaneError("the first-party credential could not get a token", { firstParty: true });
     await expect(source.readerFor(request, signal)).rejects.toMatchObject({ name: "DataPlaneError", firstParty: true });
     world.fail = undefined;
+    // Held for 30 s: another cluster fails the same way without a call; then the data plane is asked again.
+    const other = { cluster: clusterIn(subscriptionB, "b"), serviceManagedIdentity: smiOf(subscriptionB), identityUrl: "https://dp.example/b" };
+    await expect(source.readerFor(other, signal)).rejects.toMatchObject({ name: "DataPlaneError", firstParty: true });
+    expect(world.calls).toHaveLength(2);
+    world.now += 30_000;
+    await source.readerFor(other, signal);
     await source.readerFor(request, signal);
-    expect(world.calls).toHaveLength(3);
+    expect(world.calls).toHaveLength(4);
   });
 });
