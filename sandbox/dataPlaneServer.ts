@@ -23,8 +23,9 @@ export interface DataPlaneServer extends ListeningServer {
   endpoint: string;
 }
 
+// The trailing slash is optional: upstream's Go client (and so the hook) asks at the identity URL's path plus "/".
 const identitiesPathPattern =
-  /^(\/subscriptions\/[^/]+\/resourcegroups\/[^/]+\/providers\/microsoft\.redhatopenshift\/hcpopenshiftclusters\/[^/]+)\/credentials\/v2\/identities$/i;
+  /^(\/subscriptions\/[^/]+\/resourcegroups\/[^/]+\/providers\/microsoft\.redhatopenshift\/hcpopenshiftclusters\/[^/]+)\/credentials\/v2\/identities\/?$/i;
 
 function dataPlaneError(code: string, message: string): { error: { code: string; message: string } } {
   return { error: { code, message } };

@@ -3,8 +3,9 @@
  * that cluster's service managed identity (docs/operations.md, "Credential modes"; the protocol
  * as upstream's msi-dataplane client speaks it):
  *
- * - `POST <identity URL, its own query kept>&api-version=2024-01-01` with
- *   `{"identityIds":["<SMI resource ID>"]}`;
+ * - `POST <identity URL, its own query kept, api-version=2024-01-01 added>` with
+ *   `{"identityIds":["<SMI resource ID>"]}`, the URL written exactly as upstream's Go client
+ *   writes it (core/dataPlaneRequestUrl.ts);
  * - every request goes out first without a token; the service answers 401 with
  *   `WWW-Authenticate: Bearer authorization="<authority>/<tenant GUID>"`, and the request is sent
  *   again with the first-party credential's token for `<audience>/.default` in that tenant
@@ -23,6 +24,7 @@ import type { Agent } from "node:https";
 import type { CertificateCredentialMaterial } from "./certificateBundle";
 import { CertificateBundleError, parseCertificateBundle } from "./certificateBundle";
 import { guidPattern } from "../core/azureResourceId";
+import { dataPlaneRequestUrl } from "../core/dataPlaneRequestUrl";
 import { shortMessage } from "../core/identityStatus";
 
 /** The API version of the credentials call, as upstream's client sends it. */
@@ -97,8 +99,8 @@ export function createManagedIdentitiesDataPlane(options: DataPlaneClientOptions
       pipeline ??= build();
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const core = require("@azure/core-rest-pipeline") as typeof import("@azure/core-rest-pipeline");
-      const url = new URL(identityUrl);
-      url.searchParams.set("api-version", dataPlaneApiVersion);
+      // As upstream's Go client builds it (core/dataPlaneRequestUrl.ts, checked against Go's vectors).
+      const url = new URL(dataPlaneRequestUrl(identityUrl, dataPlaneApiVersion));
       const request = core.createPipelineRequest({
         url: url.toString(),
         method: "POST",

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"unicode"
@@ -91,6 +92,57 @@ var knownUpstreamIDs = map[string]string{
 	armIDs[3]: "718f75e1-6967-5ce1-ab3c-4f991504b7eb",
 }
 
+// identityURLs are identity URLs as ARM hands them over (x-ms-identity-url), for the request URL
+// upstream's data plane client derives from each (identityURLVector).
+var identityURLs = []string{
+	"https://control-eastus.identity.azure.net/subscriptions/" + subscription + "/resourcegroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/cluster-1/credentials/v2/identities?arpid=5a1b&tid=72f988bf-86f1-41af-91ab-2d7cd011db47&oid=0f0e0d0c&aid=6b1d4c3a",
+	"https://control-westus.identity.azure.net/subscriptions/x/credentials?tid=a&arpid=b&oid=c&aid=d&api-version=2023-01-01",
+	"https://127.0.0.1:8443/subscriptions/x/resourcegroups/İSTANBUL-RG/credentials/v2/identities/?z=1&a=2&a=1&m=hello+world&q=a%2Fb%3Dc&star=*&tilde=~&bang=!&paren=(x)&empty=&noValue",
+	"https://example.identity.azure.net/path%20with%20space/credentials?sig=abc%2B%2F%3D&se=2026-12-03T00%3A00%3A00Z",
+	"https://example.identity.azure.net/credentials",
+}
+
+// dataPlaneAPIVersion is the api-version upstream's client sends (managed-identities-data-plane.md).
+const dataPlaneAPIVersion = "2024-01-01"
+
+// dataPlaneRequestURL is the URL upstream's msi-dataplane client POSTs to for an identity URL:
+// NewClient keeps the identity URL's scheme, host and path as the server (oapi-codegen appends a
+// "/" and resolves the operation path "./" against it), the request carries api-version, and a
+// request editor adds every query parameter of the identity URL before Values.Encode sorts them.
+// The same steps with the standard library only.
+func dataPlaneRequestURL(identityURL string) string {
+	parsed, err := url.ParseRequestURI(identityURL)
+	if err != nil {
+		panic(err)
+	}
+	server := (&url.URL{Scheme: parsed.Scheme, Host: parsed.Host, Path: parsed.Path}).String()
+	if !strings.HasSuffix(server, "/") {
+		server += "/"
+	}
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		panic(err)
+	}
+	queryURL, err := serverURL.Parse("./")
+	if err != nil {
+		panic(err)
+	}
+	query := queryURL.Query()
+	query.Add("api-version", dataPlaneAPIVersion)
+	for key, values := range parsed.Query() {
+		for _, value := range values {
+			query.Add(key, value)
+		}
+	}
+	queryURL.RawQuery = query.Encode()
+	return queryURL.String()
+}
+
+type identityURLVector struct {
+	IdentityURL string `json:"identityUrl"`
+	RequestURL  string `json:"requestUrl"`
+}
+
 type textVector struct {
 	Input string `json:"input"`
 	Lower string `json:"lower"`
@@ -108,6 +160,8 @@ type vectors struct {
 	Namespace      string       `json:"namespace"`
 	Text           []textVector `json:"text"`
 	ArmResourceIDs []armVector  `json:"armResourceIds"`
+	// IdentityURLs are the data plane request URLs of identity URLs (dataPlaneRequestURL).
+	IdentityURLs []identityURLVector `json:"identityUrls"`
 	// LowerCaseMapping is every code point that unicode.ToLower changes, as [from, to]; spliced in
 	// by main, one pair a line, to keep the file short and its diffs readable.
 	LowerCaseMapping string `json:"lowerCaseMapping"`
@@ -199,6 +253,9 @@ func main() {
 			panic(fmt.Sprintf("uuid5 of %s is %s, upstream says %s", id, documentID, expected))
 		}
 		output.ArmResourceIDs = append(output.ArmResourceIDs, armVector{id, lower, documentID})
+	}
+	for _, identityURL := range identityURLs {
+		output.IdentityURLs = append(output.IdentityURLs, identityURLVector{identityURL, dataPlaneRequestURL(identityURL)})
 	}
 	var buffer bytes.Buffer
 	encoder := json.NewEncoder(&buffer)

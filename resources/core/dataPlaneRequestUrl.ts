@@ -1,0 +1,89 @@
+/**
+ * The URL the Managed Identities data plane is asked at, computed exactly as upstream's Go client
+ * (github.com/Azure/msi-dataplane) computes it from a cluster's identity URL, so the service sees
+ * the same request from this hook as from upstream's backend:
+ *
+ * - the identity URL's scheme (lowercased), host and path are the server; its path is decoded and
+ *   escaped again as Go's `url.URL.String` escapes a path, and ends with `/` (the generated
+ *   client appends one and resolves its operation path `./` against it);
+ * - the query is `api-version` plus every parameter of the identity URL, decoded as Go's
+ *   `url.ParseQuery` decodes them (`+` is a space; a pair with `;` or a bad escape is dropped), then
+ *   written as `url.Values.Encode` writes them: keys in byte order, each key's values in order
+ *   (`api-version` first), each part escaped as `url.QueryEscape` escapes it.
+ *
+ * Checked against vectors Go itself printed (tools/go-vectors, test/fixtures/goVectors.json). Pure.
+ */
+
+const hex = "0123456789ABCDEF";
+
+/** Go's `url.QueryEscape`: everything but letters, digits and `-_.~` escaped, a space as `+`. */
+export function goQueryEscape(text: string): string {
+  return escapeBytes(text, (byte) => isUnreserved(byte), true);
+}
+
+/** Go's escaping of a URL path (`encodePath` mode): also keeps `$&+,/:;=@`. */
+export function goPathEscape(text: string): string {
+  return escapeBytes(text, (byte) => isUnreserved(byte) || "$&+,/:;=@".includes(String.fromCharCode(byte)), false);
+}
+
+/** The data plane request URL for an identity URL (see the module comment). */
+export function dataPlaneRequestUrl(identityUrl: string, apiVersion: string): string {
+  const authority = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)([^?#]*)(?:\?([^#]*))?/.exec(identityUrl);
+  if (authority === null) {
+    throw new TypeError("the identity URL is not an absolute URL with a host");
+  }
+  const [, scheme, host, rawPath, rawQuery] = authority;
+  const path = goPathEscape(goUnescape(rawPath, false) ?? rawPath);
+  const pairs: Array<[string, string]> = [["api-version", apiVersion], ...goParseQuery(rawQuery ?? "")];
+  // Values.Encode: keys sorted by bytes; a key's values keep their order (a stable sort).
+  const sorted = pairs
+    .map((pair, index) => ({ pair, index, key: Buffer.from(pair[0], "utf8") }))
+    .sort((left, right) => Buffer.compare(left.key, right.key) || left.index - right.index)
+    .map(({ pair: [key, value] }) => `${goQueryEscape(key)}=${goQueryEscape(value)}`);
+  return `${scheme.toLowerCase()}://${host}${path.endsWith("/") ? path : `${path}/`}?${sorted.join("&")}`;
+}
+
+/** Go's `url.ParseQuery`, keeping the pairs it keeps, in order. */
+function goParseQuery(query: string): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  for (const part of query.split("&")) {
+    if (part.length === 0 || part.includes(";")) continue;
+    const equals = part.indexOf("=");
+    const key = goUnescape(equals < 0 ? part : part.slice(0, equals), true);
+    const value = goUnescape(equals < 0 ? "" : part.slice(equals + 1), true);
+    if (key !== undefined && value !== undefined) pairs.push([key, value]);
+  }
+  return pairs;
+}
+
+/** Percent-decoding as Go's unescape does it; `+` is a space in a query; undefined for a bad escape. */
+function goUnescape(text: string, query: boolean): string | undefined {
+  const bytes: number[] = [];
+  const input = Buffer.from(text, "utf8");
+  for (let index = 0; index < input.length; index += 1) {
+    const byte = input[index];
+    if (byte === 0x25) {
+      const digits = input.subarray(index + 1, index + 3).toString("latin1");
+      if (!/^[0-9A-Fa-f]{2}$/.test(digits)) return undefined;
+      bytes.push(Number.parseInt(digits, 16));
+      index += 2;
+    } else {
+      bytes.push(query && byte === 0x2b ? 0x20 : byte);
+    }
+  }
+  return Buffer.from(bytes).toString("utf8");
+}
+
+function isUnreserved(byte: number): boolean {
+  return (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || "-_.~".includes(String.fromCharCode(byte));
+}
+
+function escapeBytes(text: string, keep: (byte: number) => boolean, spaceAsPlus: boolean): string {
+  let escaped = "";
+  for (const byte of Buffer.from(text, "utf8")) {
+    if (spaceAsPlus && byte === 0x20) escaped += "+";
+    else if (keep(byte)) escaped += String.fromCharCode(byte);
+    else escaped += `%${hex[byte >> 4]}${hex[byte & 15]}`;
+  }
+  return escaped;
+}
