@@ -180,6 +180,23 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     }
   });
 
+  it("names the missing serviceManagedIdentity of a cluster document, and writes nothing", async () => {
+    const provider = clusterModeProvider();
+    const cluster = clusters[2];
+    const smiPath = "/properties/customerProperties/platform/operatorsAuthentication/userAssignedIdentities/serviceManagedIdentity";
+    sandbox.documents.patch(cluster.partitionKey, cluster.clusterDocumentId, smiPath, null);
+    makeDue(cluster);
+    const before = documentOf(cluster);
+    try {
+      await expect(provider.create({ clusterResourceId: cluster.clusterResourceId })).rejects.toThrow(
+        new RegExp(`cluster ${cluster.clusterResourceId} has no service managed identity .*serviceManagedIdentity.*nothing was written`),
+      );
+      expect(documentOf(cluster)).toEqual(before);
+    } finally {
+      sandbox.documents.patch(cluster.partitionKey, cluster.clusterDocumentId, smiPath, cluster.serviceManagedIdentity);
+    }
+  });
+
   it("fails every cluster as a global failure when the first-party credential is refused, and writes nothing anywhere", async () => {
     const provider = clusterModeProvider();
     const before = clusters.map(documentOf);
