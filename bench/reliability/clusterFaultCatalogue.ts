@@ -48,7 +48,6 @@ export interface ClusterFaultSpecification {
   readonly name: string;
   readonly target: "dataPlane" | "entra" | "arm";
   readonly description: string;
-  readonly weight: number;
   readonly expected: TargetExpectation;
   apply(context: ClusterFaultContext): AppliedFault;
 }
@@ -92,7 +91,6 @@ export const clusterFaultKinds: readonly ClusterFaultSpecification[] = [
   {
     name: "dataplane-400",
     target: "dataPlane",
-    weight: 2,
     expected: "clusterFailure",
     description: "The data plane answers the cluster's credential request with 400 BadRequest (not retried)",
     apply: (context) => dataPlane(context, { kind: "status", statusCode: 400, errorCode: "BadRequest", message: "simulated bad request", count: 10 }),
@@ -100,7 +98,6 @@ export const clusterFaultKinds: readonly ClusterFaultSpecification[] = [
   {
     name: "dataplane-403",
     target: "dataPlane",
-    weight: 2,
     expected: "clusterFailure",
     description: "The data plane refuses the first-party application for this cluster: 403 Forbidden",
     apply: (context) => dataPlane(context, { kind: "status", statusCode: 403, errorCode: "Forbidden", message: "simulated refusal", count: 10 }),
@@ -108,7 +105,6 @@ export const clusterFaultKinds: readonly ClusterFaultSpecification[] = [
   {
     name: "dataplane-404",
     target: "dataPlane",
-    weight: 2,
     expected: "clusterFailure",
     description: "The data plane does not know the cluster's SMI: 404 NotFound",
     apply: (context) => dataPlane(context, { kind: "status", statusCode: 404, errorCode: "NotFound", message: "simulated not found", count: 10 }),
@@ -116,7 +112,6 @@ export const clusterFaultKinds: readonly ClusterFaultSpecification[] = [
   {
     name: "dataplane-429-persistent",
     target: "dataPlane",
-    weight: 1,
     expected: "clusterFailure",
     description: "The data plane throttles every try: 429 with Retry-After: 0 (the pipeline gives up after its retries)",
     apply: (context) => dataPlane(context, { kind: "throttle", retryAfterSeconds: 0, count: 10 }),
@@ -124,7 +119,6 @@ export const clusterFaultKinds: readonly ClusterFaultSpecification[] = [
   {
     name: "dataplane-500-persistent",
     target: "dataPlane",
-    weight: 2,
     expected: "clusterFailure",
     description: "The data plane answers 500 on every try (retried with back-off until lookupTimeoutSeconds)",
     apply: (context) => dataPlane(context, { kind: "status", statusCode: 500, errorCode: "InternalServerError", message: "simulated failure", count: 10 }),
@@ -132,7 +126,6 @@ export const clusterFaultKinds: readonly ClusterFaultSpecification[] = [
   {
     name: "dataplane-503-once",
     target: "dataPlane",
-    weight: 2,
     expected: "recovers",
     description: "The data plane answers 503 once (retried: the cluster ends as a fault-free run)",
     apply: (context) => dataPlane(context, { kind: "unavailable" }),
@@ -140,7 +133,6 @@ export const clusterFaultKinds: readonly ClusterFaultSpecification[] = [
   {
     name: "dataplane-timeout",
     target: "dataPlane",
-    weight: 2,
     expected: "clusterFailure",
     description: "The data plane holds its answer past lookupTimeoutSeconds",
     apply: (context) => dataPlane(context, { kind: "delay", delayInMs: context.lookupTimeoutInMs + 500, count: 10 }),
@@ -148,7 +140,6 @@ export const clusterFaultKinds: readonly ClusterFaultSpecification[] = [
   {
     name: "dataplane-connection-reset",
     target: "dataPlane",
-    weight: 1,
     expected: "clusterFailure",
     description: "The data plane resets the connection on every try",
     apply: (context) => dataPlane(context, { kind: "connectionReset", count: 10 }),
@@ -156,7 +147,6 @@ export const clusterFaultKinds: readonly ClusterFaultSpecification[] = [
   {
     name: "dataplane-no-explicit-identities",
     target: "dataPlane",
-    weight: 2,
     expected: "clusterFailure",
     description: "The data plane answers 200 without explicit_identities",
     apply: (context) => dataPlane(context, { kind: "noExplicitIdentities", count: 10 }),
@@ -164,7 +154,6 @@ export const clusterFaultKinds: readonly ClusterFaultSpecification[] = [
   {
     name: "dataplane-unusable-certificate",
     target: "dataPlane",
-    weight: 2,
     expected: "clusterFailure",
     description: "The data plane answers 200 with a client_secret that is no certificate bundle",
     apply: (context) => dataPlane(context, { kind: "unusableCertificate", count: 10 }),
@@ -172,7 +161,6 @@ export const clusterFaultKinds: readonly ClusterFaultSpecification[] = [
   {
     name: "smi-token-refused",
     target: "entra",
-    weight: 3,
     expected: "nothingWritten",
     description: "Entra ID refuses the cluster's SMI in its tenant: 401 invalid_client on every token request",
     apply: (context) =>
@@ -181,7 +169,6 @@ export const clusterFaultKinds: readonly ClusterFaultSpecification[] = [
   {
     name: "smi-tenant-entra-down",
     target: "entra",
-    weight: 1,
     expected: "nothingWritten",
     description: "Entra ID of the cluster's tenant resets every connection of the SMI's token requests",
     apply: (context) => smiToken(context, { kind: "connectionReset", count: 20 }),
@@ -189,7 +176,6 @@ export const clusterFaultKinds: readonly ClusterFaultSpecification[] = [
   {
     name: "smi-role-removed-one-identity",
     target: "arm",
-    weight: 2,
     expected: "definitive403",
     description: "The SMI's role assignment over one identity is removed: ARM answers 403 to the cluster's own SMI, a definitive answer (IDs cleared)",
     apply: (context) => roleRemoval(context, [context.identityId]),
@@ -197,7 +183,6 @@ export const clusterFaultKinds: readonly ClusterFaultSpecification[] = [
   {
     name: "smi-role-removed-every-identity",
     target: "arm",
-    weight: 1,
     expected: "definitive403",
     description: "Every role assignment of the SMI is removed: ARM answers 403 to it for each identity",
     apply: (context) => roleRemoval(context, Object.values(context.cluster.dataPlaneOperators)),
@@ -229,7 +214,6 @@ export interface RunFaultSpecification {
   readonly name: string;
   readonly target: "entra" | "firstPartyFile";
   readonly description: string;
-  readonly weight: number;
   setUp(sandbox: Sandbox, certificate: FirstPartyCertificate): Promise<RunFaultHandle>;
 }
 
@@ -251,7 +235,6 @@ function unreadableFile(name: string, description: string, replacement: (origina
   return {
     name,
     target: "firstPartyFile",
-    weight: 1,
     description,
     setUp: async (sandbox) => {
       const path = sandbox.credentialChain.firstPartyApplication.certificateBundlePath;
@@ -273,7 +256,6 @@ export const runFaultKinds: readonly RunFaultSpecification[] = [
   {
     name: "first-party-refused",
     target: "entra",
-    weight: 3,
     description: "Entra ID refuses the first-party application: 400 invalid_client on every token request (global: nothing written anywhere)",
     setUp: (sandbox) => {
       const rule = sandbox.faults.add({
@@ -300,7 +282,6 @@ export const runFaultKinds: readonly RunFaultSpecification[] = [
   {
     name: "first-party-certificate-revoked",
     target: "entra",
-    weight: 1,
     description:
       "The first-party certificate in the file is revoked before a new one is there: Entra refuses it (AADSTS700027), a re-read finds the same file (global: nothing written anywhere); the new certificate comes after the run",
     setUp: (sandbox, certificate) => {
@@ -319,7 +300,6 @@ export const runFaultKinds: readonly RunFaultSpecification[] = [
   {
     name: "first-party-rotated-mid-run",
     target: "firstPartyFile",
-    weight: 2,
     description:
       "Between the two halves of a run the first-party certificate is rotated and the old one revoked at once (tokens live 1 s, so the second half asks Entra again): refused once, the file is re-read and the new certificate takes over; every pass ends as a fault-free run",
     setUp: (sandbox, certificate) => {
@@ -351,14 +331,3 @@ export const runFaultKinds: readonly RunFaultSpecification[] = [
     () => undefined,
   ),
 ];
-
-/** Picks one kind by weight with `random` in [0, 1). */
-export function pickByWeight<T extends { readonly weight: number }>(kinds: readonly T[], random: () => number): T {
-  const total = kinds.reduce((sum, kind) => sum + kind.weight, 0);
-  let point = random() * total;
-  for (const kind of kinds) {
-    point -= kind.weight;
-    if (point < 0) return kind;
-  }
-  return kinds[kinds.length - 1];
-}

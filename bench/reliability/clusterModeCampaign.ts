@@ -8,9 +8,10 @@
  * reconciles every cluster side by side, each with its recheck made due after the world changed a
  * little. A run carries one of:
  *
- * - a cluster fault aimed at one cluster (clusterFaultKinds: its data plane answer, its SMI's token,
- *   its SMI's role assignments; or one of the process-mode lane faults, ARM or Cosmos), sometimes two;
- * - a run fault of the first-party credential (runFaultKinds), the run then split in two halves;
+ * - a cluster fault aimed at one cluster (clusterFaultKinds, in turn: its data plane answer, its SMI's
+ *   token, its SMI's role assignments; or one of the process-mode lane faults, ARM or Cosmos, by
+ *   weight), sometimes two;
+ * - a run fault of the first-party credential (runFaultKinds, in turn), the run then split in two halves;
  * - nothing.
  *
  * Every pass is checked against the campaign's invariants (checkPass, with the cluster's own
@@ -35,9 +36,9 @@ import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedTenantFleet } from "../../sandbox/seed";
 import type { AppliedFault, ClusterFaultSpecification, FirstPartyCertificate, HalfExpectation, RunFaultSpecification } from "./clusterFaultCatalogue";
-import { clusterFaultKinds, pickByWeight, runFaultKinds } from "./clusterFaultCatalogue";
+import { clusterFaultKinds, runFaultKinds } from "./clusterFaultCatalogue";
 import type { FaultKindSpecification } from "./faultCatalogue";
-import { laneFaultKinds, ownedSubtreePointer } from "./faultCatalogue";
+import { laneFaultKinds, ownedSubtreePointer, pickWeighted } from "./faultCatalogue";
 import type { PassOutcome } from "./invariants";
 import { checkPass, firstDifference, invariantCatalogue, invariantOf } from "./invariants";
 import type { LaneState } from "./passSteps";
@@ -300,6 +301,8 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
     );
   };
 
+  let credentialFaultTurn = 0;
+  let runFaultTurn = 0;
   const runOne = async (runNumber: number): Promise<void> => {
     const provider = freshProvider();
     const passNumber = (lane: ClusterLane): number => runNumber * 1000 + lane.index;
@@ -316,7 +319,8 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
     figures.runs += 1;
 
     if (runFaultRun) {
-      await runWithRunFault(runNumber, provider, pickByWeight(runKinds, random), befores, outputsBefore, inputs);
+      // In turn, so that each kind runs as often as the others.
+      await runWithRunFault(runNumber, provider, runKinds[runFaultTurn++ % runKinds.length], befores, outputsBefore, inputs);
       return;
     }
 
@@ -330,11 +334,12 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
       const count = random() < (options.secondFaultShare ?? 0) ? 2 : 1;
       for (let index = 0; index < count; index += 1) {
         if (laneKinds.length > 0 && (credentialKinds.length === 0 || random() < options.laneFaultShare)) {
-          const kind: FaultKindSpecification = pickByWeight(laneKinds, random);
+          const kind: FaultKindSpecification = pickWeighted(laneKinds, random);
           laneFaults.push(planFault(sandbox, kind, targetLane.cluster, pickIdentity(), passNumber(targetLane), limits));
           tally(figures.faultsPlanned, kind.name);
         } else {
-          const kind = pickByWeight(credentialKinds, random);
+          // In turn, so that each kind is aimed at a cluster as often as the others.
+          const kind = credentialKinds[credentialFaultTurn++ % credentialKinds.length];
           credentialFaults.push({
             kind,
             applied: kind.apply({ sandbox, cluster: targetLane.cluster, identityId: pickIdentity(), lookupTimeoutInMs: limits.lookupTimeoutInMs }),

@@ -46,7 +46,7 @@ async function main(): Promise<number> {
     const campaign = await runFaultCampaign(reliability, campaignOptions);
     log(`campaign: ${campaign.passes} passes in ${(campaign.durationInMs / 1000).toFixed(1)} s, ${campaign.violationCount} violations`);
     const clusterModeOptions = {
-      runs: numberFromEnvironment("RELIABILITY_CLUSTER_RUNS", 140),
+      runs: numberFromEnvironment("RELIABILITY_CLUSTER_RUNS", 120),
       clusters: 5,
       identitiesPerCluster: 3,
       clusterFaultShare: 0.7,

@@ -116,7 +116,7 @@ function clusterModeLines(mode: ClusterModeFigures): string[] {
     "",
     `Counted by the sandbox: ${mode.dataPlaneRequests} data plane requests (${Object.entries(mode.dataPlaneResponsesByStatus)
       .map(([status, count]) => `${count} × ${status === "0" ? "reset" : status}`)
-      .join(", ")}), ${mode.entraTokensIssued} Entra tokens issued, Entra refusals by AADSTS code ${
+      .join(", ")}), ${mode.entraTokensIssued} Entra tokens issued, Entra refusals by AADSTS code (90033: an injected fault; 700027: a certificate refused) ${
       Object.entries(mode.entraErrorsByCode)
         .map(([code, count]) => `${code}: ${count}`)
         .join(", ") || "none"

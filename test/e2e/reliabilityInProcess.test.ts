@@ -107,9 +107,22 @@ describe("cluster mode (clusterServiceManagedIdentity over a per-cluster sandbox
       // Every other cluster of a run with a cluster fault was compared with a fault-free rerun of it, and none differed.
       expect(figures.isolation.compared).toBeGreaterThan(5);
       expect(figures.isolation.differed).toBe(0);
-      // The faults fired and the targets ended as their faults say (checked by the campaign; here: they happened).
+      // Each fault fired, aimed at one cluster, and its target ended as the fault says: a data plane failure as a
+      // ClusterCredentialError, the SMI refused before any write, a 403 to the cluster's own SMI clearing IDs.
       expect(figures.outcomes.clusterFailure).toBeGreaterThan(0);
-      expect(Object.values(figures.endedAsExpected).reduce((sum, count) => sum + count, 0)).toBeGreaterThan(2);
+      for (const kind of [
+        "dataplane-404",
+        "dataplane-no-explicit-identities",
+        "dataplane-unusable-certificate",
+        "smi-token-refused",
+        "smi-role-removed-one-identity",
+      ]) {
+        expect(figures.endedAsExpected[kind], kind).toBeGreaterThan(0);
+      }
+      // A refused first-party credential: every pass of the run a global failure, nothing written anywhere.
+      const refused = figures.runFaultPasses["first-party-refused"];
+      expect(refused?.nothingWritten).toBeGreaterThan(0);
+      expect(refused?.nothingWrittenAsExpected).toBe(refused?.nothingWritten);
     } finally {
       await target.stop();
     }
