@@ -5,7 +5,16 @@
  * - One data plane call per SMI and identity URL until the answer's `renew_after` (else five
  *   minutes before its `not_after`, else an hour): the credential, its token cache and its ARM
  *   client are reused by every pass of that cluster in the process until then. Concurrent passes
- *   share one call. A failed call is not remembered: the next pass asks again.
+ *   share one call. A failed call is not remembered: the next pass asks again. At most
+ *   {@link defaultMaxCredentials} SMIs are kept (the oldest goes first): each costs about 60 KB
+ *   (an MSAL client application and an arm-msi pipeline of its own), and a cluster is looked up
+ *   once per recheck (12 h or more), so a fleet-sized cache bought nothing but memory (a
+ *   2,000-cluster `up` peaked at 335-365 MB; docs/performance.md, finding 25).
+ * - The SMI's ARM token is asked for as soon as its credential is built, outside the lookup
+ *   limiter (as the data plane call is): the cluster's lookups then find it cached instead of
+ *   holding limiter slots while the first of them waits for Entra ID (64 % of the slots' time at
+ *   2,000 clusters, finding 25). Best effort: a failure there is met again, and classified, by the
+ *   first lookup's own token request.
  * - The credential of one SMI serves only lookups in its cluster's subscription: an identity
  *   outside it fails on its own (IDs kept), and nothing of one cluster's entry is ever handed to
  *   another cluster (the cache key is the identity URL and the SMI, both from that cluster).
@@ -87,22 +96,28 @@ interface Built {
   readonly reader: ClusterReader;
 }
 
+/** SMIs whose credentials a process keeps at once, unless told otherwise. */
+export const defaultMaxCredentials = 256;
+
 /** How long a first-party failure answers for the first party without asking again. */
 export const firstPartyFailureHoldInMs = 30 * 1000;
 
 const fallbackLifetimeInMs = 60 * 60 * 1000;
+const prefetchTimeoutInMs = 30 * 1000;
 const notAfterMarginInMs = 5 * 60 * 1000;
 
 /** The source of `clusterServiceManagedIdentity` mode (see the module comment). */
 export function createClusterCredentialSource(options: ClusterCredentialSourceOptions): ClusterCredentialSource {
   const now = options.now ?? Date.now;
-  const maxEntries = options.maxEntries ?? 4096;
+  const maxEntries = options.maxEntries ?? defaultMaxCredentials;
   const entries = new Map<string, Entry>();
   let firstPartyFailure: { readonly error: DataPlaneError; readonly until: number } | undefined;
 
   const build = async (request: ClusterCredentialRequest, identityUrl: string, smi: string, abortSignal: AbortSignal | undefined): Promise<Built> => {
     const answer = await options.dataPlane.fetchCredential(identityUrl, smi, abortSignal === undefined ? {} : { abortSignal });
     const credential = options.credentialFor(answer);
+    // Outside the limiter; a failure is the first lookup's to meet and classify (see the module comment).
+    await options.acquireArmToken(credential, abortSignal ?? AbortSignal.timeout(prefetchTimeoutInMs)).catch(() => undefined);
     const subscriptionId = goToLower(request.cluster.subscriptionId);
     const client = options.armClientFor(credential, subscriptionId);
     const reader = createUserAssignedIdentityReader(

@@ -196,7 +196,6 @@ function clusterCredentialSource(settings: Settings, agent: Agent, processCreden
       });
     },
     acquireArmToken: (credential, abortSignal) => credential.getToken(settings.armScope, { abortSignal }),
-    maxEntries: maxArmClients,
   });
 }
 

@@ -68,7 +68,7 @@ function fakeWorld(): FakeWorld {
   return world;
 }
 
-function sourceOf(world: FakeWorld) {
+function sourceOf(world: FakeWorld, acquireArmToken: (credential: TokenCredential) => Promise<unknown> = () => Promise.resolve(undefined)) {
   return createClusterCredentialSource({
     dataPlane: world.dataPlane,
     // The credential is the answer's client ID, so a test can see whose credential read what.
@@ -82,7 +82,7 @@ function sourceOf(world: FakeWorld) {
         },
       } as unknown as ManagedServiceIdentityClient;
     },
-    acquireArmToken: () => Promise.resolve(undefined),
+    acquireArmToken,
     now: () => world.now,
   });
 }
@@ -119,6 +119,19 @@ describe("cluster credentials", () => {
     world.now += 1;
     await source.readerFor(request, signal);
     expect(world.calls).toHaveLength(2);
+  });
+
+  it("asks the SMI's ARM token while building the reader, and a failure there does not fail the reader", async () => {
+    const world = fakeWorld();
+    const asked: string[] = [];
+    const source = sourceOf(world, (credential) => {
+      asked.push((credential as TokenCredential & { clientId: string }).clientId);
+      return Promise.reject(new Error("Entra ID is down"));
+    });
+    const request = { cluster: clusterIn(subscriptionA, "a"), serviceManagedIdentity: smiOf(subscriptionA), identityUrl: "https://dp.example/a" };
+    const { reader } = await source.readerFor(request, signal);
+    expect(asked).toEqual([`client-of-${subscriptionA}`]);
+    expect(await read(reader, identityIn(subscriptionA, "x"))).toMatchObject({ clientId: `x read by client-of-${subscriptionA}` });
   });
 
   it("lets concurrent passes of one cluster share one data plane call", async () => {
