@@ -80,7 +80,18 @@ export interface ClusterModeFigures {
   singleFaultPasses: Record<string, number>;
   endedAsExpected: Record<string, number>;
   /** Run faults: runs, and passes by what their half must end as, with those that ended so. */
-  runFaultPasses: Record<string, { runs: number; nothingWritten: number; nothingWrittenAsExpected: number; faultFree: number; faultFreeAsExpected: number }>;
+  runFaultPasses: Record<
+    string,
+    {
+      runs: number;
+      nothingWritten: number;
+      nothingWrittenAsExpected: number;
+      faultFree: number;
+      faultFreeAsExpected: number;
+      nextRun: number;
+      nextRunAsExpected: number;
+    }
+  >;
   /** Other clusters compared with a fault-free run, and how many differed. */
   isolation: { compared: number; differed: number; comparedAfterCredentialFaults: number };
   changes: Record<string, number>;
@@ -551,7 +562,15 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
       tally(figures.faultsInjected, kind.name, handle.fired());
       await handle.tearDown();
     }
-    const passes = (figures.runFaultPasses[kind.name] ??= { runs: 0, nothingWritten: 0, nothingWrittenAsExpected: 0, faultFree: 0, faultFreeAsExpected: 0 });
+    const passes = (figures.runFaultPasses[kind.name] ??= {
+      runs: 0,
+      nothingWritten: 0,
+      nothingWrittenAsExpected: 0,
+      faultFree: 0,
+      faultFreeAsExpected: 0,
+      nextRun: 0,
+      nextRunAsExpected: 0,
+    });
     passes.runs += 1;
     const reference = freshProvider();
     for (const part of halves) {
@@ -580,6 +599,33 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
         if (violations.length === 0) passes[part.expected === "nothingWritten" ? "nothingWrittenAsExpected" : "faultFreeAsExpected"] += 1;
         record(`cluster-mode run ${runNumber}, ${nameOf(lane)} (${kind.name})`, violations);
       }
+    }
+    if (handle.nextRun !== "faultFree") return;
+    // The next run (a new process, as the next `pulumi up`), with the fault gone: the second half's
+    // clusters, which wrote nothing, end as a fault-free run.
+    const next = freshProvider();
+    const second = halves[1]?.lanes ?? [];
+    const nextResults = new Map<ClusterLane, PassResult>();
+    await Promise.all(
+      second.map(async (lane) => {
+        nextResults.set(lane, await execute(next, lane, inputs.get(lane)!, lane.outputs));
+      }),
+    );
+    for (const lane of second) {
+      const result = nextResults.get(lane)!;
+      const before = befores.get(lane);
+      figures.passes += 1;
+      figures.outcomes[result.outcome] += 1;
+      if (result.outcome === "crashed") figures.crashes += 1;
+      passes.nextRun += 1;
+      const violations = judge(lane, result, before === undefined ? undefined : foreignFields(before), ownedSubtreeRaces(before, []), false);
+      if (before !== undefined) {
+        violations.push(
+          ...(await compareWithFaultFreeRun(reference, lane, inputs.get(lane)!, lane.outputs, before, result, `in the run after one with ${kind.name}`)),
+        );
+      }
+      if (violations.length === 0) passes.nextRunAsExpected += 1;
+      record(`cluster-mode run ${runNumber} (the next), ${nameOf(lane)} (${kind.name})`, violations);
     }
   };
 

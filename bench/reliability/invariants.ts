@@ -86,7 +86,7 @@ export const invariantCatalogue: ReadonlyArray<{ readonly key: string; readonly 
   {
     key: "clusterIsolation",
     statement:
-      "a cluster's failure changes nothing of another cluster: in a cluster-mode run with a fault aimed at one cluster (its data plane answer, its SMI's token or role assignments, its ARM lookups or its document), every other cluster's document and the state the provider returns for it are exactly what a fault-free run of that cluster from the same document gives (the same jitter; earliestRecheckTime within seconds); a fault that is retried away (a data plane 503 once, the first-party certificate rotated and revoked mid-run, its file readable again) leaves the passes it touched as a fault-free run too",
+      "a cluster's failure changes nothing of another cluster: in a cluster-mode run with a fault aimed at one cluster (its data plane answer, its SMI's token or role assignments, its ARM lookups or its document), every other cluster's document and the state the provider returns for it are exactly what a fault-free run of that cluster from the same document gives (the same jitter; earliestRecheckTime within seconds); a fault that is retried away (a data plane 503 once, the first-party certificate rotated and revoked mid-run) leaves the passes it touched as a fault-free run too, and the run after a first-party file was briefly unreadable ends as one",
     violation: /cluster isolation|fault-free run/,
   },
   {

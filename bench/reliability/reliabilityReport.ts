@@ -138,13 +138,13 @@ function clusterModeLines(mode: ClusterModeFigures): string[] {
   }
   lines.push(
     "",
-    "| Fault of the first-party credential (a whole run) | What happens | Runs | Times fired | Passes that must write nothing: did | Passes that must end as a fault-free run: did |",
-    "|---|---|---:|---:|---:|---:|",
+    "| Fault of the first-party credential (a whole run) | What happens | Runs | Times fired | Passes that must write nothing: did | Passes that must end as a fault-free run: did | Next run (a new process): ended as a fault-free run |",
+    "|---|---|---:|---:|---:|---:|---:|",
   );
   for (const kind of runFaultKinds) {
     const passes = mode.runFaultPasses[kind.name];
     lines.push(
-      `| ${kind.name} | ${cell(kind.description)} | ${passes?.runs ?? 0} | ${mode.faultsInjected[kind.name] ?? 0} | ${passes?.nothingWrittenAsExpected ?? 0} of ${passes?.nothingWritten ?? 0} | ${passes?.faultFreeAsExpected ?? 0} of ${passes?.faultFree ?? 0} |`,
+      `| ${kind.name} | ${cell(kind.description)} | ${passes?.runs ?? 0} | ${mode.faultsInjected[kind.name] ?? 0} | ${passes?.nothingWrittenAsExpected ?? 0} of ${passes?.nothingWritten ?? 0} | ${passes?.faultFreeAsExpected ?? 0} of ${passes?.faultFree ?? 0} | ${passes === undefined || passes.nextRun === 0 ? "—" : `${passes.nextRunAsExpected} of ${passes.nextRun}`} |`,
     );
   }
   lines.push("", `Cluster-mode faults fired in all: ${sum(mode.faultsInjected)}.`);
