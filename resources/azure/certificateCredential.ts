@@ -61,11 +61,26 @@ interface Loaded {
   readonly size: number;
 }
 
-/** A credential error the lookup classifies as the credential's (errors.ts: CredentialUnavailableError). */
+/**
+ * A credential error the lookup classifies as the credential's (errors.ts: CredentialUnavailableError),
+ * marked as a problem of the local bundle file: reading it again costs nothing, so a failure of it
+ * is not held (clusterCredentials.ts), and a file caught half-written during a rotation fails only
+ * the passes that met it.
+ */
 function credentialUnavailable(message: string): Error {
   const error = new Error(message);
   Object.defineProperty(error, "name", { value: "CredentialUnavailableError", writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(error, "certificateFileProblem", { value: true, enumerable: false });
   return error;
+}
+
+/** Whether an error (or the error it wraps) is a bundle file that could not be read or used. */
+export function isCertificateFileProblem(error: unknown): boolean {
+  for (let current = error, depth = 0; typeof current === "object" && current !== null && depth < 4; depth += 1) {
+    if ((current as { certificateFileProblem?: unknown }).certificateFileProblem === true) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /**

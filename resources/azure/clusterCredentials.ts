@@ -21,6 +21,8 @@
  * - A failure of the first-party credential (not about any one cluster) is held for
  *   {@link firstPartyFailureHoldInMs}: the clusters that come after it in that time fail with the
  *   same error at once, instead of each asking Entra ID again with a credential it just refused.
+ *   Not a bundle file that could not be read (half-written during a rotation, say): reading it
+ *   again costs nothing, so the next cluster tries again.
  * - Nothing of the credential reaches logs, errors or state.
  */
 import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
@@ -29,6 +31,7 @@ import type { ParsedResourceId } from "../core/azureResourceId";
 import { goToLower } from "../core/goStrings";
 import type { ManagedIdentitiesDataPlane, ServiceManagedIdentityCredential } from "./managedIdentitiesDataPlane";
 import { DataPlaneError } from "./managedIdentitiesDataPlane";
+import { isCertificateFileProblem } from "./certificateCredential";
 import type { UserAssignedIdentityReader } from "./userAssignedIdentityReader";
 import { createUserAssignedIdentityReader } from "./userAssignedIdentityReader";
 
@@ -185,7 +188,7 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
         built = await current.pending;
       } catch (error) {
         // The first-party credential failing is not about this cluster: passed on as it is, and held.
-        if (error instanceof DataPlaneError && error.firstParty) {
+        if (error instanceof DataPlaneError && error.firstParty && !isCertificateFileProblem(error)) {
           firstPartyFailure = { error, until: now() + firstPartyFailureHoldInMs };
         }
         if (error instanceof DataPlaneError && !error.firstParty) {

@@ -121,6 +121,18 @@ describe("cluster credentials", () => {
     expect(world.calls).toHaveLength(2);
   });
 
+  it("does not hold a first-party failure that is its bundle file's: the next cluster reads the file again", async () => {
+    const world = fakeWorld();
+    const source = sourceOf(world);
+    const unreadable = Object.defineProperty(new Error("the file does not exist"), "certificateFileProblem", { value: true });
+    world.fail = new DataPlaneError("the first-party credential could not get a token", { firstParty: true, cause: unreadable });
+    const request = { cluster: clusterIn(subscriptionA, "a"), serviceManagedIdentity: smiOf(subscriptionA), identityUrl: "https://dp.example/a" };
+    await expect(source.readerFor(request, signal)).rejects.toMatchObject({ firstParty: true });
+    world.fail = undefined;
+    await source.readerFor(request, signal);
+    expect(world.calls).toHaveLength(2);
+  });
+
   it("asks the SMI's ARM token while building the reader, and a failure there does not fail the reader", async () => {
     const world = fakeWorld();
     const asked: string[] = [];
