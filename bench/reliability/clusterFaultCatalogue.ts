@@ -248,9 +248,9 @@ function unreadableFile(name: string, description: string, replacement: (origina
         restored = true;
         await replaceFile(path, original);
       };
-      // The second half, in the same process, meets the first-party failure held for 30 s (clusterCredentials.ts,
-      // docs/operations.md): a global failure at once, nothing written. The next run reads the whole file.
-      return { firstHalf: "nothingWritten", secondHalf: "nothingWritten", nextRun: "faultFree", midRun: restore, fired: () => 1, tearDown: restore };
+      // A bundle file's failure is not held (clusterCredentials.ts): the second half, in the same process,
+      // reads the whole file again and ends as a fault-free run; so does the next run (a new process).
+      return { firstHalf: "nothingWritten", secondHalf: "faultFree", nextRun: "faultFree", midRun: restore, fired: () => 1, tearDown: restore };
     },
   };
 }
@@ -326,7 +326,7 @@ export const runFaultKinds: readonly RunFaultSpecification[] = [
   },
   unreadableFile(
     "first-party-file-half-written",
-    "The first-party bundle file is caught half-written (its first 40 %) as a run starts: the first half fails as global, nothing written; the whole file is back for the second half, which in the same process meets the failure held for 30 s (global, nothing written); the next run (a new process) ends as a fault-free run",
+    "The first-party bundle file is caught half-written (its first 40 %) as a run starts: the first half fails as global, nothing written; the whole file is back for the second half, which in the same process reads it again (a file's failure is not held) and ends as a fault-free run, as does the next run (a new process)",
     (original) => original.subarray(0, Math.floor(original.length * 0.4)),
   ),
   unreadableFile(
