@@ -20,6 +20,7 @@
  * same jitter; the document and the outputs of the faulted run must be exactly those of that
  * fault-free run (earliestRecheckTime within seconds, the two runs being seconds apart).
  */
+import { watchUnhandledRejections } from "./unhandledRejections";
 import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -193,11 +194,7 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
     cosmosDocumentWrites: 0,
     durationInMs: 0,
   };
-  const unexpected: string[] = [];
-  const onUnhandled = (reason: unknown): void => {
-    unexpected.push(`unhandled rejection: ${reason instanceof Error ? reason.message : String(reason)}`);
-  };
-  process.on("unhandledRejection", onUnhandled);
+  const { unexpected, stop: stopWatching } = watchUnhandledRejections();
   const statisticsBefore = sandbox.statistics.snapshot();
   const random = createSeededRandom(options.seed);
   const limits = { maxWriteAttempts: Number(target.config.maxWriteAttempts), lookupTimeoutInMs: Number(target.config.lookupTimeoutSeconds) * 1000 };
@@ -634,7 +631,7 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
       await runOne(run);
     }
   } finally {
-    process.off("unhandledRejection", onUnhandled);
+    stopWatching();
   }
   const statistics = sandbox.statistics.snapshot();
   figures.writesWithoutIfMatch = statistics.cosmos.writesWithoutIfMatch.length - statisticsBefore.cosmos.writesWithoutIfMatch.length;

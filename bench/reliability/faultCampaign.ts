@@ -6,6 +6,7 @@
  * its own. Then phases of their own: deletes (with and without another writer), host faults,
  * settings faults (a database or container that does not exist) and token faults (sequential).
  */
+import { watchUnhandledRejections } from "./unhandledRejections";
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:net";
 import type { FaultRule } from "../../sandbox/faultInjector";
@@ -126,11 +127,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     cosmosDocumentWrites: 0,
     durationInMs: 0,
   };
-  const unexpected: string[] = [];
-  const onUnhandled = (reason: unknown): void => {
-    unexpected.push(`unhandled rejection: ${reason instanceof Error ? reason.message : String(reason)}`);
-  };
-  process.on("unhandledRejection", onUnhandled);
+  const { unexpected, stop: stopWatching } = watchUnhandledRejections();
   const statisticsBefore = sandbox.statistics.snapshot();
   const limits = { maxWriteAttempts: Number(reliability.config.maxWriteAttempts), lookupTimeoutInMs: Number(reliability.config.lookupTimeoutSeconds) * 1000 };
   const provider = reliability.provider();
@@ -463,7 +460,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     sandbox.tokens.setTokenLifetime(lifetime);
   }
 
-  process.off("unhandledRejection", onUnhandled);
+  stopWatching();
   const statistics = sandbox.statistics.snapshot();
   figures.writesWithoutIfMatch = statistics.cosmos.writesWithoutIfMatch.length - statisticsBefore.cosmos.writesWithoutIfMatch.length;
   figures.armRequests = statistics.arm.getRequests - statisticsBefore.arm.getRequests;
