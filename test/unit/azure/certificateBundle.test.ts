@@ -1,54 +1,89 @@
 /**
  * Certificate bundles as the data plane and operators hand them over (resources/azure/certificateBundle.ts).
- * The fixtures are one throwaway test key and certificate (test/fixtures/certificates): PEM, a
- * legacy PKCS#12 archive without a password (SHA-1 MAC, RC2-40 and 3DES, as `openssl pkcs12
- * -export -legacy` and the Managed Identities data plane write them), and one with a password.
+ * Every bundle is made at test time from a certificate the sandbox's CA issues: PEM (the chain and
+ * its key), the sandbox data plane's PKCS#12 (no password), and, with the `openssl` CLI, a legacy
+ * archive without a password (SHA-1 MAC, RC2-40 and 3DES, as `openssl pkcs12 -export -legacy` and
+ * the Managed Identities data plane write them) and one with a password.
  */
-import { generateKeyPairSync } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { X509Certificate, generateKeyPairSync } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CertificateBundleError, parseCertificateBundle } from "../../../resources/azure/certificateBundle";
+import type { IssuedCertificate } from "../../../sandbox/certificateAuthority";
+import { SandboxCertificateAuthority, encodePkcs12 } from "../../../sandbox/certificateAuthority";
 
-const directory = join(__dirname, "../../fixtures/certificates");
-const fixture = (name: string): Buffer => readFileSync(join(directory, name));
-const thumbprint = fixture("cert.sha256").toString("utf8").trim();
+const opensslAvailable = spawnSync("openssl", ["version"], { encoding: "utf8" }).status === 0;
+let leaf: IssuedCertificate;
+let caDer: Buffer;
+let directory: string;
+
+beforeAll(async () => {
+  const authority = await SandboxCertificateAuthority.create("certificateBundle test CA");
+  leaf = await authority.issue("certificateBundle test leaf");
+  caDer = new X509Certificate(authority.certificatePem).raw;
+  directory = mkdtempSync(join(tmpdir(), "certificate-bundle-"));
+  writeFileSync(join(directory, "key.pem"), leaf.privateKeyPem, { mode: 0o600 });
+  writeFileSync(join(directory, "cert.pem"), leaf.certificatePem);
+});
+
+afterAll(() => {
+  if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
+});
+
+/** A PKCS#12 archive `openssl pkcs12 -export` writes for the leaf, with these extra arguments. */
+function opensslArchive(...args: string[]): Buffer {
+  const output = join(directory, `${args.join("").replace(/\W/g, "")}.p12`);
+  execFileSync("openssl", ["pkcs12", "-export", "-inkey", join(directory, "key.pem"), "-in", join(directory, "cert.pem"), "-out", output, ...args]);
+  return readFileSync(output);
+}
+
+function refusal(bytes: Buffer): Error | undefined {
+  try {
+    parseCertificateBundle(bytes, "'aro-hcp-identity-status:firstPartyCertificateFile', file /x");
+  } catch (caught) {
+    return caught as Error;
+  }
+  return undefined;
+}
 
 describe("parseCertificateBundle", () => {
-  it.each(["bundle.pem", "legacy-no-password.p12"])("reads %s into PEM, key first, and the leaf's thumbprint", (name) => {
-    const material = parseCertificateBundle(fixture(name), name);
-    expect(material.thumbprint).toBe(thumbprint);
+  it.each([
+    ["a PEM bundle (chain, then key)", () => Buffer.from(leaf.bundlePem)],
+    ["the sandbox data plane's PKCS#12 without a password", () => encodePkcs12(leaf, [caDer])],
+  ])("reads %s into PEM, key first, and the leaf's thumbprint", async (_title, bytes) => {
+    const material = parseCertificateBundle(await bytes(), "bundle");
+    expect(material.thumbprint).toBe(leaf.thumbprintSha256);
     expect(material.pem).toMatch(/^-----BEGIN PRIVATE KEY-----[\s\S]+-----BEGIN CERTIFICATE-----/);
     expect(material.validTo.getTime()).toBeGreaterThan(Date.now());
   });
 
-  it("reads the base64 text of an archive once decoded, as the data plane's client_secret carries it", () => {
-    const base64 = fixture("legacy-no-password.p12").toString("base64");
-    expect(parseCertificateBundle(Buffer.from(base64, "base64"), "client_secret").thumbprint).toBe(thumbprint);
+  it.skipIf(!opensslAvailable)("reads a legacy PKCS#12 archive without a password (SHA-1 MAC, RC2-40, 3DES), as the data plane sends it", () => {
+    const archive = opensslArchive("-legacy", "-passout", "pass:");
+    expect(parseCertificateBundle(Buffer.from(archive.toString("base64"), "base64"), "client_secret").thumbprint).toBe(leaf.thumbprintSha256);
+  });
+
+  it.skipIf(!opensslAvailable)("refuses an archive with a password, naming the source and never its contents", () => {
+    const error = refusal(opensslArchive("-passout", "pass:secret"));
+    expect(error).toBeInstanceOf(CertificateBundleError);
+    expect(error?.message).toMatch(/neither PEM nor a PKCS#12 archive without a password/);
   });
 
   it.each([
-    ["a certificate without its key", () => fixture("cert.pem"), /no private key in the bundle/],
-    ["an archive with a password", () => fixture("with-password.p12"), /neither PEM nor a PKCS#12 archive without a password/],
+    ["a certificate without its key", () => Buffer.from(leaf.certificatePem), /no private key in the bundle/],
     ["bytes that are neither", () => Buffer.from("not a certificate"), /neither PEM nor a PKCS#12 archive/],
     [
       "a key that matches no certificate",
       () =>
         Buffer.from(
-          `${generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ format: "pem", type: "pkcs8" }).toString()}${fixture("cert.pem").toString()}`,
+          `${generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ format: "pem", type: "pkcs8" }).toString()}${leaf.certificatePem}`,
         ),
       /matches none of the bundle's certificates/,
     ],
   ])("refuses %s, naming the source and never its contents", (_title, bytes, reason) => {
-    const input = bytes();
-    const error = (() => {
-      try {
-        parseCertificateBundle(input, "'aro-hcp-identity-status:firstPartyCertificateFile', file /x");
-      } catch (caught) {
-        return caught as Error;
-      }
-      return undefined;
-    })();
+    const error = refusal(bytes());
     expect(error).toBeInstanceOf(CertificateBundleError);
     expect(error?.message).toMatch(reason);
     expect(error?.message).toContain("firstPartyCertificateFile");
