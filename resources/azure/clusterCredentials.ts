@@ -55,25 +55,23 @@ export interface ClusterCredentialSource {
   readerFor(request: ClusterCredentialRequest, options: { readonly abortSignal?: AbortSignal }): Promise<ClusterReader>;
 }
 
-/** Why a cluster's credential could not be had, before anything was read or written. Per cluster. */
+/**
+ * Why a cluster's credential could not be had, before anything was read or written. Per cluster;
+ * the message says so at its end.
+ */
 export class ClusterCredentialError extends Error {
   /** The setting or document field at fault, when one is (`serviceManagedIdentity`, `managedIdentitiesDataPlaneIdentityURL`). */
   readonly field: string | undefined;
   readonly statusCode: number | undefined;
 
   constructor(message: string, options: { field?: string; statusCode?: number; cause?: unknown } = {}) {
-    super(message);
+    super(`${message}; nothing was written (stored clientId/principalId values are unchanged)`);
     this.field = options.field;
     this.statusCode = options.statusCode;
     if (options.cause !== undefined) Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
   }
 }
 ClusterCredentialError.prototype.name = "ClusterCredentialError";
-
-/** Guard by name. */
-export function isClusterCredentialError(error: unknown): error is ClusterCredentialError {
-  return error instanceof Error && error.name === "ClusterCredentialError";
-}
 
 /** What {@link createClusterCredentialSource} builds readers with. */
 export interface ClusterCredentialSourceOptions {

@@ -79,26 +79,30 @@ export interface DataPlaneClientOptions {
 
 /** Builds the client; @azure/core-rest-pipeline is loaded at the first call. */
 export function createManagedIdentitiesDataPlane(options: DataPlaneClientOptions): ManagedIdentitiesDataPlane {
-  let pipeline: import("@azure/core-rest-pipeline").Pipeline | undefined;
-  let httpClient: import("@azure/core-rest-pipeline").HttpClient | undefined;
+  type Core = typeof import("@azure/core-rest-pipeline");
   const scope = `${options.audience.replace(/\/+$/, "")}/.default`;
-  const build = (): NonNullable<typeof pipeline> => {
+  let client:
+    | {
+        readonly core: Core;
+        readonly pipeline: import("@azure/core-rest-pipeline").Pipeline;
+        readonly httpClient: import("@azure/core-rest-pipeline").HttpClient;
+      }
+    | undefined;
+  const build = (): NonNullable<typeof client> => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first data plane call
-    const core = require("@azure/core-rest-pipeline") as typeof import("@azure/core-rest-pipeline");
-    const built = core.createPipelineFromOptions({
+    const core = require("@azure/core-rest-pipeline") as Core;
+    const pipeline = core.createPipelineFromOptions({
       ...(options.agent === undefined ? {} : { agent: options.agent }),
       retryOptions: { maxRetries: 2 },
       userAgentOptions: { userAgentPrefix: options.userAgentPrefix ?? "aro-hcp-identity-status" },
     });
-    built.addPolicy(challengePolicy(options.firstPartyCredential, scope), { phase: "Sign" });
-    httpClient = core.createDefaultHttpClient();
-    return built;
+    pipeline.addPolicy(challengePolicy(options.firstPartyCredential, scope), { phase: "Sign" });
+    return { core, pipeline, httpClient: core.createDefaultHttpClient() };
   };
   return {
     async fetchCredential(identityUrl, serviceManagedIdentity, { abortSignal }) {
-      pipeline ??= build();
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const core = require("@azure/core-rest-pipeline") as typeof import("@azure/core-rest-pipeline");
+      client ??= build();
+      const { core, pipeline, httpClient } = client;
       // As upstream's Go client builds it (core/dataPlaneRequestUrl.ts, checked against Go's vectors).
       const url = new URL(dataPlaneRequestUrl(identityUrl, dataPlaneApiVersion));
       const request = core.createPipelineRequest({
@@ -110,7 +114,7 @@ export function createManagedIdentitiesDataPlane(options: DataPlaneClientOptions
       });
       let response: import("@azure/core-rest-pipeline").PipelineResponse;
       try {
-        response = await pipeline.sendRequest(httpClient as NonNullable<typeof httpClient>, request);
+        response = await pipeline.sendRequest(httpClient, request);
       } catch (error) {
         if (error instanceof DataPlaneError) throw error;
         const like = error as { name?: unknown; code?: unknown; message?: unknown };

@@ -104,9 +104,7 @@ export function readCredentialSettings(
   }
   if (
     credentialMode === "fixedIdentity" &&
-    fixedIdentity === undefined &&
-    raw(keys.fixedIdentityCertificateFile) === undefined &&
-    raw(keys.fixedIdentityClientId) === undefined
+    [keys.fixedIdentityClientId, keys.fixedIdentityTenantId, keys.fixedIdentityCertificateFile].every((specification) => raw(specification) === undefined)
   ) {
     problems.push(
       `${name(keys.fixedIdentityClientId)}, ${name(keys.fixedIdentityTenantId)} and ${name(keys.fixedIdentityCertificateFile)} are not set; ${name(keys.credentialMode)} 'fixedIdentity' authenticates as that service principal`,

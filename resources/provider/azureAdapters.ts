@@ -83,24 +83,12 @@ function buildAdapters(settings: Settings): AzureAdapters {
   const credentials = createCredentials(settings);
   // Cosmos DB is the service's own account: the process credential in every mode.
   const cosmosCredential = sharedTokenCredential(credentials.cosmos);
-  const fileCredential = (identity: CertificateIdentity): TokenCredential =>
-    certificateFileCredential(identity, {
-      authorityHost: settings.authorityHost,
-      disableInstanceDiscovery: isLoopbackHost(new URL(settings.authorityHost).hostname),
-      agent,
-    });
   // fixedIdentity: one service principal plays every cluster's service managed identity.
   const armCredential = sharedTokenCredential(
-    settings.credentialMode === "fixedIdentity" && settings.fixedIdentity !== undefined ? fileCredential(settings.fixedIdentity) : credentials.arm,
-  );
-  const credentialDescription =
     settings.credentialMode === "fixedIdentity" && settings.fixedIdentity !== undefined
-      ? describeCertificateIdentity("the fixed identity", settings.fixedIdentity)
-      : settings.credentialMode === "clusterServiceManagedIdentity" && settings.firstParty !== undefined
-        ? `each cluster's service managed identity, from the Managed Identities data plane as ${describeCertificateIdentity("the first-party application", settings.firstParty)}`
-        : settings.credentialMode === "clusterServiceManagedIdentity"
-          ? `each cluster's service managed identity, from the Managed Identities data plane as ${credentials.description}`
-          : credentials.description;
+      ? fileCredential(settings, settings.fixedIdentity, agent)
+      : credentials.arm,
+  );
   // Every subscription's client sends through the first client's pipeline (its policies, bearer
   // token policy included, hold nothing per subscription): a client of its own costs 13 KB of heap
   // and 0.17 ms, one over the shared pipeline 0.7 KB and 0.04 ms. A fleet whose clusters each sit in
@@ -112,12 +100,7 @@ function buildAdapters(settings: Settings): AzureAdapters {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { ManagedServiceIdentityClient } = require("@azure/arm-msi") as typeof import("@azure/arm-msi");
     const client = new ManagedServiceIdentityClient(armCredential, subscriptionId, {
-      endpoint: settings.armEndpoint,
-      credentialScopes: [settings.armScope],
-      agent,
-      userAgentOptions: { userAgentPrefix },
-      // lookUpIdentity.ts retries, releasing its concurrency slot while it waits.
-      retryOptions: { maxRetries: 0 },
+      ...armClientOptions(settings, agent),
       ...(pipeline === undefined ? {} : { pipeline }),
     });
     pipeline ??= client.pipeline;
@@ -150,7 +133,7 @@ function buildAdapters(settings: Settings): AzureAdapters {
     // The same shared credential and scope the clients' bearer-token policy asks, so the GET finds the token cached.
     userAssignedIdentityReader: createUserAssignedIdentityReader(clientFor, ({ abortSignal }) => armCredential.getToken(settings.armScope, { abortSignal })),
     limiter: createConcurrencyLimiter(settings.lookupConcurrency),
-    credentialDescription,
+    credentialDescription: describeCredentialMode(settings, credentials.description),
     ...(settings.credentialMode === "clusterServiceManagedIdentity" ? { clusterCredentials: clusterCredentialSource(settings, agent, credentials.arm) } : {}),
   };
 }
@@ -161,14 +144,7 @@ function buildAdapters(settings: Settings): AzureAdapters {
  * token cache and its own arm-msi client (a pipeline holds its credential, so none is shared).
  */
 function clusterCredentialSource(settings: Settings, agent: Agent, processCredential: TokenCredential): ClusterCredentialSource {
-  const firstParty =
-    settings.firstParty === undefined
-      ? processCredential
-      : certificateFileCredential(settings.firstParty, {
-          authorityHost: settings.authorityHost,
-          disableInstanceDiscovery: isLoopbackHost(new URL(settings.authorityHost).hostname),
-          agent,
-        });
+  const firstParty = settings.firstParty === undefined ? processCredential : fileCredential(settings, settings.firstParty, agent);
   return createClusterCredentialSource({
     dataPlane: createManagedIdentitiesDataPlane({
       firstPartyCredential: sharedTokenCredential(firstParty),
@@ -187,16 +163,43 @@ function clusterCredentialSource(settings: Settings, agent: Agent, processCreden
     armClientFor: (credential, subscriptionId) => {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const { ManagedServiceIdentityClient } = require("@azure/arm-msi") as typeof import("@azure/arm-msi");
-      return new ManagedServiceIdentityClient(credential, subscriptionId, {
-        endpoint: settings.armEndpoint,
-        credentialScopes: [settings.armScope],
-        agent,
-        userAgentOptions: { userAgentPrefix },
-        retryOptions: { maxRetries: 0 },
-      });
+      return new ManagedServiceIdentityClient(credential, subscriptionId, armClientOptions(settings, agent));
     },
     acquireArmToken: (credential, abortSignal) => credential.getToken(settings.armScope, { abortSignal }),
   });
+}
+
+/** What every arm-msi client of the process is built with, whatever its credential. */
+function armClientOptions(settings: Settings, agent: Agent): import("@azure/arm-msi").ManagedServiceIdentityClientOptionalParams {
+  return {
+    endpoint: settings.armEndpoint,
+    credentialScopes: [settings.armScope],
+    agent,
+    userAgentOptions: { userAgentPrefix },
+    // lookUpIdentity.ts retries, releasing its concurrency slot while it waits.
+    retryOptions: { maxRetries: 0 },
+  };
+}
+
+/** The credential of a certificate bundle file (the first party's, the fixed identity's) at the configured authority. */
+function fileCredential(settings: Settings, identity: CertificateIdentity, agent: Agent): TokenCredential {
+  return certificateFileCredential(identity, {
+    authorityHost: settings.authorityHost,
+    disableInstanceDiscovery: isLoopbackHost(new URL(settings.authorityHost).hostname),
+    agent,
+  });
+}
+
+/** The credential in use, for messages: the process credential is described by credentials.ts. */
+function describeCredentialMode(settings: Settings, processCredential: string): string {
+  if (settings.credentialMode === "fixedIdentity" && settings.fixedIdentity !== undefined) {
+    return describeCertificateIdentity("the fixed identity", settings.fixedIdentity);
+  }
+  if (settings.credentialMode !== "clusterServiceManagedIdentity") {
+    return processCredential;
+  }
+  const firstParty = settings.firstParty === undefined ? processCredential : describeCertificateIdentity("the first-party application", settings.firstParty);
+  return `each cluster's service managed identity, from the Managed Identities data plane as ${firstParty}`;
 }
 
 function describeCertificateIdentity(what: string, identity: CertificateIdentity): string {

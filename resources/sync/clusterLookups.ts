@@ -13,7 +13,7 @@
  *   first-party credential itself failed (every cluster would fail the same way).
  */
 import type { ClusterCredentialRequest } from "../azure/clusterCredentials";
-import { ClusterCredentialError, isClusterCredentialError } from "../azure/clusterCredentials";
+import { ClusterCredentialError } from "../azure/clusterCredentials";
 import { DataPlaneError } from "../azure/managedIdentitiesDataPlane";
 import { AzureAccessError } from "../core/azureAccessError";
 import type { SyncDependencies } from "./syncDependencies";
@@ -44,12 +44,9 @@ export async function lookupDependenciesFor(dependencies: SyncDependencies, requ
     if (name === "AbortError" || name === "TimeoutError") {
       throw new ClusterCredentialError(
         `cannot get the credential of cluster ${request.cluster.canonical}'s service managed identity: the Managed Identities data plane did not answer within ` +
-          "'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS); nothing was written",
+          "'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS)",
         { cause: error },
       );
-    }
-    if (isClusterCredentialError(error) && !error.message.endsWith("nothing was written")) {
-      error.message = `${error.message}; nothing was written (stored clientId/principalId values are unchanged)`;
     }
     throw error;
   }
