@@ -29,6 +29,11 @@ export interface CertificateCredentialOptions {
   readonly disableInstanceDiscovery: boolean;
   /** Carries the extra CA of `tlsCaFile`, per client. */
   readonly agent?: Agent;
+  /**
+   * Tenants besides its own it may get tokens in: `["*"]` for the first party, whose tenant each
+   * cluster's data plane challenge names (upstream builds its first-party credential the same way).
+   */
+  readonly additionallyAllowedTenants?: readonly string[];
 }
 
 /** A credential for certificate material held in memory; the chain goes with every assertion (x5c). */
@@ -49,6 +54,7 @@ export function certificateCredential(
       disableInstanceDiscovery: options.disableInstanceDiscovery,
       sendCertificateChain: true,
       ...(options.agent === undefined ? {} : { agent: options.agent }),
+      ...(options.additionallyAllowedTenants === undefined ? {} : { additionallyAllowedTenants: [...options.additionallyAllowedTenants] }),
     },
   );
 }

@@ -2,36 +2,30 @@
  * `clusterServiceManagedIdentity` mode: each cluster's identities are read as that cluster's own
  * service managed identity (SMI), whose credential the Managed Identities data plane hands over.
  *
- * - One data plane call per SMI and identity URL until the answer's `renew_after` (else five
- *   minutes before its `not_after`, else an hour): the credential, its token cache and its ARM
- *   client are reused by every pass of that cluster in the process until then. Concurrent passes
- *   share one call. A failed call is not remembered: the next pass asks again. At most
- *   {@link defaultMaxCredentials} SMIs are kept (the oldest goes first): each costs about 60 KB
- *   (an MSAL client application and an arm-msi pipeline of its own), and a cluster is looked up
- *   once per recheck (12 h or more), so a fleet-sized cache bought nothing but memory (a
- *   2,000-cluster `up` peaked at 335-365 MB; docs/performance.md, finding 25).
+ * - One data plane call per cluster until the answer's `renew_after` (else five minutes before its
+ *   `not_after`, else an hour): the credential, its token cache and its ARM client are reused by
+ *   every pass of that cluster in the process until then, and concurrent passes share one call. A
+ *   failed call is not remembered: the next pass asks again. At most {@link defaultMaxCredentials}
+ *   clusters are kept, the oldest going first: a cluster is looked up once per recheck (12 h or
+ *   more), so keeping a whole fleet's credentials buys nothing but memory.
+ * - An entry belongs to one cluster: its key is the cluster, its identity URL and its SMI, so no
+ *   cluster is ever handed a reader bound to another cluster's subscription or credential.
  * - The SMI's ARM token is asked for as soon as its credential is built, outside the lookup
  *   limiter (as the data plane call is): the cluster's lookups then find it cached instead of
- *   holding limiter slots while the first of them waits for Entra ID (64 % of the slots' time at
- *   2,000 clusters, finding 25). Best effort: a failure there is met again, and classified, by the
- *   first lookup's own token request.
+ *   holding limiter slots while the first of them waits for Entra ID. Best effort: a failure there
+ *   is met again, and classified, by the first lookup's own token request.
  * - The credential of one SMI serves only lookups in its cluster's subscription: an identity
- *   outside it fails on its own (IDs kept), and nothing of one cluster's entry is ever handed to
- *   another cluster (the cache key is the identity URL and the SMI, both from that cluster).
- * - A failure of the first-party credential (not about any one cluster) is held for
- *   {@link firstPartyFailureHoldInMs}: the clusters that come after it in that time fail with the
- *   same error at once, instead of each asking Entra ID again with a credential it just refused.
- *   Not a bundle file that could not be read (half-written during a rotation, say): reading it
- *   again costs nothing, so the next cluster tries again.
+ *   outside it fails on its own (IDs kept).
+ * - A refusal of the first-party credential is held per tenant by that credential
+ *   (sharedTokenCredential.ts): it stays with the clusters whose data plane challenges in that tenant.
  * - Nothing of the credential reaches logs, errors or state.
  */
 import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
 import type { TokenCredential } from "@azure/identity";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { goToLower } from "../core/goStrings";
-import type { ManagedIdentitiesDataPlane, ServiceManagedIdentityCredential } from "./managedIdentitiesDataPlane";
+import type { ServiceManagedIdentityCredential } from "./managedIdentitiesDataPlane";
 import { DataPlaneError } from "./managedIdentitiesDataPlane";
-import { isCertificateFileProblem } from "./certificateCredential";
 import type { UserAssignedIdentityReader } from "./userAssignedIdentityReader";
 import { createUserAssignedIdentityReader } from "./userAssignedIdentityReader";
 
@@ -75,7 +69,12 @@ ClusterCredentialError.prototype.name = "ClusterCredentialError";
 
 /** What {@link createClusterCredentialSource} builds readers with. */
 export interface ClusterCredentialSourceOptions {
-  readonly dataPlane: ManagedIdentitiesDataPlane;
+  /** The SMI's credential from the data plane at the identity URL (managedIdentitiesDataPlane.ts). */
+  readonly fetchCredential: (
+    identityUrl: string,
+    serviceManagedIdentity: string,
+    options: { readonly abortSignal?: AbortSignal },
+  ) => Promise<ServiceManagedIdentityCredential>;
   /** A token credential for the SMI's certificate, at its authority (certificateCredential.ts). */
   readonly credentialFor: (answer: ServiceManagedIdentityCredential) => TokenCredential;
   /** An arm-msi client for one subscription with one credential. */
@@ -97,11 +96,8 @@ interface Built {
   readonly reader: ClusterReader;
 }
 
-/** SMIs whose credentials a process keeps at once, unless told otherwise. */
+/** Clusters whose credentials a process keeps at once, unless told otherwise. */
 export const defaultMaxCredentials = 256;
-
-/** How long a first-party failure answers for the first party without asking again. */
-export const firstPartyFailureHoldInMs = 30 * 1000;
 
 const fallbackLifetimeInMs = 60 * 60 * 1000;
 const prefetchTimeoutInMs = 30 * 1000;
@@ -112,10 +108,9 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? defaultMaxCredentials;
   const entries = new Map<string, Entry>();
-  let firstPartyFailure: { readonly error: DataPlaneError; readonly until: number } | undefined;
 
   const build = async (request: ClusterCredentialRequest, identityUrl: string, smi: string, abortSignal: AbortSignal | undefined): Promise<Built> => {
-    const answer = await options.dataPlane.fetchCredential(identityUrl, smi, abortSignal === undefined ? {} : { abortSignal });
+    const answer = await options.fetchCredential(identityUrl, smi, abortSignal === undefined ? {} : { abortSignal });
     const credential = options.credentialFor(answer);
     // Outside the limiter; a failure is the first lookup's to meet and classify (see the module comment).
     await options.acquireArmToken(credential, abortSignal ?? AbortSignal.timeout(prefetchTimeoutInMs)).catch(() => undefined);
@@ -167,10 +162,9 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
           { field: "managedIdentitiesDataPlaneIdentityURL" },
         );
       }
-      const key = `${identityUrl}\n${goToLower(smi)}`;
+      const key = `${goToLower(request.cluster.canonical)}\n${identityUrl}\n${goToLower(smi)}`;
       let entry = entries.get(key);
       if (entry?.built !== undefined && now() < entry.built.renewAt) return entry.built.reader;
-      if (firstPartyFailure !== undefined && now() < firstPartyFailure.until) throw firstPartyFailure.error;
       if (entry === undefined) {
         if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
         entry = {};
@@ -185,10 +179,7 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
       try {
         built = await current.pending;
       } catch (error) {
-        // The first-party credential failing is not about this cluster: passed on as it is, and held.
-        if (error instanceof DataPlaneError && error.firstParty && !isCertificateFileProblem(error)) {
-          firstPartyFailure = { error, until: now() + firstPartyFailureHoldInMs };
-        }
+        // The first-party credential failing is not about this cluster's identities: passed on as it is.
         if (error instanceof DataPlaneError && !error.firstParty) {
           throw new ClusterCredentialError(
             `cannot get the credential of cluster ${request.cluster.canonical}'s service managed identity ${smi}: ${error.message}`,
@@ -201,7 +192,6 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
         throw error;
       }
       current.built = built;
-      firstPartyFailure = undefined;
       return built.reader;
     },
   };

@@ -62,12 +62,14 @@ export function describeCredential(choice: CredentialChoice): string {
  */
 export function createCredentials(settings: Settings): { readonly arm: TokenCredential; readonly cosmos: TokenCredential; readonly description: string } {
   const choice = chooseCredential(settings, process.env);
+  // Playing the first party, it gets tokens in whichever tenant a cluster's data plane challenges in.
+  const everyTenant = settings.credentialMode === "clusterServiceManagedIdentity" && settings.firstParty === undefined;
   // Built at the first token request, so @azure/identity (with MSAL) loads only then: a refresh
   // with a Cosmos key and no recheck due asks for none, and loading it cost the provider host
   // about 0.25 s of CPU and 20 MB.
   let built: TokenCredential | undefined;
   const credential: TokenCredential = {
-    getToken: (scopes, options) => (built ??= buildCredential(choice)).getToken(scopes, options),
+    getToken: (scopes, options) => (built ??= buildCredential(choice, everyTenant)).getToken(scopes, options),
   };
   return {
     arm: withCredentialGuidance(credential, (scopes) => armGuidance(choice, scopes)),
@@ -76,12 +78,14 @@ export function createCredentials(settings: Settings): { readonly arm: TokenCred
   };
 }
 
-function buildCredential(choice: CredentialChoice): TokenCredential {
+function buildCredential(choice: CredentialChoice, everyTenant: boolean): TokenCredential {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, see createCredentials
   const identity = require("@azure/identity") as typeof import("@azure/identity");
-  return choice.kind === "managedIdentity"
-    ? new identity.ManagedIdentityCredential({ clientId: choice.clientId })
-    : new identity.DefaultAzureCredential(choice.authorityHost === undefined ? {} : { authorityHost: choice.authorityHost });
+  if (choice.kind === "managedIdentity") return new identity.ManagedIdentityCredential({ clientId: choice.clientId });
+  return new identity.DefaultAzureCredential({
+    ...(choice.authorityHost === undefined ? {} : { authorityHost: choice.authorityHost }),
+    ...(everyTenant ? { additionallyAllowedTenants: ["*"] } : {}),
+  });
 }
 
 /**

@@ -3,15 +3,17 @@
  * (github.com/Azure/msi-dataplane) computes it from a cluster's identity URL, so the service sees
  * the same request from this hook as from upstream's backend:
  *
- * - the identity URL's scheme (lowercased), host and path are the server; its path is decoded and
- *   escaped again as Go's `url.URL.String` escapes a path, and ends with `/` (the generated
- *   client appends one and resolves its operation path `./` against it);
+ * - the identity URL's scheme (lowercased), host and path are the request's, nothing appended; the
+ *   path is decoded and escaped again as Go's `url.URL.String` escapes a path;
  * - the query is `api-version` plus every parameter of the identity URL, decoded as Go's
  *   `url.ParseQuery` decodes them (`+` is a space; a pair with `;` or a bad escape is dropped), then
  *   written as `url.Values.Encode` writes them: keys in byte order, each key's values in order
  *   (`api-version` first), each part escaped as `url.QueryEscape` escapes it.
  *
- * Checked against vectors Go itself printed (tools/go-vectors, test/fixtures/goVectors.json). Pure.
+ * The body is `{"identityIds":[…]}` as Go's `encoding/json` writes it ({@link dataPlaneRequestBody}).
+ *
+ * Checked against what upstream's own client sends, recorded by tools/go-vectors
+ * (test/fixtures/goVectors.json). Pure.
  */
 
 const hex = "0123456789ABCDEF";
@@ -40,7 +42,15 @@ export function dataPlaneRequestUrl(identityUrl: string, apiVersion: string): st
     .map((pair, index) => ({ pair, index, key: Buffer.from(pair[0], "utf8") }))
     .sort((left, right) => Buffer.compare(left.key, right.key) || left.index - right.index)
     .map(({ pair: [key, value] }) => `${goQueryEscape(key)}=${goQueryEscape(value)}`);
-  return `${scheme.toLowerCase()}://${host}${path.endsWith("/") ? path : `${path}/`}?${sorted.join("&")}`;
+  return `${scheme.toLowerCase()}://${host}${path}?${sorted.join("&")}`;
+}
+
+/**
+ * The request body for these identities, byte for byte as Go's `json.Marshal` writes it: like
+ * `JSON.stringify`, except that `<`, `>`, `&`, U+2028 and U+2029 are written as `\u` escapes.
+ */
+export function dataPlaneRequestBody(identityIds: readonly string[]): string {
+  return JSON.stringify({ identityIds }).replace(/[<>&\u2028\u2029]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** Go's `url.ParseQuery`, keeping the pairs it keeps, in order. */

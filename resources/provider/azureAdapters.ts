@@ -24,7 +24,7 @@ import type { CertificateIdentity } from "../core/settings";
 import { certificateCredential, certificateFileCredential } from "../azure/certificateCredential";
 import type { ClusterCredentialSource } from "../azure/clusterCredentials";
 import { createClusterCredentialSource } from "../azure/clusterCredentials";
-import { createManagedIdentitiesDataPlane } from "../azure/managedIdentitiesDataPlane";
+import { createManagedIdentitiesDataPlane, fetchServiceManagedIdentityCredential } from "../azure/managedIdentitiesDataPlane";
 import { sharedTokenCredential } from "../azure/sharedTokenCredential";
 import type { DocumentStore } from "../cosmos/documentStore";
 import { createDocumentStore } from "../cosmos/documentStore";
@@ -42,6 +42,9 @@ export interface AzureAdapters {
   /** Mode `clusterServiceManagedIdentity`: each cluster's reader, of its own service managed identity. */
   readonly clusterCredentials?: ClusterCredentialSource;
 }
+
+/** How long Entra ID's refusal of the first party in one tenant answers for that tenant without asking again. */
+export const firstPartyRefusalHoldInMs = 30 * 1000;
 
 /** Per-subscription arm-msi clients a process keeps before it starts over (azureAdapters.ts buildAdapters). */
 const maxArmClients = 4096;
@@ -144,14 +147,17 @@ function buildAdapters(settings: Settings): AzureAdapters {
  * token cache and its own arm-msi client (a pipeline holds its credential, so none is shared).
  */
 function clusterCredentialSource(settings: Settings, agent: Agent, processCredential: TokenCredential): ClusterCredentialSource {
-  const firstParty = settings.firstParty === undefined ? processCredential : fileCredential(settings, settings.firstParty, agent);
+  const firstParty =
+    settings.firstParty === undefined ? processCredential : fileCredential(settings, settings.firstParty, agent, { additionallyAllowedTenants: ["*"] });
+  const dataPlane = createManagedIdentitiesDataPlane({
+    // A refusal is held per tenant: the clusters whose data plane challenges elsewhere still ask.
+    firstPartyCredential: sharedTokenCredential(firstParty, Date.now, { holdFailuresForMs: firstPartyRefusalHoldInMs }),
+    audience: settings.dataPlaneAudience ?? "",
+    agent,
+    userAgentPrefix,
+  });
   return createClusterCredentialSource({
-    dataPlane: createManagedIdentitiesDataPlane({
-      firstPartyCredential: sharedTokenCredential(firstParty),
-      audience: settings.dataPlaneAudience ?? "",
-      agent,
-      userAgentPrefix,
-    }),
+    fetchCredential: (identityUrl, smi, options) => fetchServiceManagedIdentityCredential(dataPlane, identityUrl, smi, options),
     credentialFor: (answer) =>
       sharedTokenCredential(
         certificateCredential(answer.tenantId, answer.clientId, answer.material, {
@@ -182,11 +188,17 @@ function armClientOptions(settings: Settings, agent: Agent): import("@azure/arm-
 }
 
 /** The credential of a certificate bundle file (the first party's, the fixed identity's) at the configured authority. */
-function fileCredential(settings: Settings, identity: CertificateIdentity, agent: Agent): TokenCredential {
+function fileCredential(
+  settings: Settings,
+  identity: CertificateIdentity,
+  agent: Agent,
+  options: { readonly additionallyAllowedTenants?: readonly string[] } = {},
+): TokenCredential {
   return certificateFileCredential(identity, {
     authorityHost: settings.authorityHost,
     disableInstanceDiscovery: isLoopbackHost(new URL(settings.authorityHost).hostname),
     agent,
+    ...options,
   });
 }
 

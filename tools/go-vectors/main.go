@@ -11,21 +11,29 @@
 //	go run . > ../../test/fixtures/goVectors.json      the vectors (committed; a unit test re-runs this and compares)
 //	go run . -table                                    the compressed mapping table pasted into goStrings.ts
 //
-// Standard library only, so it builds offline.
+// The data plane request vectors run upstream's own client (github.com/Azure/msi-dataplane, the
+// version ARO-HCP's backend pins, from the Go module proxy); everything else is the standard library.
 package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/url"
+	"io"
+	"net/http"
 	"os"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/msi-dataplane/pkg/dataplane"
+	"github.com/go-logr/logr"
 )
 
 // resourceIDNamespace is upstream's namespace UUID for Cosmos item ids (upstream-behaviour.md §1.1).
@@ -102,45 +110,80 @@ var identityURLs = []string{
 	"https://example.identity.azure.net/credentials",
 }
 
-// dataPlaneAPIVersion is the api-version upstream's client sends (managed-identities-data-plane.md).
-const dataPlaneAPIVersion = "2024-01-01"
+// identityLists are identityIds bodies: one identity (the data plane operators' request for the
+// service managed identity), several (the MSI sibling's request), and names whose JSON encoding
+// differs between Go and JavaScript (Go escapes <, >, &, U+2028 and U+2029).
+var identityLists = [][]string{
+	{identityID("Test-RG_01", "Identity-A")},
+	{identityID("rg", "control-plane"), identityID("rg", "cloud-controller-manager"), identityID("RG", "SMI")},
+	{identityID("İSTANBUL-RG", "disk-csi-İ"), identityID("ΟΔΟΣ", "ΤΑΥΤΟΤΗΣ")},
+	{identityID("rg<&>", "name\u2028\u2029\"quoted\"")},
+}
 
-// dataPlaneRequestURL is the URL upstream's msi-dataplane client POSTs to for an identity URL:
-// NewClient keeps the identity URL's scheme, host and path as the server (oapi-codegen appends a
-// "/" and resolves the operation path "./" against it), the request carries api-version, and a
-// request editor adds every query parameter of the identity URL before Values.Encode sorts them.
-// The same steps with the standard library only.
-func dataPlaneRequestURL(identityURL string) string {
-	parsed, err := url.ParseRequestURI(identityURL)
+// dataPlaneRequest is what upstream's own data plane client (github.com/Azure/msi-dataplane, at
+// the version ARO-HCP's backend pins) sends for an identity URL and a list of identities: it runs
+// the client, with a transport that records the request instead of sending it. Nothing here
+// re-implements the client, so a change of its URL or body rules shows up in the vectors.
+func dataPlaneRequest(identityURL string, identityIDs []string) (requestURL string, body string) {
+	recorder := &recordingTransport{}
+	factory := dataplane.NewClientFactory(noCredential{}, "https://dataplane.vectors.invalid", &azcore.ClientOptions{
+		Transport: recorder,
+		Retry:     policy.RetryOptions{MaxRetries: -1},
+	}, dataplane.WithClientLogger(&discardLogger))
+	client, err := factory.NewClient(identityURL)
 	if err != nil {
 		panic(err)
 	}
-	server := (&url.URL{Scheme: parsed.Scheme, Host: parsed.Host, Path: parsed.Path}).String()
-	if !strings.HasSuffix(server, "/") {
-		server += "/"
-	}
-	serverURL, err := url.Parse(server)
-	if err != nil {
+	if _, err := client.GetUserAssignedIdentitiesCredentials(context.Background(), dataplane.UserAssignedIdentitiesRequest{IdentityIDs: identityIDs}); err != nil {
 		panic(err)
 	}
-	queryURL, err := serverURL.Parse("./")
-	if err != nil {
-		panic(err)
+	if recorder.request == nil {
+		panic("the client sent nothing")
 	}
-	query := queryURL.Query()
-	query.Add("api-version", dataPlaneAPIVersion)
-	for key, values := range parsed.Query() {
-		for _, value := range values {
-			query.Add(key, value)
+	return recorder.request.URL.String(), recorder.body
+}
+
+var discardLogger = logr.Discard()
+
+// recordingTransport keeps the request and answers 200 with an empty credentials object, so the
+// client's bearer policy never needs a token (the first request goes out without one).
+type recordingTransport struct {
+	request *http.Request
+	body    string
+}
+
+func (transport *recordingTransport) Do(request *http.Request) (*http.Response, error) {
+	transport.request = request
+	if request.Body != nil {
+		bytes, err := io.ReadAll(request.Body)
+		if err != nil {
+			return nil, err
 		}
+		transport.body = string(bytes)
 	}
-	queryURL.RawQuery = query.Encode()
-	return queryURL.String()
+	return &http.Response{
+		StatusCode: http.StatusOK,
+		Header:     http.Header{"Content-Type": []string{"application/json"}},
+		Body:       io.NopCloser(strings.NewReader(`{"explicit_identities":[]}`)),
+		Request:    request,
+	}, nil
+}
+
+// noCredential is never asked: the recording transport answers the unauthenticated request.
+type noCredential struct{}
+
+func (noCredential) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	panic("no token is needed to record a request")
 }
 
 type identityURLVector struct {
 	IdentityURL string `json:"identityUrl"`
 	RequestURL  string `json:"requestUrl"`
+}
+
+type requestBodyVector struct {
+	IdentityIDs []string `json:"identityIds"`
+	Body        string   `json:"body"`
 }
 
 type textVector struct {
@@ -160,8 +203,10 @@ type vectors struct {
 	Namespace      string       `json:"namespace"`
 	Text           []textVector `json:"text"`
 	ArmResourceIDs []armVector  `json:"armResourceIds"`
-	// IdentityURLs are the data plane request URLs of identity URLs (dataPlaneRequestURL).
+	// IdentityURLs are the data plane request URLs of identity URLs (dataPlaneRequest).
 	IdentityURLs []identityURLVector `json:"identityUrls"`
+	// RequestBodies are the data plane request bodies of identity lists (dataPlaneRequest).
+	RequestBodies []requestBodyVector `json:"requestBodies"`
 	// LowerCaseMapping is every code point that unicode.ToLower changes, as [from, to]; spliced in
 	// by main, one pair a line, to keep the file short and its diffs readable.
 	LowerCaseMapping string `json:"lowerCaseMapping"`
@@ -255,7 +300,12 @@ func main() {
 		output.ArmResourceIDs = append(output.ArmResourceIDs, armVector{id, lower, documentID})
 	}
 	for _, identityURL := range identityURLs {
-		output.IdentityURLs = append(output.IdentityURLs, identityURLVector{identityURL, dataPlaneRequestURL(identityURL)})
+		requestURL, _ := dataPlaneRequest(identityURL, []string{identityID("rg", "smi")})
+		output.IdentityURLs = append(output.IdentityURLs, identityURLVector{identityURL, requestURL})
+	}
+	for _, identityIDs := range identityLists {
+		_, body := dataPlaneRequest(identityURLs[0], identityIDs)
+		output.RequestBodies = append(output.RequestBodies, requestBodyVector{identityIDs, body})
 	}
 	var buffer bytes.Buffer
 	encoder := json.NewEncoder(&buffer)

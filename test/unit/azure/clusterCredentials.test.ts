@@ -1,14 +1,14 @@
 /**
  * The credential cache of `clusterServiceManagedIdentity` mode (resources/azure/clusterCredentials.ts)
- * with a fake data plane and fake arm-msi clients: one data plane call per SMI until renew_after,
- * shared by concurrent passes, never handed to another cluster, failures named per cluster and not
- * remembered. The same against the sandbox with the real SDK clients: test/integration/clusterCredentials.test.ts.
+ * with a fake data plane and fake arm-msi clients: one data plane call per cluster until renew_after,
+ * shared by concurrent passes, never handed to another cluster (not even one with the same SMI and
+ * identity URL), failures named per cluster and not remembered. The same against the sandbox with the real SDK clients: test/integration/clusterCredentials.test.ts.
  */
 import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
 import type { TokenCredential } from "@azure/identity";
 import { describe, expect, it } from "vitest";
 import { ClusterCredentialError, createClusterCredentialSource } from "../../../resources/azure/clusterCredentials";
-import type { ManagedIdentitiesDataPlane, ServiceManagedIdentityCredential } from "../../../resources/azure/managedIdentitiesDataPlane";
+import type { ServiceManagedIdentityCredential } from "../../../resources/azure/managedIdentitiesDataPlane";
 import { DataPlaneError } from "../../../resources/azure/managedIdentitiesDataPlane";
 import { parseResourceIdOfType } from "../../../resources/core/azureResourceId";
 import type { ParsedResourceId } from "../../../resources/core/azureResourceId";
@@ -36,7 +36,7 @@ interface FakeWorld {
   now: number;
   renewAfterInMs: number | undefined;
   fail: Error | undefined;
-  readonly dataPlane: ManagedIdentitiesDataPlane;
+  readonly fetchCredential: (identityUrl: string, smi: string) => Promise<ServiceManagedIdentityCredential>;
 }
 
 /** A data plane that hands out a distinct client ID per SMI and counts its calls. */
@@ -47,22 +47,20 @@ function fakeWorld(): FakeWorld {
     now: t0,
     renewAfterInMs: 60_000,
     fail: undefined,
-    dataPlane: {
-      async fetchCredential(identityUrl, smi) {
-        world.calls.push(`${identityUrl} ${smi}`);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        if (world.fail !== undefined) throw world.fail;
-        const answer: ServiceManagedIdentityCredential = {
-          resourceId: smi,
-          clientId: `client-of-${smi.split("/")[2]}`,
-          tenantId: "tenant",
-          authenticationEndpoint: "https://login.example",
-          material: { pem: "", thumbprint: "T", validFrom: new Date(t0), validTo: new Date(t0 + 86_400_000) },
-          renewAfter: world.renewAfterInMs === undefined ? undefined : new Date(world.now + world.renewAfterInMs),
-          notAfter: new Date(world.now + 86_400_000),
-        };
-        return answer;
-      },
+    async fetchCredential(identityUrl, smi) {
+      world.calls.push(`${identityUrl} ${smi}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      if (world.fail !== undefined) throw world.fail;
+      const answer: ServiceManagedIdentityCredential = {
+        resourceId: smi,
+        clientId: `client-of-${smi.split("/")[2]}`,
+        tenantId: "tenant",
+        authenticationEndpoint: "https://login.example",
+        material: { pem: "", thumbprint: "T", validFrom: new Date(t0), validTo: new Date(t0 + 86_400_000) },
+        renewAfter: world.renewAfterInMs === undefined ? undefined : new Date(world.now + world.renewAfterInMs),
+        notAfter: new Date(world.now + 86_400_000),
+      };
+      return answer;
     },
   };
   return world;
@@ -70,7 +68,7 @@ function fakeWorld(): FakeWorld {
 
 function sourceOf(world: FakeWorld, acquireArmToken: (credential: TokenCredential) => Promise<unknown> = () => Promise.resolve(undefined)) {
   return createClusterCredentialSource({
-    dataPlane: world.dataPlane,
+    fetchCredential: world.fetchCredential,
     // The credential is the answer's client ID, so a test can see whose credential read what.
     credentialFor: (answer) => ({ clientId: answer.clientId, getToken: () => Promise.resolve(null) }) as TokenCredential & { clientId: string },
     armClientFor: (credential, subscriptionId) => {
@@ -192,7 +190,7 @@ describe("cluster credentials", () => {
     expect(world.calls).toHaveLength(0);
   });
 
-  it("makes a data plane refusal this cluster's error and does not remember it; passes a first-party failure on and holds it 30 s", async () => {
+  it("makes a data plane refusal this cluster's error and remembers no failure, the first party's included", async () => {
     const world = fakeWorld();
     const source = sourceOf(world);
     const request = { cluster: clusterIn(subscriptionA, "a"), serviceManagedIdentity: smiOf(subscriptionA), identityUrl: "https://dp.example/a" };
@@ -201,16 +199,26 @@ describe("cluster credentials", () => {
     expect(refused).toBeInstanceOf(ClusterCredentialError);
     expect(refused).toMatchObject({ statusCode: 403 });
     expect((refused as Error).message).toContain(request.cluster.canonical);
-    world.fail = new DataPlaneError("the first-party credential could not get a token", { firstParty: true });
+    world.fail = new DataPlaneError("the first-party credential could not get a token", { firstParty: true, tenantId: "t" });
     await expect(source.readerFor(request, signal)).rejects.toMatchObject({ name: "DataPlaneError", firstParty: true });
     world.fail = undefined;
-    // Held for 30 s: another cluster fails the same way without a call; then the data plane is asked again.
+    // Whether the first party is asked again is its credential's business (held per tenant there):
+    // the next cluster's data plane call goes out.
     const other = { cluster: clusterIn(subscriptionB, "b"), serviceManagedIdentity: smiOf(subscriptionB), identityUrl: "https://dp.example/b" };
-    await expect(source.readerFor(other, signal)).rejects.toMatchObject({ name: "DataPlaneError", firstParty: true });
-    expect(world.calls).toHaveLength(2);
-    world.now += 30_000;
     await source.readerFor(other, signal);
     await source.readerFor(request, signal);
     expect(world.calls).toHaveLength(4);
+  });
+
+  it("keys its entries by cluster: two clusters declaring the same SMI and identity URL each get their own call and subscription", async () => {
+    const world = fakeWorld();
+    const source = sourceOf(world);
+    const shared = { serviceManagedIdentity: smiOf(subscriptionA), identityUrl: "https://dp.example/a" };
+    const a = await source.readerFor({ cluster: clusterIn(subscriptionA, "a"), ...shared }, signal);
+    const b = await source.readerFor({ cluster: clusterIn(subscriptionB, "b"), ...shared }, signal);
+    expect(world.calls).toHaveLength(2);
+    expect(a.reader).not.toBe(b.reader);
+    expect(world.armClients.map((client) => client.subscriptionId)).toEqual([subscriptionA, subscriptionB]);
+    await expect(read(b.reader, identityIn(subscriptionA, "x"))).rejects.toMatchObject({ code: "IdentityOutsideClusterSubscription" });
   });
 });

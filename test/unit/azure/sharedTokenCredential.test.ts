@@ -118,4 +118,29 @@ describe("sharedTokenCredential", () => {
     expect((await shared.getToken("scope/.default"))?.token).toBe("token-2");
     expect(inner.calls).toHaveLength(2);
   });
+
+  it("with holdFailuresForMs, answers a refusal again for that tenant only, until the hold ends; a bundle file's failure is never held", async () => {
+    let clock = 0;
+    const calls: string[] = [];
+    let refuse: Error | undefined = Object.assign(new Error("AADSTS700027: the certificate is not registered"), { name: "AuthenticationError" });
+    const inner = {
+      getToken: (_scopes: string | string[], options?: { tenantId?: string }) => {
+        calls.push(options?.tenantId ?? "home");
+        return refuse === undefined ? Promise.resolve({ token: "t", expiresOnTimestamp: clock + hour }) : Promise.reject(refuse);
+      },
+    };
+    const shared = sharedTokenCredential(inner, () => clock, { holdFailuresForMs: 30_000 });
+    await expect(shared.getToken("dp/.default", { tenantId: "tenant-a" })).rejects.toThrow(/AADSTS700027/);
+    refuse = undefined;
+    await expect(shared.getToken("dp/.default", { tenantId: "tenant-a" }), "held: not asked again").rejects.toThrow(/AADSTS700027/);
+    expect((await shared.getToken("dp/.default", { tenantId: "tenant-b" }))?.token, "another tenant is asked").toBe("t");
+    expect(calls).toEqual(["tenant-a", "tenant-b"]);
+    clock += 30_000;
+    expect((await shared.getToken("dp/.default", { tenantId: "tenant-a" }))?.token).toBe("t");
+    expect(calls).toEqual(["tenant-a", "tenant-b", "tenant-a"]);
+    refuse = Object.defineProperty(new Error("the file does not exist"), "certificateFileProblem", { value: true });
+    await expect(shared.getToken("other/.default", { tenantId: "tenant-a" })).rejects.toThrow(/does not exist/);
+    refuse = undefined;
+    expect((await shared.getToken("other/.default", { tenantId: "tenant-a" }))?.token, "read again at once").toBe("t");
+  });
 });
