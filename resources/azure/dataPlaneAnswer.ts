@@ -80,7 +80,7 @@ export function readDataPlaneAnswer(status: number, body: string, host: string):
   }
   return identities.map((candidate: unknown, index): DataPlaneIdentity => {
     const entry = typeof candidate === "object" && candidate !== null ? (candidate as Record<string, unknown>) : {};
-    const text = (name: string): string | null => (typeof entry[name] === "string" ? (entry[name]) : null);
+    const text = (name: string): string | null => (typeof entry[name] === "string" ? entry[name] : null);
     const resourceId = text("resource_id");
     if (resourceId === null || resourceId.length === 0) {
       throw new DataPlaneError(`the Managed Identities data plane at ${host} answered an entry without resource_id (explicit_identities[${index}])`);
