@@ -32,9 +32,9 @@ import { createUserAssignedIdentityReader } from "./userAssignedIdentityReader";
 /** What a pass knows about its cluster when it needs the cluster's credential. */
 export interface ClusterCredentialRequest {
   readonly cluster: ParsedResourceId;
-  /** The SMI's ARM resource ID: the resource's input, else the cluster document's. */
+  /** The SMI's ARM resource ID, as the cluster document names it. */
   readonly serviceManagedIdentity: string | undefined;
-  /** `managedIdentitiesDataPlaneIdentityURL`: the resource's input, else the cluster document's. */
+  /** `managedIdentitiesDataPlaneIdentityURL`, as the cluster document has it. */
   readonly identityUrl: string | undefined;
 }
 
@@ -149,7 +149,7 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
       if (smi === undefined || smi.length === 0) {
         throw new ClusterCredentialError(
           `cluster ${request.cluster.canonical} has no service managed identity (its HCPOpenShiftCluster document's ` +
-            "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.serviceManagedIdentity, or the resource's serviceManagedIdentity input), " +
+            "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.serviceManagedIdentity), " +
             "so there is no credential to read its identities with",
           { field: "serviceManagedIdentity" },
         );
@@ -157,8 +157,8 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
       const identityUrl = request.identityUrl;
       if (identityUrl === undefined || identityUrl.length === 0) {
         throw new ClusterCredentialError(
-          `cluster ${request.cluster.canonical} has no identity URL (its HCPOpenShiftCluster document's properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL, ` +
-            "or the resource's managedIdentitiesDataPlaneIdentityURL input), so the Managed Identities data plane cannot be asked for its service managed identity's credential",
+          `cluster ${request.cluster.canonical} has no identity URL (its HCPOpenShiftCluster document's properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL), ` +
+            "so the Managed Identities data plane cannot be asked for its service managed identity's credential",
           { field: "managedIdentitiesDataPlaneIdentityURL" },
         );
       }

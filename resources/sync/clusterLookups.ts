@@ -8,7 +8,10 @@
  *   process's one reader serves every cluster.
  * - With one (`clusterServiceManagedIdentity`), the cluster's own reader replaces it for this
  *   pass, and the pass's credential scope becomes `cluster`: a 403 is then a definitive answer
- *   about an identity (core/statusDecision.ts). Its failures end the pass before any write:
+ *   about an identity (core/statusDecision.ts). Whose credential that is, the cluster document
+ *   says: its service managed identity and identity URL are the authority, and a resource input
+ *   naming others fails the cluster, naming both values, before anything is read or written
+ *   (an input may only agree). Its failures end the pass before any write:
  *   {@link ClusterCredentialError} for this cluster alone, {@link AzureAccessError} when the
  *   first-party credential itself failed (every cluster would fail the same way).
  */
@@ -18,16 +21,37 @@ import { DataPlaneError } from "../azure/managedIdentitiesDataPlane";
 import { AzureAccessError } from "../core/azureAccessError";
 import type { SyncDependencies } from "./syncDependencies";
 import type { ParsedResourceId } from "../core/azureResourceId";
+import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
+import { goToLower } from "../core/goStrings";
 import { readClusterDocument } from "../core/clusterDocument";
 import type { DocumentLocation } from "../core/documentLocation";
 import { CosmosDocumentError } from "../core/errors";
 import { readLive } from "./documentReads";
 
-/** The dependencies the lookups of one cluster's pass use. */
-export async function lookupDependenciesFor(dependencies: SyncDependencies, request: ClusterCredentialRequest, documentId: string): Promise<SyncDependencies> {
+/** The service managed identity and identity URL a resource's inputs (or its last state) declare. */
+export interface DeclaredCredential {
+  readonly serviceManagedIdentity?: string;
+  readonly identityUrl?: string;
+}
+
+/**
+ * The dependencies the lookups of one cluster's pass use.
+ * @param request - The cluster and what its cluster document says (the authority).
+ * @param declared - What the resource's inputs say; each must agree with the document.
+ */
+export async function lookupDependenciesFor(
+  dependencies: SyncDependencies,
+  request: ClusterCredentialRequest,
+  declared: DeclaredCredential,
+  documentId: string,
+): Promise<SyncDependencies> {
   const source = dependencies.clusterCredentials;
   if (source === undefined) {
     return dependencies;
+  }
+  const disagreement = credentialDisagreement(request, declared);
+  if (disagreement !== undefined) {
+    throw new ClusterCredentialError(disagreement.message, { field: disagreement.field });
   }
   try {
     const { reader, description } = await source.readerFor(request, { abortSignal: AbortSignal.timeout(dependencies.options.lookupTimeoutInMs) });
@@ -53,41 +77,66 @@ export async function lookupDependenciesFor(dependencies: SyncDependencies, requ
 }
 
 /**
- * The lookup dependencies of a refresh that asks Azure: with cluster credentials, the service
- * managed identity and identity URL the inputs declared, else the cluster document's (read only
- * now, and only in that mode). A missing cluster document fails the refresh: state stays as it was.
+ * The lookup dependencies of a refresh that asks Azure: with cluster credentials, the cluster
+ * document's service managed identity and identity URL (read only now, and only in that mode),
+ * which the values the resource last declared must agree with. A missing cluster document fails
+ * the refresh: state stays as it was.
  */
 export async function refreshLookupDependencies(
   dependencies: SyncDependencies,
   cluster: ParsedResourceId,
-  declared: { readonly serviceManagedIdentity?: string; readonly identityUrl?: string },
+  declared: DeclaredCredential,
   location: DocumentLocation,
 ): Promise<SyncDependencies> {
   if (dependencies.clusterCredentials === undefined) {
     return dependencies;
   }
-  let fromDocument: { serviceManagedIdentity: string | undefined; identityUrl: string | undefined } = {
-    serviceManagedIdentity: undefined,
-    identityUrl: undefined,
-  };
-  if (declared.serviceManagedIdentity === undefined || declared.identityUrl === undefined) {
-    const description = `HCPOpenShiftCluster document ${location.clusterDocumentId} (${cluster.canonical})`;
-    const clusterDocument = await readLive(dependencies, location.partitionKey, location.clusterDocumentId, description);
-    if (clusterDocument === undefined) {
-      throw new CosmosDocumentError({
-        documentId: location.clusterDocumentId,
-        message: `${description} does not exist, so the credential of the cluster's service managed identity cannot be found; nothing was compared or changed`,
-      });
-    }
-    fromDocument = readClusterDocument(clusterDocument.document);
+  const description = `HCPOpenShiftCluster document ${location.clusterDocumentId} (${cluster.canonical})`;
+  const clusterDocument = await readLive(dependencies, location.partitionKey, location.clusterDocumentId, description);
+  if (clusterDocument === undefined) {
+    throw new CosmosDocumentError({
+      documentId: location.clusterDocumentId,
+      message: `${description} does not exist, so the credential of the cluster's service managed identity cannot be found; nothing was compared or changed`,
+    });
   }
+  const fromDocument = readClusterDocument(clusterDocument.document);
   return lookupDependenciesFor(
     dependencies,
-    {
-      cluster,
-      serviceManagedIdentity: declared.serviceManagedIdentity ?? fromDocument.serviceManagedIdentity,
-      identityUrl: declared.identityUrl ?? fromDocument.identityUrl,
-    },
+    { cluster, serviceManagedIdentity: fromDocument.serviceManagedIdentity, identityUrl: fromDocument.identityUrl },
+    declared,
     location.documentId,
   );
+}
+
+/** Where the declared values and the cluster document's part ways, named with both values. */
+function credentialDisagreement(request: ClusterCredentialRequest, declared: DeclaredCredential): { message: string; field: string } | undefined {
+  const cluster = request.cluster.canonical;
+  if (declared.serviceManagedIdentity !== undefined && !sameResourceId(declared.serviceManagedIdentity, request.serviceManagedIdentity)) {
+    return {
+      field: "serviceManagedIdentity",
+      message:
+        `the serviceManagedIdentity input of cluster ${request.cluster.name} names ${declared.serviceManagedIdentity}, but its HCPOpenShiftCluster document ` +
+        `names ${request.serviceManagedIdentity ?? "none"}; the cluster document says whose credential reads the cluster: ` +
+        `remove the input or make it agree (cluster ${cluster})`,
+    };
+  }
+  if (declared.identityUrl !== undefined && declared.identityUrl !== request.identityUrl) {
+    return {
+      field: "managedIdentitiesDataPlaneIdentityURL",
+      message:
+        `the managedIdentitiesDataPlaneIdentityURL input of cluster ${request.cluster.name} is ${declared.identityUrl}, but its HCPOpenShiftCluster document ` +
+        `has ${request.identityUrl ?? "none"}; the cluster document says where its credential comes from: ` +
+        `remove the input or make it agree (cluster ${cluster})`,
+    };
+  }
+  return undefined;
+}
+
+function sameResourceId(left: string, right: string | undefined): boolean {
+  return right !== undefined && goToLower(canonicalOrSelf(left)) === goToLower(canonicalOrSelf(right));
+}
+
+function canonicalOrSelf(id: string): string {
+  const parsed = parseResourceIdOfType(id, userAssignedIdentityResourceType);
+  return parsed.ok ? parsed.resourceId.canonical : id;
 }

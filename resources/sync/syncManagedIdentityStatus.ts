@@ -54,7 +54,7 @@ export interface SyncRequest {
   readonly desired: readonly DesiredIdentity[] | undefined;
   /** Skip the recheck gate (drift was detected). */
   readonly force: boolean;
-  /** The service managed identity and identity URL the inputs declare; the cluster document's otherwise. */
+  /** The service managed identity and identity URL the inputs declare: they must agree with the cluster document's. */
   readonly serviceManagedIdentity?: string;
   readonly identityUrl?: string;
 }
@@ -143,11 +143,8 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
   // cluster's service managed identity's, asked for only now that the gate says there is work.
   const lookups = await lookupDependenciesFor(
     dependencies,
-    {
-      cluster: request.cluster,
-      serviceManagedIdentity: request.serviceManagedIdentity ?? fromCluster.serviceManagedIdentity,
-      identityUrl: request.identityUrl ?? fromCluster.identityUrl,
-    },
+    { cluster: request.cluster, serviceManagedIdentity: fromCluster.serviceManagedIdentity, identityUrl: fromCluster.identityUrl },
+    { serviceManagedIdentity: request.serviceManagedIdentity, identityUrl: request.identityUrl },
     location.documentId,
   );
   const outcomes = await lookUpAll(lookups, desired);

@@ -144,7 +144,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     expectRecorded(healthy);
   });
 
-  it("names the missing identity URL field of a cluster document, and writes nothing", async () => {
+  it("names the missing identity URL field of a cluster document, refuses an input in its place, and writes nothing", async () => {
     const provider = clusterModeProvider();
     const cluster = clusters[2];
     const clusterDocument = sandbox.documents.read(cluster.partitionKey, cluster.clusterDocumentId) as JsonObject;
@@ -160,11 +160,22 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     try {
       await expect(provider.create({ clusterResourceId: cluster.clusterResourceId })).rejects.toThrow(/managedIdentitiesDataPlaneIdentityURL/);
       expect(documentOf(cluster)).toEqual(before);
-      // Declared as an input instead, the same URL works.
+      // The cluster document is the authority: the same URL declared as an input instead is refused, naming both.
+      sandbox.statistics.reset();
+      await expect(
+        provider.create({ clusterResourceId: cluster.clusterResourceId, managedIdentitiesDataPlaneIdentityURL: identityUrl as string }),
+      ).rejects.toThrow(/managedIdentitiesDataPlaneIdentityURL input of cluster .* but its HCPOpenShiftCluster document has none/);
+      expect(documentOf(cluster)).toEqual(before);
+      expect(sandbox.statistics.snapshot().dataPlane.requests).toBe(0);
+      sandbox.documents.patch(
+        cluster.partitionKey,
+        cluster.clusterDocumentId,
+        "/properties/serviceProviderProperties/managedIdentitiesDataPlaneIdentityURL",
+        identityUrl,
+      );
+      // An input that agrees with the document works, and a refresh reads with the document's URL.
       const created = await provider.create({ clusterResourceId: cluster.clusterResourceId, managedIdentitiesDataPlaneIdentityURL: identityUrl as string });
       expectRecorded(cluster);
-      // A refresh is not given the inputs: the outputs keep the declared URL for it.
-      expect(created.outs).toMatchObject({ declaredCredential: { identityUrl } });
       makeDue(cluster);
       sandbox.statistics.reset();
       const refreshed = await (provider.read as NonNullable<typeof provider.read>)(created.id, created.outs);

@@ -55,23 +55,53 @@ describe("the cluster credential seam", () => {
     expect(source.requests).toHaveLength(0);
   });
 
-  it("asks with the cluster document's SMI and identity URL, or with those the inputs declare", async () => {
+  it("asks with the cluster document's SMI and identity URL, also when the inputs agree with them", async () => {
     const source = fakeSource({ [identityA]: { values: { clientId: "client-a", principalId: "principal-a" } } });
     const harness = harnessWith(recorded, source);
     await syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired: undefined, force: false });
-    const declaredSmi = identityResourceId("declared-smi");
     await syncManagedIdentityStatus(harness.dependencies, {
       cluster: parsedCluster(),
       desired: desiredIdentitySet({ a: identityA }).identities,
       force: true,
-      serviceManagedIdentity: declaredSmi,
-      identityUrl: "https://declared.example/x?y=1",
+      serviceManagedIdentity: documentSmi.toUpperCase(),
+      identityUrl: documentUrl,
     });
     expect(source.requests.map(({ serviceManagedIdentity, identityUrl }) => ({ serviceManagedIdentity, identityUrl }))).toEqual([
       { serviceManagedIdentity: documentSmi, identityUrl: documentUrl },
-      { serviceManagedIdentity: declaredSmi, identityUrl: "https://declared.example/x?y=1" },
+      { serviceManagedIdentity: documentSmi, identityUrl: documentUrl },
     ]);
   });
+
+  it.each([
+    [
+      "serviceManagedIdentity",
+      { serviceManagedIdentity: identityResourceId("copied-from-another-cluster") },
+      /names .*copied-from-another-cluster.*names .*service-managed-identity/,
+    ],
+    [
+      "managedIdentitiesDataPlaneIdentityURL",
+      { identityUrl: "https://declared.example/x?y=1" },
+      /is https:\/\/declared\.example\/x\?y=1, but its HCPOpenShiftCluster document has https:/,
+    ],
+  ])(
+    "fails the cluster when the %s input disagrees with the cluster document, naming both, asking for no credential and writing nothing",
+    async (field, declared, message) => {
+      const source = fakeSource({ [identityA]: { values: { clientId: "other", principalId: "other" } } });
+      const harness = harnessWith(recorded, source);
+      const before = structuredClone(documentOf(harness));
+      const failure = await syncManagedIdentityStatus(harness.dependencies, {
+        cluster: parsedCluster(),
+        desired: undefined,
+        force: true,
+        ...declared,
+      }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(ClusterCredentialError);
+      expect(failure).toMatchObject({ field });
+      expect((failure as Error).message).toMatch(message);
+      expect(source.requests).toHaveLength(0);
+      expect(documentOf(harness)).toEqual(before);
+    },
+  );
 
   it.each([
     [
