@@ -207,6 +207,8 @@ type vectors struct {
 	IdentityURLs []identityURLVector `json:"identityUrls"`
 	// RequestBodies are the data plane request bodies of identity lists (dataPlaneRequest).
 	RequestBodies []requestBodyVector `json:"requestBodies"`
+	// MSISubtrees are msiManagedIdentities subtrees as upstream's types encode them (msi.go).
+	MSISubtrees []msiCase `json:"msiSubtrees"`
 	// LowerCaseMapping is every code point that unicode.ToLower changes, as [from, to]; spliced in
 	// by main, one pair a line, to keep the file short and its diffs readable.
 	LowerCaseMapping string `json:"lowerCaseMapping"`
@@ -306,6 +308,10 @@ func main() {
 	for _, identityIDs := range identityLists {
 		_, body := dataPlaneRequest(identityURLs[0], identityIDs)
 		output.RequestBodies = append(output.RequestBodies, requestBodyVector{identityIDs, body})
+	}
+	for _, c := range msiCases {
+		c.Subtree = upstreamMSISubtree(c)
+		output.MSISubtrees = append(output.MSISubtrees, c)
 	}
 	var buffer bytes.Buffer
 	encoder := json.NewEncoder(&buffer)

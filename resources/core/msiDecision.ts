@@ -1,0 +1,131 @@
+/**
+ * The decisions of the MSI half (msiManagedIdentities.ts), as upstream's FetchMSIIdentitiesInfo
+ * makes them, from plain values. Pure.
+ *
+ * - Desired set: the cluster document's control plane operator identities, de-duplicated by
+ *   lowercased ID (the spelling of the operator that sorts first is kept), plus its service
+ *   managed identity, which is required.
+ * - Gate: the stored recheck time is honoured only while the stored SMI and control plane keys
+ *   match the desired set; otherwise there is work at once.
+ * - Decision: one answer names every requested identity (matched by lowercased `resource_id`,
+ *   order and casing not assumed); its `client_id` and `object_id` are written as answered, a null
+ *   leaving the field out (the data plane answers null for an identity that no longer exists). An
+ *   answer with another count of entries, or one that misses a requested identity, decides
+ *   nothing: nothing is written. A complete answer sets the recheck time 12 h (+ up to 50 %) ahead.
+ */
+import { goToLower } from "./goStrings";
+import type { DesiredIdentity } from "./identityStatus";
+import { desiredIdentitySet, nextRecheckTime, parseTimestamp } from "./identityStatus";
+import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
+import type { MsiIdentityEntry, MsiManagedIdentities } from "./msiManagedIdentities";
+
+/** What the MSI half resolves for one cluster. */
+export interface MsiDesired {
+  /** Sorted by key. */
+  readonly controlPlaneOperators: readonly DesiredIdentity[];
+  readonly serviceManagedIdentity: DesiredIdentity;
+}
+
+/** The path of the control plane operators in the cluster document, for messages. */
+export const controlPlaneOperatorsPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators";
+const serviceManagedIdentityPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.serviceManagedIdentity";
+
+/** The desired set, or the problems (each naming the document field) that keep it from being read. */
+export function msiDesiredSet(
+  controlPlaneOperators: Readonly<Record<string, unknown>>,
+  serviceManagedIdentity: string | undefined,
+): { readonly ok: true; readonly desired: MsiDesired } | { readonly ok: false; readonly problems: readonly string[] } {
+  const { identities, failures } = desiredIdentitySet(controlPlaneOperators, controlPlaneOperatorsPath);
+  const problems = failures.map((failure) => `${failure.property}: ${failure.reason}`);
+  if (serviceManagedIdentity === undefined) {
+    problems.push(`${serviceManagedIdentityPath} is not set; every cluster has a service managed identity`);
+    return { ok: false, problems };
+  }
+  const parsed = parseResourceIdOfType(serviceManagedIdentity, userAssignedIdentityResourceType);
+  if (!parsed.ok) problems.push(`${serviceManagedIdentityPath}: identity resource ID ${parsed.reason}`);
+  if (problems.length > 0 || !parsed.ok) return { ok: false, problems };
+  return {
+    ok: true,
+    desired: { controlPlaneOperators: identities, serviceManagedIdentity: { key: parsed.resourceId.key, resourceId: parsed.resourceId.canonical } },
+  };
+}
+
+/** The identities one request asks for, as upstream's: every control plane operator identity, then the SMI. */
+export function msiRequestedIdentities(desired: MsiDesired): string[] {
+  return [...desired.controlPlaneOperators.map((identity) => identity.resourceId), desired.serviceManagedIdentity.resourceId];
+}
+
+/** Why the MSI half has work to do, or undefined when the gate says skip. */
+export type MsiWorkReason = "desiredSetChanged" | "neverChecked" | "recheckDue";
+
+/** Upstream's needsWork for this half. */
+export function msiWorkReason(desired: MsiDesired, stored: MsiManagedIdentities, now: Date): MsiWorkReason | undefined {
+  if (!msiDesiredMatches(desired, stored)) return "desiredSetChanged";
+  const recheck = parseTimestamp(stored.earliestRecheckTime);
+  if (recheck === undefined) return "neverChecked";
+  return now.getTime() < recheck.getTime() ? undefined : "recheckDue";
+}
+
+/** Whether the stored SMI and control plane keys are the desired ones (IDs compared case-insensitively; values ignored). */
+export function msiDesiredMatches(desired: MsiDesired, stored: MsiManagedIdentities): boolean {
+  const storedSmi = stored.serviceManagedIdentity?.resourceId;
+  if (storedSmi === undefined || goToLower(storedSmi) !== desired.serviceManagedIdentity.key) return false;
+  const storedMap = stored.controlPlaneOperatorsIdentities ?? {};
+  return (
+    Object.keys(storedMap).length === desired.controlPlaneOperators.length &&
+    desired.controlPlaneOperators.every((identity) => Object.prototype.hasOwnProperty.call(storedMap, identity.key))
+  );
+}
+
+/** One answered identity: what the data plane (or a stand-in) said. */
+export interface MsiAnswerEntry {
+  readonly resourceId: string;
+  readonly clientId: string | null;
+  readonly objectId: string | null;
+}
+
+/**
+ * The subtree a complete answer leaves (see the module comment), or the problem that keeps the
+ * answer from deciding anything.
+ */
+export function decideMsiStatus(
+  desired: MsiDesired,
+  answer: readonly MsiAnswerEntry[],
+  now: Date,
+  random: () => number,
+): { readonly ok: true; readonly status: MsiManagedIdentities } | { readonly ok: false; readonly problem: string } {
+  const requested = msiRequestedIdentities(desired).length;
+  if (answer.length !== requested) {
+    return { ok: false, problem: `the answer holds ${answer.length} identities where ${requested} were asked for` };
+  }
+  const byKey = new Map(answer.map((entry) => [goToLower(entry.resourceId), entry]));
+  const entryOf = (identity: DesiredIdentity): MsiIdentityEntry | undefined => {
+    const answered = byKey.get(identity.key);
+    if (answered === undefined) return undefined;
+    return {
+      resourceId: identity.resourceId,
+      ...(answered.clientId === null ? {} : { clientId: answered.clientId }),
+      ...(answered.objectId === null ? {} : { principalId: answered.objectId }),
+    };
+  };
+  const controlPlaneOperatorsIdentities: Record<string, MsiIdentityEntry> = {};
+  for (const identity of [...desired.controlPlaneOperators, desired.serviceManagedIdentity]) {
+    const entry = entryOf(identity);
+    if (entry === undefined) return { ok: false, problem: `the answer holds nothing for ${identity.resourceId}` };
+    if (identity !== desired.serviceManagedIdentity) controlPlaneOperatorsIdentities[identity.key] = entry;
+  }
+  const serviceManagedIdentity = entryOf(desired.serviceManagedIdentity) as MsiIdentityEntry;
+  return {
+    ok: true,
+    status: {
+      earliestRecheckTime: nextRecheckTime(now, random),
+      ...(Object.keys(controlPlaneOperatorsIdentities).length === 0 ? {} : { controlPlaneOperatorsIdentities }),
+      serviceManagedIdentity,
+    },
+  };
+}
+
+/** The stand-in's answer (upstream's fixed identity where no data plane exists): its IDs for every identity asked for. */
+export function standInAnswer(requested: readonly string[], fixed: { readonly clientId: string; readonly principalId: string }): MsiAnswerEntry[] {
+  return requested.map((resourceId) => ({ resourceId, clientId: fixed.clientId, objectId: fixed.principalId }));
+}
