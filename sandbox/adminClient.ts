@@ -2,7 +2,8 @@ import type { StoredDocument } from "./cosmosDocumentStore";
 import type { FaultRule, FaultRuleInput, FaultTarget } from "./faultInjector";
 import type { PrincipalKind, RoleAssignment } from "./entraDirectory";
 import type { IdentityOverrides, SandboxIdentity } from "./identityStore";
-import type { CertificateRotation, DataPlaneCluster, FilePrincipalName, SecretFormat } from "./sandboxCredentials";
+import type { RecordedRequest } from "./requestRecorder";
+import type { CertificateRotation, DataPlaneAnswerVariation, DataPlaneCluster, FilePrincipalName, SecretFormat } from "./sandboxCredentials";
 import type { SandboxStatisticsSnapshot } from "./sandboxStatistics";
 import type { FleetClusterDescription, FleetSize, TenantFleetSize } from "./seed";
 
@@ -333,4 +334,79 @@ export class SandboxAdminClient {
     const query = `principalObjectId=${encodeURIComponent(principalObjectId)}${scope === undefined ? "" : `&scope=${encodeURIComponent(scope)}`}`;
     return (await this.call<{ removed: number }>("DELETE", `/roleAssignments?${query}`)).removed;
   }
+
+  /**
+   * Replaces the identities assigned to a cluster at the data plane besides its SMI (its control
+   * plane operator identities); the data plane answers for these and the SMI, and 404 for others.
+   *
+   * @param clusterResourceId - The cluster.
+   * @param identityIds - The identities' ARM IDs.
+   * @returns The cluster, with `assignedIdentities`.
+   */
+  setAssignedIdentities(clusterResourceId: string, identityIds: readonly string[]): Promise<DataPlaneCluster> {
+    return this.call("PUT", "/dataplane/clusters/identities", { clusterResourceId, identityIds });
+  }
+
+  /**
+   * Makes the data plane's bearer challenge name another tenant, for some clusters or for every
+   * cluster without one of its own; the first-party application gets a service principal there,
+   * and the data plane accepts its token of that tenant only. The service tenant sets it back.
+   *
+   * @param tenantId - The tenant.
+   * @param clusterResourceIds - Only these clusters.
+   * @returns The clusters changed.
+   */
+  setChallengeTenant(tenantId: string, clusterResourceIds?: readonly string[]): Promise<DataPlaneCluster[]> {
+    return this.call("PUT", "/dataplane/challengeTenant", { tenantId, ...(clusterResourceIds === undefined ? {} : { clusterResourceIds }) });
+  }
+
+  /** @returns How the data plane varies its answers. */
+  getAnswerVariation(): Promise<DataPlaneAnswerVariation> {
+    return this.call("GET", "/dataplane/answers");
+  }
+
+  /**
+   * @param variation - `shuffleOrder` (entries in another order than asked), `changeResourceIdCasing` (each `resource_id` in other casing); omitted keys keep their value.
+   * @returns The variation in force.
+   */
+  setAnswerVariation(variation: Partial<DataPlaneAnswerVariation>): Promise<DataPlaneAnswerVariation> {
+    return this.call("PUT", "/dataplane/answers", variation);
+  }
+
+  /** @returns The subscriptions with a recorded tenant (others are the sandbox tenant's). */
+  listSubscriptions(): Promise<Array<{ subscriptionId: string; tenantId: string }>> {
+    return this.call("GET", "/subscriptions");
+  }
+
+  /**
+   * @param subscriptionId - The subscription.
+   * @param tenantId - Its tenant: ARM answers a token of another tenant with 401 InvalidAuthenticationTokenTenant.
+   * @returns The subscription and tenant, lowercased.
+   */
+  setSubscriptionTenant(subscriptionId: string, tenantId: string): Promise<{ subscriptionId: string; tenantId: string }> {
+    return this.call("PUT", `/subscriptions/${encodeURIComponent(subscriptionId)}`, { tenantId });
+  }
+
+  /** Starts a new recording of what the data plane, Entra and ARM receive (the previous one is dropped). */
+  async startRecording(): Promise<void> {
+    await this.call("POST", "/recording/start");
+  }
+
+  /** @returns The recording, which stops. */
+  stopRecording(): Promise<RequestRecording> {
+    return this.call("POST", "/recording/stop");
+  }
+
+  /** @returns The recording so far (it goes on). */
+  getRecording(): Promise<RequestRecording> {
+    return this.call("GET", "/recording");
+  }
+}
+
+/** What the admin API answers for a recording. */
+export interface RequestRecording {
+  recording: boolean;
+  requests: RecordedRequest[];
+  /** Requests not kept once the recording was full. */
+  dropped: number;
 }

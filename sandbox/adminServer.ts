@@ -5,6 +5,7 @@ import { type FaultInjector, FaultRuleError, type FaultRuleInput, type FaultTarg
 import { listenOnLoopback, type ListeningServer, loopbackHost, readBody, sendJson } from "./httpUtilities";
 import { type IdentityStore, InvalidIdentityIdError } from "./identityStore";
 import { JsonPointerError } from "./jsonPointer";
+import type { RequestRecorder } from "./requestRecorder";
 import type { FilePrincipalName, SandboxCredentials, SecretFormat } from "./sandboxCredentials";
 import type { SandboxStatistics } from "./sandboxStatistics";
 import { seedDemoFleet, seedFleet, seedTenantFleet } from "./seed";
@@ -19,6 +20,7 @@ export interface AdminServerOptions {
   statistics: SandboxStatistics;
   tokens: TokenRegistry;
   credentials: SandboxCredentials;
+  recorder: RequestRecorder;
 }
 
 /** A running admin API. */
@@ -71,6 +73,22 @@ function optionalNumber(source: Json, name: string): number | undefined {
     throw new AdminError(400, "InvalidRequest", `'${name}' must be a number`);
   }
   return value;
+}
+
+function optionalBoolean(source: Json, name: string): boolean | undefined {
+  const value = source[name];
+  if (value !== undefined && typeof value !== "boolean") {
+    throw new AdminError(400, "InvalidRequest", `'${name}' must be true or false`);
+  }
+  return value;
+}
+
+function optionalStringList(source: Json, name: string): string[] | undefined {
+  const value = source[name];
+  if (value !== undefined && (!Array.isArray(value) || !value.every((entry) => typeof entry === "string" && entry !== ""))) {
+    throw new AdminError(400, "InvalidRequest", `'${name}' must be a list of non-empty strings`);
+  }
+  return value as string[] | undefined;
 }
 
 function orNotFound<T>(value: T | undefined, what: string): T {
@@ -127,6 +145,45 @@ function credentialRoutes(credentials: SandboxCredentials): Array<[string, RegEx
       /^\/dataplane\/clusters\/secretFormat$/,
       ({ body }) => credentials.setSecretFormat(cluster(body), requiredString(body, "secretFormat") as SecretFormat),
     ],
+    [
+      "PUT",
+      /^\/dataplane\/clusters\/identities$/,
+      ({ body }) => credentials.setAssignedIdentities(cluster(body), optionalStringList(body, "identityIds") ?? []),
+    ],
+    [
+      "PUT",
+      /^\/dataplane\/challengeTenant$/,
+      ({ body }) => {
+        const clusterResourceIds = optionalStringList(body, "clusterResourceIds");
+        clusterResourceIds?.forEach((id) => orNotFound(credentials.getCluster(id), `data plane cluster ${id}`));
+        return credentials.setChallengeTenant(requiredString(body, "tenantId"), clusterResourceIds);
+      },
+    ],
+    ["GET", /^\/dataplane\/answers$/, () => credentials.answerVariation],
+    [
+      "PUT",
+      /^\/dataplane\/answers$/,
+      ({ body }) => {
+        const shuffleOrder = optionalBoolean(body, "shuffleOrder");
+        const changeResourceIdCasing = optionalBoolean(body, "changeResourceIdCasing");
+        credentials.answerVariation = {
+          shuffleOrder: shuffleOrder ?? credentials.answerVariation.shuffleOrder,
+          changeResourceIdCasing: changeResourceIdCasing ?? credentials.answerVariation.changeResourceIdCasing,
+        };
+        return credentials.answerVariation;
+      },
+    ],
+    ["GET", /^\/subscriptions$/, () => credentials.listSubscriptions()],
+    [
+      "PUT",
+      /^\/subscriptions\/([^/]+)$/,
+      ({ parameters, body }) => {
+        const subscriptionId = parameters[0] ?? "";
+        const tenantId = requiredString(body, "tenantId");
+        credentials.setSubscriptionTenant(subscriptionId, tenantId);
+        return { subscriptionId: subscriptionId.toLowerCase(), tenantId: tenantId.toLowerCase() };
+      },
+    ],
     ["GET", /^\/roleAssignments$/, ({ query }) => credentials.directory.listRoleAssignments(query.get("principalObjectId") ?? undefined)],
     [
       "POST",
@@ -146,7 +203,7 @@ function credentialRoutes(credentials: SandboxCredentials): Array<[string, RegEx
 }
 
 function routeTable(options: AdminServerOptions): Array<[string, RegExp, Route]> {
-  const { identities, documents, faults, statistics, tokens, credentials } = options;
+  const { identities, documents, faults, statistics, tokens, credentials, recorder } = options;
   const document = (request: AdminRequest): [string, string] => [request.parameters[0] ?? "", request.parameters[1] ?? ""];
   return [
     ["GET", /^\/health$/, () => ({ status: "ok" })],
@@ -247,6 +304,23 @@ function routeTable(options: AdminServerOptions): Array<[string, RegExp, Route]>
         return statistics.snapshot();
       },
     ],
+    [
+      "POST",
+      /^\/recording\/start$/,
+      () => {
+        recorder.start();
+        return recorder.snapshot();
+      },
+    ],
+    [
+      "POST",
+      /^\/recording\/stop$/,
+      () => {
+        recorder.stop();
+        return recorder.snapshot();
+      },
+    ],
+    ["GET", /^\/recording$/, () => recorder.snapshot()],
     ["POST", /^\/tokens\/expire$/, () => ({ expired: tokens.expireAll() })],
     [
       "PUT",

@@ -5,6 +5,7 @@ import { identityReadAction } from "./entraDirectory";
 import type { FaultInjector, FaultRule } from "./faultInjector";
 import { applyFaults, delay, listenOnLoopback, type ListeningServer, loopbackHost, sendJson, trackInFlight } from "./httpUtilities";
 import { type IdentityStore, parseIdentityResourceId, sandboxLocation, sandboxTenantId, userAssignedIdentityType } from "./identityStore";
+import { recordedToken, type RequestRecorder, splitRequestUrl } from "./requestRecorder";
 import { objectIdForClientId, type SandboxCredentials } from "./sandboxCredentials";
 import { increment, type SandboxStatistics } from "./sandboxStatistics";
 import type { IssuedToken, TokenRegistry } from "./tokenRegistry";
@@ -18,6 +19,8 @@ export interface ArmServerOptions {
   statistics: SandboxStatistics;
   /** Role assignments, and whether tokens of the managed-identity endpoint are authorized per cluster too. */
   credentials: SandboxCredentials;
+  /** Where requests are recorded (no token, only its audience, tenant and client), when a recording runs. */
+  recorder?: RequestRecorder;
 }
 
 /** A running fake ARM. */
@@ -92,9 +95,23 @@ function faultResponse(rule: FaultRule): { statusCode: number; code: string; hea
 
 async function handle(options: ArmServerOptions, endpoint: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const statistics = options.statistics.arm;
+  let presented: IssuedToken | undefined = undefined;
   const reply = (statusCode: number, body: unknown, headers: Record<string, string> = {}): void => {
     increment(statistics.responsesByStatus, String(statusCode));
     sendJson(response, statusCode, body, headers);
+    if (options.recorder?.active === true) {
+      const code = (body as { error?: { code?: unknown } } | undefined)?.error?.code;
+      options.recorder.record({
+        target: "arm",
+        at: new Date().toISOString(),
+        method: request.method ?? "GET",
+        ...splitRequestUrl(request.url),
+        ...(request.headers["content-type"] === undefined ? {} : { contentType: request.headers["content-type"] }),
+        status: statusCode,
+        ...(typeof code === "string" ? { errorCode: code } : {}),
+        ...(presented === undefined ? {} : { token: recordedToken(presented) }),
+      });
+    }
   };
   const url = new URL(request.url ?? "/", endpoint);
   const path = decodeURIComponent(url.pathname);
@@ -113,6 +130,26 @@ async function handle(options: ArmServerOptions, endpoint: string, request: Inco
       "www-authenticate": `Bearer authorization_uri="https://login.microsoftonline.com/${sandboxTenantId}", error="invalid_token", error_description="${problem.replace(/"/g, "'")}"`,
     });
     return;
+  }
+  presented = authentication.issued;
+  const subscriptionId = /^\/subscriptions\/([^/]+)/i.exec(path)?.[1];
+  const tokenTenant = authentication.issued.principal?.tenantId;
+  if (subscriptionId !== undefined && tokenTenant !== undefined) {
+    const subscriptionTenant = options.credentials.subscriptionTenant(subscriptionId);
+    if (tokenTenant.toLowerCase() !== subscriptionTenant.toLowerCase()) {
+      await delay(options.faults.getLatency().arm);
+      reply(
+        401,
+        armError(
+          "InvalidAuthenticationTokenTenant",
+          `The access token is from the wrong issuer 'https://sts.windows.net/${tokenTenant}/'. It must match the tenant 'https://sts.windows.net/${subscriptionTenant}/' associated with this subscription. Please use the authority (URL) '${options.credentials.entraAuthorityHost}/${subscriptionTenant}' to get the token. Note, if the subscription is transferred to another tenant there is no impact to the services, but information about new tenant could take time to propagate (up to an hour). If you just transferred your subscription and see this error message, please try back later.`,
+        ),
+        {
+          "www-authenticate": `Bearer authorization_uri="${options.credentials.entraAuthorityHost}/${subscriptionTenant}", error="invalid_token", error_description="The access token is from the wrong issuer."`,
+        },
+      );
+      return;
+    }
   }
   if (parts !== undefined && !authorized(options, authentication.issued, path)) {
     await delay(options.faults.getLatency().arm);

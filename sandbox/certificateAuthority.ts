@@ -1,7 +1,6 @@
-import { createHash, randomBytes, webcrypto, X509Certificate } from "node:crypto";
+import { createCipheriv, createHash, createHmac, randomBytes, webcrypto, X509Certificate } from "node:crypto";
 import { BasicConstraintsExtension, KeyUsageFlags, KeyUsagesExtension, X509CertificateGenerator } from "@peculiar/x509";
-import { OctetString } from "asn1js";
-import { Attribute, AuthenticatedSafe, CertBag, Certificate, CryptoEngine, PFX, PrivateKeyInfo, SafeBag, SafeContents } from "pkijs";
+import forge from "node-forge";
 
 /** RSA with SHA-256 (PKCS #1 v1.5): how the sandbox CA signs, and the key type MSAL needs to sign assertions. */
 const rsaAlgorithm = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256", publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 2048 } as const;
@@ -9,20 +8,29 @@ const rsaAlgorithm = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256", publicExponen
 const clockSkewAllowanceInMs = 5 * 60 * 1000;
 const caLifetimeInMs = 30 * 24 * 60 * 60 * 1000;
 
+/** How many keys certificates issued with `sharedKey` share when the CA keeps no pool of its own. */
+const sharedKeyPoolSize = 4;
+
 /** The default lifetime of an issued leaf certificate: 90 days, like the data plane's credentials. */
 export const defaultLeafLifetimeInMs = 90 * 24 * 60 * 60 * 1000;
 
-// Node's Web Crypto, for the libraries whose types name the DOM's `Crypto` (not in this project's lib).
-const pkcs12Engine = new CryptoEngine({ name: "node", crypto: webcrypto as never });
+// Node's Web Crypto, for the library whose types name the DOM's `Crypto` (not in this project's lib).
 const x509Crypto: never = webcrypto as never;
 
 type RsaKeyPair = webcrypto.CryptoKeyPair;
 
-/** PKCS #12 object identifiers (RFC 7292). */
-const keyBagId = "1.2.840.113549.1.12.10.1.1";
-const certBagId = "1.2.840.113549.1.12.10.1.3";
-const x509CertificateId = "1.2.840.113549.1.9.22.1";
-const localKeyIdAttribute = "1.2.840.113549.1.9.21";
+/** Object identifiers of PKCS #12 (RFC 7292) and PKCS #7 that the archive uses. */
+const oids = {
+  data: "1.2.840.113549.1.7.1",
+  encryptedData: "1.2.840.113549.1.7.6",
+  pkcs8ShroudedKeyBag: "1.2.840.113549.1.12.10.1.2",
+  certBag: "1.2.840.113549.1.12.10.1.3",
+  x509Certificate: "1.2.840.113549.1.9.22.1",
+  localKeyId: "1.2.840.113549.1.9.21",
+  pbeWithSha1And3KeyTripleDesCbc: "1.2.840.113549.1.12.1.3",
+  pbeWithSha1And40BitRc2Cbc: "1.2.840.113549.1.12.1.6",
+  sha1: "1.3.14.3.2.26",
+} as const;
 
 /** A leaf certificate the sandbox CA issued, with its private key. Holds a secret: never log it. */
 export interface IssuedCertificate {
@@ -126,10 +134,15 @@ export class SandboxCertificateAuthority {
     return new SandboxCertificateAuthority(keys, new X509Certificate(certificatePem), certificate.subject, certificatePem, leafKeyPoolSize);
   }
 
-  /** A fresh key, or the pool's next one (see `leafKeyPoolSize` of {@link SandboxCertificateAuthority.create}). */
-  private leafKeys(): Promise<RsaKeyPair> {
-    if (this.leafKeyPoolSize === 0) return generateRsaKeys();
-    const index = this.leafKeysHandedOut % this.leafKeyPoolSize;
+  /**
+   * A fresh key, or the pool's next one (see `leafKeyPoolSize` of {@link SandboxCertificateAuthority.create}).
+   *
+   * @param shared - Draw from the pool even when `leafKeyPoolSize` is 0 (a pool of {@link sharedKeyPoolSize} then).
+   */
+  private leafKeys(shared: boolean): Promise<RsaKeyPair> {
+    const poolSize = this.leafKeyPoolSize > 0 ? this.leafKeyPoolSize : shared ? sharedKeyPoolSize : 0;
+    if (poolSize === 0) return generateRsaKeys();
+    const index = this.leafKeysHandedOut % poolSize;
     this.leafKeysHandedOut += 1;
     if (index >= this.leafKeyPool.length) {
       this.leafKeyPool.push(generateRsaKeys());
@@ -141,11 +154,13 @@ export class SandboxCertificateAuthority {
    * Issues a leaf certificate with a fresh RSA 2048 key (client authentication, digital signature).
    *
    * @param subject - The subject common name (e.g. the client ID).
-   * @param options - `lifetimeInMs` (default 90 days) and `notBefore` (default five minutes ago).
+   * @param options - `lifetimeInMs` (default 90 days), `notBefore` (default five minutes ago), and
+   *   `sharedKey`: take the key from the pool even when the CA makes a fresh key for each leaf (the
+   *   data plane's certificates of identities other than a cluster's SMI, issued in numbers).
    * @returns The certificate, its chain and its private key.
    */
-  async issue(subject: string, options: { lifetimeInMs?: number; notBefore?: Date } = {}): Promise<IssuedCertificate> {
-    const leafKeys = await this.leafKeys();
+  async issue(subject: string, options: { lifetimeInMs?: number; notBefore?: Date; sharedKey?: boolean } = {}): Promise<IssuedCertificate> {
+    const leafKeys = await this.leafKeys(options.sharedKey === true);
     const notBefore = options.notBefore ?? new Date(Date.now() - clockSkewAllowanceInMs);
     const notAfter = new Date(notBefore.getTime() + (options.lifetimeInMs ?? defaultLeafLifetimeInMs));
     const generated = await X509CertificateGenerator.create(
@@ -222,39 +237,164 @@ export class SandboxCertificateAuthority {
   }
 }
 
+/** Iterations of the PKCS #12 key derivation for the MAC and both encryptions, as Windows and OpenSSL write them. */
+const pkcs12Iterations = 2048;
+
+/** The empty password as PKCS #12 writes it: a BMPString with its terminating NUL (two zero bytes). */
+const emptyPassword = Buffer.alloc(2);
+
 /**
- * Encodes a certificate chain and its private key as a PKCS #12 archive without a password: one
- * unencrypted SafeContents holding a certificate bag per certificate (leaf first) and a key bag, the
- * leaf and the key tied by a `localKeyId` attribute, integrity by HMAC-SHA-1 with the empty
- * password (the MAC upstream's parser handles). OpenSSL reads it with `-passin pass:`.
+ * The PKCS #12 key derivation with SHA-1 (RFC 7292 appendix B.2), with Node's native SHA-1.
+ *
+ * @param password - The password as a BMPString with its NUL.
+ * @param salt - The salt.
+ * @param id - 1 for a key, 2 for an IV, 3 for a MAC key.
+ * @param iterations - The iteration count.
+ * @param length - How many bytes to derive.
+ * @returns The derived bytes.
+ */
+function pkcs12Derive(password: Buffer, salt: Buffer, id: 1 | 2 | 3, iterations: number, length: number): Buffer {
+  const u = 20;
+  const v = 64;
+  const stretch = (input: Buffer): Buffer => {
+    if (input.length === 0) return input;
+    const out = Buffer.alloc(v * Math.ceil(input.length / v));
+    for (let index = 0; index < out.length; index += 1) out[index] = input[index % input.length] ?? 0;
+    return out;
+  };
+  const diversifier = Buffer.alloc(v, id);
+  const input = Buffer.concat([stretch(salt), stretch(password)]);
+  const blocks: Buffer[] = [];
+  for (let produced = 0; produced < length; produced += u) {
+    let hash = createHash("sha1").update(diversifier).update(input).digest();
+    for (let round = 1; round < iterations; round += 1) hash = createHash("sha1").update(hash).digest();
+    blocks.push(hash);
+    const b = Buffer.alloc(v);
+    for (let index = 0; index < v; index += 1) b[index] = hash[index % u] ?? 0;
+    // Each v-byte block of the input becomes (block + b + 1) mod 2^(8v).
+    for (let offset = 0; offset < input.length; offset += v) {
+      let carry = 1;
+      for (let index = v - 1; index >= 0; index -= 1) {
+        const sum = (input[offset + index] ?? 0) + (b[index] ?? 0) + carry;
+        input[offset + index] = sum & 0xff;
+        carry = sum >> 8;
+      }
+    }
+  }
+  return Buffer.concat(blocks).subarray(0, length);
+}
+
+const asn1 = forge.asn1;
+type Asn1 = forge.asn1.Asn1;
+
+function binary(buffer: Buffer): string {
+  return buffer.toString("binary");
+}
+
+function derOf(node: Asn1): Buffer {
+  return Buffer.from(asn1.toDer(node).getBytes(), "binary");
+}
+
+function sequence(...children: Asn1[]): Asn1 {
+  return asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, children);
+}
+
+function oid(value: string): Asn1 {
+  return asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OID, false, asn1.oidToDer(value).getBytes());
+}
+
+function octets(value: Buffer): Asn1 {
+  return asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OCTETSTRING, false, binary(value));
+}
+
+function integer(value: number): Asn1 {
+  return asn1.create(asn1.Class.UNIVERSAL, asn1.Type.INTEGER, false, asn1.integerToDer(value).getBytes());
+}
+
+function explicit(tag: number, child: Asn1): Asn1 {
+  return asn1.create(asn1.Class.CONTEXT_SPECIFIC, tag, true, [child]);
+}
+
+/** A PKCS #12 password-based encryption: the algorithm identifier and the ciphertext. */
+function pbeEncrypt(algorithm: "rc2-40" | "3des", plaintext: Buffer): { algorithmIdentifier: Asn1; ciphertext: Buffer } {
+  const salt = randomBytes(8);
+  const parameters = sequence(octets(salt), integer(pkcs12Iterations));
+  let ciphertext: Buffer;
+  if (algorithm === "3des") {
+    const key = pkcs12Derive(emptyPassword, salt, 1, pkcs12Iterations, 24);
+    const iv = pkcs12Derive(emptyPassword, salt, 2, pkcs12Iterations, 8);
+    const cipher = createCipheriv("des-ede3-cbc", key, iv);
+    ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  } else {
+    // RC2 is outside OpenSSL 3's default provider, so Node has none: node-forge's implementation.
+    const key = pkcs12Derive(emptyPassword, salt, 1, pkcs12Iterations, 5);
+    const iv = pkcs12Derive(emptyPassword, salt, 2, pkcs12Iterations, 8);
+    const cipher = forge.rc2.createEncryptionCipher(binary(key), 40);
+    cipher.start(binary(iv));
+    cipher.update(forge.util.createBuffer(binary(plaintext)));
+    cipher.finish();
+    ciphertext = Buffer.from(cipher.output.getBytes(), "binary");
+  }
+  const algorithmOid = algorithm === "3des" ? oids.pbeWithSha1And3KeyTripleDesCbc : oids.pbeWithSha1And40BitRc2Cbc;
+  return { algorithmIdentifier: sequence(oid(algorithmOid), parameters), ciphertext };
+}
+
+function localKeyIdAttribute(keyId: Buffer): Asn1 {
+  return sequence(oid(oids.localKeyId), asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SET, true, [octets(keyId)]));
+}
+
+function safeBag(bagId: string, value: Asn1, keyId: Buffer | undefined): Asn1 {
+  const attributes = keyId === undefined ? [] : [asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SET, true, [localKeyIdAttribute(keyId)])];
+  return sequence(oid(bagId), explicit(0, value), ...attributes);
+}
+
+/**
+ * Encodes a certificate chain and its private key as a PKCS #12 archive without a password, laid
+ * out as the Managed Identities data plane, Windows and `openssl pkcs12 -export -legacy` write it:
+ * an authenticated safe of exactly two items, the certificates (leaf first) in an EncryptedData
+ * under pbeWithSHAAnd40BitRC2-CBC, and the private key in a PKCS #8 shrouded key bag under
+ * pbeWithSHAAnd3-KeyTripleDES-CBC in a Data item; the leaf and the key tied by `localKeyId`;
+ * integrity by HMAC-SHA-1; every key derived from the empty password with 2048 iterations. Go's
+ * golang.org/x/crypto/pkcs12 (azidentity.ParseCertificates) reads exactly this layout.
  *
  * @param certificate - The issued certificate.
  * @param chainDer - The certificates to add after the leaf (the CA), DER.
  * @returns The archive, DER.
  */
-export async function encodePkcs12(certificate: IssuedCertificate, chainDer: readonly Buffer[]): Promise<Buffer> {
-  const localKeyId = (): Attribute =>
-    new Attribute({ type: localKeyIdAttribute, values: [new OctetString({ valueHex: new Uint8Array(Buffer.from(certificate.thumbprint, "hex")) })] });
-  const certificateBag = (der: Buffer, withKeyId: boolean): SafeBag =>
-    new SafeBag({
-      bagId: certBagId,
-      bagValue: new CertBag({ certId: x509CertificateId, parsedValue: Certificate.fromBER(new Uint8Array(der)) }),
-      ...(withKeyId ? { bagAttributes: [localKeyId()] } : {}),
-    });
-  const bags = [
-    certificateBag(certificate.certificateDer, true),
-    ...chainDer.map((der) => certificateBag(der, false)),
-    new SafeBag({ bagId: keyBagId, bagValue: PrivateKeyInfo.fromBER(new Uint8Array(certificate.privateKeyDer)), bagAttributes: [localKeyId()] }),
-  ];
-  const pfx = new PFX({
-    parsedValue: {
-      integrityMode: 0,
-      authenticatedSafe: new AuthenticatedSafe({ parsedValue: { safeContents: [{ privacyMode: 0, value: new SafeContents({ safeBags: bags }) }] } }),
-    },
-  });
-  await pfx.parsedValue?.authenticatedSafe?.makeInternalValues({ safeContents: [{}] }, pkcs12Engine);
-  await pfx.makeInternalValues({ password: new ArrayBuffer(0), iterations: 2048, pbkdf2HashAlgorithm: "SHA-1", hmacHashAlgorithm: "SHA-1" }, pkcs12Engine);
-  return Buffer.from(pfx.toSchema().toBER(false));
+export function encodePkcs12(certificate: IssuedCertificate, chainDer: readonly Buffer[]): Promise<Buffer> {
+  return Promise.resolve(pkcs12Archive(certificate, chainDer));
+}
+
+function pkcs12Archive(certificate: IssuedCertificate, chainDer: readonly Buffer[]): Buffer {
+  const keyId = Buffer.from(certificate.thumbprint, "hex");
+  const certificateBags = [certificate.certificateDer, ...chainDer].map((der, index) =>
+    safeBag(oids.certBag, sequence(oid(oids.x509Certificate), explicit(0, octets(der))), index === 0 ? keyId : undefined),
+  );
+  const certificates = pbeEncrypt("rc2-40", derOf(sequence(...certificateBags)));
+  const certificatesItem = sequence(
+    oid(oids.encryptedData),
+    explicit(
+      0,
+      sequence(
+        integer(0),
+        sequence(oid(oids.data), certificates.algorithmIdentifier, asn1.create(asn1.Class.CONTEXT_SPECIFIC, 0, false, binary(certificates.ciphertext))),
+      ),
+    ),
+  );
+  const key = pbeEncrypt("3des", certificate.privateKeyDer);
+  const shroudedKey = sequence(key.algorithmIdentifier, octets(key.ciphertext));
+  const keyItem = sequence(oid(oids.data), explicit(0, octets(derOf(sequence(safeBag(oids.pkcs8ShroudedKeyBag, shroudedKey, keyId))))));
+  const authenticatedSafe = derOf(sequence(certificatesItem, keyItem));
+  const macSalt = randomBytes(8);
+  const mac = createHmac("sha1", pkcs12Derive(emptyPassword, macSalt, 3, pkcs12Iterations, 20))
+    .update(authenticatedSafe)
+    .digest();
+  const macData = sequence(
+    sequence(sequence(oid(oids.sha1), asn1.create(asn1.Class.UNIVERSAL, asn1.Type.NULL, false, "")), octets(mac)),
+    octets(macSalt),
+    integer(pkcs12Iterations),
+  );
+  return derOf(sequence(integer(3), sequence(oid(oids.data), explicit(0, octets(authenticatedSafe))), macData));
 }
 
 /** What {@link decodePkcs12} finds in an archive. */
@@ -266,29 +406,32 @@ export interface DecodedPkcs12 {
 }
 
 /**
- * Reads a passwordless PKCS #12 archive with unencrypted bags (the form {@link encodePkcs12} writes),
+ * Reads a PKCS #12 archive without a password (the form {@link encodePkcs12} writes, and others),
  * checking its MAC. For tests, which turn the data plane's `client_secret` back into a PEM bundle.
  *
  * @param archive - The DER bytes.
  * @returns The certificates and the private key.
  * @throws Error when the MAC does not verify or no key is found.
  */
-export async function decodePkcs12(archive: Buffer): Promise<DecodedPkcs12> {
-  const pfx = PFX.fromBER(new Uint8Array(archive));
-  await pfx.parseInternalValues({ checkIntegrity: true, password: new ArrayBuffer(0) }, pkcs12Engine);
-  const authenticatedSafe = pfx.parsedValue?.authenticatedSafe;
-  if (authenticatedSafe === undefined) throw new Error("PKCS #12 archive without an authenticated safe");
-  await authenticatedSafe.parseInternalValues({ safeContents: authenticatedSafe.safeContents.map(() => ({})) }, pkcs12Engine);
-  const certificatesPem: string[] = [];
+export function decodePkcs12(archive: Buffer): Promise<DecodedPkcs12> {
+  try {
+    return Promise.resolve(readPkcs12(archive));
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+function readPkcs12(archive: Buffer): DecodedPkcs12 {
+  const pfx = forge.pkcs12.pkcs12FromAsn1(asn1.fromDer(forge.util.createBuffer(binary(archive))), true, "");
+  const certificatesPem = (pfx.getBags({ bagType: forge.pki.oids.certBag })[forge.pki.oids.certBag] ?? []).flatMap((bag) =>
+    bag.cert === undefined ? [] : [forge.pki.certificateToPem(bag.cert).replace(/\r\n/g, "\n")],
+  );
   let privateKeyPem: string | undefined;
-  const parsedSafe = authenticatedSafe.parsedValue as { safeContents?: Array<{ value: SafeContents }> } | undefined;
-  for (const contents of parsedSafe?.safeContents ?? []) {
-    for (const bag of contents.value.safeBags) {
-      if (bag.bagId === certBagId) {
-        const certificate = (bag.bagValue as CertBag).parsedValue as Certificate;
-        certificatesPem.push(pem("CERTIFICATE", new Uint8Array(certificate.toSchema().toBER(false))));
-      } else if (bag.bagId === keyBagId) {
-        privateKeyPem = pem("PRIVATE KEY", new Uint8Array((bag.bagValue as PrivateKeyInfo).toSchema().toBER(false)));
+  for (const bagType of [forge.pki.oids.pkcs8ShroudedKeyBag, forge.pki.oids.keyBag]) {
+    for (const bag of pfx.getBags({ bagType })[bagType] ?? []) {
+      if (privateKeyPem === undefined && bag.key !== undefined) {
+        const info = forge.pki.wrapRsaPrivateKey(forge.pki.privateKeyToAsn1(bag.key));
+        privateKeyPem = forge.pki.privateKeyInfoToPem(info).replace(/\r\n/g, "\n");
       }
     }
   }

@@ -4,9 +4,11 @@ import { createServer } from "node:https";
 import type { SandboxCertificate } from "./certificate";
 import type { FaultInjector, FaultRule } from "./faultInjector";
 import { applyFaults, listenOnLoopback, type ListeningServer, loopbackHost, readBody, sendJson } from "./httpUtilities";
-import { dataPlaneApiVersion, rfc3339, type SandboxCredentials, serviceTenantId } from "./sandboxCredentials";
+import type { IdentityStore } from "./identityStore";
+import { recordedToken, type RequestRecorder, splitRequestUrl } from "./requestRecorder";
+import { type DataPlaneCluster, dataPlaneApiVersion, rfc3339, type SandboxCredentials } from "./sandboxCredentials";
 import { increment, type SandboxStatistics } from "./sandboxStatistics";
-import type { TokenRegistry } from "./tokenRegistry";
+import type { IssuedToken, TokenRegistry } from "./tokenRegistry";
 
 /** What the data plane needs from the rest of the sandbox. */
 export interface DataPlaneServerOptions {
@@ -15,6 +17,10 @@ export interface DataPlaneServerOptions {
   tokens: TokenRegistry;
   faults: FaultInjector;
   statistics: SandboxStatistics;
+  /** The identities that exist (an assigned identity deleted since is answered with nulls). */
+  identities: IdentityStore;
+  /** Where requests are recorded (the body, and of the token only its audience, tenant and client), when a recording runs. */
+  recorder?: RequestRecorder;
 }
 
 /** A running Managed Identities data plane. */
@@ -44,50 +50,144 @@ function faultStatus(rule: FaultRule): { statusCode: number; code: string; heade
   return { statusCode: rule.statusCode ?? 500, code: rule.errorCode ?? "InternalServerError", headers };
 }
 
+/** Inverts the case of every letter: the same ARM ID, cased as no client asked for it. */
+function invertedCase(text: string): string {
+  return text.replace(/[A-Za-z]/g, (letter) => (letter === letter.toLowerCase() ? letter.toUpperCase() : letter.toLowerCase()));
+}
+
+/** The 401 of a request without a token usable here, with the cluster's bearer challenge. */
+function unauthorized(
+  verification: ReturnType<TokenRegistry["verify"]>,
+  audience: string,
+  challengeTenantId: string,
+  issued?: IssuedToken,
+): { code: string; message: string } {
+  if (!verification.valid) {
+    return {
+      missing: { code: "Unauthorized", message: "The request has no bearer token." },
+      unknown: { code: "InvalidAuthenticationToken", message: "The access token is invalid." },
+      expired: { code: "InvalidAuthenticationToken", message: "The access token has expired." },
+    }[verification.reason];
+  }
+  if (issued !== undefined && issued.resource.replace(/\/+$/, "") !== audience.replace(/\/+$/, "")) {
+    return { code: "InvalidAuthenticationToken", message: `The access token was issued for the wrong audience '${issued.resource}'.` };
+  }
+  return {
+    code: "InvalidAuthenticationToken",
+    message: `The access token was issued in tenant '${issued?.principal?.tenantId ?? "none"}'; this resource accepts tokens of tenant '${challengeTenantId}' only.`,
+  };
+}
+
+/** One entry of `explicit_identities` for a requested identity. */
+async function explicitIdentity(
+  options: DataPlaneServerOptions,
+  cluster: DataPlaneCluster,
+  requestedId: string,
+  rule: FaultRule | undefined,
+): Promise<Record<string, unknown>> {
+  const { credentials } = options;
+  const isServiceManagedIdentity = requestedId.toLowerCase() === cluster.serviceManagedIdentity.toLowerCase();
+  const identity = options.identities.get(requestedId);
+  const resourceId = credentials.answerVariation.changeResourceIdCasing ? invertedCase(requestedId) : requestedId;
+  const common = {
+    tenant_id: cluster.tenantId,
+    resource_id: resourceId,
+    authentication_endpoint: `${credentials.entraAuthorityHost}/`,
+    mtls_authentication_endpoint: `${credentials.entraAuthorityHost}/`,
+    client_secret_url: new URL(cluster.identityUrl).toString(),
+  };
+  if (identity === undefined) {
+    // An assigned identity deleted since: the service answers it with nulls and no credential.
+    return {
+      client_id: null,
+      client_secret: null,
+      object_id: null,
+      ...common,
+      not_before: null,
+      not_after: null,
+      renew_after: null,
+      cannot_renew_after: null,
+      custom_claims: null,
+    };
+  }
+  const certificate = isServiceManagedIdentity
+    ? await credentials.clusterCredential(cluster.clusterResourceId)
+    : await credentials.identityCredential(cluster.tenantId, identity);
+  const clientSecret =
+    rule?.kind === "unusableCertificate" ? randomBytes(96).toString("base64") : await credentials.encodeSecret(certificate, cluster.secretFormat);
+  const lifetime = certificate.notAfter.getTime() - certificate.notBefore.getTime();
+  return {
+    client_id: isServiceManagedIdentity ? cluster.clientId : identity.clientId,
+    client_secret: clientSecret,
+    object_id: isServiceManagedIdentity ? cluster.objectId : identity.principalId,
+    ...common,
+    not_before: rfc3339(certificate.notBefore),
+    not_after: rfc3339(certificate.notAfter),
+    renew_after: rfc3339(new Date(certificate.notBefore.getTime() + lifetime / 2)),
+    cannot_renew_after: rfc3339(certificate.notAfter),
+    custom_claims: { xms_az_rid: cluster.clusterResourceId, xms_az_nwperimid: [] },
+  };
+}
+
 async function handle(options: DataPlaneServerOptions, endpoint: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const { credentials } = options;
   const statistics = options.statistics.dataPlane;
   statistics.requests += 1;
-  const reply = (statusCode: number, body: unknown, headers: Record<string, string> = {}): void => {
+  let body: Buffer = Buffer.alloc(0);
+  let presented: IssuedToken | undefined;
+  const reply = (statusCode: number, answer: unknown, headers: Record<string, string> = {}): void => {
     increment(statistics.responsesByStatus, String(statusCode));
-    sendJson(response, statusCode, body, headers);
+    sendJson(response, statusCode, answer, headers);
+    if (options.recorder?.active === true) {
+      const code = (answer as { error?: { code?: unknown } } | undefined)?.error?.code;
+      const text = body.toString("utf8");
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // not JSON: the text is recorded
+      }
+      options.recorder.record({
+        target: "dataPlane",
+        at: new Date().toISOString(),
+        method: request.method ?? "GET",
+        ...splitRequestUrl(request.url),
+        ...(request.headers["content-type"] === undefined ? {} : { contentType: request.headers["content-type"] }),
+        status: statusCode,
+        ...(typeof code === "string" ? { errorCode: code } : {}),
+        ...(text === "" ? {} : { body: parsed }),
+        ...(presented === undefined ? {} : { token: recordedToken(presented) }),
+      });
+    }
   };
   const url = new URL(request.url ?? "/", endpoint);
   const pathMatch = identitiesPathPattern.exec(decodeURIComponent(url.pathname));
   const clusterPath = pathMatch?.[1];
   const cluster = clusterPath === undefined ? undefined : credentials.getCluster(clusterPath);
   if (cluster !== undefined) increment(statistics.requestsByCluster, cluster.clusterResourceId.toLowerCase());
-  const body = await readBody(request);
+  body = await readBody(request);
 
-  const challenge = { "www-authenticate": `Bearer authorization="${credentials.entraAuthorityHost}/${serviceTenantId}"` };
+  const challengeTenantId = cluster?.challengeTenantId ?? credentials.unregisteredChallengeTenantId;
+  const challenge = { "www-authenticate": `Bearer authorization="${credentials.entraAuthorityHost}/${challengeTenantId}"` };
   const verification = options.tokens.verify(bearerToken(request));
-  if (!verification.valid) {
-    if (verification.reason === "missing") statistics.challenges += 1;
-    const message = {
-      missing: "The request has no bearer token.",
-      unknown: "The access token is invalid.",
-      expired: "The access token has expired.",
-    }[verification.reason];
-    reply(401, dataPlaneError(verification.reason === "missing" ? "Unauthorized" : "InvalidAuthenticationToken", message), challenge);
-    return;
-  }
-  const { issued } = verification;
-  if (issued.resource.replace(/\/+$/, "") !== credentials.settings.dataPlaneAudience.replace(/\/+$/, "")) {
-    reply(401, dataPlaneError("InvalidAuthenticationToken", `The access token was issued for the wrong audience '${issued.resource}'.`), challenge);
-    return;
-  }
+  const issued = verification.valid ? verification.issued : undefined;
+  if (issued !== undefined) presented = issued;
+  const audience = credentials.settings.dataPlaneAudience;
+  const sameAudience = issued !== undefined && issued.resource.replace(/\/+$/, "") === audience.replace(/\/+$/, "");
+  // A token of the first-party application's service principal in another tenant than the challenge's is not accepted here.
   const firstParty = credentials.filePrincipal("firstPartyApplication");
+  const isFirstParty = issued?.principal !== undefined && issued.principal.clientId.toLowerCase() === firstParty.clientId.toLowerCase();
+  const wrongTenant = isFirstParty && issued.principal?.tenantId.toLowerCase() !== challengeTenantId.toLowerCase();
+  if (!verification.valid || !sameAudience || wrongTenant) {
+    if (!verification.valid && verification.reason === "missing") statistics.challenges += 1;
+    const refusal = unauthorized(verification, audience, challengeTenantId, issued);
+    reply(401, dataPlaneError(refusal.code, refusal.message), challenge);
+    return;
+  }
   const principal = issued.principal;
-  if (
-    principal === undefined ||
-    principal.tenantId.toLowerCase() !== serviceTenantId ||
-    principal.clientId.toLowerCase() !== firstParty.clientId.toLowerCase()
-  ) {
+  if (principal === undefined || !isFirstParty) {
     const who = principal === undefined ? "a managed-identity endpoint token" : `client '${principal.clientId}' of tenant '${principal.tenantId}'`;
-    reply(
-      403,
-      dataPlaneError("Forbidden", `The caller (${who}) is not authorized to read credentials; only the first-party application of the service tenant is.`),
-    );
+    reply(403, dataPlaneError("Forbidden", `The caller (${who}) is not authorized to read credentials; only the first-party application is.`));
     return;
   }
 
@@ -146,7 +246,8 @@ async function handle(options: DataPlaneServerOptions, endpoint: string, request
     reply(400, dataPlaneError("BadRequest", 'The body must be {"identityIds": ["<user-assigned identity ARM ID>", …]}.'));
     return;
   }
-  const foreign = identityIds.find((id) => id.toLowerCase() !== cluster.serviceManagedIdentity.toLowerCase());
+  const assigned = new Set(cluster.assignedIdentities.map((id) => id.toLowerCase()));
+  const foreign = identityIds.find((id) => !assigned.has(id.toLowerCase()));
   if (foreign !== undefined) {
     reply(404, dataPlaneError("NotFound", `The user-assigned identity '${foreign}' is not assigned to the resource '${cluster.clusterResourceId}'.`));
     return;
@@ -155,35 +256,21 @@ async function handle(options: DataPlaneServerOptions, endpoint: string, request
     reply(200, {});
     return;
   }
-  const certificate = await credentials.clusterCredential(cluster.clusterResourceId);
-  const clientSecret =
-    rule?.kind === "unusableCertificate" ? randomBytes(96).toString("base64") : await credentials.encodeSecret(certificate, cluster.secretFormat);
-  const lifetime = certificate.notAfter.getTime() - certificate.notBefore.getTime();
-  const secretUrl = new URL(cluster.identityUrl);
-  const explicitIdentities = identityIds.map((id) => ({
-    client_id: cluster.clientId,
-    client_secret: clientSecret,
-    tenant_id: cluster.tenantId,
-    object_id: cluster.objectId,
-    resource_id: id,
-    authentication_endpoint: `${credentials.entraAuthorityHost}/`,
-    mtls_authentication_endpoint: `${credentials.entraAuthorityHost}/`,
-    client_secret_url: secretUrl.toString(),
-    not_before: rfc3339(certificate.notBefore),
-    not_after: rfc3339(certificate.notAfter),
-    renew_after: rfc3339(new Date(certificate.notBefore.getTime() + lifetime / 2)),
-    cannot_renew_after: rfc3339(certificate.notAfter),
-    custom_claims: { xms_az_rid: cluster.clusterResourceId, xms_az_nwperimid: [] },
-  }));
-  statistics.credentialsIssued += explicitIdentities.length;
+  const explicitIdentities = await Promise.all(identityIds.map((id) => explicitIdentity(options, cluster, id, rule)));
+  if (credentials.answerVariation.shuffleOrder && explicitIdentities.length > 1) {
+    explicitIdentities.push(explicitIdentities.shift() as Record<string, unknown>);
+  }
+  statistics.credentialsIssued += explicitIdentities.filter((entry) => entry.client_secret !== null).length;
   reply(200, { explicit_identities: explicitIdentities });
 }
 
 /**
  * Starts the Managed Identities data plane over HTTPS on 127.0.0.1. Each registered cluster has an
- * identity URL; `POST <identity URL>&api-version=2024-01-01` with `{"identityIds": [<SMI>]}` and a
- * bearer token of the first-party application (service tenant, data plane audience) answers the
- * SMI's credential. Without a token: 401 with `WWW-Authenticate: Bearer authorization="<Entra>/<service tenant>"`.
+ * identity URL; `POST <identity URL>&api-version=2024-01-01` with `{"identityIds": [<IDs>]}` and a
+ * bearer token of the first-party application (of the challenge's tenant, data plane audience)
+ * answers a credential for each requested identity assigned to the cluster (its control plane
+ * operator identities and its SMI). Without a token: 401 with
+ * `WWW-Authenticate: Bearer authorization="<Entra>/<challenge tenant>"` (the service tenant unless set).
  *
  * @param options - The TLS certificate and the shared sandbox state.
  * @returns The running server and its endpoint.

@@ -21,8 +21,13 @@ export interface SandboxPrincipal {
   objectId: string;
   kind: PrincipalKind;
   displayName: string;
-  /** Certificates it may sign client assertions with. */
+  /** Certificates it may sign client assertions with (for a multi-tenant application's service principal: its application's). */
   certificates: RegisteredCertificate[];
+  /**
+   * Set on the service principal of a multi-tenant application in a tenant other than the
+   * application's own: the tenant where the application, and so its certificates, are registered.
+   */
+  applicationTenantId?: string;
 }
 
 /** A role assignment: the principal may read user-assigned identities at or below the scope. */
@@ -89,12 +94,44 @@ export class EntraDirectory {
    */
   get(tenantId: string, clientId: string): SandboxPrincipal | undefined {
     const principal = this.principals.get(principalKey(tenantId, clientId));
-    return principal === undefined ? undefined : structuredClone(principal);
+    if (principal === undefined) return undefined;
+    const copy = structuredClone(principal);
+    if (principal.applicationTenantId !== undefined) {
+      copy.certificates = structuredClone(this.principals.get(principalKey(principal.applicationTenantId, clientId))?.certificates ?? []);
+    }
+    return copy;
+  }
+
+  /**
+   * Adds, in another tenant, the service principal of a multi-tenant application registered in its
+   * own tenant (as consenting to the application there does): it signs in there with the
+   * application's certificates, under an object ID of its own. Idempotent.
+   *
+   * @param tenantId - The tenant to add it to (created when missing).
+   * @param applicationTenantId - The application's own tenant.
+   * @param clientId - The application (client) ID.
+   * @param objectId - The new service principal's object ID.
+   * @throws RangeError when the application is not registered in its own tenant.
+   */
+  addApplicationServicePrincipal(tenantId: string, applicationTenantId: string, clientId: string, objectId: string): void {
+    const application = this.principals.get(principalKey(applicationTenantId, clientId));
+    if (application === undefined) throw new RangeError(`no application ${clientId} in tenant ${applicationTenantId}`);
+    if (tenantId.toLowerCase() === applicationTenantId.toLowerCase() || this.principals.has(principalKey(tenantId, clientId))) return;
+    this.addTenant(tenantId);
+    this.principals.set(principalKey(tenantId, clientId), {
+      tenantId,
+      clientId: application.clientId,
+      objectId,
+      kind: application.kind,
+      displayName: application.displayName,
+      certificates: [],
+      applicationTenantId: application.tenantId,
+    });
   }
 
   /** @returns Copies of every principal. */
   list(): SandboxPrincipal[] {
-    return [...this.principals.values()].map((principal) => structuredClone(principal));
+    return [...this.principals.values()].map((principal) => this.get(principal.tenantId, principal.clientId) ?? structuredClone(principal));
   }
 
   /**

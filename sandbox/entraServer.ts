@@ -5,6 +5,7 @@ import type { SandboxCertificate } from "./certificate";
 import type { SandboxPrincipal } from "./entraDirectory";
 import type { FaultInjector } from "./faultInjector";
 import { applyFaults, listenOnLoopback, type ListeningServer, loopbackHost, readBody, sendJson } from "./httpUtilities";
+import { type RecordedAssertionHeader, type RecordedTokenForm, type RequestRecorder, splitRequestUrl } from "./requestRecorder";
 import type { SandboxCredentials } from "./sandboxCredentials";
 import { increment, type SandboxStatistics } from "./sandboxStatistics";
 import type { TokenRegistry } from "./tokenRegistry";
@@ -16,6 +17,8 @@ export interface EntraServerOptions {
   tokens: TokenRegistry;
   faults: FaultInjector;
   statistics: SandboxStatistics;
+  /** Where token requests are recorded (secrets left out), when a recording runs. */
+  recorder?: RequestRecorder;
 }
 
 /** A running sandbox Entra. */
@@ -64,6 +67,17 @@ function thumbprintOf(certificate: X509Certificate, algorithm: "sha1" | "sha256"
   return createHash(algorithm).update(certificate.raw).digest("base64url");
 }
 
+/**
+ * Whether a thumbprint header names the certificate. Entra reads `x5t` and `x5t#S256` in base64url
+ * (RFC 7515) and in standard base64 with padding, which MSAL for Go and MSAL.NET send.
+ */
+function thumbprintMatches(header: string | undefined, certificate: X509Certificate, algorithm: "sha1" | "sha256"): boolean {
+  if (header === undefined || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(header)) return false;
+  const standard = header.replace(/-/g, "+").replace(/_/g, "/").replace(/=+$/, "");
+  const expected = createHash(algorithm).update(certificate.raw).digest("base64").replace(/=+$/, "");
+  return standard === expected;
+}
+
 /** The assertion's parts, once parsed. */
 interface ParsedAssertion {
   header: Record<string, unknown>;
@@ -103,7 +117,7 @@ function signingCertificate(header: Record<string, unknown>, principal: SandboxP
     } catch {
       throw new EntraError(401, "invalid_client", 700027, "Client assertion contains an invalid x5c certificate.");
     }
-    if ((x5tS256 !== undefined && x5tS256 !== thumbprintOf(leaf, "sha256")) || (x5t !== undefined && x5t !== thumbprintOf(leaf, "sha1"))) {
+    if ((x5tS256 !== undefined && !thumbprintMatches(x5tS256, leaf, "sha256")) || (x5t !== undefined && !thumbprintMatches(x5t, leaf, "sha1"))) {
       throw new EntraError(
         401,
         "invalid_client",
@@ -115,7 +129,7 @@ function signingCertificate(header: Record<string, unknown>, principal: SandboxP
   }
   for (const registered of principal.certificates) {
     const certificate = new X509Certificate(registered.certificatePem);
-    if ((x5tS256 !== undefined && x5tS256 === thumbprintOf(certificate, "sha256")) || (x5t !== undefined && x5t === thumbprintOf(certificate, "sha1"))) {
+    if (thumbprintMatches(x5tS256, certificate, "sha256") || thumbprintMatches(x5t, certificate, "sha1")) {
       return certificate;
     }
   }
@@ -197,6 +211,44 @@ function verifyAssertion(options: EntraServerOptions, parsed: ParsedAssertion, p
   checkSignature(parsed, certificate);
 }
 
+/** The OpenID Connect scopes Entra ignores in a client credentials request (MSAL adds them to every request). */
+const openIdScopes = new Set(["openid", "offline_access", "profile", "email"]);
+
+/**
+ * The resource of a client credentials request, as Entra reads its `scope`: the OpenID Connect
+ * scopes are ignored, and exactly one `<resource>/.default` must remain.
+ *
+ * @param scope - The form's `scope`, when sent.
+ * @returns The resource (the scope without `/.default`).
+ * @throws EntraError with Entra's code for a missing scope, for several resources, or for a scope without `/.default`.
+ */
+function clientCredentialResource(scope: string | null): string {
+  const scopes = (scope ?? "").split(" ").filter((entry) => entry !== "");
+  if (scopes.length === 0) {
+    throw new EntraError(400, "invalid_request", 900144, "The request body must contain the following parameter: 'scope'.");
+  }
+  const resourceScopes = scopes.filter((entry) => !openIdScopes.has(entry.toLowerCase()));
+  if (resourceScopes.length > 1) {
+    throw new EntraError(
+      400,
+      "invalid_scope",
+      70011,
+      `The provided request must include a 'scope' input parameter. The provided value for the input parameter 'scope' is not valid. The scope ${scopes.join(" ")} is not valid.`,
+    );
+  }
+  const [resourceScope] = resourceScopes;
+  const resource = resourceScope?.endsWith("/.default") ? resourceScope.slice(0, -"/.default".length) : "";
+  if (resource === "") {
+    throw new EntraError(
+      400,
+      "invalid_scope",
+      1002012,
+      `The provided value for scope ${scopes.join(" ")} is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).`,
+    );
+  }
+  return resource;
+}
+
 function discoveryDocument(host: string, tenant: string): Record<string, unknown> {
   return {
     token_endpoint: `${host}/${tenant}/oauth2/v2.0/token`,
@@ -214,13 +266,54 @@ function discoveryDocument(host: string, tenant: string): Record<string, unknown
   };
 }
 
+/** The form fields a recording may keep (none of them a secret). */
+const recordedFormFields = ["grant_type", "scope", "client_id", "client_assertion_type"] as const;
+
+/** What a recording keeps of a token request: the plain fields, the names of all, and the assertion's header. */
+function recordedForm(form: URLSearchParams): RecordedTokenForm {
+  const recorded: RecordedTokenForm = { fields: [...new Set(form.keys())].sort() };
+  for (const field of recordedFormFields) {
+    const value = form.get(field);
+    if (value !== null) recorded[field] = value;
+  }
+  const assertion = form.get("client_assertion");
+  if (assertion !== null) {
+    try {
+      const header = base64UrlJson(assertion.split(".")[0] ?? "");
+      const assertionHeader: RecordedAssertionHeader = { fields: Object.keys(header).sort() };
+      for (const field of ["alg", "typ", "x5t", "x5t#S256"] as const) {
+        if (typeof header[field] === "string") assertionHeader[field] = header[field];
+      }
+      if (header.x5c !== undefined) assertionHeader.x5cCertificates = Array.isArray(header.x5c) ? header.x5c.length : 1;
+      recorded.assertionHeader = assertionHeader;
+    } catch {
+      // not a readable JWT: the recording keeps the field names only
+    }
+  }
+  return recorded;
+}
+
 async function handle(options: EntraServerOptions, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const statistics = options.statistics.entra;
   const host = options.credentials.entraAuthorityHost;
   statistics.requests += 1;
+  let form = new URLSearchParams();
   const reply = (statusCode: number, body: unknown, headers: Record<string, string> = {}): void => {
     increment(statistics.responsesByStatus, String(statusCode));
     sendJson(response, statusCode, body, { "cache-control": "no-store, no-cache", pragma: "no-cache", ...headers });
+    if (options.recorder?.active === true) {
+      const error = (body as { error?: unknown } | undefined)?.error;
+      options.recorder.record({
+        target: "entra",
+        at: new Date().toISOString(),
+        method: request.method ?? "GET",
+        ...splitRequestUrl(request.url),
+        ...(request.headers["content-type"] === undefined ? {} : { contentType: request.headers["content-type"] }),
+        status: statusCode,
+        ...(typeof error === "string" ? { errorCode: error } : {}),
+        ...(request.method === "POST" ? { form: recordedForm(form) } : {}),
+      });
+    }
   };
   const refuse = (failure: EntraError, headers: Record<string, string> = {}): void => {
     increment(statistics.errorsByCode, String(failure.code));
@@ -232,7 +325,7 @@ async function handle(options: EntraServerOptions, request: IncomingMessage, res
   const rest = segments.slice(1).join("/");
   const isDiscovery = rest === "v2.0/.well-known/openid-configuration" || rest === ".well-known/openid-configuration";
   const isToken = rest === "oauth2/v2.0/token";
-  const form = isToken && request.method === "POST" ? new URLSearchParams((await readBody(request)).toString("utf8")) : new URLSearchParams();
+  if (isToken && request.method === "POST") form = new URLSearchParams((await readBody(request)).toString("utf8"));
   const clientId = form.get("client_id") ?? "";
   if (isToken) {
     increment(statistics.tokenRequestsByTenant, tenant.toLowerCase());
@@ -298,16 +391,7 @@ async function handle(options: EntraServerOptions, request: IncomingMessage, res
         `Application with identifier '${clientId}' was not found in the directory '${tenant}'. This can happen if the application has not been installed by the administrator of the tenant or consented to by any user in the tenant. You may have sent your authentication request to the wrong tenant.`,
       );
     }
-    const scopes = (form.get("scope") ?? "").split(" ").filter((scope) => scope !== "");
-    const resource = scopes.length === 1 && scopes[0]?.endsWith("/.default") ? scopes[0].slice(0, -"/.default".length) : undefined;
-    if (resource === undefined || resource === "") {
-      throw new EntraError(
-        400,
-        "invalid_scope",
-        1002012,
-        `The provided value for scope ${scopes.join(" ")} is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).`,
-      );
-    }
+    const resource = clientCredentialResource(form.get("scope"));
     const assertion = form.get("client_assertion");
     if (form.get("client_assertion_type") !== jwtBearerAssertionType || assertion === null || assertion === "") {
       throw new EntraError(

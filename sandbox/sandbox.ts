@@ -17,6 +17,7 @@ import { FaultInjector } from "./faultInjector";
 import { IdentityStore } from "./identityStore";
 import { type ManagedIdentityTokenServer, startManagedIdentityTokenServer } from "./managedIdentityTokenServer";
 import { dataPlaneApiVersion, defaultDataPlaneAudience, type FilePrincipalConnection, SandboxCredentials, serviceTenantId } from "./sandboxCredentials";
+import { RequestRecorder } from "./requestRecorder";
 import { SandboxStatistics } from "./sandboxStatistics";
 import { defaultTokenLifetimeInMs, TokenRegistry } from "./tokenRegistry";
 
@@ -59,6 +60,13 @@ export interface SandboxOptions {
    * about 120 ms of CPU to make (`SandboxCertificateAuthority.create`).
    */
   clientCertificateKeyPoolSize?: number;
+  /**
+   * The tenant the data plane's bearer challenge names for every cluster (default: the service
+   * tenant). The first-party application gets a service principal there (a multi-tenant
+   * application) and the data plane accepts its token of that tenant only. The admin API
+   * (`PUT /dataplane/challengeTenant`) changes it for all or some clusters.
+   */
+  dataPlaneChallengeTenantId?: string;
 }
 
 /** The URLs of the sandbox servers, all on 127.0.0.1. */
@@ -134,6 +142,8 @@ export interface Sandbox extends SandboxConnection {
   credentials: SandboxCredentials;
   /** Direct document access: no HTTP, no faults, not counted. */
   documents: CosmosDocumentStore;
+  /** The record of what the data plane, Entra and ARM receive, when started (`recorder.start()`). */
+  recorder: RequestRecorder;
   /** A real @azure/cosmos container handle (master key); its requests are counted like any client's. */
   cosmosContainer: Container;
   /** @returns The plain-JSON connection details (for vitest `provide` or a file). */
@@ -158,6 +168,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   faults.setLatency({ arm: options.armLatencyInMs ?? 0, cosmos: options.cosmosLatencyInMs ?? 0 });
   const statistics = new SandboxStatistics();
   const identities = new IdentityStore();
+  const recorder = new RequestRecorder();
   const cosmosKey = randomBytes(64).toString("base64");
   const identityHeader = randomBytes(16).toString("hex");
   const adminToken = randomBytes(24).toString("base64url");
@@ -223,11 +234,19 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     principalsReady.catch(() => undefined);
     const tokenServer: ManagedIdentityTokenServer = await startManagedIdentityTokenServer({ tokens, faults, statistics, identityHeader });
     running.push(tokenServer);
-    const armServer: ArmServer = await startArmServer({ certificate: armCertificate, identities, tokens, faults, statistics, credentials });
+    const armServer: ArmServer = await startArmServer({ certificate: armCertificate, identities, tokens, faults, statistics, credentials, recorder });
     running.push(armServer);
-    const entraServer: EntraServer = await startEntraServer({ certificate: entraCertificate, credentials, tokens, faults, statistics });
+    const entraServer: EntraServer = await startEntraServer({ certificate: entraCertificate, credentials, tokens, faults, statistics, recorder });
     running.push(entraServer);
-    const dataPlaneServer: DataPlaneServer = await startDataPlaneServer({ certificate: dataPlaneCertificate, credentials, tokens, faults, statistics });
+    const dataPlaneServer: DataPlaneServer = await startDataPlaneServer({
+      certificate: dataPlaneCertificate,
+      credentials,
+      tokens,
+      faults,
+      statistics,
+      identities,
+      recorder,
+    });
     running.push(dataPlaneServer);
     const cosmosServer: CosmosServer = await startCosmosServer({
       certificate: cosmosCertificate,
@@ -240,7 +259,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     });
     running.push(cosmosServer);
     const documents = cosmosServer.documents;
-    const adminServer: AdminServer = await startAdminServer({ adminToken, identities, documents, faults, statistics, tokens, credentials });
+    const adminServer: AdminServer = await startAdminServer({ adminToken, identities, documents, faults, statistics, tokens, credentials, recorder });
     running.push(adminServer);
 
     agent = new Agent({ ca: cosmosCertificate.certificatePem, keepAlive: true });
@@ -253,6 +272,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     statistics.reset();
 
     await principalsReady;
+    if (options.dataPlaneChallengeTenantId !== undefined) credentials.setChallengeTenant(options.dataPlaneChallengeTenantId);
     let caBundlePath: string | undefined;
 
     const certificates = [armCertificate, cosmosCertificate, entraCertificate, dataPlaneCertificate];
@@ -300,6 +320,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       tokens,
       credentials,
       documents,
+      recorder,
       cosmosContainer,
       connection: () => structuredClone(connection),
       stop,

@@ -50,6 +50,13 @@ export interface DataPlaneCluster {
   objectId: string;
   /** `https://127.0.0.1:<port>/subscriptions/…/credentials/v2/identities?arpid=…&tid=…&oid=…&aid=…` */
   identityUrl: string;
+  /**
+   * Every identity assigned to the cluster, as ARM IDs: its control plane operator identities and
+   * its SMI (last). The data plane answers for these and refuses others with 404.
+   */
+  assignedIdentities: string[];
+  /** The tenant the data plane's bearer challenge names for this cluster (the service tenant unless set). */
+  challengeTenantId: string;
   secretFormat: SecretFormat;
   /** The serial number of the certificate the data plane hands out now; absent before the first request. */
   currentSerialNumber?: string;
@@ -69,7 +76,24 @@ export interface CertificateRotation {
 
 interface ClusterEntry {
   cluster: DataPlaneCluster;
+  /** The SMI's certificate. */
   credential?: Promise<IssuedCertificate>;
+  /** Whether the cluster's challenge tenant was set for it alone (a default set later does not replace it). */
+  ownChallengeTenant?: boolean;
+}
+
+/** How the data plane varies its answers, to prove clients assume neither order nor casing. */
+export interface DataPlaneAnswerVariation {
+  /** Entries in another order than the `identityIds` asked (rotated by one). */
+  shuffleOrder: boolean;
+  /** Each `resource_id` with the case of every letter inverted. */
+  changeResourceIdCasing: boolean;
+}
+
+/** What the data plane holds for one assigned identity other than a cluster's SMI. */
+interface IdentityCredentialEntry {
+  clientId: string;
+  certificate: Promise<IssuedCertificate>;
 }
 
 interface FilePrincipalEntry {
@@ -77,6 +101,17 @@ interface FilePrincipalEntry {
   /** What this sandbox last wrote to the file (to remove it at stop only when still ours). */
   writtenPem?: string;
   current?: IssuedCertificate;
+}
+
+/** The assigned identities of a cluster: the given ones without duplicates (by lowercased ID), then the SMI. */
+function assignedIdentityList(identityIds: readonly string[], serviceManagedIdentity: string): string[] {
+  const seen = new Set([serviceManagedIdentity.toLowerCase()]);
+  const list: string[] = [];
+  for (const id of identityIds) {
+    if (!seen.has(id.toLowerCase())) list.push(id);
+    seen.add(id.toLowerCase());
+  }
+  return [...list, serviceManagedIdentity];
 }
 
 /**
@@ -118,6 +153,14 @@ export class SandboxCredentials {
   /** `https://127.0.0.1:<port>` of the data plane; set once its server listens. */
   dataPlaneEndpoint = "";
   private readonly clusters = new Map<string, ClusterEntry>();
+  /** Certificates of assigned identities other than SMIs, by lowercased identity ID; reissued when the identity's client ID changes. */
+  private readonly identityCredentials = new Map<string, IdentityCredentialEntry>();
+  /** Subscription tenants by lowercased subscription ID. */
+  private readonly subscriptionTenants = new Map<string, string>();
+  /** The challenge tenant of clusters registered without one of their own. */
+  private defaultChallengeTenantId: string = serviceTenantId;
+  /** How the data plane varies its answers (off by default). */
+  answerVariation: DataPlaneAnswerVariation = { shuffleOrder: false, changeResourceIdCasing: false };
   private readonly filePrincipals = new Map<FilePrincipalName, FilePrincipalEntry>();
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Each certificate's `client_secret` by format: encoded once (a PKCS #12 archive costs a few ms of CPU), as the service keeps what it hands out. */
@@ -261,7 +304,13 @@ export class SandboxCredentials {
    * @returns The registered cluster with its identity URL.
    * @throws RangeError before the data plane listens, or for an SMI ID that is not an identity ID.
    */
-  registerCluster(cluster: Omit<DataPlaneCluster, "identityUrl" | "secretFormat" | "currentSerialNumber"> & { secretFormat?: SecretFormat }): DataPlaneCluster {
+  registerCluster(
+    cluster: Omit<DataPlaneCluster, "identityUrl" | "secretFormat" | "currentSerialNumber" | "assignedIdentities" | "challengeTenantId"> & {
+      secretFormat?: SecretFormat;
+      /** The cluster's control plane operator identities (the SMI is added). */
+      controlPlaneOperatorIdentities?: readonly string[];
+    },
+  ): DataPlaneCluster {
     if (this.dataPlaneEndpoint === "") throw new RangeError("the data plane is not listening yet");
     const identity = parseIdentityResourceId(cluster.serviceManagedIdentity);
     if (identity === undefined) throw new RangeError(`not a user-assigned identity ARM ID: ${cluster.serviceManagedIdentity}`);
@@ -286,8 +335,11 @@ export class SandboxCredentials {
       clientId: cluster.clientId,
       objectId: cluster.objectId,
       identityUrl: `${this.dataPlaneEndpoint}${path}?${query.toString()}`,
+      assignedIdentities: assignedIdentityList(cluster.controlPlaneOperatorIdentities ?? [], cluster.serviceManagedIdentity),
+      challengeTenantId: this.defaultChallengeTenantId,
       secretFormat: cluster.secretFormat ?? "pkcs12",
     };
+    this.setSubscriptionTenant(identity.subscriptionId, cluster.tenantId);
     this.clusters.set(cluster.clusterResourceId.toLowerCase(), { cluster: registered });
     return { ...registered };
   }
@@ -298,12 +350,112 @@ export class SandboxCredentials {
    */
   getCluster(clusterResourceId: string): DataPlaneCluster | undefined {
     const entry = this.clusters.get(clusterResourceId.toLowerCase());
-    return entry === undefined ? undefined : { ...entry.cluster };
+    return entry === undefined ? undefined : structuredClone(entry.cluster);
   }
 
   /** @returns Copies of every registered cluster. */
   listClusters(): DataPlaneCluster[] {
-    return [...this.clusters.values()].map((entry) => ({ ...entry.cluster }));
+    return [...this.clusters.values()].map((entry) => structuredClone(entry.cluster));
+  }
+
+  /**
+   * Replaces the identities assigned to a cluster besides its SMI (its control plane operator identities).
+   *
+   * @param clusterResourceId - The cluster.
+   * @param identityIds - The identities' ARM IDs.
+   * @returns The cluster.
+   */
+  setAssignedIdentities(clusterResourceId: string, identityIds: readonly string[]): DataPlaneCluster {
+    const entry = this.requireCluster(clusterResourceId);
+    for (const id of identityIds) {
+      if (parseIdentityResourceId(id) === undefined) throw new RangeError(`not a user-assigned identity ARM ID: ${id}`);
+    }
+    entry.cluster.assignedIdentities = assignedIdentityList(identityIds, entry.cluster.serviceManagedIdentity);
+    return structuredClone(entry.cluster);
+  }
+
+  /**
+   * Sets the tenant the data plane's bearer challenge names, for some clusters or (without
+   * `clusterResourceIds`) for every cluster without a tenant of its own, now and registered later.
+   * The first-party application, a multi-tenant application, gets a service principal in that
+   * tenant, so that it can get a token there; the data plane then accepts its token of that tenant
+   * only. The service tenant sets it back.
+   *
+   * @param tenantId - The tenant (a GUID).
+   * @param clusterResourceIds - Only these clusters.
+   * @returns The clusters changed.
+   */
+  setChallengeTenant(tenantId: string, clusterResourceIds?: readonly string[]): DataPlaneCluster[] {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(tenantId)) throw new RangeError("tenantId must be a GUID");
+    const tenant = tenantId.toLowerCase();
+    const firstParty = this.filePrincipal("firstPartyApplication");
+    this.directory.addApplicationServicePrincipal(tenant, firstParty.tenantId, firstParty.clientId, objectIdForClientId(`${tenant}/${firstParty.clientId}`));
+    const entries =
+      clusterResourceIds === undefined
+        ? [...this.clusters.values()].filter((entry) => entry.ownChallengeTenant !== true)
+        : clusterResourceIds.map((id) => this.requireCluster(id));
+    if (clusterResourceIds === undefined) this.defaultChallengeTenantId = tenant;
+    for (const entry of entries) {
+      entry.cluster.challengeTenantId = tenant;
+      if (clusterResourceIds !== undefined) entry.ownChallengeTenant = true;
+    }
+    return entries.map((entry) => structuredClone(entry.cluster));
+  }
+
+  /** The tenant the challenge names for a path no cluster is registered at. */
+  get unregisteredChallengeTenantId(): string {
+    return this.defaultChallengeTenantId;
+  }
+
+  /**
+   * Records the tenant a subscription belongs to (ARM answers a token of another tenant with 401
+   * InvalidAuthenticationTokenTenant). Seeding records every cluster's subscription.
+   *
+   * @param subscriptionId - The subscription ID.
+   * @param tenantId - Its tenant.
+   */
+  setSubscriptionTenant(subscriptionId: string, tenantId: string): void {
+    this.subscriptionTenants.set(subscriptionId.toLowerCase(), tenantId.toLowerCase());
+  }
+
+  /**
+   * @param subscriptionId - A subscription ID, any casing.
+   * @returns Its tenant: the recorded one, or the sandbox (service) tenant, where every identity
+   *   created without a tenant lives.
+   */
+  subscriptionTenant(subscriptionId: string): string {
+    return this.subscriptionTenants.get(subscriptionId.toLowerCase()) ?? serviceTenantId;
+  }
+
+  /** @returns Every recorded subscription with its tenant. */
+  listSubscriptions(): Array<{ subscriptionId: string; tenantId: string }> {
+    return [...this.subscriptionTenants].map(([subscriptionId, tenantId]) => ({ subscriptionId, tenantId }));
+  }
+
+  /**
+   * The certificate the data plane hands out for an assigned identity other than a cluster's SMI:
+   * issued (from the CA's shared keys) and registered as a managed-identity principal of the
+   * cluster's tenant at the first request, issued again when the identity's client ID changed.
+   *
+   * @param tenantId - The cluster's tenant.
+   * @param identity - The identity's ARM ID, client ID and principal ID.
+   * @returns The certificate with its key.
+   */
+  identityCredential(tenantId: string, identity: { id: string; clientId: string; principalId: string; name: string }): Promise<IssuedCertificate> {
+    const key = identity.id.toLowerCase();
+    const existing = this.identityCredentials.get(key);
+    if (existing !== undefined && existing.clientId === identity.clientId) return existing.certificate;
+    this.directory.register({ tenantId, clientId: identity.clientId, objectId: identity.principalId, kind: "managedIdentity", displayName: identity.name });
+    const certificate = this.authority.issue(identity.clientId, { sharedKey: true }).then((issued) => {
+      this.directory.addCertificate(tenantId, identity.clientId, registration(issued));
+      return issued;
+    });
+    const entry = { clientId: identity.clientId, certificate };
+    this.identityCredentials.set(key, entry);
+    certificate.catch(() => {
+      if (this.identityCredentials.get(key) === entry) this.identityCredentials.delete(key);
+    });
+    return certificate;
   }
 
   /**

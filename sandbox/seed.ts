@@ -36,6 +36,8 @@ export interface FleetClusterDescription {
   partitionKey: string;
   /** Operator name → identity ARM ID, as written in the cluster document. */
   dataPlaneOperators: Record<string, string>;
+  /** Control plane operator name → identity ARM ID, as written in the cluster document (assigned to the cluster at the data plane). */
+  controlPlaneOperators?: Record<string, string>;
   serviceManagedIdentity: string;
   /** Identity IDs referenced by the cluster that were deliberately not created in ARM. */
   missingIdentities: string[];
@@ -63,6 +65,8 @@ interface ClusterPlan {
   clusterName: string;
   /** Operator name → identity ARM ID. */
   dataPlaneOperators: Record<string, string>;
+  /** Control plane operator name → identity ARM ID; default one operator, `control-plane`, with `<cluster>-control-plane`. */
+  controlPlaneOperators?: Record<string, string>;
   /** Identity IDs not to create in ARM. */
   missingIdentities?: string[];
   /** The cluster's tenant; the sandbox tenant when omitted. */
@@ -72,10 +76,12 @@ interface ClusterPlan {
 function seedCluster(target: SeedTarget, plan: ClusterPlan, documents: JsonObject[]): FleetClusterDescription {
   const clusterResourceId = clusterResourceIdFor(plan.subscriptionId, plan.resourceGroupName, plan.clusterName);
   const serviceManagedIdentityId = identityResourceId(plan.subscriptionId, plan.resourceGroupName, `${plan.clusterName}-service-managed-identity`);
-  const controlPlaneId = identityResourceId(plan.subscriptionId, plan.resourceGroupName, `${plan.clusterName}-control-plane`);
+  const controlPlaneOperators = plan.controlPlaneOperators ?? {
+    "control-plane": identityResourceId(plan.subscriptionId, plan.resourceGroupName, `${plan.clusterName}-control-plane`),
+  };
   const tenantId = plan.tenantId ?? sandboxTenantId;
   const missing = new Set((plan.missingIdentities ?? []).map((id) => id.toLowerCase()));
-  for (const id of [...Object.values(plan.dataPlaneOperators), serviceManagedIdentityId, controlPlaneId]) {
+  for (const id of [...Object.values(plan.dataPlaneOperators), serviceManagedIdentityId, ...Object.values(controlPlaneOperators)]) {
     if (!missing.has(id.toLowerCase()) && target.identities.get(id) === undefined) {
       target.identities.create(id, { tenantId });
     }
@@ -89,6 +95,7 @@ function seedCluster(target: SeedTarget, plan: ClusterPlan, documents: JsonObjec
       serviceManagedIdentity: serviceManagedIdentityId,
       clientId: serviceManagedIdentity.clientId,
       objectId: serviceManagedIdentity.principalId,
+      controlPlaneOperatorIdentities: Object.values(controlPlaneOperators),
     });
     for (const id of Object.values(plan.dataPlaneOperators)) {
       target.credentials.directory.assignRole({ principalObjectId: serviceManagedIdentity.principalId, scope: id });
@@ -102,13 +109,13 @@ function seedCluster(target: SeedTarget, plan: ClusterPlan, documents: JsonObjec
     buildClusterDocument({
       clusterResourceId,
       dataPlaneOperators: plan.dataPlaneOperators,
-      controlPlaneOperators: { "control-plane": controlPlaneId },
+      controlPlaneOperators,
       serviceManagedIdentity: serviceManagedIdentityId,
       ...(registered === undefined ? {} : { managedIdentitiesDataPlaneIdentityURL: registered.identityUrl }),
     }),
     buildServiceProviderClusterDocument({
       clusterResourceId,
-      controlPlaneOperatorsIdentities: { [goLowerCase(controlPlaneId)]: info(controlPlaneId) },
+      controlPlaneOperatorsIdentities: Object.fromEntries(Object.values(controlPlaneOperators).map((id) => [goLowerCase(id), info(id)])),
       serviceManagedIdentity: info(serviceManagedIdentityId),
     }),
   );
@@ -120,6 +127,7 @@ function seedCluster(target: SeedTarget, plan: ClusterPlan, documents: JsonObjec
     serviceProviderClusterDocumentId: documentIdFor(serviceProviderClusterResourceId),
     partitionKey: goLowerCase(plan.subscriptionId),
     dataPlaneOperators: { ...plan.dataPlaneOperators },
+    controlPlaneOperators: { ...controlPlaneOperators },
     serviceManagedIdentity: serviceManagedIdentityId,
     missingIdentities: [...(plan.missingIdentities ?? [])],
     tenantId,
@@ -143,6 +151,10 @@ function demoPlans(): ClusterPlan[] {
       resourceGroupName: "demo-rg-one",
       clusterName: "demo-cluster-one",
       tenantId: firstTenant,
+      controlPlaneOperators: {
+        "control-plane": operatorIdentity(first, "demo-rg-one", "demo-cluster-one-control-plane"),
+        "cluster-api-azure": operatorIdentity(first, "demo-rg-one", "demo-cluster-one-cluster-api-azure"),
+      },
       dataPlaneOperators: {
         "disk-csi-driver": operatorIdentity(first, "demo-rg-one", "demo-cluster-one-disk-csi-driver"),
         "file-csi-driver": operatorIdentity(first, "demo-rg-one", "demo-cluster-one-file-csi-driver"),
@@ -154,6 +166,11 @@ function demoPlans(): ClusterPlan[] {
       resourceGroupName: "demo-rg-two",
       clusterName: "demo-cluster-two",
       tenantId: firstTenant,
+      controlPlaneOperators: {
+        // Two control plane operators share one identity, written in different casing: one entry of the data plane request upstream.
+        "control-plane": operatorIdentity(first, "demo-rg-two", "demo-cluster-two-control-plane"),
+        "cloud-controller-manager": `/subscriptions/${first}/resourcegroups/DEMO-RG-TWO/providers/microsoft.managedidentity/userassignedidentities/demo-cluster-two-control-plane`,
+      },
       dataPlaneOperators: {
         // Two operators share one identity, written in different casing: one map key upstream.
         "disk-csi-driver": operatorIdentity(first, "demo-rg-two", "Shared-Operator-Identity"),

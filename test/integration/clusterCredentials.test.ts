@@ -13,7 +13,7 @@ import type { JsonObject } from "../../resources/core/json";
 import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
 import { credentialModeSettings } from "../../cli/sandboxSettings";
 import { type Sandbox, startSandbox } from "../../sandbox/sandbox";
-import { type FleetClusterDescription, seedTenantFleet } from "../../sandbox/seed";
+import { type FleetClusterDescription, seedFleet, seedTenantFleet } from "../../sandbox/seed";
 
 let sandbox: Sandbox;
 let clusters: FleetClusterDescription[];
@@ -271,8 +271,11 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
 });
 
 describe("fixedIdentity mode against the sandbox", () => {
-  it("reads every cluster as the one fixed identity, and keeps stored IDs on a 403 to it", async () => {
+  it("reads every cluster of its tenant as the one fixed identity, and keeps stored IDs on a 403 to it", async () => {
     const chain = sandbox.credentialChain;
+    // Upstream's stand-in serves a development environment, whose clusters are in its own tenant:
+    // ARM refuses its token in another tenant's subscription (InvalidAuthenticationTokenTenant).
+    const clusters = seedFleet(sandbox, { clusters: 2, identitiesPerCluster: 2 });
     const fixed = clusterModeProvider({
       credentialMode: "fixedIdentity",
       firstPartyClientId: "",

@@ -17,7 +17,7 @@ import { decodePkcs12 } from "../../sandbox/certificateAuthority";
 import { parseIdentityResourceId } from "../../sandbox/identityStore";
 import { type Sandbox, startSandbox } from "../../sandbox/sandbox";
 import { armScope } from "../../sandbox/sandboxClients";
-import { type FleetClusterDescription, seedTenantFleet } from "../../sandbox/seed";
+import { type FleetClusterDescription, seedFleet, seedTenantFleet } from "../../sandbox/seed";
 
 interface ExplicitIdentity {
   client_id: string;
@@ -157,13 +157,18 @@ describe("the per-cluster credential chain with the real SDK clients", () => {
     expect(Date.parse(identity.not_before)).toBeLessThan(Date.parse(identity.renew_after));
     expect(Date.parse(identity.renew_after)).toBeLessThan(Date.parse(identity.not_after));
 
-    // Its own cluster's operator identity: read. The other cluster's: 403 AuthorizationFailed.
+    // Its own cluster's operator identity: read. Another identity of its subscription: 403
+    // AuthorizationFailed. The other cluster's, in another tenant's subscription: 401 InvalidAuthenticationTokenTenant.
     const [ownIdentity] = Object.values(cluster.dataPlaneOperators) as [string];
     const own = armClient(credential, ownIdentity);
     expect((await own.client.userAssignedIdentities.get(own.resourceGroup, own.name)).clientId).toBe(sandbox.identities.get(ownIdentity)?.clientId);
-    const [foreignIdentity] = Object.values(clusters[1]?.dataPlaneOperators ?? {}) as [string];
-    const foreign = armClient(credential, foreignIdentity);
-    const refused = (await foreign.client.userAssignedIdentities.get(foreign.resourceGroup, foreign.name).catch((error: unknown) => error)) as {
+    const ownParts = parseIdentityResourceId(ownIdentity);
+    const unassignedIdentity = sandbox.identities.create(
+      `/subscriptions/${ownParts?.subscriptionId ?? ""}/resourceGroups/unassigned-rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/unassigned`,
+      { tenantId: cluster.tenantId ?? "" },
+    ).id;
+    const unassigned = armClient(credential, unassignedIdentity);
+    const refused = (await unassigned.client.userAssignedIdentities.get(unassigned.resourceGroup, unassigned.name).catch((error: unknown) => error)) as {
       statusCode: number;
       code: string;
       message: string;
@@ -171,11 +176,30 @@ describe("the per-cluster credential chain with the real SDK clients", () => {
     expect(refused.statusCode).toBe(403);
     expect(refused.code).toBe("AuthorizationFailed");
     expect(refused.message).toBe(
-      `The client '${identity.object_id}' with object id '${identity.object_id}' does not have authorization to perform action 'Microsoft.ManagedIdentity/userAssignedIdentities/read' over scope '${foreignIdentity}' or the scope is invalid. If access was recently granted, please refresh your credentials.`,
+      `The client '${identity.object_id}' with object id '${identity.object_id}' does not have authorization to perform action 'Microsoft.ManagedIdentity/userAssignedIdentities/read' over scope '${unassignedIdentity}' or the scope is invalid. If access was recently granted, please refresh your credentials.`,
+    );
+    const [foreignIdentity] = Object.values(clusters[1]?.dataPlaneOperators ?? {}) as [string];
+    const foreign = armClient(credential, foreignIdentity);
+    const wrongTenant = (await foreign.client.userAssignedIdentities.get(foreign.resourceGroup, foreign.name).catch((error: unknown) => error)) as {
+      statusCode: number;
+      code: string;
+      message: string;
+      response?: { headers: { get(name: string): string | undefined } };
+    };
+    const foreignTenant = clusters[1]?.tenantId ?? "";
+    expect(wrongTenant.statusCode).toBe(401);
+    expect(wrongTenant.code).toBe("InvalidAuthenticationTokenTenant");
+    expect(wrongTenant.message).toMatch(
+      new RegExp(
+        `^The access token is from the wrong issuer 'https://sts.windows.net/${cluster.tenantId ?? ""}/'. It must match the tenant 'https://sts.windows.net/${foreignTenant}/' associated with this subscription.`,
+      ),
+    );
+    expect(wrongTenant.response?.headers.get("www-authenticate")).toBe(
+      `Bearer authorization_uri="${sandbox.credentialChain.entraAuthorityHost}/${foreignTenant}", error="invalid_token", error_description="The access token is from the wrong issuer."`,
     );
   });
 
-  it("refuses another cluster's SMI and tokens of other callers; the fixed identity reads every cluster", async () => {
+  it("refuses another cluster's SMI and tokens of other callers; the fixed identity reads the clusters of its own tenant only", async () => {
     const [first, second] = clusters as [FleetClusterDescription, FleetClusterDescription];
     const { token } = await firstPartyCredential().getToken(`${sandbox.credentialChain.dataPlaneAudience}/.default`);
     expect((await post(withApiVersion(first.identityUrl ?? ""), { identityIds: [second.serviceManagedIdentity] }, token)).status).toBe(404);
@@ -186,10 +210,18 @@ describe("the per-cluster credential chain with the real SDK clients", () => {
     const forbidden = await post(withApiVersion(first.identityUrl ?? ""), { identityIds: [first.serviceManagedIdentity] }, fixedToken);
     expect(forbidden.status).toBe(403);
     expect((forbidden.json.error as { code: string }).code).toBe("Forbidden");
-    for (const cluster of clusters) {
+    // Upstream's stand-in reads every cluster of its own tenant (a development environment's): a
+    // tenant fleet's subscriptions are in other tenants, so ARM refuses its token there.
+    const [sameTenantCluster] = seedFleet(sandbox, { clusters: 1, identitiesPerCluster: 1 }) as [FleetClusterDescription];
+    for (const cluster of [sameTenantCluster, ...clusters]) {
       const [identityId] = Object.values(cluster.dataPlaneOperators) as [string];
       const { client, resourceGroup, name } = armClient(fixed, identityId);
-      expect((await client.userAssignedIdentities.get(resourceGroup, name)).principalId).toBe(sandbox.identities.get(identityId)?.principalId);
+      if (cluster.tenantId === tenantId) {
+        expect((await client.userAssignedIdentities.get(resourceGroup, name)).principalId).toBe(sandbox.identities.get(identityId)?.principalId);
+      } else {
+        const refusal = (await client.userAssignedIdentities.get(resourceGroup, name).catch((error: unknown) => error)) as { statusCode: number; code: string };
+        expect(refusal).toMatchObject({ statusCode: 401, code: "InvalidAuthenticationTokenTenant" });
+      }
     }
 
     // The process credential (managed-identity endpoint) is authorized by role in per-cluster mode: none.
