@@ -231,6 +231,61 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     expect(before).toHaveLength(clusters.length);
   });
 
+  it("follows the data plane's challenge to another tenant: the first party gets its token there and the cluster is recorded", async () => {
+    const provider = clusterModeProvider();
+    const cluster = clusters[1];
+    const otherTenant = "0f0e0d0c-0b0a-4909-8807-060504030201";
+    makeDue(cluster);
+    sandbox.credentials.setChallengeTenant(otherTenant, [cluster.clusterResourceId]);
+    sandbox.statistics.reset();
+    try {
+      await provider.create({ clusterResourceId: cluster.clusterResourceId });
+      expectRecorded(cluster);
+      const firstParty = sandbox.credentialChain.firstPartyApplication.clientId;
+      expect(sandbox.statistics.snapshot().entra.tokensIssuedByClient[`${otherTenant}/${firstParty}`.toLowerCase()]).toBe(1);
+    } finally {
+      sandbox.credentials.setChallengeTenant(sandbox.credentialChain.firstPartyApplication.tenantId, [cluster.clusterResourceId]);
+    }
+  });
+
+  it("keeps a refusal of the first party in one cluster's challenge tenant with that cluster: the others are recorded, and its message names only its own tenant", async () => {
+    const provider = clusterModeProvider();
+    const [broken, ...others] = clusters;
+    const goneTenant = "0a0b0c0d-1111-4222-8333-944445555666";
+    clusters.forEach(makeDue);
+    sandbox.credentials.setChallengeTenant(goneTenant, [broken.clusterResourceId]);
+    sandbox.faults.add({
+      target: "entra",
+      kind: "status",
+      statusCode: 400,
+      errorCode: "invalid_request",
+      message: `AADSTS90002: Tenant '${goneTenant}' not found.`,
+      match: { tenantId: goneTenant },
+    });
+    const before = documentOf(broken);
+    try {
+      const results = await Promise.allSettled(clusters.map((cluster) => provider.create({ clusterResourceId: cluster.clusterResourceId })));
+      expect(results.map((result) => result.status)).toEqual(["rejected", "fulfilled", "fulfilled"]);
+      const message = ((results[0] as PromiseRejectedResult).reason as Error).message;
+      expect(message).toContain(goneTenant);
+      for (const other of others) {
+        expect(message).not.toContain(other.tenantId);
+        expect(message).not.toContain(other.clusterResourceId);
+        expectRecorded(other);
+      }
+      expect(documentOf(broken)).toEqual(before);
+      // Held for that tenant: the next pass of the broken cluster does not ask Entra again; another cluster still does its work.
+      sandbox.statistics.reset();
+      others.forEach(makeDue);
+      await expect(provider.create({ clusterResourceId: broken.clusterResourceId })).rejects.toThrow(goneTenant);
+      await provider.create({ clusterResourceId: others[0].clusterResourceId });
+      const statistics = sandbox.statistics.snapshot();
+      expect(statistics.entra.tokenRequestsByTenant[goneTenant]).toBeUndefined();
+    } finally {
+      sandbox.credentials.setChallengeTenant(sandbox.credentialChain.firstPartyApplication.tenantId, [broken.clusterResourceId]);
+    }
+  });
+
   it("clears IDs when ARM answers 403 to the cluster's own SMI for one identity, and keeps the other's", async () => {
     const provider = clusterModeProvider();
     const cluster = clusters[0];
@@ -256,8 +311,10 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     // Short-lived tokens, so the first party asks Entra again for each new cluster credential.
     sandbox.tokens.setTokenLifetime(1000);
     try {
+      makeDue(clusters[1]);
       await provider.create({ clusterResourceId: clusters[1].clusterResourceId });
       await sandbox.credentials.rotateFilePrincipal("firstPartyApplication", { revokePreviousAfterMs: 0 });
+      makeDue(clusters[2]);
       sandbox.statistics.reset();
       await provider.create({ clusterResourceId: clusters[2].clusterResourceId });
       expectRecorded(clusters[2]);
@@ -271,7 +328,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
 });
 
 describe("fixedIdentity mode against the sandbox", () => {
-  it("reads every cluster of its tenant as the one fixed identity, and keeps stored IDs on a 403 to it", async () => {
+  it("reads every cluster of its tenant as the one fixed identity, and keeps stored IDs on a 403 to it and on ARM's 401 for another tenant's subscription", async () => {
     const chain = sandbox.credentialChain;
     // Upstream's stand-in serves a development environment, whose clusters are in its own tenant:
     // ARM refuses its token in another tenant's subscription (InvalidAuthenticationTokenTenant).
@@ -308,5 +365,17 @@ describe("fixedIdentity mode against the sandbox", () => {
     } finally {
       sandbox.credentials.directory.assignRole({ principalObjectId: fixedObjectId, scope: "/" });
     }
+
+    // A cluster whose subscription is another tenant's: ARM answers 401 InvalidAuthenticationTokenTenant,
+    // which says nothing about its identities: the stored IDs stay, byte for byte.
+    const foreign = seedTenantFleet(sandbox, { clusters: 1, identitiesPerCluster: 1 })[0];
+    await clusterModeProvider().create({ clusterResourceId: foreign.clusterResourceId });
+    expectRecorded(foreign);
+    makeDue(foreign);
+    const recorded = documentOf(foreign);
+    const failure = await fixed.create({ clusterResourceId: foreign.clusterResourceId }).catch((error: unknown) => error as Error);
+    expect(failure).toMatchObject({ name: "AzureAccessError" });
+    expect((failure as Error).message).toContain("InvalidAuthenticationTokenTenant");
+    expect(documentOf(foreign)).toEqual(recorded);
   });
 });
