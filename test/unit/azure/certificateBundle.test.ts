@@ -1,9 +1,10 @@
 /**
  * Certificate bundles as the data plane and operators hand them over (resources/azure/certificateBundle.ts).
  * Every bundle is made at test time from a certificate the sandbox's CA issues: PEM (the chain and
- * its key), the sandbox data plane's PKCS#12 (no password), and, with the `openssl` CLI, a legacy
- * archive without a password (SHA-1 MAC, RC2-40 and 3DES, as `openssl pkcs12 -export -legacy` and
- * the Managed Identities data plane write them) and one with a password.
+ * its key), the sandbox data plane's PKCS#12 (no password), and, with the `openssl` CLI, archives
+ * without a password in the layouts real services write (legacy SHA-1 MAC with RC2-40 and 3DES, as
+ * the Managed Identities data plane and `openssl -legacy` write them; 3DES as Windows writes them;
+ * OpenSSL 3's default PBES2/AES-256/SHA-256; no MAC; nothing encrypted) and one with a password.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { X509Certificate, generateKeyPairSync } from "node:crypto";
@@ -60,8 +61,15 @@ describe("parseCertificateBundle", () => {
     expect(material.validTo.getTime()).toBeGreaterThan(Date.now());
   });
 
-  it.skipIf(!opensslAvailable)("reads a legacy PKCS#12 archive without a password (SHA-1 MAC, RC2-40, 3DES), as the data plane sends it", () => {
-    const archive = opensslArchive("-legacy", "-passout", "pass:");
+  it.skipIf(!opensslAvailable).each([
+    ["legacy, as the data plane and `openssl -legacy` write it (SHA-1 MAC, RC2-40 certificates, 3DES key)", ["-legacy"]],
+    ["as Windows writes it (3DES certificates and key, SHA-1 MAC)", ["-certpbe", "PBE-SHA1-3DES", "-keypbe", "PBE-SHA1-3DES", "-macalg", "sha1"]],
+    ["as OpenSSL 3 writes it by default (PBES2 with AES-256-CBC and PBKDF2-SHA256, SHA-256 MAC)", []],
+    ["current algorithms with a SHA-1 MAC", ["-macalg", "sha1"]],
+    ["without a MAC", ["-nomac"]],
+    ["with nothing encrypted", ["-certpbe", "NONE", "-keypbe", "NONE"]],
+  ])("reads a PKCS#12 archive without a password %s", (_title, args) => {
+    const archive = opensslArchive(...args, "-passout", "pass:");
     expect(parseCertificateBundle(Buffer.from(archive.toString("base64"), "base64"), "client_secret").thumbprint).toBe(leaf.thumbprintSha256);
   });
 
