@@ -15,17 +15,17 @@ import { workReason } from "../core/identityStatus";
 import type { ProviderInputs } from "./providerInputs";
 import { containsUnknown, desiredFromInputs, parseCluster, parseInputs } from "./providerInputs";
 import type { ProviderOutputs } from "./providerOutputs";
-import { declaredCredentialOf, inputsDigestOf, parseStoredOutputs, statusOutputs, toOutputs } from "./providerOutputs";
+import { declaredCredentialOf, inputsDigestOf, parseStoredOutputs, refreshedOutputs, toOutputs } from "./providerOutputs";
 import type { KnownStatus } from "../sync/refreshManagedIdentityStatus";
 import { clearManagedIdentityStatus, refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStatus";
 import type { ConfigSource } from "../core/settings";
 import { readSettings, settingsEnvironmentKey, snapshotStackConfig } from "../core/settings";
-import { decodeOutputsStatus, operatorNamesFromOutputs } from "../core/outputsStatus";
+import { decodeOutputsStatus } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { locate } from "../core/documentLocation";
 import { readLive } from "../sync/documentReads";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
-import { fixableDrift, isDesiredSetDisagreement } from "../core/desiredSetDisagreement";
+import { fixableDrift } from "../core/desiredSetDisagreement";
 
 /** Test seams. Production passes nothing. */
 export interface ProviderOverrides {
@@ -200,20 +200,11 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         (persistedKeys) => decodeOutputsStatus(lastStatus, persistedKeys),
         stored.value.declaredCredential,
       );
-      if (!result.exists) {
-        // The document is gone, so is the record: the engine drops the resource from state.
+      if (result.presence === "deleted") {
+        // The cluster's documents are gone from where the fleet's are, so is the record: the engine drops the resource.
         return { id: "", props };
       }
-      // Spread over the props as stored, so __provider (and any field this version does not read) stays.
-      const { drift: _drift, ...rest } = props;
-      // A desired-set disagreement the last update found stays until an update finds it settled:
-      // a refresh does not read the cluster document's set.
-      const driftLines = [...result.drift, ...stored.value.drift.filter(isDesiredSetDisagreement)];
-      const drift = driftLines.length === 0 ? {} : { drift: driftLines };
-      return {
-        id,
-        props: { ...rest, ...statusOutputs(result.status, operatorNamesFromOutputs(lastStatus)), ...drift },
-      };
+      return { id, props: refreshedOutputs(props, stored.value, result) };
     },
 
     async delete(_id: string, props: Outputs) {

@@ -7,12 +7,21 @@ import { parseResourceIdOfType, describeType, userAssignedIdentityResourceType }
 import { isJsonObject } from "../core/json";
 import { countEntries } from "../core/identityStatus";
 import type { OperatorNamesByKeyHash, OutputsStatus } from "../core/outputsStatus";
-import { encodeOutputsStatus, inputsDigest, operatorNamesFromKeys, outputsStatusText, readOutputsStatusText } from "../core/outputsStatus";
+import {
+  encodeOutputsStatus,
+  inputsDigest,
+  operatorNamesFromKeys,
+  operatorNamesFromOutputs,
+  outputsStatusText,
+  readOutputsStatusText,
+} from "../core/outputsStatus";
 import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { outputsSchemaVersion } from "../core/serviceProviderClusterDocument";
 import type { CheckFailure, Parsed, ProviderInputs } from "./providerInputs";
 import { unknownValue } from "./providerInputs";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
+import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
+import { isDesiredSetDisagreement } from "../core/desiredSetDisagreement";
 
 /**
  * Outputs: the persisted status plus what a user needs to read it. Plain JSON only, and small:
@@ -117,6 +126,20 @@ export function toOutputs(
     ...(result.skippedReason === undefined ? {} : { skippedReason: result.skippedReason }),
     ...(allDrift.length === 0 ? {} : { drift: allDrift }),
   };
+}
+
+/**
+ * The outputs a refresh of a resource that stays in state leaves: the stored ones (so `__provider`
+ * and any field this version does not read stay) with the status read from Cosmos and what drifted.
+ * When only the ServiceProviderCluster document is missing, the stored status stays as the last
+ * record beside the drift line that says so. A desired-set disagreement the last update found stays
+ * until an update finds it settled: a refresh does not read the cluster document's set.
+ */
+export function refreshedOutputs<Props extends ProviderOutputs>(props: Props, stored: StoredOutputs, result: RefreshResult): Props {
+  const { drift: _drift, ...rest } = props;
+  const driftLines = [...result.drift, ...stored.drift.filter(isDesiredSetDisagreement)];
+  const status = result.presence === "present" ? statusOutputs(result.status, operatorNamesFromOutputs(stored.status)) : {};
+  return { ...rest, ...status, ...(driftLines.length === 0 ? {} : { drift: driftLines }) } as Props;
 }
 
 /** The declared credential of checked inputs, as outputs (absent when neither is declared). */

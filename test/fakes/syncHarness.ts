@@ -8,7 +8,7 @@ import { createConcurrencyLimiter } from "../../resources/sync/concurrencyLimite
 import type { ConcurrencyLimiter } from "../../resources/sync/concurrencyLimiter";
 import type { SyncDependencies, SyncOptions } from "../../resources/sync/syncDependencies";
 import type { JsonObject } from "../../resources/core/json";
-import { buildClusterDocument, clusterResourceIdFor, clusterResourceType, defaultCluster, fixedNow } from "../fixtures/documents";
+import { buildClusterDocument, buildSubscriptionDocument, clusterResourceIdFor, clusterResourceType, defaultCluster, fixedNow } from "../fixtures/documents";
 import { goLowerCase } from "../../sandbox/goLowerCase";
 import type { ClusterCoordinates } from "../fixtures/documents";
 import { FakeClock } from "./fakeClock";
@@ -42,13 +42,19 @@ export function createHarness(
     readerDelayInMs?: number;
     /** Every pass reads the cluster document; the fixture cluster's is added unless one is given or this says "absent". */
     clusterDocument?: "absent";
+    /** The fixture subscription's document is added (as the resource provider keeps it) unless this says "absent". */
+    subscriptionDocument?: "absent";
   } = {},
 ): Harness {
   const documents = options.documents ?? [];
   const hasClusterDocument = documents.some(
     (document) => typeof document.resourceType === "string" && goLowerCase(document.resourceType) === goLowerCase(clusterResourceType),
   );
-  const store = new InMemoryDocumentStore(hasClusterDocument || options.clusterDocument === "absent" ? documents : [buildClusterDocument(), ...documents]);
+  const store = new InMemoryDocumentStore([
+    ...(hasClusterDocument || options.clusterDocument === "absent" ? [] : [buildClusterDocument()]),
+    ...documents,
+    ...(options.subscriptionDocument === "absent" ? [] : [buildSubscriptionDocument()]),
+  ]);
   const reader = new ScriptedUserAssignedIdentityReader(options.identities ?? {}, options.readerDelayInMs ?? 1);
   const limiter = createConcurrencyLimiter(options.concurrency ?? 4);
   const clock = new FakeClock(fixedNow);

@@ -845,6 +845,16 @@ describe("locate", () => {
       serviceProviderClusterResourceId:
         "/subscriptions/0465BC32-C654-41B8-8D87-9815D7ABE8F6/resourceGroups/some-resource-group/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/some-hcp-cluster/serviceProviderClusters/default",
       clusterDocumentId: "68bc6026-a8a9-5706-92c5-25d3313bcabb",
+      subscriptionDocumentId: "c4680ff9-30cf-5f7b-8821-8bf7831b673a",
     });
+  });
+
+  it("derives the subscription's document id as upstream does (the literal of its delete_orphaned_cosmos test)", () => {
+    const cluster = parsedCluster({
+      subscriptionId: "A433A095-1277-44F1-8453-8D61A4D848C2",
+      resourceGroupName: "unimportantPostponement",
+      clusterName: "monstrousPrecinct",
+    });
+    expect(locate(cluster).subscriptionDocumentId).toBe("718f75e1-6967-5ce1-ab3c-4f991504b7eb");
   });
 });
