@@ -25,7 +25,6 @@ import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { locate } from "../core/documentLocation";
 import { readLive } from "../sync/documentReads";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
-import { fixableDrift } from "../core/desiredSetDisagreement";
 
 /** Test seams. Production passes nothing. */
 export interface ProviderOverrides {
@@ -134,7 +133,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       const identityUrlChanged =
         dependencies().clusterCredentials !== undefined &&
         (old.declaredCredential.identityUrl ?? null) !== (news.managedIdentitiesDataPlaneIdentityURL ?? null);
-      if (fixableDrift(old.drift).length > 0 || old.inputsDigest !== inputsDigestOf(news) || identityUrlChanged) {
+      if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news) || identityUrlChanged) {
         return { changes: true };
       }
       const now = (overrides.now ?? (() => new Date()))();
@@ -180,7 +179,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
 
     async update(_id: string, olds: Outputs, news: Inputs) {
       const stored = parseStoredOutputs(olds);
-      const force = !stored.ok || fixableDrift(stored.value.drift).length > 0;
+      const force = !stored.ok || stored.value.drift.length > 0;
       const { outs } = await reconcile(news, force);
       return { outs };
     },
@@ -216,7 +215,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       // compare: either way the subtree is not provably ours, so it is kept.
       const stored = parseStoredOutputs(props);
       const lastRecorded: KnownStatus | undefined =
-        stored.ok && fixableDrift(stored.value.drift).length === 0 ? (persistedKeys) => decodeOutputsStatus(stored.value.status, persistedKeys) : undefined;
+        stored.ok && stored.value.drift.length === 0 ? (persistedKeys) => decodeOutputsStatus(stored.value.status, persistedKeys) : undefined;
       try {
         await clearManagedIdentityStatus(dependencies(), parseCluster(props.clusterResourceId), lastRecorded);
       } catch (error) {

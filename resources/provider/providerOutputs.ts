@@ -21,7 +21,6 @@ import type { CheckFailure, Parsed, ProviderInputs } from "./providerInputs";
 import { unknownValue } from "./providerInputs";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
-import { isDesiredSetDisagreement } from "../core/desiredSetDisagreement";
 
 /**
  * Outputs: the persisted status plus what a user needs to read it. Plain JSON only, and small:
@@ -112,7 +111,6 @@ export function toOutputs(
 ): ProviderOutputs {
   // Recorded only when it is not an input: the inputs are in state already.
   const documentServiceManagedIdentity = inputs.serviceManagedIdentity === undefined ? result.serviceManagedIdentity : undefined;
-  const allDrift = [...drift, ...(result.desiredSetDisagreement === undefined ? [] : [result.desiredSetDisagreement])];
   return {
     schemaVersion: outputsSchemaVersion,
     clusterResourceId: inputs.clusterResourceId,
@@ -124,7 +122,7 @@ export function toOutputs(
     ...(options.recordDeclaredCredential === true ? declaredCredentialOutputs(inputs) : {}),
     ...statusOutputs(result.status, operatorNamesOf(inputs)),
     ...(result.skippedReason === undefined ? {} : { skippedReason: result.skippedReason }),
-    ...(allDrift.length === 0 ? {} : { drift: allDrift }),
+    ...(drift.length === 0 ? {} : { drift }),
   };
 }
 
@@ -132,14 +130,12 @@ export function toOutputs(
  * The outputs a refresh of a resource that stays in state leaves: the stored ones (so `__provider`
  * and any field this version does not read stay) with the status read from Cosmos and what drifted.
  * When only the ServiceProviderCluster document is missing, the stored status stays as the last
- * record beside the drift line that says so. A desired-set disagreement the last update found stays
- * until an update finds it settled: a refresh does not read the cluster document's set.
+ * record beside the drift line that says so.
  */
 export function refreshedOutputs<Props extends ProviderOutputs>(props: Props, stored: StoredOutputs, result: RefreshResult): Props {
   const { drift: _drift, ...rest } = props;
-  const driftLines = [...result.drift, ...stored.drift.filter(isDesiredSetDisagreement)];
   const status = result.presence === "present" ? statusOutputs(result.status, operatorNamesFromOutputs(stored.status)) : {};
-  return { ...rest, ...status, ...(driftLines.length === 0 ? {} : { drift: driftLines }) } as Props;
+  return { ...rest, ...status, ...(result.drift.length === 0 ? {} : { drift: result.drift }) } as Props;
 }
 
 /** The declared credential of checked inputs, as outputs (absent when neither is declared). */

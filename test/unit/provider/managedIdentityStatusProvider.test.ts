@@ -12,7 +12,7 @@ import { FakeClock } from "../../fakes/fakeClock";
 import { InMemoryDocumentStore } from "../../fakes/inMemoryDocumentStore";
 import type { IdentityScript } from "../../fakes/scriptedUserAssignedIdentityReader";
 import { ScriptedUserAssignedIdentityReader, resourceNotFoundError, restError } from "../../fakes/scriptedUserAssignedIdentityReader";
-import { defaultSyncOptions } from "../../fakes/syncHarness";
+import { declareInClusterDocument, defaultSyncOptions } from "../../fakes/syncHarness";
 import {
   buildClusterDocument,
   buildServiceProviderClusterDocument,
@@ -59,7 +59,12 @@ function setup(options: { documents?: JsonObject[]; identities?: Record<string, 
   // Every pass reads the cluster document: the fixture cluster's is there unless a test gives its own.
   const hasClusterDocument = documents.some((document) => document.resourceType === "Microsoft.RedHatOpenShift/hcpOpenShiftClusters");
   // The subscription's document too, as the resource provider keeps it beside the cluster's.
-  const store = new InMemoryDocumentStore([...(hasClusterDocument ? [] : [buildClusterDocument()]), ...documents, buildSubscriptionDocument()]);
+  // The fixture cluster's document names the default inputs' set (it is the authority on the set).
+  const store = new InMemoryDocumentStore([
+    ...(hasClusterDocument ? [] : [buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA } })]),
+    ...documents,
+    buildSubscriptionDocument(),
+  ]);
   const reader = new ScriptedUserAssignedIdentityReader(options.identities ?? {});
   const clock = new FakeClock(fixedNow);
   const provider = createManagedIdentityStatusProvider({
@@ -189,8 +194,22 @@ describe("create", () => {
     expect(findUndefined(outs)).toEqual([]);
   });
 
+  it("fails, naming both sets, when the inputs name another set than the cluster document: a plain error, nothing looked up or written", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p"), [identityB]: resolved("c2", "p2") } });
+    const error = await setupValue.provider.create(inputs({ a: identityA, b: identityB })).then(
+      () => undefined,
+      (thrown: unknown) => thrown as Error & { id?: string; properties?: unknown },
+    );
+    expect(error?.message).toContain(`The inputs name: ${identityA}, ${identityB}. The document names: ${identityA}`);
+    expect(error?.id).toBeUndefined();
+    expect(error?.properties).toBeUndefined();
+    expect(setupValue.reader.calls).toHaveLength(0);
+    expect(setupValue.store.patches()).toHaveLength(0);
+  });
+
   it("counts not-found identities without failing", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p"), [identityB]: { error: resourceNotFoundError(identityB) } } });
+    declareInClusterDocument(setupValue, [identityA, identityB]);
     const outs = await createdOutputs(setupValue, inputs({ a: identityA, b: identityB }));
     expect(outs).toMatchObject({ identityCount: 2, resolvedCount: 1, notFoundCount: 1, failedCount: 0 });
   });
@@ -200,6 +219,7 @@ describe("create", () => {
       identities: { [identityA]: resolved("c", "p"), [identityB]: { error: restError("AuthorizationFailed", 403, "The client does not have authorization.") } },
     });
     let thrown: (Error & { id?: string; properties?: Outputs; reasons?: string[] }) | undefined;
+    declareInClusterDocument(setupValue, [identityA, identityB]);
     try {
       await setupValue.provider.create(inputs({ a: identityA, b: identityB }));
     } catch (error) {
@@ -468,6 +488,8 @@ describe("update", () => {
   it("looks up an added identity and prunes a removed one", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p"), [identityB]: resolved("c2", "p2") } });
     const outs = await createdOutputs(setupValue);
+    // The cluster's set changes (the authority), and the inputs name the new one.
+    declareInClusterDocument(setupValue, [identityB]);
     const result = await setupValue.provider.update(location.documentId, outs, inputs({ "operator-b": identityB }));
     expect(statusOf(outsOf(result)).operators).toEqual({ "operator-b": { keyHash: keyHashOf(keyB), clientId: "c2", principalId: "p2" } });
     expect((persistedSubtree(setupValue.store) as JsonObject).identities).toEqual({ [keyB]: { resourceID: identityB, clientId: "c2", principalId: "p2" } });
@@ -477,6 +499,7 @@ describe("update", () => {
   it("throws an initialization error with __provider from the new inputs on partial failure", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p"), [identityB]: { error: restError("InternalServerError", 500, "boom") } } });
     const outs = await createdOutputs(setupValue);
+    declareInClusterDocument(setupValue, [identityA, identityB]);
     const error = (await setupValue.provider
       .update(location.documentId, outs, inputs({ a: identityA, b: identityB }, { __provider: "new provider text" }))
       .catch((caught: unknown) => caught)) as Error & { id?: string; properties?: Outputs; reasons?: string[] };

@@ -10,7 +10,7 @@ import { cosmosError } from "../../fakes/inMemoryDocumentStore";
 import { resourceNotFoundError, restError } from "../../fakes/scriptedUserAssignedIdentityReader";
 import type { IdentityScript } from "../../fakes/scriptedUserAssignedIdentityReader";
 import type { Harness } from "../../fakes/syncHarness";
-import { createHarness, parsedCluster } from "../../fakes/syncHarness";
+import { createHarness, declareInClusterDocument, parsedCluster } from "../../fakes/syncHarness";
 import {
   buildClusterDocument,
   buildServiceProviderClusterDocument,
@@ -44,6 +44,8 @@ const simulatedFailure = new Error("simulated azure Get failure");
 async function sync(harness: Harness, desiredIds: readonly string[] | undefined, force = false): Promise<SyncResult> {
   const desired =
     desiredIds === undefined ? undefined : desiredIdentitySet(Object.fromEntries(desiredIds.map((id, index) => [`operator-${index}`, id]))).identities;
+  // The cluster document is the authority on the set: inputs naming one run where it names the same.
+  if (desiredIds !== undefined) declareInClusterDocument(harness, desiredIds);
   return syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired, force });
 }
 
@@ -668,6 +670,7 @@ describe("syncManagedIdentityStatus: the ServiceProviderCluster document", () =>
       syncOptions: { documentWaitInMs: 3_000, documentPollIntervalInMs: 1_000 },
       identities: { [identityA]: resolved("c", "p") },
     });
+    declareInClusterDocument(harness, [identityA]);
     const standingStill = { ...harness.dependencies, sleep: () => Promise.resolve() };
     const error = await syncManagedIdentityStatus(standingStill, {
       cluster: parsedCluster(),
