@@ -117,6 +117,30 @@ function envelope(resourceId: string, resourceType: string, properties: JsonObje
   };
 }
 
+/** The resource type upstream's frontend gives a subscription's document. */
+export const subscriptionResourceType = "microsoft.resources/subscriptions";
+
+/**
+ * Builds a subscription's own document as upstream's frontend keeps it in the Resources container
+ * (the envelope of upstream's `delete_orphaned_cosmos` fixtures): id uuid5 of the lowercased
+ * `/subscriptions/<id>`, partition key the lowercased subscription ID. The frontend writes it when
+ * ARM registers the subscription and keeps it, state `Deleted` included, beside the clusters'.
+ *
+ * @param subscriptionId - The subscription GUID.
+ * @param state - The registration state ARM last sent.
+ * @returns The document, without Cosmos system fields.
+ */
+export function buildSubscriptionDocument(subscriptionId: string, state: "Registered" | "Warned" | "Suspended" | "Deleted" = "Registered"): JsonObject {
+  const resourceId = `/subscriptions/${subscriptionId}`;
+  return {
+    id: documentIdFor(resourceId),
+    partitionKey: partitionKeyFor(resourceId),
+    resourceID: resourceId,
+    resourceType: subscriptionResourceType,
+    properties: { properties: null, registrationDate: "2026-08-01T00:00:00+00:00", resourceId, state },
+  };
+}
+
 /** Inputs of {@link buildClusterDocument}. */
 export interface ClusterDocumentOptions {
   clusterResourceId: string;

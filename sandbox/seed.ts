@@ -2,6 +2,7 @@ import type { CosmosDocumentStore } from "./cosmosDocumentStore";
 import {
   buildClusterDocument,
   buildServiceProviderClusterDocument,
+  buildSubscriptionDocument,
   clusterResourceIdFor,
   documentIdFor,
   type JsonObject,
@@ -105,6 +106,11 @@ function seedCluster(target: SeedTarget, plan: ClusterPlan, documents: JsonObjec
     const identity = target.identities.get(id);
     return { resourceId: id, clientId: identity?.clientId ?? "", principalId: identity?.principalId ?? "" };
   };
+  // The subscription's own document, once per subscription, as the frontend keeps it beside its clusters'.
+  const subscriptionDocument = buildSubscriptionDocument(plan.subscriptionId);
+  if (!documents.some((document) => document.id === subscriptionDocument.id)) {
+    documents.push(subscriptionDocument);
+  }
   documents.push(
     buildClusterDocument({
       clusterResourceId,

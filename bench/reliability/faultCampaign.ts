@@ -12,7 +12,6 @@ import { createServer } from "node:net";
 import type { FaultRule } from "../../sandbox/faultInjector";
 import { createSeededRandom } from "../../sandbox/faultInjector";
 import type { FleetClusterDescription } from "../../sandbox/seed";
-import { fixableDrift } from "../../resources/core/desiredSetDisagreement";
 import type { DeleteFaultSpecification, FaultKindSpecification, HostFaultSpecification } from "./faultCatalogue";
 import {
   completeStatusOf,
@@ -362,7 +361,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
       after: readServiceProviderCluster(sandbox, lane.cluster),
       expectedForeign: before === undefined ? undefined : foreignFields(before),
       recordedStatus: outputs.status,
-      recordedDrift: fixableDrift(outputs.drift ?? []).length > 0,
+      recordedDrift: (outputs.drift ?? []).length > 0,
       otherWriterStatus,
       errorMessage,
     });

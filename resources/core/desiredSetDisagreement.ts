@@ -1,43 +1,58 @@
 /**
  * Two declarations of one desired set: the provider's inputs (`dataPlaneOperators`) and the
- * cluster's HCPOpenShiftCluster document. This hook records the inputs' set, upstream's controller
- * the document's, so when they differ each undoes the other's entries; the disagreement is made
- * visible (a warning and a `drift` line) instead of churning in silence. Pure.
+ * cluster's HCPOpenShiftCluster document. The document is the authority: it is all upstream's
+ * controller reads, so a hook that wrote another set would undo upstream's entries and be undone
+ * by them on every pass. Inputs that name another set fail that cluster, naming both sets, before
+ * anything is read from Azure or written; inputs that name the document's set (compared by key, as
+ * upstream's gate compares) only spare `diff` its Cosmos read. Pure.
  */
 import type { DesiredIdentity } from "./identityStatus";
 
+/** Thrown by a pass whose inputs name another desired set than the cluster document. */
+export class DesiredSetDisagreementError extends Error {
+  readonly documentId: string;
+
+  constructor(options: { documentId: string; message: string }) {
+    super(options.message);
+    this.documentId = options.documentId;
+  }
+}
+// On the prototype, like Error's own `name`: not an enumerable field of every instance.
+DesiredSetDisagreementError.prototype.name = "DesiredSetDisagreementError";
+
 /**
- * Names the identities only the inputs or only the cluster document declare, or undefined when
- * both declare the same set (compared by key, as upstream's gate compares).
+ * The error for inputs whose desired set differs from the cluster document's, or undefined when
+ * both name the same identities. A document without a `dataPlaneOperators` map declares the empty
+ * set, as upstream reads it.
+ * @param clusterDocument - How messages name the cluster document: `HCPOpenShiftCluster document <id> (<cluster ID>)`.
  */
-export function disagreementOf(inputs: readonly DesiredIdentity[], clusterDocument: readonly DesiredIdentity[]): string | undefined {
-  const documentKeys = new Set(clusterDocument.map((identity) => identity.key));
+export function desiredSetDisagreement(
+  inputs: readonly DesiredIdentity[],
+  document: readonly DesiredIdentity[],
+  clusterDocumentId: string,
+  clusterDocument: string,
+): DesiredSetDisagreementError | undefined {
+  const documentKeys = new Set(document.map((identity) => identity.key));
   const inputKeys = new Set(inputs.map((identity) => identity.key));
   const onlyInputs = inputs.filter((identity) => !documentKeys.has(identity.key)).map((identity) => identity.resourceId);
-  const onlyDocument = clusterDocument.filter((identity) => !inputKeys.has(identity.key)).map((identity) => identity.resourceId);
+  const onlyDocument = document.filter((identity) => !inputKeys.has(identity.key)).map((identity) => identity.resourceId);
   if (onlyInputs.length === 0 && onlyDocument.length === 0) {
     return undefined;
   }
-  const list = (ids: readonly string[]): string => (ids.length === 0 ? "none" : ids.join(", "));
-  return (
-    `${desiredSetDisagreementPrefix} the inputs' dataPlaneOperators and the HCPOpenShiftCluster document declare different identities ` +
-    `(only in the inputs: ${list(onlyInputs)}; only in the document: ${list(onlyDocument)}). This hook records the inputs' set and upstream's ` +
-    "controller the document's, so each undoes the other's entries: declare the same set, or leave dataPlaneOperators out to follow the document"
-  );
+  const list = (identities: readonly DesiredIdentity[]): string =>
+    identities.length === 0 ? "none" : identities.map((identity) => identity.resourceId).join(", ");
+  return new DesiredSetDisagreementError({
+    documentId: clusterDocumentId,
+    message:
+      `the inputs' dataPlaneOperators name other identities than ${clusterDocument}, which upstream's controller reads; ` +
+      "nothing was read from Azure or written. The cluster document is the authority on the desired set. " +
+      `The inputs name: ${list(inputs)}. The document names: ${list(document)} ` +
+      `(only in the inputs: ${onlyInputs.length === 0 ? "none" : onlyInputs.join(", ")}; only in the document: ${onlyDocument.length === 0 ? "none" : onlyDocument.join(", ")}). ` +
+      "Declare the document's set in dataPlaneOperators, or leave dataPlaneOperators out to follow the document",
+  });
 }
 
-/** How a desired-set disagreement starts, in logs and in the `drift` output. */
-export const desiredSetDisagreementPrefix = "desired set:";
-
-/**
- * The drift lines an update can fix: every line but a desired-set disagreement, which only the
- * user can settle (an update forced by it would only undo upstream's entries again).
- */
-export function fixableDrift(drift: readonly string[]): string[] {
-  return drift.filter((line) => !isDesiredSetDisagreement(line));
-}
-
-/** True for the drift line of a desired-set disagreement ({@link disagreementOf}). */
-export function isDesiredSetDisagreement(line: string): boolean {
-  return line.startsWith(desiredSetDisagreementPrefix);
+/** True for the error {@link desiredSetDisagreement} returns. */
+export function isDesiredSetDisagreementError(error: unknown): error is DesiredSetDisagreementError {
+  return error instanceof Error && error.name === "DesiredSetDisagreementError";
 }

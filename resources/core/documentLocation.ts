@@ -39,7 +39,7 @@ export function uuidVersion5(namespace: string, name: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** The ids and partition key of one cluster's two documents. */
+/** The ids and partition key of one cluster's two documents, and of its subscription's document. */
 export interface DocumentLocation {
   /** Cosmos id of the ServiceProviderCluster document (the one this hook writes). */
   readonly documentId: string;
@@ -48,6 +48,12 @@ export interface DocumentLocation {
   readonly serviceProviderClusterResourceId: string;
   /** Cosmos id of the HCPOpenShiftCluster document (read only). */
   readonly clusterDocumentId: string;
+  /**
+   * Cosmos id of the subscription's own document (`/subscriptions/<id>`), which the frontend keeps in
+   * the same container and partition as long as the resource provider knows the subscription (read
+   * only): it tells "this cluster's documents were deleted" from "the settings point elsewhere".
+   */
+  readonly subscriptionDocumentId: string;
 }
 
 /** Where a cluster's documents live. */
@@ -58,5 +64,6 @@ export function locate(cluster: ParsedResourceId): DocumentLocation {
     partitionKey: goToLower(cluster.subscriptionId),
     serviceProviderClusterResourceId,
     clusterDocumentId: cosmosItemIdFor(cluster.canonical),
+    subscriptionDocumentId: cosmosItemIdFor(`/subscriptions/${cluster.subscriptionId}`),
   };
 }

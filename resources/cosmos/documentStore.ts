@@ -46,6 +46,8 @@ export interface DocumentStore {
    * the settings does not exist.
    */
   patchDocument(partitionKey: string, id: string, operations: readonly PatchOperation[], ifMatchEtag: string): Promise<StoredDocument>;
+  /** Where documents are read and written (the values in use, never a key), for messages about the settings. */
+  readonly location?: CosmosLocation;
 }
 
 /** Most operations Cosmos accepts in one batch or one bulk request to a partition key range. */
@@ -73,11 +75,7 @@ interface PendingRead {
 
 type Answer = StoredDocument | undefined | "again";
 
-/**
- * Builds the store over a container handle.
- * @param options.endpoint - The account endpoint as configured, named in configuration errors
- * with the handle's database and container.
- */
+/** Builds the store over a container handle; `options.endpoint` (as configured) is named in configuration errors. */
 export function createDocumentStore(container: Container, options: { readonly endpoint?: string } = {}): DocumentStore {
   const waiting: PendingRead[] = [];
   let flushScheduled = false;
@@ -198,6 +196,7 @@ export function createDocumentStore(container: Container, options: { readonly en
   };
 
   return {
+    location,
     readDocument(partitionKey, id) {
       return new Promise<StoredDocument | undefined>((resolve, reject) => {
         waiting.push({ partitionKey, id, resolve, reject });

@@ -98,12 +98,47 @@ export function unansweredReadError(answer: CosmosAnswer, documentId: string, lo
   );
 }
 
+/** Which the cluster's documents are, for {@link absentEverywhereError}. */
+export interface AbsentDocuments {
+  readonly serviceProviderClusterDocumentId: string;
+  readonly clusterDocumentId: string;
+  readonly subscriptionDocumentId: string;
+  /** The subscription's ARM ID, `/subscriptions/<id>`. */
+  readonly subscriptionResourceId: string;
+}
+
+/**
+ * The configuration error for a cluster none of whose documents is in the container, its
+ * subscription's document included. The resource provider keeps a subscription's document for as
+ * long as it knows the subscription (a deleted subscription's too), in the same container and
+ * partition as its clusters': when even that one is missing, the container is not the fleet's, and
+ * the missing documents say nothing about whether the cluster was deleted.
+ * @param verb - What failed, for the message: `refresh` or `delete`.
+ */
+export function absentEverywhereError(verb: "refresh" | "delete", documents: AbsentDocuments, location: CosmosLocation | undefined): CosmosDocumentError {
+  const where = location === undefined ? "the container" : `container '${location.container}' of database '${location.database}'`;
+  const configurationProblem =
+    `NotFound (HTTP 404): neither the ServiceProviderCluster document ${documents.serviceProviderClusterDocumentId}, the HCPOpenShiftCluster document ` +
+    `${documents.clusterDocumentId} nor the document of subscription ${documents.subscriptionResourceId} (${documents.subscriptionDocumentId}) is in ${where}. ` +
+    "The resource provider keeps each subscription's document beside its clusters' documents, so the settings point at another container than the " +
+    `fleet's (or the subscription was never registered with this resource provider), and the missing documents do not prove the cluster deleted; ` +
+    `nothing was written and state keeps the resource. ${settingsAdvice(location)}`;
+  return new CosmosDocumentError({
+    documentId: documents.serviceProviderClusterDocumentId,
+    statusCode: 404,
+    message: `failed to ${verb} ServiceProviderCluster document ${documents.serviceProviderClusterDocumentId}: ${configurationProblem}`,
+    configurationProblem,
+  });
+}
+
 /** Which settings to check, with the values in use, and the engine's rule that catches users out. */
-function settingsAdvice(location: CosmosLocation): string {
-  const endpoint = location.endpoint === undefined ? "" : ` (now ${location.endpoint})`;
+function settingsAdvice(location: CosmosLocation | undefined): string {
+  const endpoint = location?.endpoint === undefined ? "" : ` (now ${location.endpoint})`;
+  const database = location === undefined ? "" : ` (now '${location.database}')`;
+  const container = location === undefined ? "" : ` (now '${location.container}')`;
   return (
-    `Check '${projectName}:cosmosEndpoint'${endpoint}, '${projectName}:cosmosDatabase' (now '${location.database}') and ` +
-    `'${projectName}:cosmosContainer' (now '${location.container}'), or ARO_HCP_COSMOS_ENDPOINT, ARO_HCP_COSMOS_DATABASE and ARO_HCP_COSMOS_CONTAINER. ` +
+    `Check '${projectName}:cosmosEndpoint'${endpoint}, '${projectName}:cosmosDatabase'${database} and ` +
+    `'${projectName}:cosmosContainer'${container}, or ARO_HCP_COSMOS_ENDPOINT, ARO_HCP_COSMOS_DATABASE and ARO_HCP_COSMOS_CONTAINER. ` +
     "A plain `pulumi refresh` or `pulumi destroy` uses the settings stored at the last `pulumi up`: after changing one, run `pulumi up` or `pulumi refresh --run-program`."
   );
 }

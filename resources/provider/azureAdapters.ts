@@ -130,6 +130,7 @@ function buildAdapters(settings: Settings): AzureAdapters {
   };
   return {
     documentStore: {
+      location: { endpoint: settings.cosmosEndpoint, database: settings.cosmosDatabase, container: settings.cosmosContainer },
       readDocument: async (partitionKey, id) => storeOf().readDocument(partitionKey, id),
       patchDocument: async (partitionKey, id, operations, ifMatchEtag) => storeOf().patchDocument(partitionKey, id, operations, ifMatchEtag),
     },

@@ -15,17 +15,16 @@ import { workReason } from "../core/identityStatus";
 import type { ProviderInputs } from "./providerInputs";
 import { containsUnknown, desiredFromInputs, parseCluster, parseInputs } from "./providerInputs";
 import type { ProviderOutputs } from "./providerOutputs";
-import { declaredCredentialOf, inputsDigestOf, parseStoredOutputs, statusOutputs, toOutputs } from "./providerOutputs";
+import { declaredCredentialOf, inputsDigestOf, parseStoredOutputs, refreshedOutputs, toOutputs } from "./providerOutputs";
 import type { KnownStatus } from "../sync/refreshManagedIdentityStatus";
 import { clearManagedIdentityStatus, refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStatus";
 import type { ConfigSource } from "../core/settings";
 import { readSettings, settingsEnvironmentKey, snapshotStackConfig } from "../core/settings";
-import { decodeOutputsStatus, operatorNamesFromOutputs } from "../core/outputsStatus";
+import { decodeOutputsStatus } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { locate } from "../core/documentLocation";
 import { readLive } from "../sync/documentReads";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
-import { fixableDrift, isDesiredSetDisagreement } from "../core/desiredSetDisagreement";
 
 /** Test seams. Production passes nothing. */
 export interface ProviderOverrides {
@@ -134,7 +133,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       const identityUrlChanged =
         dependencies().clusterCredentials !== undefined &&
         (old.declaredCredential.identityUrl ?? null) !== (news.managedIdentitiesDataPlaneIdentityURL ?? null);
-      if (fixableDrift(old.drift).length > 0 || old.inputsDigest !== inputsDigestOf(news) || identityUrlChanged) {
+      if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news) || identityUrlChanged) {
         return { changes: true };
       }
       const now = (overrides.now ?? (() => new Date()))();
@@ -180,7 +179,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
 
     async update(_id: string, olds: Outputs, news: Inputs) {
       const stored = parseStoredOutputs(olds);
-      const force = !stored.ok || fixableDrift(stored.value.drift).length > 0;
+      const force = !stored.ok || stored.value.drift.length > 0;
       const { outs } = await reconcile(news, force);
       return { outs };
     },
@@ -200,20 +199,11 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         (persistedKeys) => decodeOutputsStatus(lastStatus, persistedKeys),
         stored.value.declaredCredential,
       );
-      if (!result.exists) {
-        // The document is gone, so is the record: the engine drops the resource from state.
+      if (result.presence === "deleted") {
+        // The cluster's documents are gone from where the fleet's are, so is the record: the engine drops the resource.
         return { id: "", props };
       }
-      // Spread over the props as stored, so __provider (and any field this version does not read) stays.
-      const { drift: _drift, ...rest } = props;
-      // A desired-set disagreement the last update found stays until an update finds it settled:
-      // a refresh does not read the cluster document's set.
-      const driftLines = [...result.drift, ...stored.value.drift.filter(isDesiredSetDisagreement)];
-      const drift = driftLines.length === 0 ? {} : { drift: driftLines };
-      return {
-        id,
-        props: { ...rest, ...statusOutputs(result.status, operatorNamesFromOutputs(lastStatus)), ...drift },
-      };
+      return { id, props: refreshedOutputs(props, stored.value, result) };
     },
 
     async delete(_id: string, props: Outputs) {
@@ -225,7 +215,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       // compare: either way the subtree is not provably ours, so it is kept.
       const stored = parseStoredOutputs(props);
       const lastRecorded: KnownStatus | undefined =
-        stored.ok && fixableDrift(stored.value.drift).length === 0 ? (persistedKeys) => decodeOutputsStatus(stored.value.status, persistedKeys) : undefined;
+        stored.ok && stored.value.drift.length === 0 ? (persistedKeys) => decodeOutputsStatus(stored.value.status, persistedKeys) : undefined;
       try {
         await clearManagedIdentityStatus(dependencies(), parseCluster(props.clusterResourceId), lastRecorded);
       } catch (error) {

@@ -7,12 +7,20 @@ import { parseResourceIdOfType, describeType, userAssignedIdentityResourceType }
 import { isJsonObject } from "../core/json";
 import { countEntries } from "../core/identityStatus";
 import type { OperatorNamesByKeyHash, OutputsStatus } from "../core/outputsStatus";
-import { encodeOutputsStatus, inputsDigest, operatorNamesFromKeys, outputsStatusText, readOutputsStatusText } from "../core/outputsStatus";
+import {
+  encodeOutputsStatus,
+  inputsDigest,
+  operatorNamesFromKeys,
+  operatorNamesFromOutputs,
+  outputsStatusText,
+  readOutputsStatusText,
+} from "../core/outputsStatus";
 import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { outputsSchemaVersion } from "../core/serviceProviderClusterDocument";
 import type { CheckFailure, Parsed, ProviderInputs } from "./providerInputs";
 import { unknownValue } from "./providerInputs";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
+import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
 
 /**
  * Outputs: the persisted status plus what a user needs to read it. Plain JSON only, and small:
@@ -103,7 +111,6 @@ export function toOutputs(
 ): ProviderOutputs {
   // Recorded only when it is not an input: the inputs are in state already.
   const documentServiceManagedIdentity = inputs.serviceManagedIdentity === undefined ? result.serviceManagedIdentity : undefined;
-  const allDrift = [...drift, ...(result.desiredSetDisagreement === undefined ? [] : [result.desiredSetDisagreement])];
   return {
     schemaVersion: outputsSchemaVersion,
     clusterResourceId: inputs.clusterResourceId,
@@ -115,8 +122,20 @@ export function toOutputs(
     ...(options.recordDeclaredCredential === true ? declaredCredentialOutputs(inputs) : {}),
     ...statusOutputs(result.status, operatorNamesOf(inputs)),
     ...(result.skippedReason === undefined ? {} : { skippedReason: result.skippedReason }),
-    ...(allDrift.length === 0 ? {} : { drift: allDrift }),
+    ...(drift.length === 0 ? {} : { drift }),
   };
+}
+
+/**
+ * The outputs a refresh of a resource that stays in state leaves: the stored ones (so `__provider`
+ * and any field this version does not read stay) with the status read from Cosmos and what drifted.
+ * When only the ServiceProviderCluster document is missing, the stored status stays as the last
+ * record beside the drift line that says so.
+ */
+export function refreshedOutputs<Props extends ProviderOutputs>(props: Props, stored: StoredOutputs, result: RefreshResult): Props {
+  const { drift: _drift, ...rest } = props;
+  const status = result.presence === "present" ? statusOutputs(result.status, operatorNamesFromOutputs(stored.status)) : {};
+  return { ...rest, ...status, ...(result.drift.length === 0 ? {} : { drift: result.drift }) } as Props;
 }
 
 /** The declared credential of checked inputs, as outputs (absent when neither is declared). */

@@ -12,7 +12,8 @@
  * AzureAccessError and reports nothing.
  *
  * Destroy resets the subtree to `{}` only while nobody else has written it since this resource's
- * last write ({@link clearManagedIdentityStatus}); a missing document or subtree is fine.
+ * last write ({@link clearManagedIdentityStatus}); a missing subtree, or a document proved missing
+ * (sync/documentAbsence.ts), is fine.
  */
 import { goToLower } from "../core/goStrings";
 import type { ParsedResourceId } from "../core/azureResourceId";
@@ -29,12 +30,18 @@ import { locate } from "../core/documentLocation";
 import { readLive } from "./documentReads";
 import { writeStatus } from "./statusWrite";
 import { refreshLookupDependencies } from "./clusterLookups";
+import { explainMissingServiceProviderCluster } from "./documentAbsence";
 import { log } from "../logging/logger";
 
 /** The outcome of a refresh. */
 export interface RefreshResult {
-  /** False when the ServiceProviderCluster document no longer exists. */
-  readonly exists: boolean;
+  /**
+   * `deleted`: the cluster's documents are gone from where the fleet's documents are (the resource
+   * leaves state); `serviceProviderClusterMissing`: only the ServiceProviderCluster document is
+   * missing while the cluster document exists (the resource stays, with a drift line); `present`
+   * otherwise. Documents that cannot be proved gone fail the refresh (sync/documentAbsence.ts).
+   */
+  readonly presence: "present" | "deleted" | "serviceProviderClusterMissing";
   readonly status: DataPlaneOperatorsManagedIdentities;
   readonly drift: readonly string[];
   readonly lookups: number;
@@ -56,7 +63,18 @@ export async function refreshManagedIdentityStatus(
   const location = locate(cluster);
   const stored = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
   if (stored === undefined) {
-    return { exists: false, status: {}, drift: [`ServiceProviderCluster document ${location.documentId} no longer exists`], lookups: 0 };
+    const absence = await explainMissingServiceProviderCluster(dependencies, location, "refresh");
+    return absence === "deleted"
+      ? { presence: "deleted", status: {}, drift: [`ServiceProviderCluster document ${location.documentId} no longer exists`], lookups: 0 }
+      : {
+          presence: "serviceProviderClusterMissing",
+          status: {},
+          drift: [
+            `ServiceProviderCluster document ${location.documentId} does not exist, but the cluster's HCPOpenShiftCluster document ` +
+              `${location.clusterDocumentId} does: the resource stays in state and \`pulumi up\` waits for the document`,
+          ],
+          lookups: 0,
+        };
   }
   const persisted = readStoredStatus(stored.document);
   const drift: string[] = [];
@@ -110,7 +128,7 @@ export async function refreshManagedIdentityStatus(
     const line = azureDriftOf(key, entry, decided[index]);
     if (line !== undefined) drift.push(line);
   });
-  return { exists: true, status: persisted.status, drift, lookups: due.length };
+  return { presence: "present", status: persisted.status, drift, lookups: due.length };
 }
 
 /** Entries worth asking Azure about: all of them once the recheck is due, else those recording a real failure. */
@@ -178,6 +196,8 @@ export async function clearManagedIdentityStatus(
   const location = locate(cluster);
   const stored = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
   if (stored === undefined) {
+    // Nothing to clear, once the absence is proved (it throws when nothing of the fleet is there).
+    await explainMissingServiceProviderCluster(dependencies, location, "delete");
     return { outcome: "absent", wrote: false };
   }
   // Set by the decision, which runs again on every re-read.

@@ -4,7 +4,9 @@
  * 1. Read the cluster's HCPOpenShiftCluster document on every pass (a point read, waiting a
  *    bounded time for it; absent or soft-deleted → fail naming it, nothing written). A cluster
  *    with a deletion timestamp is skipped: nothing is read from Azure and nothing is written.
- *    Desired set: from the request, or from that document.
+ *    Desired set: that document's (an absent map is the empty set, as upstream reads it); a
+ *    request that names another set fails here, naming both, with nothing read from Azure or
+ *    written. A document whose set cannot be read fails the pass in either case.
  * 2. Read the ServiceProviderCluster document, waiting a bounded time for it; never create it.
  *    A document that is not a ServiceProviderCluster is refused (nothing written).
  *    Its first read starts together with step 1's (one Cosmos round trip per pass instead of
@@ -35,7 +37,6 @@ import type { DesiredIdentity, IdentityLookupOutcome, WorkReason } from "../core
 import { isFailedRetrievalError, workReason } from "../core/identityStatus";
 import type { DecidedOutcome } from "../core/statusDecision";
 import { decideStatus, sharedTransientFailure } from "../core/statusDecision";
-import { log } from "../logging/logger";
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { readStoredStatus } from "../core/serviceProviderClusterDocument";
@@ -44,7 +45,7 @@ import { locate } from "../core/documentLocation";
 import { readLive, serviceProviderClusterDescription, startReadLive, waitForDocument, waitForServiceProviderCluster } from "./documentReads";
 import { writeStatus } from "./statusWrite";
 import { lookupDependenciesFor } from "./clusterLookups";
-import { disagreementOf } from "../core/desiredSetDisagreement";
+import { desiredSetDisagreement } from "../core/desiredSetDisagreement";
 import type { SyncDependencies } from "./syncDependencies";
 
 /** What to reconcile. */
@@ -75,12 +76,6 @@ export interface SyncResult {
   readonly writeAttempts: number;
   readonly lookups: number;
   readonly failures: readonly IdentityLookupFailure[];
-  /**
-   * When the inputs name the desired set and the cluster document declares another one: which
-   * identities each names alone. The hook records the inputs' set; upstream's controller records
-   * the document's (docs/design.md, "Two declarations of one set").
-   */
-  readonly desiredSetDisagreement: string | undefined;
 }
 
 /** Runs one pass. See the module comment for the steps and their outcomes. */
@@ -100,13 +95,7 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
     serviceProviderClusterResourceId: location.serviceProviderClusterResourceId,
     desiredSource: request.desired === undefined ? ("clusterDocument" as const) : ("inputs" as const),
     serviceManagedIdentity: request.desired === undefined ? fromCluster.serviceManagedIdentity : undefined,
-    desiredSetDisagreement:
-      // A document without a dataPlaneOperators map declares nothing to disagree with.
-      request.desired !== undefined && fromCluster.kind === "desired" && fromCluster.declared
-        ? disagreementOf(request.desired, fromCluster.identities)
-        : undefined,
   };
-  const { desiredSetDisagreement } = base;
 
   if (fromCluster.kind === "deleting") {
     // A soft-deleted ServiceProviderCluster reads as absent, as upstream's listers treat it.
@@ -115,18 +104,23 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
     const status = existing === undefined ? {} : readStoredStatus(existing.document).status;
     return { ...base, status, skippedReason: "clusterDeleting", workReason: undefined, wrote: false, writeAttempts: 0, lookups: 0, failures: [] };
   }
-  let desired: readonly DesiredIdentity[];
-  if (request.desired !== undefined) {
-    // The inputs name the set: a cluster document that could not name one does not matter here.
-    desired = request.desired;
-  } else if (fromCluster.kind === "unreadable") {
+  if (fromCluster.kind === "unreadable") {
+    // The document is the authority on the set, also when the inputs name one: nothing to check them against.
     throw new CosmosDocumentError({
       documentId: location.clusterDocumentId,
       message: `cannot read the desired identities from HCPOpenShiftCluster document ${location.clusterDocumentId}; nothing was written:\n  - ${fromCluster.problems.join("\n  - ")}`,
     });
-  } else {
-    desired = fromCluster.identities;
   }
+  // Inputs that name another set than the document fail here, before any Azure call or write
+  // (core/desiredSetDisagreement.ts); the document's own set is the one upstream's controller writes.
+  const disagreement =
+    request.desired === undefined
+      ? undefined
+      : desiredSetDisagreement(request.desired, fromCluster.identities, location.clusterDocumentId, clusterDocumentDescription(request.cluster, location));
+  if (disagreement !== undefined) {
+    throw disagreement;
+  }
+  const desired = request.desired ?? fromCluster.identities;
 
   const stored = await waitForServiceProviderCluster(dependencies, location, firstServiceProviderClusterRead);
   const storedStatus = readStoredStatus(stored.document);
@@ -170,9 +164,6 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
     const outcome = decided[index];
     return outcome.kind === "failed" ? [{ key: identity.key, failure: { resourceId: identity.resourceId, error: outcome.error } }] : [];
   });
-  if (desiredSetDisagreement !== undefined) {
-    log("warning", "sync", location.documentId, desiredSetDisagreement);
-  }
 
   const basis = storedStatus.status;
   const { status, wrote, writeAttempts } = await writeStatus(dependencies, location, stored, (storedNow, reread) =>
@@ -230,10 +221,15 @@ async function readClusterDocumentOf(
   cluster: ParsedResourceId,
   location: DocumentLocation,
 ): Promise<{ fromCluster: ClusterDesiredSet; waited: boolean }> {
-  const description = `HCPOpenShiftCluster document ${location.clusterDocumentId} (${cluster.canonical})`;
+  const description = clusterDocumentDescription(cluster, location);
   const firstRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, description);
   const stored = await waitForDocument(dependencies, location.partitionKey, location.clusterDocumentId, description, firstRead);
   // Settled by now: waitForDocument awaited it as its first poll (and threw had it failed).
   const waited = (await firstRead) === undefined;
   return { fromCluster: desiredFromClusterDocument(stored.document), waited };
+}
+
+/** How messages name the cluster's HCPOpenShiftCluster document. */
+function clusterDocumentDescription(cluster: ParsedResourceId, location: DocumentLocation): string {
+  return `HCPOpenShiftCluster document ${location.clusterDocumentId} (${cluster.canonical})`;
 }

@@ -142,7 +142,7 @@ describe("the hook under the real Pulumi engine", () => {
     expect(counters()).toMatchObject({ armRequests: 0, cosmosWrites: 0 });
   });
 
-  it("previews an added and a removed operator, then writes the new entry and prunes the old", async () => {
+  it("refuses inputs that name another set than the cluster document, naming both, writing nothing; once the document names it, writes the new entry and prunes the old", async () => {
     const removedName = Object.keys(fleet[0].dataPlaneOperators)[0];
     const removedId = fleet[0].dataPlaneOperators[removedName];
     const addedId = fleet[0].dataPlaneOperators[removedName].replace(/operator-0$/, "operator-extra");
@@ -155,6 +155,22 @@ describe("the hook under the real Pulumi engine", () => {
     const preview = await testStack.stack.preview({ diff: true, color: "never" });
     expect(preview.changeSummary).toMatchObject({ update: 1, same: 3 });
     expect(preview.stdout).toContain("operator-extra");
+    // The cluster document, the authority on the set (all upstream's controller reads), still names the old one.
+    sandbox.statistics.reset();
+    const refused = await testStack.stack.up({ color: "never" }).then(
+      () => "",
+      (error: unknown) => String(error),
+    );
+    expect(refused).toContain(`The document names: ${Object.values(fleet[0].dataPlaneOperators).join(", ")}`);
+    expect(refused).toContain(`only in the inputs: ${addedId}; only in the document: ${removedId}`);
+    expect(counters()).toMatchObject({ armRequests: 0, cosmosWrites: 0 });
+    // The cluster's set changes, as the frontend writes it: now both name the same identities.
+    sandbox.documents.patch(
+      fleet[0].partitionKey,
+      fleet[0].clusterDocumentId,
+      "/properties/customerProperties/platform/operatorsAuthentication/userAssignedIdentities/dataPlaneOperators",
+      operators,
+    );
     sandbox.statistics.reset();
     await testStack.stack.up({ color: "never" });
     const status = ownedStatus(await readDocument(fleet[0]));

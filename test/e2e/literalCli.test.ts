@@ -177,7 +177,7 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
     }
   }, 600_000);
 
-  it("fails `refresh --run-program` over a database typo naming the setting, and state keeps every resource (issue 28 item 2)", async () => {
+  it("fails `refresh --run-program` over a database typo, or another container that exists, naming the setting, and state keeps every resource", async () => {
     const resourcesInState = async (): Promise<string[]> => {
       const exported = JSON.parse(await pulumi("stack", "export")) as { deployment: { resources?: Array<{ urn: string }> } };
       return (exported.deployment.resources ?? []).map((resource) => resource.urn).sort();
@@ -201,6 +201,23 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
       expect(await documents(), "the documents, their etags included").toEqual(recorded);
     } finally {
       await pulumi("config", "set", "aro-hcp-identity-status:cosmosDatabase", database);
+    }
+    // Another container of the same database, which exists (an ARO-HCP database holds several): none of
+    // the clusters' documents is there, nor their subscriptions'. Issue 33 item 1: it emptied state.
+    const otherContainer = "Billing";
+    await sandbox.cosmosContainer.database.containers.createIfNotExists({ id: otherContainer, partitionKey: { paths: ["/partitionKey"] } });
+    try {
+      await pulumi("config", "set", "aro-hcp-identity-status:cosmosContainer", otherContainer);
+      const refused = await pulumi("refresh", "--run-program", "--yes").then(
+        () => "",
+        (error: unknown) => String(error),
+      );
+      expect(refused).toContain(`'aro-hcp-identity-status:cosmosContainer' (now '${otherContainer}')`);
+      expect(refused).toContain("the missing documents do not prove the cluster deleted");
+      expect(await resourcesInState()).toEqual(before);
+      expect(await documents(), "the documents, their etags included").toEqual(recorded);
+    } finally {
+      await pulumi("config", "set", "aro-hcp-identity-status:cosmosContainer", sandbox.container);
     }
   }, 600_000);
 });

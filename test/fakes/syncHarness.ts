@@ -8,8 +8,9 @@ import { createConcurrencyLimiter } from "../../resources/sync/concurrencyLimite
 import type { ConcurrencyLimiter } from "../../resources/sync/concurrencyLimiter";
 import type { SyncDependencies, SyncOptions } from "../../resources/sync/syncDependencies";
 import type { JsonObject } from "../../resources/core/json";
-import { buildClusterDocument, clusterResourceIdFor, clusterResourceType, defaultCluster, fixedNow } from "../fixtures/documents";
+import { buildClusterDocument, buildSubscriptionDocument, clusterResourceIdFor, clusterResourceType, defaultCluster, fixedNow } from "../fixtures/documents";
 import { goLowerCase } from "../../sandbox/goLowerCase";
+import { documentIdFor } from "../../sandbox/documentBuilders";
 import type { ClusterCoordinates } from "../fixtures/documents";
 import { FakeClock } from "./fakeClock";
 import { InMemoryDocumentStore } from "./inMemoryDocumentStore";
@@ -42,13 +43,19 @@ export function createHarness(
     readerDelayInMs?: number;
     /** Every pass reads the cluster document; the fixture cluster's is added unless one is given or this says "absent". */
     clusterDocument?: "absent";
+    /** The fixture subscription's document is added (as the resource provider keeps it) unless this says "absent". */
+    subscriptionDocument?: "absent";
   } = {},
 ): Harness {
   const documents = options.documents ?? [];
   const hasClusterDocument = documents.some(
     (document) => typeof document.resourceType === "string" && goLowerCase(document.resourceType) === goLowerCase(clusterResourceType),
   );
-  const store = new InMemoryDocumentStore(hasClusterDocument || options.clusterDocument === "absent" ? documents : [buildClusterDocument(), ...documents]);
+  const store = new InMemoryDocumentStore([
+    ...(hasClusterDocument || options.clusterDocument === "absent" ? [] : [buildClusterDocument()]),
+    ...documents,
+    ...(options.subscriptionDocument === "absent" ? [] : [buildSubscriptionDocument()]),
+  ]);
   const reader = new ScriptedUserAssignedIdentityReader(options.identities ?? {}, options.readerDelayInMs ?? 1);
   const limiter = createConcurrencyLimiter(options.concurrency ?? 4);
   const clock = new FakeClock(fixedNow);
@@ -69,4 +76,24 @@ export function parsedCluster(cluster: ClusterCoordinates = defaultCluster): Par
   const parsed = parseResourceIdOfType(clusterResourceIdFor(cluster), clusterResourceType);
   if (!parsed.ok) throw new Error(parsed.reason);
   return parsed.resourceId;
+}
+
+/**
+ * Makes the fixture cluster's document declare `identityIds` as its `dataPlaneOperators` (operator
+ * `operator-<i>` for the i-th), when the store holds that document: the cluster document is the
+ * authority on the desired set, so a pass whose inputs name a set runs only where the document
+ * names the same. A document a test left out (or soft-deleted) stays as it is.
+ */
+export function declareInClusterDocument(harness: Pick<Harness, "store">, identityIds: readonly string[], cluster: ClusterCoordinates = defaultCluster): void {
+  const partitionKey = goLowerCase(cluster.subscriptionId);
+  const id = documentIdFor(clusterResourceIdFor(cluster));
+  if (harness.store.get(partitionKey, id) === undefined) return;
+  harness.store.mutate(partitionKey, id, (document) => {
+    const properties = document.properties as JsonObject;
+    const customer = (properties.customerProperties ??= {}) as JsonObject;
+    const platform = (customer.platform ??= {}) as JsonObject;
+    const authentication = (platform.operatorsAuthentication ??= {}) as JsonObject;
+    const identities = (authentication.userAssignedIdentities ??= {}) as JsonObject;
+    identities.dataPlaneOperators = Object.fromEntries(identityIds.map((identityId, index) => [`operator-${index}`, identityId]));
+  });
 }

@@ -92,6 +92,16 @@ async function armRequests(): Promise<number> {
   return (await admin.getStatistics()).arm.getRequests;
 }
 
+/** The cluster document's `dataPlaneOperators`, the authority on the desired set, as the frontend would change it. */
+async function declareInClusterDocument(cluster: TestCluster, operators: Record<string, string>): Promise<void> {
+  await admin.patchDocument(
+    cluster.partitionKey,
+    documentIdFor(cluster.clusterResourceId),
+    "/properties/customerProperties/platform/operatorsAuthentication/userAssignedIdentities/dataPlaneOperators",
+    operators,
+  );
+}
+
 function inputs(cluster: TestCluster, operators: Record<string, string> = cluster.operators) {
   return { clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: operators };
 }
@@ -153,6 +163,8 @@ describe("the provider with real SDK clients against the sandbox", () => {
     await admin.createIdentity(addedId);
     const { "operator-0": removedId, ...kept } = cluster.operators;
     const next = { ...kept, added: addedId };
+    // The cluster's set changes, and the inputs name the new one (inputs naming another set are refused).
+    await declareInClusterDocument(cluster, next);
     expect((await provider.diff!(cluster.documentId, created.outs as ProviderOutputs, inputs(cluster, next))).changes).toBe(true);
     await provider.update!(cluster.documentId, created.outs as ProviderOutputs, inputs(cluster, next));
     const document = await readDocument(cluster);
@@ -265,6 +277,7 @@ describe("the provider with real SDK clients against the sandbox", () => {
       () => `/subscriptions/${randomUUID()}/resourceGroups/Rg-Integration/providers/Microsoft.ManagedIdentity/userAssignedIdentities/operator-0`,
     );
     for (const identityId of elsewhere) await admin.createIdentity(identityId);
+    for (const [index, cluster] of clusters.entries()) await declareInClusterDocument(cluster, { ...cluster.operators, shared: elsewhere[index] });
     await admin.resetStatistics();
     await Promise.all(clusters.map((cluster, index) => provider.create(inputs(cluster, { ...cluster.operators, shared: elsewhere[index] }))));
     const requests = (await admin.getStatistics()).arm.requestsByIdentity;

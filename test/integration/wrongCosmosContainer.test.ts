@@ -17,7 +17,13 @@ import { createDocumentStore } from "../../resources/cosmos/documentStore";
 import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
 import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
-import { buildClusterDocument, buildServiceProviderClusterDocument, documentIdFor, serviceProviderClusterResourceIdFor } from "../../sandbox/documentBuilders";
+import {
+  buildClusterDocument,
+  buildServiceProviderClusterDocument,
+  buildSubscriptionDocument,
+  documentIdFor,
+  serviceProviderClusterResourceIdFor,
+} from "../../sandbox/documentBuilders";
 import { createSandboxCosmosClient } from "../../sandbox/sandboxClients";
 
 const connection = inject("sandbox");
@@ -48,6 +54,9 @@ async function seedCluster(): Promise<SeededCluster> {
   }
   const clusterDocument = buildClusterDocument({ clusterResourceId, dataPlaneOperators: operators });
   const serviceProviderClusterDocument = buildServiceProviderClusterDocument({ clusterResourceId });
+  // The subscription's own document, which the resource provider keeps beside its clusters'.
+  const subscriptionDocument = buildSubscriptionDocument(subscriptionId);
+  await admin.putDocument(subscriptionId, subscriptionDocument.id as string, subscriptionDocument);
   await admin.putDocument(subscriptionId, clusterDocument.id as string, clusterDocument);
   await admin.putDocument(subscriptionId, serviceProviderClusterDocument.id as string, serviceProviderClusterDocument);
   return {
@@ -260,11 +269,42 @@ describe("the provider with a database or container typo", () => {
     expect(refreshed.id).toBe(cluster.documentId);
   });
 
-  it("still answers an empty id for a ServiceProviderCluster document deleted from the right container", async () => {
+  it("answers an empty id once the cluster's documents are deleted from the right container, and keeps a resource whose cluster document is still there", async () => {
     const cluster = await seedCluster();
     const outputs = await recorded(cluster);
     expect(await admin.deleteDocument(cluster.partitionKey, cluster.documentId)).toBe(true);
+    const kept = await providerWith().read!(cluster.documentId, outputs);
+    expect(kept.id).toBe(cluster.documentId);
+    expect(kept.props?.drift).toEqual([
+      expect.stringContaining(`does not exist, but the cluster's HCPOpenShiftCluster document ${cluster.clusterDocumentId} does`),
+    ]);
+    expect(await admin.deleteDocument(cluster.partitionKey, cluster.clusterDocumentId)).toBe(true);
     const refreshed = await providerWith().read!(cluster.documentId, outputs);
     expect(refreshed.id).toBe("");
+  });
+});
+
+describe("the provider over another container that exists (one an ARO-HCP database holds beside Resources)", () => {
+  const otherContainer = "Billing";
+
+  beforeAll(async () => {
+    await client.database(connection.database).containers.createIfNotExists({ id: otherContainer, partitionKey: { paths: ["/partitionKey"] } });
+  });
+
+  it("fails refresh and delete naming the settings instead of reading the absent documents as deleted; state keeps the resource and Cosmos is unchanged", async () => {
+    const cluster = await seedCluster();
+    const outputs = await recorded(cluster);
+    const before = await storedDocuments(cluster);
+    const writesBefore = await writeRequests(cluster);
+    const wrong = providerWith({ cosmosContainer: otherContainer });
+
+    const refresh = await expectSettingsFailure(() => wrong.read!(cluster.documentId, outputs), "cosmosContainer", otherContainer);
+    expect(refresh.message).toContain(`failed to refresh ServiceProviderCluster document ${cluster.documentId}: NotFound (HTTP 404): neither`);
+    expect(refresh.message).toContain(`container '${otherContainer}' of database '${connection.database}'`);
+    await expectSettingsFailure(() => wrong.delete!(cluster.documentId, outputs), "cosmosContainer", otherContainer);
+
+    expect(await storedDocuments(cluster)).toEqual(before);
+    expect(await writeRequests(cluster), "write requests with the wrong settings").toBe(writesBefore);
+    expect((await providerWith().read!(cluster.documentId, outputs)).id).toBe(cluster.documentId);
   });
 });

@@ -12,10 +12,11 @@ import { FakeClock } from "../../fakes/fakeClock";
 import { InMemoryDocumentStore } from "../../fakes/inMemoryDocumentStore";
 import type { IdentityScript } from "../../fakes/scriptedUserAssignedIdentityReader";
 import { ScriptedUserAssignedIdentityReader, resourceNotFoundError, restError } from "../../fakes/scriptedUserAssignedIdentityReader";
-import { defaultSyncOptions } from "../../fakes/syncHarness";
+import { declareInClusterDocument, defaultSyncOptions } from "../../fakes/syncHarness";
 import {
   buildClusterDocument,
   buildServiceProviderClusterDocument,
+  buildSubscriptionDocument,
   clusterResourceIdFor,
   fixedNow,
   identityResourceId,
@@ -57,7 +58,13 @@ function setup(options: { documents?: JsonObject[]; identities?: Record<string, 
   const documents = options.documents ?? [buildServiceProviderClusterDocument()];
   // Every pass reads the cluster document: the fixture cluster's is there unless a test gives its own.
   const hasClusterDocument = documents.some((document) => document.resourceType === "Microsoft.RedHatOpenShift/hcpOpenShiftClusters");
-  const store = new InMemoryDocumentStore(hasClusterDocument ? documents : [buildClusterDocument(), ...documents]);
+  // The subscription's document too, as the resource provider keeps it beside the cluster's.
+  // The fixture cluster's document names the default inputs' set (it is the authority on the set).
+  const store = new InMemoryDocumentStore([
+    ...(hasClusterDocument ? [] : [buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA } })]),
+    ...documents,
+    buildSubscriptionDocument(),
+  ]);
   const reader = new ScriptedUserAssignedIdentityReader(options.identities ?? {});
   const clock = new FakeClock(fixedNow);
   const provider = createManagedIdentityStatusProvider({
@@ -187,8 +194,22 @@ describe("create", () => {
     expect(findUndefined(outs)).toEqual([]);
   });
 
+  it("fails, naming both sets, when the inputs name another set than the cluster document: a plain error, nothing looked up or written", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p"), [identityB]: resolved("c2", "p2") } });
+    const error = await setupValue.provider.create(inputs({ a: identityA, b: identityB })).then(
+      () => undefined,
+      (thrown: unknown) => thrown as Error & { id?: string; properties?: unknown },
+    );
+    expect(error?.message).toContain(`The inputs name: ${identityA}, ${identityB}. The document names: ${identityA}`);
+    expect(error?.id).toBeUndefined();
+    expect(error?.properties).toBeUndefined();
+    expect(setupValue.reader.calls).toHaveLength(0);
+    expect(setupValue.store.patches()).toHaveLength(0);
+  });
+
   it("counts not-found identities without failing", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p"), [identityB]: { error: resourceNotFoundError(identityB) } } });
+    declareInClusterDocument(setupValue, [identityA, identityB]);
     const outs = await createdOutputs(setupValue, inputs({ a: identityA, b: identityB }));
     expect(outs).toMatchObject({ identityCount: 2, resolvedCount: 1, notFoundCount: 1, failedCount: 0 });
   });
@@ -198,6 +219,7 @@ describe("create", () => {
       identities: { [identityA]: resolved("c", "p"), [identityB]: { error: restError("AuthorizationFailed", 403, "The client does not have authorization.") } },
     });
     let thrown: (Error & { id?: string; properties?: Outputs; reasons?: string[] }) | undefined;
+    declareInClusterDocument(setupValue, [identityA, identityB]);
     try {
       await setupValue.provider.create(inputs({ a: identityA, b: identityB }));
     } catch (error) {
@@ -466,6 +488,8 @@ describe("update", () => {
   it("looks up an added identity and prunes a removed one", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p"), [identityB]: resolved("c2", "p2") } });
     const outs = await createdOutputs(setupValue);
+    // The cluster's set changes (the authority), and the inputs name the new one.
+    declareInClusterDocument(setupValue, [identityB]);
     const result = await setupValue.provider.update(location.documentId, outs, inputs({ "operator-b": identityB }));
     expect(statusOf(outsOf(result)).operators).toEqual({ "operator-b": { keyHash: keyHashOf(keyB), clientId: "c2", principalId: "p2" } });
     expect((persistedSubtree(setupValue.store) as JsonObject).identities).toEqual({ [keyB]: { resourceID: identityB, clientId: "c2", principalId: "p2" } });
@@ -475,6 +499,7 @@ describe("update", () => {
   it("throws an initialization error with __provider from the new inputs on partial failure", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p"), [identityB]: { error: restError("InternalServerError", 500, "boom") } } });
     const outs = await createdOutputs(setupValue);
+    declareInClusterDocument(setupValue, [identityA, identityB]);
     const error = (await setupValue.provider
       .update(location.documentId, outs, inputs({ a: identityA, b: identityB }, { __provider: "new provider text" }))
       .catch((caught: unknown) => caught)) as Error & { id?: string; properties?: Outputs; reasons?: string[] };
@@ -601,21 +626,70 @@ describe("read", () => {
     expect(setupValue.store.appliedPatches()).toHaveLength(1);
   });
 
-  it("returns an empty id when the ServiceProviderCluster document is gone", async () => {
+  it("returns an empty id when the cluster's documents are gone and its subscription's document is there", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    setupValue.store.remove(location.partitionKey, location.documentId);
+    setupValue.store.remove(location.partitionKey, location.clusterDocumentId);
+    const result = await refreshed(setupValue, outs);
+    expect(result.id).toBe("");
+    // Both proofs were read, together.
+    expect(
+      setupValue.store
+        .reads()
+        .slice(-2)
+        .map((read) => read.id),
+    ).toEqual([location.clusterDocumentId, location.subscriptionDocumentId]);
+  });
+
+  it("returns an empty id when both documents were soft-deleted", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    for (const id of [location.documentId, location.clusterDocumentId]) {
+      setupValue.store.mutate(location.partitionKey, id, (document) => {
+        document.deletionTimestamp = "2026-08-14T12:00:00Z";
+      });
+    }
+    expect((await refreshed(setupValue, outs)).id).toBe("");
+  });
+
+  it("keeps a resource whose ServiceProviderCluster document is missing while the cluster document exists, with its status and a drift line", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
     setupValue.store.remove(location.partitionKey, location.documentId);
     const result = await refreshed(setupValue, outs);
-    expect(result.id).toBe("");
+    expect(result.id).toBe(location.documentId);
+    expect(result.props).toMatchObject({ status: outs.status, resolvedCount: 1 });
+    expect(result.props?.drift).toEqual([expect.stringMatching(new RegExp(`^ServiceProviderCluster document ${location.documentId} does not exist, but`))]);
+    // The drift asks for an update, which waits for the document and fails naming it, writing nothing.
+    expect(await setupValue.provider.diff(location.documentId, result.props as Outputs, inputs())).toEqual({ changes: true });
+    await expect(setupValue.provider.update(location.documentId, result.props as Outputs, inputs())).rejects.toThrow(
+      new RegExp(`ServiceProviderCluster document ${location.documentId} .* does not exist`),
+    );
   });
 
-  it("returns an empty id when the document was soft-deleted", async () => {
+  it("fails, keeping the resource, when nothing of the cluster's subscription is where the settings point (a wrong container)", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
-    setupValue.store.mutate(location.partitionKey, location.documentId, (document) => {
-      document.deletionTimestamp = "2026-08-14T12:00:00Z";
-    });
-    expect((await refreshed(setupValue, outs)).id).toBe("");
+    for (const id of [location.documentId, location.clusterDocumentId, location.subscriptionDocumentId]) {
+      setupValue.store.remove(location.partitionKey, id);
+    }
+    const error = await setupValue.provider.read(location.documentId, outs).then(
+      () => undefined,
+      (thrown: unknown) => thrown as Error & { configurationProblem?: string },
+    );
+    expect(error?.message).toMatch(
+      new RegExp(
+        `failed to refresh ServiceProviderCluster document ${location.documentId}: NotFound \\(HTTP 404\\): neither the ServiceProviderCluster document ` +
+          `${location.documentId}, the HCPOpenShiftCluster document ${location.clusterDocumentId} nor the document of subscription /subscriptions/${location.partitionKey} ` +
+          `\\(${location.subscriptionDocumentId}\\) is in the container`,
+      ),
+    );
+    for (const key of ["cosmosEndpoint", "cosmosDatabase", "cosmosContainer"]) expect(error?.message).toContain(`'aro-hcp-identity-status:${key}'`);
+    expect(error?.configurationProblem).toBeDefined();
+    // A delete does not count "nothing to clear" as done either.
+    await expect(setupValue.provider.delete(location.documentId, outs)).rejects.toThrow(/failed to delete ServiceProviderCluster document .* neither/);
+    expect(setupValue.store.patches()).toHaveLength(1);
   });
 
   it("echoes what it was given when there is no state to refresh (import or get)", async () => {
@@ -647,10 +721,13 @@ describe("delete", () => {
     expect(setupValue.store.appliedPatches()).toHaveLength(1);
   });
 
-  it("tolerates a missing document", async () => {
+  it.each([
+    ["the ServiceProviderCluster document alone is missing (the cluster document proves the container)", [location.documentId]],
+    ["both cluster documents are gone and the subscription's document is there", [location.documentId, location.clusterDocumentId]],
+  ])("counts nothing to clear as done when %s", async (_title, removed) => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
-    setupValue.store.remove(location.partitionKey, location.documentId);
+    for (const id of removed) setupValue.store.remove(location.partitionKey, id);
     await expect(setupValue.provider.delete(location.documentId, outs)).resolves.toBeUndefined();
     expect(setupValue.store.patches()).toHaveLength(1);
   });

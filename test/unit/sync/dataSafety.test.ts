@@ -1,7 +1,8 @@
 /**
  * Issue 28 at the sync seam (fakes for the store and ARM, the real decision code): a delete that
  * meets another writer's data, a conflict decided again against the new document, fields this
- * hook does not know, and two declarations of one desired set. Each asserts on the document as
+ * hook does not know, two declarations of one desired set (the cluster document wins), and the
+ * hook and a writer following upstream's rules taking turns on one document. Each asserts on the document as
  * the store holds it afterwards. The same paths against the sandbox with the real SDK clients:
  * test/integration/dataSafety.test.ts.
  */
@@ -10,12 +11,13 @@ import { desiredIdentitySet } from "../../../resources/core/identityStatus";
 import type { JsonObject } from "../../../resources/core/json";
 import { clearManagedIdentityStatus, refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
 import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
-import { isDesiredSetDisagreement } from "../../../resources/core/desiredSetDisagreement";
+import { isDesiredSetDisagreementError } from "../../../resources/core/desiredSetDisagreement";
+import { upstreamSyncOnce } from "../../fakes/upstreamController";
 import type { SyncResult } from "../../../resources/sync/syncManagedIdentityStatus";
 import type { IdentityScript } from "../../fakes/scriptedUserAssignedIdentityReader";
 import { restError } from "../../fakes/scriptedUserAssignedIdentityReader";
 import type { Harness } from "../../fakes/syncHarness";
-import { createHarness, parsedCluster } from "../../fakes/syncHarness";
+import { createHarness, declareInClusterDocument, parsedCluster } from "../../fakes/syncHarness";
 import {
   buildClusterDocument,
   buildServiceProviderClusterDocument,
@@ -52,9 +54,12 @@ function setSubtree(harness: Harness, subtree: JsonObject): void {
   });
 }
 
-async function sync(harness: Harness, desiredIds: readonly string[] | undefined): Promise<SyncResult> {
+/** A pass with the inputs naming `desiredIds`; the cluster document is made to name them too unless `documentAsIs`. */
+async function sync(harness: Harness, desiredIds: readonly string[] | undefined, documentAsIs = false): Promise<SyncResult> {
   const desired =
     desiredIds === undefined ? undefined : desiredIdentitySet(Object.fromEntries(desiredIds.map((id, index) => [`operator-${index}`, id]))).identities;
+  // The cluster document is the authority on the set: inputs naming one run where it names the same.
+  if (desiredIds !== undefined && !documentAsIs) declareInClusterDocument(harness, desiredIds);
   return syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired, force: false });
 }
 
@@ -193,28 +198,148 @@ describe("fields this hook does not know survive its writes (issue 28 item 5)", 
   });
 });
 
-describe("two declarations of one desired set (issue 28, also)", () => {
-  it("names the identities each side declares alone, records the inputs' set and warns, without failing", async () => {
+describe("two declarations of one desired set: the cluster document is the authority", () => {
+  it("fails a pass whose inputs name another set, naming both sets, before any Azure call or write", async () => {
     const harness = createHarness({
       documents: [
         buildClusterDocument({ dataPlaneOperators: { a: identityA } }),
-        buildServiceProviderClusterDocument({ dataPlaneOperatorsManagedIdentities: {} }),
+        buildServiceProviderClusterDocument({
+          dataPlaneOperatorsManagedIdentities: storedStatus([storedEntry(identityA, { clientId: "a", principalId: "pa" })]),
+        }),
       ],
-      identities: { [identityB]: resolved("b", "pb") },
+      identities: { [identityA]: resolved("a", "pa"), [identityB]: resolved("b", "pb") },
     });
-    const result = await sync(harness, [identityB]);
-    expect(result.desiredSetDisagreement).toBeDefined();
-    expect(isDesiredSetDisagreement(result.desiredSetDisagreement as string)).toBe(true);
-    expect(result.desiredSetDisagreement).toContain(`only in the inputs: ${identityB}; only in the document: ${identityA}`);
-    expect(Object.keys((persistedSubtree(harness).identities as JsonObject) ?? {})).toEqual([keyB]);
+    const before = harness.store.get(location.partitionKey, location.documentId);
+    const error = await sync(harness, [identityA, identityB], true).then(
+      () => undefined,
+      (thrown: unknown) => thrown as Error,
+    );
+    expect(isDesiredSetDisagreementError(error)).toBe(true);
+    expect(error?.message).toContain(
+      `The inputs name: ${identityA}, ${identityB}. The document names: ${identityA} (only in the inputs: ${identityB}; only in the document: none)`,
+    );
+    expect(error?.message).toContain("nothing was read from Azure or written");
+    expect(harness.reader.calls).toHaveLength(0);
+    expect(harness.store.patches()).toHaveLength(0);
+    expect(harness.store.get(location.partitionKey, location.documentId)).toEqual(before);
   });
 
-  it("says nothing when both declare the same identities, in any casing", async () => {
+  it("reads a cluster document without a dataPlaneOperators map as the empty set, as upstream does", async () => {
+    const harness = createHarness({
+      documents: [buildClusterDocument(), buildServiceProviderClusterDocument()],
+      identities: { [identityA]: resolved("a", "pa") },
+    });
+    await expect(sync(harness, [identityA], true)).rejects.toThrow(`The inputs name: ${identityA}. The document names: none`);
+    expect(harness.store.patches()).toHaveLength(0);
+    // Inputs naming the empty set agree with it.
+    expect((await sync(harness, [], true)).wrote).toBe(true);
+  });
+
+  it("fails inputs naming a set when the document's set cannot be read: nothing to check them against", async () => {
+    const harness = createHarness({ documents: [buildClusterDocument({ dataPlaneOperators: { a: null } }), buildServiceProviderClusterDocument()] });
+    await expect(sync(harness, [identityA], true)).rejects.toThrow(
+      `cannot read the desired identities from HCPOpenShiftCluster document ${location.clusterDocumentId}`,
+    );
+    expect(harness.store.patches()).toHaveLength(0);
+  });
+
+  it("runs as before when both name the same identities, in any casing", async () => {
     const harness = createHarness({
       documents: [buildClusterDocument({ dataPlaneOperators: { a: identityA.toUpperCase().replace("/SUBSCRIPTIONS/", "/subscriptions/") } })],
       identities: { [identityA]: resolved("a", "pa") },
     });
     harness.store.put(buildServiceProviderClusterDocument({ dataPlaneOperatorsManagedIdentities: {} }));
-    expect((await sync(harness, [identityA])).desiredSetDisagreement).toBeUndefined();
+    const result = await sync(harness, [identityA], true);
+    expect(result.wrote).toBe(true);
+    expect(Object.keys(persistedSubtree(harness).identities as JsonObject)).toEqual([keyA]);
+  });
+});
+
+describe("the hook and upstream's controller in turn on one document: they converge", () => {
+  const answers = { [keyA]: { clientId: "a", principalId: "pa" }, [keyB]: { clientId: "b", principalId: "pb" } } as const;
+
+  /** One round: the hook's pass with the inputs `hookInputs`, then upstream's; what each did, and the keys after. */
+  async function rounds(harness: Harness, hookInputs: readonly string[], count: number): Promise<Array<{ hook: string; upstream: string; keys: string[] }>> {
+    const outcomes: Array<{ hook: string; upstream: string; keys: string[] }> = [];
+    for (let round = 0; round < count; round += 1) {
+      const hook = await sync(harness, hookInputs, true).then(
+        (result) => (result.wrote ? "wrote" : "unchanged"),
+        (error: unknown) => (isDesiredSetDisagreementError(error) ? "refused" : `failed: ${String(error)}`),
+      );
+      const upstream = await upstreamSyncOnce({
+        store: harness.store,
+        partitionKey: location.partitionKey,
+        clusterDocumentId: location.clusterDocumentId,
+        serviceProviderClusterDocumentId: location.documentId,
+        identities: answers,
+        now: harness.dependencies.now(),
+        random: () => 0.5,
+      });
+      outcomes.push({ hook, upstream, keys: Object.keys((persistedSubtree(harness).identities as JsonObject | undefined) ?? {}).sort() });
+    }
+    return outcomes;
+  }
+
+  function harnessDeclaring(documentSet: readonly string[]): Harness {
+    return createHarness({
+      documents: [
+        buildClusterDocument({ dataPlaneOperators: Object.fromEntries(documentSet.map((id, index) => [`operator-${index}`, id])) }),
+        buildServiceProviderClusterDocument({ dataPlaneOperatorsManagedIdentities: {} }),
+      ],
+      identities: { [identityA]: resolved("a", "pa"), [identityB]: resolved("b", "pb") },
+    });
+  }
+
+  it("inputs that name another set: the hook refuses every pass and writes nothing, upstream writes the document's set once, then nobody writes", async () => {
+    const harness = harnessDeclaring([identityA]);
+    const outcomes = await rounds(harness, [identityA, identityB], 4);
+    expect(outcomes).toEqual([
+      { hook: "refused", upstream: "wrote", keys: [keyA] },
+      ...Array.from({ length: 3 }, () => ({ hook: "refused", upstream: "upToDate", keys: [keyA] })),
+    ]);
+    expect(harness.store.appliedPatches()).toHaveLength(1);
+    expect(harness.reader.calls).toHaveLength(0);
+  });
+
+  it("inputs that name the document's set: one writer records it, the other finds it current; the same across rechecks", async () => {
+    const harness = harnessDeclaring([identityA, identityB]);
+    const first = await rounds(harness, [identityB, identityA], 3);
+    expect(first).toEqual([
+      { hook: "wrote", upstream: "upToDate", keys: [keyA, keyB] },
+      { hook: "unchanged", upstream: "upToDate", keys: [keyA, keyB] },
+      { hook: "unchanged", upstream: "upToDate", keys: [keyA, keyB] },
+    ]);
+    // Past every recheck time each writer refreshes the same entries; neither removes or adds one.
+    harness.clock.advance(19 * 60 * 60 * 1000);
+    const later = await rounds(harness, [identityA, identityB], 2);
+    expect(later.map((round) => round.keys)).toEqual([
+      [keyA, keyB],
+      [keyA, keyB],
+    ]);
+    expect(later[0].hook).toBe("wrote");
+    expect(later.slice(1).every((round) => round.hook === "unchanged" && round.upstream === "upToDate")).toBe(true);
+    const entries = persistedSubtree(harness).identities as Record<string, JsonObject>;
+    expect(entries[keyA]).toMatchObject({ clientId: "a", principalId: "pa" });
+    expect(entries[keyB]).toMatchObject({ clientId: "b", principalId: "pb" });
+  });
+
+  it("a document whose set changes: upstream follows it, the hook refuses until its inputs name the new set, then both settle", async () => {
+    const harness = harnessDeclaring([identityA]);
+    expect(await rounds(harness, [identityA], 1)).toEqual([{ hook: "wrote", upstream: "upToDate", keys: [keyA] }]);
+    harness.store.mutate(location.partitionKey, location.clusterDocumentId, (document) => {
+      const identities = (document.properties as JsonObject).customerProperties as JsonObject;
+      (((identities.platform as JsonObject).operatorsAuthentication as JsonObject).userAssignedIdentities as JsonObject).dataPlaneOperators = {
+        a: identityA,
+        b: identityB,
+      };
+    });
+    expect(await rounds(harness, [identityA], 2)).toEqual([
+      { hook: "refused", upstream: "wrote", keys: [keyA, keyB] },
+      { hook: "refused", upstream: "upToDate", keys: [keyA, keyB] },
+    ]);
+    expect(await rounds(harness, [identityA, identityB], 2)).toEqual([
+      { hook: "unchanged", upstream: "upToDate", keys: [keyA, keyB] },
+      { hook: "unchanged", upstream: "upToDate", keys: [keyA, keyB] },
+    ]);
   });
 });

@@ -17,7 +17,7 @@ import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedId
 import { restError } from "../../fakes/scriptedUserAssignedIdentityReader";
 import type { IdentityScript } from "../../fakes/scriptedUserAssignedIdentityReader";
 import type { Harness } from "../../fakes/syncHarness";
-import { createHarness, parsedCluster } from "../../fakes/syncHarness";
+import { createHarness, declareInClusterDocument, parsedCluster } from "../../fakes/syncHarness";
 import { buildServiceProviderClusterDocument, identityResourceId, locationOf, storedEntry, storedStatus, subtreeOf } from "../../fixtures/documents";
 
 const location = locationOf();
@@ -53,6 +53,7 @@ function harnessWith(identityBScript: IdentityScript): Harness {
 
 async function passFails(harness: Harness): Promise<Error> {
   const desired = desiredIdentitySet({ a: identityA, b: identityB }).identities;
+  declareInClusterDocument(harness, [identityA, identityB]);
   const error = await syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired, force: false }).then(
     () => undefined,
     (caught: unknown) => caught,
@@ -178,6 +179,7 @@ describe("a failure about one identity in a sync pass (issue 28 item 3: stored I
   it("404: records NotFound as data and does not fail", async () => {
     const harness = harnessWith({ error: restError("ResourceNotFound", 404, "gone") });
     const desired = desiredIdentitySet({ a: identityA, b: identityB }).identities;
+    declareInClusterDocument(harness, [identityA, identityB]);
     const result = await syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired, force: false });
     expect(result.failures).toEqual([]);
     expect(

@@ -13,7 +13,7 @@ import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedId
 import type { SyncResult } from "../../../resources/sync/syncManagedIdentityStatus";
 import { cosmosError } from "../../fakes/inMemoryDocumentStore";
 import type { Harness } from "../../fakes/syncHarness";
-import { createHarness, parsedCluster } from "../../fakes/syncHarness";
+import { createHarness, declareInClusterDocument, parsedCluster } from "../../fakes/syncHarness";
 import {
   buildClusterDocument,
   buildServiceProviderClusterDocument,
@@ -38,6 +38,7 @@ type DesiredFrom = "inputs" | "clusterDocument";
 /** A pass with the desired set `[identityA]` from the inputs, or with the set read from the cluster document. */
 function sync(harness: Harness, desiredFrom: DesiredFrom = "inputs"): Promise<SyncResult> {
   const desired = desiredFrom === "clusterDocument" ? undefined : desiredIdentitySet({ "operator-a": identityA }).identities;
+  if (desiredFrom === "inputs") declareInClusterDocument(harness, [identityA]);
   return syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired, force: false });
 }
 
@@ -178,7 +179,7 @@ describe("a pass's document reads", () => {
     const harness = createHarness({ documents: [spcWith({})], clusterDocument: "absent" });
     harness.clock.onSleep = (count) => {
       if (count === 1) {
-        harness.store.put(buildClusterDocument());
+        harness.store.put(buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA } }));
         harness.store.mutate(location.partitionKey, location.documentId, (document) => {
           const properties = document.properties as { status: Record<string, JsonValue> };
           properties.status.dataPlaneOperatorsManagedIdentities = storedStatus([storedEntry(identityA, { clientId: "c", principalId: "p" })], hourLater);

@@ -10,7 +10,7 @@ import { cosmosError } from "../../fakes/inMemoryDocumentStore";
 import { resourceNotFoundError, restError } from "../../fakes/scriptedUserAssignedIdentityReader";
 import type { IdentityScript } from "../../fakes/scriptedUserAssignedIdentityReader";
 import type { Harness } from "../../fakes/syncHarness";
-import { createHarness, parsedCluster } from "../../fakes/syncHarness";
+import { createHarness, declareInClusterDocument, parsedCluster } from "../../fakes/syncHarness";
 import {
   buildClusterDocument,
   buildServiceProviderClusterDocument,
@@ -44,6 +44,8 @@ const simulatedFailure = new Error("simulated azure Get failure");
 async function sync(harness: Harness, desiredIds: readonly string[] | undefined, force = false): Promise<SyncResult> {
   const desired =
     desiredIds === undefined ? undefined : desiredIdentitySet(Object.fromEntries(desiredIds.map((id, index) => [`operator-${index}`, id]))).identities;
+  // The cluster document is the authority on the set: inputs naming one run where it names the same.
+  if (desiredIds !== undefined) declareInClusterDocument(harness, desiredIds);
   return syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired, force });
 }
 
@@ -668,6 +670,7 @@ describe("syncManagedIdentityStatus: the ServiceProviderCluster document", () =>
       syncOptions: { documentWaitInMs: 3_000, documentPollIntervalInMs: 1_000 },
       identities: { [identityA]: resolved("c", "p") },
     });
+    declareInClusterDocument(harness, [identityA]);
     const standingStill = { ...harness.dependencies, sleep: () => Promise.resolve() };
     const error = await syncManagedIdentityStatus(standingStill, {
       cluster: parsedCluster(),
@@ -845,6 +848,16 @@ describe("locate", () => {
       serviceProviderClusterResourceId:
         "/subscriptions/0465BC32-C654-41B8-8D87-9815D7ABE8F6/resourceGroups/some-resource-group/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/some-hcp-cluster/serviceProviderClusters/default",
       clusterDocumentId: "68bc6026-a8a9-5706-92c5-25d3313bcabb",
+      subscriptionDocumentId: "c4680ff9-30cf-5f7b-8821-8bf7831b673a",
     });
+  });
+
+  it("derives the subscription's document id as upstream does (the literal of its delete_orphaned_cosmos test)", () => {
+    const cluster = parsedCluster({
+      subscriptionId: "A433A095-1277-44F1-8453-8D61A4D848C2",
+      resourceGroupName: "unimportantPostponement",
+      clusterName: "monstrousPrecinct",
+    });
+    expect(locate(cluster).subscriptionDocumentId).toBe("718f75e1-6967-5ce1-ab3c-4f991504b7eb");
   });
 });

@@ -12,7 +12,7 @@ import type { JsonObject } from "../../../resources/core/json";
 import { readStoredStatus } from "../../../resources/core/serviceProviderClusterDocument";
 import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
 import { resourceNotFoundError } from "../../fakes/scriptedUserAssignedIdentityReader";
-import { createHarness, parsedCluster } from "../../fakes/syncHarness";
+import { createHarness, declareInClusterDocument, parsedCluster } from "../../fakes/syncHarness";
 import { buildServiceProviderClusterDocument, locationOf, withoutOwnedFields } from "../../fixtures/documents";
 
 const location = locationOf();
@@ -56,6 +56,7 @@ describe("a status written by the upstream backend", () => {
 
   it("satisfies the gate: inside the recheck window nothing is looked up or written, whatever the ID casing", async () => {
     const harness = createHarness({ documents: [upstreamDocument()] });
+    declareInClusterDocument(harness, [typedA, typedB]);
     const result = await syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired, force: false });
     expect(result).toMatchObject({ workReason: undefined, wrote: false, lookups: 0 });
     expect(harness.reader.calls).toHaveLength(0);
@@ -70,6 +71,7 @@ describe("a status written by the upstream backend", () => {
         [typedB]: { values: { clientId: "", principalId: "33333333-3333-3333-3333-333333333333" } },
       },
     });
+    declareInClusterDocument(harness, [typedA, typedB]);
     const result = await syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired, force: true });
     expect(result.wrote).toBe(false);
     expect(harness.reader.calls).toHaveLength(2);
@@ -82,6 +84,7 @@ describe("a status written by the upstream backend", () => {
       "--------------------------------------------------------------------------------\nRESPONSE 404: 404 Not Found\nERROR CODE: ResourceNotFound\n";
     const subtree = { identities: { [keyB]: { resourceID: upstreamResourceIdB, retrievalError: rawText } }, earliestRecheckTime: "2026-08-15T03:17:42Z" };
     const harness = createHarness({ documents: [upstreamDocument(subtree)], identities: { [typedB]: { error: resourceNotFoundError(typedB) } } });
+    declareInClusterDocument(harness, [typedB]);
     const request = { cluster: parsedCluster(), desired: desiredIdentitySet({ b: typedB }).identities, force: false };
     // NotFound is data: upstream set a recheck time, so the gate holds until then.
     expect(await syncManagedIdentityStatus(harness.dependencies, request)).toMatchObject({ workReason: undefined, lookups: 0, wrote: false });
@@ -103,6 +106,7 @@ describe("a status written by this hook", () => {
       documents: [before],
       identities: { [typedA]: { values: { clientId: "c-a", principalId: "p-a" } }, [typedB]: { error: resourceNotFoundError(typedB) } },
     });
+    declareInClusterDocument(harness, [typedA, typedB]);
     await syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired, force: false });
     const after = harness.store.get(location.partitionKey, location.documentId) as JsonObject;
     const subtree = ((after.properties as JsonObject).status as JsonObject).dataPlaneOperatorsManagedIdentities as JsonObject;

@@ -1,0 +1,78 @@
+/**
+ * What a missing ServiceProviderCluster document means. Cosmos answers a read of a document that
+ * was deleted and of one that was never in the container the settings name (another container of
+ * the same database, a copy of the database) alike: 404. Read as "deleted", a `cosmosContainer`
+ * that names another existing container made a refresh drop every resource from state. So the
+ * absence counts only where the fleet's documents provably are: the resource provider keeps each
+ * subscription's own document (id: uuid5 of `/subscriptions/<id>`) in the same container and
+ * partition as its clusters' documents for as long as it knows the subscription, a deleted
+ * subscription's included. Used only once the ServiceProviderCluster document read as absent, so
+ * a refresh or delete of a cluster whose document exists pays nothing.
+ */
+import { CosmosDocumentError, cosmosStatusCode, describeCosmosError } from "../core/errors";
+import type { DocumentLocation } from "../core/documentLocation";
+import type { StoredDocument } from "../cosmos/documentStore";
+import { absentEverywhereError } from "../cosmos/settingsProblems";
+import type { DocumentDependencies } from "./documentReads";
+import { startReadLive } from "./documentReads";
+
+/**
+ * `clusterDocumentPresent`: the cluster's HCPOpenShiftCluster document is there (the cluster exists,
+ * or is being deleted), so the container is the fleet's and only the ServiceProviderCluster document
+ * is missing. `deleted`: neither cluster document is there but the subscription's is: the cluster's
+ * documents were deleted from where the fleet's documents are.
+ */
+export type ServiceProviderClusterAbsence = "clusterDocumentPresent" | "deleted";
+
+/**
+ * Says what the absence of a cluster's ServiceProviderCluster document means; both reads go out at
+ * once (one request: they share the partition key).
+ * @throws CosmosDocumentError with a `configurationProblem`, naming the container, database and
+ * endpoint settings, when the subscription's document is missing too: nothing of the fleet is
+ * where the settings point.
+ */
+export async function explainMissingServiceProviderCluster(
+  dependencies: DocumentDependencies,
+  location: DocumentLocation,
+  verb: "refresh" | "delete",
+): Promise<ServiceProviderClusterAbsence> {
+  const clusterRead = startReadLive(
+    dependencies,
+    location.partitionKey,
+    location.clusterDocumentId,
+    `HCPOpenShiftCluster document ${location.clusterDocumentId}`,
+  );
+  const subscriptionRead = readEvenSoftDeleted(dependencies, location.partitionKey, location.subscriptionDocumentId);
+  subscriptionRead.catch(() => undefined);
+  if ((await clusterRead) !== undefined) {
+    return "clusterDocumentPresent";
+  }
+  if ((await subscriptionRead) !== undefined) {
+    return "deleted";
+  }
+  const subscriptionResourceId = `/subscriptions/${location.partitionKey}`;
+  throw absentEverywhereError(
+    verb,
+    {
+      serviceProviderClusterDocumentId: location.documentId,
+      clusterDocumentId: location.clusterDocumentId,
+      subscriptionDocumentId: location.subscriptionDocumentId,
+      subscriptionResourceId,
+    },
+    dependencies.documentStore.location,
+  );
+}
+
+/** A document as stored, a soft-deleted one included: any trace of the subscription proves the container. */
+async function readEvenSoftDeleted(dependencies: DocumentDependencies, partitionKey: string, id: string): Promise<StoredDocument | undefined> {
+  try {
+    return await dependencies.documentStore.readDocument(partitionKey, id);
+  } catch (error) {
+    throw new CosmosDocumentError({
+      documentId: id,
+      statusCode: cosmosStatusCode(error),
+      message: `failed to read the subscription's document ${id}: ${describeCosmosError(error)}`,
+      cause: error,
+    });
+  }
+}
