@@ -25,7 +25,7 @@ const clustersInFlight = 16;
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../../resources/core/azureResourceId";
 import { sharedAzureAdapters } from "../../resources/provider/azureAdapters";
 import type { DataPlaneOperatorManagedIdentityEntry } from "../../resources/core/serviceProviderClusterDocument";
-import { statusPatchOperations } from "../../resources/core/serviceProviderClusterDocument";
+import { statusPatchOperations } from "../../resources/core/statusPatch";
 import { nextRecheckTime } from "../../resources/core/identityStatus";
 import { readSettings } from "../../resources/core/settings";
 import { processCpuTimeInMs } from "./statistics";

@@ -202,7 +202,8 @@ export async function clearManagedIdentityStatus(
   }
   // Set by the decision, which runs again on every re-read.
   const decided: { outcome: ClearResult["outcome"] } = { outcome: "absent" };
-  const { wrote } = await writeStatus(dependencies, location, stored, (current) => {
+  const { wrote } = await writeStatus(dependencies, location, stored, (document) => {
+    const current = readStoredStatus(document);
     const empty =
       current.problems.length === 0 && Object.keys(current.status.identities ?? {}).length === 0 && current.status.earliestRecheckTime === undefined;
     if (!current.present || empty) {
@@ -215,7 +216,7 @@ export async function clearManagedIdentityStatus(
       return undefined;
     }
     decided.outcome = "cleared";
-    return {};
+    return { dataPlane: {} };
   });
   if (decided.outcome === "kept") {
     log(

@@ -1,47 +1,55 @@
 /**
- * The one write path of this hook: a patch of the owned subtree plus upstream's bookkeeping,
- * always with If-Match, re-read and recomputed on 412 up to `maxWriteAttempts` times. There is no
- * unconditional write and no whole-document replace.
+ * The one write path of this hook: a patch of the owned subtrees (either half of the status, or
+ * both) plus upstream's bookkeeping, always with If-Match, re-read and recomputed on 412 up to
+ * `maxWriteAttempts` times. There is no unconditional write and no whole-document replace.
  */
 import { CosmosDocumentError, cosmosStatusCode, describeCosmosError } from "../core/errors";
 import type { DocumentLocation } from "../core/documentLocation";
-import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
-import { readStoredStatus, statusPatchOperations } from "../core/serviceProviderClusterDocument";
+import type { JsonObject } from "../core/json";
+import type { StatusHalves } from "../core/statusPatch";
+import { identityStatusPatchOperations } from "../core/statusPatch";
 import type { StoredDocument } from "../cosmos/documentStore";
 import type { DocumentDependencies } from "./documentReads";
 import { readLive } from "./documentReads";
 import { log } from "../logging/logger";
 
+/** What a write left: the document it was last based on, the halves it wrote (none when it wrote nothing). */
+export interface WriteOutcome {
+  readonly document: JsonObject;
+  readonly written: StatusHalves;
+  readonly wrote: boolean;
+  readonly writeAttempts: number;
+}
+
 /**
- * Writes the owned subtree with If-Match, re-reading and retrying on 412 up to
- * `maxWriteAttempts`. `decide` maps the stored subtree to the one to persist, or `undefined` when
- * nothing needs writing; it is called again on every re-read (`reread` true), so the decision is
- * made again against what the other writer left (core/statusDecision.ts), and its changes to the
- * rest of the document are kept. Fields of the subtree this hook does not know survive the patch
- * (statusPatchOperations).
+ * Writes the halves `decide` asks for with If-Match, re-reading and retrying on 412 up to
+ * `maxWriteAttempts`. `decide` maps the stored document to the halves to persist (a half left out
+ * stays as stored), or `undefined` when nothing needs writing; it is called again on every re-read
+ * (`reread` true), so each half is decided again against what the other writer left
+ * (core/statusDecision.ts), and its changes to the rest of the document are kept. Fields of a
+ * subtree this hook does not know survive the patch (core/statusPatch.ts).
  */
 export async function writeStatus(
   dependencies: DocumentDependencies,
   location: DocumentLocation,
   initial: StoredDocument,
-  decide: (stored: ReturnType<typeof readStoredStatus>, reread: boolean) => DataPlaneOperatorsManagedIdentities | undefined,
-): Promise<{ status: DataPlaneOperatorsManagedIdentities; wrote: boolean; writeAttempts: number }> {
+  decide: (document: JsonObject, reread: boolean) => StatusHalves | undefined,
+): Promise<WriteOutcome> {
   let current = initial;
   for (let attempt = 1; ; attempt += 1) {
-    const storedStatus = readStoredStatus(current.document);
-    const desiredStatus = decide(storedStatus, attempt > 1);
-    if (desiredStatus === undefined) {
-      return { status: storedStatus.status, wrote: false, writeAttempts: attempt - 1 };
+    const halves = decide(current.document, attempt > 1);
+    if (halves === undefined || (halves.dataPlane === undefined && halves.msi === undefined)) {
+      return { document: current.document, written: {}, wrote: false, writeAttempts: attempt - 1 };
     }
     try {
       await dependencies.documentStore.patchDocument(
         location.partitionKey,
         location.documentId,
-        statusPatchOperations(current.document, desiredStatus, current.etag),
+        identityStatusPatchOperations(current.document, halves, current.etag),
         current.etag,
       );
       log("info", "write", location.documentId, `status written (attempt ${attempt})`);
-      return { status: desiredStatus, wrote: true, writeAttempts: attempt };
+      return { document: current.document, written: halves, wrote: true, writeAttempts: attempt };
     } catch (error) {
       const statusCode = cosmosStatusCode(error);
       if (statusCode === 404) {

@@ -166,19 +166,22 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
   });
 
   const basis = storedStatus.status;
-  const { status, wrote, writeAttempts } = await writeStatus(dependencies, location, stored, (storedNow, reread) =>
-    decideStatus({
+  const written = await writeStatus(dependencies, location, stored, (document, reread) => {
+    const dataPlane = decideStatus({
       desired,
       outcomes: decided,
       basis,
-      current: storedNow,
+      current: readStoredStatus(document),
       reread,
       now: dependencies.now(),
       random: dependencies.random,
       idsOnLookupFailure,
       credentialScope: lookups.credentialScope ?? "process",
-    }),
-  );
+    });
+    return dataPlane === undefined ? undefined : { dataPlane };
+  });
+  const { wrote, writeAttempts } = written;
+  const status = written.written.dataPlane ?? readStoredStatus(written.document).status;
   // A failure is reported only while the persisted status still records one for that identity:
   // after a conflict, the other writer may have just recorded a fresh answer for it.
   const failures: IdentityLookupFailure[] = failed

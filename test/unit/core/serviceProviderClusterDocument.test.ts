@@ -1,12 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject, JsonValue } from "../../../resources/core/json";
 import { isJsonObject } from "../../../resources/core/json";
-import {
-  readStoredStatus,
-  serviceProviderClusterDocumentProblems,
-  statusPatchOperations,
-  statusToJson,
-} from "../../../resources/core/serviceProviderClusterDocument";
+import { readStoredStatus, serviceProviderClusterDocumentProblems, statusToJson } from "../../../resources/core/serviceProviderClusterDocument";
+import { statusPatchOperations } from "../../../resources/core/statusPatch";
 import { applyPatchOperation } from "../../fakes/inMemoryDocumentStore";
 import {
   buildServiceProviderClusterDocument,

@@ -1,0 +1,73 @@
+/**
+ * The patch that writes the status into a ServiceProviderCluster document: either half or both
+ * (`dataPlaneOperatorsManagedIdentities`, `msiManagedIdentities`) in one conditional write, plus
+ * upstream's bookkeeping. Nothing else in the document is touched. Pure.
+ */
+import type { JsonObject } from "./json";
+import { isJsonObject } from "./json";
+import type { MsiManagedIdentities } from "./msiManagedIdentities";
+import { msiStatusToJson } from "./msiManagedIdentities";
+import type { DataPlaneOperatorsManagedIdentities, PatchOperation } from "./serviceProviderClusterDocument";
+import { statusToJson } from "./serviceProviderClusterDocument";
+
+/** The halves one write sets; a half left out stays as stored. */
+export interface StatusHalves {
+  readonly dataPlane?: DataPlaneOperatorsManagedIdentities;
+  readonly msi?: MsiManagedIdentities;
+}
+
+/**
+ * The patch that writes `status` (the data plane operators' half) into `document`: see
+ * {@link identityStatusPatchOperations}.
+ */
+export function statusPatchOperations(document: JsonObject, status: DataPlaneOperatorsManagedIdentities, basedOnEtag: string): PatchOperation[] {
+  return identityStatusPatchOperations(document, { dataPlane: status }, basedOnEtag);
+}
+
+/**
+ * The patch that writes the given halves into `document` and keeps upstream's bookkeeping:
+ * instanceVersion goes up by one (a missing value counts as 1) and `cosmosMetadata.etag` records
+ * the etag the write was based on, as upstream's Replace does. Fields of a subtree this hook does
+ * not know are carried over (statusToJson, msiStatusToJson).
+ */
+export function identityStatusPatchOperations(document: JsonObject, halves: StatusHalves, basedOnEtag: string): PatchOperation[] {
+  const properties = isJsonObject(document.properties) ? document.properties : {};
+  const operations: PatchOperation[] = [];
+  const status = isJsonObject(properties.status) ? properties.status : undefined;
+  const subtrees: Array<[string, () => JsonObject]> = [];
+  if (halves.msi !== undefined) {
+    const msi = halves.msi;
+    subtrees.push(["msiManagedIdentities", () => msiStatusToJson(msi, status?.msiManagedIdentities)]);
+  }
+  if (halves.dataPlane !== undefined) {
+    const dataPlane = halves.dataPlane;
+    subtrees.push(["dataPlaneOperatorsManagedIdentities", () => statusToJson(dataPlane, status?.dataPlaneOperatorsManagedIdentities)]);
+  }
+  if (status !== undefined) {
+    for (const [name, json] of subtrees) operations.push({ op: "set", path: `/properties/status/${name}`, value: json() });
+  } else if (subtrees.length > 0) {
+    operations.push({ op: "set", path: "/properties/status", value: Object.fromEntries(subtrees.map(([name, json]) => [name, json()])) });
+  }
+  if (isJsonObject(properties.cosmosMetadata)) {
+    const current = properties.cosmosMetadata.instanceVersion;
+    const instanceVersion = typeof current === "number" && Number.isInteger(current) && current > 0 ? current : 1;
+    operations.push({ op: "set", path: "/properties/cosmosMetadata/instanceVersion", value: instanceVersion + 1 });
+    operations.push({ op: "set", path: "/properties/cosmosMetadata/etag", value: basedOnEtag });
+  } else {
+    // A legacy document without the bookkeeping: upstream's reader takes its instanceVersion as 1,
+    // and its Replace writes the whole cosmosMetadata (field order as Go's struct) with 1 + 1.
+    // Creating it here is what lets upstream's change-feed reader see this write.
+    operations.push({ op: "set", path: "/properties/cosmosMetadata", value: legacyCosmosMetadata(document, basedOnEtag) });
+  }
+  return operations;
+}
+
+/** The cosmosMetadata upstream's Replace writes into a document that had none. */
+function legacyCosmosMetadata(document: JsonObject, basedOnEtag: string): JsonObject {
+  return {
+    ...(typeof document.resourceID === "string" ? { resourceID: document.resourceID } : {}),
+    ...(basedOnEtag.length > 0 ? { etag: basedOnEtag } : {}),
+    instanceVersion: 2,
+    ...(typeof document.partitionKey === "string" ? { partitionKey: document.partitionKey } : {}),
+  };
+}
