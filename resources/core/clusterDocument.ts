@@ -20,6 +20,8 @@ export interface ClusterDocumentView {
   readonly declaresDataPlaneOperators: boolean;
   /** `…userAssignedIdentities.serviceManagedIdentity`, when set. */
   readonly serviceManagedIdentity: string | undefined;
+  /** `…userAssignedIdentities.controlPlaneOperators` as stored (operator → identity ID), for the MSI half; undefined when absent. */
+  readonly controlPlaneOperators: JsonValue | undefined;
   /** `properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL`, when set: where the SMI's credential comes from. */
   readonly identityUrl: string | undefined;
   /** `properties.serviceProviderProperties.deletionTimestamp`, when set. */
@@ -61,6 +63,7 @@ export function readClusterDocument(document: JsonObject): ClusterDocumentView {
     dataPlaneOperators,
     declaresDataPlaneOperators: isJsonObject(rawOperators),
     serviceManagedIdentity: typeof rawServiceManagedIdentity === "string" && rawServiceManagedIdentity.length > 0 ? rawServiceManagedIdentity : undefined,
+    controlPlaneOperators: isJsonObject(identities) ? identities.controlPlaneOperators : undefined,
     identityUrl: typeof rawIdentityUrl === "string" && rawIdentityUrl.length > 0 ? rawIdentityUrl : undefined,
     deletionTimestamp: typeof rawDeletion === "string" && rawDeletion.length > 0 ? rawDeletion : undefined,
     problems,
@@ -73,35 +76,41 @@ export function readClusterDocument(document: JsonObject): ClusterDocumentView {
  * the sync pass refuses an unreadable set (nothing written), a diff reports a change so that the
  * update names the problems; neither drops what the other needs.
  */
-export type ClusterDesiredSet =
-  | {
-      readonly kind: "desired";
-      readonly identities: readonly DesiredIdentity[];
-      readonly serviceManagedIdentity: string | undefined;
-      readonly identityUrl: string | undefined;
-      /** False when the document has no `dataPlaneOperators` map (the set is then empty). */
-      readonly declared: boolean;
-    }
-  | { readonly kind: "deleting"; readonly serviceManagedIdentity: string | undefined; readonly identityUrl: string | undefined }
-  | {
-      readonly kind: "unreadable";
-      readonly problems: readonly string[];
-      readonly serviceManagedIdentity: string | undefined;
-      readonly identityUrl: string | undefined;
-    };
+export type ClusterDesiredSet = ClusterCredentialFields &
+  (
+    | {
+        readonly kind: "desired";
+        readonly identities: readonly DesiredIdentity[];
+        /** False when the document has no `dataPlaneOperators` map (the set is then empty). */
+        readonly declared: boolean;
+      }
+    | { readonly kind: "deleting" }
+    | { readonly kind: "unreadable"; readonly problems: readonly string[] }
+  );
+
+/** What every verdict carries besides the data plane operators: the fields the credential and the MSI half read. */
+export interface ClusterCredentialFields {
+  readonly serviceManagedIdentity: string | undefined;
+  readonly identityUrl: string | undefined;
+  readonly controlPlaneOperators: JsonValue | undefined;
+}
 
 /** The one reading of the desired set from a cluster document; problems name the document's fields. */
 export function desiredFromClusterDocument(document: JsonObject): ClusterDesiredSet {
   const view = readClusterDocument(document);
-  const { serviceManagedIdentity, identityUrl } = view;
+  const fields: ClusterCredentialFields = {
+    serviceManagedIdentity: view.serviceManagedIdentity,
+    identityUrl: view.identityUrl,
+    controlPlaneOperators: view.controlPlaneOperators,
+  };
   if (view.deletionTimestamp !== undefined) {
-    return { kind: "deleting", serviceManagedIdentity, identityUrl };
+    return { kind: "deleting", ...fields };
   }
   const { identities, failures } = desiredIdentitySet(view.dataPlaneOperators, dataPlaneOperatorsPath);
   const problems = [...view.problems, ...failures.map((failure) => `${failure.property}: ${failure.reason}`)];
   return problems.length > 0
-    ? { kind: "unreadable", problems, serviceManagedIdentity, identityUrl }
-    : { kind: "desired", identities, serviceManagedIdentity, identityUrl, declared: view.declaresDataPlaneOperators };
+    ? { kind: "unreadable", problems, ...fields }
+    : { kind: "desired", identities, declared: view.declaresDataPlaneOperators, ...fields };
 }
 
 function walk(start: JsonValue | undefined, path: readonly string[]): JsonValue | undefined {

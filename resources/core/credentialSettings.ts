@@ -38,6 +38,7 @@ export interface CredentialKeys {
   readonly fixedIdentityClientId: KeySpecification;
   readonly fixedIdentityTenantId: KeySpecification;
   readonly fixedIdentityCertificateFile: KeySpecification;
+  readonly fixedIdentityPrincipalId: KeySpecification;
 }
 
 /** Reads and cross-checks the credential settings; problems go to `reader.problems`. */
@@ -49,6 +50,7 @@ export function readCredentialSettings(
   firstParty: CertificateIdentity | undefined;
   dataPlaneAudience: string | undefined;
   fixedIdentity: CertificateIdentity | undefined;
+  fixedIdentityPrincipalId: string | undefined;
 } {
   const { raw, name, url, problems } = reader;
   const modeValue = raw(keys.credentialMode) ?? "processCredential";
@@ -96,7 +98,14 @@ export function readCredentialSettings(
     }
   };
   onlyFor("clusterServiceManagedIdentity", [keys.firstPartyClientId, keys.firstPartyTenantId, keys.firstPartyCertificateFile, keys.dataPlaneAudience]);
-  onlyFor("fixedIdentity", [keys.fixedIdentityClientId, keys.fixedIdentityTenantId, keys.fixedIdentityCertificateFile]);
+  onlyFor("fixedIdentity", [keys.fixedIdentityClientId, keys.fixedIdentityTenantId, keys.fixedIdentityCertificateFile, keys.fixedIdentityPrincipalId]);
+  const fixedIdentityPrincipalId = guid(keys.fixedIdentityPrincipalId, "the object (principal) ID of the fixed identity's service principal");
+  if (credentialMode === "fixedIdentity" && fixedIdentityPrincipalId === undefined) {
+    problems.push(
+      `${name(keys.fixedIdentityPrincipalId)} is not set; ${name(keys.credentialMode)} 'fixedIdentity' records the fixed identity's client and principal IDs ` +
+        "for every control plane operator identity and the service managed identity, as upstream's stand-in does (the principal ID is the object ID of its service principal)",
+    );
+  }
   if (credentialMode === "clusterServiceManagedIdentity" && dataPlaneAudience === undefined) {
     problems.push(
       `${name(keys.dataPlaneAudience)} is not set; ${name(keys.credentialMode)} 'clusterServiceManagedIdentity' asks the Managed Identities data plane for a token of this audience`,
@@ -110,5 +119,5 @@ export function readCredentialSettings(
       `${name(keys.fixedIdentityClientId)}, ${name(keys.fixedIdentityTenantId)} and ${name(keys.fixedIdentityCertificateFile)} are not set; ${name(keys.credentialMode)} 'fixedIdentity' authenticates as that service principal`,
     );
   }
-  return { credentialMode: credentialMode ?? "processCredential", firstParty, dataPlaneAudience, fixedIdentity };
+  return { credentialMode: credentialMode ?? "processCredential", firstParty, dataPlaneAudience, fixedIdentity, fixedIdentityPrincipalId };
 }

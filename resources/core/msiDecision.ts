@@ -16,7 +16,7 @@
 import { goToLower } from "./goStrings";
 import type { DesiredIdentity } from "./identityStatus";
 import { desiredIdentitySet, nextRecheckTime, parseTimestamp } from "./identityStatus";
-import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
+import { describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
 import type { MsiIdentityEntry, MsiManagedIdentities } from "./msiManagedIdentities";
 
 /** What the MSI half resolves for one cluster. */
@@ -32,11 +32,16 @@ const serviceManagedIdentityPath = "properties.customerProperties.platform.opera
 
 /** The desired set, or the problems (each naming the document field) that keep it from being read. */
 export function msiDesiredSet(
-  controlPlaneOperators: Readonly<Record<string, unknown>>,
+  controlPlaneOperators: unknown,
   serviceManagedIdentity: string | undefined,
 ): { readonly ok: true; readonly desired: MsiDesired } | { readonly ok: false; readonly problems: readonly string[] } {
-  const { identities, failures } = desiredIdentitySet(controlPlaneOperators, controlPlaneOperatorsPath);
-  const problems = failures.map((failure) => `${failure.property}: ${failure.reason}`);
+  const problems: string[] = [];
+  const isMap = typeof controlPlaneOperators === "object" && controlPlaneOperators !== null && !Array.isArray(controlPlaneOperators);
+  if (!isMap && controlPlaneOperators !== undefined && controlPlaneOperators !== null) {
+    problems.push(`${controlPlaneOperatorsPath} is ${describeType(controlPlaneOperators)}, expected an object`);
+  }
+  const { identities, failures } = desiredIdentitySet(isMap ? (controlPlaneOperators as Readonly<Record<string, unknown>>) : {}, controlPlaneOperatorsPath);
+  problems.push(...failures.map((failure) => `${failure.property}: ${failure.reason}`));
   if (serviceManagedIdentity === undefined) {
     problems.push(`${serviceManagedIdentityPath} is not set; every cluster has a service managed identity`);
     return { ok: false, problems };

@@ -60,6 +60,8 @@ export interface Settings {
   readonly dataPlaneAudience: string | undefined;
   /** `fixedIdentity`: the service principal that plays every cluster's service managed identity. */
   readonly fixedIdentity: CertificateIdentity | undefined;
+  /** `fixedIdentity`: that service principal's object ID, recorded as every MSI-based identity's principal ID. */
+  readonly fixedIdentityPrincipalId: string | undefined;
 }
 
 /** A config source: `get(key)` with keys without namespace, like the provider's ConfigureRequest. */
@@ -152,7 +154,7 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
   const idsOnLookupFailure = idsOnLookupFailureValues.find((value) => value === lookupFailureValue);
   if (idsOnLookupFailure === undefined) problems.push(`${name(keys.idsOnLookupFailure)} is '${lookupFailureValue}'; expected 'keep' or 'clear'`);
   const authorityHost = url(keys.authorityHost, cloud.authorityHost);
-  const { credentialMode, firstParty, dataPlaneAudience, fixedIdentity } = readCredentialSettings({ raw, name, url, problems }, keys);
+  const { credentialMode, firstParty, dataPlaneAudience, fixedIdentity, fixedIdentityPrincipalId } = readCredentialSettings({ raw, name, url, problems }, keys);
   const settings: Settings = {
     azureCloud: azureCloud ?? "AzurePublicCloud",
     cosmosEndpoint,
@@ -175,6 +177,7 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     firstParty,
     dataPlaneAudience,
     fixedIdentity,
+    fixedIdentityPrincipalId,
   };
   if (problems.length > 0) {
     throw new SettingsError(`invalid settings for the ServiceProviderCluster identity status provider:\n  - ${problems.join("\n  - ")}`);

@@ -37,6 +37,7 @@ export const keys = {
   fixedIdentityClientId: { key: "fixedIdentityClientId", environment: "ARO_HCP_FIXED_IDENTITY_CLIENT_ID" },
   fixedIdentityTenantId: { key: "fixedIdentityTenantId", environment: "ARO_HCP_FIXED_IDENTITY_TENANT_ID" },
   fixedIdentityCertificateFile: { key: "fixedIdentityCertificateFile", environment: "ARO_HCP_FIXED_IDENTITY_CERTIFICATE_FILE" },
+  fixedIdentityPrincipalId: { key: "fixedIdentityPrincipalId", environment: "ARO_HCP_FIXED_IDENTITY_PRINCIPAL_ID" },
 } as const satisfies Record<string, KeySpecification>;
 
 /**

@@ -9,7 +9,6 @@
 import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
 import type { Container } from "@azure/cosmos";
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import type { AgentOptions } from "node:https";
 import { Agent } from "node:https";
 import { createSecureContext, rootCertificates } from "node:tls";
@@ -23,9 +22,13 @@ import { isLoopbackHost } from "../core/settings";
 import type { CertificateIdentity } from "../core/settings";
 import { certificateCredential, certificateFileCredential } from "../azure/certificateCredential";
 import type { ClusterCredentialSource } from "../azure/clusterCredentials";
+import type { MsiAnswerSource } from "../azure/msiAnswers";
 import { createClusterCredentialSource } from "../azure/clusterCredentials";
+import type { ManagedIdentitiesDataPlane } from "../azure/managedIdentitiesDataPlane";
 import { createManagedIdentitiesDataPlane, fetchServiceManagedIdentityCredential } from "../azure/managedIdentitiesDataPlane";
+import { dataPlaneMsiAnswers, standInMsiAnswers } from "../azure/msiAnswers";
 import { sharedTokenCredential } from "../azure/sharedTokenCredential";
+import { describeCredentialMode, readCertificateFile } from "./adapterDescriptions";
 import type { DocumentStore } from "../cosmos/documentStore";
 import { createDocumentStore } from "../cosmos/documentStore";
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
@@ -41,6 +44,8 @@ export interface AzureAdapters {
   readonly credentialDescription?: string;
   /** Mode `clusterServiceManagedIdentity`: each cluster's reader, of its own service managed identity. */
   readonly clusterCredentials?: ClusterCredentialSource;
+  /** Where the MSI half's answers come from (the data plane, or the fixed identity's stand-in); absent: ARM. */
+  readonly msiAnswers?: MsiAnswerSource;
 }
 
 /** How long Entra ID's refusal of the first party in one tenant answers for that tenant without asking again. */
@@ -138,16 +143,20 @@ function buildAdapters(settings: Settings): AzureAdapters {
     userAssignedIdentityReader: createUserAssignedIdentityReader(clientFor, ({ abortSignal }) => armCredential.getToken(settings.armScope, { abortSignal })),
     limiter: createConcurrencyLimiter(settings.lookupConcurrency),
     credentialDescription: describeCredentialMode(settings, credentials.description),
-    ...(settings.credentialMode === "clusterServiceManagedIdentity" ? { clusterCredentials: clusterCredentialSource(settings, agent, credentials.arm) } : {}),
+    ...modeSources(settings, agent, credentials.arm),
   };
 }
 
 /**
- * `clusterServiceManagedIdentity`: the first-party credential (its certificate file, else the
- * process credential) asks the data plane for each cluster's SMI credential; each SMI gets its own
- * token cache and its own arm-msi client (a pipeline holds its credential, so none is shared).
+ * What a credential mode adds: in `clusterServiceManagedIdentity`, each cluster's own reader and
+ * the data plane's answers for the MSI half, both from one data plane client; in `fixedIdentity`,
+ * upstream's stand-in answers; in `processCredential`, nothing (both halves read through ARM).
  */
-function clusterCredentialSource(settings: Settings, agent: Agent, processCredential: TokenCredential): ClusterCredentialSource {
+function modeSources(settings: Settings, agent: Agent, processCredential: TokenCredential): Pick<AzureAdapters, "clusterCredentials" | "msiAnswers"> {
+  if (settings.credentialMode === "fixedIdentity" && settings.fixedIdentity !== undefined && settings.fixedIdentityPrincipalId !== undefined) {
+    return { msiAnswers: standInMsiAnswers({ clientId: settings.fixedIdentity.clientId, principalId: settings.fixedIdentityPrincipalId }) };
+  }
+  if (settings.credentialMode !== "clusterServiceManagedIdentity") return {};
   const firstParty =
     settings.firstParty === undefined ? processCredential : fileCredential(settings, settings.firstParty, agent, { additionallyAllowedTenants: ["*"] });
   const dataPlane = createManagedIdentitiesDataPlane({
@@ -157,6 +166,15 @@ function clusterCredentialSource(settings: Settings, agent: Agent, processCreden
     agent,
     userAgentPrefix,
   });
+  return { clusterCredentials: clusterCredentialSource(settings, agent, dataPlane), msiAnswers: dataPlaneMsiAnswers(dataPlane) };
+}
+
+/**
+ * `clusterServiceManagedIdentity`: the first party (its certificate file, else the process
+ * credential) asks the data plane for each cluster's SMI credential; each SMI gets its own token
+ * cache and its own arm-msi client (a pipeline holds its credential, so none is shared).
+ */
+function clusterCredentialSource(settings: Settings, agent: Agent, dataPlane: ManagedIdentitiesDataPlane): ClusterCredentialSource {
   return createClusterCredentialSource({
     fetchCredential: (identityUrl, smi, options) => fetchServiceManagedIdentityCredential(dataPlane, identityUrl, smi, options),
     credentialFor: (answer) =>
@@ -201,36 +219,4 @@ function fileCredential(
     agent,
     ...options,
   });
-}
-
-/** The credential in use, for messages: the process credential is described by credentials.ts. */
-function describeCredentialMode(settings: Settings, processCredential: string): string {
-  if (settings.credentialMode === "fixedIdentity" && settings.fixedIdentity !== undefined) {
-    return describeCertificateIdentity("the fixed identity", settings.fixedIdentity);
-  }
-  if (settings.credentialMode !== "clusterServiceManagedIdentity") {
-    return processCredential;
-  }
-  const firstParty = settings.firstParty === undefined ? processCredential : describeCertificateIdentity("the first-party application", settings.firstParty);
-  return `each cluster's service managed identity, from the Managed Identities data plane as ${firstParty}`;
-}
-
-function describeCertificateIdentity(what: string, identity: CertificateIdentity): string {
-  return `${what} ${identity.clientId} in tenant ${identity.tenantId} (certificate bundle ${identity.certificateFile}, ${identity.certificateFileSetting})`;
-}
-
-/** Reads the extra CA bundle; a failure names the setting, not only the file system error. */
-function readCertificateFile(path: string): string {
-  try {
-    return readFileSync(path, "utf8");
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    const reason = code === "ENOENT" ? "does not exist" : `cannot be read (${String(code ?? error)})`;
-    const failure = new Error(
-      `'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) names ${path}, which ${reason}; expected a PEM bundle of extra CA certificates`,
-    );
-    // Not Error's options bag: that constructor is ES2022, and consumers compile with ES2020 libs.
-    Object.defineProperty(failure, "cause", { value: error, writable: true, configurable: true, enumerable: false });
-    throw failure;
-  }
 }

@@ -4,6 +4,7 @@
  * sync/ imports these from here, below all of them.
  */
 import type { ClusterCredentialSource } from "../azure/clusterCredentials";
+import type { MsiAnswerSource } from "../azure/msiAnswers";
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import type { DocumentStore } from "../cosmos/documentStore";
 import type { CredentialScope, IdsOnLookupFailure } from "../core/statusDecision";
@@ -43,4 +44,10 @@ export interface SyncDependencies {
    * (sync/clusterLookups.ts).
    */
   readonly clusterCredentials?: ClusterCredentialSource;
+  /**
+   * Where the MSI half gets its answer: the Managed Identities data plane as the first party
+   * (`clusterServiceManagedIdentity`) or upstream's fixed-identity stand-in (`fixedIdentity`).
+   * Absent (`processCredential`, and fakes by default): each identity is read through ARM.
+   */
+  readonly msiAnswers?: MsiAnswerSource;
 }

@@ -1,51 +1,48 @@
 /**
- * One sync pass: the TypeScript counterpart of upstream's SyncOnce, with its gaps closed.
+ * One sync pass over both halves of a cluster's identity status: upstream's two SyncOnce
+ * controllers, FetchDataPlaneOperatorsManagedIdentitiesInfo (dataPlaneHalf.ts) and
+ * FetchMSIIdentitiesInfo (msiHalf.ts), with their gaps closed. The halves read the same documents
+ * and are written together, but decided on their own: one half's failure never keeps the other's
+ * answer from being written.
  *
  * 1. Read the cluster's HCPOpenShiftCluster document on every pass (a point read, waiting a
  *    bounded time for it; absent or soft-deleted → fail naming it, nothing written). A cluster
  *    with a deletion timestamp is skipped: nothing is read from Azure and nothing is written.
- *    Desired set: that document's (an absent map is the empty set, as upstream reads it); a
- *    request that names another set fails here, naming both, with nothing read from Azure or
- *    written. A document whose set cannot be read fails the pass in either case.
  * 2. Read the ServiceProviderCluster document, waiting a bounded time for it; never create it.
  *    A document that is not a ServiceProviderCluster is refused (nothing written).
  *    Its first read starts together with step 1's (one Cosmos round trip per pass instead of
  *    two), yet step 1 decides first: its failure is the one reported, and a deleting cluster does
  *    not wait for this document. When step 1 had to wait, that early read is stale and is not used.
- * 3. Gate: unless forced, skip Azure when the stored key set equals the desired set, the recheck
- *    time is in the future and no entry records a real failure (NotFound is data and waits for
- *    the recheck time, see workReason).
- * 4. Look up every desired identity with bounded concurrency, in key order, each with a timeout
- *    that starts when its first attempt gets a slot.
- *    A failure not about one identity (credential, ARM 401, ARM unreachable: errors.ts) ends the
- *    pass here with {@link AzureAccessError}: nothing is written, stored IDs stay as they were.
- *    NotFound → entry without IDs plus retrievalError (not a failure). Any other error → entry
- *    without IDs plus retrievalError, collected as a failure. 200 without properties → a failure
- *    for that identity only. An empty desired set makes no Azure call.
- * 5. Recheck time = now + 12 h (+ up to 50 % jitter) when nothing failed; unset otherwise.
- * 6. Write only when the subtree differs semantically, as a patch of the owned subtree plus
- *    upstream's bookkeeping, with If-Match. On 412, re-read and retry a bounded number of times.
- * 7. After persisting, throw {@link UserAssignedIdentityReadError} if any lookup failed.
+ * 3. Plan each half against its stored subtree (its gate); a half with no work makes no call.
+ * 4. Resolve the halves that have work at the same time: the data plane operators' lookups
+ *    through ARM, the MSI half's one answer.
+ * 5. Write once, with If-Match, the halves whose decision differs semantically from what is
+ *    stored. On 412, re-read and decide each again, a bounded number of times.
+ * 6. After persisting, throw what failed: the data plane half's error first (a
+ *    {@link UserAssignedIdentityReadError} for identities that failed), the MSI half's after it,
+ *    with the pass's result attached when anything was written.
  */
 import type { ParsedResourceId } from "../core/azureResourceId";
 import type { ClusterDesiredSet } from "../core/clusterDocument";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import type { IdentityLookupFailure } from "../core/errors";
-import { AzureAccessError } from "../core/azureAccessError";
-import { CosmosDocumentError, UserAssignedIdentityReadError } from "../core/errors";
-import type { DesiredIdentity, IdentityLookupOutcome, WorkReason } from "../core/identityStatus";
-import { isFailedRetrievalError, workReason } from "../core/identityStatus";
-import type { DecidedOutcome } from "../core/statusDecision";
-import { decideStatus, sharedTransientFailure } from "../core/statusDecision";
-import { lookUpIdentity } from "./lookUpIdentity";
+import { UserAssignedIdentityReadError } from "../core/errors";
+import type { DesiredIdentity, WorkReason } from "../core/identityStatus";
+import { isFailedRetrievalError } from "../core/identityStatus";
 import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { readStoredStatus } from "../core/serviceProviderClusterDocument";
+import type { MsiManagedIdentities } from "../core/msiManagedIdentities";
+import { readStoredMsiStatus } from "../core/msiManagedIdentities";
+import type { MsiWorkReason } from "../core/msiDecision";
 import type { DocumentLocation } from "../core/documentLocation";
 import { locate } from "../core/documentLocation";
 import { readLive, serviceProviderClusterDescription, startReadLive, waitForDocument, waitForServiceProviderCluster } from "./documentReads";
 import { writeStatus } from "./statusWrite";
-import { lookupDependenciesFor } from "./clusterLookups";
-import { desiredSetDisagreement } from "../core/desiredSetDisagreement";
+import type { DataPlaneDecide } from "./dataPlaneHalf";
+import { dataPlaneRefusal, planDataPlaneHalf, resolveDataPlaneHalf } from "./dataPlaneHalf";
+import type { MsiDecide } from "./msiHalf";
+import { planMsiHalf, resolveMsiHalf } from "./msiHalf";
+import { MsiIdentitiesError } from "../core/msiError";
 import type { SyncDependencies } from "./syncDependencies";
 
 /** What to reconcile. */
@@ -53,8 +50,10 @@ export interface SyncRequest {
   readonly cluster: ParsedResourceId;
   /** The desired set; `undefined` reads it from the cluster document, as upstream does. */
   readonly desired: readonly DesiredIdentity[] | undefined;
-  /** Skip the recheck gate (drift was detected). */
+  /** Skip the data plane operators' recheck gate (drift was detected in that half, or the state is unknown). */
   readonly force: boolean;
+  /** Skip the MSI half's recheck gate (drift was detected in that half, or the state is unknown). */
+  readonly forceMsi?: boolean;
   /** The service managed identity and identity URL the inputs declare: they must agree with the cluster document's. */
   readonly serviceManagedIdentity?: string;
   readonly identityUrl?: string;
@@ -76,6 +75,12 @@ export interface SyncResult {
   readonly writeAttempts: number;
   readonly lookups: number;
   readonly failures: readonly IdentityLookupFailure[];
+  /** `status.msiManagedIdentities` as persisted after the pass. */
+  readonly msiStatus: MsiManagedIdentities;
+  /** Why the MSI half was not looked at: its cluster has no identity URL yet (upstream skips it too). */
+  readonly msiSkippedReason: "identityUrlNotSet" | undefined;
+  /** Why the MSI half asked for an answer; undefined when its gate skipped it. */
+  readonly msiWorkReason: MsiWorkReason | "forced" | "storedStatusMalformed" | undefined;
 }
 
 /** Runs one pass. See the module comment for the steps and their outcomes. */
@@ -84,8 +89,6 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
   // Both point reads go out at once (step 2 of the module comment); each is awaited only when its
   // step comes, so the cluster document's verdict still comes first.
   const serviceProviderClusterRead = startReadLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
-  // Every pass reads the cluster document (one point read, no Azure call): it gates the pass even
-  // when the desired set comes from the inputs.
   const { fromCluster, waited } = await readClusterDocumentOf(dependencies, request.cluster, location);
   // Read again after a wait for the cluster document: the early read predates that wait.
   const firstServiceProviderClusterRead = waited ? undefined : serviceProviderClusterRead;
@@ -96,123 +99,104 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
     desiredSource: request.desired === undefined ? ("clusterDocument" as const) : ("inputs" as const),
     serviceManagedIdentity: request.desired === undefined ? fromCluster.serviceManagedIdentity : undefined,
   };
+  const idle = { workReason: undefined, msiWorkReason: undefined, wrote: false, writeAttempts: 0, lookups: 0, failures: [] };
 
   if (fromCluster.kind === "deleting") {
     // A soft-deleted ServiceProviderCluster reads as absent, as upstream's listers treat it.
     const existing = await (firstServiceProviderClusterRead ??
       readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location)));
     const status = existing === undefined ? {} : readStoredStatus(existing.document).status;
-    return { ...base, status, skippedReason: "clusterDeleting", workReason: undefined, wrote: false, writeAttempts: 0, lookups: 0, failures: [] };
+    const msiStatus = existing === undefined ? {} : readStoredMsiStatus(existing.document).status;
+    return { ...base, ...idle, status, msiStatus, skippedReason: "clusterDeleting", msiSkippedReason: undefined };
   }
-  if (fromCluster.kind === "unreadable") {
-    // The document is the authority on the set, also when the inputs name one: nothing to check them against.
-    throw new CosmosDocumentError({
-      documentId: location.clusterDocumentId,
-      message: `cannot read the desired identities from HCPOpenShiftCluster document ${location.clusterDocumentId}; nothing was written:\n  - ${fromCluster.problems.join("\n  - ")}`,
-    });
-  }
-  // Inputs that name another set than the document fail here, before any Azure call or write
-  // (core/desiredSetDisagreement.ts); the document's own set is the one upstream's controller writes.
-  const disagreement =
-    request.desired === undefined
-      ? undefined
-      : desiredSetDisagreement(request.desired, fromCluster.identities, location.clusterDocumentId, clusterDocumentDescription(request.cluster, location));
-  if (disagreement !== undefined) {
-    throw disagreement;
-  }
-  const desired = request.desired ?? fromCluster.identities;
 
+  // A cluster document that cannot name its data plane operators, or inputs that name another set,
+  // fail the whole pass here, before the ServiceProviderCluster document is waited for.
+  const refusal = dataPlaneRefusal(fromCluster, request.desired, location, clusterDocumentDescription(request.cluster, location));
+  if (refusal !== undefined) throw refusal;
   const stored = await waitForServiceProviderCluster(dependencies, location, firstServiceProviderClusterRead);
   const storedStatus = readStoredStatus(stored.document);
-  const reason = request.force
-    ? ("forced" as const)
-    : storedStatus.problems.length > 0
-      ? ("storedStatusMalformed" as const)
-      : workReason(desired, storedStatus.status, dependencies.now());
-  if (reason === undefined) {
-    return { ...base, status: storedStatus.status, skippedReason: undefined, workReason: undefined, wrote: false, writeAttempts: 0, lookups: 0, failures: [] };
+  const storedMsi = readStoredMsiStatus(stored.document);
+  const now = dependencies.now();
+  const dataPlane = planDataPlaneHalf(fromCluster as Extract<ClusterDesiredSet, { kind: "desired" }>, request.desired, storedStatus, now, request.force);
+  const msi = planMsiHalf(fromCluster, storedMsi, now, request.forceMsi === true);
+  const msiSkippedReason = msi.kind === "skipped" ? msi.reason : undefined;
+  if (dataPlane.kind !== "work" && msi.kind !== "work") {
+    if (msi.kind === "unreadable") throw unreadableMsiError(location, msi.problems);
+    return { ...base, ...idle, status: storedStatus.status, msiStatus: storedMsi.status, skippedReason: undefined, msiSkippedReason };
   }
 
-  // The credential of this cluster's lookups (sync/clusterLookups.ts): the process's own, or the
-  // cluster's service managed identity's, asked for only now that the gate says there is work.
-  const lookups = await lookupDependenciesFor(
-    dependencies,
-    { cluster: request.cluster, serviceManagedIdentity: fromCluster.serviceManagedIdentity, identityUrl: fromCluster.identityUrl },
-    { serviceManagedIdentity: request.serviceManagedIdentity, identityUrl: request.identityUrl },
-    location.documentId,
-  );
-  const outcomes = await lookUpAll(lookups, desired);
-  const globalFailure = outcomes.find((outcome): outcome is Extract<IdentityLookupOutcome, { kind: "global" }> => outcome.kind === "global");
-  if (globalFailure !== undefined) {
-    // Before any write: one expired credential must not blank every cluster of the fleet.
-    throw new AzureAccessError({ documentId: location.documentId, error: globalFailure.error, credential: lookups.credentialDescription });
-  }
-  const decided = outcomes as DecidedOutcome[];
-  const idsOnLookupFailure = dependencies.options.idsOnLookupFailure;
-  const shared = idsOnLookupFailure === "keep" ? sharedTransientFailure(decided) : undefined;
-  if (shared !== undefined) {
-    // Every lookup failed the same transient way (an ARM brownout, a hanging proxy): that says
-    // nothing about any one identity, so nothing is written and the next pass tries again.
-    throw new AzureAccessError({
-      documentId: location.documentId,
-      error: shared.error,
-      credential: lookups.credentialDescription,
-      everyLookup: { failureClass: shared.failureClass, count: decided.length },
-    });
-  }
-  const failed = desired.flatMap((identity, index) => {
-    const outcome = decided[index];
-    return outcome.kind === "failed" ? [{ key: identity.key, failure: { resourceId: identity.resourceId, error: outcome.error } }] : [];
-  });
-
-  const basis = storedStatus.status;
+  // Both halves at once: the data plane operators' lookups and the MSI half's one answer.
+  const [dataPlaneResolved, msiResolved] = await Promise.all([
+    dataPlane.kind === "work"
+      ? resolveDataPlaneHalf(dependencies, dataPlane, {
+          cluster: request.cluster,
+          fromCluster,
+          declared: { serviceManagedIdentity: request.serviceManagedIdentity, identityUrl: request.identityUrl },
+          location,
+          basis: storedStatus.status,
+        })
+      : undefined,
+    msi.kind === "work" ? resolveMsiHalf(dependencies, msi, location.documentId) : undefined,
+  ]);
+  const decideDataPlane: DataPlaneDecide | undefined = dataPlaneResolved !== undefined && "decide" in dataPlaneResolved ? dataPlaneResolved.decide : undefined;
+  const decideMsi: MsiDecide | undefined = msiResolved !== undefined && "decide" in msiResolved ? msiResolved.decide : undefined;
   const written = await writeStatus(dependencies, location, stored, (document, reread) => {
-    const dataPlane = decideStatus({
-      desired,
-      outcomes: decided,
-      basis,
-      current: readStoredStatus(document),
-      reread,
-      now: dependencies.now(),
-      random: dependencies.random,
-      idsOnLookupFailure,
-      credentialScope: lookups.credentialScope ?? "process",
-    });
-    return dataPlane === undefined ? undefined : { dataPlane };
+    const halves = { dataPlane: decideDataPlane?.(document, reread), msi: decideMsi?.(document, reread) };
+    return halves.dataPlane === undefined && halves.msi === undefined ? undefined : halves;
   });
-  const { wrote, writeAttempts } = written;
   const status = written.written.dataPlane ?? readStoredStatus(written.document).status;
+  const msiStatus = written.written.msi ?? readStoredMsiStatus(written.document).status;
   // A failure is reported only while the persisted status still records one for that identity:
   // after a conflict, the other writer may have just recorded a fresh answer for it.
-  const failures: IdentityLookupFailure[] = failed
+  const failures: IdentityLookupFailure[] = (dataPlaneResolved !== undefined && "failed" in dataPlaneResolved ? dataPlaneResolved.failed : [])
     .filter(({ key }) => isFailedRetrievalError(status.identities?.[key]?.retrievalError))
     .map(({ failure }) => failure);
   const result: SyncResult = {
     ...base,
     status,
+    msiStatus,
     skippedReason: undefined,
-    workReason: reason,
-    wrote,
-    writeAttempts,
-    lookups: desired.length,
+    msiSkippedReason,
+    workReason: dataPlane.kind === "work" ? dataPlane.reason : undefined,
+    msiWorkReason: msi.kind === "work" ? msi.reason : undefined,
+    wrote: written.wrote,
+    writeAttempts: written.writeAttempts,
+    lookups: dataPlane.kind === "work" ? dataPlane.desired.length : 0,
     failures,
   };
-  if (failures.length > 0) {
-    const error = new UserAssignedIdentityReadError({ documentId: location.documentId, failures, persisted: true, total: desired.length, status });
-    throw Object.assign(error, { result });
-  }
-  return result;
+  const dataPlaneError =
+    dataPlaneResolved !== undefined && "error" in dataPlaneResolved
+      ? dataPlaneResolved.error
+      : failures.length > 0
+        ? new UserAssignedIdentityReadError({ documentId: location.documentId, failures, persisted: true, total: result.lookups, status })
+        : undefined;
+  const msiError =
+    msi.kind === "unreadable"
+      ? unreadableMsiError(location, msi.problems)
+      : msiResolved !== undefined && "error" in msiResolved
+        ? msiResolved.error
+        : undefined;
+  const error = dataPlaneError ?? msiError;
+  if (error === undefined) return result;
+  if (dataPlaneError !== undefined && msiError !== undefined) error.message += `\nand: ${msiError.message}`;
+  else if (dataPlaneError !== undefined && written.written.msi !== undefined) error.message += " (status.msiManagedIdentities was written)";
+  else if (msiError !== undefined && written.written.dataPlane !== undefined) error.message += " (status.dataPlaneOperatorsManagedIdentities was written)";
+  // The provider records the result in state when anything was written, or when identities failed.
+  throw written.wrote || failures.length > 0 ? Object.assign(error, { result }) : error;
 }
 
-/** The partial result attached to a {@link UserAssignedIdentityReadError} thrown by a pass. */
+function unreadableMsiError(location: DocumentLocation, problems: readonly string[]): MsiIdentitiesError {
+  return new MsiIdentitiesError({
+    documentId: location.documentId,
+    reason: `cannot read the control plane operator identities from HCPOpenShiftCluster document ${location.clusterDocumentId}:\n  - ${problems.join("\n  - ")}`,
+  });
+}
+
+/** The result attached to an error thrown by a pass after it wrote (or recorded failed identities). */
 export function partialResultOf(error: unknown): SyncResult | undefined {
   const result = (error as { result?: SyncResult } | undefined)?.result;
   return typeof result === "object" && result !== null ? result : undefined;
-}
-
-async function lookUpAll(dependencies: SyncDependencies, desired: readonly DesiredIdentity[]): Promise<IdentityLookupOutcome[]> {
-  // Started in key order; the limiter is first-in, first-out, so requests go out in that order.
-  return Promise.all(desired.map((identity) => lookUpIdentity(dependencies, identity.resourceId)));
 }
 
 /**

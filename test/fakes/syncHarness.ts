@@ -16,6 +16,11 @@ import { FakeClock } from "./fakeClock";
 import { InMemoryDocumentStore } from "./inMemoryDocumentStore";
 import type { IdentityScript } from "./scriptedUserAssignedIdentityReader";
 import { ScriptedUserAssignedIdentityReader } from "./scriptedUserAssignedIdentityReader";
+import type { MsiAnswerSource } from "../../resources/azure/msiAnswers";
+import { standInMsiAnswers } from "../../resources/azure/msiAnswers";
+
+/** The IDs the harness's default MSI answer gives every identity (upstream's stand-in shape). */
+export const standInIds = { clientId: "5a5a5a5a-0000-4000-8000-00000000c1d0", principalId: "5a5a5a5a-0000-4000-8000-0000000091d0" };
 
 export const defaultSyncOptions: SyncOptions = {
   lookupTimeoutInMs: 5_000,
@@ -45,6 +50,8 @@ export function createHarness(
     clusterDocument?: "absent";
     /** The fixture subscription's document is added (as the resource provider keeps it) unless this says "absent". */
     subscriptionDocument?: "absent";
+    /** Where the MSI half's answer comes from: a stand-in with {@link standInIds} by default; "arm" reads each identity through the scripted reader. */
+    msiAnswers?: MsiAnswerSource | "arm";
   } = {},
 ): Harness {
   const documents = options.documents ?? [];
@@ -67,6 +74,7 @@ export function createHarness(
     random: options.random ?? (() => 0),
     sleep: clock.sleep,
     options: { ...defaultSyncOptions, ...options.syncOptions },
+    ...(options.msiAnswers === "arm" ? {} : { msiAnswers: options.msiAnswers ?? standInMsiAnswers(standInIds) }),
   };
   return { store, reader, limiter, clock, dependencies };
 }

@@ -8,7 +8,7 @@ const identityB = identityResourceId("identity-b");
 const smi = identityResourceId("service-managed-identity");
 
 describe("desiredFromClusterDocument", () => {
-  it("reads the desired set, deduplicated by key and sorted, and the service managed identity", () => {
+  it("reads the desired set, deduplicated by key and sorted, the service managed identity and the control plane operators", () => {
     const document = buildClusterDocument({
       dataPlaneOperators: { zeta: identityB, alpha: identityA, beta: identityA.toUpperCase() },
       serviceManagedIdentity: smi,
@@ -21,6 +21,11 @@ describe("desiredFromClusterDocument", () => {
       ],
       serviceManagedIdentity: smi,
       identityUrl: ((document.properties as JsonObject).serviceProviderProperties as JsonObject).managedIdentitiesDataPlaneIdentityURL,
+      controlPlaneOperators: (
+        ((document.properties as JsonObject).customerProperties as JsonObject).platform as {
+          operatorsAuthentication: { userAssignedIdentities: JsonObject };
+        }
+      ).operatorsAuthentication.userAssignedIdentities.controlPlaneOperators,
       declared: true,
     });
   });

@@ -84,6 +84,16 @@ describe("credential mode settings", () => {
       /fixedIdentityClientId' \(or ARO_HCP_FIXED_IDENTITY_CLIENT_ID\) is not a GUID/,
     ],
     [
+      "the fixed mode without the principal ID its stand-in answers with",
+      {
+        ARO_HCP_CREDENTIAL_MODE: "fixedIdentity",
+        ARO_HCP_FIXED_IDENTITY_CLIENT_ID: tenantId,
+        ARO_HCP_FIXED_IDENTITY_TENANT_ID: tenantId,
+        ARO_HCP_FIXED_IDENTITY_CERTIFICATE_FILE: "/f",
+      },
+      /fixedIdentityPrincipalId' \(or ARO_HCP_FIXED_IDENTITY_PRINCIPAL_ID\) is not set; .*'fixedIdentity' records the fixed identity's client and principal IDs/,
+    ],
+    [
       "the fixed mode without its identity",
       { ARO_HCP_CREDENTIAL_MODE: "fixedIdentity" },
       /fixedIdentityCertificateFile' \(or ARO_HCP_FIXED_IDENTITY_CERTIFICATE_FILE\) are not set/,

@@ -307,6 +307,7 @@ describe("settingsKeys", () => {
         "firstPartyTenantId",
         "fixedIdentityCertificateFile",
         "fixedIdentityClientId",
+        "fixedIdentityPrincipalId",
         "fixedIdentityTenantId",
         "cosmosContainer",
         "cosmosDatabase",

@@ -1,4 +1,6 @@
 import type * as pulumi from "@pulumi/pulumi";
+import { standInMsiAnswers } from "../../../resources/azure/msiAnswers";
+import { standInIds } from "../../fakes/syncHarness";
 import { describe, expect, it } from "vitest";
 import { createConcurrencyLimiter } from "../../../resources/sync/concurrencyLimiter";
 import { createManagedIdentityStatusProvider } from "../../../resources/provider/managedIdentityStatusProvider";
@@ -68,7 +70,7 @@ function setup(options: { documents?: JsonObject[]; identities?: Record<string, 
   const reader = new ScriptedUserAssignedIdentityReader(options.identities ?? {});
   const clock = new FakeClock(fixedNow);
   const provider = createManagedIdentityStatusProvider({
-    adapters: { documentStore: store, userAssignedIdentityReader: reader, limiter: createConcurrencyLimiter(4) },
+    adapters: { documentStore: store, userAssignedIdentityReader: reader, limiter: createConcurrencyLimiter(4), msiAnswers: standInMsiAnswers(standInIds) },
     now: clock.now,
     random: () => 0,
     sleep: clock.sleep,

@@ -81,8 +81,11 @@ describe("syncManagedIdentityStatus: upstream SyncOnce scenarios", () => {
       ],
       identities: { [identityA]: { values: { clientId: "a-client-now", principalId: "a-principal-now" } } },
     });
-    const result = await sync(harness, undefined);
-    expect(result.failures).toEqual([]);
+    // The MSI half needs the SMI (upstream's sibling errors without it): it writes nothing and says so, after this half was written.
+    const error = await syncFailing(harness, undefined);
+    expect(error.name).toBe("MsiIdentitiesError");
+    expect(error.message).toMatch(/serviceManagedIdentity is not set.*nothing of status\.msiManagedIdentities was written/s);
+    expect(partialResultOf(error)?.failures).toEqual([]);
     expect(harness.reader.calledKeys).toEqual([keyA]);
     const subtree = persistedSubtree(harness) as { identities: Record<string, unknown> };
     expect(subtree.identities).toEqual({ [keyA]: { resourceID: identityA, clientId: "a-client-now", principalId: "a-principal-now" } });
@@ -530,8 +533,8 @@ describe("syncManagedIdentityStatus: the desired set from the cluster document",
 
   it("does not need a service managed identity when there is nothing to look up", async () => {
     const harness = createHarness({ documents: [buildClusterDocument({ dataPlaneOperators: {}, serviceManagedIdentity: null }), spcWith({})] });
-    const result = await sync(harness, undefined);
-    expect(result.failures).toEqual([]);
+    const error = await syncFailing(harness, undefined);
+    expect(error.name, "the MSI half needs it, and says so").toBe("MsiIdentitiesError");
     expect(persistedSubtree(harness)).toEqual({ earliestRecheckTime: recheckAtRandomZero });
   });
 

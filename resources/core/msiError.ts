@@ -1,0 +1,28 @@
+/**
+ * Why the MSI half of a pass (sync/msiHalf.ts) wrote nothing. Pure, no SDK imports.
+ */
+
+/**
+ * Thrown (after the other half was written, when it had anything to write) when the MSI half got
+ * no complete answer: its stored clientId and principalId values are unchanged. The message starts
+ * with the cause.
+ */
+export class MsiIdentitiesError extends Error {
+  readonly documentId: string | undefined;
+
+  constructor(options: { readonly reason: string; readonly documentId?: string; readonly cause?: unknown }) {
+    super(
+      `${options.reason.replace(/[.\s]+$/, "")}; nothing of status.msiManagedIdentities was written (stored clientId/principalId values are unchanged)` +
+        (options.documentId === undefined ? "" : ` [ServiceProviderCluster document ${options.documentId}]`),
+    );
+    this.documentId = options.documentId;
+    if (options.cause !== undefined) Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
+  }
+}
+// On the prototype, like Error's own `name`: not an enumerable field of every instance.
+MsiIdentitiesError.prototype.name = "MsiIdentitiesError";
+
+/** Guard by name. */
+export function isMsiIdentitiesError(error: unknown): error is MsiIdentitiesError {
+  return error instanceof Error && error.name === "MsiIdentitiesError";
+}

@@ -1,0 +1,111 @@
+/**
+ * The MSI half of a pass: the clientId and principalId of the cluster's control plane operator
+ * identities and of its service managed identity (core/msiManagedIdentities.ts), as upstream's
+ * FetchMSIIdentitiesInfo keeps them, with this hook's rules where they differ:
+ *
+ * 1. Nothing happens for a cluster whose `managedIdentitiesDataPlaneIdentityURL` is not set yet
+ *    (upstream skips it too), nor inside the recheck window while the stored identities are the
+ *    desired ones (the gate: no call at all).
+ * 2. One answer names every identity at once, in whichever way the credential mode gets it
+ *    (syncDependencies.ts `msiAnswers`): the Managed Identities data plane asked as the first
+ *    party at the cluster's identity URL (`clusterServiceManagedIdentity`), the fixed identity's
+ *    IDs for every identity as upstream's stand-in answers (`fixedIdentity`), or ARM read with the
+ *    process credential (`processCredential`, a trial mode: a 404 stands for the data plane's
+ *    null, any other failure is no answer).
+ * 3. Only a complete answer is written (its nulls included: the data plane answers null for an
+ *    identity that no longer exists). Anything short of it (a data plane failure, a timeout,
+ *    throttling, an answer missing an identity) writes nothing of this half: the stored IDs stay,
+ *    where upstream would also write nothing. The other half of the status is decided on its own.
+ * 4. After a conflict (HTTP 412) the half is decided again on the document as it is now: when the
+ *    other writer left it current, nothing is written.
+ */
+import type { ClusterDesiredSet } from "../core/clusterDocument";
+import type { JsonObject } from "../core/json";
+import type { MsiAnswerEntry, MsiDesired, MsiWorkReason } from "../core/msiDecision";
+import { decideMsiStatus, msiDesiredSet, msiRequestedIdentities, msiWorkReason } from "../core/msiDecision";
+import { MsiIdentitiesError } from "../core/msiError";
+import type { MsiManagedIdentities, StoredMsiStatus } from "../core/msiManagedIdentities";
+import { msiStatusEquals, readStoredMsiStatus } from "../core/msiManagedIdentities";
+import { lookUpIdentity } from "./lookUpIdentity";
+import type { SyncDependencies } from "./syncDependencies";
+
+/** What the MSI half has to do in a pass. */
+export type MsiPlan =
+  | { readonly kind: "skipped"; readonly reason: "identityUrlNotSet" }
+  | { readonly kind: "current" }
+  | { readonly kind: "unreadable"; readonly problems: readonly string[] }
+  | {
+      readonly kind: "work";
+      readonly reason: MsiWorkReason | "forced" | "storedStatusMalformed";
+      readonly desired: MsiDesired;
+      readonly identityUrl: string;
+    };
+
+/** Plans the half from the cluster document's verdict and the stored subtree (rule 1). */
+export function planMsiHalf(fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>, stored: StoredMsiStatus, now: Date, force: boolean): MsiPlan {
+  if (fromCluster.identityUrl === undefined) return { kind: "skipped", reason: "identityUrlNotSet" };
+  const desired = msiDesiredSet(fromCluster.controlPlaneOperators, fromCluster.serviceManagedIdentity);
+  if (!desired.ok) return { kind: "unreadable", problems: desired.problems };
+  const reason = force ? "forced" : stored.problems.length > 0 ? "storedStatusMalformed" : msiWorkReason(desired.desired, stored.status, now);
+  return reason === undefined ? { kind: "current" } : { kind: "work", reason, desired: desired.desired, identityUrl: fromCluster.identityUrl };
+}
+
+/** The decision of a half with an answer, made again against each document the write reads (rule 4). */
+export type MsiDecide = (document: JsonObject, reread: boolean) => MsiManagedIdentities | undefined;
+
+/**
+ * Gets the answer (rule 2) and turns it into the decision, or into the error that says why this
+ * half writes nothing (rule 3).
+ */
+export async function resolveMsiHalf(
+  dependencies: SyncDependencies,
+  plan: Extract<MsiPlan, { kind: "work" }>,
+  documentId: string,
+): Promise<{ readonly decide: MsiDecide } | { readonly error: Error }> {
+  let answer: readonly MsiAnswerEntry[];
+  try {
+    answer = await answerFor(dependencies, plan);
+  } catch (error) {
+    const reason = error instanceof MsiIdentitiesError ? error.message : error instanceof Error ? error.message : String(error);
+    return {
+      error: new MsiIdentitiesError({
+        documentId,
+        reason: timedOut(error) ? "the Managed Identities data plane did not answer within 'aro-hcp-identity-status:lookupTimeoutSeconds'" : reason,
+        cause: error,
+      }),
+    };
+  }
+  const decided = decideMsiStatus(plan.desired, answer, dependencies.now(), dependencies.random);
+  if (!decided.ok) {
+    return { error: new MsiIdentitiesError({ documentId, reason: `the Managed Identities data plane's answer is incomplete: ${decided.problem}` }) };
+  }
+  return {
+    decide: (document, reread) => {
+      const current = readStoredMsiStatus(document);
+      const currentIsClean = current.present && current.problems.length === 0;
+      if (reread && currentIsClean && msiWorkReason(plan.desired, current.status, dependencies.now()) === undefined) return undefined;
+      return currentIsClean && msiStatusEquals(decided.status, current.status) ? undefined : decided.status;
+    },
+  };
+}
+
+async function answerFor(dependencies: SyncDependencies, plan: Extract<MsiPlan, { kind: "work" }>): Promise<readonly MsiAnswerEntry[]> {
+  const requested = msiRequestedIdentities(plan.desired);
+  if (dependencies.msiAnswers !== undefined) {
+    return dependencies.msiAnswers.answer(plan.identityUrl, requested, { abortSignal: AbortSignal.timeout(dependencies.options.lookupTimeoutInMs) });
+  }
+  // processCredential: ARM, read with the process credential, stands in for the data plane.
+  const outcomes = await Promise.all(requested.map((resourceId) => lookUpIdentity(dependencies, resourceId)));
+  return outcomes.map((outcome, index): MsiAnswerEntry => {
+    const resourceId = requested[index];
+    if (outcome.kind === "resolved") return { resourceId, clientId: outcome.clientId, objectId: outcome.principalId };
+    if (outcome.kind === "notFound") return { resourceId, clientId: null, objectId: null };
+    const status = outcome.error.statusCode === undefined ? "" : ` (HTTP ${outcome.error.statusCode})`;
+    throw new Error(`reading ${resourceId} through Azure Resource Manager failed: ${outcome.error.code}${status}: ${outcome.error.message}`);
+  });
+}
+
+function timedOut(error: unknown): boolean {
+  const name = (error as { name?: unknown } | undefined)?.name;
+  return name === "AbortError" || name === "TimeoutError";
+}
