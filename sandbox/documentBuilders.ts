@@ -147,8 +147,8 @@ export interface ClusterDocumentOptions {
   /** Operator name → identity ARM ID (null models an upstream nil value). Omitted when undefined. */
   dataPlaneOperators?: Record<string, string | null>;
   controlPlaneOperators?: Record<string, string>;
-  /** The SMI ARM ID; the field is omitted when undefined. */
-  serviceManagedIdentity?: string;
+  /** The SMI ARM ID; every cluster has one: `<cluster>-service-managed-identity` in its resource group when undefined, omitted when null. */
+  serviceManagedIdentity?: string | null;
   managedIdentitiesDataPlaneIdentityURL?: string;
   /** RFC 3339; marks the cluster as being deleted. */
   deletionTimestamp?: string;
@@ -169,7 +169,9 @@ export function buildClusterDocument(options: ClusterDocumentOptions): JsonObjec
   const userAssignedIdentities: JsonObject = {
     controlPlaneOperators: options.controlPlaneOperators ?? {},
     ...(options.dataPlaneOperators === undefined ? {} : { dataPlaneOperators: options.dataPlaneOperators }),
-    ...(options.serviceManagedIdentity === undefined ? {} : { serviceManagedIdentity: options.serviceManagedIdentity }),
+    ...(options.serviceManagedIdentity === null
+      ? {}
+      : { serviceManagedIdentity: options.serviceManagedIdentity ?? defaultServiceManagedIdentity(clusterResourceId) }),
   };
   const built = envelope(clusterResourceId, clusterResourceType, {
     id: clusterResourceId,
@@ -199,6 +201,13 @@ export function buildClusterDocument(options: ClusterDocumentOptions): JsonObjec
     status: {},
   });
   return mergeOverrides(built, options.overrides);
+}
+
+/** The SMI a built cluster document names when none is given: `<cluster>-service-managed-identity` in the cluster's resource group. */
+export function defaultServiceManagedIdentity(clusterResourceId: string): string {
+  const [, , subscriptionId, , resourceGroup] = clusterResourceId.split("/");
+  const name = clusterResourceId.split("/").pop() ?? "";
+  return `/subscriptions/${subscriptionId}/resourceGroups/${resourceGroup}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/${name}-service-managed-identity`;
 }
 
 /** Inputs of {@link buildServiceProviderClusterDocument}. */

@@ -73,6 +73,31 @@ function expectRecorded(cluster: FleetClusterDescription): void {
   }
 }
 
+/** The MSI half as recorded: each control plane operator identity and the SMI with the IDs `expected` gives (the identity's own by default). */
+function expectMsiRecorded(
+  cluster: FleetClusterDescription,
+  expected: (id: string) => { clientId?: string; principalId?: string } = (id) => sandbox.identities.get(id) ?? {},
+): void {
+  const document = sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as JsonObject;
+  const msi = ((document.properties as JsonObject).status as JsonObject).msiManagedIdentities as JsonObject;
+  const values = (id: string) => ({ clientId: expected(id).clientId, principalId: expected(id).principalId });
+  for (const id of Object.values(cluster.controlPlaneOperators ?? {})) {
+    expect((msi.controlPlaneOperatorsIdentities as JsonObject)[id.toLowerCase()], id).toEqual({ resourceId: id, ...values(id) });
+  }
+  expect(msi.serviceManagedIdentity).toEqual({ resourceId: cluster.serviceManagedIdentity, ...values(cluster.serviceManagedIdentity) });
+  expect(typeof msi.earliestRecheckTime).toBe("string");
+}
+
+/** Moves a cluster's MSI recheck time into the past, so its next pass asks the data plane for that half. */
+function makeMsiDue(cluster: FleetClusterDescription): void {
+  sandbox.documents.patch(
+    cluster.partitionKey,
+    cluster.serviceProviderClusterDocumentId,
+    "/properties/status/msiManagedIdentities/earliestRecheckTime",
+    "2000-01-01T00:00:00Z",
+  );
+}
+
 /** Moves a cluster's recheck time into the past, so its next pass looks every identity up. */
 function makeDue(cluster: FleetClusterDescription): void {
   sandbox.documents.patch(
@@ -92,9 +117,12 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     sandbox.statistics.reset();
     await Promise.all(clusters.slice(0, 2).map((cluster) => provider.create({ clusterResourceId: cluster.clusterResourceId })));
     clusters.slice(0, 2).forEach(expectRecorded);
+    // The MSI half: the data plane's own answer for the control plane operator identities and the SMI.
+    clusters.slice(0, 2).forEach((cluster) => expectMsiRecorded(cluster));
     const statistics = sandbox.statistics.snapshot();
-    // Each SMI was asked for once, each token came from the SMI's own tenant, and ARM refused nothing.
-    expect(Object.values(statistics.dataPlane.requestsByCluster).reduce((sum, count) => sum + count, 0)).toBe(4); // challenge + answer, per cluster
+    // Per cluster: the SMI's credential and the MSI half's answer, each a challenge and an answer;
+    // each token came from the SMI's own tenant, and ARM refused nothing.
+    expect(Object.values(statistics.dataPlane.requestsByCluster).reduce((sum, count) => sum + count, 0)).toBe(8);
     for (const cluster of clusters.slice(0, 2)) {
       expect(statistics.entra.tokensIssuedByClient[`${cluster.tenantId}/${cluster.serviceManagedIdentityClientId}`.toLowerCase()]).toBe(1);
     }
@@ -286,6 +314,23 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     }
   });
 
+  it("records the MSI half from an answer in another order and casing, and an identity deleted since as null IDs", async () => {
+    const cluster = clusters[2];
+    const [deleted] = Object.values(cluster.controlPlaneOperators ?? {});
+    makeDue(cluster);
+    makeMsiDue(cluster);
+    sandbox.credentials.answerVariation = { shuffleOrder: true, changeResourceIdCasing: true };
+    const removed = sandbox.identities.get(deleted);
+    sandbox.identities.delete(deleted);
+    try {
+      await clusterModeProvider().create({ clusterResourceId: cluster.clusterResourceId });
+      expectMsiRecorded(cluster, (id) => (id === deleted ? {} : (sandbox.identities.get(id) ?? {})));
+    } finally {
+      sandbox.credentials.answerVariation = { shuffleOrder: false, changeResourceIdCasing: false };
+      if (removed !== undefined) sandbox.identities.create(deleted, { tenantId: removed.tenantId });
+    }
+  });
+
   it("clears IDs when ARM answers 403 to the cluster's own SMI for one identity, and keeps the other's", async () => {
     const provider = clusterModeProvider();
     const cluster = clusters[0];
@@ -342,11 +387,14 @@ describe("fixedIdentity mode against the sandbox", () => {
       fixedIdentityClientId: chain.fixedIdentity.clientId,
       fixedIdentityTenantId: chain.fixedIdentity.tenantId,
       fixedIdentityCertificateFile: chain.fixedIdentity.certificateBundlePath,
+      fixedIdentityPrincipalId: chain.fixedIdentity.objectId,
     });
     sandbox.statistics.reset();
     clusters.forEach(makeDue);
     await Promise.all(clusters.map((cluster) => fixed.create({ clusterResourceId: cluster.clusterResourceId })));
     clusters.forEach(expectRecorded);
+    // Upstream's stand-in answers the MSI half with the fixed identity's own IDs for every identity.
+    clusters.forEach((cluster) => expectMsiRecorded(cluster, () => ({ clientId: chain.fixedIdentity.clientId, principalId: chain.fixedIdentity.objectId })));
     const statistics = sandbox.statistics.snapshot();
     expect(statistics.dataPlane.requests).toBe(0);
     expect(Object.keys(statistics.entra.tokensIssuedByClient)).toEqual([`${chain.fixedIdentity.tenantId}/${chain.fixedIdentity.clientId}`.toLowerCase()]);

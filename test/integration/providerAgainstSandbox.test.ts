@@ -26,6 +26,7 @@ interface TestCluster {
   partitionKey: string;
   documentId: string;
   operators: Record<string, string>;
+  serviceManagedIdentity: string;
   seeded: Document;
 }
 
@@ -55,6 +56,7 @@ async function seedCluster(options: { identities?: number; clusterDocumentOperat
     partitionKey: subscriptionId,
     documentId: documentIdFor(serviceProviderClusterResourceIdFor(clusterResourceId)),
     operators,
+    serviceManagedIdentity,
     seeded: asServiceProviderClusterJson(seeded),
   };
 }
@@ -74,6 +76,7 @@ function foreignFields(document: Document): Document {
   const copy = structuredClone(document);
   for (const key of Object.keys(copy).filter((key) => key.startsWith("_"))) delete copy[key];
   delete copy.properties.status?.dataPlaneOperatorsManagedIdentities;
+  delete copy.properties.status?.msiManagedIdentities;
   delete copy.properties.cosmosMetadata?.instanceVersion;
   delete copy.properties.cosmosMetadata?.etag;
   return copy;
@@ -122,6 +125,13 @@ describe("the provider with real SDK clients against the sandbox", () => {
     expect(result.id).toBe(cluster.documentId);
     const document = await readDocument(cluster);
     for (const identityId of Object.values(cluster.operators)) await expectMatchesArm(document, identityId);
+    // The MSI half, read through ARM in this (processCredential) mode, is written in the same write.
+    const smi = await admin.getIdentity(cluster.serviceManagedIdentity);
+    expect((document.properties.status?.msiManagedIdentities as { serviceManagedIdentity?: unknown } | undefined)?.serviceManagedIdentity).toEqual({
+      resourceId: cluster.serviceManagedIdentity,
+      clientId: smi.clientId,
+      principalId: smi.principalId,
+    });
     expect(foreignFields(document)).toEqual(foreignFields(cluster.seeded));
     expect(document.properties.cosmosMetadata?.instanceVersion).toBe(2);
     expect(JSON.parse(JSON.stringify(result.outs))).toEqual(result.outs);
