@@ -75,9 +75,11 @@ export interface ServiceProviderClusterIdentityStatusArgs {
    */
   readonly dataPlaneOperators?: pulumi.Input<Record<string, pulumi.Input<string>>>;
   /**
-   * ARM ID of the cluster's service managed identity. With `credentialMode`
-   * `clusterServiceManagedIdentity` the cluster's identities are read as this identity; when
-   * omitted, the cluster document's is used.
+   * ARM ID of the cluster's service managed identity: with `credentialMode`
+   * `clusterServiceManagedIdentity`, whose credential reads the cluster's identities. The cluster
+   * document names it and is the authority on it, so leave it out; declare it only for a cluster
+   * whose document names none yet, and then as the identity the document will name (a declared
+   * value is used as it is). No other mode reads as it.
    */
   readonly serviceManagedIdentity?: pulumi.Input<string>;
   /**

@@ -56,16 +56,25 @@ const documentedExports = [
 /** The files of the README's consumer quick start: each fenced block right under a line naming its file. */
 const quickStartFileNames = ["Pulumi.yaml", "tsconfig.json", "index.ts", "index.test.ts"];
 
-/** The README's consumer quick start: its files and the `npx` commands it runs in the program's directory. */
-function readmeQuickStart(): { readonly files: ReadonlyMap<string, string>; readonly commands: readonly string[] } {
+/**
+ * The README's consumer quick start: its files, the major versions of the development tools its
+ * `npm install --save-dev` line names, and the `npx` commands it runs in the program's directory.
+ */
+function readmeQuickStart(): {
+  readonly files: ReadonlyMap<string, string>;
+  readonly devDependencyMajors: ReadonlyMap<string, string>;
+  readonly commands: readonly string[];
+} {
   const readme = readFileSync(join(projectDirectory, "README.md"), "utf8");
   const section = /^### Quick start: a program of your own\n([\s\S]*?)(?=^#{2,3} )/m.exec(readme)?.[1] ?? "";
   const files = new Map<string, string>();
   for (const match of section.matchAll(/^`([\w.-]+)`:\n\n```\w*\n([\s\S]*?)^```$/gm)) {
     files.set(match[1], match[2]);
   }
+  const devDependencies = /^npm install --save-dev (.+)$/m.exec(section)?.[1].split(/\s+/) ?? [];
+  const devDependencyMajors = new Map(devDependencies.map((specification) => [specification.replace(/@\d+$/, ""), /@(\d+)$/.exec(specification)?.[1] ?? ""]));
   const commands = [...section.matchAll(/^(npx [^#\n]*?)\s*(?:#.*)?$/gm)].map((match) => match[1]);
-  return { files, commands };
+  return { files, devDependencyMajors, commands };
 }
 
 const quickStart = readmeQuickStart();
@@ -109,8 +118,15 @@ beforeAll(async () => {
     writeFileSync(join(consumerDirectory, file), text);
   }
   expect(consumerPulumiVersion, "the consumer's SDK differs from the project's own").not.toBe(projectManifest.devDependencies["@pulumi/pulumi"]);
-  // What the quick start's `npm install` lines install; the development tools at the project's own
-  // versions, which the npm cache holds.
+  // What the quick start's `npm install` lines install: the development tools at the project's own
+  // versions (the npm cache holds them), each of the major version the README names.
+  const devDependencies = Object.fromEntries(
+    [...quickStart.devDependencyMajors].map(([name]) => [name, projectManifest.devDependencies[name as keyof typeof projectManifest.devDependencies]]),
+  );
+  expect(Object.keys(devDependencies)).toEqual(["typescript", "vitest", "@types/node"]);
+  for (const [name, major] of quickStart.devDependencyMajors) {
+    expect(devDependencies[name], `the README's ${name}@${major}`).toMatch(new RegExp(`^${major}\\.`));
+  }
   const consumerManifest = {
     name: consumerProject,
     private: true,
@@ -118,11 +134,7 @@ beforeAll(async () => {
       "aro-hcp-identity-status": `file:${join(packDirectory, tarball ?? "")}`,
       "@pulumi/pulumi": consumerPulumiVersion,
     },
-    devDependencies: {
-      typescript: projectManifest.devDependencies.typescript,
-      vitest: projectManifest.devDependencies.vitest,
-      "@types/node": projectManifest.devDependencies["@types/node"],
-    },
+    devDependencies,
     overrides: projectManifest.overrides,
   };
   writeFileSync(join(consumerDirectory, "package.json"), `${JSON.stringify(consumerManifest, null, 2)}\n`);
