@@ -20,8 +20,9 @@ export interface MockedIdentityEntry {
   readonly clientId?: string;
   readonly principalId?: string;
   /**
-   * The failed lookup, as the provider words it: `ResourceNotFound (HTTP 404): …` counts as not
-   * found (`notFoundCount`), any other text as failed (`failedCount`).
+   * The failed lookup, as the provider words it: one that records a 404, such as
+   * `ResourceNotFound (HTTP 404): …`, counts as not found (`notFoundCount`), any other as failed
+   * (`failedCount`).
    */
   readonly retrievalError?: string;
 }
