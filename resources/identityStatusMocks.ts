@@ -52,9 +52,10 @@ const entryFields = ["clientId", "principalId", "retrievalError"] as const;
  * follow from it, and its other outputs are what the provider would return. Inputs the provider's
  * check refuses, or a status that could not come from these inputs, throw an error naming the field.
  * @param inputs - `args.inputs`: the resource's inputs as the mock receives them.
- * @param status - What the status records; nothing for a cluster with no identity recorded.
+ * @param given - What the status records; nothing (or null) for a cluster with no identity recorded.
  */
-export function identityStatusMockState(inputs: unknown, status: IdentityStatusMock = {}): Record<string, unknown> {
+export function identityStatusMockState(inputs: unknown, given?: IdentityStatusMock | null): Record<string, unknown> {
+  const status: IdentityStatusMock = given ?? {};
   const checked = checkInputs(inputs);
   if (checked.failures.length > 0) {
     throw mockError(checked.failures.map((failure) => `inputs.${failure.property} ${failure.reason}`));

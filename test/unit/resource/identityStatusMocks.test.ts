@@ -124,6 +124,14 @@ describe("identityStatusMockState's state", () => {
     });
   });
 
+  it("records nothing for no status, null included", () => {
+    for (const status of [undefined, null]) {
+      const state = identityStatusMockState({ clusterResourceId }, status);
+      expect(JSON.parse(state.status as string)).toEqual({});
+      expect(state).toMatchObject({ identityCount: 0, desiredSource: "clusterDocument" });
+    }
+  });
+
   it("accepts a status as the resource outputs it (keyHash included) and gives it back", () => {
     const status: OutputsStatus = {
       operators: { "disk-csi-driver": { keyHash: keyHashOf(identityKey(disk)), clientId: "c", principalId: "p" } },
