@@ -13,11 +13,9 @@ export default tseslint.config(
       // Tool configuration (this file, .dependency-cruiser.cjs): plain JavaScript outside the TypeScript project.
       "**/*.mjs",
       "**/*.cjs",
-      // Separate programs with their own package.json/tsconfig: azure-native has its own dependencies
-      // (typechecked by tools/typecheck-examples.sh); consumerProgram compiles against the packed
-      // package (test/e2e/installedPackage.test.ts), which does not exist before that test packs it.
+      // A separate program with its own package.json/tsconfig and dependencies (typechecked by
+      // tools/typecheck-examples.sh).
       "examples/azure-native/**",
-      "test/fixtures/consumerProgram/**",
     ],
   },
   eslint.configs.recommended,

@@ -75,9 +75,11 @@ export interface ServiceProviderClusterIdentityStatusArgs {
    */
   readonly dataPlaneOperators?: pulumi.Input<Record<string, pulumi.Input<string>>>;
   /**
-   * ARM ID of the cluster's service managed identity. With `credentialMode`
-   * `clusterServiceManagedIdentity` the cluster's identities are read as this identity; when
-   * omitted, the cluster document's is used.
+   * ARM ID of the cluster's service managed identity: with `credentialMode`
+   * `clusterServiceManagedIdentity`, whose credential reads the cluster's identities. The cluster
+   * document names it and is the authority on it, so leave it out; declare it only for a cluster
+   * whose document names none yet, and then as the identity the document will name (a declared
+   * value is used as it is). No other mode reads as it.
    */
   readonly serviceManagedIdentity?: pulumi.Input<string>;
   /**
@@ -101,7 +103,8 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   declare readonly desiredSource: pulumi.Output<ProviderOutputs["desiredSource"]>;
   /**
    * The persisted subtree by operator name (core/outputsStatus.ts). State holds it as JSON text
-   * (outputs schema 1); this output is the object, also from a mock's object.
+   * (outputs schema 1); this output is the object, also from a mock's object, and `{}` when the
+   * state holds none.
    */
   declare readonly status: pulumi.Output<OutputsStatus>;
   declare readonly identityCount: pulumi.Output<number>;
@@ -138,9 +141,10 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
     } finally {
       restoreStackTraces?.();
     }
-    // The SDK made `status` the provider's value, the JSON text: give the program the object.
+    // The SDK made `status` the provider's value, the JSON text: give the program the object, and
+    // `{}` (nothing recorded) where there is none to read (a mock without it, unparsable state),
+    // so the output is what its type says.
     const stored = this.status as pulumi.Output<unknown>;
-    // Typed as before: undefined only where it always was (a mock without it, unparsable state).
-    (this as { status: pulumi.Output<OutputsStatus> }).status = stored.apply((value) => statusFromOutputs(value) as OutputsStatus);
+    (this as { status: pulumi.Output<OutputsStatus> }).status = stored.apply((value) => statusFromOutputs(value) ?? {});
   }
 }

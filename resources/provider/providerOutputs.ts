@@ -102,10 +102,13 @@ export function operatorNamesOf(inputs: ProviderInputs): OperatorNamesByKeyHash 
   return operatorNamesFromKeys(keys);
 }
 
+/** What of a pass's result its outputs record. */
+export type PassOutcome = Pick<SyncResult, "status" | "desiredSource" | "serviceManagedIdentity" | "skippedReason" | "desiredSetDisagreement">;
+
 /** The outputs of a pass (and of a partial pass that failed on some identities). */
 export function toOutputs(
   inputs: ProviderInputs,
-  result: SyncResult,
+  result: PassOutcome,
   drift: readonly string[],
   options: { readonly recordDeclaredCredential?: boolean } = {},
 ): ProviderOutputs {

@@ -2,12 +2,14 @@
  * Issue 11 item 3: the project as an npm package that someone else's Pulumi program installs.
  *
  * `npm pack` of the built project, installed into a fresh program directory under the system's
- * temporary directory (outside the repository, so no checkout is found by walking up), with its own
- * package.json, Pulumi.yaml, index.ts and tsconfig.json (test/fixtures/consumerProgram). That
- * program is typechecked with a Pulumi TypeScript template's settings (ES2020, strict, no
- * skipLibCheck), runs its own mocked unit test, and goes through `up`, `refresh` and `destroy` of
- * the real engine against the sandbox with no ARO_HCP_PROJECT_DIR anywhere: the provider host
- * must find the implementation in the program's own node_modules. Cosmos is read back after each.
+ * temporary directory (outside the repository, so no checkout is found by walking up). The program
+ * is the README's consumer quick start, its Pulumi.yaml, tsconfig.json, index.ts and index.test.ts
+ * taken out of README.md itself, so the two cannot drift; the README's `npx` commands type-check it
+ * and run its mocked unit test (vitest, `identityStatusMockState`), and `index.ts` also compiles
+ * with the Pulumi TypeScript template's settings alone (ES2020, strict, no skipLibCheck). It then
+ * goes through `up`, `refresh` and `destroy` of the real engine against the sandbox with no
+ * ARO_HCP_PROJECT_DIR anywhere: the provider host must find the implementation in the program's
+ * own node_modules. Cosmos and the program's exports are read back after each.
  *
  * Issue 27 items 1 and 2: the program depends on another @pulumi/pulumi 3.x than the project's own
  * pin, the oldest the package's peer range admits, and npm installs one copy of the SDK for both;
@@ -17,10 +19,10 @@
  * ARO_HCP_PROJECT_DIR, TS2305/TS7016 on import, and `new Error(message, { cause })` under ES2020.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DataPlaneOperatorsManagedIdentities } from "../../resources/core/serviceProviderClusterDocument";
 import { ownedStatusOf, readServiceProviderCluster } from "../fixtures/storedDocument";
@@ -33,7 +35,6 @@ import projectManifest from "../../package.json";
 import { engineModule, literalCliEnvironment, outputCollector, runLiteralPulumi } from "./engineHelpers";
 
 const projectDirectory = resolve(__dirname, "..", "..");
-const fixtureDirectory = join(projectDirectory, "test", "fixtures", "consumerProgram");
 const projectRequire = createRequire(join(projectDirectory, "package.json"));
 /** The oldest @pulumi/pulumi the package's peer range admits: what the consumer program installs. */
 const consumerPulumiVersion = /^\^(\d+\.\d+\.\d+)$/.exec(projectManifest.peerDependencies["@pulumi/pulumi"])?.[1] ?? "";
@@ -44,7 +45,41 @@ const exportedEntryPoints: Readonly<Record<string, string>> = {
   "aro-hcp-identity-status/package.json": "package.json",
 };
 /** The runtime exports of `aro-hcp-identity-status`: the documented surface (README, "Using it"). */
-const documentedExports = ["ServiceProviderClusterIdentityStatus", "quietSdkRegistrationDebugLogs", "registerWithoutStackTraces", "resourceTypeToken"];
+const documentedExports = [
+  "ServiceProviderClusterIdentityStatus",
+  "identityStatusMockState",
+  "quietSdkRegistrationDebugLogs",
+  "registerWithoutStackTraces",
+  "resourceTypeToken",
+];
+
+/** The files of the README's consumer quick start: each fenced block right under a line naming its file. */
+const quickStartFileNames = ["Pulumi.yaml", "tsconfig.json", "index.ts", "index.test.ts"];
+
+/**
+ * The README's consumer quick start: its files, the major versions of the development tools its
+ * `npm install --save-dev` line names, and the `npx` commands it runs in the program's directory.
+ */
+function readmeQuickStart(): {
+  readonly files: ReadonlyMap<string, string>;
+  readonly devDependencyMajors: ReadonlyMap<string, string>;
+  readonly commands: readonly string[];
+} {
+  const readme = readFileSync(join(projectDirectory, "README.md"), "utf8");
+  const section = /^### Quick start: a program of your own\n([\s\S]*?)(?=^#{2,3} )/m.exec(readme)?.[1] ?? "";
+  const files = new Map<string, string>();
+  for (const match of section.matchAll(/^`([\w.-]+)`:\n\n```\w*\n([\s\S]*?)^```$/gm)) {
+    files.set(match[1], match[2]);
+  }
+  const devDependencies = /^npm install --save-dev (.+)$/m.exec(section)?.[1].split(/\s+/) ?? [];
+  const devDependencyMajors = new Map(devDependencies.map((specification) => [specification.replace(/@\d+$/, ""), /@(\d+)$/.exec(specification)?.[1] ?? ""]));
+  const commands = [...section.matchAll(/^(npx [^#\n]*?)\s*(?:#.*)?$/gm)].map((match) => match[1]);
+  return { files, devDependencyMajors, commands };
+}
+
+const quickStart = readmeQuickStart();
+/** The quick start's project name, the namespace of its `clusters` config. */
+const consumerProject = /^name: (\S+)$/m.exec(quickStart.files.get("Pulumi.yaml") ?? "")?.[1] ?? "";
 
 let sandbox: Sandbox;
 let fleet: FleetClusterDescription[];
@@ -77,19 +112,30 @@ beforeAll(async () => {
 
   consumerDirectory = join(scratchDirectory, "program");
   mkdirSync(consumerDirectory);
-  for (const file of ["Pulumi.yaml", "index.ts", "tsconfig.json"]) {
-    copyFileSync(join(fixtureDirectory, file), join(consumerDirectory, file));
+  expect([...quickStart.files.keys()], "the README's quick start names its files").toEqual(quickStartFileNames);
+  expect(consumerProject).not.toBe("");
+  for (const [file, text] of quickStart.files) {
+    writeFileSync(join(consumerDirectory, file), text);
   }
-  copyFileSync(join(fixtureDirectory, "mockedUnitTest.ts"), join(consumerDirectory, "index.test.ts"));
   expect(consumerPulumiVersion, "the consumer's SDK differs from the project's own").not.toBe(projectManifest.devDependencies["@pulumi/pulumi"]);
+  // What the quick start's `npm install` lines install: the development tools at the project's own
+  // versions (the npm cache holds them), each of the major version the README names.
+  const devDependencies = Object.fromEntries(
+    [...quickStart.devDependencyMajors].map(([name]) => [name, projectManifest.devDependencies[name as keyof typeof projectManifest.devDependencies]]),
+  );
+  expect(Object.keys(devDependencies)).toEqual(["typescript", "vitest", "@types/node"]);
+  for (const [name, major] of quickStart.devDependencyMajors) {
+    expect(devDependencies[name], `the README's ${name}@${major}`).toMatch(new RegExp(`^${major}\\.`));
+  }
   const consumerManifest = {
-    name: "consumer",
+    name: consumerProject,
     private: true,
     dependencies: {
       "aro-hcp-identity-status": `file:${join(packDirectory, tarball ?? "")}`,
       "@pulumi/pulumi": consumerPulumiVersion,
     },
-    devDependencies: { "@types/node": projectManifest.devDependencies["@types/node"] },
+    devDependencies,
+    overrides: projectManifest.overrides,
   };
   writeFileSync(join(consumerDirectory, "package.json"), `${JSON.stringify(consumerManifest, null, 2)}\n`);
   // From the npm cache when it has them; the registry for what is missing (the consumer's SDK, and
@@ -130,9 +176,31 @@ function sdkVersions(tree: NpmTree): (string | undefined)[] {
   return Object.entries(tree.dependencies ?? {}).flatMap(([name, child]) => [...(name === "@pulumi/pulumi" ? [child.version] : []), ...sdkVersions(child)]);
 }
 
-/** tsc over the program's own tsconfig.json (the template's settings); emits bin/index.js. */
+/**
+ * `index.ts` alone under the Pulumi TypeScript template's settings: the quick start's tsconfig.json
+ * without the test and without `skipLibCheck` (which only vitest's declarations need). Emits
+ * bin/index.js, the module the Automation API runs.
+ */
 function compileConsumer(): string {
-  return run(process.execPath, [projectRequire.resolve("typescript/bin/tsc"), "-p", consumerDirectory], consumerDirectory);
+  const tsconfig = JSON.parse(quickStart.files.get("tsconfig.json") ?? "") as { compilerOptions: Record<string, unknown> };
+  const { skipLibCheck: _skipLibCheck, ...compilerOptions } = tsconfig.compilerOptions;
+  writeFileSync(join(consumerDirectory, "tsconfig.template.json"), JSON.stringify({ compilerOptions, files: ["index.ts"] }));
+  return run("npx", ["tsc", "-p", "tsconfig.template.json"], consumerDirectory);
+}
+
+/** The quick start's clusters config for the seeded fleet. */
+function clustersConfig(): string {
+  return JSON.stringify(fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators })));
+}
+
+/** The quick start's `clientIds` output for the seeded fleet: each operator's client ID, by cluster name. */
+function expectedClientIds(): Record<string, Record<string, string | undefined>> {
+  return Object.fromEntries(
+    fleet.map((cluster): [string, Record<string, string | undefined>] => [
+      cluster.clusterResourceId.split("/").pop() ?? "",
+      Object.fromEntries(Object.entries(cluster.dataPlaneOperators).map(([operator, identityId]) => [operator, sandbox.identities.get(identityId)?.clientId])),
+    ]),
+  );
 }
 
 describe("the packed package installed into a separate program", () => {
@@ -188,21 +256,23 @@ describe("the packed package installed into a separate program", () => {
     expect(Object.keys(consumerRequire("aro-hcp-identity-status/provider") as object)).toEqual(["managedIdentityStatusImplementation"]);
   });
 
-  it('typechecks `import { ServiceProviderClusterIdentityStatus } from "aro-hcp-identity-status"` with the template\'s settings (ES2020, strict)', () => {
-    compileConsumer();
-    expect(existsSync(join(consumerDirectory, "bin", "index.js"))).toBe(true);
+  it("type-checks the README's quick start and runs its mocked unit test with the README's own commands (tsc, vitest, setMocks)", () => {
+    expect(quickStart.commands.filter((command) => /^npx (tsc|vitest) /.test(command)).length, quickStart.commands.join("; ")).toBe(2);
+    for (const command of quickStart.commands) {
+      const [program, ...args] = command.split(/\s+/);
+      // eslint-disable-next-line no-control-regex
+      const output = run(program, args, consumerDirectory).replace(/\u001b\[[0-9;]*m/g, "");
+      if (args[0] === "vitest") {
+        console.log(output);
+        expect(output).toMatch(/Tests\s+1 passed \(1\)/);
+        expect(output).toContain("index.test.ts");
+      }
+    }
   }, 180_000);
 
-  it("runs the program's own mocked unit test (pulumi.runtime.setMocks, vitest)", () => {
-    const output = run(
-      process.execPath,
-      [join(dirname(projectRequire.resolve("vitest/package.json")), "vitest.mjs"), "run", "--globals", "--reporter=verbose", "--root", consumerDirectory],
-      consumerDirectory,
-    );
-    // eslint-disable-next-line no-control-regex
-    const plain = output.replace(/\u001b\[[0-9;]*m/g, "");
-    expect(plain).toMatch(/Tests\s+1 passed \(1\)/);
-    expect(plain).toContain("declares a ServiceProviderClusterIdentityStatus per cluster");
+  it('compiles `import { ServiceProviderClusterIdentityStatus } from "aro-hcp-identity-status"` with the template\'s settings alone (ES2020, strict, no skipLibCheck)', () => {
+    compileConsumer();
+    expect(existsSync(join(consumerDirectory, "bin", "index.js"))).toBe(true);
   }, 180_000);
 
   it("goes through up, refresh and destroy of the real engine with no ARO_HCP_PROJECT_DIR, Cosmos read back after each", async () => {
@@ -238,18 +308,13 @@ describe("the packed package installed into a separate program", () => {
     delete process.env.ARO_HCP_PROJECT_DIR;
     try {
       const stack = await consumerAutomation.LocalWorkspace.createOrSelectStack(
-        { stackName: "installed", projectName: "consumer", program },
+        { stackName: "installed", projectName: consumerProject, program },
         { workDir: consumerDirectory, pulumiHome: paths.home, pulumiCommand: await consumerAutomation.PulumiCommand.get({ root: command.root }), envVars },
       );
-      const clusters = fleet.map((cluster) => ({
-        name: cluster.clusterResourceId.split("/").pop(),
-        clusterResourceId: cluster.clusterResourceId,
-        dataPlaneOperators: cluster.dataPlaneOperators,
-      }));
       await stack.setAllConfig({
         ...Object.fromEntries(Object.entries(config).map(([key, value]) => [`aro-hcp-identity-status:${key}`, { value }])),
         "aro-hcp-identity-status:documentWaitSeconds": { value: "2" },
-        "consumer:clusters": { value: JSON.stringify(clusters) },
+        [`${consumerProject}:clusters`]: { value: clustersConfig() },
       });
 
       const up = outputCollector();
@@ -257,9 +322,10 @@ describe("the packed package installed into a separate program", () => {
       expect(upResult.summary.result, up.text()).toBe("succeeded");
       for (const cluster of fleet) {
         await expectRecorded(cluster);
-        const resolvedCounts = upResult.outputs.resolvedCounts?.value as Record<string, number> | undefined;
-        expect(resolvedCounts?.[cluster.clusterResourceId.split("/").pop() ?? ""]).toBe(Object.keys(cluster.dataPlaneOperators).length);
       }
+      // The quick start's outputs: the `status` output as the object, read through the real engine.
+      expect(upResult.outputs.clientIds?.value).toEqual(expectedClientIds());
+      expect(Object.values(upResult.outputs.failedCounts?.value as Record<string, number>)).toEqual(fleet.map(() => 0));
       const deployment = JSON.stringify((await stack.exportStack()).deployment);
       // The serialized provider requires the installed package instead of carrying its code.
       expect(deployment.includes('\\"aro-hcp-identity-status/provider\\"'), "the provider requires the package by path").toBe(true);
@@ -308,12 +374,7 @@ describe("the packed package installed into a separate program", () => {
     for (const [key, value] of Object.entries({ ...config, documentWaitSeconds: "2" })) {
       await pulumi("config", "set", `aro-hcp-identity-status:${key}`, value);
     }
-    const clusters = fleet.map((cluster) => ({
-      name: cluster.clusterResourceId.split("/").pop(),
-      clusterResourceId: cluster.clusterResourceId,
-      dataPlaneOperators: cluster.dataPlaneOperators,
-    }));
-    await pulumi("config", "set", "clusters", JSON.stringify(clusters));
+    await pulumi("config", "set", "clusters", clustersConfig());
 
     const up = await pulumi("up", "--yes", "--skip-preview");
     expect(up).toMatch(new RegExp(`\\+ ${fleet.length + 1} created`));
@@ -321,10 +382,8 @@ describe("the packed package installed into a separate program", () => {
       await expectRecorded(cluster);
     }
     // The program's exports are the stack's outputs, as the user sees them.
-    const outputs = JSON.parse(await pulumi("stack", "output", "--json")) as { resolvedCounts?: Record<string, number> };
-    expect(outputs.resolvedCounts).toEqual(
-      Object.fromEntries(fleet.map((cluster) => [cluster.clusterResourceId.split("/").pop(), Object.keys(cluster.dataPlaneOperators).length])),
-    );
+    const outputs = JSON.parse(await pulumi("stack", "output", "--json")) as { clientIds?: unknown };
+    expect(outputs.clientIds).toEqual(expectedClientIds());
     await pulumi("destroy", "--yes");
     for (const cluster of fleet) {
       expect(Object.keys((await persistedIdentities(cluster)) ?? {})).toEqual([]);

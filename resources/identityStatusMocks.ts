@@ -1,0 +1,173 @@
+/**
+ * The state a `pulumi.runtime.setMocks` test returns for a ServiceProviderClusterIdentityStatus:
+ * the outputs the provider returns after a pass that recorded a given status, made by the
+ * provider's own output code. A test names what a program reads (operator names, client and
+ * principal IDs, retrieval errors); every other output, and the form state stores them in, is
+ * filled in here, so a test keeps working when the outputs change shape or gain fields.
+ */
+import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./core/azureResourceId";
+import { goToLower } from "./core/goStrings";
+import { isJsonObject } from "./core/json";
+import { keyHashOf } from "./core/outputsStatus";
+import type { DataPlaneOperatorManagedIdentityEntry } from "./core/serviceProviderClusterDocument";
+import { readStatusSubtree } from "./core/serviceProviderClusterDocument";
+import type { ProviderInputs } from "./provider/providerInputs";
+import { checkInputs, unknownValue } from "./provider/providerInputs";
+import { toOutputs } from "./provider/providerOutputs";
+
+/** One identity's recorded values in a mocked status: what `status.operators[name]` shows. */
+export interface MockedIdentityEntry {
+  readonly clientId?: string;
+  readonly principalId?: string;
+  /**
+   * The failed lookup, as the provider words it: one that records a 404, such as
+   * `ResourceNotFound (HTTP 404): …`, counts as not found (`notFoundCount`), any other as failed
+   * (`failedCount`).
+   */
+  readonly retrievalError?: string;
+}
+
+/**
+ * The status a mock records. Every field is optional, and a field the status gains in a later
+ * release is optional here too: a mock written today keeps compiling and running.
+ */
+export interface IdentityStatusMock {
+  /** By operator name; each name must be one the resource's `dataPlaneOperators` input declares. */
+  readonly operators?: Readonly<Record<string, MockedIdentityEntry>>;
+  /**
+   * Entries no declared operator names (a resource that reads its operators from the cluster
+   * document records them here), keyed by the identity's ARM ID in any case.
+   */
+  readonly identities?: Readonly<Record<string, MockedIdentityEntry>>;
+  /** RFC 3339; absent unless the test sets it. */
+  readonly earliestRecheckTime?: string;
+}
+
+const entryFields = ["clientId", "principalId", "retrievalError"] as const;
+
+/**
+ * The mock state of one resource, for `newResource` of `pulumi.runtime.setMocks` when `args.type`
+ * is `resourceTypeToken`: `state: identityStatusMockState(args.inputs, { operators: { … } })`.
+ * The resource's `status` output is then the given status (`{}` when none is given), its counts
+ * follow from it, and its other outputs are what the provider would return. Inputs the provider's
+ * check refuses, or a status that could not come from these inputs, throw an error naming the field.
+ * @param inputs - `args.inputs`: the resource's inputs as the mock receives them.
+ * @param given - What the status records; nothing (or null) for a cluster with no identity recorded.
+ */
+export function identityStatusMockState(inputs: unknown, given?: IdentityStatusMock | null): Record<string, unknown> {
+  const status: IdentityStatusMock = given ?? {};
+  const checked = checkInputs(inputs);
+  if (checked.failures.length > 0) {
+    throw mockError(checked.failures.map((failure) => `inputs.${failure.property} ${failure.reason}`));
+  }
+  const providerInputs = checked.inputs as ProviderInputs;
+  const problems: string[] = [];
+  const declared =
+    providerInputs.dataPlaneOperators === undefined || providerInputs.dataPlaneOperators === unknownValue ? {} : providerInputs.dataPlaneOperators;
+  const operatorByKey = new Map<string, string>();
+  for (const [name, resourceId] of Object.entries(declared)) {
+    const parsed = parseResourceIdOfType(resourceId, userAssignedIdentityResourceType);
+    if (parsed.ok && !operatorByKey.has(parsed.resourceId.key)) operatorByKey.set(parsed.resourceId.key, name);
+  }
+  const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+  const record = (property: string, key: string, entry: DataPlaneOperatorManagedIdentityEntry): void => {
+    const earlier = identities[key];
+    if (earlier !== undefined && JSON.stringify(earlier) !== JSON.stringify(entry)) {
+      problems.push(`${property} names the same identity as another entry with other values; the provider records one entry per identity`);
+    }
+    identities[key] = earlier ?? entry;
+  };
+
+  for (const [name, value] of Object.entries(objectField(status.operators, "status.operators", problems))) {
+    const property = `status.operators['${name}']`;
+    const resourceId = declared[name];
+    if (resourceId === undefined) {
+      const names = Object.keys(declared);
+      problems.push(
+        `${property}: the inputs' dataPlaneOperators ${names.length === 0 ? "declare no operator" : `declare ${names.map((known) => `'${known}'`).join(", ")}, not '${name}'`}; ` +
+          "the status names declared operators only: put an identity no operator names under status.identities, keyed by its ARM ID",
+      );
+      continue;
+    }
+    const parsed = parseResourceIdOfType(resourceId, userAssignedIdentityResourceType);
+    if (!parsed.ok) continue;
+    const values = entryValues(value, property, problems, ["keyHash"]);
+    if (isJsonObject(value) && value.keyHash !== undefined && value.keyHash !== keyHashOf(parsed.resourceId.key)) {
+      problems.push(`${property}.keyHash is not the hash of the declared identity; leave it out: it is computed`);
+    }
+    record(property, parsed.resourceId.key, { resourceID: resourceId, ...values });
+  }
+
+  for (const [identityId, value] of Object.entries(objectField(status.identities, "status.identities", problems))) {
+    const property = `status.identities['${identityId}']`;
+    const parsed = parseResourceIdOfType(identityId, userAssignedIdentityResourceType);
+    if (!parsed.ok) {
+      problems.push(`${property}: the key ${parsed.reason}`);
+      continue;
+    }
+    const operator = operatorByKey.get(parsed.resourceId.key);
+    if (operator !== undefined) {
+      problems.push(`${property}: the inputs declare this identity as operator '${operator}'; put its entry under status.operators['${operator}']`);
+      continue;
+    }
+    const values = entryValues(value, property, problems, ["resourceID"]);
+    const resourceID = isJsonObject(value) && typeof value.resourceID === "string" ? value.resourceID : identityId;
+    if (goToLower(resourceID) !== goToLower(identityId)) problems.push(`${property}.resourceID names another identity than its key`);
+    record(property, parsed.resourceId.key, { resourceID, ...values });
+  }
+
+  const subtree = readStatusSubtree({
+    identities,
+    ...(status.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: status.earliestRecheckTime }),
+  });
+  problems.push(...subtree.problems.map((problem) => `status.${problem}`));
+  if (problems.length > 0) throw mockError(problems);
+
+  const outputs = toOutputs(
+    providerInputs,
+    {
+      status: subtree.status,
+      desiredSource: providerInputs.dataPlaneOperators === undefined ? "clusterDocument" : "inputs",
+      serviceManagedIdentity: undefined,
+      skippedReason: undefined,
+      desiredSetDisagreement: undefined,
+    },
+    [],
+  );
+  return { ...outputs };
+}
+
+/** A map of the mocked status, or a problem naming it when it is not an object. */
+function objectField(value: unknown, property: string, problems: string[]): Readonly<Record<string, unknown>> {
+  if (value === undefined || value === null) return {};
+  if (isJsonObject(value)) return value;
+  problems.push(`${property} is not an object of entries`);
+  return {};
+}
+
+/** The recorded values of one mocked entry; fields it may not have are problems naming them. */
+function entryValues(
+  value: unknown,
+  property: string,
+  problems: string[],
+  alsoAllowed: readonly string[],
+): Omit<DataPlaneOperatorManagedIdentityEntry, "resourceID"> {
+  if (!isJsonObject(value)) {
+    problems.push(`${property} is not an object of ${entryFields.join(", ")}`);
+    return {};
+  }
+  const values: { -readonly [Field in (typeof entryFields)[number]]?: string } = {};
+  for (const [field, fieldValue] of Object.entries(value)) {
+    if ((entryFields as readonly string[]).includes(field)) {
+      if (typeof fieldValue === "string") values[field as (typeof entryFields)[number]] = fieldValue;
+      else if (fieldValue !== undefined && fieldValue !== null) problems.push(`${property}.${field} is not a string`);
+    } else if (!alsoAllowed.includes(field)) {
+      problems.push(`${property}.${field} is not a field of an entry; expected ${entryFields.join(", ")}`);
+    }
+  }
+  return values;
+}
+
+function mockError(problems: readonly string[]): Error {
+  return new Error(`identityStatusMockState: ${problems.length === 1 ? problems[0] : `\n  - ${problems.join("\n  - ")}`}`);
+}
