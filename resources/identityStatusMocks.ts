@@ -130,7 +130,6 @@ export function identityStatusMockState(inputs: unknown, given?: IdentityStatusM
       desiredSource: providerInputs.dataPlaneOperators === undefined ? "clusterDocument" : "inputs",
       serviceManagedIdentity: undefined,
       skippedReason: undefined,
-      desiredSetDisagreement: undefined,
     },
     [],
   );

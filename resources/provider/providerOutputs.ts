@@ -103,7 +103,7 @@ export function operatorNamesOf(inputs: ProviderInputs): OperatorNamesByKeyHash 
 }
 
 /** What of a pass's result its outputs record. */
-export type PassOutcome = Pick<SyncResult, "status" | "desiredSource" | "serviceManagedIdentity" | "skippedReason" | "desiredSetDisagreement">;
+export type PassOutcome = Pick<SyncResult, "status" | "desiredSource" | "serviceManagedIdentity" | "skippedReason">;
 
 /** The outputs of a pass (and of a partial pass that failed on some identities). */
 export function toOutputs(
