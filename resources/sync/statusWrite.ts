@@ -11,6 +11,9 @@ import type { StoredDocument } from "../cosmos/documentStore";
 import type { DocumentDependencies } from "./documentReads";
 import { readLive } from "./documentReads";
 import { log } from "../logging/logger";
+import type { JsonObject } from "../core/json";
+import type { ClaimChange } from "../core/statusClaim";
+import { claimChanges, withClaim } from "../core/statusClaim";
 
 /**
  * Writes the owned subtree with If-Match, re-reading and retrying on 412 up to
@@ -18,26 +21,33 @@ import { log } from "../logging/logger";
  * nothing needs writing; it is called again on every re-read (`reread` true), so the decision is
  * made again against what the other writer left (core/statusDecision.ts), and its changes to the
  * rest of the document are kept. Fields of the subtree this hook does not know survive the patch
- * (statusPatchOperations).
+ * (statusPatchOperations). `claim` (core/statusClaim.ts): a create's claim is written with the
+ * decided status, or alone over the stored one when nothing else changes; `drop` removes the claim
+ * with a status that is written (a delete that clears).
  */
 export async function writeStatus(
   dependencies: DocumentDependencies,
   location: DocumentLocation,
   initial: StoredDocument,
-  decide: (stored: ReturnType<typeof readStoredStatus>, reread: boolean) => DataPlaneOperatorsManagedIdentities | undefined,
+  decide: (stored: ReturnType<typeof readStoredStatus>, reread: boolean, document: JsonObject) => DataPlaneOperatorsManagedIdentities | undefined,
+  claim?: ClaimChange,
 ): Promise<{ status: DataPlaneOperatorsManagedIdentities; wrote: boolean; writeAttempts: number }> {
   let current = initial;
   for (let attempt = 1; ; attempt += 1) {
     const storedStatus = readStoredStatus(current.document);
-    const desiredStatus = decide(storedStatus, attempt > 1);
+    const decided = decide(storedStatus, attempt > 1, current.document);
+    // A claim alone goes over a stored status that reads whole; a malformed one waits for a pass that decides on it.
+    const claimOnly = decided === undefined && claim !== undefined && claim !== "drop" && storedStatus.problems.length === 0;
+    const desiredStatus = decided ?? (claimOnly && claimChanges(current.document, claim) ? storedStatus.status : undefined);
     if (desiredStatus === undefined) {
       return { status: storedStatus.status, wrote: false, writeAttempts: attempt - 1 };
     }
+    const operations = statusPatchOperations(current.document, desiredStatus, current.etag);
     try {
       await dependencies.documentStore.patchDocument(
         location.partitionKey,
         location.documentId,
-        statusPatchOperations(current.document, desiredStatus, current.etag),
+        claim === undefined ? operations : withClaim(operations, claim),
         current.etag,
       );
       log("info", "write", location.documentId, `status written (attempt ${attempt})`);

@@ -5,8 +5,7 @@
  *    bounded time for it; absent or soft-deleted → fail naming it, nothing written). A cluster
  *    with a deletion timestamp is skipped: nothing is read from Azure and nothing is written.
  *    Desired set: that document's (an absent map is the empty set, as upstream reads it); a
- *    request that names another set fails here, naming both, with nothing read from Azure or
- *    written. A document whose set cannot be read fails the pass in either case.
+ *    request naming another set, or a set the document cannot name, fails here, nothing written.
  * 2. Read the ServiceProviderCluster document, waiting a bounded time for it; never create it.
  *    A document that is not a ServiceProviderCluster is refused (nothing written).
  *    Its first read starts together with step 1's (one Cosmos round trip per pass instead of
@@ -25,6 +24,7 @@
  * 5. Recheck time = now + 12 h (+ up to 50 % jitter) when nothing failed; unset otherwise.
  * 6. Write only when the subtree differs semantically, as a patch of the owned subtree plus
  *    upstream's bookkeeping, with If-Match. On 412, re-read and retry a bounded number of times.
+ *    A create also writes its claim (core/statusClaim.ts), alone when nothing else changes.
  * 7. After persisting, throw {@link UserAssignedIdentityReadError} if any lookup failed.
  */
 import type { ParsedResourceId } from "../core/azureResourceId";
@@ -58,6 +58,8 @@ export interface SyncRequest {
   /** The service managed identity and identity URL the inputs declare; the cluster document's otherwise. */
   readonly serviceManagedIdentity?: string;
   readonly identityUrl?: string;
+  /** A create's claim (core/statusClaim.ts): written even when nothing else is, so an older resource's delete keeps the subtree. */
+  readonly claim?: string;
 }
 
 /** What a pass found and did. */
@@ -129,8 +131,12 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
     : storedStatus.problems.length > 0
       ? ("storedStatusMalformed" as const)
       : workReason(desired, storedStatus.status, dependencies.now());
+  const claim = request.claim === undefined ? undefined : { set: request.claim };
   if (reason === undefined) {
-    return { ...base, status: storedStatus.status, skippedReason: undefined, workReason: undefined, wrote: false, writeAttempts: 0, lookups: 0, failures: [] };
+    // No Azure call; a create still takes the subtree over (its claim alone).
+    const unwritten = { status: storedStatus.status, wrote: false, writeAttempts: 0 };
+    const { status, wrote, writeAttempts } = claim === undefined ? unwritten : await writeStatus(dependencies, location, stored, () => undefined, claim);
+    return { ...base, status, skippedReason: undefined, workReason: undefined, wrote, writeAttempts, lookups: 0, failures: [] };
   }
 
   // The credential of this cluster's lookups (sync/clusterLookups.ts): the process's own, or the
@@ -169,18 +175,23 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
   });
 
   const basis = storedStatus.status;
-  const { status, wrote, writeAttempts } = await writeStatus(dependencies, location, stored, (storedNow, reread) =>
-    decideStatus({
-      desired,
-      outcomes: decided,
-      basis,
-      current: storedNow,
-      reread,
-      now: dependencies.now(),
-      random: dependencies.random,
-      idsOnLookupFailure,
-      credentialScope: lookups.credentialScope ?? "process",
-    }),
+  const { status, wrote, writeAttempts } = await writeStatus(
+    dependencies,
+    location,
+    stored,
+    (storedNow, reread) =>
+      decideStatus({
+        desired,
+        outcomes: decided,
+        basis,
+        current: storedNow,
+        reread,
+        now: dependencies.now(),
+        random: dependencies.random,
+        idsOnLookupFailure,
+        credentialScope: lookups.credentialScope ?? "process",
+      }),
+    claim,
   );
   // A failure is reported only while the persisted status still records one for that identity:
   // after a conflict, the other writer may have just recorded a fresh answer for it.
