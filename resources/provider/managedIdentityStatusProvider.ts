@@ -5,7 +5,7 @@
  * through the stable entry ../managedIdentityStatusProvider.ts. Settings come
  * from `configure` or the environment at call time. The factory is the seam for tests.
  */
-import { randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { goToLower } from "../core/goStrings";
 import type * as pulumi from "@pulumi/pulumi";
 import type { AzureAdapters } from "./azureAdapters";
@@ -36,7 +36,7 @@ export interface ProviderOverrides {
   readonly options?: Partial<SyncOptions>;
   /** Settings source used instead of `configure` and the environment. */
   readonly config?: ConfigSource;
-  /** The claim a create draws (core/statusClaim.ts); a random UUID otherwise. */
+  /** The claim a create draws (core/statusClaim.ts); 16 random hex digits otherwise. */
   readonly newClaim?: () => string;
 }
 
@@ -178,7 +178,8 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     },
 
     async create(inputs: Inputs) {
-      return reconcile(inputs, false, { take: true, id: (overrides.newClaim ?? randomUUID)() });
+      // 64 random bits: unique among one cluster's resources, and 26 bytes of state per cluster.
+      return reconcile(inputs, false, { take: true, id: overrides.newClaim?.() ?? randomBytes(8).toString("hex") });
     },
 
     async update(_id: string, olds: Outputs, news: Inputs) {

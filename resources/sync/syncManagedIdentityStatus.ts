@@ -42,7 +42,8 @@ import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProvide
 import { readStoredStatus } from "../core/serviceProviderClusterDocument";
 import type { DocumentLocation } from "../core/documentLocation";
 import { locate } from "../core/documentLocation";
-import { readLive, serviceProviderClusterDescription, startReadLive, waitForDocument, waitForServiceProviderCluster } from "./documentReads";
+import { readLive, serviceProviderClusterDescription, startReadLive, waitForServiceProviderCluster } from "./documentReads";
+import { waitForClusterDocument } from "./documentAbsence";
 import { writeStatus } from "./statusWrite";
 import { lookupDependenciesFor } from "./clusterLookups";
 import { desiredSetDisagreement } from "../core/desiredSetDisagreement";
@@ -237,7 +238,7 @@ async function readClusterDocumentOf(
 ): Promise<{ fromCluster: ClusterDesiredSet; waited: boolean }> {
   const description = clusterDocumentDescription(cluster, location);
   const firstRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, description);
-  const stored = await waitForDocument(dependencies, location.partitionKey, location.clusterDocumentId, description, firstRead);
+  const stored = await waitForClusterDocument(dependencies, location, description, firstRead);
   // Settled by now: waitForDocument awaited it as its first poll (and threw had it failed).
   const waited = (await firstRead) === undefined;
   return { fromCluster: desiredFromClusterDocument(stored.document), waited };

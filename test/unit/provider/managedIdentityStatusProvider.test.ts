@@ -221,6 +221,22 @@ describe("create", () => {
     expect(setupValue.store.patches()).toHaveLength(0);
   });
 
+  it("fails naming the settings when nothing of the cluster's subscription is where they point (another container), writing nothing", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    for (const id of [location.documentId, location.clusterDocumentId, location.subscriptionDocumentId]) setupValue.store.remove(location.partitionKey, id);
+    await expect(setupValue.provider.create(inputs())).rejects.toThrow(
+      new RegExp(
+        `failed to update ServiceProviderCluster document ${location.documentId}: NotFound \\(HTTP 404\\): neither .*'aro-hcp-identity-status:cosmosContainer'`,
+      ),
+    );
+    // With the subscription's document there, the cluster document is only missing: the wait's own message.
+    setupValue.store.put(buildSubscriptionDocument());
+    await expect(setupValue.provider.create(inputs())).rejects.toThrow(
+      new RegExp(`HCPOpenShiftCluster document ${location.clusterDocumentId} .* does not exist \\(waited`),
+    );
+    expect(setupValue.store.patches()).toHaveLength(0);
+  });
+
   it("counts not-found identities without failing", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p"), [identityB]: { error: resourceNotFoundError(identityB) } } });
     declareInClusterDocument(setupValue, [identityA, identityB]);
@@ -807,7 +823,8 @@ describe("delete", () => {
 
 describe("configure", () => {
   it("feeds stack config into the settings used by later calls", async () => {
-    const store = new InMemoryDocumentStore([]);
+    // The subscription is known where the settings point: its cluster's document is only missing, and waited for.
+    const store = new InMemoryDocumentStore([buildSubscriptionDocument()]);
     const clock = new FakeClock(fixedNow);
     const provider = createManagedIdentityStatusProvider({
       adapters: { documentStore: store, userAssignedIdentityReader: new ScriptedUserAssignedIdentityReader(), limiter: createConcurrencyLimiter(1) },
@@ -829,7 +846,7 @@ describe("configure", () => {
     const clock = new FakeClock(fixedNow);
     const provider = createManagedIdentityStatusProvider({
       adapters: {
-        documentStore: new InMemoryDocumentStore([]),
+        documentStore: new InMemoryDocumentStore([buildSubscriptionDocument()]),
         userAssignedIdentityReader: new ScriptedUserAssignedIdentityReader(),
         limiter: createConcurrencyLimiter(1),
       },
