@@ -1,12 +1,15 @@
 /**
  * The Pulumi program: one ServiceProviderClusterIdentityStatus per cluster, from the JSON file
  * named by `clustersFile`, else the stack config's `clusters` list (Pulumi.yaml's default: none).
- * An empty fleet over a stack that holds clusters is refused unless `allowEmptyFleet` is true.
+ * An empty fleet over a stack that holds clusters is refused unless `allowEmptyFleet` is true, and
+ * a fleet that would delete more than a small share of them unless `allowClusterRemovals` is.
  * Exported as a function so the Automation API can run it inline (see docs/pulumi-engine.md).
  */
 import * as pulumi from "@pulumi/pulumi";
 import { refusePlainCosmosKey } from "./program/cosmosKeyConfig";
-import { declareFleet } from "./program/declareFleet";
+import { allowClusterRemovalsKey, checkClusterRemovals } from "./program/clusterRemovals";
+import { declarationBatchSize, declareFleet, resourceNameFor } from "./program/declareFleet";
+import { clustersInStack } from "./program/stackState";
 import { allowEmptyFleetKey, checkEmptyFleet } from "./program/emptyFleet";
 import { clusterListFromFile, parseClusterList } from "./program/fleet";
 import { quietSdkRegistrationDebugLogs, registerWithoutStackTraces } from "./resources";
@@ -43,11 +46,28 @@ async function declareProgram(): Promise<Record<string, unknown>> {
   const clusters = fromFile
     ? clusterListFromFile(clustersFile, `${pulumi.getProject()}:clustersFile`)
     : parseClusterList(config.getObject<unknown>("clusters") ?? [], `${pulumi.getProject()}:clusters`);
+  const source = fromFile ? `${pulumi.getProject()}:clustersFile (${clustersFile})` : `${pulumi.getProject()}:clusters`;
   if (clusters.length === 0) {
     // Before anything is declared: the engine would delete every cluster the stack holds.
-    const source = fromFile ? `${pulumi.getProject()}:clustersFile (${clustersFile})` : `${pulumi.getProject()}:clusters`;
     await checkEmptyFleet({ source, allowEmptyFleet });
+    return { clusters: (await declareFleet([])).outputs };
   }
-  const { outputs } = await declareFleet(clusters);
+  // Read whatever the fleet, so that a value other than true or false is refused, naming the key.
+  const allowClusterRemovals = config.getBoolean(allowClusterRemovalsKey) ?? false;
+  // One read of the stack's last saved state, before anything is declared: what this update would
+  // delete, and the names the stack holds its clusters under.
+  const setting = `${pulumi.getProject()}:${allowClusterRemovalsKey}`;
+  const held = await clustersInStack(
+    "to check what this update would delete and under which names it holds its clusters",
+    `check that the backend can be read (\`pulumi stack export\`), or set ${setting} to true to go ahead without the check`,
+  ).catch((error: unknown) => {
+    if (!allowClusterRemovals) throw error;
+    // Without the state: no check, and a resource saved under another name is created anew (its old one's delete keeps the claimed status).
+    void pulumi.log.warn(`${error instanceof Error ? error.message : String(error)}; going ahead without it, as ${setting} is true`);
+    return [];
+  });
+  const ids = clusters.map((cluster) => cluster.clusterResourceId);
+  checkClusterRemovals({ source, declared: ids, held, declaredNames: new Set(ids.map(resourceNameFor)), allowClusterRemovals });
+  const { outputs } = await declareFleet(clusters, declarationBatchSize, held);
   return { clusters: outputs };
 }

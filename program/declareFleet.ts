@@ -6,6 +6,8 @@ import { createHash } from "node:crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { ServiceProviderClusterIdentityStatus } from "../resources";
 import type { ClusterDeclaration } from "./fleet";
+import type { HeldCluster } from "./stackState";
+import { goToLower } from "../resources/core/goStrings";
 
 /** Per cluster, under its name: the ARM ID, counts and the next recheck time. */
 export interface ClusterSummary {
@@ -40,9 +42,45 @@ function idParts(clusterResourceId: string): { subscription: string; resourceGro
 }
 
 /**
- * A readable, unique name per cluster, used as resource name (so the engine's progress lines name
- * the cluster) and as output key: the cluster name; `<resourceGroup>/<name>` when two clusters
- * share a name; `<subscription>/<resourceGroup>/<name>` when that still collides.
+ * The resource name of a cluster's status: `<subscription>/<resourceGroup>/<name>` of its ID,
+ * lowercased as upstream lowercases IDs (Go's rules). A function of the cluster ID alone, so that
+ * adding or removing other clusters never renames a cluster's resource: a renamed resource is a
+ * new one for the engine, created beside the old, whose delete used to reset the subtree the new
+ * one stood on. The engine's progress lines name the cluster, its group and subscription.
+ */
+export function resourceNameFor(clusterResourceId: string): string {
+  const { subscription, resourceGroup, name } = idParts(clusterResourceId);
+  return goToLower(subscription === "" ? clusterResourceId : `${subscription}/${resourceGroup}/${name}`);
+}
+
+/**
+ * The engine's aliases for each declared cluster whose resource the stack's last saved state holds
+ * under another name (written by a version that named resources otherwise, or by a program of the
+ * user's that names them its own way): the old name becomes a rename the engine knows, so nothing
+ * is created or deleted. Matched by the cluster ID each old resource's outputs record, never by
+ * name alone: two declared clusters never alias one old resource, and a removed cluster's old
+ * resource is never taken for a new cluster's. One old resource per cluster (the first by name)
+ * when the state somehow holds two.
+ */
+export function aliasesFor(clusterResourceIds: readonly string[], held: readonly HeldCluster[]): Map<string, string> {
+  const heldByCluster = new Map<string, string>();
+  for (const cluster of held) {
+    const key = cluster.clusterResourceId === undefined ? undefined : goToLower(cluster.clusterResourceId);
+    if (key !== undefined && !heldByCluster.has(key)) heldByCluster.set(key, cluster.name);
+  }
+  const aliases = new Map<string, string>();
+  for (const id of clusterResourceIds) {
+    const oldName = heldByCluster.get(goToLower(id));
+    if (oldName !== undefined && oldName !== resourceNameFor(id)) aliases.set(id, oldName);
+  }
+  return aliases;
+}
+
+/**
+ * A readable, unique key per cluster for the `clusters` stack output (and the program's drift
+ * warnings): the cluster name; `<resourceGroup>/<name>` when two clusters share a name;
+ * `<subscription>/<resourceGroup>/<name>` when that still collides. Unlike the resource name it
+ * depends on the other clusters listed: it is a label, not an identity.
  * @throws Error when a cluster is listed twice.
  */
 export function clusterKeys(clusterResourceIds: readonly string[]): Map<string, string> {
@@ -111,23 +149,35 @@ export async function declareInBatches<Item, Declared>(
 }
 
 /**
- * Declares the fleet in batches ({@link declareInBatches}); resolves to the resources and the stack
- * outputs once all are declared. A duplicate cluster is refused before anything is declared.
- * An empty fleet declares nothing; whether it may is the caller's decision (program/emptyFleet.ts).
+ * Declares the fleet in batches ({@link declareInBatches}), each cluster's resource named
+ * {@link resourceNameFor} and aliased to the name the stack holds it under when that differs
+ * ({@link aliasesFor}, from `held`); resolves to the resources and the stack outputs once all are
+ * declared. A duplicate cluster is refused before anything is declared. An empty fleet declares
+ * nothing; whether it may is the caller's decision (program/emptyFleet.ts, program/clusterRemovals.ts).
  */
 export async function declareFleet(
   clusters: readonly ClusterDeclaration[],
   batchSize: number = declarationBatchSize,
+  held: readonly HeldCluster[] = [],
 ): Promise<{
   resources: ServiceProviderClusterIdentityStatus[];
   outputs: pulumi.Output<Record<string, ClusterSummary>>;
 }> {
   const keys = clusterKeys(clusters.map((cluster) => cluster.clusterResourceId));
+  const aliases = aliasesFor(
+    clusters.map((cluster) => cluster.clusterResourceId),
+    held,
+  );
   const resources = await declareInBatches(
     clusters,
     (cluster) => {
       const key = keys.get(cluster.clusterResourceId) ?? cluster.clusterResourceId;
-      const resource = new ServiceProviderClusterIdentityStatus(key, cluster);
+      const oldName = aliases.get(cluster.clusterResourceId);
+      const resource = new ServiceProviderClusterIdentityStatus(
+        resourceNameFor(cluster.clusterResourceId),
+        cluster,
+        oldName === undefined ? undefined : { aliases: [{ name: oldName }] },
+      );
       // A refresh run with the program (`refresh --run-program`, the wrapper's default) says in its
       // normal output which cluster and identity drifted, without --diff.
       resource.drift.apply((drift) => {

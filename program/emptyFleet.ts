@@ -6,58 +6,10 @@
  * `allowEmptyFleet` is true; over a stack that holds none, it only warns, as before.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { resourceTypeToken } from "../resources/serviceProviderClusterIdentityStatus";
+import { clustersInStack, runningStackName, someNames } from "./stackState";
 
 /** The program's setting (a key of the project namespace) that lets an empty fleet delete the stack's clusters. */
 export const allowEmptyFleetKey = "allowEmptyFleet";
-
-/**
- * The engine's built-in invoke that returns a stack's resources from its last saved state, by URN
- * with type and outputs (pkg/resource/deploy/builtins.go, `readStackResourceOutputs`). It registers
- * nothing in state, unlike a StackReference, and counts the resources themselves rather than the
- * `clusters` output, which a `refresh --run-program` of an empty fleet empties while the
- * resources stay.
- */
-const readStackResourceOutputsToken = "pulumi:pulumi:readStackResourceOutputs";
-
-/** Cluster names a refusal lists before it only counts the rest. */
-const namedInRefusal = 5;
-
-/** What the engine's `readStackResourceOutputs` answers. */
-interface StackResourceOutputs {
-  readonly outputs?: Readonly<Record<string, { readonly type?: unknown }>>;
-}
-
-/**
- * The names of the cluster resources ({@link resourceTypeToken}) in the running stack's last saved
- * state, read through the engine, which reads its own backend: the file backend, Azure Blob
- * Storage or Pulumi Cloud alike. The stack is named in full (organization, project, stack): a bare
- * name would resolve to the user's default organization on Pulumi Cloud.
- * @throws Error naming the stack and the setting that skips the read, when the engine cannot read it.
- */
-export async function clustersInStack(): Promise<string[]> {
-  const stack = runningStackName();
-  let answer: StackResourceOutputs;
-  try {
-    answer = (await pulumi.runtime.invoke(readStackResourceOutputsToken, { stackName: stack })) as StackResourceOutputs;
-  } catch (error) {
-    throw new Error(
-      `could not read the state of stack ${stack} to check whether it holds clusters, which an update declaring none would delete: ` +
-        `${error instanceof Error ? error.message : String(error)}; declare the clusters, or set ${pulumi.getProject()}:${allowEmptyFleetKey} ` +
-        "to true to go ahead without the check",
-      { cause: error },
-    );
-  }
-  return Object.entries(answer.outputs ?? {})
-    .filter(([, resource]) => resource.type === resourceTypeToken)
-    .map(([urn]) => urn.split("::").slice(3).join("::"))
-    .sort((left, right) => left.localeCompare(right, "en", { numeric: true }));
-}
-
-/** The running stack's full name: `<organization>/<project>/<stack>` (`organization` on the file and Azure Blob backends). */
-function runningStackName(): string {
-  return `${pulumi.getOrganization()}/${pulumi.getProject()}/${pulumi.getStack()}`;
-}
 
 /** Options of {@link checkEmptyFleet}. */
 export interface EmptyFleetCheck {
@@ -72,7 +24,7 @@ export interface EmptyFleetCheck {
  * With `allowEmptyFleet` it does, saying that it deletes the stack's clusters, and the state is not
  * read (the way past the check when the state cannot be read). Otherwise the stack's state is read
  * once: holding no cluster, the update goes ahead with a warning that it records nothing.
- * Only called for an empty fleet, so a declared fleet's update pays nothing.
+ * Only called for an empty fleet (a declared fleet's update reads the state for program/clusterRemovals.ts).
  * @throws Error naming the source of the empty list, the clusters the stack holds and `allowEmptyFleet`.
  */
 export async function checkEmptyFleet(check: EmptyFleetCheck): Promise<void> {
@@ -86,13 +38,18 @@ export async function checkEmptyFleet(check: EmptyFleetCheck): Promise<void> {
     );
     return;
   }
-  const held = await clustersInStack();
+  const held = (
+    await clustersInStack(
+      "to check whether it holds clusters, which an update declaring none would delete",
+      `declare the clusters, or set ${setting} to true to go ahead without the check`,
+    )
+  ).map((cluster) => cluster.name);
   if (held.length === 0) {
     // Otherwise an `up` with an incomplete configuration reports success and records nothing.
     void pulumi.log.warn(`no clusters declared: set ${project}:clustersFile (a JSON list) or ${project}:clusters; this update records nothing`);
     return;
   }
-  const named = held.slice(0, namedInRefusal).join(", ") + (held.length > namedInRefusal ? ` and ${held.length - namedInRefusal} more` : "");
+  const named = someNames(held);
   throw new Error(
     `${check.source} declares no cluster, but stack ${runningStackName()} holds ${held.length} of them (${named}); ` +
       "this update would delete them all, as `pulumi destroy` does. Declare the clusters again, or, to delete them, " +

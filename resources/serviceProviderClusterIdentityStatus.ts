@@ -71,7 +71,8 @@ export interface ServiceProviderClusterIdentityStatusArgs {
   readonly clusterResourceId: pulumi.Input<string>;
   /**
    * Operator name → ARM ID of a `Microsoft.ManagedIdentity/userAssignedIdentities`. When omitted,
-   * the desired set is read from the cluster's HCPOpenShiftCluster document, as upstream does.
+   * the desired set is read from the cluster's HCPOpenShiftCluster document, as upstream does; when
+   * given, it must name the document's set (the document is the authority), and spares `diff` a read.
    */
   readonly dataPlaneOperators?: pulumi.Input<Record<string, pulumi.Input<string>>>;
   /**

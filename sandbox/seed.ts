@@ -252,6 +252,35 @@ export function seedFleet(target: SeedTarget, size: FleetSize): FleetClusterDesc
   return description;
 }
 
+/** One more cluster, named by the caller. */
+export interface NamedCluster {
+  subscriptionId: string;
+  resourceGroupName: string;
+  clusterName: string;
+  identitiesPerCluster: number;
+}
+
+/**
+ * Seeds one cluster named as the caller says, in memory and without HTTP round trips: two clusters
+ * of one name in different resource groups, for one. Its identities are `<clusterName>-operator-<i>`
+ * in its resource group, and it is seeded as {@link seedFleet} seeds each of its clusters.
+ *
+ * @param target - The sandbox's identity store, document store and (when given) credentials.
+ * @param cluster - Where the cluster is and how many data plane identities it has.
+ * @returns The description of the seeded cluster.
+ */
+export function seedNamedCluster(target: SeedTarget, cluster: NamedCluster): FleetClusterDescription {
+  const { subscriptionId, resourceGroupName, clusterName } = cluster;
+  const dataPlaneOperators: Record<string, string> = {};
+  for (let identityIndex = 0; identityIndex < cluster.identitiesPerCluster; identityIndex += 1) {
+    dataPlaneOperators[`operator-${identityIndex}`] = identityResourceId(subscriptionId, resourceGroupName, `${clusterName}-operator-${identityIndex}`);
+  }
+  const documents: JsonObject[] = [];
+  const description = seedCluster(target, { subscriptionId, resourceGroupName, clusterName, dataPlaneOperators }, documents);
+  target.documents.putMany(documents);
+  return description;
+}
+
 /** Size of a fleet seeded one tenant per cluster. */
 export interface TenantFleetSize {
   clusters: number;

@@ -47,6 +47,12 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
     },
   });
   const hugeMap = Object.fromEntries(Array.from({ length: 300 }, (_, index) => [`operator-${index}`, identity]));
+  const spareIdentity = Object.values(spare.dataPlaneOperators)[0] ?? "";
+  const spareSharedIdentity = {
+    "disk-csi-driver": spareIdentity,
+    "file-csi-driver": spareIdentity.toUpperCase().replace("/SUBSCRIPTIONS/", "/subscriptions/"),
+  };
+  const dataPlaneOperatorsPointer = "/properties/customerProperties/platform/operatorsAuthentication/userAssignedIdentities/dataPlaneOperators";
   return [
     {
       name: "clusterResourceId of another resource type (a virtual machine)",
@@ -130,9 +136,25 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
     },
     {
       name: "one identity under two operators in different casing (accepted: deduplicated)",
-      inputs: withOperators({ "disk-csi-driver": identity, "file-csi-driver": identity.toUpperCase().replace("/SUBSCRIPTIONS/", "/subscriptions/") }),
+      inputs: { clusterResourceId: spare.clusterResourceId, dataPlaneOperators: spareSharedIdentity },
       expect: /^accepted: 1 entry for 2 operators/,
       accepted: (outputs) => `accepted: ${outputs.identityCount} entry for 2 operators`,
+      // The cluster document, the authority on the set, names the same two operators.
+      ...breakSpare(() => sandbox.documents.patch(spare.partitionKey, spare.clusterDocumentId, dataPlaneOperatorsPointer, spareSharedIdentity)),
+    },
+    {
+      name: "dataPlaneOperators naming another set than the cluster document, which upstream's controller reads",
+      inputs: withOperators({ "disk-csi-driver": identity }),
+      expect: /name other identities than HCPOpenShiftCluster document .*nothing was read from Azure or written.*The inputs name: .*The document names: /,
+    },
+    {
+      name: "setting cosmosContainer names another container that exists (Billing): nothing of the subscription is there",
+      inputs: valid,
+      config: { cosmosContainer: "Billing" },
+      expect: /neither the ServiceProviderCluster document .* nor the document of subscription .*'aro-hcp-identity-status:cosmosContainer' \(now 'Billing'\)/,
+      prepare: async () => {
+        await sandbox.cosmosContainer.database.containers.createIfNotExists({ id: "Billing", partitionKey: { paths: ["/partitionKey"] } });
+      },
     },
     {
       name: "setting cosmosEndpoint uses http://",

@@ -648,18 +648,22 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
   return figures;
 }
 
-/** A document as the comparison sees it: without Cosmos system fields and the hook's etag bookkeeping, recheck time rounded away. */
+/**
+ * A document as the comparison sees it: without Cosmos system fields and the hook's etag
+ * bookkeeping, recheck time rounded away, and a create's claim (a random id each run draws) only
+ * as being there.
+ */
 function comparableDocument(document: Document | undefined): Document | undefined {
   if (document === undefined) return undefined;
   const copy = foreignFields(document);
   const status = ownedStatus(document);
-  return { foreign: copy, owned: status === undefined ? undefined : withoutRecheckTime(structuredClone(status)) };
+  return { foreign: copy, owned: status === undefined ? undefined : withoutRecheckTime(claimMarked(structuredClone(status), "claimedBy")) };
 }
 
-/** Outputs as the comparison sees them: the status parsed, its recheck time put aside. */
+/** Outputs as the comparison sees them: the status parsed, its recheck time put aside, the claim marked. */
 function comparableOutputs(outputs: ProviderOutputs | undefined): unknown {
   if (outputs === undefined) return undefined;
-  const copy = structuredClone(outputs) as unknown as Record<string, unknown>;
+  const copy = claimMarked(structuredClone(outputs) as unknown as Record<string, unknown>, "claim");
   if (typeof copy.status === "string") {
     try {
       copy.status = withoutRecheckTime(JSON.parse(copy.status) as Document);
@@ -668,6 +672,12 @@ function comparableOutputs(outputs: ProviderOutputs | undefined): unknown {
     }
   }
   return copy;
+}
+
+/** `value` with a string at `field` (a claim) replaced by a marker: two runs draw different claims. */
+function claimMarked<Value extends Record<string, unknown>>(value: Value, field: string): Value {
+  if (typeof value[field] === "string") (value as Record<string, unknown>)[field] = "<a claim>";
+  return value;
 }
 
 /** Replaces every earliestRecheckTime by a marker holding the time, compared apart within the tolerance. */

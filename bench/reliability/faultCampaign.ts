@@ -29,7 +29,7 @@ import { classifyFailure, mutateBeforePass, reportedStatusOf, type LaneState } f
 import type { PlannedFault } from "./plannedFaults";
 import { faultScopeFor, ownedSubtreeRaces, planFault, retireFault } from "./plannedFaults";
 import type { Document, ReliabilitySandbox, StatusProvider } from "./reliabilitySandbox";
-import { foreignFields, inputsFor, makeRecheckDue, readServiceProviderCluster, seedLanes } from "./reliabilitySandbox";
+import { foreignFields, inputsFor, makeRecheckDue, ownedStatus, readServiceProviderCluster, seedLanes, subscriptionDocumentIdOf } from "./reliabilitySandbox";
 
 /** Size and shape of a campaign. */
 export interface CampaignOptions {
@@ -76,8 +76,11 @@ export interface CampaignFigures {
   storedIds: StoredIdFates;
   /** Refreshes after lane passes: kept the resource, dropped it (its document was gone), or failed. */
   refreshes: { kept: number; dropped: number; failed: number };
-  /** Deletes, by what they did to the owned subtree; `withOtherWriter` counts those another writer had written before. */
-  deletes: { cleared: number; kept: number; failed: number; withOtherWriter: number };
+  /**
+   * Deletes, by what they did to the owned subtree; `withOtherWriter` counts those another writer had
+   * written before, `renamed` those a resource of the same cluster was created before (a rename).
+   */
+  deletes: { cleared: number; kept: number; failed: number; withOtherWriter: number; renamed: number };
   /** Operations run with a wrong setting, and how many of them failed naming it. */
   settingsOperations: { run: number; failedNamingSetting: number };
   violationCount: number;
@@ -115,7 +118,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     changes: {},
     storedIds: { confirmed: 0, replacedByRead: 0, clearedByNotFound: 0, keptBesideError: 0 },
     refreshes: { kept: 0, dropped: 0, failed: 0 },
-    deletes: { cleared: 0, kept: 0, failed: 0, withOtherWriter: 0 },
+    deletes: { cleared: 0, kept: 0, failed: 0, withOtherWriter: 0, renamed: 0 },
     settingsOperations: { run: 0, failedNamingSetting: 0 },
     violationCount: 0,
     violationsByInvariant: invariantCatalogue.map(() => 0),
@@ -172,6 +175,8 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     for (let index = 0; index < faultCount; index += 1) planned.push(plan(lane, kinds, number));
 
     const inputs = inputsFor(lane.cluster, fromClusterDocument);
+    const created = lane.outputs === undefined;
+    const previousClaim = lane.outputs?.claim;
     let outcome: PassOutcome = "succeeded";
     let reported: string | undefined;
     let errorMessage: string | undefined;
@@ -225,6 +230,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
         otherWriterEntries: races.entries,
         otherWriterRecordedStatus: races.wholeSubtree,
         credentialScope: "process",
+        claim: { created, recorded: lane.outputs?.claim, previous: previousClaim },
       },
       sandbox.identities,
       reliability.secrets(),
@@ -272,7 +278,22 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     if (random() < 0.3 && sandbox.identities.rotate(pickIdentity(lane.cluster, random)) !== undefined)
       tally(figures.changes, "identity rotated in ARM before a refresh");
     const planned = random() < options.faultProbability ? [plan(lane, laneFaultKinds, number)] : [];
+    // Sometimes the cluster is gone (both its documents deleted, its subscription's kept), or only
+    // its ServiceProviderCluster document: the refresh drops the first, keeps the second.
+    const removal = random();
+    const removed =
+      removal < 0.1
+        ? [lane.cluster.serviceProviderClusterDocumentId, lane.cluster.clusterDocumentId]
+        : removal < 0.2
+          ? [lane.cluster.serviceProviderClusterDocumentId]
+          : [];
+    const saved = removed.map((id) => sandbox.documents.read(lane.cluster.partitionKey, id)).filter((document) => document !== undefined);
+    for (const id of removed) sandbox.documents.delete(lane.cluster.partitionKey, id);
+    if (removed.length > 0)
+      tally(figures.changes, removed.length === 2 ? "cluster documents deleted before a refresh" : "ServiceProviderCluster document deleted before a refresh");
     const before = readServiceProviderCluster(sandbox, lane.cluster);
+    const clusterDocumentPresent = sandbox.documents.read(lane.cluster.partitionKey, lane.cluster.clusterDocumentId) !== undefined;
+    const subscriptionDocumentPresent = sandbox.documents.read(lane.cluster.partitionKey, subscriptionDocumentIdOf(lane.cluster)) !== undefined;
     const writesBefore = writesTo(lane.cluster);
     let returned: { id: string; status: unknown } | undefined;
     let failure: { outcome: PassOutcome; message: string } | undefined;
@@ -284,6 +305,9 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     } catch (error) {
       failure = classifyFailure(error);
     }
+    const after = readServiceProviderCluster(sandbox, lane.cluster);
+    // The resource provider recreates what was removed; the lane's next pass then writes it again.
+    if (saved.length > 0) sandbox.documents.putMany(saved);
     for (const fault of planned) {
       tally(figures.faultsInjected, fault.kind.name, fault.rule.triggered);
       retireFault(fault);
@@ -291,11 +315,14 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     const violations = checkRefresh(
       {
         before,
-        after: readServiceProviderCluster(sandbox, lane.cluster),
+        after,
         writes: writesTo(lane.cluster) - writesBefore,
         returned,
         failure,
         documentId: lane.cluster.serviceProviderClusterDocumentId,
+        clusterDocumentPresent,
+        subscriptionDocumentPresent,
+        returnedDrift: props?.drift,
       },
       reliability.secrets(),
     );
@@ -326,7 +353,14 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     let otherWriterStatus: Document | undefined;
     let raceRule: FaultRule | undefined;
     let theirs: Document | undefined;
-    if (deleteFault !== undefined) {
+    let renamed: { outputs: typeof lane.outputs; status: Document | undefined } | undefined;
+    if (deleteFault?.when === "rename") {
+      // The engine's rename without an alias: the new resource is created first, the old one deleted after.
+      tally(figures.faultsPlanned, deleteFault.name);
+      tally(figures.faultsInjected, deleteFault.name);
+      const created = (await provider.create(inputsFor(lane.cluster))).outs;
+      renamed = { outputs: created, status: structuredClone(ownedStatus(readServiceProviderCluster(sandbox, lane.cluster))) };
+    } else if (deleteFault !== undefined) {
       const identityId = pickIdentity(lane.cluster, random);
       sandbox.identities.rotate(identityId);
       theirs = completeStatusOf(faultScopeFor(sandbox, lane.cluster, identityId, number));
@@ -363,12 +397,14 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
       recordedStatus: outputs.status,
       recordedDrift: (outputs.drift ?? []).length > 0,
       otherWriterStatus,
+      ...(renamed?.status === undefined ? {} : { renamedStatus: renamed.status }),
       errorMessage,
     });
     figures.deletes[outcome] += 1;
     if (otherWriterStatus !== undefined) figures.deletes.withOtherWriter += 1;
-    // The engine forgets a deleted resource; the lane's next pass creates it again.
-    if (outcome !== "failed") lane.outputs = undefined;
+    if (renamed !== undefined) figures.deletes.renamed += 1;
+    // The engine forgets a deleted resource; the lane's next pass creates it again, unless it was renamed: the new one goes on.
+    if (outcome !== "failed") lane.outputs = renamed?.outputs;
     record(`delete after pass ${number} (${deleteFault?.name ?? "no other writer"})`, violations);
   };
 
@@ -415,6 +451,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
   // Settings faults: a provider whose settings name a database or container that does not exist
   // refreshes, updates and deletes resources recorded with the right settings.
   const settingsProviders = settingsFaultKinds.map((kind) => ({ kind, provider: reliability.provider(kind.settings(reliability.config)) }));
+  if ((options.settingsRounds ?? 0) > 0) for (const kind of settingsFaultKinds) await kind.prepare?.(sandbox);
   for (let round = 0; round < (options.settingsRounds ?? 0); round += 1) {
     const lane = lanes[round % lanes.length];
     const { kind, provider: wrongProvider } = settingsProviders[round % settingsProviders.length];

@@ -5,6 +5,7 @@
  * faults of the settings (a container that does not exist) have phases of their own too.
  */
 import type { FaultRuleInput } from "../../sandbox/faultInjector";
+import type { Sandbox } from "../../sandbox/sandbox";
 
 /** JSON pointer of the subtree this hook owns in the ServiceProviderCluster document. */
 export const ownedSubtreePointer = "/properties/status/dataPlaneOperatorsManagedIdentities";
@@ -350,8 +351,12 @@ export interface DeleteFaultSpecification {
   readonly name: string;
   readonly target: "cosmos";
   readonly description: string;
-  /** `before`: the other writer writes before the delete reads; `between`: between its read and its write (a race rule). */
-  readonly when: "before" | "between";
+  /**
+   * `before`: the other writer writes before the delete reads; `between`: between its read and its
+   * write (a race rule); `rename`: another resource of the same cluster (a new name, another stack)
+   * is created before the delete, and takes the status over.
+   */
+  readonly when: "before" | "between" | "rename";
 }
 
 /** Delete faults (the delete phase, alternating with deletes that meet no other writer). */
@@ -368,6 +373,13 @@ export const deleteFaultKinds: readonly DeleteFaultSpecification[] = [
     when: "between",
     description: "Another writer records a fresh status between the delete's read and its write (412); compared again on the re-read: kept whole",
   },
+  {
+    name: "rename-before-delete",
+    target: "cosmos",
+    when: "rename",
+    description:
+      "The cluster's resource is renamed the way the engine does it without an alias: a resource of the same cluster is created (the status current: it writes only its claim), then the old one is deleted: the recorded IDs stay, with the new resource's claim",
+  },
 ];
 
 /**
@@ -383,6 +395,8 @@ export interface SettingsFaultSpecification {
   readonly setting: string;
   /** The settings of the phase's provider, given the right ones. */
   settings(config: Readonly<Record<string, string>>): Readonly<Record<string, string>>;
+  /** Makes what the wrong settings name exist, when they name something that exists. */
+  prepare?(sandbox: Sandbox): Promise<void>;
 }
 
 /** Settings faults (a phase of their own). */
@@ -401,6 +415,17 @@ export const settingsFaultKinds: readonly SettingsFaultSpecification[] = [
     setting: "cosmosDatabase",
     description: "cosmosDatabase names a database that does not exist: the same",
     settings: (config) => ({ cosmosDatabase: `${config.cosmosDatabase ?? "arohcp"}-typo` }),
+  },
+  {
+    name: "cosmos-other-container",
+    target: "cosmos",
+    setting: "cosmosContainer",
+    description:
+      "cosmosContainer names another container of the database, which exists (as Billing does beside Resources): nothing of the clusters' subscriptions is there, so refresh, update and delete fail naming the setting instead of reading the documents as deleted, write nothing, and the resource stays in state",
+    settings: () => ({ cosmosContainer: "Billing" }),
+    prepare: async (sandbox) => {
+      await sandbox.cosmosContainer.database.containers.createIfNotExists({ id: "Billing", partitionKey: { paths: ["/partitionKey"] } });
+    },
   },
 ];
 

@@ -74,8 +74,14 @@ export const invariantCatalogue: ReadonlyArray<{ readonly key: string; readonly 
   {
     key: "stateKeepsResources",
     statement:
-      "state never loses a resource whose document exists: a refresh returns an empty id (the engine drops the resource) only when the document is gone, and fails instead when it cannot tell; a delete that cannot reach the document fails, so the engine keeps the resource; a refresh never writes",
-    violation: /empty id|would forget|kept the resource|state held|refresh wrote|refresh neither/,
+      "a refresh never drops a resource whose cluster documents exist: it returns an empty id (the engine drops the resource) only when the ServiceProviderCluster and HCPOpenShiftCluster documents are both gone and the subscription's own document is there (the container is the fleet's); with the cluster document there it keeps the resource, a drift line naming the missing document; with nothing of the subscription there it fails naming cosmosContainer; a delete that cannot reach the document fails, so the engine keeps the resource; a refresh never writes",
+    violation: /empty id|would forget|kept the resource|state held|refresh wrote|refresh neither|dropped a resource|cannot tell/,
+  },
+  {
+    key: "claims",
+    statement:
+      "a rename keeps the recorded IDs: a create writes its claim (claimedBy) even when nothing else changes, an update never changes it, and the delete of a resource whose cluster another resource (a new name, another stack) was created for since keeps the subtree exactly as that one left it; a delete that clears removes the claim with it",
+    violation: /claim|rename/,
   },
   {
     key: "settingsErrors",
@@ -152,6 +158,11 @@ export interface PassRecord {
   readonly credentialScope?: "process" | "cluster";
   /** The cluster's ARM ID, which a cluster failure (ClusterCredentialError) must name. */
   readonly clusterResourceId?: string;
+  /**
+   * Whether the pass was a create (the lane held no resource), the claim its outputs record after
+   * it, and the one they recorded before (an update's).
+   */
+  readonly claim?: { readonly created: boolean; readonly recorded: string | undefined; readonly previous: string | undefined };
 }
 
 /**
@@ -221,7 +232,7 @@ export function checkPass(record: PassRecord, identities: IdentityStore, secrets
   if (status === undefined) {
     return [...violations, `the pass ended '${record.outcome}' but no status subtree was persisted`];
   }
-  if (record.otherWriterRecordedStatus === true && !isDeepStrictEqual(status, ownedStatus(record.before))) {
+  if (record.otherWriterRecordedStatus === true && !isDeepStrictEqual(withoutClaim(status), withoutClaim(ownedStatus(record.before)))) {
     // Decided again on the re-read: a complete, current status needs no work, and ours is older than theirs.
     violations.push("another writer recorded a complete, current status between our read and our write, yet the pass wrote over it");
   }
@@ -229,6 +240,31 @@ export function checkPass(record: PassRecord, identities: IdentityStore, secrets
     violations.push("the status reported to the engine differs from the status persisted in Cosmos");
   }
   violations.push(...statusViolations(status, record, identities, secrets));
+  violations.push(...claimViolations(status, record));
+  return violations;
+}
+
+/** A subtree without the claim (core/statusClaim.ts), which a create writes over whatever is there. */
+function withoutClaim(subtree: Document | undefined): Document | undefined {
+  if (subtree === undefined) return undefined;
+  const { claimedBy: _claim, ...rest } = subtree;
+  return rest;
+}
+
+/** A create writes its claim, alone when nothing else changes; an update leaves the claim, and its outputs keep theirs. */
+function claimViolations(status: Document, record: PassRecord): string[] {
+  const claim = record.claim;
+  if (claim === undefined || record.otherWriterRecordedStatus === true) return [];
+  if (claim.created) {
+    return typeof claim.recorded === "string" && status.claimedBy === claim.recorded
+      ? []
+      : [`the create did not write its claim (claimedBy ${JSON.stringify(status.claimedBy)}, the resource's ${JSON.stringify(claim.recorded)})`];
+  }
+  const violations: string[] = [];
+  if (!isDeepStrictEqual(status.claimedBy, ownedStatus(record.before)?.claimedBy)) {
+    violations.push(`an update changed the claim (from ${JSON.stringify(ownedStatus(record.before)?.claimedBy)} to ${JSON.stringify(status.claimedBy)})`);
+  }
+  if (claim.recorded !== claim.previous) violations.push(`the update's outputs lost the resource's claim (${JSON.stringify(claim.previous)})`);
   return violations;
 }
 
@@ -251,7 +287,7 @@ export function checkSettledDocument(
 }
 
 /** Fields of the owned subtree and of its entries this hook reads and writes; any other field belongs to another writer. */
-const knownSubtreeFields: ReadonlySet<string> = new Set(["identities", "earliestRecheckTime"]);
+const knownSubtreeFields: ReadonlySet<string> = new Set(["identities", "earliestRecheckTime", "claimedBy"]);
 const knownEntryFields: ReadonlySet<string> = new Set(["resourceID", "clientId", "principalId", "retrievalError"]);
 
 type Entry = Record<string, unknown>;
@@ -395,20 +431,31 @@ export interface RefreshRecord {
   /** How a thrown error classifies, and its message. */
   readonly failure: { readonly outcome: PassOutcome; readonly message: string } | undefined;
   readonly documentId: string;
+  /** Whether the cluster's HCPOpenShiftCluster document, and the subscription's own, were there during the refresh. */
+  readonly clusterDocumentPresent: boolean;
+  readonly subscriptionDocumentPresent: boolean;
+  /** The drift lines `read` returned, when it returned. */
+  readonly returnedDrift?: readonly string[];
 }
 
 /**
- * A refresh never writes, and state never loses a resource whose document exists: `read` returns
- * an empty id (the engine then drops the resource) only when the document is gone; a refresh that
- * cannot tell fails instead, with one of the documented errors.
+ * A refresh never writes, and never drops a resource whose cluster documents exist: `read` returns
+ * an empty id (the engine then drops the resource) only when the ServiceProviderCluster and cluster
+ * documents are both gone from a container that holds the subscription's document; with the cluster
+ * document there it keeps the resource with a drift line; with nothing of the subscription there it
+ * fails naming the settings. Any other failure must be one of the documented errors.
  */
 export function checkRefresh(record: RefreshRecord, secrets: readonly string[]): string[] {
   const violations: string[] = [];
   if (record.writes > 0 || !isDeepStrictEqual(record.after, record.before)) {
     violations.push(`the refresh wrote to document ${record.documentId} (${record.writes} write(s)): a refresh never writes`);
   }
+  const nothingThere = record.before === undefined && !record.clusterDocumentPresent && !record.subscriptionDocumentPresent;
   if (record.failure !== undefined) {
     if (record.failure.outcome === "crashed") violations.push(`the refresh failed with an undocumented error: ${record.failure.message}`);
+    if (nothingThere && !record.failure.message.includes(":cosmosContainer'")) {
+      violations.push(`nothing of the subscription is in the container, yet the refresh failed without naming cosmosContainer: ${record.failure.message}`);
+    }
     violations.push(...secretViolations("refresh error message", record.failure.message, secrets));
     return violations;
   }
@@ -416,10 +463,19 @@ export function checkRefresh(record: RefreshRecord, secrets: readonly string[]):
   if (returned === undefined) {
     return [...violations, "the refresh neither returned nor failed"];
   }
-  if (record.before !== undefined && returned.id === "") {
+  if (nothingThere) {
+    violations.push(`nothing of the subscription is in the container, so a refresh cannot tell deleted from elsewhere, yet it returned id '${returned.id}'`);
+  } else if (record.before !== undefined && returned.id === "") {
     violations.push(`the refresh returned an empty id although document ${record.documentId} exists: the engine would drop the resource from state`);
+  } else if (record.before === undefined && record.clusterDocumentPresent) {
+    if (returned.id === "") violations.push(`the refresh dropped a resource whose cluster document exists (document ${record.documentId} alone is missing)`);
+    else if (!(record.returnedDrift ?? []).some((line) => line.includes(`${record.documentId} does not exist`))) {
+      violations.push(
+        `document ${record.documentId} is missing while its cluster document exists, and the refresh kept the resource without a drift line saying so`,
+      );
+    }
   } else if (record.before === undefined && returned.id !== "") {
-    violations.push(`document ${record.documentId} is gone, yet the refresh kept the resource (id '${returned.id}')`);
+    violations.push(`document ${record.documentId} and its cluster document are gone, yet the refresh kept the resource (id '${returned.id}')`);
   } else if (record.before !== undefined) {
     if (returned.id !== record.documentId) violations.push(`the refresh changed the resource id to '${returned.id}'`);
     if (typeof returned.status !== "string" || !reportsPersistedStatus(returned.status, ownedStatus(record.after) ?? {})) {
@@ -440,6 +496,8 @@ export interface DeleteRecord {
   readonly recordedDrift: boolean;
   /** The subtree another writer recorded after this resource's last write, when one did (before the delete or during it). */
   readonly otherWriterStatus: Document | undefined;
+  /** The subtree as a resource of the same cluster created before the delete left it (a rename), when one was. */
+  readonly renamedStatus?: Document;
   /** The error message, when the delete failed. */
   readonly errorMessage: string | undefined;
 }
@@ -464,6 +522,15 @@ export function checkDelete(record: DeleteRecord): { violations: string[]; outco
   const after = ownedStatus(record.after) ?? {};
   const cleared = after.identities === undefined && after.earliestRecheckTime === undefined;
   const outcome = cleared ? "cleared" : "kept";
+  if (cleared && after.claimedBy !== undefined) {
+    violations.push(`the delete cleared the subtree but left a claim in it (${JSON.stringify(after.claimedBy)})`);
+  }
+  if (record.renamedStatus !== undefined) {
+    if (!isDeepStrictEqual(after, record.renamedStatus)) {
+      violations.push(`a rename: the older resource's delete did not keep what the newer one took over: ${firstDifference(record.renamedStatus, after)}`);
+    }
+    return { violations, outcome };
+  }
   if (record.otherWriterStatus !== undefined) {
     if (!isDeepStrictEqual(after, record.otherWriterStatus)) {
       violations.push("another writer recorded the subtree after this resource's last write, yet the delete did not keep it whole");

@@ -218,9 +218,9 @@ export function renderReliabilityReport(figures: ReliabilityFigures): string {
           .join(", ") || "none"
       }; without a fault: ${campaign.globalFailuresByFault["no fault"] ?? 0}.`,
     "",
-    `Refreshes (\`read\`): ${campaign.refreshes.kept + campaign.refreshes.dropped + campaign.refreshes.failed}; ${campaign.refreshes.kept} returned the resource with the persisted status, ${campaign.refreshes.dropped} dropped it (document deleted by \`cosmos-delete-before-write\`), ${campaign.refreshes.failed} failed.`,
+    `Refreshes (\`read\`): ${campaign.refreshes.kept + campaign.refreshes.dropped + campaign.refreshes.failed}; ${campaign.refreshes.kept} returned the resource with the persisted status, ${campaign.refreshes.dropped} dropped it (its cluster's documents deleted, its subscription's document there; a ServiceProviderCluster document deleted alone, by \`cosmos-delete-before-write\` or before the refresh, keeps the resource), ${campaign.refreshes.failed} failed.`,
     "",
-    `Deletes: ${campaign.deletes.cleared + campaign.deletes.kept + campaign.deletes.failed}, ${campaign.deletes.withOtherWriter} of them meeting another writer; ${campaign.deletes.cleared} reset the subtree to {}, ${campaign.deletes.kept} kept it whole, ${campaign.deletes.failed} failed.`,
+    `Deletes: ${campaign.deletes.cleared + campaign.deletes.kept + campaign.deletes.failed}, ${campaign.deletes.withOtherWriter} of them meeting another writer and ${campaign.deletes.renamed} after a resource of the same cluster was created (a rename); ${campaign.deletes.cleared} reset the subtree to {}, ${campaign.deletes.kept} kept it whole, ${campaign.deletes.failed} failed.`,
     "",
     `Settings faults (${settingsFaultKinds.map((kind) => `\`${kind.setting}\``).join(" or ")} naming a Cosmos resource that does not exist): ${campaign.settingsOperations.failedNamingSetting} of ${campaign.settingsOperations.run} operations failed naming the setting and its value.`,
     "",

@@ -17,6 +17,7 @@ import type { FleetClusterDescription } from "../../sandbox/seed";
 import {
   buildClusterDocument,
   buildServiceProviderClusterDocument,
+  buildSubscriptionDocument,
   clusterResourceIdFor,
   documentIdFor,
   serviceProviderClusterResourceIdFor,
@@ -102,6 +103,8 @@ export function seedLanes(sandbox: Sandbox, prefix: string, count: number, ident
     const controlPlane = sandbox.identities.create(identityResourceId(subscriptionId, resourceGroupName, `${clusterName}-control-plane`));
     const info = (identity: typeof controlPlane) => ({ resourceId: identity.id, clientId: identity.clientId, principalId: identity.principalId });
     documents.push(
+      // The subscription's own document, as the resource provider keeps it beside its clusters'.
+      buildSubscriptionDocument(subscriptionId),
       buildClusterDocument({
         clusterResourceId,
         dataPlaneOperators,
@@ -141,6 +144,11 @@ export function ownedStatus(document: Document | undefined): Document | undefine
   const properties = document?.properties as Document | undefined;
   const status = properties?.status as Document | undefined;
   return status?.dataPlaneOperatorsManagedIdentities as Document | undefined;
+}
+
+/** The id of the document of the cluster's subscription, which the resource provider keeps beside its clusters'. */
+export function subscriptionDocumentIdOf(cluster: FleetClusterDescription): string {
+  return documentIdFor(`/subscriptions/${cluster.partitionKey}`);
 }
 
 /** Everything but the owned subtree, the hook's bookkeeping and Cosmos system fields. */

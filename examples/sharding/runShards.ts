@@ -2,12 +2,14 @@
  * Shards a large fleet across stacks and runs them concurrently with the Automation API.
  *
  * A cluster's shard is a hash of its ARM ID modulo the shard count, so adding or removing clusters
- * never moves the others between stacks (a moved cluster is deleted from one stack, which clears
- * its status, and created in another). Changing the shard count does move clusters: afterwards run
- * every shard once more with `refresh` then `up` (docs/operations.md, "Sharding").
+ * never moves the others between stacks. Changing the shard count does move clusters: each moved
+ * cluster is created in its new stack, which takes its status over (its claim), and deleted from its
+ * old one, whose delete then keeps that status, in whichever order the stacks run. It moves most of
+ * a shard's clusters, more than an update may delete without saying so: pass
+ * `--allow-cluster-removals` to that one run (docs/operations.md, "Sharding").
  *
  * Usage (from the project root, after `npm run build`):
- *   npx ts-node examples/sharding/runShards.ts clusters.json --shards 8 --concurrency 2 [--operation up|refresh|preview|destroy]
+ *   npx ts-node examples/sharding/runShards.ts clusters.json --shards 8 --concurrency 2 [--operation up|refresh|preview|destroy] [--allow-cluster-removals]
  * clusters.json is the `clusters` list of the program. Stack config other than `clusters` comes
  * from ARO_HCP_* / COSMOS_KEY / AZURE_* in the environment (resources/core/settings.ts).
  */
@@ -54,9 +56,15 @@ export function splitIntoShards(clusters: readonly ClusterDeclaration[], shardCo
  * only when the shard's share of a non-empty fleet is empty: its clusters left the fleet (or moved to
  * another shard), and its `up` must be able to delete them. An empty fleet file leaves it false, so
  * every shard that still holds clusters refuses that run instead of deleting them all.
+ * `allowClusterRemovals` (program/clusterRemovals.ts) is set only when the caller asks, for the run
+ * after a change of the shard count.
  */
-export function shardConfig(shard: Shard, fleetSize: number): Record<string, string> {
-  return { clusters: JSON.stringify(shard.clusters), allowEmptyFleet: String(shard.clusters.length === 0 && fleetSize > 0) };
+export function shardConfig(shard: Shard, fleetSize: number, allowClusterRemovals = false): Record<string, string> {
+  return {
+    clusters: JSON.stringify(shard.clusters),
+    allowEmptyFleet: String(shard.clusters.length === 0 && fleetSize > 0),
+    ...(allowClusterRemovals ? { allowClusterRemovals: "true" } : {}),
+  };
 }
 
 /** Options of {@link runShards}. */
@@ -110,7 +118,9 @@ async function main(argv: readonly string[]): Promise<number> {
   };
   const file = argv.find((argument) => !argument.startsWith("--") && !argv[argv.indexOf(argument) - 1]?.startsWith("--"));
   if (file === undefined) {
-    throw new Error("usage: runShards.ts <clusters.json> [--shards N] [--concurrency N] [--operation up|refresh|preview|destroy] [--prefix NAME]");
+    throw new Error(
+      "usage: runShards.ts <clusters.json> [--shards N] [--concurrency N] [--operation up|refresh|preview|destroy] [--prefix NAME] [--allow-cluster-removals]",
+    );
   }
   const clusters = parseClusterList(JSON.parse(readFileSync(file, "utf8")) as unknown, file);
   const shards = splitIntoShards(clusters, Number(option("shards", "4")), option("prefix", "fleet"));
@@ -122,7 +132,8 @@ async function main(argv: readonly string[]): Promise<number> {
     concurrency: Number(option("concurrency", "2")),
     operation: option("operation", "up") as ShardOperation,
     refreshParallel: engine.refreshParallelism(),
-    openShard: (shard) => engine.openStack({ engine: command, stackName: shard.stackName, config: shardConfig(shard, clusters.length) }),
+    openShard: (shard) =>
+      engine.openStack({ engine: command, stackName: shard.stackName, config: shardConfig(shard, clusters.length, argv.includes("--allow-cluster-removals")) }),
     onOutput: (stackName, text) =>
       process.stdout.write(
         text

@@ -6,10 +6,10 @@ import { SettingsError, projectName, settingsKeys } from "./settingsKeys";
 
 /**
  * Keys of the same namespace that the program (index.ts) reads, not the provider: `clusters`,
- * `clustersFile` and `allowEmptyFleet` (program/emptyFleet.ts). Known here so that the provider,
+ * `clustersFile`, `allowEmptyFleet` (program/emptyFleet.ts) and `allowClusterRemovals` (program/clusterRemovals.ts). Known here so that the provider,
  * which receives the whole stack config, does not refuse them as typos.
  */
-export const programKeys: readonly string[] = ["clusters", "clustersFile", "allowEmptyFleet"];
+export const programKeys: readonly string[] = ["clusters", "clustersFile", "allowEmptyFleet", "allowClusterRemovals"];
 
 /**
  * The stack config as the provider host hands it to `configure`. `get` takes a full key

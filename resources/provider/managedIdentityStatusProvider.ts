@@ -5,6 +5,7 @@
  * through the stable entry ../managedIdentityStatusProvider.ts. Settings come
  * from `configure` or the environment at call time. The factory is the seam for tests.
  */
+import { randomBytes } from "node:crypto";
 import { goToLower } from "../core/goStrings";
 import type * as pulumi from "@pulumi/pulumi";
 import type { AzureAdapters } from "./azureAdapters";
@@ -35,6 +36,8 @@ export interface ProviderOverrides {
   readonly options?: Partial<SyncOptions>;
   /** Settings source used instead of `configure` and the environment. */
   readonly config?: ConfigSource;
+  /** The claim a create draws (core/statusClaim.ts); 16 random hex digits otherwise. */
+  readonly newClaim?: () => string;
 }
 
 type Inputs = ProviderInputs & { readonly __provider?: string };
@@ -80,11 +83,12 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     };
   };
 
-  const reconcile = async (inputs: Inputs, force: boolean): Promise<{ id: string; outs: Outputs }> => {
+  // A create takes the subtree over with a new claim; an update keeps recording the one it has.
+  const reconcile = async (inputs: Inputs, force: boolean, claim: { take: boolean; id: string | undefined }): Promise<{ id: string; outs: Outputs }> => {
     const cluster = parseCluster(inputs.clusterResourceId);
-    const request = { cluster, desired: desiredFromInputs(inputs), force, ...declaredCredentialOf(inputs) };
+    const request = { cluster, desired: desiredFromInputs(inputs), force, ...declaredCredentialOf(inputs), ...(claim.take ? { claim: claim.id } : {}) };
     const passDependencies = dependencies();
-    const recording = { recordDeclaredCredential: passDependencies.clusterCredentials !== undefined };
+    const recording = { recordDeclaredCredential: passDependencies.clusterCredentials !== undefined, claim: claim.id };
     try {
       const result = await syncManagedIdentityStatus(passDependencies, request);
       return { id: result.documentId, outs: toOutputs(inputs, result, [], recording) };
@@ -174,13 +178,14 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     },
 
     async create(inputs: Inputs) {
-      return reconcile(inputs, false);
+      // 64 random bits: unique among one cluster's resources, and 26 bytes of state per cluster.
+      return reconcile(inputs, false, { take: true, id: overrides.newClaim?.() ?? randomBytes(8).toString("hex") });
     },
 
     async update(_id: string, olds: Outputs, news: Inputs) {
       const stored = parseStoredOutputs(olds);
       const force = !stored.ok || stored.value.drift.length > 0;
-      const { outs } = await reconcile(news, force);
+      const { outs } = await reconcile(news, force, { take: false, id: typeof olds.claim === "string" ? olds.claim : undefined });
       return { outs };
     },
 
@@ -217,7 +222,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       const lastRecorded: KnownStatus | undefined =
         stored.ok && stored.value.drift.length === 0 ? (persistedKeys) => decodeOutputsStatus(stored.value.status, persistedKeys) : undefined;
       try {
-        await clearManagedIdentityStatus(dependencies(), parseCluster(props.clusterResourceId), lastRecorded);
+        await clearManagedIdentityStatus(dependencies(), parseCluster(props.clusterResourceId), lastRecorded, stored.ok ? stored.value.claim : undefined);
       } catch (error) {
         // A missing document is nothing to clear; a missing database or container is a setting to fix.
         if (isCosmosDocumentError(error) && error.statusCode === 404 && !isCosmosConfigurationError(error)) {

@@ -54,6 +54,8 @@ export interface ProviderOutputs {
   readonly skippedReason?: string;
   /** Differences `read` (refresh) found between state, Cosmos and Azure, which the next update fixes; absent when none. */
   readonly drift?: readonly string[];
+  /** The claim this resource wrote when it was created (core/statusClaim.ts); absent in outputs of a resource created before claims. */
+  readonly claim?: string;
 }
 
 /** Where the inputs say a cluster's credential comes from. */
@@ -72,6 +74,7 @@ export interface StoredOutputs {
   readonly serviceManagedIdentity: string | null;
   readonly skippedReason: string | null;
   readonly declaredCredential: DeclaredCredential;
+  readonly claim: string | undefined;
 }
 
 /** The status and its counts, as outputs. */
@@ -110,7 +113,7 @@ export function toOutputs(
   inputs: ProviderInputs,
   result: PassOutcome,
   drift: readonly string[],
-  options: { readonly recordDeclaredCredential?: boolean } = {},
+  options: { readonly recordDeclaredCredential?: boolean; readonly claim?: string } = {},
 ): ProviderOutputs {
   // Recorded only when it is not an input: the inputs are in state already.
   const documentServiceManagedIdentity = inputs.serviceManagedIdentity === undefined ? result.serviceManagedIdentity : undefined;
@@ -126,6 +129,7 @@ export function toOutputs(
     ...statusOutputs(result.status, operatorNamesOf(inputs)),
     ...(result.skippedReason === undefined ? {} : { skippedReason: result.skippedReason }),
     ...(drift.length === 0 ? {} : { drift }),
+    ...(options.claim === undefined ? {} : { claim: options.claim }),
   };
 }
 
@@ -170,7 +174,7 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
   const fail = (property: string, expected: string): void => {
     failures.push({ property, reason: `is ${describeType(value[property])}, expected ${expected}` });
   };
-  const { schemaVersion, clusterResourceId, inputsDigest: digest, drift, serviceManagedIdentity, skippedReason } = value;
+  const { schemaVersion, clusterResourceId, inputsDigest: digest, drift, serviceManagedIdentity, skippedReason, claim } = value;
   if (schemaVersion !== outputsSchemaVersion) fail("schemaVersion", `${outputsSchemaVersion}`);
   if (typeof clusterResourceId !== "string") fail("clusterResourceId", "a string");
   if (typeof digest !== "string") fail("inputsDigest", "a string");
@@ -179,6 +183,7 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
   if (driftList === undefined) fail("drift", "a list of strings");
   if (!isOptionalString(serviceManagedIdentity)) fail("serviceManagedIdentity", "a string or null");
   if (!isOptionalString(skippedReason)) fail("skippedReason", "a string or null");
+  if (claim !== undefined && typeof claim !== "string") fail("claim", "a string");
   const declared = value.declaredCredential;
   const declaredCredential: DeclaredCredential | undefined =
     declared === undefined || declared === null
@@ -213,6 +218,7 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
       serviceManagedIdentity: serviceManagedIdentity ?? null,
       skippedReason: skippedReason ?? null,
       declaredCredential,
+      claim: typeof claim === "string" ? claim : undefined,
     },
   };
 }

@@ -9,12 +9,12 @@
  * subscription's included. Used only once the ServiceProviderCluster document read as absent, so
  * a refresh or delete of a cluster whose document exists pays nothing.
  */
-import { CosmosDocumentError, cosmosStatusCode, describeCosmosError } from "../core/errors";
+import { CosmosDocumentError, cosmosStatusCode, describeCosmosError, isCosmosConfigurationError, isCosmosDocumentError } from "../core/errors";
 import type { DocumentLocation } from "../core/documentLocation";
 import type { StoredDocument } from "../cosmos/documentStore";
 import { absentEverywhereError } from "../cosmos/settingsProblems";
 import type { DocumentDependencies } from "./documentReads";
-import { startReadLive } from "./documentReads";
+import { readLive, startReadLive, waitForDocument } from "./documentReads";
 
 /**
  * `clusterDocumentPresent`: the cluster's HCPOpenShiftCluster document is there (the cluster exists,
@@ -50,14 +50,40 @@ export async function explainMissingServiceProviderCluster(
   if ((await subscriptionRead) !== undefined) {
     return "deleted";
   }
-  const subscriptionResourceId = `/subscriptions/${location.partitionKey}`;
-  throw absentEverywhereError(
+  throw nothingOfTheSubscription(dependencies, location, verb);
+}
+
+/**
+ * Waits (bounded) for the cluster's HCPOpenShiftCluster document as a pass does
+ * (documentReads.ts); when it never appears and neither the ServiceProviderCluster document nor the
+ * subscription's is there either, the pass fails naming the settings instead of the document.
+ */
+export async function waitForClusterDocument(
+  dependencies: DocumentDependencies,
+  location: DocumentLocation,
+  description: string,
+  firstRead: Promise<StoredDocument | undefined>,
+): Promise<StoredDocument> {
+  try {
+    return await waitForDocument(dependencies, location.partitionKey, location.clusterDocumentId, description, firstRead);
+  } catch (error) {
+    if (!isCosmosDocumentError(error) || error.statusCode !== 404 || isCosmosConfigurationError(error)) throw error;
+    const serviceProviderCluster = readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
+    const subscription = readEvenSoftDeleted(dependencies, location.partitionKey, location.subscriptionDocumentId);
+    // Only a proof changes the report: a read that fails here leaves the missing cluster document as the failure.
+    const [spc, subscriptionDocument] = await Promise.all([serviceProviderCluster, subscription]).catch(() => [true, true]);
+    throw spc === undefined && subscriptionDocument === undefined ? nothingOfTheSubscription(dependencies, location, "update") : error;
+  }
+}
+
+function nothingOfTheSubscription(dependencies: DocumentDependencies, location: DocumentLocation, verb: "refresh" | "delete" | "update"): CosmosDocumentError {
+  return absentEverywhereError(
     verb,
     {
       serviceProviderClusterDocumentId: location.documentId,
       clusterDocumentId: location.clusterDocumentId,
       subscriptionDocumentId: location.subscriptionDocumentId,
-      subscriptionResourceId,
+      subscriptionResourceId: `/subscriptions/${location.partitionKey}`,
     },
     dependencies.documentStore.location,
   );

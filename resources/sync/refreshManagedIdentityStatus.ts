@@ -25,10 +25,13 @@ import { isFailedRetrievalError, parseTimestamp, statusEquals } from "../core/id
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { readStoredStatus } from "../core/serviceProviderClusterDocument";
+import { storedClaimOf } from "../core/statusClaim";
 import type { SyncDependencies } from "./syncDependencies";
 import { locate } from "../core/documentLocation";
 import { readLive } from "./documentReads";
 import { writeStatus } from "./statusWrite";
+import type { JsonObject } from "../core/json";
+import type { StatusHalves } from "../core/statusPatch";
 import { refreshLookupDependencies } from "./clusterLookups";
 import { explainMissingServiceProviderCluster } from "./documentAbsence";
 import { log } from "../logging/logger";
@@ -184,14 +187,16 @@ export interface ClearResult {
  * they cannot say, which keeps the subtree), so nobody else has
  * written it since: IDs nobody maintains any more must not go stale in place. A subtree another
  * writer (upstream's controller, another stack or shard, a person) wrote after that is theirs,
- * and is kept whole. The comparison is made under the etag: should the document change between
- * the read and the write (HTTP 412), it is read and compared again. A missing document, or an
- * empty subtree, writes nothing.
+ * and is kept whole; so is one another resource of the same cluster claimed since (`claim` is this
+ * resource's, from its outputs: core/statusClaim.ts). The comparison is made under the etag: should
+ * the document change between the read and the write (HTTP 412), it is read and compared again. A
+ * document proved missing (sync/documentAbsence.ts), or an empty subtree, writes nothing.
  */
 export async function clearManagedIdentityStatus(
   dependencies: SyncDependencies,
   cluster: ParsedResourceId,
   lastRecorded: KnownStatus | undefined,
+  claim?: string,
 ): Promise<ClearResult> {
   const location = locate(cluster);
   const stored = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
@@ -201,8 +206,14 @@ export async function clearManagedIdentityStatus(
     return { outcome: "absent", wrote: false };
   }
   // Set by the decision, which runs again on every re-read.
-  const decided: { outcome: ClearResult["outcome"] } = { outcome: "absent" };
-  const { wrote } = await writeStatus(dependencies, location, stored, (document) => {
+  const decided: { outcome: ClearResult["outcome"]; claimedBy?: string } = { outcome: "absent" };
+  const clear = (document: JsonObject): StatusHalves | undefined => {
+    // Another resource of the same cluster (a new name, another stack or shard) took it over since: it is theirs.
+    const claimedBy = storedClaimOf(document);
+    if (claimedBy !== undefined && claimedBy !== claim) {
+      Object.assign(decided, { outcome: "kept", claimedBy });
+      return undefined;
+    }
     const current = readStoredStatus(document);
     const empty =
       current.problems.length === 0 && Object.keys(current.status.identities ?? {}).length === 0 && current.status.earliestRecheckTime === undefined;
@@ -217,14 +228,14 @@ export async function clearManagedIdentityStatus(
     }
     decided.outcome = "cleared";
     return { dataPlane: {} };
-  });
+  };
+  const { wrote } = await writeStatus(dependencies, location, stored, clear, "drop");
   if (decided.outcome === "kept") {
-    log(
-      "warning",
-      "delete",
-      location.documentId,
-      "the status subtree was written by someone else after this resource's last write; it is kept as it is (nothing was cleared)",
-    );
+    const by =
+      decided.claimedBy === undefined
+        ? "written by someone else after this resource's last write"
+        : `taken over by another resource (claim ${decided.claimedBy})`;
+    log("warning", "delete", location.documentId, `the status subtree was ${by}; it is kept as it is (nothing was cleared)`);
   }
   return { outcome: decided.outcome, wrote };
 }

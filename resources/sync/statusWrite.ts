@@ -8,6 +8,9 @@ import type { DocumentLocation } from "../core/documentLocation";
 import type { JsonObject } from "../core/json";
 import type { StatusHalves } from "../core/statusPatch";
 import { identityStatusPatchOperations } from "../core/statusPatch";
+import { readStoredStatus } from "../core/serviceProviderClusterDocument";
+import type { ClaimChange } from "../core/statusClaim";
+import { claimChanges, withClaim } from "../core/statusClaim";
 import type { StoredDocument } from "../cosmos/documentStore";
 import type { DocumentDependencies } from "./documentReads";
 import { readLive } from "./documentReads";
@@ -27,25 +30,30 @@ export interface WriteOutcome {
  * stays as stored), or `undefined` when nothing needs writing; it is called again on every re-read
  * (`reread` true), so each half is decided again against what the other writer left
  * (core/statusDecision.ts), and its changes to the rest of the document are kept. Fields of a
- * subtree this hook does not know survive the patch (core/statusPatch.ts).
+ * subtree this hook does not know survive the patch (core/statusPatch.ts). `claim`
+ * (core/statusClaim.ts): a create's claim is written with the decided halves, or alone over the
+ * stored data plane operators' half when nothing else changes; `drop` removes it with a data plane
+ * half that is written (a delete that clears).
  */
 export async function writeStatus(
   dependencies: DocumentDependencies,
   location: DocumentLocation,
   initial: StoredDocument,
   decide: (document: JsonObject, reread: boolean) => StatusHalves | undefined,
+  claim?: ClaimChange,
 ): Promise<WriteOutcome> {
   let current = initial;
   for (let attempt = 1; ; attempt += 1) {
-    const halves = decide(current.document, attempt > 1);
-    if (halves === undefined || (halves.dataPlane === undefined && halves.msi === undefined)) {
+    const halves = withClaimOnly(current.document, decide(current.document, attempt > 1) ?? {}, claim);
+    if (halves.dataPlane === undefined && halves.msi === undefined) {
       return { document: current.document, written: {}, wrote: false, writeAttempts: attempt - 1 };
     }
+    const operations = identityStatusPatchOperations(current.document, halves, current.etag);
     try {
       await dependencies.documentStore.patchDocument(
         location.partitionKey,
         location.documentId,
-        identityStatusPatchOperations(current.document, halves, current.etag),
+        claim === undefined ? operations : withClaim(operations, claim),
         current.etag,
       );
       log("info", "write", location.documentId, `status written (attempt ${attempt})`);
@@ -84,4 +92,11 @@ export async function writeStatus(
       current = reread;
     }
   }
+}
+
+/** A claim alone goes over a stored data plane half that reads whole; a malformed one waits for a pass that decides on it. */
+function withClaimOnly(document: JsonObject, halves: StatusHalves, claim: ClaimChange | undefined): StatusHalves {
+  if (halves.dataPlane !== undefined || claim === undefined || claim === "drop" || !claimChanges(document, claim)) return halves;
+  const stored = readStoredStatus(document);
+  return stored.problems.length === 0 ? { ...halves, dataPlane: stored.status } : halves;
 }

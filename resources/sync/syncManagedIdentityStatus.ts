@@ -17,7 +17,8 @@
  * 4. Resolve the halves that have work at the same time: the data plane operators' lookups
  *    through ARM, the MSI half's one answer.
  * 5. Write once, with If-Match, the halves whose decision differs semantically from what is
- *    stored. On 412, re-read and decide each again, a bounded number of times.
+ *    stored. On 412, re-read and decide each again, a bounded number of times. A create also
+ *    writes its claim (core/statusClaim.ts), alone when nothing else changes.
  * 6. After persisting, throw what failed: the data plane half's error first (a
  *    {@link UserAssignedIdentityReadError} for identities that failed), the MSI half's after it,
  *    with the pass's result attached when anything was written.
@@ -36,7 +37,8 @@ import { readStoredMsiStatus } from "../core/msiManagedIdentities";
 import type { MsiWorkReason } from "../core/msiDecision";
 import type { DocumentLocation } from "../core/documentLocation";
 import { locate } from "../core/documentLocation";
-import { readLive, serviceProviderClusterDescription, startReadLive, waitForDocument, waitForServiceProviderCluster } from "./documentReads";
+import { readLive, serviceProviderClusterDescription, startReadLive, waitForServiceProviderCluster } from "./documentReads";
+import { waitForClusterDocument } from "./documentAbsence";
 import { writeStatus } from "./statusWrite";
 import type { DataPlaneDecide } from "./dataPlaneHalf";
 import { dataPlaneRefusal, planDataPlaneHalf, resolveDataPlaneHalf } from "./dataPlaneHalf";
@@ -57,6 +59,8 @@ export interface SyncRequest {
   /** The service managed identity and identity URL the inputs declare: they must agree with the cluster document's. */
   readonly serviceManagedIdentity?: string;
   readonly identityUrl?: string;
+  /** A create's claim (core/statusClaim.ts): written even when nothing else is, so an older resource's delete keeps the subtree. */
+  readonly claim?: string;
 }
 
 /** What a pass found and did. */
@@ -121,9 +125,22 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
   const dataPlane = planDataPlaneHalf(fromCluster as Extract<ClusterDesiredSet, { kind: "desired" }>, request.desired, storedStatus, now, request.force);
   const msi = planMsiHalf(fromCluster, storedMsi, now, request.forceMsi === true);
   const msiSkippedReason = msi.kind === "skipped" ? msi.reason : undefined;
+  const claim = request.claim === undefined ? undefined : { set: request.claim };
   if (dataPlane.kind !== "work" && msi.kind !== "work") {
     if (msi.kind === "unreadable") throw unreadableMsiError(location, msi.problems);
-    return { ...base, ...idle, status: storedStatus.status, msiStatus: storedMsi.status, skippedReason: undefined, msiSkippedReason };
+    // No Azure call; a create still takes the subtree over (its claim alone).
+    const claimed = claim === undefined ? undefined : await writeStatus(dependencies, location, stored, () => undefined, claim);
+    const status = claimed?.written.dataPlane ?? storedStatus.status;
+    return {
+      ...base,
+      ...idle,
+      status,
+      msiStatus: storedMsi.status,
+      skippedReason: undefined,
+      msiSkippedReason,
+      wrote: claimed?.wrote ?? false,
+      writeAttempts: claimed?.writeAttempts ?? 0,
+    };
   }
 
   // Both halves at once: the data plane operators' lookups and the MSI half's one answer.
@@ -141,10 +158,14 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
   ]);
   const decideDataPlane: DataPlaneDecide | undefined = dataPlaneResolved !== undefined && "decide" in dataPlaneResolved ? dataPlaneResolved.decide : undefined;
   const decideMsi: MsiDecide | undefined = msiResolved !== undefined && "decide" in msiResolved ? msiResolved.decide : undefined;
-  const written = await writeStatus(dependencies, location, stored, (document, reread) => {
-    const halves = { dataPlane: decideDataPlane?.(document, reread), msi: decideMsi?.(document, reread) };
-    return halves.dataPlane === undefined && halves.msi === undefined ? undefined : halves;
-  });
+  const written = await writeStatus(
+    dependencies,
+    location,
+    stored,
+    (document, reread) => ({ dataPlane: decideDataPlane?.(document, reread), msi: decideMsi?.(document, reread) }),
+    // A data plane half that failed changes nothing of its subtree, its claim included.
+    dataPlaneResolved !== undefined && "error" in dataPlaneResolved ? undefined : claim,
+  );
   const status = written.written.dataPlane ?? readStoredStatus(written.document).status;
   const msiStatus = written.written.msi ?? readStoredMsiStatus(written.document).status;
   // A failure is reported only while the persisted status still records one for that identity:
@@ -210,7 +231,7 @@ async function readClusterDocumentOf(
 ): Promise<{ fromCluster: ClusterDesiredSet; waited: boolean }> {
   const description = clusterDocumentDescription(cluster, location);
   const firstRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, description);
-  const stored = await waitForDocument(dependencies, location.partitionKey, location.clusterDocumentId, description, firstRead);
+  const stored = await waitForClusterDocument(dependencies, location, description, firstRead);
   // Settled by now: waitForDocument awaited it as its first poll (and threw had it failed).
   const waited = (await firstRead) === undefined;
   return { fromCluster: desiredFromClusterDocument(stored.document), waited };

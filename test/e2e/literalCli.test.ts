@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
-import { seedFleet } from "../../sandbox/seed";
+import { seedFleet, seedNamedCluster } from "../../sandbox/seed";
 import { resourceTypeToken } from "../../resources/serviceProviderClusterIdentityStatus";
 import { engineModule, literalCliEnvironment, runLiteralPulumi } from "./engineHelpers";
 
@@ -41,6 +41,21 @@ function pulumi(...args: string[]): Promise<string> {
 async function storedIdentities(cluster: FleetClusterDescription): Promise<Record<string, StoredIdentity>> {
   const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<StoredDocument>();
   return resource?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities ?? {};
+}
+
+/** The resource name of a cluster's status: its subscription, group and name, lowercased (program/declareFleet.ts). */
+function resourceNameOf(cluster: FleetClusterDescription): string {
+  const [, , subscription, , resourceGroup, , , , name] = cluster.clusterResourceId.split("/");
+  return `${subscription}/${resourceGroup}/${name}`.toLowerCase();
+}
+
+/** The names of the cluster resources `pulumi stack export` lists, sorted. */
+async function resourceNamesInState(): Promise<string[]> {
+  const exported = JSON.parse(await pulumi("stack", "export")) as { deployment: { resources?: Array<{ type: string; urn: string }> } };
+  return (exported.deployment.resources ?? [])
+    .filter((resource) => resource.type === resourceTypeToken)
+    .map((resource) => resource.urn.split("::").pop() ?? "")
+    .sort();
 }
 
 async function expectRecorded(cluster: FleetClusterDescription): Promise<void> {
@@ -113,6 +128,22 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
       return [dataPlane.requests, entra.tokensIssued, arm.getRequests];
     };
     const callsBefore = calls();
+    // A stack the previous version wrote named each resource after its cluster alone: the same
+    // resources under those names. The first `up` of this version moves them by aliases (matched by
+    // the cluster ID each resource's outputs record): nothing created, deleted or written.
+    const exportFile = join(scratchDirectory, "previous-names.json");
+    const exported = JSON.parse(await pulumi("stack", "export")) as {
+      deployment: { resources: Array<{ urn: string; type: string; outputs?: { clusterResourceId?: string } }> };
+    };
+    for (const resource of exported.deployment.resources.filter((candidate) => candidate.type === resourceTypeToken)) {
+      resource.urn = resource.urn.replace(/::[^:]+$/, `::${resource.outputs?.clusterResourceId?.split("/").pop() ?? ""}`);
+    }
+    writeFileSync(exportFile, JSON.stringify(exported));
+    await pulumi("stack", "import", "--file", exportFile);
+    const moved = await pulumi("up", "--yes", "--skip-preview");
+    expect(moved).not.toMatch(/created|deleted/);
+    expect(moved).toMatch(/3 unchanged/);
+    expect(await resourceNamesInState()).toEqual(fleet.map((cluster) => resourceNameOf(cluster)).sort());
     expect(await pulumi("refresh", "--yes")).toMatch(/3 unchanged/);
     await pulumi("up", "--yes", "--expect-no-changes");
     for (const cluster of fleet) {
@@ -130,14 +161,8 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
 
   it("refuses an up whose fleet is empty over a stack that holds clusters, naming allowEmptyFleet; with it true, the up goes ahead", async () => {
     const clustersFile = join(scratchDirectory, "clusters.json");
-    const clusterNames = fleet.map((cluster) => cluster.clusterResourceId.split("/").pop() ?? "").sort();
-    const clustersInState = async (): Promise<string[]> => {
-      const exported = JSON.parse(await pulumi("stack", "export")) as { deployment: { resources?: Array<{ type: string; urn: string }> } };
-      return (exported.deployment.resources ?? [])
-        .filter((resource) => resource.type === resourceTypeToken)
-        .map((resource) => resource.urn.split("::").pop() ?? "")
-        .sort();
-    };
+    const clusterNames = fleet.map(resourceNameOf).sort();
+    const clustersInState = resourceNamesInState;
     const documents = (): Promise<Array<StoredDocument | undefined>> =>
       Promise.all(
         fleet.map(
@@ -218,6 +243,62 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
       expect(await documents(), "the documents, their etags included").toEqual(recorded);
     } finally {
       await pulumi("config", "set", "aro-hcp-identity-status:cosmosContainer", sandbox.container);
+    }
+  }, 600_000);
+  it("keeps a cluster's resource and IDs when a cluster of the same name joins in another resource group, and refuses a clustersFile cut short", async () => {
+    const clustersFile = join(scratchDirectory, "clusters.json");
+    const declare = (clusters: readonly FleetClusterDescription[]): void =>
+      writeFileSync(
+        clustersFile,
+        JSON.stringify(clusters.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }))),
+      );
+    const documents = (clusters: readonly FleetClusterDescription[]): Promise<Array<StoredDocument | undefined>> =>
+      Promise.all(
+        clusters.map(
+          async (cluster) =>
+            (await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<StoredDocument>()).resource,
+        ),
+      );
+    await pulumi("up", "--yes", "--skip-preview");
+    // A cluster named as fleet[0] in another resource group of its subscription, and five more.
+    const sameName = seedNamedCluster(sandbox, {
+      subscriptionId: fleet[0].partitionKey,
+      resourceGroupName: "fleet-rg-other",
+      clusterName: fleet[0].clusterResourceId.split("/").pop() ?? "",
+      identitiesPerCluster: 2,
+    });
+    const more = Array.from({ length: 5 }, (_, index) =>
+      seedNamedCluster(sandbox, {
+        subscriptionId: fleet[1].partitionKey,
+        resourceGroupName: "fleet-rg-more",
+        clusterName: `more-cluster-${index}`,
+        identitiesPerCluster: 1,
+      }),
+    );
+    const all = [...fleet, sameName, ...more];
+    try {
+      // Issue 33 item 2: fleet[0]'s resource was renamed (to `<rg>/<name>`), created anew (the status
+      // current, nothing written) and its old one deleted, which reset the subtree: the IDs were gone.
+      declare(all);
+      const grown = await pulumi("up", "--yes", "--skip-preview");
+      expect(grown).toMatch(/\+ 6 created/);
+      expect(grown).not.toMatch(/deleted/);
+      for (const cluster of all) await expectRecorded(cluster);
+      expect(await resourceNamesInState()).toEqual(all.map(resourceNameOf).sort());
+
+      // Issue 33 item 5: a clustersFile cut to 1 of 8 clusters deleted the other 7 without a question.
+      const recorded = await documents(all);
+      declare(all.slice(0, 1));
+      const refused = await pulumi("up", "--yes").then(
+        () => "",
+        (error: unknown) => String(error),
+      );
+      expect(refused).toContain(`this update would delete 7 of them`);
+      expect(refused).toContain("set aro-hcp-identity-status:allowClusterRemovals to true");
+      expect(await resourceNamesInState()).toEqual(all.map(resourceNameOf).sort());
+      expect(await documents(all), "the documents, their etags included").toEqual(recorded);
+    } finally {
+      declare(fleet);
     }
   }, 600_000);
 });

@@ -28,7 +28,7 @@ describe("the provider under injected faults", () => {
       lanePasses: 150,
       tokenPasses: 15,
       hostPasses: 6,
-      deletes: 12,
+      deletes: 16,
       settingsRounds: 4,
       refreshShare: 0.25,
       lanes: 6,
@@ -40,9 +40,9 @@ describe("the provider under injected faults", () => {
     expect(figures.violationCount).toBe(0);
     expect(figures.crashes).toBe(0);
     expect(figures.writesWithoutIfMatch).toBe(0);
-    // 150 lane passes, a pass without faults before each of the 12 deletes and each of the 4
+    // 150 lane passes, a pass without faults before each of the 16 deletes and each of the 4
     // settings rounds, 6 host-fault and 15 token-fault passes.
-    expect(figures.passes).toBe(187);
+    expect(figures.passes).toBe(191);
     // The campaign really met faults of every target and every outcome, so the checks had work.
     const fired = (prefix: string): number =>
       Object.entries(figures.faultsInjected)
@@ -68,12 +68,17 @@ describe("the provider under injected faults", () => {
     expect((figures.globalFailuresByFault["arm-timeout-every-lookup"] ?? 0) + (figures.globalFailuresByFault["arm-503-every-lookup"] ?? 0)).toBeGreaterThan(0);
     // Another writer between our read and our write: the pass decided again on the re-read.
     expect((figures.faultsInjected["cosmos-412-foreign-complete-status"] ?? 0) + (figures.faultsInjected["cosmos-412-foreign-entry"] ?? 0)).toBeGreaterThan(0);
-    // Deletes: reset what the resource recorded, kept whole what another writer wrote after it.
-    expect(figures.deletes).toMatchObject({ failed: 0, withOtherWriter: 8 });
+    // Deletes: reset what the resource recorded, kept whole what another writer wrote after it, and
+    // what a resource of the same cluster created since took over (a rename: the recorded IDs stay).
+    expect(figures.deletes).toMatchObject({ failed: 0, withOtherWriter: 8, renamed: 4 });
     expect(figures.deletes.cleared).toBeGreaterThan(0);
-    expect(figures.deletes.kept).toBe(8);
-    // Refreshes kept every resource whose document exists; a wrong container or database failed every operation, naming it.
+    expect(figures.deletes.kept).toBe(12);
+    // Refreshes kept every resource whose cluster documents exist (its ServiceProviderCluster
+    // document alone deleted, too) and dropped those whose cluster was deleted; a wrong container,
+    // database, or another container that exists failed every operation, naming it.
     expect(figures.refreshes.kept).toBeGreaterThan(10);
+    expect(figures.refreshes.dropped).toBeGreaterThan(0);
+    expect(figures.changes["ServiceProviderCluster document deleted before a refresh"]).toBeGreaterThan(0);
     expect(figures.settingsOperations).toEqual({ run: 12, failedNamingSetting: 12 });
   });
 });

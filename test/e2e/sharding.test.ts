@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ownedStatusOf, readServiceProviderCluster } from "../fixtures/storedDocument";
-import { runShards, splitIntoShards } from "../../examples/sharding/runShards";
+import { runShards, shardConfig, splitIntoShards } from "../../examples/sharding/runShards";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
@@ -17,6 +17,8 @@ import { settingsForRunningSandbox } from "../../cli/sandboxSettings";
 const projectDirectory = resolve(__dirname, "..", "..");
 let sandbox: Sandbox;
 let fleet: FleetClusterDescription[];
+/** The engine's directories, shared by every run of the file. */
+let paths: { state: string; home: string; workDirectory: string };
 
 beforeAll(async () => {
   sandbox = await startSandbox({ certificateDirectory: join(projectDirectory, ".sandbox", `sharding-${process.pid}`) });
@@ -27,44 +29,42 @@ afterAll(async () => {
   await sandbox?.stop();
 });
 
+/** Runs every shard of a split of the fleet into `count` stacks, `concurrency` at a time, with the config runShards.ts gives each. */
+async function runSplit(count: number, concurrency: number): Promise<Awaited<ReturnType<typeof runShards>>> {
+  const engine = engineModule();
+  const command = await engine.engineCommand();
+  const { config: connection, environment } = settingsForRunningSandbox(sandbox);
+  const declared = fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators }));
+  return runShards({
+    shards: splitIntoShards(declared, count, "shard"),
+    concurrency,
+    operation: "up",
+    openShard: (shard) =>
+      engine.openStack({ engine: command, stackName: shard.stackName, paths, environment, config: { ...connection, ...shardConfig(shard, declared.length) } }),
+  });
+}
+
+async function expectEveryClusterRecorded(): Promise<void> {
+  for (const cluster of fleet) {
+    const document = await readServiceProviderCluster(sandbox.cosmosContainer, cluster.serviceProviderClusterDocumentId, cluster.partitionKey);
+    const identities = (document === undefined ? undefined : ownedStatusOf(document))?.identities ?? {};
+    for (const identityId of Object.values(cluster.dataPlaneOperators)) {
+      expect(identities[identityId.toLowerCase()]?.clientId, `${cluster.clusterResourceId}: ${identityId}`).toBe(sandbox.identities.get(identityId)?.clientId);
+    }
+  }
+}
+
 describe("runShards", () => {
   it("runs the shards concurrently and records every cluster exactly once; a second run changes nothing", async () => {
-    const engine = engineModule();
-    const command = await engine.engineCommand();
     mkdirSync(join(projectDirectory, ".pulumi"), { recursive: true });
     const root = mkdtempSync(join(projectDirectory, ".pulumi", "test-sharding-"));
-    const paths = { state: join(root, "state"), home: join(root, "home"), workDirectory: join(root, "work") };
-    const { config: connection, environment } = settingsForRunningSandbox(sandbox);
-    const shards = splitIntoShards(
-      fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators })),
-      3,
-      "shard",
-    );
-    const run = () =>
-      runShards({
-        shards,
-        concurrency: 2,
-        operation: "up",
-        openShard: (shard) =>
-          engine.openStack({
-            engine: command,
-            stackName: shard.stackName,
-            paths,
-            environment,
-            config: { ...connection, clusters: JSON.stringify(shard.clusters) },
-          }),
-      });
+    paths = { state: join(root, "state"), home: join(root, "home"), workDirectory: join(root, "work") };
+    const run = () => runSplit(3, 2);
 
     const first = await run();
     expect(first.map((outcome) => outcome.succeeded)).toEqual([true, true, true]);
     expect(first.reduce((sum, outcome) => sum + outcome.clusterCount, 0)).toBe(6);
-    for (const cluster of fleet) {
-      const document = await readServiceProviderCluster(sandbox.cosmosContainer, cluster.serviceProviderClusterDocumentId, cluster.partitionKey);
-      const identities = (document === undefined ? undefined : ownedStatusOf(document))?.identities ?? {};
-      for (const identityId of Object.values(cluster.dataPlaneOperators)) {
-        expect(identities[identityId.toLowerCase()]?.clientId).toBe(sandbox.identities.get(identityId)?.clientId);
-      }
-    }
+    await expectEveryClusterRecorded();
 
     sandbox.statistics.reset();
     const second = await run();
@@ -74,5 +74,28 @@ describe("runShards", () => {
       ),
     ).toBe(true);
     expect(sandbox.statistics.snapshot().arm.getRequests).toBe(0);
+  });
+
+  it("keeps every cluster's IDs when a new shard count moves clusters: the stack a cluster leaves keeps what the stack it joins took over", async () => {
+    // From 3 stacks to 4, one at a time in order: a cluster moving to an earlier stack is created
+    // there (the status current: only its claim is written) before its old stack deletes it. That
+    // delete used to find its own last record and reset the subtree the new resource stood on.
+    const split = (count: number): Map<string, string> =>
+      new Map(
+        splitIntoShards(
+          fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId })),
+          count,
+          "shard",
+        ).flatMap((shard) => shard.clusters.map((cluster) => [cluster.clusterResourceId, shard.stackName] as [string, string])),
+      );
+    const before = split(3);
+    const after = split(4);
+    expect(
+      fleet.some((cluster) => (after.get(cluster.clusterResourceId) ?? "") < (before.get(cluster.clusterResourceId) ?? "")),
+      "a cluster moving to an earlier stack",
+    ).toBe(true);
+    const moved = await runSplit(4, 1);
+    expect(moved.map((outcome) => outcome.succeeded)).toEqual([true, true, true, true]);
+    await expectEveryClusterRecorded();
   });
 });

@@ -9,7 +9,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vi
 import type { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
 import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
-import { buildClusterDocument, buildServiceProviderClusterDocument, documentIdFor, serviceProviderClusterResourceIdFor } from "../../sandbox/documentBuilders";
+import {
+  buildClusterDocument,
+  buildServiceProviderClusterDocument,
+  buildSubscriptionDocument,
+  documentIdFor,
+  serviceProviderClusterResourceIdFor,
+} from "../../sandbox/documentBuilders";
 import { providerForSandbox } from "../fixtures/sandboxConfig";
 
 const connection = inject("sandbox");
@@ -40,6 +46,9 @@ async function seedCluster(identities = 2): Promise<Cluster> {
   }
   const clusterDocument = buildClusterDocument({ clusterResourceId, dataPlaneOperators: operators });
   const serviceProviderClusterDocument = buildServiceProviderClusterDocument({ clusterResourceId });
+  // The subscription's own document, which the resource provider keeps beside its clusters'.
+  const subscriptionDocument = buildSubscriptionDocument(subscriptionId);
+  await admin.putDocument(subscriptionId, subscriptionDocument.id as string, subscriptionDocument);
   await admin.putDocument(subscriptionId, clusterDocument.id as string, clusterDocument);
   await admin.putDocument(subscriptionId, serviceProviderClusterDocument.id as string, serviceProviderClusterDocument);
   return { clusterResourceId, partitionKey: subscriptionId, documentId: documentIdFor(serviceProviderClusterResourceIdFor(clusterResourceId)), operators };

@@ -9,7 +9,13 @@ import type { createManagedIdentityStatusProvider } from "../../resources/provid
 import { providerForSandbox } from "../fixtures/sandboxConfig";
 import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
-import { buildClusterDocument, buildServiceProviderClusterDocument, documentIdFor, serviceProviderClusterResourceIdFor } from "../../sandbox/documentBuilders";
+import {
+  buildClusterDocument,
+  buildServiceProviderClusterDocument,
+  buildSubscriptionDocument,
+  documentIdFor,
+  serviceProviderClusterResourceIdFor,
+} from "../../sandbox/documentBuilders";
 import type { DataPlaneOperatorsManagedIdentities } from "../../resources/core/serviceProviderClusterDocument";
 import type { ServiceProviderClusterJson } from "../fixtures/storedDocument";
 import { asServiceProviderClusterJson, ownedStatusOf } from "../fixtures/storedDocument";
@@ -49,6 +55,9 @@ async function seedCluster(options: { identities?: number; clusterDocumentOperat
     ...(options.deletionTimestamp === undefined ? {} : { deletionTimestamp: options.deletionTimestamp }),
   });
   const serviceProviderClusterDocument = buildServiceProviderClusterDocument({ clusterResourceId });
+  // The subscription's own document, which the resource provider keeps beside its clusters'.
+  const subscriptionDocument = buildSubscriptionDocument(subscriptionId);
+  await admin.putDocument(subscriptionId, subscriptionDocument.id as string, subscriptionDocument);
   await admin.putDocument(subscriptionId, clusterDocument.id as string, clusterDocument);
   const seeded = await admin.putDocument(subscriptionId, serviceProviderClusterDocument.id as string, serviceProviderClusterDocument);
   return {

@@ -148,14 +148,17 @@ describe("ServiceProviderClusterIdentityStatus", () => {
 });
 
 describe("declareFleet", () => {
-  it("names each resource after its cluster and summarises the fleet by cluster name, the ARM ID inside", async () => {
+  it("names each resource by its cluster's subscription, group and name, lowercased, and summarises the fleet by cluster name, the ARM ID inside", async () => {
     const { resources, outputs } = await declareFleet([
       { clusterResourceId: clusterA, dataPlaneOperators: { "operator-a": identityA } },
       { clusterResourceId: clusterB },
     ]);
     expect(resources).toHaveLength(2);
     const summary = await valueOf(outputs);
-    expect(registrations.map((registration) => registration.name).sort()).toEqual(["Cluster-B", clusterA.split("/").pop()].sort());
+    expect(registrations.map((registration) => registration.name).sort()).toEqual([
+      "00000000-0000-0000-0000-000000000000/rg-a/cluster-a",
+      "00000000-0000-0000-0000-000000000000/rg-b/cluster-b",
+    ]);
     expect(registrations.every((registration) => registration.type === typeToken)).toBe(true);
     expect(Object.keys(summary).sort()).toEqual(["Cluster-B", clusterA.split("/").pop()].sort());
     expect(summary["Cluster-B"]).toEqual({ id: clusterB, identities: 1, resolved: 1, notFound: 0, failed: 0, nextRecheck: "2026-08-15T00:00:00Z" });
@@ -210,7 +213,9 @@ describe("declareFleet", () => {
     // Batches 0-2, 3-5, 6: nothing was registered during the first; the first batch's three by the
     // second; the first two batches' six by the last.
     expect(registeredWhenDeclared).toEqual([0, 0, 0, 3, 3, 3, 6]);
-    expect(registrations.map((registration) => registration.name)).toEqual(clusters.map((_, index) => `batch-${index}`));
+    expect(registrations.map((registration) => registration.name)).toEqual(
+      clusters.map((_, index) => `00000000-0000-0000-0000-000000000000/rg/batch-${index}`),
+    );
   });
 
   it("declares everything before the first registration when the batch holds the whole fleet (the old behaviour)", async () => {

@@ -47,6 +47,11 @@ describe("shardConfig", () => {
     expect(shardConfig({ stackName: "fleet-1", clusters: [] }, 1)).toEqual({ clusters: "[]", allowEmptyFleet: "true" });
     expect(shardConfig({ stackName: "fleet-0", clusters: [] }, 0)).toEqual({ clusters: "[]", allowEmptyFleet: "false" });
   });
+
+  it("allows more removals than an update may make without saying so only when asked (the run after a change of the shard count)", () => {
+    const [shard] = splitIntoShards(clusters.slice(0, 1), 1, "fleet");
+    expect(shardConfig(shard, 1, true)).toEqual({ clusters: JSON.stringify(clusters.slice(0, 1)), allowEmptyFleet: "false", allowClusterRemovals: "true" });
+  });
 });
 
 describe("runShards", () => {

@@ -89,7 +89,7 @@ describe("snapshotStackConfig", () => {
 
   it("accepts the program's own keys", () => {
     expect(() => snapshotStackConfig(hostConfig({ "aro-hcp-identity-status:clusters": "[]" }))).not.toThrow();
-    expect(programKeys).toEqual(["clusters", "clustersFile", "allowEmptyFleet"]);
+    expect(programKeys).toEqual(["clusters", "clustersFile", "allowEmptyFleet", "allowClusterRemovals"]);
   });
 
   it("refuses unknown keys of the namespace, naming each and listing the known ones, without echoing values", () => {

@@ -69,7 +69,9 @@ function setup(options: { documents?: JsonObject[]; identities?: Record<string, 
   ]);
   const reader = new ScriptedUserAssignedIdentityReader(options.identities ?? {});
   const clock = new FakeClock(fixedNow);
+  let claims = 0;
   const provider = createManagedIdentityStatusProvider({
+    newClaim: () => `claim-${(claims += 1)}`,
     adapters: { documentStore: store, userAssignedIdentityReader: reader, limiter: createConcurrencyLimiter(4), msiAnswers: standInMsiAnswers(standInIds) },
     now: clock.now,
     random: () => 0,
@@ -167,6 +169,7 @@ describe("create", () => {
       resolvedCount: 1,
       notFoundCount: 0,
       failedCount: 0,
+      claim: "claim-1",
     });
     expect(findUndefined(result.outs)).toEqual([]);
     expect(JSON.parse(JSON.stringify(result.outs))).toEqual(result.outs);
@@ -178,7 +181,18 @@ describe("create", () => {
     expect(persistedSubtree(setupValue.store)).toEqual({
       identities: { [keyA]: { resourceID: identityA, clientId: "a-client", principalId: "a-principal" } },
       earliestRecheckTime: recheckAtRandomZero,
+      claimedBy: "claim-1",
     });
+  });
+
+  it("takes a current status over with its claim alone: one write, nothing looked up, the subtree otherwise as stored", async () => {
+    const current = storedStatus([storedEntry(identityA, { clientId: "c", principalId: "p" })], "2026-08-14T20:00:00Z");
+    const setupValue = setup({ documents: [buildServiceProviderClusterDocument({ dataPlaneOperatorsManagedIdentities: current })] });
+    const { outs } = await setupValue.provider.create(inputs());
+    expect(setupValue.reader.calls).toHaveLength(0);
+    expect(setupValue.store.appliedPatches()).toHaveLength(1);
+    expect(persistedSubtree(setupValue.store)).toEqual({ ...current, claimedBy: "claim-1" });
+    expect(outs).toMatchObject({ claim: "claim-1", resolvedCount: 1 });
   });
 
   it("records where the desired set came from and the cluster's service managed identity in cluster-document mode", async () => {
@@ -206,6 +220,22 @@ describe("create", () => {
     expect(error?.id).toBeUndefined();
     expect(error?.properties).toBeUndefined();
     expect(setupValue.reader.calls).toHaveLength(0);
+    expect(setupValue.store.patches()).toHaveLength(0);
+  });
+
+  it("fails naming the settings when nothing of the cluster's subscription is where they point (another container), writing nothing", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    for (const id of [location.documentId, location.clusterDocumentId, location.subscriptionDocumentId]) setupValue.store.remove(location.partitionKey, id);
+    await expect(setupValue.provider.create(inputs())).rejects.toThrow(
+      new RegExp(
+        `failed to update ServiceProviderCluster document ${location.documentId}: NotFound \\(HTTP 404\\): neither .*'aro-hcp-identity-status:cosmosContainer'`,
+      ),
+    );
+    // With the subscription's document there, the cluster document is only missing: the wait's own message.
+    setupValue.store.put(buildSubscriptionDocument());
+    await expect(setupValue.provider.create(inputs())).rejects.toThrow(
+      new RegExp(`HCPOpenShiftCluster document ${location.clusterDocumentId} .* does not exist \\(waited`),
+    );
     expect(setupValue.store.patches()).toHaveLength(0);
   });
 
@@ -714,6 +744,36 @@ describe("delete", () => {
     expect(setupValue.reader.calls).toHaveLength(1);
   });
 
+  it("keeps what a newer resource of the same cluster took over (a new name, another stack or shard); the newer one's delete clears it", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const older = await createdOutputs(setupValue);
+    // Created while the older one still exists: the status is current, so only its claim is written.
+    const newer = await createdOutputs(setupValue);
+    expect(setupValue.reader.calls).toHaveLength(1);
+    const taken = subtreeOf(setupValue.store.get(location.partitionKey, location.documentId));
+    expect(taken).toMatchObject({ claimedBy: "claim-2", identities: { [keyA]: { clientId: "c", principalId: "p" } } });
+    await setupValue.provider.delete(location.documentId, older);
+    expect(subtreeOf(setupValue.store.get(location.partitionKey, location.documentId))).toEqual(taken);
+    // Outputs written before claims existed (no `claim`) are older than any claim: kept too.
+    const { claim: _claim, ...unclaimed } = older;
+    await setupValue.provider.delete(location.documentId, unclaimed);
+    expect(subtreeOf(setupValue.store.get(location.partitionKey, location.documentId))).toEqual(taken);
+    await setupValue.provider.delete(location.documentId, newer);
+    expect(subtreeOf(setupValue.store.get(location.partitionKey, location.documentId))).toEqual({});
+  });
+
+  it("an update keeps recording its claim and writes none: two stacks declaring one cluster do not take it from each other", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const first = await createdOutputs(setupValue);
+    await createdOutputs(setupValue);
+    const patches = setupValue.store.appliedPatches().length;
+    setupValue.clock.advance(19 * 60 * 60 * 1000);
+    const updated = outsOf(await setupValue.provider.update(location.documentId, first, inputs()));
+    expect(updated.claim).toBe("claim-1");
+    expect(setupValue.store.appliedPatches()).toHaveLength(patches + 1);
+    expect(subtreeOf(setupValue.store.get(location.partitionKey, location.documentId))).toMatchObject({ claimedBy: "claim-2" });
+  });
+
   it("keeps the subtree when the outputs are of another schema version: nothing provably ours to compare", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
@@ -765,7 +825,8 @@ describe("delete", () => {
 
 describe("configure", () => {
   it("feeds stack config into the settings used by later calls", async () => {
-    const store = new InMemoryDocumentStore([]);
+    // The subscription is known where the settings point: its cluster's document is only missing, and waited for.
+    const store = new InMemoryDocumentStore([buildSubscriptionDocument()]);
     const clock = new FakeClock(fixedNow);
     const provider = createManagedIdentityStatusProvider({
       adapters: { documentStore: store, userAssignedIdentityReader: new ScriptedUserAssignedIdentityReader(), limiter: createConcurrencyLimiter(1) },
@@ -787,7 +848,7 @@ describe("configure", () => {
     const clock = new FakeClock(fixedNow);
     const provider = createManagedIdentityStatusProvider({
       adapters: {
-        documentStore: new InMemoryDocumentStore([]),
+        documentStore: new InMemoryDocumentStore([buildSubscriptionDocument()]),
         userAssignedIdentityReader: new ScriptedUserAssignedIdentityReader(),
         limiter: createConcurrencyLimiter(1),
       },

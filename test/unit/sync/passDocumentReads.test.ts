@@ -97,8 +97,10 @@ describe("a pass's document reads", () => {
     expect(error.message).toContain("does not exist (waited 2 s");
     expect(error.message).not.toContain("ServiceProviderCluster document");
     expect(harness.store.reads(location.clusterDocumentId)).toHaveLength(3);
-    // The early read only: the ServiceProviderCluster document is not waited for.
-    expect(harness.store.reads(location.documentId)).toHaveLength(1);
+    // The early read, and one after the wait (with the subscription's document) to tell a missing
+    // document from settings that point elsewhere: the ServiceProviderCluster document is not waited for.
+    expect(harness.store.reads(location.documentId)).toHaveLength(2);
+    expect(harness.store.reads(location.subscriptionDocumentId)).toHaveLength(1);
     expect(harness.reader.calls).toHaveLength(0);
     expect(harness.store.patches()).toHaveLength(0);
     expect(await unhandledRejections()).toEqual([]);
