@@ -12,6 +12,7 @@ interface MainSettings {
   seed: boolean;
   directory: string;
   perClusterCredentials: boolean;
+  challengeTenantId?: string;
 }
 
 function flag(name: string): string | undefined {
@@ -30,6 +31,7 @@ function numberSetting(flagName: string, environmentName: string): number {
 
 function readSettings(): MainSettings {
   const database = flag("database") ?? process.env.SANDBOX_DATABASE;
+  const challengeTenantId = flag("challenge-tenant") ?? process.env.SANDBOX_CHALLENGE_TENANT;
   return {
     armLatencyInMs: numberSetting("arm-latency-ms", "SANDBOX_ARM_LATENCY_MS"),
     cosmosLatencyInMs: numberSetting("cosmos-latency-ms", "SANDBOX_COSMOS_LATENCY_MS"),
@@ -37,6 +39,7 @@ function readSettings(): MainSettings {
     seed: !process.argv.includes("--no-seed") && process.env.SANDBOX_SEED !== "0",
     directory: resolve(flag("directory") ?? process.env.SANDBOX_DIRECTORY ?? join(__dirname, "..", "..", ".sandbox")),
     perClusterCredentials: process.argv.includes("--per-cluster") || process.env.SANDBOX_PER_CLUSTER === "1",
+    ...(challengeTenantId === undefined ? {} : { challengeTenantId }),
   };
 }
 
@@ -68,6 +71,7 @@ async function main(): Promise<void> {
     ...(settings.database === undefined ? {} : { database: settings.database }),
     certificateDirectory: settings.directory,
     perClusterCredentials: settings.perClusterCredentials,
+    ...(settings.challengeTenantId === undefined ? {} : { dataPlaneChallengeTenantId: settings.challengeTenantId }),
   });
   const caBundlePath = sandbox.caBundlePath ?? join(settings.directory, "ca.pem");
   const demoFleet = settings.seed ? seedDemoFleet(sandbox) : [];
