@@ -267,6 +267,22 @@ describe("the hook's requests against upstream's client's, as the sandbox receiv
     expect(chainRequests(hookRequests, "dataPlane")).toEqual(chainRequests(goRequests, "dataPlane"));
   });
 
+  it("asks the data plane for each cluster's control plane operator identities and SMI in one request, as FetchMSIIdentitiesInfo does", () => {
+    // Upstream builds identityIds from a Go map (random order; of two operators sharing an identity
+    // in different casing, either spelling comes first), so the IDs are compared as a set, lowercased.
+    const msiRequests = (requests: readonly RecordedRequest[]): Array<Record<string, unknown>> =>
+      requests
+        .filter((entry) => entry.target === "dataPlane" && ((entry.body as { identityIds?: string[] } | undefined)?.identityIds?.length ?? 0) > 1)
+        .map((entry) => {
+          const ids = (entry.body as { identityIds: string[] }).identityIds;
+          return { ...comparable(entry), body: { identityIds: ids.map((id) => id.toLowerCase()).sort() } };
+        })
+        .sort((left, right) => JSON.stringify(left).localeCompare(JSON.stringify(right)));
+    const upstream = msiRequests(goRequests);
+    expect(upstream).toHaveLength(fleet.length * 2);
+    expect(msiRequests(hookRequests)).toEqual(upstream);
+  });
+
   it("asks Entra for the first party's and each SMI's token as azidentity does (form, scope, assertion algorithm and chain)", () => {
     expect(chainRequests(hookRequests, "entra")).toEqual(chainRequests(goRequests, "entra"));
   });
