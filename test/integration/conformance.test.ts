@@ -149,15 +149,24 @@ describe("upstream's Go client against the sandbox", () => {
           expect({ clientId: goRead?.clientId, principalId: goRead?.principalId }, id).toEqual({ clientId: stored.clientId, principalId: stored.principalId });
         }
       }
-      // The control plane operator identities and the SMI, from one data plane request: what the identities hold.
+      // The control plane operator identities and the SMI, from one data plane request: what the
+      // identities hold, and what the document's msiManagedIdentities holds (the hook's half, where it keeps it).
       const controlPlaneIds = [...new Set(Object.values(cluster.controlPlaneOperators ?? {}).map((id) => id.toLowerCase()))].sort();
       expect(Object.keys(read?.controlPlaneOperators ?? {}).sort()).toEqual(controlPlaneIds);
+      const msi = serviceProviderCluster(cluster).msiManagedIdentities as JsonObject;
+      const storedControlPlane = (msi.controlPlaneOperatorsIdentities ?? {}) as Record<string, JsonObject>;
       for (const id of [...controlPlaneIds, cluster.serviceManagedIdentity.toLowerCase()]) {
         const identity = sandbox.identities.get(id);
-        const goRead = id === cluster.serviceManagedIdentity.toLowerCase() ? read?.serviceManagedIdentity : read?.controlPlaneOperators[id];
+        const isSmi = id === cluster.serviceManagedIdentity.toLowerCase();
+        const goRead = isSmi ? read?.serviceManagedIdentity : read?.controlPlaneOperators[id];
+        const stored = (isSmi ? msi.serviceManagedIdentity : storedControlPlane[id]) as JsonObject | undefined;
         expect({ clientId: goRead?.clientId, principalId: goRead?.principalId }, id).toEqual({
           clientId: identity?.clientId,
           principalId: identity?.principalId,
+        });
+        expect({ clientId: stored?.clientId, principalId: stored?.principalId }, `${id} in msiManagedIdentities`).toEqual({
+          clientId: goRead?.clientId,
+          principalId: goRead?.principalId,
         });
       }
     }
