@@ -29,9 +29,11 @@ export interface DataPlaneServer extends ListeningServer {
   endpoint: string;
 }
 
-// The trailing slash is optional: upstream's Go client (and so the hook) asks at the identity URL's path plus "/".
+// Exactly the identity URL's path: upstream's client (msi-dataplane v0.4.3) appends nothing to it.
+// How the real service routes a trailing '/' is not known, so the sandbox answers it as any other
+// path no cluster is registered at (404), and a client that adds one fails here first.
 const identitiesPathPattern =
-  /^(\/subscriptions\/[^/]+\/resourcegroups\/[^/]+\/providers\/microsoft\.redhatopenshift\/hcpopenshiftclusters\/[^/]+)\/credentials\/v2\/identities\/?$/i;
+  /^(\/subscriptions\/[^/]+\/resourcegroups\/[^/]+\/providers\/microsoft\.redhatopenshift\/hcpopenshiftclusters\/[^/]+)\/credentials\/v2\/identities$/i;
 
 function dataPlaneError(code: string, message: string): { error: { code: string; message: string } } {
   return { error: { code, message } };

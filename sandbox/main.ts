@@ -1,11 +1,8 @@
-import { credentialModeSettings } from "../cli/sandboxSettings";
 import { chmod, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { type Sandbox, startSandbox } from "./sandbox";
+import { sandboxDescription } from "./endpointsFile";
+import { startSandbox } from "./sandbox";
 import { type FleetClusterDescription, seedDemoFleet } from "./seed";
-
-/** The Pulumi project namespace of the config keys. */
-const pulumiProject = "aro-hcp-identity-status";
 
 /** Settings of `npm run sandbox`, from flags or environment. */
 interface MainSettings {
@@ -15,6 +12,7 @@ interface MainSettings {
   seed: boolean;
   directory: string;
   perClusterCredentials: boolean;
+  challengeTenantId?: string;
 }
 
 function flag(name: string): string | undefined {
@@ -33,6 +31,7 @@ function numberSetting(flagName: string, environmentName: string): number {
 
 function readSettings(): MainSettings {
   const database = flag("database") ?? process.env.SANDBOX_DATABASE;
+  const challengeTenantId = flag("challenge-tenant") ?? process.env.SANDBOX_CHALLENGE_TENANT;
   return {
     armLatencyInMs: numberSetting("arm-latency-ms", "SANDBOX_ARM_LATENCY_MS"),
     cosmosLatencyInMs: numberSetting("cosmos-latency-ms", "SANDBOX_COSMOS_LATENCY_MS"),
@@ -40,6 +39,7 @@ function readSettings(): MainSettings {
     seed: !process.argv.includes("--no-seed") && process.env.SANDBOX_SEED !== "0",
     directory: resolve(flag("directory") ?? process.env.SANDBOX_DIRECTORY ?? join(__dirname, "..", "..", ".sandbox")),
     perClusterCredentials: process.argv.includes("--per-cluster") || process.env.SANDBOX_PER_CLUSTER === "1",
+    ...(challengeTenantId === undefined ? {} : { challengeTenantId }),
   };
 }
 
@@ -59,37 +59,6 @@ function clusterList(demoFleet: readonly FleetClusterDescription[]): unknown[] {
   );
 }
 
-function describe(sandbox: Sandbox, caBundlePath: string, clustersFile: string, demoFleet: FleetClusterDescription[]): Record<string, unknown> {
-  return {
-    startedAt: new Date().toISOString(),
-    processId: process.pid,
-    endpoints: sandbox.endpoints,
-    caBundlePath,
-    adminToken: sandbox.adminToken,
-    database: sandbox.database,
-    container: sandbox.container,
-    environment: {
-      COSMOS_KEY: sandbox.cosmosKey,
-      IDENTITY_ENDPOINT: sandbox.endpoints.identity,
-      IDENTITY_HEADER: sandbox.identityHeader,
-    },
-    pulumiConfig: {
-      [`${pulumiProject}:cosmosEndpoint`]: sandbox.endpoints.cosmos,
-      [`${pulumiProject}:cosmosDatabase`]: sandbox.database,
-      [`${pulumiProject}:cosmosContainer`]: sandbox.container,
-      [`${pulumiProject}:armEndpoint`]: sandbox.endpoints.arm,
-      [`${pulumiProject}:tlsCaFile`]: caBundlePath,
-      [`${pulumiProject}:documentWaitSeconds`]: "5",
-      [`${pulumiProject}:clustersFile`]: clustersFile,
-      // Per-cluster mode: production's credential mode (cli/sandboxSettings.ts credentialModeSettings).
-      ...Object.fromEntries(Object.entries(credentialModeSettings(sandbox.credentialChain)).map(([key, value]) => [`${pulumiProject}:${key}`, value])),
-    },
-    clustersFile,
-    demoFleet,
-    credentialChain: sandbox.credentialChain,
-  };
-}
-
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, "'\\''")}'`;
 }
@@ -102,13 +71,14 @@ async function main(): Promise<void> {
     ...(settings.database === undefined ? {} : { database: settings.database }),
     certificateDirectory: settings.directory,
     perClusterCredentials: settings.perClusterCredentials,
+    ...(settings.challengeTenantId === undefined ? {} : { dataPlaneChallengeTenantId: settings.challengeTenantId }),
   });
   const caBundlePath = sandbox.caBundlePath ?? join(settings.directory, "ca.pem");
   const demoFleet = settings.seed ? seedDemoFleet(sandbox) : [];
   // The complete configuration: a `pulumi up` with the printed settings reconciles this fleet.
   const clustersPath = join(settings.directory, "clusters.json");
   await writeFile(clustersPath, `${JSON.stringify(clusterList(demoFleet), null, 2)}\n`);
-  const description = describe(sandbox, caBundlePath, clustersPath, demoFleet);
+  const description = sandboxDescription(sandbox, caBundlePath, clustersPath, demoFleet);
   const endpointsPath = join(settings.directory, "endpoints.json");
   const environmentPath = join(settings.directory, "env.sh");
   await writeFile(endpointsPath, `${JSON.stringify(description, null, 2)}\n`, { mode: 0o600 });

@@ -545,16 +545,26 @@ export class SandboxCredentials {
   /**
    * Issues (and encodes in its cluster's format) the SMI certificate of every registered cluster
    * that has none yet, as the data plane would at its first request: a benchmark does it before it
-   * starts timing.
+   * starts timing. Given the identity store, the certificates of the clusters' other assigned
+   * identities too (the control plane operator identities a request for all of them is answered
+   * with), for those that exist.
    *
-   * @returns How many certificates were issued.
+   * @param identities - The identity store, to issue the other assigned identities' certificates.
+   * @returns How many SMI certificates were issued.
    */
-  async issueClusterCredentials(): Promise<number> {
+  async issueClusterCredentials(identities?: {
+    get(resourceId: string): { id: string; clientId: string; principalId: string; name: string } | undefined;
+  }): Promise<number> {
     let issued = 0;
     for (const entry of this.clusters.values()) {
       if (entry.credential === undefined) issued += 1;
       const certificate = await this.clusterCredential(entry.cluster.clusterResourceId);
       await this.encodeSecret(certificate, entry.cluster.secretFormat);
+      const smi = entry.cluster.serviceManagedIdentity.toLowerCase();
+      for (const id of entry.cluster.assignedIdentities) {
+        const identity = id.toLowerCase() === smi ? undefined : identities?.get(id);
+        if (identity !== undefined) await this.encodeSecret(await this.identityCredential(entry.cluster.tenantId, identity), entry.cluster.secretFormat);
+      }
     }
     return issued;
   }

@@ -162,7 +162,7 @@ async function serve(process: NodeJS.Process & { send: NonNullable<NodeJS.Proces
     issueClusterCredentials: async () => {
       const started = performance.now();
       const cpuBefore = processCpuTimeInMs();
-      const issued = await sandbox.credentials.issueClusterCredentials();
+      const issued = await sandbox.credentials.issueClusterCredentials(sandbox.identities);
       return { issued, timeInMs: performance.now() - started, cpuTimeInMs: processCpuTimeInMs() - cpuBefore };
     },
     saveDocuments: () => void (saved = sandbox.documents.list()),

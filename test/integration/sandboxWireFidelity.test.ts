@@ -184,6 +184,15 @@ describe("the sandbox data plane for several identities, as the real one answers
 
     const foreign = await dataPlane(cluster, [cluster.serviceManagedIdentity, other.serviceManagedIdentity], token);
     expect(foreign).toMatchObject({ status: 404, json: { error: { code: "NotFound" } } });
+    // The path upstream's client never sends (a trailing '/') is no resource.
+    const url = new URL(cluster.identityUrl ?? "");
+    url.pathname += "/";
+    url.searchParams.set("api-version", chain.dataPlaneApiVersion);
+    const slashed = await send(url.toString(), "POST", JSON.stringify({ identityIds: [cluster.serviceManagedIdentity] }), {
+      "content-type": "application/json",
+      authorization: `Bearer ${token}`,
+    });
+    expect(slashed.status).toBe(404);
   });
 
   it("challenges in the tenant it is told to, where the first party gets a token, and accepts only that tenant's", async () => {
