@@ -40,7 +40,7 @@ export function createUserAssignedIdentityReader(
       // The identity's own subscription, not the cluster's (upstream gap §5.7).
       const client = clientFor(goToLower(resourceId.subscriptionId));
       let hasProperties = true;
-      const identity = await client.userAssignedIdentities.get(resourceId.resourceGroupName, resourceId.name, {
+      const identity = await client.userAssignedIdentities.get(asUpstreamAsks(resourceId.resourceGroupName), asUpstreamAsks(resourceId.name), {
         abortSignal: options.abortSignal,
         onResponse: (response) => {
           // parsedBody is already flattened by the SDK; the raw text says whether `properties` came.
@@ -53,6 +53,18 @@ export function createUserAssignedIdentityReader(
       return { clientId: identity.clientId ?? null, principalId: identity.principalId ?? null };
     },
   };
+}
+
+/**
+ * A path segment as upstream asks ARM for it: lowercased (upstream reads each identity by its map
+ * key, the lowercased ID, parsed again), so the request is the one upstream's client sends. Only
+ * for ASCII: ARM compares names case-insensitively by upper-casing, under which a Go-lowercased
+ * non-ASCII letter need not find its original (`İ` lowercases to `i`, which upper-cases to `I`), and
+ * such a name is asked for as declared rather than risk a 404 that upstream would take for a
+ * deleted identity.
+ */
+export function asUpstreamAsks(segment: string): string {
+  return /^[\x00-\x7f]*$/.test(segment) ? segment.toLowerCase() : segment;
 }
 
 /** True when an ARM response body is JSON with an object `properties`. */
