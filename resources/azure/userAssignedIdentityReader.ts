@@ -64,7 +64,7 @@ export function createUserAssignedIdentityReader(
  * deleted identity.
  */
 export function asUpstreamAsks(segment: string): string {
-  return /^[\x00-\x7f]*$/.test(segment) ? segment.toLowerCase() : segment;
+  return [...segment].every((character) => character.charCodeAt(0) < 0x80) ? segment.toLowerCase() : segment;
 }
 
 /** True when an ARM response body is JSON with an object `properties`. */

@@ -50,10 +50,15 @@ export const keyHashOf: (key: string) => string = boundedMemo((key) => createHas
 
 /**
  * Digest of the declared inputs `diff` compares (the checked operator map, names sorted and IDs
- * canonical as `check` returns them, or null; the service managed identity or null): 22 base64url
+ * canonical as `check` returns them, or null; the service managed identity or null; the identity
+ * URL, left out when null so that digests without one stay as they were): 22 base64url
  * characters (132 bits), so the outputs need not repeat the inputs.
  */
-export function inputsDigest(dataPlaneOperators: Readonly<Record<string, string>> | null, serviceManagedIdentity: string | null): string {
+export function inputsDigest(
+  dataPlaneOperators: Readonly<Record<string, string>> | null,
+  serviceManagedIdentity: string | null,
+  identityUrl: string | null = null,
+): string {
   const operators =
     dataPlaneOperators === null
       ? null
@@ -61,7 +66,7 @@ export function inputsDigest(dataPlaneOperators: Readonly<Record<string, string>
           .sort()
           .map((name) => [name, dataPlaneOperators[name]]);
   return createHash("sha256")
-    .update(JSON.stringify([operators, serviceManagedIdentity]), "utf8")
+    .update(JSON.stringify(identityUrl === null ? [operators, serviceManagedIdentity] : [operators, serviceManagedIdentity, identityUrl]), "utf8")
     .digest("base64url")
     .slice(0, 22);
 }

@@ -10,21 +10,22 @@ import { goToLower } from "../core/goStrings";
 import type * as pulumi from "@pulumi/pulumi";
 import type { AzureAdapters } from "./azureAdapters";
 import { sharedAzureAdapters } from "./azureAdapters";
-import { desiredFromClusterDocument } from "../core/clusterDocument";
-import { isCosmosConfigurationError, isCosmosDocumentError, isUserAssignedIdentityReadError } from "../core/errors";
-import { workReason } from "../core/identityStatus";
+import { isCosmosConfigurationError, isCosmosDocumentError } from "../core/errors";
+import { decodeMsiOutputs } from "../core/msiOutputs";
+import type { KnownMsiStatus } from "../sync/msiRefresh";
+import { msiDriftPrefix } from "../sync/msiRefresh";
+import { hasWork } from "./providerDiff";
 import type { ProviderInputs } from "./providerInputs";
 import { containsUnknown, desiredFromInputs, parseCluster, parseInputs } from "./providerInputs";
 import type { ProviderOutputs } from "./providerOutputs";
 import { declaredCredentialOf, inputsDigestOf, parseStoredOutputs, refreshedOutputs, toOutputs } from "./providerOutputs";
 import type { KnownStatus } from "../sync/refreshManagedIdentityStatus";
-import { clearManagedIdentityStatus, refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStatus";
+import { refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStatus";
+import { clearManagedIdentityStatus } from "../sync/clearIdentityStatus";
 import type { ConfigSource } from "../core/settings";
 import { readSettings, settingsEnvironmentKey, snapshotStackConfig } from "../core/settings";
 import { decodeOutputsStatus } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
-import { locate } from "../core/documentLocation";
-import { readLive } from "../sync/documentReads";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
 
 /** Test seams. Production passes nothing. */
@@ -84,23 +85,34 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
   };
 
   // A create takes the subtree over with a new claim; an update keeps recording the one it has.
-  const reconcile = async (inputs: Inputs, force: boolean, claim: { take: boolean; id: string | undefined }): Promise<{ id: string; outs: Outputs }> => {
+  const reconcile = async (
+    inputs: Inputs,
+    force: { readonly dataPlane: boolean; readonly msi: boolean },
+    claim: { take: boolean; id: string | undefined },
+  ): Promise<{ id: string; outs: Outputs }> => {
     const cluster = parseCluster(inputs.clusterResourceId);
-    const request = { cluster, desired: desiredFromInputs(inputs), force, ...declaredCredentialOf(inputs), ...(claim.take ? { claim: claim.id } : {}) };
-    const passDependencies = dependencies();
-    const recording = { recordDeclaredCredential: passDependencies.clusterCredentials !== undefined, claim: claim.id };
+    const request = {
+      cluster,
+      desired: desiredFromInputs(inputs),
+      force: force.dataPlane,
+      forceMsi: force.msi,
+      ...declaredCredentialOf(inputs),
+      ...(claim.take ? { claim: claim.id } : {}),
+    };
+    const recording = { claim: claim.id };
     try {
-      const result = await syncManagedIdentityStatus(passDependencies, request);
+      const result = await syncManagedIdentityStatus(dependencies(), request);
       return { id: result.documentId, outs: toOutputs(inputs, result, [], recording) };
     } catch (error) {
       const partial = partialResultOf(error);
-      if (isUserAssignedIdentityReadError(error) && partial !== undefined) {
-        // The status was persisted; record it in state and fail the run ("initialization failed"),
-        // keeping __provider so a later refresh or destroy can load this provider.
-        throw Object.assign(new Error(error.message), {
+      if (partial !== undefined) {
+        // Something was persisted (or identities failed beside it); record it in state and fail the
+        // run ("initialization failed"), keeping __provider so a later refresh or destroy can load this provider.
+        const message = error instanceof Error ? error.message : String(error);
+        throw Object.assign(new Error(message), {
           id: partial.documentId,
           properties: { ...toOutputs(inputs, partial, [], recording), ...(inputs.__provider === undefined ? {} : { __provider: inputs.__provider }) },
-          reasons: [error.message],
+          reasons: [message],
         });
       }
       throw error;
@@ -133,58 +145,25 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { changes: true };
       }
       const old = stored.value;
-      // The identity URL is not in the digest (it changes nothing stored in Cosmos), but state keeps the declared one for refresh.
-      const identityUrlChanged =
-        dependencies().clusterCredentials !== undefined &&
-        (old.declaredCredential.identityUrl ?? null) !== (news.managedIdentitiesDataPlaneIdentityURL ?? null);
-      if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news) || identityUrlChanged) {
+      if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news)) {
         return { changes: true };
       }
-      const now = (overrides.now ?? (() => new Date()))();
-      const desired = desiredFromInputs(news);
-      if (desired !== undefined) {
-        // Same declared map (same digest): the operators' keys are the desired keys.
-        const known = decodeOutputsStatus(
-          old.status,
-          desired.map((identity) => identity.key),
-        );
-        return { changes: workReason(desired, known, now) !== undefined };
-      }
-      // The desired set lives in the cluster document: one Cosmos read (no wait), no Azure call.
-      // Gone or unreadable: a change, so the update runs the pass, which names the document's
-      // problems and writes nothing. The diff itself neither fails nor hides them.
-      const location = locate(parseCluster(news.clusterResourceId));
-      const live = await readLive(
-        dependencies(),
-        location.partitionKey,
-        location.clusterDocumentId,
-        `HCPOpenShiftCluster document ${location.clusterDocumentId}`,
-      );
-      const fromCluster = live === undefined ? undefined : desiredFromClusterDocument(live.document);
-      if (fromCluster === undefined || fromCluster.kind === "unreadable") {
-        return { changes: true };
-      }
-      if (fromCluster.kind === "deleting") {
-        return { changes: old.skippedReason !== "clusterDeleting" };
-      }
-      // The recorded service managed identity follows the document unless the inputs name one.
-      const serviceManagedIdentityMoved =
-        news.serviceManagedIdentity === undefined && (fromCluster.serviceManagedIdentity ?? null) !== old.serviceManagedIdentity;
-      const known = decodeOutputsStatus(
-        old.status,
-        fromCluster.identities.map((identity) => identity.key),
-      );
-      return { changes: old.skippedReason !== null || serviceManagedIdentityMoved || workReason(fromCluster.identities, known, now) !== undefined };
+      return { changes: await hasWork(dependencies, old, news, (overrides.now ?? (() => new Date()))()) };
     },
 
     async create(inputs: Inputs) {
       // 64 random bits: unique among one cluster's resources, and 26 bytes of state per cluster.
-      return reconcile(inputs, false, { take: true, id: overrides.newClaim?.() ?? randomBytes(8).toString("hex") });
+      return reconcile(inputs, { dataPlane: false, msi: false }, { take: true, id: overrides.newClaim?.() ?? randomBytes(8).toString("hex") });
     },
 
     async update(_id: string, olds: Outputs, news: Inputs) {
       const stored = parseStoredOutputs(olds);
-      const force = !stored.ok || stored.value.drift.length > 0;
+      // Drift forces the half it was found in; unknown state forces both.
+      const drift = stored.ok ? stored.value.drift : [];
+      const force = {
+        dataPlane: !stored.ok || drift.some((line) => !line.startsWith(msiDriftPrefix)),
+        msi: !stored.ok || drift.some((line) => line.startsWith(msiDriftPrefix)),
+      };
       const { outs } = await reconcile(news, force, { take: false, id: typeof olds.claim === "string" ? olds.claim : undefined });
       return { outs };
     },
@@ -197,12 +176,12 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         // update that diff asks for rewrites them.
         return { id, props };
       }
-      const lastStatus = stored.value.status;
+      const { status: lastStatus, msiStatus: lastMsi } = stored.value;
       const result = await refreshManagedIdentityStatus(
         dependencies(),
         parseCluster(stored.value.clusterResourceId),
         (persistedKeys) => decodeOutputsStatus(lastStatus, persistedKeys),
-        stored.value.declaredCredential,
+        (persistedKeys) => decodeMsiOutputs(lastMsi, persistedKeys),
       );
       if (result.presence === "deleted") {
         // The cluster's documents are gone from where the fleet's are, so is the record: the engine drops the resource.
@@ -222,7 +201,15 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       const lastRecorded: KnownStatus | undefined =
         stored.ok && stored.value.drift.length === 0 ? (persistedKeys) => decodeOutputsStatus(stored.value.status, persistedKeys) : undefined;
       try {
-        await clearManagedIdentityStatus(dependencies(), parseCluster(props.clusterResourceId), lastRecorded, stored.ok ? stored.value.claim : undefined);
+        const lastRecordedMsi: KnownMsiStatus | undefined =
+          stored.ok && stored.value.drift.length === 0 ? (persistedKeys) => decodeMsiOutputs(stored.value.msiStatus, persistedKeys) : undefined;
+        await clearManagedIdentityStatus(
+          dependencies(),
+          parseCluster(props.clusterResourceId),
+          lastRecorded,
+          stored.ok ? stored.value.claim : undefined,
+          lastRecordedMsi,
+        );
       } catch (error) {
         // A missing document is nothing to clear; a missing database or container is a setting to fix.
         if (isCosmosDocumentError(error) && error.statusCode === 404 && !isCosmosConfigurationError(error)) {

@@ -16,6 +16,9 @@ import {
   readOutputsStatusText,
 } from "../core/outputsStatus";
 import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
+import type { MsiOutputsStatus } from "../core/msiOutputs";
+import { encodeMsiOutputs, readMsiOutputsText } from "../core/msiOutputs";
+import type { MsiManagedIdentities } from "../core/msiManagedIdentities";
 import { outputsSchemaVersion } from "../core/serviceProviderClusterDocument";
 import type { CheckFailure, Parsed, ProviderInputs } from "./providerInputs";
 import { unknownValue } from "./providerInputs";
@@ -45,13 +48,14 @@ export interface ProviderOutputs {
   readonly notFoundCount: number;
   readonly failedCount: number;
   /**
-   * The service managed identity and identity URL the inputs declare, kept for `read` (a refresh
-   * is not given the inputs) to ask for the cluster's credential, in `clusterServiceManagedIdentity`
-   * mode only; absent when the inputs declare neither (the cluster document's are used).
+   * `properties.status.msiManagedIdentities` as persisted, by key hash (core/msiOutputs.ts), as
+   * JSON text: the resource's `msiStatus` output gives the object back.
    */
-  readonly declaredCredential?: DeclaredCredential;
+  readonly msiStatus: string;
   /** Why nothing was done, e.g. `clusterDeleting`; absent otherwise. */
   readonly skippedReason?: string;
+  /** Why the MSI half was not looked at (`identityUrlNotSet`); absent otherwise. */
+  readonly msiSkippedReason?: string;
   /** Differences `read` (refresh) found between state, Cosmos and Azure, which the next update fixes; absent when none. */
   readonly drift?: readonly string[];
   /** The claim this resource wrote when it was created (core/statusClaim.ts); absent in outputs of a resource created before claims. */
@@ -73,8 +77,14 @@ export interface StoredOutputs {
   /** The service managed identity recorded from the cluster document; null when none. */
   readonly serviceManagedIdentity: string | null;
   readonly skippedReason: string | null;
-  readonly declaredCredential: DeclaredCredential;
+  readonly msiStatus: MsiOutputsStatus;
+  readonly msiSkippedReason: string | null;
   readonly claim: string | undefined;
+}
+
+/** The MSI half as outputs store it. */
+export function msiStatusText(status: MsiManagedIdentities): string {
+  return JSON.stringify(encodeMsiOutputs(status));
 }
 
 /** The status and its counts, as outputs. */
@@ -88,7 +98,12 @@ export function statusOutputs(
 /** What `diff` compares of the inputs: the declared operator map and service managed identity. */
 export function inputsDigestOf(inputs: ProviderInputs): string {
   const operators = inputs.dataPlaneOperators;
-  return inputsDigest(operators === undefined || operators === unknownValue ? null : operators, inputs.serviceManagedIdentity ?? null);
+  const identityUrl = inputs.managedIdentitiesDataPlaneIdentityURL;
+  return inputsDigest(
+    operators === undefined || operators === unknownValue ? null : operators,
+    inputs.serviceManagedIdentity ?? null,
+    identityUrl === undefined || identityUrl === unknownValue ? null : identityUrl,
+  );
 }
 
 /** The declared operators' names by the hash of their identity's key. */
@@ -106,15 +121,11 @@ export function operatorNamesOf(inputs: ProviderInputs): OperatorNamesByKeyHash 
 }
 
 /** What of a pass's result its outputs record. */
-export type PassOutcome = Pick<SyncResult, "status" | "desiredSource" | "serviceManagedIdentity" | "skippedReason">;
+export type PassOutcome = Pick<SyncResult, "status" | "desiredSource" | "serviceManagedIdentity" | "skippedReason"> &
+  Partial<Pick<SyncResult, "msiStatus" | "msiSkippedReason">>;
 
 /** The outputs of a pass (and of a partial pass that failed on some identities). */
-export function toOutputs(
-  inputs: ProviderInputs,
-  result: PassOutcome,
-  drift: readonly string[],
-  options: { readonly recordDeclaredCredential?: boolean; readonly claim?: string } = {},
-): ProviderOutputs {
+export function toOutputs(inputs: ProviderInputs, result: PassOutcome, drift: readonly string[], options: { readonly claim?: string } = {}): ProviderOutputs {
   // Recorded only when it is not an input: the inputs are in state already.
   const documentServiceManagedIdentity = inputs.serviceManagedIdentity === undefined ? result.serviceManagedIdentity : undefined;
   return {
@@ -124,10 +135,10 @@ export function toOutputs(
     inputsDigest: inputsDigestOf(inputs),
     desiredSource: result.desiredSource,
     ...(documentServiceManagedIdentity === undefined ? {} : { serviceManagedIdentity: documentServiceManagedIdentity }),
-    // Only a mode that reads as each cluster's SMI needs them in a refresh: ~200 bytes per cluster otherwise wasted.
-    ...(options.recordDeclaredCredential === true ? declaredCredentialOutputs(inputs) : {}),
     ...statusOutputs(result.status, operatorNamesOf(inputs)),
+    msiStatus: msiStatusText(result.msiStatus ?? {}),
     ...(result.skippedReason === undefined ? {} : { skippedReason: result.skippedReason }),
+    ...(result.msiSkippedReason === undefined ? {} : { msiSkippedReason: result.msiSkippedReason }),
     ...(drift.length === 0 ? {} : { drift }),
     ...(options.claim === undefined ? {} : { claim: options.claim }),
   };
@@ -141,14 +152,11 @@ export function toOutputs(
  */
 export function refreshedOutputs<Props extends ProviderOutputs>(props: Props, stored: StoredOutputs, result: RefreshResult): Props {
   const { drift: _drift, ...rest } = props;
-  const status = result.presence === "present" ? statusOutputs(result.status, operatorNamesFromOutputs(stored.status)) : {};
+  const status =
+    result.presence === "present"
+      ? { ...statusOutputs(result.status, operatorNamesFromOutputs(stored.status)), msiStatus: msiStatusText(result.msiStatus) }
+      : {};
   return { ...rest, ...status, ...(result.drift.length === 0 ? {} : { drift: result.drift }) } as Props;
-}
-
-/** The declared credential of checked inputs, as outputs (absent when neither is declared). */
-function declaredCredentialOutputs(inputs: ProviderInputs): Pick<ProviderOutputs, "declaredCredential"> {
-  const declared = declaredCredentialOf(inputs);
-  return Object.keys(declared).length === 0 ? {} : { declaredCredential: declared };
 }
 
 /** The service managed identity and identity URL checked inputs declare (never the engine's unknown placeholder). */
@@ -184,19 +192,11 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
   if (!isOptionalString(serviceManagedIdentity)) fail("serviceManagedIdentity", "a string or null");
   if (!isOptionalString(skippedReason)) fail("skippedReason", "a string or null");
   if (claim !== undefined && typeof claim !== "string") fail("claim", "a string");
-  const declared = value.declaredCredential;
-  const declaredCredential: DeclaredCredential | undefined =
-    declared === undefined || declared === null
-      ? {}
-      : isJsonObject(declared) && isOptionalString(declared.serviceManagedIdentity) && isOptionalString(declared.identityUrl)
-        ? {
-            ...(typeof declared.serviceManagedIdentity === "string" ? { serviceManagedIdentity: declared.serviceManagedIdentity } : {}),
-            ...(typeof declared.identityUrl === "string" ? { identityUrl: declared.identityUrl } : {}),
-          }
-        : undefined;
-  if (declaredCredential === undefined) fail("declaredCredential", "an object of serviceManagedIdentity and identityUrl strings");
+  if (!isOptionalString(value.msiSkippedReason)) fail("msiSkippedReason", "a string or null");
   const status = readOutputsStatusText(value.status);
   if (status.problems.length > 0) failures.push({ property: "status", reason: status.problems.join("; ") });
+  const msiStatus = readMsiOutputsText(value.msiStatus);
+  if (msiStatus.problems.length > 0) failures.push({ property: "msiStatus", reason: msiStatus.problems.join("; ") });
   if (
     failures.length > 0 ||
     typeof clusterResourceId !== "string" ||
@@ -204,7 +204,7 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
     driftList === undefined ||
     !isOptionalString(serviceManagedIdentity) ||
     !isOptionalString(skippedReason) ||
-    declaredCredential === undefined
+    !isOptionalString(value.msiSkippedReason)
   ) {
     return { ok: false, failures };
   }
@@ -217,7 +217,8 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
       inputsDigest: digest,
       serviceManagedIdentity: serviceManagedIdentity ?? null,
       skippedReason: skippedReason ?? null,
-      declaredCredential,
+      msiStatus: msiStatus.status,
+      msiSkippedReason: value.msiSkippedReason ?? null,
       claim: typeof claim === "string" ? claim : undefined,
     },
   };

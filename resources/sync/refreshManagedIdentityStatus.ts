@@ -21,20 +21,18 @@ import { AzureAccessError } from "../core/azureAccessError";
 import type { IdentityLookupOutcome } from "../core/identityStatus";
 import type { DecidedOutcome } from "../core/statusDecision";
 import { sharedTransientFailure } from "../core/statusDecision";
-import { isFailedRetrievalError, parseTimestamp, statusEquals } from "../core/identityStatus";
+import { isFailedRetrievalError, parseTimestamp } from "../core/identityStatus";
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { readStoredStatus } from "../core/serviceProviderClusterDocument";
-import { storedClaimOf } from "../core/statusClaim";
 import type { SyncDependencies } from "./syncDependencies";
 import { locate } from "../core/documentLocation";
 import { readLive } from "./documentReads";
-import { writeStatus } from "./statusWrite";
-import type { JsonObject } from "../core/json";
-import type { StatusHalves } from "../core/statusPatch";
+import type { MsiManagedIdentities } from "../core/msiManagedIdentities";
+import type { KnownMsiStatus } from "./msiRefresh";
+import { refreshMsiHalf } from "./msiRefresh";
 import { refreshLookupDependencies } from "./clusterLookups";
 import { explainMissingServiceProviderCluster } from "./documentAbsence";
-import { log } from "../logging/logger";
 
 /** The outcome of a refresh. */
 export interface RefreshResult {
@@ -46,6 +44,8 @@ export interface RefreshResult {
    */
   readonly presence: "present" | "deleted" | "serviceProviderClusterMissing";
   readonly status: DataPlaneOperatorsManagedIdentities;
+  /** The MSI half as stored (empty when the document is missing, or no last state of it was given). */
+  readonly msiStatus: MsiManagedIdentities;
   readonly drift: readonly string[];
   readonly lookups: number;
 }
@@ -61,17 +61,18 @@ export async function refreshManagedIdentityStatus(
   dependencies: SyncDependencies,
   cluster: ParsedResourceId,
   lastKnown: KnownStatus,
-  declared: { readonly serviceManagedIdentity?: string; readonly identityUrl?: string } = {},
+  lastKnownMsi?: KnownMsiStatus,
 ): Promise<RefreshResult> {
   const location = locate(cluster);
   const stored = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
   if (stored === undefined) {
     const absence = await explainMissingServiceProviderCluster(dependencies, location, "refresh");
     return absence === "deleted"
-      ? { presence: "deleted", status: {}, drift: [`ServiceProviderCluster document ${location.documentId} no longer exists`], lookups: 0 }
+      ? { presence: "deleted", status: {}, msiStatus: {}, drift: [`ServiceProviderCluster document ${location.documentId} no longer exists`], lookups: 0 }
       : {
           presence: "serviceProviderClusterMissing",
           status: {},
+          msiStatus: {},
           drift: [
             `ServiceProviderCluster document ${location.documentId} does not exist, but the cluster's HCPOpenShiftCluster document ` +
               `${location.clusterDocumentId} does: the resource stays in state and \`pulumi up\` waits for the document`,
@@ -107,8 +108,12 @@ export async function refreshManagedIdentityStatus(
     }
   }
 
+  // The MSI half at the same time: its own gate, its own answer.
+  const msiRefresh = lastKnownMsi === undefined ? Promise.resolve(undefined) : refreshMsiHalf(dependencies, cluster, location, stored.document, lastKnownMsi);
+  // Never left unobserved: a rejection is met by the await below (a DP failure that throws first leaves it settled quietly).
+  msiRefresh.catch(() => undefined);
   const due = dueEntries(persisted.status, dependencies.now());
-  const lookups = due.length === 0 ? dependencies : await refreshLookupDependencies(dependencies, cluster, declared, location);
+  const lookups = due.length === 0 ? dependencies : await refreshLookupDependencies(dependencies, cluster, {}, location);
   const outcomes = await Promise.all(due.map(([, entry]) => lookUpIdentity(lookups, entry.resourceID)));
   const globalFailure = outcomes.find((outcome): outcome is Extract<IdentityLookupOutcome, { kind: "global" }> => outcome.kind === "global");
   if (globalFailure !== undefined) {
@@ -131,7 +136,8 @@ export async function refreshManagedIdentityStatus(
     const line = azureDriftOf(key, entry, decided[index]);
     if (line !== undefined) drift.push(line);
   });
-  return { presence: "present", status: persisted.status, drift, lookups: due.length };
+  const msi = await msiRefresh;
+  return { presence: "present", status: persisted.status, msiStatus: msi?.status ?? {}, drift: [...drift, ...(msi?.drift ?? [])], lookups: due.length };
 }
 
 /** Entries worth asking Azure about: all of them once the recheck is due, else those recording a real failure. */
@@ -171,71 +177,4 @@ function changedFields(before: DataPlaneOperatorManagedIdentityEntry, after: Dat
   if (before.principalId !== after.principalId) fields.push("principalId");
   if (before.retrievalError !== after.retrievalError) fields.push("retrievalError");
   return fields;
-}
-
-/** What a delete did to the owned subtree. */
-export interface ClearResult {
-  /** `cleared`: reset to `{}`; `kept`: left as it is, written or changed by someone else since this resource's last write; `absent`: nothing to clear. */
-  readonly outcome: "cleared" | "kept" | "absent";
-  readonly wrote: boolean;
-}
-
-/**
- * What `pulumi destroy` (and a cluster leaving the stack's list) does to the owned subtree:
- * resets it to `{}` — what the upstream backend writes for an empty status — only while it is
- * exactly what this resource last recorded (`lastRecorded`, from its outputs; `undefined` when
- * they cannot say, which keeps the subtree), so nobody else has
- * written it since: IDs nobody maintains any more must not go stale in place. A subtree another
- * writer (upstream's controller, another stack or shard, a person) wrote after that is theirs,
- * and is kept whole; so is one another resource of the same cluster claimed since (`claim` is this
- * resource's, from its outputs: core/statusClaim.ts). The comparison is made under the etag: should
- * the document change between the read and the write (HTTP 412), it is read and compared again. A
- * document proved missing (sync/documentAbsence.ts), or an empty subtree, writes nothing.
- */
-export async function clearManagedIdentityStatus(
-  dependencies: SyncDependencies,
-  cluster: ParsedResourceId,
-  lastRecorded: KnownStatus | undefined,
-  claim?: string,
-): Promise<ClearResult> {
-  const location = locate(cluster);
-  const stored = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
-  if (stored === undefined) {
-    // Nothing to clear, once the absence is proved (it throws when nothing of the fleet is there).
-    await explainMissingServiceProviderCluster(dependencies, location, "delete");
-    return { outcome: "absent", wrote: false };
-  }
-  // Set by the decision, which runs again on every re-read.
-  const decided: { outcome: ClearResult["outcome"]; claimedBy?: string } = { outcome: "absent" };
-  const clear = (document: JsonObject): StatusHalves | undefined => {
-    // Another resource of the same cluster (a new name, another stack or shard) took it over since: it is theirs.
-    const claimedBy = storedClaimOf(document);
-    if (claimedBy !== undefined && claimedBy !== claim) {
-      Object.assign(decided, { outcome: "kept", claimedBy });
-      return undefined;
-    }
-    const current = readStoredStatus(document);
-    const empty =
-      current.problems.length === 0 && Object.keys(current.status.identities ?? {}).length === 0 && current.status.earliestRecheckTime === undefined;
-    if (!current.present || empty) {
-      decided.outcome = "absent";
-      return undefined;
-    }
-    const recorded = typeof lastRecorded === "function" ? lastRecorded(Object.keys(current.status.identities ?? {})) : lastRecorded;
-    if (recorded === undefined || current.problems.length > 0 || !statusEquals(current.status, recorded)) {
-      decided.outcome = "kept";
-      return undefined;
-    }
-    decided.outcome = "cleared";
-    return { dataPlane: {} };
-  };
-  const { wrote } = await writeStatus(dependencies, location, stored, clear, "drop");
-  if (decided.outcome === "kept") {
-    const by =
-      decided.claimedBy === undefined
-        ? "written by someone else after this resource's last write"
-        : `taken over by another resource (claim ${decided.claimedBy})`;
-    log("warning", "delete", location.documentId, `the status subtree was ${by}; it is kept as it is (nothing was cleared)`);
-  }
-  return { outcome: decided.outcome, wrote };
 }

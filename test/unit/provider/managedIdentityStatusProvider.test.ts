@@ -1,5 +1,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { standInMsiAnswers } from "../../../resources/azure/msiAnswers";
+import { msiStatusText } from "../../../resources/provider/providerOutputs";
+import { readStoredMsiStatus } from "../../../resources/core/msiManagedIdentities";
 import { standInIds } from "../../fakes/syncHarness";
 import { describe, expect, it } from "vitest";
 import { createConcurrencyLimiter } from "../../../resources/sync/concurrencyLimiter";
@@ -169,6 +171,8 @@ describe("create", () => {
       resolvedCount: 1,
       notFoundCount: 0,
       failedCount: 0,
+      // The MSI half was current in the document: recorded as stored.
+      msiStatus: msiStatusText(readStoredMsiStatus(setupValue.store.get(location.partitionKey, location.documentId) as JsonObject).status),
       claim: "claim-1",
     });
     expect(findUndefined(result.outs)).toEqual([]);
@@ -501,8 +505,11 @@ describe("update", () => {
     const outs = await createdOutputs(setupValue);
     const result = await setupValue.provider.update(location.documentId, { ...outs, schemaVersion: 2 }, inputs());
     expect(setupValue.reader.calls).toHaveLength(2);
-    const { __provider: _provider, ...expected } = outs;
-    expect(outsOf(result)).toEqual(expected);
+    // Both halves were forced: the MSI half now holds the stand-in's answer.
+    const { __provider: _provider, msiStatus: _msi, ...expected } = outs;
+    const { msiStatus, ...rest } = outsOf(result);
+    expect(rest).toEqual(expected);
+    expect((JSON.parse(msiStatus) as { serviceManagedIdentity: unknown }).serviceManagedIdentity).toMatchObject(standInIds);
   });
 
   it("records one entry for two operators naming one identity, under both names, and finds no change afterwards", async () => {
@@ -739,6 +746,8 @@ describe("delete", () => {
     await setupValue.provider.delete(location.documentId, outs);
     const after = setupValue.store.get(location.partitionKey, location.documentId);
     expect(subtreeOf(after)).toEqual({});
+    // The MSI half, as this resource recorded it, goes too; the rest of the document stays.
+    expect(((after?.properties as JsonObject).status as JsonObject).msiManagedIdentities).toEqual({});
     expect(withoutOwnedFields(after)).toEqual(withoutOwnedFields(before));
     expect(instanceVersionOf(after)).toBe((instanceVersionOf(before) as number) + 1);
     expect(setupValue.reader.calls).toHaveLength(1);

@@ -247,7 +247,9 @@ describe("parseStoredOutputs", () => {
         inputsDigest: "digest",
         serviceManagedIdentity: null,
         skippedReason: null,
-        declaredCredential: {},
+        msiStatus: {},
+        msiSkippedReason: null,
+        claim: undefined,
       },
     });
     expect(parseStoredOutputs({ ...current, drift: ["x"], skippedReason: "clusterDeleting", serviceManagedIdentity: identityB })).toMatchObject({

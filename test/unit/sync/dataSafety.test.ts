@@ -9,7 +9,8 @@
 import { describe, expect, it } from "vitest";
 import { desiredIdentitySet } from "../../../resources/core/identityStatus";
 import type { JsonObject } from "../../../resources/core/json";
-import { clearManagedIdentityStatus, refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
+import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
+import { clearManagedIdentityStatus } from "../../../resources/sync/clearIdentityStatus";
 import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
 import { isDesiredSetDisagreementError } from "../../../resources/core/desiredSetDisagreement";
 import { upstreamSyncOnce } from "../../fakes/upstreamController";

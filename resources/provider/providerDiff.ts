@@ -1,0 +1,57 @@
+/**
+ * `diff`: whether an update has anything to do, decided without any Azure call. Each half of the
+ * status applies its own gate (upstream's needsWork) to what the last state recorded:
+ *
+ * - inputs that name the data plane operators (their digest unchanged): that half against its
+ *   recorded keys and recheck time, and the MSI half against its recorded recheck time alone — no
+ *   Cosmos read, so a no-op `up` of such a fleet reads nothing;
+ * - otherwise one read of the cluster document (no wait), which names both desired sets: each
+ *   half against them. A document that is gone or cannot be read is a change, so that the update
+ *   runs the pass, which names the problem and writes nothing.
+ */
+import { desiredFromClusterDocument } from "../core/clusterDocument";
+import { workReason } from "../core/identityStatus";
+import type { DesiredIdentity } from "../core/identityStatus";
+import { locate } from "../core/documentLocation";
+import { msiDesiredSet, msiWorkReason } from "../core/msiDecision";
+import { decodeMsiOutputs } from "../core/msiOutputs";
+import { decodeOutputsStatus } from "../core/outputsStatus";
+import { parseTimestamp } from "../core/identityStatus";
+import { readLive } from "../sync/documentReads";
+import type { SyncDependencies } from "../sync/syncDependencies";
+import type { ProviderInputs } from "./providerInputs";
+import { desiredFromInputs, parseCluster } from "./providerInputs";
+import type { StoredOutputs } from "./providerOutputs";
+
+/** Whether the last state's halves call for an update now (see the module comment). */
+export async function hasWork(dependencies: () => SyncDependencies, old: StoredOutputs, news: ProviderInputs, now: Date): Promise<boolean> {
+  const desired = desiredFromInputs(news);
+  if (desired !== undefined) {
+    // Same declared map (same digest): the operators' keys are the desired keys.
+    if (dataPlaneHasWork(old, desired, now)) return true;
+    if (old.msiSkippedReason !== null) return false;
+    const recheck = parseTimestamp(old.msiStatus.earliestRecheckTime);
+    return recheck === undefined || now.getTime() >= recheck.getTime();
+  }
+  const location = locate(parseCluster(news.clusterResourceId));
+  const live = await readLive(dependencies(), location.partitionKey, location.clusterDocumentId, `HCPOpenShiftCluster document ${location.clusterDocumentId}`);
+  const fromCluster = live === undefined ? undefined : desiredFromClusterDocument(live.document);
+  if (fromCluster === undefined || fromCluster.kind === "unreadable") return true;
+  if (fromCluster.kind === "deleting") return old.skippedReason !== "clusterDeleting";
+  // The recorded service managed identity follows the document unless the inputs name one.
+  const serviceManagedIdentityMoved = news.serviceManagedIdentity === undefined && (fromCluster.serviceManagedIdentity ?? null) !== old.serviceManagedIdentity;
+  if (old.skippedReason !== null || serviceManagedIdentityMoved || dataPlaneHasWork(old, fromCluster.identities, now)) return true;
+  if (fromCluster.identityUrl === undefined) return old.msiSkippedReason === null;
+  const msi = msiDesiredSet(fromCluster.controlPlaneOperators, fromCluster.serviceManagedIdentity);
+  if (!msi.ok) return true;
+  const keys = [...msi.desired.controlPlaneOperators.map((identity) => identity.key), msi.desired.serviceManagedIdentity.key];
+  return msiWorkReason(msi.desired, decodeMsiOutputs(old.msiStatus, keys), now) !== undefined;
+}
+
+function dataPlaneHasWork(old: StoredOutputs, desired: readonly DesiredIdentity[], now: Date): boolean {
+  const known = decodeOutputsStatus(
+    old.status,
+    desired.map((identity) => identity.key),
+  );
+  return workReason(desired, known, now) !== undefined;
+}

@@ -1,0 +1,108 @@
+/**
+ * What `pulumi refresh` and `pulumi destroy` do to the MSI half of the status (msiHalf.ts).
+ *
+ * Refresh writes nothing. It reports as drift, each line starting with {@link msiDriftPrefix}:
+ * - against the last state: the subtree deleted or malformed in Cosmos, an identity added or
+ *   removed, a clientId or principalId changed there by someone else;
+ * - against Azure, only once the half's recheck time has passed (upstream's gate; a refresh inside
+ *   the window asks nothing): an answer whose IDs differ from the stored ones. An answer that
+ *   cannot be had is not drift: the refresh fails, saying why, as an update would.
+ *
+ * A delete resets the half to `{}` only while it is exactly what the resource last recorded, as
+ * the data plane operators' half (refreshManagedIdentityStatus.ts clearManagedIdentityStatus).
+ */
+import type { ParsedResourceId } from "../core/azureResourceId";
+import { desiredFromClusterDocument } from "../core/clusterDocument";
+import type { DocumentLocation } from "../core/documentLocation";
+import type { JsonObject } from "../core/json";
+import type { MsiIdentityEntry, MsiManagedIdentities } from "../core/msiManagedIdentities";
+import { entriesEqual, msiStatusEquals, readStoredMsiStatus } from "../core/msiManagedIdentities";
+import { parseTimestamp } from "../core/identityStatus";
+import { goToLower } from "../core/goStrings";
+import { readLive } from "./documentReads";
+import { planMsiHalf, resolveMsiHalf } from "./msiHalf";
+import type { SyncDependencies } from "./syncDependencies";
+
+/** Every drift line of this half starts with it: an update forces this half's pass when one is there. */
+export const msiDriftPrefix = "msiManagedIdentities: ";
+
+/** The half as recorded in the last state, from the keys found in Cosmos (core/msiOutputs.ts). */
+export type KnownMsiStatus = (persistedKeys: readonly string[]) => MsiManagedIdentities;
+
+/** The keys a stored half holds: its control plane operators' and its service managed identity's. */
+export function msiKeysOf(status: MsiManagedIdentities): string[] {
+  const smi = status.serviceManagedIdentity?.resourceId;
+  return [...Object.keys(status.controlPlaneOperatorsIdentities ?? {}), ...(smi === undefined ? [] : [goToLower(smi)])];
+}
+
+/** Compares the stored half with the last state and, when due, with Azure. */
+export async function refreshMsiHalf(
+  dependencies: SyncDependencies,
+  cluster: ParsedResourceId,
+  location: DocumentLocation,
+  document: JsonObject,
+  lastKnown: KnownMsiStatus,
+): Promise<{ readonly status: MsiManagedIdentities; readonly drift: readonly string[] }> {
+  const persisted = readStoredMsiStatus(document);
+  const known = lastKnown(msiKeysOf(persisted.status));
+  const drift: string[] = [];
+  const knownHasContent = known.serviceManagedIdentity !== undefined || Object.keys(known.controlPlaneOperatorsIdentities ?? {}).length > 0;
+  if (!persisted.present && knownHasContent) drift.push(`${msiDriftPrefix}the subtree was deleted in Cosmos`);
+  for (const problem of persisted.problems) drift.push(`${msiDriftPrefix}the subtree in Cosmos is malformed: ${problem}`);
+  drift.push(...entryDrift(known, persisted.status, "in Cosmos"));
+  const recheck = parseTimestamp(persisted.status.earliestRecheckTime);
+  if (persisted.problems.length > 0 || (recheck !== undefined && dependencies.now().getTime() < recheck.getTime())) {
+    return { status: persisted.status, drift };
+  }
+  // Due (or never checked): what would a pass write now? Its answer needs the cluster document's identities and URL.
+  const description = `HCPOpenShiftCluster document ${location.clusterDocumentId} (${cluster.canonical})`;
+  const clusterDocument = await readLive(dependencies, location.partitionKey, location.clusterDocumentId, description);
+  const fromCluster = clusterDocument === undefined ? undefined : desiredFromClusterDocument(clusterDocument.document);
+  if (fromCluster === undefined || fromCluster.kind === "deleting") return { status: persisted.status, drift };
+  const plan = planMsiHalf(fromCluster, persisted, dependencies.now(), true);
+  if (plan.kind !== "work") return { status: persisted.status, drift };
+  const resolved = await resolveMsiHalf(dependencies, plan, location.documentId);
+  if ("error" in resolved) throw resolved.error;
+  const answered = resolved.decide(document, false);
+  if (answered !== undefined) drift.push(...entryDrift(persisted.status, answered, "in Azure"));
+  return { status: persisted.status, drift };
+}
+
+/** What differs between two halves, entry by entry (recheck times aside). */
+function entryDrift(before: MsiManagedIdentities, after: MsiManagedIdentities, where: string): string[] {
+  const lines: string[] = [];
+  const beforeMap = before.controlPlaneOperatorsIdentities ?? {};
+  const afterMap = after.controlPlaneOperatorsIdentities ?? {};
+  for (const key of Object.keys(beforeMap).sort()) {
+    if (afterMap[key] === undefined) lines.push(`${msiDriftPrefix}control plane operator identity ${key} was removed ${where}`);
+    else lines.push(...fieldDrift(`control plane operator identity ${key}`, beforeMap[key], afterMap[key], where));
+  }
+  for (const key of Object.keys(afterMap).sort()) {
+    if (beforeMap[key] === undefined) lines.push(`${msiDriftPrefix}control plane operator identity ${key} was added ${where}`);
+  }
+  const [smiBefore, smiAfter] = [before.serviceManagedIdentity, after.serviceManagedIdentity];
+  if (smiBefore !== undefined && smiAfter === undefined) lines.push(`${msiDriftPrefix}the service managed identity was removed ${where}`);
+  else if (smiBefore === undefined && smiAfter !== undefined && where === "in Cosmos")
+    lines.push(`${msiDriftPrefix}the service managed identity was added ${where}`);
+  else if (smiBefore !== undefined && smiAfter !== undefined) lines.push(...fieldDrift("the service managed identity", smiBefore, smiAfter, where));
+  return lines;
+}
+
+function fieldDrift(what: string, before: MsiIdentityEntry, after: MsiIdentityEntry, where: string): string[] {
+  if (entriesEqual(before, after)) return [];
+  const fields = (["resourceId", "clientId", "principalId"] as const).filter((field) =>
+    field === "resourceId" ? goToLower(before.resourceId ?? "") !== goToLower(after.resourceId ?? "") : before[field] !== after[field],
+  );
+  return [`${msiDriftPrefix}${what}: ${fields.join(" and ")} changed ${where}`];
+}
+
+/**
+ * The delete's decision for this half: `{}` while the stored half is exactly what the resource
+ * last recorded (`recorded`), undefined (kept, or nothing to clear) otherwise.
+ */
+export function clearedMsiHalf(document: JsonObject, recorded: KnownMsiStatus | undefined): MsiManagedIdentities | undefined {
+  const current = readStoredMsiStatus(document);
+  const empty = current.problems.length === 0 && msiKeysOf(current.status).length === 0 && current.status.earliestRecheckTime === undefined;
+  if (!current.present || empty || recorded === undefined || current.problems.length > 0) return undefined;
+  return msiStatusEquals(current.status, recorded(msiKeysOf(current.status))) ? {} : undefined;
+}

@@ -1,0 +1,171 @@
+/**
+ * The MSI half of a pass, a refresh and a delete (resources/sync/msiHalf.ts, msiRefresh.ts) at the
+ * sync seam, with the real decision code and fakes for the store and the answer: upstream's gate,
+ * one answer for every identity, nothing written of this half without a complete answer (the other
+ * half still written), a conflict decided again, drift shown by refresh, and a delete that keeps
+ * what someone else wrote.
+ */
+import { describe, expect, it } from "vitest";
+import type { MsiAnswerSource } from "../../../resources/azure/msiAnswers";
+import { standInMsiAnswers } from "../../../resources/azure/msiAnswers";
+import type { JsonObject } from "../../../resources/core/json";
+import { readStoredMsiStatus } from "../../../resources/core/msiManagedIdentities";
+import { clearManagedIdentityStatus } from "../../../resources/sync/clearIdentityStatus";
+import { msiKeysOf } from "../../../resources/sync/msiRefresh";
+import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
+import { partialResultOf, syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
+import type { IdentityScript } from "../../fakes/scriptedUserAssignedIdentityReader";
+import { resourceNotFoundError, restError } from "../../fakes/scriptedUserAssignedIdentityReader";
+import type { Harness } from "../../fakes/syncHarness";
+import { createHarness, parsedCluster, standInIds } from "../../fakes/syncHarness";
+import { buildServiceProviderClusterDocument, identityResourceId, locationOf } from "../../fixtures/documents";
+
+const location = locationOf();
+const controlPlane = identityResourceId("cp-control-plane");
+const clusterApi = identityResourceId("cp-cluster-api-azure");
+const smi = identityResourceId("service-managed-identity");
+const after = (hours: number): Date => new Date(Date.parse("2026-08-15T01:02:03Z") + hours * 3_600_000);
+
+/** An answer source that records each request and answers with `answer` (or fails with `failure`). */
+function recordingAnswers(answer: MsiAnswerSource = standInMsiAnswers(standInIds), failure?: Error): MsiAnswerSource & { requests: string[][] } {
+  const requests: string[][] = [];
+  return {
+    requests,
+    answer(identityUrl, identityIds, options) {
+      requests.push([...identityIds]);
+      return failure === undefined ? answer.answer(identityUrl, identityIds, options) : Promise.reject(failure);
+    },
+  };
+}
+
+function harnessWith(msiAnswers: MsiAnswerSource | "arm", identities: Readonly<Record<string, IdentityScript>> = {}): Harness {
+  return createHarness({ documents: [buildServiceProviderClusterDocument()], msiAnswers, identities });
+}
+
+const documentOf = (harness: Harness): JsonObject => harness.store.get(location.partitionKey, location.documentId) as JsonObject;
+const msiOf = (harness: Harness) => readStoredMsiStatus(documentOf(harness)).status;
+const pass = (harness: Harness, forceMsi = false) =>
+  syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired: undefined, force: false, forceMsi });
+
+describe("the MSI half of a pass", () => {
+  it("asks nothing inside its recheck window, then asks once for every identity and writes the answer", async () => {
+    const answers = recordingAnswers();
+    const harness = harnessWith(answers);
+    await pass(harness);
+    expect(answers.requests).toEqual([]);
+    harness.clock.set(after(1));
+    const result = await pass(harness);
+    expect(answers.requests).toEqual([[clusterApi, controlPlane, smi]]);
+    expect(result.msiWorkReason).toBe("recheckDue");
+    const msi = msiOf(harness);
+    expect(msi.serviceManagedIdentity).toEqual({ resourceId: smi, ...standInIds });
+    expect(msi.controlPlaneOperatorsIdentities?.[controlPlane.toLowerCase()]).toEqual({ resourceId: controlPlane, ...standInIds });
+    expect(Date.parse(msi.earliestRecheckTime ?? "")).toBeGreaterThan(after(12).getTime());
+  });
+
+  it("writes nothing of this half when the answer cannot be had, says so, and still writes the other half", async () => {
+    const failure = Object.assign(new Error("the Managed Identities data plane at dp.example answered HTTP 503 (ServiceUnavailable: busy)"), {
+      statusCode: 503,
+    });
+    const harness = harnessWith(recordingAnswers(undefined, failure));
+    harness.clock.set(after(1));
+    const before = msiOf(harness);
+    const error = (await pass(harness).catch((caught: unknown) => caught)) as Error;
+    expect(error).toMatchObject({ name: "MsiIdentitiesError" });
+    expect(error.message).toMatch(/^the Managed Identities data plane .* answered HTTP 503.*nothing of status\.msiManagedIdentities was written/);
+    expect(msiOf(harness)).toEqual(before);
+    // The data plane operators' half (due too, with an empty set) was written beside it.
+    expect(partialResultOf(error)?.wrote).toBe(true);
+  });
+
+  it("writes nothing of an answer that misses an identity it asked for", async () => {
+    const partial: MsiAnswerSource = {
+      answer: (_url, ids) => Promise.resolve(ids.slice(1).map((resourceId) => ({ resourceId, clientId: "c", objectId: "p" }))),
+    };
+    const harness = harnessWith(partial);
+    harness.clock.set(after(1));
+    const before = msiOf(harness);
+    await expect(pass(harness)).rejects.toThrow(/holds 2 identities where 3 were asked for/);
+    expect(msiOf(harness)).toEqual(before);
+  });
+
+  it("in processCredential mode reads every identity through ARM: a 404 is the data plane's null, any other failure writes nothing", async () => {
+    const harness = harnessWith("arm", {
+      [clusterApi]: { error: resourceNotFoundError(clusterApi) },
+      [controlPlane]: { values: { clientId: "cp-c", principalId: "cp-p" } },
+      [smi]: { values: { clientId: "smi-c", principalId: "smi-p" } },
+    });
+    harness.clock.set(after(1));
+    await pass(harness);
+    expect(msiOf(harness).controlPlaneOperatorsIdentities).toEqual({
+      [clusterApi.toLowerCase()]: { resourceId: clusterApi },
+      [controlPlane.toLowerCase()]: { resourceId: controlPlane, clientId: "cp-c", principalId: "cp-p" },
+    });
+    const failing = harnessWith("arm", {
+      [clusterApi]: { values: { clientId: "x", principalId: "y" } },
+      [controlPlane]: { error: restError("InternalServerError", 500, "boom") },
+      [smi]: { values: { clientId: "smi-c", principalId: "smi-p" } },
+    });
+    failing.clock.set(after(1));
+    const before = msiOf(failing);
+    await expect(pass(failing)).rejects.toThrow(/cp-control-plane through Azure Resource Manager failed: InternalServerError \(HTTP 500\)/);
+    expect(msiOf(failing)).toEqual(before);
+  });
+
+  it("after a conflict, writes nothing of this half over a current one another writer left", async () => {
+    const harness = harnessWith(recordingAnswers());
+    harness.clock.set(after(1));
+    const theirs = "2026-08-16T00:00:00Z";
+    harness.store.beforeNextPatch(location.documentId, (store) => {
+      store.mutate(location.partitionKey, location.documentId, (document) => {
+        ((document.properties as JsonObject).status as JsonObject).msiManagedIdentities = {
+          ...(((document.properties as JsonObject).status as JsonObject).msiManagedIdentities as JsonObject),
+          earliestRecheckTime: theirs,
+        };
+      });
+    });
+    await pass(harness);
+    expect(msiOf(harness).earliestRecheckTime).toBe(theirs);
+    expect(msiOf(harness).serviceManagedIdentity?.clientId).not.toBe(standInIds.clientId);
+  });
+});
+
+describe("the MSI half of a refresh and a delete", () => {
+  it("shows a change in Cosmos as drift without asking, and a change in Azure once the recheck is due", async () => {
+    const answers = recordingAnswers();
+    const harness = harnessWith(answers);
+    const recorded = msiOf(harness);
+    const known = () => recorded;
+    harness.store.mutate(location.partitionKey, location.documentId, (document) => {
+      (
+        ((document.properties as JsonObject).status as JsonObject).msiManagedIdentities as { serviceManagedIdentity: JsonObject }
+      ).serviceManagedIdentity.clientId = "tampered";
+    });
+    const inWindow = await refreshManagedIdentityStatus(harness.dependencies, parsedCluster(), {}, known);
+    expect(inWindow.drift).toEqual(["msiManagedIdentities: the service managed identity: clientId changed in Cosmos"]);
+    expect(answers.requests).toEqual([]);
+    harness.clock.set(after(1));
+    const due = await refreshManagedIdentityStatus(harness.dependencies, parsedCluster(), {}, known);
+    expect(due.drift).toContain("msiManagedIdentities: the service managed identity: clientId changed in Cosmos");
+    expect(due.drift).toContain("msiManagedIdentities: the service managed identity: clientId and principalId changed in Azure");
+    expect(due.drift).toContain(
+      `msiManagedIdentities: control plane operator identity ${controlPlane.toLowerCase()}: clientId and principalId changed in Azure`,
+    );
+    expect(answers.requests).toHaveLength(1);
+    expect(harness.store.patches()).toHaveLength(0);
+  });
+
+  it("resets the half to {} only while it is what the resource last recorded", async () => {
+    const harness = harnessWith(recordingAnswers());
+    const recorded = msiOf(harness);
+    harness.store.mutate(location.partitionKey, location.documentId, (document) => {
+      (((document.properties as JsonObject).status as JsonObject).msiManagedIdentities as JsonObject).earliestRecheckTime = "2026-08-20T00:00:00Z";
+    });
+    await clearManagedIdentityStatus(harness.dependencies, parsedCluster(), {}, undefined, () => recorded);
+    expect(msiKeysOf(msiOf(harness))).toHaveLength(3);
+    const again = harnessWith(recordingAnswers());
+    const mine = msiOf(again);
+    await clearManagedIdentityStatus(again.dependencies, parsedCluster(), {}, undefined, () => mine);
+    expect(((documentOf(again).properties as JsonObject).status as JsonObject).msiManagedIdentities).toEqual({});
+  });
+});
