@@ -11,6 +11,7 @@ import { isJsonObject } from "./core/json";
 import { keyHashOf } from "./core/outputsStatus";
 import type { DataPlaneOperatorManagedIdentityEntry } from "./core/serviceProviderClusterDocument";
 import { readStatusSubtree } from "./core/serviceProviderClusterDocument";
+import { readMsiSubtree } from "./core/msiManagedIdentities";
 import type { ProviderInputs } from "./provider/providerInputs";
 import { checkInputs, unknownValue } from "./provider/providerInputs";
 import { toOutputs } from "./provider/providerOutputs";
@@ -41,6 +42,15 @@ export interface IdentityStatusMock {
   readonly identities?: Readonly<Record<string, MockedIdentityEntry>>;
   /** RFC 3339; absent unless the test sets it. */
   readonly earliestRecheckTime?: string;
+  /**
+   * The MSI half (the resource's `msiStatus` output): the control plane operator identities by
+   * ARM ID, the service managed identity with its ARM ID, and the half's recheck time.
+   */
+  readonly msi?: {
+    readonly controlPlaneOperators?: Readonly<Record<string, { readonly clientId?: string; readonly principalId?: string }>>;
+    readonly serviceManagedIdentity?: { readonly resourceId: string; readonly clientId?: string; readonly principalId?: string };
+    readonly earliestRecheckTime?: string;
+  };
 }
 
 const entryFields = ["clientId", "principalId", "retrievalError"] as const;
@@ -121,6 +131,18 @@ export function identityStatusMockState(inputs: unknown, given?: IdentityStatusM
     ...(status.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: status.earliestRecheckTime }),
   });
   problems.push(...subtree.problems.map((problem) => `status.${problem}`));
+  const msi = readMsiSubtree(
+    status.msi === undefined
+      ? undefined
+      : {
+          ...(status.msi.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: status.msi.earliestRecheckTime }),
+          controlPlaneOperatorsIdentities: Object.fromEntries(
+            Object.entries(status.msi.controlPlaneOperators ?? {}).map(([resourceId, values]) => [goToLower(resourceId), { resourceId, ...values }]),
+          ),
+          ...(status.msi.serviceManagedIdentity === undefined ? {} : { serviceManagedIdentity: { ...status.msi.serviceManagedIdentity } }),
+        },
+  );
+  problems.push(...msi.problems.map((problem) => `status.msi: ${problem}`));
   if (problems.length > 0) throw mockError(problems);
 
   const outputs = toOutputs(
@@ -130,6 +152,7 @@ export function identityStatusMockState(inputs: unknown, given?: IdentityStatusM
       desiredSource: providerInputs.dataPlaneOperators === undefined ? "clusterDocument" : "inputs",
       serviceManagedIdentity: undefined,
       skippedReason: undefined,
+      msiStatus: msi.status,
     },
     [],
   );

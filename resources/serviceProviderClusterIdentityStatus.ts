@@ -8,6 +8,8 @@ import { providerText } from "./provider/providerLoader";
 import type { ProviderOutputs } from "./provider/providerOutputs";
 import type { OutputsStatus } from "./core/outputsStatus";
 import { statusFromOutputs } from "./core/outputsStatus";
+import type { MsiOutputsStatus } from "./core/msiOutputs";
+import { msiStatusFromOutputs } from "./core/msiOutputs";
 
 /** Type token parts: shows as `pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus`. */
 export const resourceModule = "aroHcp";
@@ -92,7 +94,9 @@ export interface ServiceProviderClusterIdentityStatusArgs {
 }
 
 /**
- * The recorded data plane operator managed identity status of one cluster.
+ * The recorded managed identity status of one cluster, both halves: its data plane operators'
+ * identities (`status`) and its control plane operators' identities with its service managed
+ * identity (`msiStatus`).
  *
  * A dynamic resource declared directly (what `pulumi.dynamic.Resource` does: a custom resource of
  * package `pulumi-nodejs` whose `__provider` input is the provider's module text), so that the
@@ -112,8 +116,16 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   declare readonly resolvedCount: pulumi.Output<number>;
   declare readonly notFoundCount: pulumi.Output<number>;
   declare readonly failedCount: pulumi.Output<number>;
+  /**
+   * `status.msiManagedIdentities` as persisted (core/msiOutputs.ts): each control plane operator
+   * identity's and the service managed identity's IDs, by the hash of the identity's Cosmos key,
+   * and the half's recheck time; `{}` when the state holds none.
+   */
+  declare readonly msiStatus: pulumi.Output<MsiOutputsStatus>;
   /** Why nothing was done (`clusterDeleting`); undefined otherwise. */
   declare readonly skippedReason: pulumi.Output<string | undefined>;
+  /** Why the MSI half was not looked at (`identityUrlNotSet`, as upstream skips such a cluster); undefined otherwise. */
+  declare readonly msiSkippedReason: pulumi.Output<string | undefined>;
   /** What the last refresh found changed outside Pulumi; undefined when nothing. */
   declare readonly drift: pulumi.Output<string[] | undefined>;
 
@@ -135,6 +147,8 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
           notFoundCount: undefined,
           failedCount: undefined,
           skippedReason: undefined,
+          msiStatus: undefined,
+          msiSkippedReason: undefined,
           drift: undefined,
         },
         options,
@@ -147,5 +161,7 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
     // so the output is what its type says.
     const stored = this.status as pulumi.Output<unknown>;
     (this as { status: pulumi.Output<OutputsStatus> }).status = stored.apply((value) => statusFromOutputs(value) ?? {});
+    const storedMsi = this.msiStatus as pulumi.Output<unknown>;
+    (this as { msiStatus: pulumi.Output<MsiOutputsStatus> }).msiStatus = storedMsi.apply((value) => msiStatusFromOutputs(value));
   }
 }

@@ -113,3 +113,9 @@ export function readMsiOutputsText(value: unknown): { readonly status: MsiOutput
     problems,
   };
 }
+
+/** The `msiStatus` output as a program sees it: the object, from the stored JSON text or a mock's object; `{}` for anything else. */
+export function msiStatusFromOutputs(value: unknown): MsiOutputsStatus {
+  if (typeof value === "string") return readMsiOutputsText(value).status;
+  return isJsonObject(value as never) ? (value as MsiOutputsStatus) : {};
+}

@@ -23,7 +23,7 @@ const throttled = "TooManyRequests (HTTP 429): too many requests";
 /** The status each resource's mock records, by resource name; a name absent here gets no status. */
 const mockedStatus = new Map<string, IdentityStatusMock>();
 /** Resources whose mock echoes the inputs, as a hand-written mock does: no `status` in the state. */
-const echoInputs = new Set<string>(["echo-inputs"]);
+const echoInputs = new Set<string>(["echo-inputs", "echo-inputs-msi"]);
 
 beforeAll(async () => {
   await pulumi.runtime.setMocks(
@@ -88,6 +88,26 @@ describe("identityStatusMockState under pulumi.runtime.setMocks", () => {
     expect(outputs.skippedReason).toBeUndefined();
     expect(outputs.drift).toBeUndefined();
     expect(await valueOf(resource.clusterResourceId)).toBe(clusterResourceId);
+  });
+
+  it("gives the resource the mocked MSI half as its msiStatus output, and `{}` when the mock names none", async () => {
+    const smi = identityResourceId("service-managed-identity");
+    const controlPlane = identityResourceId("control-plane");
+    mockedStatus.set("with-msi", {
+      msi: {
+        controlPlaneOperators: { [controlPlane]: { clientId: "client-cp", principalId: "principal-cp" } },
+        serviceManagedIdentity: { resourceId: smi, clientId: "client-smi", principalId: "principal-smi" },
+        earliestRecheckTime: "2026-08-15T00:00:00Z",
+      },
+    });
+    const resource = new ServiceProviderClusterIdentityStatus("with-msi", { clusterResourceId });
+    expect(await valueOf(resource.msiStatus)).toEqual({
+      earliestRecheckTime: "2026-08-15T00:00:00Z",
+      controlPlaneOperators: { [keyHashOf(identityKey(controlPlane))]: { clientId: "client-cp", principalId: "principal-cp" } },
+      serviceManagedIdentity: { keyHash: keyHashOf(identityKey(smi)), clientId: "client-smi", principalId: "principal-smi" },
+    });
+    const plain = new ServiceProviderClusterIdentityStatus("echo-inputs-msi", { clusterResourceId });
+    expect(await valueOf(plain.msiStatus)).toEqual({});
   });
 
   it("gives a resource mocked without a status `{}` and zero counts, never undefined", async () => {
