@@ -173,7 +173,7 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
     runs: 0,
     passes: 0,
     referencePasses: 0,
-    outcomes: { succeeded: 0, lookupFailed: 0, writeFailed: 0, globalFailure: 0, clusterFailure: 0, crashed: 0 },
+    outcomes: { succeeded: 0, lookupFailed: 0, writeFailed: 0, globalFailure: 0, clusterFailure: 0, msiFailed: 0, crashed: 0 },
     faultsPlanned: {},
     faultsInjected: {},
     singleFaultPasses: {},

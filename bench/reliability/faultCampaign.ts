@@ -110,7 +110,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
   const started = Date.now();
   const figures: CampaignFigures = {
     passes: 0,
-    outcomes: { succeeded: 0, lookupFailed: 0, writeFailed: 0, globalFailure: 0, clusterFailure: 0, crashed: 0 },
+    outcomes: { succeeded: 0, lookupFailed: 0, writeFailed: 0, globalFailure: 0, clusterFailure: 0, msiFailed: 0, crashed: 0 },
     faultsPlanned: {},
     faultsInjected: {},
     globalFailuresByFault: {},

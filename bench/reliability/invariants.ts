@@ -9,7 +9,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { IdentityStore } from "../../sandbox/identityStore";
 import type { Document } from "./reliabilitySandbox";
-import { foreignFields, ownedStatus } from "./reliabilitySandbox";
+import { foreignFields, msiHalf, ownedStatus } from "./reliabilitySandbox";
 import { encodeOutputsStatus, operatorNamesFromOutputs, readOutputsStatusText } from "../../resources/core/outputsStatus";
 import { readStatusSubtree } from "../../resources/core/serviceProviderClusterDocument";
 
@@ -59,6 +59,12 @@ export const invariantCatalogue: ReadonlyArray<{ readonly key: string; readonly 
     statement:
       "another writer's status is theirs: after a 412 the decision is made again on the re-read, so over a complete, current status nothing is written and an entry the other writer changed since our read stays as they wrote it; a delete resets the subtree to {} only when it is what the resource's outputs recorded (no drift), and keeps whole one another writer wrote after that",
     violation: /another writer|the delete did not reset|the delete changed|not what the resource recorded|the delete failed|missing after the delete/,
+  },
+  {
+    key: "msiHalf",
+    statement:
+      "the MSI half (status.msiManagedIdentities) is written whole or not at all: after every pass it is exactly what it was, or every control plane operator identity and the service managed identity in it holds what Azure holds now (no IDs for one that no longer exists)",
+    violation: /the MSI half was rewritten/,
   },
   {
     key: "unknownFields",
@@ -120,6 +126,8 @@ export type PassOutcome =
   | "globalFailure"
   /** Cluster mode: this cluster's credential could not be had (ClusterCredentialError: its data plane answer); nothing written for it. */
   | "clusterFailure"
+  /** The MSI half got no complete answer (MsiIdentitiesError); the data plane operators' half was decided as usual. */
+  | "msiFailed"
   /** Anything else: an unexpected error type, or a crash. */
   | "crashed";
 
@@ -198,6 +206,7 @@ export function checkPass(record: PassRecord, identities: IdentityStore, secrets
   if (!isDeepStrictEqual(foreignFields(record.after), record.expectedForeign)) {
     violations.push(`foreign fields changed: ${firstDifference(record.expectedForeign, foreignFields(record.after))}`);
   }
+  violations.push(...msiViolations(msiHalf(record.before), msiHalf(record.after), identities));
   const status = ownedStatus(record.after);
   if (record.outcome === "clusterFailure") {
     // The cluster's credential could not be had: nothing about its identities is known, nothing stored changes.
@@ -242,6 +251,28 @@ export function checkPass(record: PassRecord, identities: IdentityStore, secrets
   violations.push(...statusViolations(status, record, identities, secrets));
   violations.push(...claimViolations(status, record));
   return violations;
+}
+
+/**
+ * The MSI half is written whole or not at all: after a pass it is either exactly what it was, or
+ * every identity in it holds what Azure holds now (the data plane's null, a missing field, for an
+ * identity that no longer exists).
+ */
+function msiViolations(before: Document | undefined, after: Document | undefined, identities: IdentityStore): string[] {
+  if (isDeepStrictEqual(before, after) || after === undefined) return [];
+  const entries = [
+    ...Object.values((after.controlPlaneOperatorsIdentities as Record<string, Document> | undefined) ?? {}),
+    ...(after.serviceManagedIdentity === undefined ? [] : [after.serviceManagedIdentity as Document]),
+  ];
+  return entries.flatMap((entry) => {
+    const resourceId = typeof entry.resourceId === "string" ? entry.resourceId : "";
+    const inAzure = identities.get(resourceId);
+    const current =
+      inAzure === undefined
+        ? entry.clientId === undefined && entry.principalId === undefined
+        : entry.clientId === inAzure.clientId && entry.principalId === inAzure.principalId;
+    return current ? [] : [`the MSI half was rewritten with stale values for ${resourceId} (neither as it was nor as Azure holds it now)`];
+  });
 }
 
 /** A subtree without the claim (core/statusClaim.ts), which a create writes over whatever is there. */
@@ -369,7 +400,7 @@ function statusViolations(status: Document, record: PassRecord, identities: Iden
   if (recheck !== undefined && !noEntryRecordsAFailure) {
     violations.push("earliestRecheckTime is set although an entry records a failed lookup");
   }
-  if (recheck === undefined && record.outcome === "succeeded" && noEntryRecordsAFailure) {
+  if (recheck === undefined && (record.outcome === "succeeded" || record.outcome === "msiFailed") && noEntryRecordsAFailure) {
     violations.push("every lookup succeeded but earliestRecheckTime is not set");
   }
   const otherWriterWrote = record.otherWriterRecordedStatus === true || theirs.size > 0;

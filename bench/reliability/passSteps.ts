@@ -66,11 +66,16 @@ export function mutateBeforePass(sandbox: Sandbox, lane: LaneState, random: () =
 export function classifyFailure(error: unknown): { outcome: PassOutcome; message: string; properties: ProviderOutputs | undefined } {
   const message = error instanceof Error ? error.message : String(error);
   const properties = (error as { properties?: unknown } | undefined)?.properties;
-  if (error instanceof Error && typeof properties === "object" && properties !== null) {
-    return { outcome: "lookupFailed", message, properties: properties as ProviderOutputs };
+  const carried = typeof properties === "object" && properties !== null ? (properties as ProviderOutputs) : undefined;
+  // The MSI half failed alone (the data plane operators' half was decided as usual): checked by the MSI invariant.
+  if (error instanceof Error && error.name === "MsiIdentitiesError") {
+    return { outcome: "msiFailed", message, properties: carried };
   }
   if (error instanceof Error && error.name === "AzureAccessError") {
-    return { outcome: "globalFailure", message, properties: undefined };
+    return { outcome: "globalFailure", message, properties: carried };
+  }
+  if (error instanceof Error && carried !== undefined) {
+    return { outcome: "lookupFailed", message, properties: carried };
   }
   if (error instanceof Error && error.name === "ClusterCredentialError") {
     return { outcome: "clusterFailure", message, properties: undefined };

@@ -106,7 +106,7 @@ const expectationText: Record<string, string> = {
 function clusterModeLines(mode: ClusterModeFigures): string[] {
   const sum = (values: Record<string, number>): number => Object.values(values).reduce((total, count) => total + count, 0);
   const lines = [
-    `${mode.runs} runs (each a provider process with a credential cache of its own, reconciling every cluster of the fleet side by side), ${mode.passes} passes, plus ${mode.referencePasses} fault-free reruns for the comparisons. Outcomes: ${mode.outcomes.succeeded} succeeded, ${mode.outcomes.lookupFailed} failed after persisting, ${mode.outcomes.writeFailed} failed without writing, ${mode.outcomes.clusterFailure} ended by a cluster credential failure (ClusterCredentialError) before any write, ${mode.outcomes.globalFailure} ended by a global failure (AzureAccessError) before any write, ${mode.outcomes.crashed} crashed. World changes: ${
+    `${mode.runs} runs (each a provider process with a credential cache of its own, reconciling every cluster of the fleet side by side), ${mode.passes} passes, plus ${mode.referencePasses} fault-free reruns for the comparisons. Outcomes: ${mode.outcomes.succeeded} succeeded, ${mode.outcomes.lookupFailed} failed after persisting, ${mode.outcomes.writeFailed} failed without writing, ${mode.outcomes.clusterFailure} ended by a cluster credential failure (ClusterCredentialError) before any write, ${mode.outcomes.globalFailure} ended by a global failure (AzureAccessError) before any write, ${mode.outcomes.msiFailed} wrote no MSI half (MsiIdentitiesError) beside a data plane half decided as usual, ${mode.outcomes.crashed} crashed. World changes: ${
       Object.entries(mode.changes)
         .map(([name, count]) => `${count} × ${name}`)
         .join(", ") || "none"
@@ -200,7 +200,7 @@ export function renderReliabilityReport(figures: ReliabilityFigures): string {
     "",
     ...invariantTable(figures),
     "",
-    `Outcomes: ${campaign.outcomes.succeeded} succeeded, ${campaign.outcomes.lookupFailed} failed after persisting (lookup errors recorded), ${campaign.outcomes.writeFailed} failed without writing, ${campaign.outcomes.globalFailure} ended by a global failure before any write (stored IDs unchanged), ${campaign.outcomes.crashed} crashed. ARM GETs: ${campaign.armRequests}; Cosmos document writes: ${campaign.cosmosDocumentWrites}. World changes: ${Object.entries(
+    `Outcomes: ${campaign.outcomes.succeeded} succeeded, ${campaign.outcomes.lookupFailed} failed after persisting (lookup errors recorded), ${campaign.outcomes.writeFailed} failed without writing, ${campaign.outcomes.globalFailure} ended by a global failure before any write (stored IDs unchanged), ${campaign.outcomes.msiFailed} wrote no MSI half (MsiIdentitiesError) beside a data plane half decided as usual, ${campaign.outcomes.crashed} crashed. ARM GETs: ${campaign.armRequests}; Cosmos document writes: ${campaign.cosmosDocumentWrites}. World changes: ${Object.entries(
       campaign.changes,
     )
       .map(([name, count]) => `${count} × ${name}`)

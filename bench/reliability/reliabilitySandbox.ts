@@ -146,6 +146,13 @@ export function ownedStatus(document: Document | undefined): Document | undefine
   return status?.dataPlaneOperatorsManagedIdentities as Document | undefined;
 }
 
+/** The MSI half of the status (checked by its own invariant). */
+export function msiHalf(document: Document | undefined): Document | undefined {
+  const properties = document?.properties as Document | undefined;
+  const status = properties?.status as Document | undefined;
+  return status?.msiManagedIdentities as Document | undefined;
+}
+
 /** The id of the document of the cluster's subscription, which the resource provider keeps beside its clusters'. */
 export function subscriptionDocumentIdOf(cluster: FleetClusterDescription): string {
   return documentIdFor(`/subscriptions/${cluster.partitionKey}`);
@@ -156,6 +163,7 @@ export function foreignFields(document: Document): Document {
   const copy = structuredClone(document) as Record<string, Record<string, Record<string, unknown>>>;
   for (const key of ["_etag", "_ts", "_rid", "_self", "_attachments"]) delete copy[key];
   delete copy.properties?.status?.dataPlaneOperatorsManagedIdentities;
+  delete copy.properties?.status?.msiManagedIdentities;
   delete copy.properties?.cosmosMetadata?.instanceVersion;
   delete copy.properties?.cosmosMetadata?.etag;
   return copy;

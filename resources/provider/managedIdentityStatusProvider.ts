@@ -109,7 +109,10 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         // Something was persisted (or identities failed beside it); record it in state and fail the
         // run ("initialization failed"), keeping __provider so a later refresh or destroy can load this provider.
         const message = error instanceof Error ? error.message : String(error);
-        throw Object.assign(new Error(message), {
+        // Named as the failure it carries (AzureAccessError, MsiIdentitiesError, …), so callers still tell them apart.
+        const named = new Error(message);
+        if (error instanceof Error) Object.defineProperty(named, "name", { value: error.name, writable: true, configurable: true, enumerable: false });
+        throw Object.assign(named, {
           id: partial.documentId,
           properties: { ...toOutputs(inputs, partial, [], recording), ...(inputs.__provider === undefined ? {} : { __provider: inputs.__provider }) },
           reasons: [message],

@@ -22,7 +22,12 @@ interface StoredIdentity {
   readonly principalId?: string;
 }
 interface StoredDocument {
-  readonly properties?: { readonly status?: { readonly dataPlaneOperatorsManagedIdentities?: { readonly identities?: Record<string, StoredIdentity> } } };
+  readonly properties?: {
+    readonly status?: {
+      readonly dataPlaneOperatorsManagedIdentities?: { readonly identities?: Record<string, StoredIdentity> };
+      readonly msiManagedIdentities?: unknown;
+    };
+  };
 }
 
 const projectDirectory = resolve(__dirname, "..", "..");
@@ -65,6 +70,19 @@ async function expectRecorded(cluster: FleetClusterDescription): Promise<void> {
     expect(expected?.clientId).toBeTruthy();
     expect(identities[identityId.toLowerCase()], identityId).toMatchObject({ clientId: expected?.clientId, principalId: expected?.principalId });
   }
+  // The MSI half: the data plane's answer for the control plane operator identities and the SMI.
+  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<StoredDocument>();
+  const msi = resource?.properties?.status?.msiManagedIdentities as
+    { controlPlaneOperatorsIdentities?: Record<string, StoredIdentity>; serviceManagedIdentity?: StoredIdentity } | undefined;
+  for (const identityId of Object.values(cluster.controlPlaneOperators ?? {})) {
+    const expected = sandbox.identities.get(identityId);
+    expect(msi?.controlPlaneOperatorsIdentities?.[identityId.toLowerCase()], identityId).toMatchObject({
+      clientId: expected?.clientId,
+      principalId: expected?.principalId,
+    });
+  }
+  const smi = sandbox.identities.get(cluster.serviceManagedIdentity);
+  expect(msi?.serviceManagedIdentity).toMatchObject({ clientId: smi?.clientId, principalId: smi?.principalId });
 }
 
 beforeAll(async () => {
@@ -113,9 +131,12 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
     for (const cluster of fleet) {
       await expectRecorded(cluster);
     }
-    // Read in production's mode: one credential per cluster from the data plane, refused by ARM nowhere.
+    // Read in production's mode: per cluster, the SMI's credential for its lookups, then one answer
+    // naming every control plane operator identity and the SMI for the MSI half; ARM refused nothing.
     const credentialsIssued = sandbox.statistics.snapshot().dataPlane.credentialsIssued;
-    expect(credentialsIssued).toBe(fleet.length);
+    const msiIdentities = (cluster: FleetClusterDescription): number =>
+      new Set(Object.values(cluster.controlPlaneOperators ?? {}).map((id) => id.toLowerCase())).size + 1;
+    expect(credentialsIssued).toBe(fleet.reduce((sum, cluster) => sum + 1 + msiIdentities(cluster), 0));
     expect(sandbox.statistics.snapshot().arm.responsesByStatus["403"]).toBeUndefined();
     const state = readFileSync(join(scratchDirectory, "state", ".pulumi", "stacks", "aro-hcp-identity-status", `${stackName}.json`), "utf8");
     expect(state.includes(sandbox.cosmosKey), "the Cosmos key is in the state").toBe(false);
