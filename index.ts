@@ -18,16 +18,22 @@ import { quietSdkRegistrationDebugLogs, registerWithoutStackTraces } from "./res
 export = (): Promise<Record<string, unknown>> => Promise.resolve().then(declareProgram).catch(refusal);
 
 /**
- * A refusal of the program's configuration (a malformed cluster list, an empty fleet, a plain
- * Cosmos key) as the SDK's RunError, whose message the engine prints alone, without a stack that
- * says nothing to a user. Its stack is replaced before anyone formats it: the Node.js language
- * host spent about 30 s of CPU mapping an unhandled error's stack through source maps before
- * reporting it (a refused `pulumi up` took 35 s instead of 2 s; docs/pulumi-engine.md).
+ * A refusal of the program's configuration (a malformed cluster list, an empty fleet, too many
+ * clusters leaving, a plain Cosmos key) as the SDK's RunError, whose message the engine prints
+ * alone, without a stack that says nothing to a user. Its stack, and those of the errors it carries
+ * as its cause, are replaced before anyone formats them: the Node.js language host spent about 30 s
+ * of CPU mapping an unhandled error's stack through source maps before reporting it (a refused
+ * `pulumi up` took 35 s instead of 2 s, and 25 s while the cause kept its stack; docs/pulumi-engine.md).
  */
 function refusal(error: unknown): never {
   const message = error instanceof Error ? error.message : String(error);
   const refused = new pulumi.RunError(message);
   refused.stack = `${refused.name}: ${message}`;
+  let link: unknown = error;
+  for (let depth = 0; link instanceof Error && depth < 8; depth += 1) {
+    link.stack = `${link.name}: ${link.message}`;
+    link = (link as { cause?: unknown }).cause;
+  }
   Object.defineProperty(refused, "cause", { value: error, writable: true, configurable: true, enumerable: false });
   throw refused;
 }
