@@ -47,7 +47,7 @@ import { classifyFailure, mutateBeforePass, reportedStatusOf } from "./passSteps
 import type { PlannedFault } from "./plannedFaults";
 import { ownedSubtreeRaces, planFault, retireFault } from "./plannedFaults";
 import type { Document, StatusProvider } from "./reliabilitySandbox";
-import { foreignFields, inputsFor, makeRecheckDue, ownedStatus, readServiceProviderCluster, reliabilityConfig } from "./reliabilitySandbox";
+import { foreignFields, inputsFor, makeRecheckDue, msiHalf, ownedStatus, readServiceProviderCluster, reliabilityConfig } from "./reliabilitySandbox";
 
 /** Size and shape of the phase. */
 export interface ClusterModeOptions {
@@ -657,16 +657,23 @@ function comparableDocument(document: Document | undefined): Document | undefine
   if (document === undefined) return undefined;
   const copy = foreignFields(document);
   const status = ownedStatus(document);
-  return { foreign: copy, owned: status === undefined ? undefined : withoutRecheckTime(claimMarked(structuredClone(status), "claimedBy")) };
+  const msi = msiHalf(document);
+  return {
+    foreign: copy,
+    owned: status === undefined ? undefined : withoutRecheckTime(claimMarked(structuredClone(status), "claimedBy")),
+    msi: msi === undefined ? undefined : withoutRecheckTime(structuredClone(msi)),
+  };
 }
 
 /** Outputs as the comparison sees them: the status parsed, its recheck time put aside, the claim marked. */
 function comparableOutputs(outputs: ProviderOutputs | undefined): unknown {
   if (outputs === undefined) return undefined;
   const copy = claimMarked(structuredClone(outputs) as unknown as Record<string, unknown>, "claim");
-  if (typeof copy.status === "string") {
+  for (const field of ["status", "msiStatus"]) {
+    const text = copy[field];
+    if (typeof text !== "string") continue;
     try {
-      copy.status = withoutRecheckTime(JSON.parse(copy.status) as Document);
+      copy[field] = withoutRecheckTime(JSON.parse(text) as Document);
     } catch {
       // Compared as text.
     }
