@@ -10,7 +10,7 @@
  * cosmosDatabase, managedIdentityClientId, azureCloud…); see examples/Pulumi.prod-eastus.yaml.
  *
  * The root package is imported by relative path (it is not published); `npm run build` at the root
- * first, because the provider host loads dist/resources/managedIdentityStatusProvider.js.
+ * first, because the provider host loads dist/resources/providerEntry.js.
  */
 import * as azureNative from "@pulumi/azure-native";
 import * as pulumi from "@pulumi/pulumi";

@@ -6,8 +6,8 @@
  * `handler` returns serves every call. So the text does not need to be produced by Pulumi's
  * closure serializer, which wraps each function in ~175 bytes and, for this project, produced
  * 3 KB at best: it is written here, by hand, and `handler` returns the installed implementation
- * itself (`managedIdentityStatusImplementation` of `aro-hcp-identity-status/provider`, which is
- * `dist/resources/managedIdentityStatusProvider.js`, the stable entry this text requires). The
+ * itself (`implementation` of `aro-hcp-identity-status/provider`, which is
+ * `dist/resources/providerEntry.js`, the stable entry this text requires). The
  * text has no paths, configuration or secrets, and is the same for every program, so it never
  * differs between runs.
  *
@@ -27,11 +27,10 @@ export const implementationSpecifier = "aro-hcp-identity-status/provider";
 
 /**
  * The `__provider` text of every ServiceProviderClusterIdentityStatus resource, written compact:
- * the engine stores it twice per cluster (365 characters; 734 written out with comments and
- * indentation). Only the resolution is inside `try`, so an implementation that fails to load
- * reports its own error.
+ * the engine stores it twice per cluster. Only the resolution is inside `try`, so an
+ * implementation that fails to load reports its own error.
  */
 export const providerText =
   `exports.handler=()=>{const s="${implementationSpecifier}";for(const d of[process.env.ARO_HCP_PROJECT_DIR,process.cwd()]){let f;` +
-  `try{f=require("module").createRequire(d+"/package.json").resolve(s)}catch{continue}return require(f).managedIdentityStatusImplementation}` +
-  `throw new Error("cannot find "+s+": npm install it in the program or set ARO_HCP_PROJECT_DIR")}`;
+  `try{f=require("module").createRequire(d+"/_").resolve(s)}catch{continue}return require(f).implementation}` +
+  `throw Error(s+" not found: npm install it in the program, or set ARO_HCP_PROJECT_DIR")}`;

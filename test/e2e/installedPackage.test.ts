@@ -41,7 +41,7 @@ const consumerPulumiVersion = /^\^(\d+\.\d+\.\d+)$/.exec(projectManifest.peerDep
 /** The entry points package.json exports, each with the file it resolves to in the installed package. */
 const exportedEntryPoints: Readonly<Record<string, string>> = {
   "aro-hcp-identity-status": "dist/resources/index.js",
-  "aro-hcp-identity-status/provider": "dist/resources/managedIdentityStatusProvider.js",
+  "aro-hcp-identity-status/provider": "dist/resources/providerEntry.js",
   "aro-hcp-identity-status/package.json": "package.json",
 };
 /** The runtime exports of `aro-hcp-identity-status`: the documented surface (README, "Using it"). */
@@ -206,7 +206,7 @@ function expectedClientIds(): Record<string, Record<string, string | undefined>>
 describe("the packed package installed into a separate program", () => {
   it("installs only the library: declarations and the provider entry the loader requires", () => {
     const installed = join(consumerDirectory, "node_modules", "aro-hcp-identity-status");
-    for (const file of ["dist/resources/index.js", "dist/resources/index.d.ts", "dist/resources/managedIdentityStatusProvider.js", "package.json"]) {
+    for (const file of ["dist/resources/index.js", "dist/resources/index.d.ts", "dist/resources/providerEntry.js", "package.json"]) {
       expect(existsSync(join(installed, file)), file).toBe(true);
     }
     for (const absent of ["dist/sandbox", "dist/bench", "dist/cli", "dist/index.js", "resources", "test"]) {
@@ -243,7 +243,7 @@ describe("the packed package installed into a separate program", () => {
     }
     // Every other path is refused, as Node refuses it, the path earlier loaders required included.
     for (const internal of [
-      "aro-hcp-identity-status/dist/resources/managedIdentityStatusProvider.js",
+      "aro-hcp-identity-status/dist/resources/providerEntry.js",
       "aro-hcp-identity-status/dist/resources/index.js",
       "aro-hcp-identity-status/dist/resources/provider/managedIdentityStatusProvider.js",
       "aro-hcp-identity-status/dist/resources/core/settings",
@@ -253,7 +253,7 @@ describe("the packed package installed into a separate program", () => {
     }
     // What each entry holds: the documented surface, and the implementation the provider text requires.
     expect(Object.keys(consumerRequire("aro-hcp-identity-status") as object).sort()).toEqual(documentedExports);
-    expect(Object.keys(consumerRequire("aro-hcp-identity-status/provider") as object)).toEqual(["managedIdentityStatusImplementation"]);
+    expect(Object.keys(consumerRequire("aro-hcp-identity-status/provider") as object)).toEqual(["implementation"]);
   });
 
   it("type-checks the README's quick start and runs its mocked unit test with the README's own commands (tsc, vitest, setMocks)", () => {

@@ -14,7 +14,7 @@ const dist = process.argv[1] + "/dist/resources";
 const loaded = () => [...new Set(Object.keys(require.cache)
   .map((key) => /node_modules\\/(@azure\\/(?:cosmos|identity|arm-msi|msal-node))\\//.exec(key)?.[1])
   .filter((name) => name !== undefined))].sort();
-require(dist + "/managedIdentityStatusProvider.js");
+require(dist + "/providerEntry.js");
 const afterRequire = loaded();
 const { sharedAzureAdapters } = require(dist + "/provider/azureAdapters.js");
 const { readSettings } = require(dist + "/core/settings.js");

@@ -51,17 +51,17 @@ afterAll(() => {
 
 /** A package named aro-hcp-identity-status at `directory` whose implementation reports its own file. */
 function installStubPackage(directory: string): void {
-  const implementation = path.join(directory, "dist", "resources", "managedIdentityStatusProvider.js");
+  const implementation = path.join(directory, "dist", "resources", "providerEntry.js");
   fs.mkdirSync(path.dirname(implementation), { recursive: true });
   const manifest = {
     name: "aro-hcp-identity-status",
-    exports: { "./provider": "./dist/resources/managedIdentityStatusProvider.js" },
+    exports: { "./provider": "./dist/resources/providerEntry.js" },
   };
   fs.writeFileSync(path.join(directory, "package.json"), JSON.stringify(manifest));
   fs.writeFileSync(
     implementation,
     "globalThis.stubLoads = (globalThis.stubLoads ?? 0) + 1;\n" +
-      "exports.managedIdentityStatusImplementation = { check: async (olds, news) => ({ inputs: { ...news, servedBy: __filename }, failures: [] }) };\n",
+      "exports.implementation = { check: async (olds, news) => ({ inputs: { ...news, servedBy: __filename }, failures: [] }) };\n",
   );
 }
 
@@ -136,7 +136,7 @@ describe("the serialized provider", () => {
     fs.writeFileSync(path.join(program, "package.json"), JSON.stringify({ name: "consumer" }));
     const seen = reviveAndCheck(program, {});
     expect(seen).toEqual({
-      servedBy: path.join(program, "node_modules", "aro-hcp-identity-status", "dist", "resources", "managedIdentityStatusProvider.js"),
+      servedBy: path.join(program, "node_modules", "aro-hcp-identity-status", "dist", "resources", "providerEntry.js"),
       loads: 1,
     });
   });
@@ -146,7 +146,7 @@ describe("the serialized provider", () => {
     installStubPackage(checkout);
     const workDirectory = path.join(checkout, ".pulumi", "test-stack", "work");
     fs.mkdirSync(workDirectory, { recursive: true });
-    expect(reviveAndCheck(workDirectory, {})).toEqual({ servedBy: path.join(checkout, "dist", "resources", "managedIdentityStatusProvider.js"), loads: 1 });
+    expect(reviveAndCheck(workDirectory, {})).toEqual({ servedBy: path.join(checkout, "dist", "resources", "providerEntry.js"), loads: 1 });
   });
 
   it("finds the checkout ARO_HCP_PROJECT_DIR names, from any directory", () => {
@@ -154,7 +154,7 @@ describe("the serialized provider", () => {
     installStubPackage(checkout);
     const elsewhere = fs.mkdtempSync(path.join(scratch, "elsewhere-"));
     expect(reviveAndCheck(elsewhere, { ARO_HCP_PROJECT_DIR: checkout })).toEqual({
-      servedBy: path.join(checkout, "dist", "resources", "managedIdentityStatusProvider.js"),
+      servedBy: path.join(checkout, "dist", "resources", "providerEntry.js"),
       loads: 1,
     });
   });
@@ -163,6 +163,6 @@ describe("the serialized provider", () => {
     const nowhere = fs.mkdtempSync(path.join(scratch, "nowhere-"));
     const missing = path.join(scratch, "missing-checkout");
     const { error } = reviveAndCheck(nowhere, { ARO_HCP_PROJECT_DIR: missing });
-    expect(error).toBe(`cannot find ${implementationSpecifier}: npm install it in the program or set ARO_HCP_PROJECT_DIR`);
+    expect(error).toBe(`${implementationSpecifier} not found: npm install it in the program, or set ARO_HCP_PROJECT_DIR`);
   });
 });

@@ -1,0 +1,7 @@
+/**
+ * The provider host's entry: what the provider text (provider/providerLoader.ts) requires as
+ * `aro-hcp-identity-status/provider` (package.json maps it here) and the `implementation` it
+ * hands the host. State stores that text for every resource, so this package path and export stay
+ * while the implementation lives in provider/.
+ */
+export { managedIdentityStatusImplementation as implementation } from "./provider/managedIdentityStatusProvider";
