@@ -149,7 +149,6 @@ export function identityStatusMockState(inputs: unknown, given?: IdentityStatusM
     providerInputs,
     {
       status: subtree.status,
-      desiredSource: providerInputs.dataPlaneOperators === undefined ? "clusterDocument" : "inputs",
       serviceManagedIdentity: undefined,
       skippedReason: undefined,
       msiStatus: msi.status,

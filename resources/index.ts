@@ -11,5 +11,5 @@ export type { ServiceProviderClusterIdentityStatusArgs } from "./serviceProvider
 export { identityStatusMockState } from "./identityStatusMocks";
 export type { IdentityStatusMock, MockedIdentityEntry } from "./identityStatusMocks";
 export type { OperatorStatusEntry, OutputsStatus } from "./core/outputsStatus";
-export type { MsiOutputsEntry, MsiOutputsStatus } from "./core/msiOutputs";
+export type { MsiOutputsStatus } from "./core/msiOutputs";
 export { quietSdkRegistrationDebugLogs } from "./sdkRegistrationDebugLogs";

@@ -5,9 +5,8 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { providerText } from "./provider/providerLoader";
-import type { ProviderOutputs } from "./provider/providerOutputs";
 import type { OutputsStatus } from "./core/outputsStatus";
-import { statusFromOutputs } from "./core/outputsStatus";
+import { statusCounts, statusFromOutputs } from "./core/outputsStatusText";
 import type { MsiOutputsStatus } from "./core/msiOutputs";
 import { msiStatusFromOutputs } from "./core/msiOutputs";
 
@@ -105,17 +104,19 @@ export interface ServiceProviderClusterIdentityStatusArgs {
 export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource {
   declare readonly clusterResourceId: pulumi.Output<string>;
   declare readonly inputsDigest: pulumi.Output<string>;
-  declare readonly desiredSource: pulumi.Output<ProviderOutputs["desiredSource"]>;
+  /** Where the desired set was declared: `inputs` (the resource's dataPlaneOperators) or `clusterDocument`. */
+  readonly desiredSource: pulumi.Output<"inputs" | "clusterDocument">;
   /**
    * The persisted subtree by operator name (core/outputsStatus.ts). State holds it as JSON text
    * (outputs schema 1); this output is the object, also from a mock's object, and `{}` when the
    * state holds none.
    */
   declare readonly status: pulumi.Output<OutputsStatus>;
-  declare readonly identityCount: pulumi.Output<number>;
-  declare readonly resolvedCount: pulumi.Output<number>;
-  declare readonly notFoundCount: pulumi.Output<number>;
-  declare readonly failedCount: pulumi.Output<number>;
+  /** Counts of the recorded data plane operator identities, derived from `status` (state does not repeat them). */
+  readonly identityCount: pulumi.Output<number>;
+  readonly resolvedCount: pulumi.Output<number>;
+  readonly notFoundCount: pulumi.Output<number>;
+  readonly failedCount: pulumi.Output<number>;
   /**
    * `status.msiManagedIdentities` as persisted (core/msiOutputs.ts): each control plane operator
    * identity's and the service managed identity's IDs, by the hash of the identity's Cosmos key,
@@ -131,21 +132,18 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
 
   constructor(name: string, args: ServiceProviderClusterIdentityStatusArgs, options?: pulumi.CustomResourceOptions) {
     // Nothing of the process changes unless the program opted in (registerWithoutStackTraces).
+    // Read once: the desired source below comes from the same copy of the arguments.
+    const declared = { ...args };
     const restoreStackTraces = stackTracesOffWhileRegistering ? stackTracesOff() : undefined;
     try {
       super(
         resourceTypeToken,
         name,
         {
-          ...args,
+          ...declared,
           __provider: providerText,
           inputsDigest: undefined,
-          desiredSource: undefined,
           status: undefined,
-          identityCount: undefined,
-          resolvedCount: undefined,
-          notFoundCount: undefined,
-          failedCount: undefined,
           skippedReason: undefined,
           msiStatus: undefined,
           msiSkippedReason: undefined,
@@ -161,6 +159,14 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
     // so the output is what its type says.
     const stored = this.status as pulumi.Output<unknown>;
     (this as { status: pulumi.Output<OutputsStatus> }).status = stored.apply((value) => statusFromOutputs(value) ?? {});
+    const counts = this.status.apply(statusCounts);
+    this.identityCount = counts.apply((value) => value.identityCount);
+    this.resolvedCount = counts.apply((value) => value.resolvedCount);
+    this.notFoundCount = counts.apply((value) => value.notFoundCount);
+    this.failedCount = counts.apply((value) => value.failedCount);
+    this.desiredSource = pulumi
+      .output(declared.dataPlaneOperators)
+      .apply((operators) => (operators === undefined || operators === null ? "clusterDocument" : "inputs"));
     const storedMsi = this.msiStatus as pulumi.Output<unknown>;
     (this as { msiStatus: pulumi.Output<MsiOutputsStatus> }).msiStatus = storedMsi.apply((value) => msiStatusFromOutputs(value));
   }

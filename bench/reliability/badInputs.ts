@@ -2,6 +2,7 @@
  * The entries of the bad-input catalogue: what is fed in, what the message must say, and (for the
  * few inputs accepted on purpose) what acceptance means.
  */
+import { statusCounts, statusFromOutputs } from "../../resources/core/outputsStatusText";
 import { randomBytes } from "node:crypto";
 import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import type { FleetClusterDescription } from "../../sandbox/seed";
@@ -138,7 +139,7 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
       name: "one identity under two operators in different casing (accepted: deduplicated)",
       inputs: { clusterResourceId: spare.clusterResourceId, dataPlaneOperators: spareSharedIdentity },
       expect: /^accepted: 1 entry for 2 operators/,
-      accepted: (outputs) => `accepted: ${outputs.identityCount} entry for 2 operators`,
+      accepted: (outputs) => `accepted: ${statusCounts(statusFromOutputs(outputs.status) ?? {}).identityCount} entry for 2 operators`,
       // The cluster document, the authority on the set, names the same two operators.
       ...breakSpare(() => sandbox.documents.patch(spare.partitionKey, spare.clusterDocumentId, dataPlaneOperatorsPointer, spareSharedIdentity)),
     },

@@ -10,7 +10,8 @@ import { isDeepStrictEqual } from "node:util";
 import type { IdentityStore } from "../../sandbox/identityStore";
 import type { Document } from "./reliabilitySandbox";
 import { foreignFields, msiHalf, ownedStatus } from "./reliabilitySandbox";
-import { encodeOutputsStatus, operatorNamesFromOutputs, readOutputsStatusText } from "../../resources/core/outputsStatus";
+import { encodeOutputsStatus, operatorNamesFromOutputs } from "../../resources/core/outputsStatus";
+import { readOutputsStatusText } from "../../resources/core/outputsStatusText";
 import { readStatusSubtree } from "../../resources/core/serviceProviderClusterDocument";
 
 /**

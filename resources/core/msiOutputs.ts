@@ -1,76 +1,117 @@
 /**
- * The MSI half of the status (msiManagedIdentities.ts) as the provider's outputs record it: small,
- * because the engine keeps every output of every cluster in state. A control plane operator
- * identity sits under `keyHash` (outputsStatus.ts keyHashOf: 12 hex digits of the SHA-256 of its
- * Cosmos key) instead of its ARM ID, twice in Cosmos; the service managed identity carries its
- * `keyHash` beside its IDs. Decoding finds each key again among the candidate keys at hand (the
- * cluster document's identities during `diff`, the stored subtree's during `refresh`); `resourceId`
- * comes back as the key, which every comparison reads case-insensitively. Pure.
+ * The MSI half of the status (msiManagedIdentities.ts) as the provider's outputs record it:
+ * fingerprints, not IDs, because the engine keeps every output of every cluster in state and a
+ * cluster has up to a dozen such identities. Each identity is `keyHash` (outputsStatus.ts
+ * keyHashOf: 12 hex digits of the SHA-256 of its Cosmos key) → `valueHash` (8 hex digits of the
+ * SHA-256 of its clientId and principalId); the service managed identity is its pair. That is
+ * what `diff` (the gate: which identities, and the recheck time), `refresh` (what changed in
+ * Cosmos since) and `delete` (is it still what this resource recorded) need; the IDs themselves
+ * are in Cosmos. Pure: only node:crypto.
  */
+import { createHash } from "node:crypto";
 import { goToLower } from "./goStrings";
 import { describeType } from "./azureResourceId";
 import { isJsonObject } from "./json";
 import { keyHashOf } from "./outputsStatus";
 import type { MsiIdentityEntry, MsiManagedIdentities } from "./msiManagedIdentities";
 
-/** One identity's IDs in the outputs. */
-export interface MsiOutputsEntry {
-  readonly clientId?: string;
-  readonly principalId?: string;
+/** The half as the outputs store it (its JSON text). */
+export interface StoredMsiOutputs {
+  readonly earliestRecheckTime?: string;
+  /** keyHash → valueHash of each control plane operator identity. */
+  readonly controlPlaneOperators?: Readonly<Record<string, string>>;
+  /** [keyHash, valueHash] of the service managed identity. */
+  readonly serviceManagedIdentity?: readonly [string, string];
 }
 
-/** `msiStatus` in the provider outputs: the object whose JSON text the outputs store. */
+/** The resource's `msiStatus` output: when the half is looked at next, and how many identities it records. */
 export interface MsiOutputsStatus {
   readonly earliestRecheckTime?: string;
-  /** By the hash of each identity's Cosmos key. */
-  readonly controlPlaneOperators?: Readonly<Record<string, MsiOutputsEntry>>;
-  readonly serviceManagedIdentity?: MsiOutputsEntry & { readonly keyHash: string };
+  readonly identityCount: number;
+}
+
+/** The key under which a fingerprint holds the service managed identity (no Cosmos key looks like it). */
+const smiSlot = "(service managed identity)";
+
+/** Each identity's value hash, by its Cosmos key ({@link smiSlot} for the service managed identity). */
+export type MsiFingerprint = ReadonlyMap<string, string>;
+
+function valueHash(entry: MsiIdentityEntry): string {
+  return createHash("sha256")
+    .update(`${entry.clientId ?? "\u0000"}\n${entry.principalId ?? "\u0000"}`, "utf8")
+    .digest("hex")
+    .slice(0, 8);
+}
+
+/** The fingerprint of a half as stored in Cosmos. */
+export function msiFingerprintOf(status: MsiManagedIdentities): MsiFingerprint {
+  const fingerprint = new Map<string, string>();
+  for (const [key, entry] of Object.entries(status.controlPlaneOperatorsIdentities ?? {})) fingerprint.set(key, valueHash(entry));
+  if (status.serviceManagedIdentity !== undefined)
+    fingerprint.set(smiSlot, `${goToLower(status.serviceManagedIdentity.resourceId ?? "")} ${valueHash(status.serviceManagedIdentity)}`);
+  return fingerprint;
 }
 
 /** Writes the half small: see the module comment. */
-export function encodeMsiOutputs(status: MsiManagedIdentities): MsiOutputsStatus {
-  const values = (entry: MsiIdentityEntry): MsiOutputsEntry => ({
-    ...(entry.clientId === undefined ? {} : { clientId: entry.clientId }),
-    ...(entry.principalId === undefined ? {} : { principalId: entry.principalId }),
-  });
+export function encodeMsiOutputs(status: MsiManagedIdentities): StoredMsiOutputs {
   const operators = Object.keys(status.controlPlaneOperatorsIdentities ?? {})
     .sort()
-    .map((key) => [keyHashOf(key), values((status.controlPlaneOperatorsIdentities ?? {})[key])] as const);
+    .map((key) => [keyHashOf(key), valueHash((status.controlPlaneOperatorsIdentities ?? {})[key])] as const);
   const smi = status.serviceManagedIdentity;
   return {
     ...(status.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: status.earliestRecheckTime }),
     ...(operators.length === 0 ? {} : { controlPlaneOperators: Object.fromEntries(operators) }),
-    ...(smi === undefined ? {} : { serviceManagedIdentity: { keyHash: keyHashOf(goToLower(smi.resourceId ?? "")), ...values(smi) } }),
+    ...(smi === undefined ? {} : { serviceManagedIdentity: [keyHashOf(goToLower(smi.resourceId ?? "")), valueHash(smi)] as const }),
   };
 }
 
 /**
- * Gives the half back. An identity whose key is not among `candidateKeys` gets the stand-in key
- * `(identity <hash>)`, which equals no real key, so every comparison sees it as different.
+ * What the outputs recorded, read against the keys at hand (the cluster document's identities
+ * during `diff`, the stored subtree's during `refresh`): the half's identities and recheck time,
+ * without values (enough for the gate), and its fingerprint. An identity whose key is not among
+ * `candidateKeys` gets the stand-in key `(identity <hash>)`, which equals no real key.
  */
-export function decodeMsiOutputs(status: MsiOutputsStatus, candidateKeys: Iterable<string>): MsiManagedIdentities {
+export function decodeMsiOutputs(
+  stored: StoredMsiOutputs,
+  candidateKeys: Iterable<string>,
+): { readonly status: MsiManagedIdentities; readonly fingerprint: MsiFingerprint } {
   const keysByHash = new Map<string, string>();
   for (const key of candidateKeys) keysByHash.set(keyHashOf(key), key);
   const keyOf = (hash: string): string => keysByHash.get(hash) ?? `(identity ${hash})`;
-  const operators = Object.entries(status.controlPlaneOperators ?? {}).map(([hash, entry]) => [keyOf(hash), { resourceId: keyOf(hash), ...entry }] as const);
-  const smi = status.serviceManagedIdentity;
-  const smiEntry = smi === undefined ? undefined : { resourceId: keyOf(smi.keyHash), ...valuesOf(smi) };
+  const fingerprint = new Map<string, string>();
+  const operators: Record<string, MsiIdentityEntry> = {};
+  for (const [hash, values] of Object.entries(stored.controlPlaneOperators ?? {})) {
+    operators[keyOf(hash)] = { resourceId: keyOf(hash) };
+    fingerprint.set(keyOf(hash), values);
+  }
+  const smi = stored.serviceManagedIdentity;
+  if (smi !== undefined) fingerprint.set(smiSlot, `${keyOf(smi[0])} ${smi[1]}`);
   return {
-    ...(status.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: status.earliestRecheckTime }),
-    ...(operators.length === 0 ? {} : { controlPlaneOperatorsIdentities: Object.fromEntries(operators) }),
-    ...(smiEntry === undefined ? {} : { serviceManagedIdentity: smiEntry }),
+    status: {
+      ...(stored.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: stored.earliestRecheckTime }),
+      ...(Object.keys(operators).length === 0 ? {} : { controlPlaneOperatorsIdentities: operators }),
+      ...(smi === undefined ? {} : { serviceManagedIdentity: { resourceId: keyOf(smi[0]) } }),
+    },
+    fingerprint,
   };
 }
 
-function valuesOf(entry: MsiOutputsEntry): MsiOutputsEntry {
-  return {
-    ...(entry.clientId === undefined ? {} : { clientId: entry.clientId }),
-    ...(entry.principalId === undefined ? {} : { principalId: entry.principalId }),
-  };
+/** The keys where two fingerprints differ: `removed`, `added` or `changed`, by key ({@link smiSlot} for the SMI). */
+export function fingerprintDifferences(
+  before: MsiFingerprint,
+  after: MsiFingerprint,
+): Array<{ readonly key: string; readonly change: "removed" | "added" | "changed"; readonly serviceManagedIdentity: boolean }> {
+  const differences: Array<{ key: string; change: "removed" | "added" | "changed"; serviceManagedIdentity: boolean }> = [];
+  for (const key of [...new Set([...before.keys(), ...after.keys()])].sort()) {
+    const [was, now] = [before.get(key), after.get(key)];
+    if (was === now) continue;
+    differences.push({ key, change: was === undefined ? "added" : now === undefined ? "removed" : "changed", serviceManagedIdentity: key === smiSlot });
+  }
+  return differences;
 }
 
-/** Reads `msiStatus` from stored outputs (JSON text; absent is the empty half); malformed parts are named in `problems`. */
-export function readMsiOutputsText(value: unknown): { readonly status: MsiOutputsStatus; readonly problems: readonly string[] } {
+/** Reads the stored half (JSON text; absent is the empty half); malformed parts are named in `problems`. */
+export function readMsiOutputsText(value: unknown): { readonly status: StoredMsiOutputs; readonly problems: readonly string[] } {
   if (value === undefined || value === null) return { status: {}, problems: [] };
   let parsed: unknown;
   try {
@@ -81,41 +122,34 @@ export function readMsiOutputsText(value: unknown): { readonly status: MsiOutput
   if (!isJsonObject(parsed)) return { status: {}, problems: [`is ${describeType(value)}, expected the MSI status as JSON text of an object`] };
   const record = parsed as Record<string, unknown>;
   const problems: string[] = [];
-  const entry = (raw: unknown, where: string): MsiOutputsEntry | undefined => {
-    const ok =
-      isJsonObject(raw) &&
-      ["clientId", "principalId"].every(
-        (field) => (raw as Record<string, unknown>)[field] === undefined || typeof (raw as Record<string, unknown>)[field] === "string",
-      );
-    if (!ok) problems.push(`${where} is not a valid entry`);
-    return ok ? valuesOf(raw) : undefined;
-  };
-  const operators: Record<string, MsiOutputsEntry> = {};
-  for (const [hash, raw] of Object.entries(
-    isJsonObject(record.controlPlaneOperators as never) ? (record.controlPlaneOperators as Record<string, unknown>) : {},
-  )) {
-    const read = /^[0-9a-f]{12}$/.test(hash) ? entry(raw, `controlPlaneOperators['${hash}']`) : undefined;
-    if (read !== undefined) operators[hash] = read;
-    else if (!/^[0-9a-f]{12}$/.test(hash)) problems.push(`controlPlaneOperators['${hash}'] is not keyed by a key hash`);
+  const hex = (text: unknown, length: number): text is string => typeof text === "string" && new RegExp(`^[0-9a-f]{${length}}$`).test(text);
+  const operators: Record<string, string> = {};
+  const rawOperators = record.controlPlaneOperators;
+  if (rawOperators !== undefined && !isJsonObject(rawOperators)) problems.push("controlPlaneOperators is not an object");
+  for (const [hash, values] of Object.entries(isJsonObject(rawOperators as never) ? (rawOperators as Record<string, unknown>) : {})) {
+    if (hex(hash, 12) && hex(values, 8)) operators[hash] = values;
+    else problems.push(`controlPlaneOperators['${hash}'] is not a key hash and a value hash`);
   }
-  const rawSmi = record.serviceManagedIdentity as { keyHash?: unknown } | undefined;
-  const smiValues = rawSmi === undefined ? undefined : entry(rawSmi, "serviceManagedIdentity");
-  const smiHash = typeof rawSmi?.keyHash === "string" && /^[0-9a-f]{12}$/.test(rawSmi.keyHash) ? rawSmi.keyHash : undefined;
-  if (rawSmi !== undefined && smiHash === undefined) problems.push("serviceManagedIdentity has no keyHash");
+  const smi = record.serviceManagedIdentity;
+  const smiOk = Array.isArray(smi) && smi.length === 2 && hex(smi[0], 12) && hex(smi[1], 8);
+  if (smi !== undefined && !smiOk) problems.push("serviceManagedIdentity is not a key hash and a value hash");
   const time = record.earliestRecheckTime;
   if (time !== undefined && typeof time !== "string") problems.push("earliestRecheckTime is not a string");
   return {
     status: {
       ...(typeof time === "string" ? { earliestRecheckTime: time } : {}),
       ...(Object.keys(operators).length === 0 ? {} : { controlPlaneOperators: operators }),
-      ...(smiValues === undefined || smiHash === undefined ? {} : { serviceManagedIdentity: { keyHash: smiHash, ...smiValues } }),
+      ...(smiOk ? { serviceManagedIdentity: [smi[0] as string, smi[1] as string] as const } : {}),
     },
     problems,
   };
 }
 
-/** The `msiStatus` output as a program sees it: the object, from the stored JSON text or a mock's object; `{}` for anything else. */
+/** The `msiStatus` output as a program sees it, from the stored JSON text (or a mock's object of the same shape). */
 export function msiStatusFromOutputs(value: unknown): MsiOutputsStatus {
-  if (typeof value === "string") return readMsiOutputsText(value).status;
-  return isJsonObject(value as never) ? (value as MsiOutputsStatus) : {};
+  const stored = typeof value === "string" ? readMsiOutputsText(value).status : isJsonObject(value) ? (value as StoredMsiOutputs) : {};
+  return {
+    ...(typeof stored.earliestRecheckTime === "string" ? { earliestRecheckTime: stored.earliestRecheckTime } : {}),
+    identityCount: Object.keys(stored.controlPlaneOperators ?? {}).length + (stored.serviceManagedIdentity === undefined ? 0 : 1),
+  };
 }

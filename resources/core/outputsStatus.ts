@@ -18,11 +18,8 @@
  */
 import { createHash } from "node:crypto";
 import { goToLower } from "./goStrings";
-import { describeType } from "./azureResourceId";
-import type { JsonObject, JsonValue } from "./json";
-import { isJsonObject } from "./json";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./serviceProviderClusterDocument";
-import { readStatusSubtree, statusToJson } from "./serviceProviderClusterDocument";
+import { statusToJson } from "./serviceProviderClusterDocument";
 import { boundedMemo } from "./boundedMemo";
 
 /** One operator's entry in the outputs. */
@@ -142,83 +139,4 @@ function sortedRecord<T>(record: Readonly<Record<string, T>>): Record<string, T>
       .sort()
       .map((key) => [key, record[key]]),
   );
-}
-
-/**
- * The status as the outputs store it: the JSON text of {@link OutputsStatus}. One string
- * is one value for the engine and the provider host to copy and encode on every call, where the
- * object was a tree of 18 for 4 operators (docs/performance.md finding 20). The resource's `status` output
- * gives the object back ({@link statusFromOutputs}).
- */
-export function outputsStatusText(status: OutputsStatus): string {
-  return JSON.stringify(status);
-}
-
-/** Reads `status` from stored outputs (JSON text); malformed parts are named in `problems`. */
-export function readOutputsStatusText(value: unknown): { readonly status: OutputsStatus; readonly problems: readonly string[] } {
-  if (typeof value !== "string") {
-    return { status: {}, problems: [`is ${describeType(value)}, expected the status as JSON text`] };
-  }
-  const parsed = parsedJsonText(value);
-  return parsed === undefined ? { status: {}, problems: ["is not JSON text"] } : readOutputsStatusObject(parsed);
-}
-
-/**
- * The `status` output as a program sees it: the object, whether the state holds its JSON text (what
- * the provider writes) or the object itself (what a user's `setMocks` test may return). Text that
- * does not parse, or a value of another type, gives `undefined`; the next update rewrites such state.
- */
-export function statusFromOutputs(value: unknown): OutputsStatus | undefined {
-  const status = typeof value === "string" ? parsedJsonText(value) : value;
-  return isJsonObject(status) ? status : undefined;
-}
-
-/** The value of JSON text; `undefined` (which JSON cannot hold) when it is not JSON. */
-function parsedJsonText(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Reads the parsed JSON text of `status`; malformed parts are named in `problems`. */
-function readOutputsStatusObject(value: unknown): { readonly status: OutputsStatus; readonly problems: readonly string[] } {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return { status: {}, problems: [`is ${describeType(value)}, expected an object`] };
-  }
-  const record = value as Record<string, unknown>;
-  const subtree = readStatusSubtree({ identities: record.identities ?? null, earliestRecheckTime: record.earliestRecheckTime ?? null });
-  const problems = [...subtree.problems];
-  const operators: Record<string, OperatorStatusEntry> = {};
-  const rawOperators = record.operators;
-  if (rawOperators !== undefined && rawOperators !== null && !isJsonObject(rawOperators)) {
-    problems.push(`operators is ${describeType(rawOperators)}, expected an object`);
-  }
-  for (const [name, raw] of Object.entries(isJsonObject(rawOperators as JsonValue) ? (rawOperators as JsonObject) : {})) {
-    const entry = readOperatorEntry(raw);
-    if (entry === undefined) problems.push(`operators['${name}'] is not a valid entry`);
-    else operators[name] = entry;
-  }
-  return {
-    status: {
-      ...(subtree.status.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: subtree.status.earliestRecheckTime }),
-      ...(Object.keys(operators).length === 0 ? {} : { operators }),
-      ...(subtree.status.identities === undefined ? {} : { identities: subtree.status.identities }),
-    },
-    problems,
-  };
-}
-
-function readOperatorEntry(value: JsonValue): OperatorStatusEntry | undefined {
-  if (!isJsonObject(value) || typeof value.keyHash !== "string" || !/^[0-9a-f]{12}$/.test(value.keyHash)) {
-    return undefined;
-  }
-  const entry: { -readonly [K in keyof OperatorStatusEntry]: OperatorStatusEntry[K] } = { keyHash: value.keyHash };
-  for (const field of ["clientId", "principalId", "retrievalError", "resourceID"] as const) {
-    const fieldValue = value[field];
-    if (typeof fieldValue === "string") entry[field] = fieldValue;
-    else if (fieldValue !== undefined && fieldValue !== null) return undefined;
-  }
-  return entry;
 }

@@ -45,7 +45,7 @@ export async function hasWork(dependencies: () => SyncDependencies, old: StoredO
   const msi = msiDesiredSet(fromCluster.controlPlaneOperators, fromCluster.serviceManagedIdentity);
   if (!msi.ok) return true;
   const keys = [...msi.desired.controlPlaneOperators.map((identity) => identity.key), msi.desired.serviceManagedIdentity.key];
-  return msiWorkReason(msi.desired, decodeMsiOutputs(old.msiStatus, keys), now) !== undefined;
+  return msiWorkReason(msi.desired, decodeMsiOutputs(old.msiStatus, keys).status, now) !== undefined;
 }
 
 function dataPlaneHasWork(old: StoredOutputs, desired: readonly DesiredIdentity[], now: Date): boolean {

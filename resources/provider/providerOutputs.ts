@@ -5,18 +5,11 @@
  */
 import { parseResourceIdOfType, describeType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { isJsonObject } from "../core/json";
-import { countEntries } from "../core/identityStatus";
 import type { OperatorNamesByKeyHash, OutputsStatus } from "../core/outputsStatus";
-import {
-  encodeOutputsStatus,
-  inputsDigest,
-  operatorNamesFromKeys,
-  operatorNamesFromOutputs,
-  outputsStatusText,
-  readOutputsStatusText,
-} from "../core/outputsStatus";
+import { encodeOutputsStatus, inputsDigest, operatorNamesFromKeys, operatorNamesFromOutputs } from "../core/outputsStatus";
+import { outputsStatusText, readOutputsStatusText } from "../core/outputsStatusText";
 import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
-import type { MsiOutputsStatus } from "../core/msiOutputs";
+import type { StoredMsiOutputs } from "../core/msiOutputs";
 import { encodeMsiOutputs, readMsiOutputsText } from "../core/msiOutputs";
 import type { MsiManagedIdentities } from "../core/msiManagedIdentities";
 import { outputsSchemaVersion } from "../core/serviceProviderClusterDocument";
@@ -35,7 +28,6 @@ export interface ProviderOutputs {
   readonly clusterResourceId: string;
   /** {@link inputsDigest} of the declared `dataPlaneOperators` and `serviceManagedIdentity`: what `diff` compares. */
   readonly inputsDigest: string;
-  readonly desiredSource: "inputs" | "clusterDocument";
   /** The service managed identity read from the cluster document; absent when the inputs name one (or none is there). */
   readonly serviceManagedIdentity?: string;
   /**
@@ -43,10 +35,6 @@ export interface ProviderOutputs {
    * (core/outputsStatus.ts), as JSON text: the resource's `status` output gives the object back.
    */
   readonly status: string;
-  readonly identityCount: number;
-  readonly resolvedCount: number;
-  readonly notFoundCount: number;
-  readonly failedCount: number;
   /**
    * `properties.status.msiManagedIdentities` as persisted, by key hash (core/msiOutputs.ts), as
    * JSON text: the resource's `msiStatus` output gives the object back.
@@ -77,7 +65,7 @@ export interface StoredOutputs {
   /** The service managed identity recorded from the cluster document; null when none. */
   readonly serviceManagedIdentity: string | null;
   readonly skippedReason: string | null;
-  readonly msiStatus: MsiOutputsStatus;
+  readonly msiStatus: StoredMsiOutputs;
   readonly msiSkippedReason: string | null;
   readonly claim: string | undefined;
 }
@@ -88,11 +76,8 @@ export function msiStatusText(status: MsiManagedIdentities): string {
 }
 
 /** The status and its counts, as outputs. */
-export function statusOutputs(
-  status: DataPlaneOperatorsManagedIdentities,
-  operatorNames: OperatorNamesByKeyHash,
-): Pick<ProviderOutputs, "status" | "identityCount" | "resolvedCount" | "notFoundCount" | "failedCount"> {
-  return { status: outputsStatusText(encodeOutputsStatus(status, operatorNames)), ...countEntries(status) };
+export function statusOutputs(status: DataPlaneOperatorsManagedIdentities, operatorNames: OperatorNamesByKeyHash): Pick<ProviderOutputs, "status"> {
+  return { status: outputsStatusText(encodeOutputsStatus(status, operatorNames)) };
 }
 
 /** What `diff` compares of the inputs: the declared operator map and service managed identity. */
@@ -121,8 +106,7 @@ export function operatorNamesOf(inputs: ProviderInputs): OperatorNamesByKeyHash 
 }
 
 /** What of a pass's result its outputs record. */
-export type PassOutcome = Pick<SyncResult, "status" | "desiredSource" | "serviceManagedIdentity" | "skippedReason"> &
-  Partial<Pick<SyncResult, "msiStatus" | "msiSkippedReason">>;
+export type PassOutcome = Pick<SyncResult, "status" | "serviceManagedIdentity" | "skippedReason"> & Partial<Pick<SyncResult, "msiStatus" | "msiSkippedReason">>;
 
 /** The outputs of a pass (and of a partial pass that failed on some identities). */
 export function toOutputs(inputs: ProviderInputs, result: PassOutcome, drift: readonly string[], options: { readonly claim?: string } = {}): ProviderOutputs {
@@ -133,7 +117,6 @@ export function toOutputs(inputs: ProviderInputs, result: PassOutcome, drift: re
     clusterResourceId: inputs.clusterResourceId,
     // Never unknown here: reconcile asked desiredFromInputs first, which refuses it.
     inputsDigest: inputsDigestOf(inputs),
-    desiredSource: result.desiredSource,
     ...(documentServiceManagedIdentity === undefined ? {} : { serviceManagedIdentity: documentServiceManagedIdentity }),
     ...statusOutputs(result.status, operatorNamesOf(inputs)),
     msiStatus: msiStatusText(result.msiStatus ?? {}),

@@ -2,8 +2,9 @@
  * What `pulumi refresh` and `pulumi destroy` do to the MSI half of the status (msiHalf.ts).
  *
  * Refresh writes nothing. It reports as drift, each line starting with {@link msiDriftPrefix}:
- * - against the last state: the subtree deleted or malformed in Cosmos, an identity added or
- *   removed, a clientId or principalId changed there by someone else;
+ * - against the last state (which keeps fingerprints of the IDs, not the IDs: core/msiOutputs.ts):
+ *   the subtree deleted or malformed in Cosmos, an identity added or removed, its IDs changed
+ *   there by someone else;
  * - against Azure, only once the half's recheck time has passed (upstream's gate; a refresh inside
  *   the window asks nothing): an answer whose IDs differ from the stored ones. An answer that
  *   cannot be had is not drift: the refresh fails, saying why, as an update would.
@@ -16,7 +17,9 @@ import { desiredFromClusterDocument } from "../core/clusterDocument";
 import type { DocumentLocation } from "../core/documentLocation";
 import type { JsonObject } from "../core/json";
 import type { MsiIdentityEntry, MsiManagedIdentities } from "../core/msiManagedIdentities";
-import { entriesEqual, msiStatusEquals, readStoredMsiStatus } from "../core/msiManagedIdentities";
+import { entriesEqual, readStoredMsiStatus } from "../core/msiManagedIdentities";
+import type { MsiFingerprint } from "../core/msiOutputs";
+import { fingerprintDifferences, msiFingerprintOf } from "../core/msiOutputs";
 import { parseTimestamp } from "../core/identityStatus";
 import { goToLower } from "../core/goStrings";
 import { readLive } from "./documentReads";
@@ -26,8 +29,8 @@ import type { SyncDependencies } from "./syncDependencies";
 /** Every drift line of this half starts with it: an update forces this half's pass when one is there. */
 export const msiDriftPrefix = "msiManagedIdentities: ";
 
-/** The half as recorded in the last state, from the keys found in Cosmos (core/msiOutputs.ts). */
-export type KnownMsiStatus = (persistedKeys: readonly string[]) => MsiManagedIdentities;
+/** The half as recorded in the last state, from the keys found in Cosmos: its identities, recheck time and fingerprint (core/msiOutputs.ts). */
+export type KnownMsiStatus = (persistedKeys: readonly string[]) => { readonly status: MsiManagedIdentities; readonly fingerprint: MsiFingerprint };
 
 /** The keys a stored half holds: its control plane operators' and its service managed identity's. */
 export function msiKeysOf(status: MsiManagedIdentities): string[] {
@@ -44,12 +47,16 @@ export async function refreshMsiHalf(
   lastKnown: KnownMsiStatus,
 ): Promise<{ readonly status: MsiManagedIdentities; readonly drift: readonly string[] }> {
   const persisted = readStoredMsiStatus(document);
-  const known = lastKnown(msiKeysOf(persisted.status));
+  const known = lastKnown(msiKeysOf(persisted.status)).fingerprint;
   const drift: string[] = [];
-  const knownHasContent = known.serviceManagedIdentity !== undefined || Object.keys(known.controlPlaneOperatorsIdentities ?? {}).length > 0;
-  if (!persisted.present && knownHasContent) drift.push(`${msiDriftPrefix}the subtree was deleted in Cosmos`);
+  if (!persisted.present && known.size > 0) drift.push(`${msiDriftPrefix}the subtree was deleted in Cosmos`);
   for (const problem of persisted.problems) drift.push(`${msiDriftPrefix}the subtree in Cosmos is malformed: ${problem}`);
-  drift.push(...entryDrift(known, persisted.status, "in Cosmos"));
+  if (persisted.present) {
+    for (const { key, change, serviceManagedIdentity } of fingerprintDifferences(known, msiFingerprintOf(persisted.status))) {
+      const what = serviceManagedIdentity ? "the service managed identity" : `control plane operator identity ${key}`;
+      drift.push(`${msiDriftPrefix}${what} ${change === "changed" ? "changed" : `was ${change}`} in Cosmos`);
+    }
+  }
   const recheck = parseTimestamp(persisted.status.earliestRecheckTime);
   if (persisted.problems.length > 0 || (recheck !== undefined && dependencies.now().getTime() < recheck.getTime())) {
     return { status: persisted.status, drift };
@@ -104,5 +111,7 @@ export function clearedMsiHalf(document: JsonObject, recorded: KnownMsiStatus | 
   const current = readStoredMsiStatus(document);
   const empty = current.problems.length === 0 && msiKeysOf(current.status).length === 0 && current.status.earliestRecheckTime === undefined;
   if (!current.present || empty || recorded === undefined || current.problems.length > 0) return undefined;
-  return msiStatusEquals(current.status, recorded(msiKeysOf(current.status))) ? {} : undefined;
+  const known = recorded(msiKeysOf(current.status));
+  const sameTime = parseTimestamp(known.status.earliestRecheckTime)?.getTime() === parseTimestamp(current.status.earliestRecheckTime)?.getTime();
+  return sameTime && fingerprintDifferences(known.fingerprint, msiFingerprintOf(current.status)).length === 0 ? {} : undefined;
 }

@@ -23,31 +23,28 @@ import { seedFleet } from "../../sandbox/seed";
 import type { TestStack } from "./engineHelpers";
 import { engineModule, openTestStack } from "./engineHelpers";
 import { ownedStatusOf, requireServiceProviderCluster } from "../fixtures/storedDocument";
-import { readOutputsStatusText } from "../../resources/core/outputsStatus";
+import { readOutputsStatusText } from "../../resources/core/outputsStatusText";
 import { outputsSchemaVersion } from "../../resources/core/serviceProviderClusterDocument";
 
 type Resource = { type: string; inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
 
 const clusterCount = 20;
 /**
- * Measured on this layout: 3,795 bytes per cluster resource, 754 of them the provider text twice;
- * 3,655 before the resource name carried the cluster's subscription and group (a name that never
- * changes when other clusters come and go: 48 bytes more in the URN) and the outputs the resource's
- * claim (26 bytes). Without the service managed identity, the development outputs that repeated the
- * inputs and each identity's ARM ID, the 734-character text and the stored stack trace came to
- * 6,821 (the loader before that: 14,691); the small status, 3,420.
+ * Measured on this layout, both halves of the status recorded: 3,634 bytes per cluster resource,
+ * 670 of them the provider text twice (docs/performance.md has the history of each byte saved:
+ * each operator's entry stored as a list, the MSI half as fingerprints, counts derived from the
+ * status rather than stored).
  */
-const maxBytesPerClusterResource = 3_900;
+const maxBytesPerClusterResource = 3_750;
 /**
- * Issue 12's target, per cluster at fleet scale, in the fleet layout: the checkpoint less what does
- * not grow with the fleet (the default provider's entry, the stack's own fields, the header),
- * divided by the cluster count. Measured: 4,056 (3,917 before the stable names and claims). The
- * bench measures the same at 2,000 clusters.
+ * The target, per cluster at fleet scale, in the fleet layout: the checkpoint less what does not
+ * grow with the fleet (the default provider's entry, the stack's own fields, the header), divided
+ * by the cluster count. Measured: 3,895. The bench measures the same at 2,000 clusters.
  */
 const maxCheckpointBytesPerClusterAtScale = 4_096;
-/** The whole checkpoint per cluster at this test's 20 clusters: 4,306 with the file, 6,609 with the config list. */
-const maxCheckpointBytesPerClusterWithFile = 4_400;
-const maxCheckpointBytesPerClusterInConfig = 6_700;
+/** The whole checkpoint per cluster at this test's 20 clusters: 4,149 with the file, 6,453 with the config list. */
+const maxCheckpointBytesPerClusterWithFile = 4_300;
+const maxCheckpointBytesPerClusterInConfig = 6_600;
 
 let sandbox: Sandbox;
 let fleet: FleetClusterDescription[];

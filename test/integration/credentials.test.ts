@@ -7,6 +7,7 @@
  * credential instances (docs/sandbox-notes), so mixing with other credential tests would let a
  * cached token hide which credential asked for it.
  */
+import { countsOf } from "../fixtures/storedDocument";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -62,7 +63,7 @@ describe("a user-assigned managed identity chosen by client ID, and Cosmos DB wi
       const expected = sandbox.identities.get(identityId);
       expect(identities[identityId.toLowerCase()]?.clientId, identityId).toBe(expected?.clientId ?? "(identity missing in ARM)");
     }
-    expect(outs.resolvedCount).toBe(3);
+    expect(countsOf(outs).resolvedCount).toBe(3);
 
     const issued = sandbox.tokens.issuedTokens().filter((token) => !issuedBefore.has(token));
     const details = issued.map((token) => sandbox.tokens.verify(token)).map((verification) => (verification.valid ? verification.issued : undefined));

@@ -29,21 +29,27 @@ interface Registration {
 
 const registrations: Registration[] = [];
 
+/** The status every mocked resource records: one identity, resolved. */
+const mockedStatus = {
+  earliestRecheckTime: "2026-08-15T00:00:00Z",
+  identities: {
+    "/subscriptions/x/resourcegroups/rg/providers/microsoft.managedidentity/userassignedidentities/i": {
+      resourceID: "/subscriptions/x/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/i",
+      clientId: "c",
+      principalId: "p",
+    },
+  },
+};
+
 /**
  * What a created resource reports, as the provider's create would: `status` as JSON text. A
  * resource named `*-object-status` reports it as an object instead, as a user's own mock may.
  */
 function mockState(name: string, inputs: Record<string, unknown>): Record<string, unknown> {
-  const status = { earliestRecheckTime: "2026-08-15T00:00:00Z" };
   return {
     ...inputs,
     inputsDigest: "digest-of-the-declared-inputs",
-    desiredSource: inputs.dataPlaneOperators === undefined ? "clusterDocument" : "inputs",
-    status: name.endsWith("-object-status") ? status : JSON.stringify(status),
-    identityCount: 1,
-    resolvedCount: 1,
-    notFoundCount: 0,
-    failedCount: 0,
+    status: name.endsWith("-object-status") ? mockedStatus : JSON.stringify(mockedStatus),
   };
 }
 
@@ -117,14 +123,15 @@ describe("ServiceProviderClusterIdentityStatus", () => {
     expect(await valueOf(resource.clusterResourceId)).toBe(clusterB);
     expect(await valueOf(resource.desiredSource)).toBe("clusterDocument");
     // The provider's JSON text, given to the program as the object.
-    expect(await valueOf(resource.status)).toEqual({ earliestRecheckTime: "2026-08-15T00:00:00Z" });
+    expect(await valueOf(resource.status)).toEqual(mockedStatus);
+    expect(await valueOf(resource.identityCount), "derived from the status").toBe(1);
     expect(await valueOf(resource.drift)).toBeUndefined();
     expect(await valueOf(resource.skippedReason)).toBeUndefined();
   });
 
   it("gives the status object also when the state holds an object (a user's own mock)", async () => {
     const resource = new ServiceProviderClusterIdentityStatus("cluster-object-status", { clusterResourceId: clusterB });
-    expect(await valueOf(resource.status)).toEqual({ earliestRecheckTime: "2026-08-15T00:00:00Z" });
+    expect(await valueOf(resource.status)).toEqual(mockedStatus);
   });
 
   it("passes Output-valued inputs through once they resolve", async () => {

@@ -11,10 +11,8 @@ import {
   keyHashOf,
   operatorNamesFromKeys,
   operatorNamesFromOutputs,
-  outputsStatusText,
-  readOutputsStatusText,
-  statusFromOutputs,
 } from "../../../resources/core/outputsStatus";
+import { outputsStatusText, readOutputsStatusText, statusFromOutputs } from "../../../resources/core/outputsStatusText";
 import type { DataPlaneOperatorsManagedIdentities } from "../../../resources/core/serviceProviderClusterDocument";
 import { identitiesEqual } from "../../../resources/core/identityStatus";
 

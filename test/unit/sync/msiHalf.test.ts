@@ -10,6 +10,7 @@ import type { MsiAnswerSource } from "../../../resources/azure/msiAnswers";
 import { standInMsiAnswers } from "../../../resources/azure/msiAnswers";
 import type { JsonObject } from "../../../resources/core/json";
 import { readStoredMsiStatus } from "../../../resources/core/msiManagedIdentities";
+import { msiFingerprintOf } from "../../../resources/core/msiOutputs";
 import { clearManagedIdentityStatus } from "../../../resources/sync/clearIdentityStatus";
 import { msiKeysOf } from "../../../resources/sync/msiRefresh";
 import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
@@ -135,18 +136,18 @@ describe("the MSI half of a refresh and a delete", () => {
     const answers = recordingAnswers();
     const harness = harnessWith(answers);
     const recorded = msiOf(harness);
-    const known = () => recorded;
+    const known = () => ({ status: recorded, fingerprint: msiFingerprintOf(recorded) });
     harness.store.mutate(location.partitionKey, location.documentId, (document) => {
       (
         ((document.properties as JsonObject).status as JsonObject).msiManagedIdentities as { serviceManagedIdentity: JsonObject }
       ).serviceManagedIdentity.clientId = "tampered";
     });
     const inWindow = await refreshManagedIdentityStatus(harness.dependencies, parsedCluster(), {}, known);
-    expect(inWindow.drift).toEqual(["msiManagedIdentities: the service managed identity: clientId changed in Cosmos"]);
+    expect(inWindow.drift).toEqual(["msiManagedIdentities: the service managed identity changed in Cosmos"]);
     expect(answers.requests).toEqual([]);
     harness.clock.set(after(1));
     const due = await refreshManagedIdentityStatus(harness.dependencies, parsedCluster(), {}, known);
-    expect(due.drift).toContain("msiManagedIdentities: the service managed identity: clientId changed in Cosmos");
+    expect(due.drift).toContain("msiManagedIdentities: the service managed identity changed in Cosmos");
     expect(due.drift).toContain("msiManagedIdentities: the service managed identity: clientId and principalId changed in Azure");
     expect(due.drift).toContain(
       `msiManagedIdentities: control plane operator identity ${controlPlane.toLowerCase()}: clientId and principalId changed in Azure`,
@@ -161,11 +162,14 @@ describe("the MSI half of a refresh and a delete", () => {
     harness.store.mutate(location.partitionKey, location.documentId, (document) => {
       (((document.properties as JsonObject).status as JsonObject).msiManagedIdentities as JsonObject).earliestRecheckTime = "2026-08-20T00:00:00Z";
     });
-    await clearManagedIdentityStatus(harness.dependencies, parsedCluster(), {}, undefined, () => recorded);
+    await clearManagedIdentityStatus(harness.dependencies, parsedCluster(), {}, undefined, () => ({
+      status: recorded,
+      fingerprint: msiFingerprintOf(recorded),
+    }));
     expect(msiKeysOf(msiOf(harness))).toHaveLength(3);
     const again = harnessWith(recordingAnswers());
     const mine = msiOf(again);
-    await clearManagedIdentityStatus(again.dependencies, parsedCluster(), {}, undefined, () => mine);
+    await clearManagedIdentityStatus(again.dependencies, parsedCluster(), {}, undefined, () => ({ status: mine, fingerprint: msiFingerprintOf(mine) }));
     expect(((documentOf(again).properties as JsonObject).status as JsonObject).msiManagedIdentities).toEqual({});
   });
 });
