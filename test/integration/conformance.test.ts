@@ -63,6 +63,17 @@ let provider: ReturnType<typeof createManagedIdentityStatusProvider>;
 let providerConfig: Record<string, string>;
 let hookOutcomes: string[];
 
+/** Runs a command with `input` on its standard input; its standard output. */
+function runWithInput(command: string, args: readonly string[], cwd: string, input: string): Promise<{ stdout: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = execFile(command, [...args], { cwd, env: { ...process.env, GOTOOLCHAIN: "local" }, maxBuffer: 4 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error !== null) reject(new Error(`${command} ${args.join(" ")}: ${stderr}`));
+      else resolvePromise({ stdout });
+    });
+    child.stdin?.end(input);
+  });
+}
+
 /** Runs the conformance program against the sandbox; its JSON result, whether it passed or not. */
 async function conformance(...flags: string[]): Promise<ConformanceResult> {
   const out = join(directory, `result-${Date.now()}.json`);
@@ -169,6 +180,20 @@ describe("upstream's Go client against the sandbox", () => {
           principalId: goRead?.principalId,
         });
       }
+    }
+  });
+
+  it("writes both halves of the status as upstream's types decode and encode them (its reader accepts them, the MSI half strictly)", async () => {
+    for (const cluster of fleet) {
+      const document = sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as JsonObject;
+      const { stdout } = await runWithInput("go", ["run", ".", "-decode"], join(projectDirectory, "tools", "go-vectors"), JSON.stringify(document));
+      const decoded = JSON.parse(stdout) as { msiManagedIdentities: JsonObject; dataPlaneOperatorsManagedIdentities: JsonObject };
+      const status = serviceProviderCluster(cluster);
+      // Byte for byte in field order, as Go's encoder wrote the same values.
+      expect(JSON.stringify(decoded.msiManagedIdentities), cluster.clusterResourceId).toBe(JSON.stringify(status.msiManagedIdentities));
+      // The claim (a field upstream's type lacks) is what its typed decode drops; the rest is as Go writes it.
+      const { claimedBy: _claim, ...dataPlane } = status.dataPlaneOperatorsManagedIdentities as JsonObject;
+      expect(JSON.stringify(decoded.dataPlaneOperatorsManagedIdentities), cluster.clusterResourceId).toBe(JSON.stringify(dataPlane));
     }
   });
 

@@ -10,6 +10,7 @@
 //
 //	go run . > ../../test/fixtures/goVectors.json      the vectors (committed; a unit test re-runs this and compares)
 //	go run . -table                                    the compressed mapping table pasted into goStrings.ts
+//	go run . -decode < document.json                   both status halves of a ServiceProviderCluster document as upstream's types decode and encode them
 //
 // The data plane request vectors run upstream's own client (github.com/Azure/msi-dataplane, the
 // version ARO-HCP's backend pins, from the Go module proxy); everything else is the standard library.
@@ -278,7 +279,17 @@ func compress(mapping [][2]rune) []run {
 
 func main() {
 	table := flag.Bool("table", false, "print the compressed mapping table for goStrings.ts instead of the vectors")
+	decode := flag.Bool("decode", false, "read a ServiceProviderCluster document from stdin and print both status halves as upstream's types decode and encode them")
 	flag.Parse()
+	if *decode {
+		decoded, err := decodeDocument(os.Stdin)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Stdout.Write(decoded)
+		return
+	}
 	mapping := lowerCaseMapping()
 	if *table {
 		printTable(mapping)

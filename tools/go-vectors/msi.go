@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -134,4 +137,58 @@ func upstreamMSISubtree(c msiCase) string {
 		panic(err)
 	}
 	return string(encoded)
+}
+
+type dataPlaneOperatorsManagedIdentities struct {
+	Identities          map[string]*dataPlaneOperatorManagedIdentity `json:"identities,omitempty"`
+	EarliestRecheckTime *metav1.Time                                 `json:"earliestRecheckTime,omitempty"`
+}
+
+type dataPlaneOperatorManagedIdentity struct {
+	ResourceID     *azcorearm.ResourceID `json:"resourceID,omitempty"`
+	ClientID       *string               `json:"clientId,omitempty"`
+	PrincipalID    *string               `json:"principalId,omitempty"`
+	RetrievalError *string               `json:"retrievalError,omitempty"`
+}
+
+// decodedStatus is what upstream's reader makes of a ServiceProviderCluster document's two halves,
+// encoded again: the MSI half decoded strictly (a field upstream's type lacks is an error), the
+// data plane operators' half as upstream's typed decode reads it (a field it lacks is dropped).
+type decodedStatus struct {
+	MSIManagedIdentities                json.RawMessage `json:"msiManagedIdentities"`
+	DataPlaneOperatorsManagedIdentities json.RawMessage `json:"dataPlaneOperatorsManagedIdentities"`
+}
+
+// decodeDocument reads a ServiceProviderCluster document from stdin and prints decodedStatus.
+func decodeDocument(input io.Reader) ([]byte, error) {
+	var document struct {
+		Properties struct {
+			Status struct {
+				MSIManagedIdentities                json.RawMessage `json:"msiManagedIdentities"`
+				DataPlaneOperatorsManagedIdentities json.RawMessage `json:"dataPlaneOperatorsManagedIdentities"`
+			} `json:"status"`
+		} `json:"properties"`
+	}
+	if err := json.NewDecoder(input).Decode(&document); err != nil {
+		return nil, err
+	}
+	var msi msiManagedIdentities
+	strict := json.NewDecoder(bytes.NewReader(document.Properties.Status.MSIManagedIdentities))
+	strict.DisallowUnknownFields()
+	if err := strict.Decode(&msi); err != nil {
+		return nil, fmt.Errorf("msiManagedIdentities: %w", err)
+	}
+	var dataPlane dataPlaneOperatorsManagedIdentities
+	if err := json.Unmarshal(document.Properties.Status.DataPlaneOperatorsManagedIdentities, &dataPlane); err != nil {
+		return nil, fmt.Errorf("dataPlaneOperatorsManagedIdentities: %w", err)
+	}
+	msiJSON, err := json.Marshal(msi)
+	if err != nil {
+		return nil, err
+	}
+	dataPlaneJSON, err := json.Marshal(dataPlane)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(decodedStatus{msiJSON, dataPlaneJSON})
 }
