@@ -108,7 +108,8 @@ export function readCredentialSettings(
   }
   if (credentialMode === "clusterServiceManagedIdentity" && dataPlaneAudience === undefined) {
     problems.push(
-      `${name(keys.dataPlaneAudience)} is not set; ${name(keys.credentialMode)} 'clusterServiceManagedIdentity' asks the Managed Identities data plane for a token of this audience`,
+      `${name(keys.dataPlaneAudience)} is not set: ${name(keys.credentialMode)} 'clusterServiceManagedIdentity' asks Microsoft Entra ID for a token of the ` +
+        "Managed Identities data plane's audience; set the value the ARO-HCP backend of the same cloud is configured with (msiRpDataPlaneAudienceResource), without /.default",
     );
   }
   if (

@@ -15,6 +15,7 @@ import { decodeMsiOutputs } from "../core/msiOutputs";
 import type { KnownMsiStatus } from "../sync/msiRefresh";
 import { msiDriftPrefix } from "../sync/msiRefresh";
 import { hasWork } from "./providerDiff";
+import { fleetSettingsProblem } from "./settingsCheck";
 import type { ProviderInputs } from "./providerInputs";
 import { containsUnknown, desiredFromInputs, parseCluster, parseInputs } from "./providerInputs";
 import type { ProviderOutputs } from "./providerOutputs";
@@ -84,6 +85,20 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     };
   };
 
+  // Checked once per configuration and settings environment; the fakes of unit tests bring their own adapters.
+  let settingsChecked: { readonly snapshot: unknown; readonly environment: string; readonly problem: string | undefined } | undefined;
+  const fleetSettings = (): string | undefined => {
+    if (overrides.adapters !== undefined) return undefined;
+    const environment = settingsEnvironmentKey(process.env);
+    if (settingsChecked !== undefined && settingsChecked.snapshot === configured.snapshot && settingsChecked.environment === environment) {
+      return settingsChecked.problem;
+    }
+    const snapshot = configured.snapshot;
+    const config: ConfigSource | undefined = overrides.config ?? (snapshot === undefined ? undefined : { get: (key) => snapshot[key] });
+    settingsChecked = { snapshot, environment, problem: fleetSettingsProblem(config, process.env) };
+    return settingsChecked.problem;
+  };
+
   // A create takes the subtree over with a new claim; an update keeps recording the one it has.
   const reconcile = async (
     inputs: Inputs,
@@ -129,6 +144,9 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     },
 
     check(_olds: Inputs, news: Inputs) {
+      // Settings wrong for every cluster fail the first check, once, before any request (settingsCheck.ts).
+      const settingsProblem = fleetSettings();
+      if (settingsProblem !== undefined) return Promise.resolve({ inputs: news, failures: [{ property: "", reason: settingsProblem }] });
       // The engine's bag is untyped: parse it. On failure the engine reports the failures and uses no inputs.
       const parsed = parseInputs(news);
       return Promise.resolve(parsed.ok ? { inputs: parsed.value, failures: [] } : { inputs: news, failures: [...parsed.failures] });

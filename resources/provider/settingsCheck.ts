@@ -1,0 +1,66 @@
+/**
+ * Settings wrong for the whole fleet, found before any Azure or Cosmos call: `check` runs this
+ * for the first resource of a `preview` or an `up`, and the engine stops at the first failed check,
+ * so a misconfiguration is reported once, not once per cluster. What is checked is what can be
+ * known without a request: every key of the chosen credential mode present and well formed
+ * (settings.ts), and every file the settings name there and readable — the extra CA bundle, and
+ * the certificate bundle of the first party or of the fixed identity, parsed as the credential
+ * will parse it. A refused certificate cannot be known without asking Entra ID, which is left to
+ * the first cluster that needs a token.
+ */
+import { readFileSync } from "node:fs";
+import { CertificateBundleError, parseCertificateBundle } from "../azure/certificateBundle";
+import type { ConfigSource, Settings } from "../core/settings";
+import { readSettings } from "../core/settings";
+
+/** The one message for settings that cannot work, or undefined when they can. Reads files; no request. */
+export function fleetSettingsProblem(config: ConfigSource | undefined, environment: Readonly<Record<string, string | undefined>>): string | undefined {
+  let settings: Settings;
+  try {
+    settings = readSettings(config, environment);
+  } catch (error) {
+    return settingsMessage([(error as Error).message.replace(/^invalid settings for the ServiceProviderCluster identity status provider:\n\s*- /, "")]);
+  }
+  const problems: string[] = [];
+  if (settings.tlsCaFile !== undefined) {
+    const text = readable(settings.tlsCaFile, "'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE)", problems);
+    if (text !== undefined && !text.toString("latin1").includes("-----BEGIN CERTIFICATE-----")) {
+      problems.push(
+        `'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) names ${settings.tlsCaFile}, which holds no PEM certificate; expected the CA bundle to trust`,
+      );
+    }
+  }
+  const certificate =
+    settings.credentialMode === "clusterServiceManagedIdentity"
+      ? settings.firstParty
+      : settings.credentialMode === "fixedIdentity"
+        ? settings.fixedIdentity
+        : undefined;
+  if (certificate !== undefined) {
+    const bytes = readable(certificate.certificateFile, certificate.certificateFileSetting, problems);
+    if (bytes !== undefined) {
+      try {
+        parseCertificateBundle(bytes, `${certificate.certificateFileSetting} names ${certificate.certificateFile}, which`);
+      } catch (error) {
+        if (!(error instanceof CertificateBundleError)) throw error;
+        problems.push(error.message.replace(/, which: /, ", which is unusable: "));
+      }
+    }
+  }
+  return problems.length === 0 ? undefined : settingsMessage(problems);
+}
+
+function readable(path: string, setting: string, problems: string[]): Buffer | undefined {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    problems.push(`${setting} names ${path}, which ${code === "ENOENT" ? "does not exist" : `cannot be read (${String(code)})`}`);
+    return undefined;
+  }
+}
+
+function settingsMessage(problems: readonly string[]): string {
+  const lines = problems.flatMap((problem) => problem.split(/\n\s*- /));
+  return `${lines.length === 1 ? lines[0] : `the settings cannot work:\n  - ${lines.join("\n  - ")}`}\nNothing was read or written for any cluster: fix the setting and run again.`;
+}
