@@ -266,6 +266,47 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
       await pulumi("config", "set", "aro-hcp-identity-status:cosmosContainer", sandbox.container);
     }
   }, 600_000);
+  it("fails a preview once for each setting that is wrong for the whole fleet, before any Azure or Cosmos request", async () => {
+    const requests = (): number[] => {
+      const { dataPlane, entra, arm, cosmos } = sandbox.statistics.snapshot();
+      return [dataPlane.requests, entra.requests, arm.getRequests, cosmos.requests];
+    };
+    const key = (name: string): string => `aro-hcp-identity-status:${name}`;
+    const audience = (await pulumi("config", "get", key("dataPlaneAudience"))).trim();
+    const certificateFile = (await pulumi("config", "get", key("firstPartyCertificateFile"))).trim();
+    const refusal = (): Promise<string> =>
+      pulumi("preview").then(
+        () => "",
+        (error: unknown) => String(error),
+      );
+    // The engine prints a diagnostic live and again under "Diagnostics:"; one resource of the fleet fails, once.
+    const onceInDiagnostics = (output: string, text: string): number => {
+      expect(output).toMatch(/\b1 errored\b/);
+      return (output.split("Diagnostics:")[1] ?? "").split(text).length - 1;
+    };
+    const before = requests();
+    try {
+      await pulumi("config", "rm", key("dataPlaneAudience"));
+      const missingAudience = await refusal();
+      expect(missingAudience).toMatch(/'aro-hcp-identity-status:dataPlaneAudience' \(or ARO_HCP_DATA_PLANE_AUDIENCE\) is not set/);
+      expect(onceInDiagnostics(missingAudience, "dataPlaneAudience' (or"), "copies of the message").toBe(1);
+      expect(missingAudience).toContain("msiRpDataPlaneAudienceResource");
+      await pulumi("config", "set", key("dataPlaneAudience"), audience);
+
+      const absent = join(scratchDirectory, "no-such-first-party.pem");
+      await pulumi("config", "set", key("firstPartyCertificateFile"), absent);
+      const missingFile = await refusal();
+      expect(missingFile).toMatch(
+        /'aro-hcp-identity-status:firstPartyCertificateFile' \(or ARO_HCP_FIRST_PARTY_CERTIFICATE_FILE\) names \S*no-such-first-party\.pem, which does not exist/,
+      );
+      expect(onceInDiagnostics(missingFile, absent), "copies of the path").toBe(1);
+      expect(requests(), "data plane, Entra ID, ARM and Cosmos requests").toEqual(before);
+    } finally {
+      await pulumi("config", "set", key("dataPlaneAudience"), audience);
+      await pulumi("config", "set", key("firstPartyCertificateFile"), certificateFile);
+    }
+  }, 300_000);
+
   it("keeps a cluster's resource and IDs when a cluster of the same name joins in another resource group, and refuses a clustersFile cut short", async () => {
     const clustersFile = join(scratchDirectory, "clusters.json");
     const declare = (clusters: readonly FleetClusterDescription[]): void =>
