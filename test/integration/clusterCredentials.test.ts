@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../resources/core/json";
 import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
+import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import { credentialModeSettings } from "../../cli/sandboxSettings";
 import { type Sandbox, startSandbox } from "../../sandbox/sandbox";
 import { type FleetClusterDescription, seedFleet, seedTenantFleet } from "../../sandbox/seed";
@@ -331,6 +332,47 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
       sandbox.credentials.answerVariation = { shuffleOrder: false, changeResourceIdCasing: false };
       if (removed !== undefined) sandbox.identities.create(deleted, { tenantId: removed.tenantId });
     }
+  });
+
+  it("keeps the MSI half's IDs through a failing data plane while the other half is written; refresh shows its drift; a delete keeps another writer's newer half", async () => {
+    const provider = clusterModeProvider();
+    const cluster = clusters[0];
+    const msiOf = (): JsonObject =>
+      structuredClone(
+        ((sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as JsonObject).properties as JsonObject).status as JsonObject,
+      ).msiManagedIdentities as JsonObject;
+    makeDue(cluster);
+    makeMsiDue(cluster);
+    const created = await provider.create({ clusterResourceId: cluster.clusterResourceId });
+    const outs = created.outs as ProviderOutputs;
+    expectMsiRecorded(cluster);
+    const recorded = msiOf();
+
+    // The SMI's credential is kept by this provider: the next pass's one data plane call is the MSI half's, and it fails on every try.
+    makeDue(cluster);
+    makeMsiDue(cluster);
+    const due = msiOf();
+    const rotated = Object.values(cluster.dataPlaneOperators)[0];
+    sandbox.identities.rotate(rotated);
+    sandbox.faults.add({ target: "dataPlane", kind: "status", statusCode: 503, count: 20, match: { clusterResourceId: cluster.clusterResourceId } });
+    await expect(provider.update!(created.id, outs, { clusterResourceId: cluster.clusterResourceId })).rejects.toThrow(/503/);
+    expect(msiOf(), "the MSI half, its IDs and recheck time").toEqual(due);
+    expect(identitiesOf(cluster)[rotated.toLowerCase()], "the other half, written").toMatchObject({ clientId: sandbox.identities.get(rotated)?.clientId });
+    sandbox.faults.clear();
+
+    // Another writer (upstream's controller) records other values for the SMI: a refresh reads them and names the drift.
+    sandbox.documents.patch(cluster.partitionKey, cluster.serviceProviderClusterDocumentId, "/properties/status/msiManagedIdentities", {
+      ...recorded,
+      serviceManagedIdentity: { ...(recorded.serviceManagedIdentity as JsonObject), clientId: "11111111-2222-4333-8444-555555555555" },
+    });
+    const theirs = msiOf();
+    const refreshed = await provider.read!(created.id, outs);
+    expect((refreshed.props as { drift?: string[] }).drift?.some((line) => line.startsWith("msiManagedIdentities: "))).toBe(true);
+    expect(msiOf(), "a refresh writes nothing").toEqual(theirs);
+
+    // The delete of the resource whose record was overwritten since keeps the other writer's half.
+    await provider.delete!(created.id, outs);
+    expect(msiOf()).toEqual(theirs);
   });
 
   it("clears IDs when ARM answers 403 to the cluster's own SMI for one identity, and keeps the other's", async () => {
