@@ -452,6 +452,37 @@ describe("diff", () => {
       expect(await setupValue.provider.diff(location.documentId, skipped, inputs(fromClusterDocument))).toEqual({ changes: false });
     });
 
+    it("reports a change when a control plane operator joins the cluster document, and none once the update recorded it in the MSI half", async () => {
+      const setupValue = clusterModeSetup({ "operator-a": identityA });
+      const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
+      expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).toEqual({ changes: false });
+      const joined = buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA } });
+      const operatorsPath = ["properties", "customerProperties", "platform", "operatorsAuthentication", "userAssignedIdentities", "controlPlaneOperators"];
+      const controlPlaneOperators = operatorsPath.reduce((node, key) => node[key] as JsonObject, joined);
+      controlPlaneOperators["cloud-controller-manager"] = identityB;
+      setupValue.store.put(joined);
+      expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).toEqual({ changes: true });
+      const updated = { ...outsOf(await setupValue.provider.update(location.documentId, outs, inputs(fromClusterDocument))), __provider: outs.__provider };
+      const msi = readStoredMsiStatus(setupValue.store.get(location.partitionKey, location.documentId) as JsonObject).status;
+      expect(msi?.controlPlaneOperatorsIdentities?.[identityB.toLowerCase()]).toMatchObject({ resourceId: identityB, clientId: standInIds.clientId });
+      expect(await setupValue.provider.diff(location.documentId, updated, inputs(fromClusterDocument))).toEqual({ changes: false });
+    });
+
+    it("reports a change when only the MSI half's recheck is due, with the operators declared (no document read)", async () => {
+      const setupValue = clusterModeSetup({ "operator-a": identityA });
+      const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
+      // The document's MSI half is rechecked at 01:02:03 tomorrow; two hours from now the data plane operators half is
+      // written again (another identity), to be rechecked at 02:00, after it.
+      setupValue.clock.advance(2 * 60 * 60 * 1000);
+      setupValue.store.put(buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA, "operator-b": identityB } }));
+      const declared = inputs({ "operator-a": identityA, "operator-b": identityB });
+      const updated = { ...outsOf(await setupValue.provider.update(location.documentId, outs, declared)), __provider: outs.__provider };
+      setupValue.clock.advance(11.5 * 60 * 60 * 1000);
+      const readsBefore = setupValue.store.calls.length;
+      expect(await setupValue.provider.diff(location.documentId, updated, declared)).toEqual({ changes: true });
+      expect(setupValue.store.calls.length, "documents read by diff").toBe(readsBefore);
+    });
+
     it("reports a change when the cluster document is gone or unreadable", async () => {
       const setupValue = clusterModeSetup({ "operator-a": identityA });
       const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
