@@ -5,7 +5,7 @@ import { identityReadAction } from "./entraDirectory";
 import type { FaultInjector, FaultRule } from "./faultInjector";
 import { applyFaults, delay, listenOnLoopback, type ListeningServer, loopbackHost, sendJson, trackInFlight } from "./httpUtilities";
 import { type IdentityStore, parseIdentityResourceId, sandboxLocation, sandboxTenantId, userAssignedIdentityType } from "./identityStore";
-import { recordedToken, type RequestRecorder, splitRequestUrl } from "./requestRecorder";
+import { recordedExchange, recordedToken, type RequestRecorder } from "./requestRecorder";
 import { objectIdForClientId, type SandboxCredentials } from "./sandboxCredentials";
 import { increment, type SandboxStatistics } from "./sandboxStatistics";
 import type { IssuedToken, TokenRegistry } from "./tokenRegistry";
@@ -102,13 +102,7 @@ async function handle(options: ArmServerOptions, endpoint: string, request: Inco
     if (options.recorder?.active === true) {
       const code = (body as { error?: { code?: unknown } } | undefined)?.error?.code;
       options.recorder.record({
-        target: "arm",
-        at: new Date().toISOString(),
-        method: request.method ?? "GET",
-        ...splitRequestUrl(request.url),
-        ...(request.headers["content-type"] === undefined ? {} : { contentType: request.headers["content-type"] }),
-        status: statusCode,
-        ...(typeof code === "string" ? { errorCode: code } : {}),
+        ...recordedExchange("arm", request, statusCode, code),
         ...(presented === undefined ? {} : { token: recordedToken(presented) }),
       });
     }

@@ -5,7 +5,7 @@ import type { SandboxCertificate } from "./certificate";
 import type { FaultInjector, FaultRule } from "./faultInjector";
 import { applyFaults, listenOnLoopback, type ListeningServer, loopbackHost, readBody, sendJson } from "./httpUtilities";
 import type { IdentityStore } from "./identityStore";
-import { recordedToken, type RequestRecorder, splitRequestUrl } from "./requestRecorder";
+import { recordedExchange, recordedToken, type RequestRecorder } from "./requestRecorder";
 import { type DataPlaneCluster, dataPlaneApiVersion, rfc3339, type SandboxCredentials } from "./sandboxCredentials";
 import { increment, type SandboxStatistics } from "./sandboxStatistics";
 import type { IssuedToken, TokenRegistry } from "./tokenRegistry";
@@ -150,13 +150,7 @@ async function handle(options: DataPlaneServerOptions, endpoint: string, request
         // not JSON: the text is recorded
       }
       options.recorder.record({
-        target: "dataPlane",
-        at: new Date().toISOString(),
-        method: request.method ?? "GET",
-        ...splitRequestUrl(request.url),
-        ...(request.headers["content-type"] === undefined ? {} : { contentType: request.headers["content-type"] }),
-        status: statusCode,
-        ...(typeof code === "string" ? { errorCode: code } : {}),
+        ...recordedExchange("dataPlane", request, statusCode, code),
         ...(text === "" ? {} : { body: parsed }),
         ...(presented === undefined ? {} : { token: recordedToken(presented) }),
       });

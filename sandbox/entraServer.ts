@@ -5,7 +5,7 @@ import type { SandboxCertificate } from "./certificate";
 import type { SandboxPrincipal } from "./entraDirectory";
 import type { FaultInjector } from "./faultInjector";
 import { applyFaults, listenOnLoopback, type ListeningServer, loopbackHost, readBody, sendJson } from "./httpUtilities";
-import { type RecordedAssertionHeader, type RecordedTokenForm, type RequestRecorder, splitRequestUrl } from "./requestRecorder";
+import { type RecordedAssertionHeader, type RecordedTokenForm, type RequestRecorder, recordedExchange } from "./requestRecorder";
 import type { SandboxCredentials } from "./sandboxCredentials";
 import { increment, type SandboxStatistics } from "./sandboxStatistics";
 import type { TokenRegistry } from "./tokenRegistry";
@@ -304,13 +304,7 @@ async function handle(options: EntraServerOptions, request: IncomingMessage, res
     if (options.recorder?.active === true) {
       const error = (body as { error?: unknown } | undefined)?.error;
       options.recorder.record({
-        target: "entra",
-        at: new Date().toISOString(),
-        method: request.method ?? "GET",
-        ...splitRequestUrl(request.url),
-        ...(request.headers["content-type"] === undefined ? {} : { contentType: request.headers["content-type"] }),
-        status: statusCode,
-        ...(typeof error === "string" ? { errorCode: error } : {}),
+        ...recordedExchange("entra", request, statusCode, error),
         ...(request.method === "POST" ? { form: recordedForm(form) } : {}),
       });
     }

@@ -134,3 +134,24 @@ export function splitRequestUrl(requestUrl: string | undefined): { path: string;
   const index = url.indexOf("?");
   return index < 0 ? { path: url, query: "" } : { path: url.slice(0, index), query: url.slice(index + 1) };
 }
+
+/**
+ * What every recorded request carries: its target, time, method, path, query, content type,
+ * the answer's status and its error code.
+ */
+export function recordedExchange(
+  target: RecordedTarget,
+  request: { readonly method?: string; readonly url?: string; readonly headers: { readonly "content-type"?: string } },
+  status: number,
+  errorCode: unknown,
+): RecordedRequest {
+  return {
+    target,
+    at: new Date().toISOString(),
+    method: request.method ?? "GET",
+    ...splitRequestUrl(request.url),
+    ...(request.headers["content-type"] === undefined ? {} : { contentType: request.headers["content-type"] }),
+    status,
+    ...(typeof errorCode === "string" ? { errorCode } : {}),
+  };
+}

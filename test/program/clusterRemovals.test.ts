@@ -6,13 +6,13 @@
  * this test puts in the stack. What the real engine does with it: test/e2e/literalCli.test.ts.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import program from "../../index";
 import { allowedRemovals, clustersRemovedBy } from "../../program/clusterRemovals";
 import { aliasesFor, resourceNameFor } from "../../program/declareFleet";
 import { resourceTypeToken } from "../../resources/serviceProviderClusterIdentityStatus";
 import type { RegisteredResource } from "../fixtures/programMocks";
-import { setProgramMocks } from "../fixtures/programMocks";
+import { collectProgramWarnings, setProgramMocks } from "../fixtures/programMocks";
 import { clusterResourceIdFor } from "../fixtures/documents";
 
 const projectName = "aro-hcp-identity-status";
@@ -23,7 +23,7 @@ const subscription = "00000000-0000-0000-0000-000000000000";
 let stackResources: Record<string, { type: string; outputs: Record<string, unknown> }> = {};
 const invokes: string[] = [];
 const registered: RegisteredResource[] = [];
-let warnings: string[] = [];
+const warnings = collectProgramWarnings();
 
 beforeAll(async () => {
   await setProgramMocks({
@@ -40,15 +40,6 @@ beforeEach(() => {
   stackResources = {};
   invokes.length = 0;
   registered.length = 0;
-  warnings = [];
-  vi.spyOn(console, "warn").mockImplementation((message: unknown) => {
-    warnings.push(String(message));
-  });
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-  pulumi.runtime.setAllConfig({});
 });
 
 const cluster = (index: number, resourceGroup = `rg-${index}`): string =>

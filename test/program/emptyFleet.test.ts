@@ -6,12 +6,12 @@
  * engine does with it: test/e2e/literalCli.test.ts.
  */
 import type { RegisteredResource } from "../fixtures/programMocks";
-import { setProgramMocks } from "../fixtures/programMocks";
+import { collectProgramWarnings, setProgramMocks } from "../fixtures/programMocks";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import program from "../../index";
 import { resourceTypeToken } from "../../resources/serviceProviderClusterIdentityStatus";
 import { clusterResourceIdFor } from "../fixtures/documents";
@@ -44,22 +44,12 @@ beforeAll(async () => {
   });
 });
 
-let warnings: string[] = [];
+const warnings = collectProgramWarnings();
 beforeEach(() => {
   stackResources = {};
   stackReadFailure = undefined;
   invokes.length = 0;
   registered.length = 0;
-  warnings = [];
-  // Under mocks the SDK's log.warn goes to console.warn.
-  vi.spyOn(console, "warn").mockImplementation((message: unknown) => {
-    warnings.push(String(message));
-  });
-});
-
-afterEach(() => {
-  vi.restoreAllMocks();
-  pulumi.runtime.setAllConfig({});
 });
 
 const urnOf = (type: string, name: string): string => `urn:pulumi:${stackName}::${projectName}::${type}::${name}`;
