@@ -194,6 +194,7 @@ async function handle(options: DataPlaneServerOptions, endpoint: string, request
       method: request.method ?? "GET",
       path: url.pathname,
       ...(cluster === undefined ? {} : { clusterResourceId: cluster.clusterResourceId }),
+      requestedIdentityIds: requestedIdentityIds(body),
     },
     request,
     statistics.responsesByStatus,
@@ -283,4 +284,14 @@ export async function startDataPlaneServer(options: DataPlaneServerOptions): Pro
   endpoint = `https://${loopbackHost}:${listening.port}`;
   options.credentials.dataPlaneEndpoint = endpoint;
   return { ...listening, endpoint };
+}
+
+/** The identity IDs a request body names, for fault matching; none when the body is not the expected shape. */
+function requestedIdentityIds(body: Buffer): string[] {
+  try {
+    const ids = (JSON.parse(body.toString("utf8")) as { identityIds?: unknown }).identityIds;
+    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === "string") : [];
+  } catch {
+    return [];
+  }
 }

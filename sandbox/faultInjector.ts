@@ -49,6 +49,8 @@ export interface FaultMatch {
   clientId?: string;
   /** Data plane: the cluster whose identity URL was called, its full ARM ID (case-insensitive). */
   clusterResourceId?: string;
+  /** Data plane: an identity the request's `identityIds` names, its full ARM ID (case-insensitive). */
+  requestedIdentityId?: string;
 }
 
 /** A set-at-JSON-pointer edit applied by a `race` fault. */
@@ -102,6 +104,8 @@ export interface FaultRequestContext {
   tenantId?: string;
   clientId?: string;
   clusterResourceId?: string;
+  /** Data plane: the identities the request's body names. */
+  requestedIdentityIds?: readonly string[];
 }
 
 /** The faults that fired for one request. */
@@ -197,6 +201,10 @@ function matches(rule: FaultRule, context: FaultRequestContext): boolean {
     !sameText(match.clientId, context.clientId) ||
     !sameText(match.clusterResourceId, context.clusterResourceId)
   ) {
+    return false;
+  }
+  const requested = match.requestedIdentityId?.toLowerCase();
+  if (requested !== undefined && !(context.requestedIdentityIds ?? []).some((id) => id.toLowerCase() === requested)) {
     return false;
   }
   if (match.pathContains !== undefined && !context.path.toLowerCase().includes(match.pathContains.toLowerCase())) {

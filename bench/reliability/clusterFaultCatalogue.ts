@@ -39,9 +39,11 @@ export interface AppliedFault {
  * - `nothingWritten`: a failure before any write (ClusterCredentialError or AzureAccessError);
  * - `definitive403`: the identities whose role was removed are answered 403 to the cluster's own
  *   SMI, a definitive answer: their IDs cleared beside a 403 retrievalError, the others recorded;
- * - `recovers`: the fault is retried away, and the cluster ends exactly as a fault-free run.
+ * - `recovers`: the fault is retried away, and the cluster ends exactly as a fault-free run;
+ * - `msiKept`: the MSI half's data plane request fails: that half stays exactly as it was
+ *   (MsiIdentitiesError), and the data plane operators half is decided as usual.
  */
-export type TargetExpectation = "clusterFailure" | "nothingWritten" | "definitive403" | "recovers";
+export type TargetExpectation = "clusterFailure" | "nothingWritten" | "definitive403" | "recovers" | "msiKept";
 
 /** One kind of cluster fault, named as the report lists it. */
 export interface ClusterFaultSpecification {
@@ -157,6 +159,29 @@ export const clusterFaultKinds: readonly ClusterFaultSpecification[] = [
     expected: "clusterFailure",
     description: "The data plane answers 200 with a client_secret that is no certificate bundle",
     apply: (context) => dataPlane(context, { kind: "unusableCertificate", count: 10 }),
+  },
+  {
+    name: "dataplane-msi-request-503-persistent",
+    target: "dataPlane",
+    expected: "msiKept",
+    description:
+      "The data plane answers 503 on every try of the MSI half's request (the one naming the control plane operator identities); the SMI's credential request is answered",
+    apply: (context) => {
+      const [operator] = Object.values(context.cluster.controlPlaneOperators ?? {});
+      // The half's own recheck time made due, so that the pass asks for it.
+      context.sandbox.documents.patch(
+        context.cluster.partitionKey,
+        context.cluster.serviceProviderClusterDocumentId,
+        "/properties/status/msiManagedIdentities/earliestRecheckTime",
+        "2020-01-01T00:00:00Z",
+      );
+      return ruleFault(context.sandbox, {
+        target: "dataPlane",
+        match: { clusterResourceId: context.cluster.clusterResourceId, requestedIdentityId: operator ?? context.cluster.serviceManagedIdentity },
+        kind: "unavailable",
+        count: 20,
+      });
+    },
   },
   {
     name: "smi-token-refused",

@@ -407,7 +407,7 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
         isTarget && deletedDuringPass,
       );
       if (isTarget) {
-        violations.push(...targetExpectations(lane, result, laneFaults, credentialFaults));
+        violations.push(...targetExpectations(lane, result, laneFaults, credentialFaults, before));
       }
       lane.outputs = result.outputs;
       const faults = isTarget ? [...laneFaults.map(({ kind }) => kind.name), ...credentialFaults.map(({ kind }) => kind.name)].join("+") : "no fault";
@@ -470,6 +470,7 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
     result: PassResult,
     laneFaults: readonly PlannedFault[],
     credentialFaults: ReadonlyArray<{ kind: ClusterFaultSpecification; applied: AppliedFault }>,
+    before: Document | undefined,
   ): string[] => {
     const violations: string[] = [];
     const [laneFault] = laneFaults;
@@ -523,6 +524,17 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
           asExpected = false;
           violations.push(`${key}: kept clientId/principalId beside a 403 to the cluster's own SMI, a definitive answer (403 clears them)`);
         }
+      }
+    }
+    if (kind.expected === "msiKept") {
+      // The fault made the half's recheck time due; everything else of it must be as it was.
+      const identitiesOf = (half: Document | undefined): unknown => (half === undefined ? undefined : { ...half, earliestRecheckTime: undefined });
+      const after = msiHalf(readServiceProviderCluster(sandbox, lane.cluster));
+      if (result.outcome !== "msiFailed" || !isDeepStrictEqual(identitiesOf(after), identitiesOf(msiHalf(before)))) {
+        asExpected = false;
+        violations.push(
+          `${kind.name}: the MSI half's failed request did not end as MsiIdentitiesError with that half as it was (outcome ${result.outcome}): ${result.errorMessage ?? ""}`,
+        );
       }
     }
     if (kind.expected !== "recovers" && asExpected) tally(figures.endedAsExpected, kind.name);

@@ -102,6 +102,7 @@ describe("cluster mode (clusterServiceManagedIdentity over a per-cluster sandbox
           "dataplane-unusable-certificate",
           "smi-token-refused",
           "smi-role-removed-one-identity",
+          "dataplane-msi-request-503-persistent",
           "first-party-refused",
         ],
         seed: 26,
@@ -113,7 +114,8 @@ describe("cluster mode (clusterServiceManagedIdentity over a per-cluster sandbox
       expect(figures.isolation.compared).toBeGreaterThan(5);
       expect(figures.isolation.differed).toBe(0);
       // Each fault fired, aimed at one cluster, and its target ended as the fault says: a data plane failure as a
-      // ClusterCredentialError, the SMI refused before any write, a 403 to the cluster's own SMI clearing IDs.
+      // ClusterCredentialError, the SMI refused before any write, a 403 to the cluster's own SMI clearing IDs, the MSI
+      // half's failed request keeping that half as it was.
       expect(figures.outcomes.clusterFailure).toBeGreaterThan(0);
       for (const kind of [
         "dataplane-404",
@@ -121,6 +123,7 @@ describe("cluster mode (clusterServiceManagedIdentity over a per-cluster sandbox
         "dataplane-unusable-certificate",
         "smi-token-refused",
         "smi-role-removed-one-identity",
+        "dataplane-msi-request-503-persistent",
       ]) {
         expect(figures.endedAsExpected[kind], kind).toBeGreaterThan(0);
       }
