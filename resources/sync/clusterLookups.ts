@@ -49,10 +49,7 @@ export async function lookupDependenciesFor(
   if (source === undefined) {
     return dependencies;
   }
-  const disagreement = credentialDisagreement(request, declared);
-  if (disagreement !== undefined) {
-    throw new ClusterCredentialError(disagreement.message, { field: disagreement.field });
-  }
+  refuseDisagreeingInputs(dependencies, request, declared);
   try {
     const { reader, description } = await source.readerFor(request, { abortSignal: AbortSignal.timeout(dependencies.options.lookupTimeoutInMs) });
     return { ...dependencies, userAssignedIdentityReader: reader, credentialDescription: description, credentialScope: "cluster" };
@@ -106,6 +103,17 @@ export async function refreshLookupDependencies(
     declared,
     location.documentId,
   );
+}
+
+/**
+ * With cluster credentials, fails the cluster when its inputs name another service managed
+ * identity or identity URL than its document: a pass checks this before either half reads
+ * anything, since the MSI half is asked about the document's SMI.
+ */
+export function refuseDisagreeingInputs(dependencies: SyncDependencies, request: ClusterCredentialRequest, declared: DeclaredCredential): void {
+  if (dependencies.clusterCredentials === undefined) return;
+  const disagreement = credentialDisagreement(request, declared);
+  if (disagreement !== undefined) throw new ClusterCredentialError(disagreement.message, { field: disagreement.field });
 }
 
 /** Where the declared values and the cluster document's part ways, named with both values. */

@@ -40,6 +40,7 @@ import { locate } from "../core/documentLocation";
 import { readLive, serviceProviderClusterDescription, startReadLive, waitForServiceProviderCluster } from "./documentReads";
 import { waitForClusterDocument } from "./documentAbsence";
 import { writeStatus } from "./statusWrite";
+import { refuseDisagreeingInputs } from "./clusterLookups";
 import type { DataPlaneDecide } from "./dataPlaneHalf";
 import { dataPlaneRefusal, planDataPlaneHalf, resolveDataPlaneHalf } from "./dataPlaneHalf";
 import type { MsiDecide } from "./msiHalf";
@@ -118,6 +119,11 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
   // fail the whole pass here, before the ServiceProviderCluster document is waited for.
   const refusal = dataPlaneRefusal(fromCluster, request.desired, location, clusterDocumentDescription(request.cluster, location));
   if (refusal !== undefined) throw refusal;
+  refuseDisagreeingInputs(
+    dependencies,
+    { cluster: request.cluster, serviceManagedIdentity: fromCluster.serviceManagedIdentity, identityUrl: fromCluster.identityUrl },
+    { serviceManagedIdentity: request.serviceManagedIdentity, identityUrl: request.identityUrl },
+  );
   const stored = await waitForServiceProviderCluster(dependencies, location, firstServiceProviderClusterRead);
   const storedStatus = readStoredStatus(stored.document);
   const storedMsi = readStoredMsiStatus(stored.document);

@@ -89,10 +89,12 @@ describe("the cluster credential seam", () => {
       const source = fakeSource({ [identityA]: { values: { clientId: "other", principalId: "other" } } });
       const harness = harnessWith(recorded, source);
       const before = structuredClone(documentOf(harness));
+      // Both halves due: neither is read nor written.
       const failure = await syncManagedIdentityStatus(harness.dependencies, {
         cluster: parsedCluster(),
         desired: undefined,
         force: true,
+        forceMsi: true,
         ...declared,
       }).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(ClusterCredentialError);
