@@ -8,6 +8,7 @@ import { goToLower } from "./goStrings";
 import { boundedMemo } from "./boundedMemo";
 import type { ParsedResourceId } from "./azureResourceId";
 import { serviceProviderClusterIdFor } from "./azureResourceId";
+import { clusterNameOf } from "./clusterMessage";
 
 /** Upstream's namespace UUID for resource item ids. */
 export const resourceIdNamespace = "bf1ee0a1-0147-41ed-a083-d3cbbf7bea99";
@@ -54,6 +55,8 @@ export interface DocumentLocation {
    * only): it tells "this cluster's documents were deleted" from "the settings point elsewhere".
    */
   readonly subscriptionDocumentId: string;
+  /** The cluster as messages name it: `<subscription>/<resourceGroup>/<name>` (core/clusterMessage.ts). */
+  readonly clusterName: string;
 }
 
 /** Where a cluster's documents live. */
@@ -65,5 +68,6 @@ export function locate(cluster: ParsedResourceId): DocumentLocation {
     serviceProviderClusterResourceId,
     clusterDocumentId: cosmosItemIdFor(cluster.canonical),
     subscriptionDocumentId: cosmosItemIdFor(`/subscriptions/${cluster.subscriptionId}`),
+    clusterName: clusterNameOf(cluster),
   };
 }

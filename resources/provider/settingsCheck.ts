@@ -19,7 +19,8 @@ export function fleetSettingsProblem(config: ConfigSource | undefined, environme
   try {
     settings = readSettings(config, environment);
   } catch (error) {
-    return settingsMessage([(error as Error).message.replace(/^invalid settings for the ServiceProviderCluster identity status provider:\n\s*- /, "")]);
+    const lines = (error as Error).message.split(/\n\s*- /);
+    return settingsMessage(lines.length === 1 ? lines : lines.slice(1));
   }
   const problems: string[] = [];
   if (settings.tlsCaFile !== undefined) {
