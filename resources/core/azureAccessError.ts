@@ -46,6 +46,11 @@ const refusedTokenAdvice =
   "check that the credential belongs to the subscription's tenant and that 'aro-hcp-identity-status:azureCloud' (or ARO_HCP_AZURE_CLOUD) matches it; " +
   "set 'aro-hcp-identity-status:managedIdentityClientId' (or ARO_HCP_MANAGED_IDENTITY_CLIENT_ID) to the cluster's service managed identity";
 
+/** True when the cause names the credential already, or a file the credential's description names: no second copy. */
+function alreadyNamed(cause: string, credential: string): boolean {
+  return cause.includes(credential) || (credential.match(/\/[\w.@+-]+(?:\/[\w.@+-]+)+/g) ?? []).some((path) => cause.includes(path));
+}
+
 /** Cause and fix first, then the cluster, what was written and the document (core/clusterMessage.ts). */
 function accessErrorMessage(options: AzureAccessErrorOptions): string {
   const { error, everyLookup } = options;
@@ -70,6 +75,6 @@ function accessErrorMessage(options: AzureAccessErrorOptions): string {
       : error.statusCode === 401
         ? `Azure Resource Manager refused the credential's token (${detail}); ${refusedTokenAdvice}`
         : `the Azure Resource Manager endpoint cannot be reached (${detail}); ${armEndpointAdvice}`;
-  const credential = error.code === "CredentialUnavailable" || options.credential === undefined ? "" : ` Credential in use: ${options.credential}.`;
+  const credential = options.credential === undefined || alreadyNamed(cause, options.credential) ? "" : ` Credential in use: ${options.credential}.`;
   return clusterMessage({ cause, outcome: `no identity was checked; ${nothingWritten}`, ...tail }) + credential;
 }

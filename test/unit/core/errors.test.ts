@@ -160,6 +160,18 @@ describe("AzureAccessError", () => {
       " Cluster sub/rg/cluster: no identity was checked; nothing was written (stored clientId/principalId values are unchanged). [ServiceProviderCluster document doc-1]",
     );
     expect(error.message.split("doc-1")).toHaveLength(2);
+    // A credential's own failure is the cause; a file its description names is not printed twice.
+    const missingFile = new AzureAccessError({
+      documentId: "doc-1",
+      clusterName: "sub/rg/cluster",
+      error: {
+        code: "CredentialUnavailable",
+        message: "the certificate file /etc/fp/bundle.pem ('aro-hcp-identity-status:firstPartyCertificateFile') does not exist",
+      },
+      credential: "the first party abc in tenant t (certificate bundle /etc/fp/bundle.pem, 'aro-hcp-identity-status:firstPartyCertificateFile')",
+    });
+    expect(missingFile.message).toMatch(/^the certificate file \/etc\/fp\/bundle\.pem .* does not exist\. Cluster sub\/rg\/cluster: no identity was checked;/);
+    expect(missingFile.message.split("/etc/fp/bundle.pem")).toHaveLength(2);
     expect(error.message).toContain("Credential in use: the managed identity with client ID abc.");
     expect(error.message).toContain("'aro-hcp-identity-status:managedIdentityClientId'");
   });

@@ -84,7 +84,7 @@ describe("a global failure in a sync pass", () => {
     if (credentialFailure)
       expect(failure.message.startsWith(`${code}. Cluster ${location.clusterName}: no identity was checked; nothing was written`)).toBe(true);
     else expect(failure.message).toContain(code);
-    if (!credentialFailure) expect(failure.message).toContain(`Credential in use: ${credential}.`);
+    expect(failure.message).toContain(`Credential in use: ${credential}.`);
     expect(failure.message).toContain("nothing was written");
     expect(harness.store.patches()).toHaveLength(0);
     expect(JSON.stringify(harness.store.get(location.partitionKey, location.documentId))).toBe(before);
