@@ -20,12 +20,10 @@ export const cosmosItemIdFor: (armResourceId: string) => string = boundedMemo((a
  * RFC 4122 name-based UUID, version 5: what Go's github.com/google/uuid `NewSHA1` computes
  * (test/fixtures/goVectors.json holds ids Go printed; test/unit/core/goLowerCaseIds.test.ts).
  *
- * Kept by hand rather than the `uuid` package (issue 27 item 6): `uuid`'s `v5` gives the same ids
- * (all 19 Go vectors match with uuid 11), but this is twelve lines over node:crypto, which the pure
- * core may load and nothing else (.dependency-cruiser.cjs), while `uuid` would be a new runtime
- * dependency for consumers (0.3–0.8 MB unpacked; the only copy in the tree today is uuid 8 under
- * @azure/msal-node) and about 10 ms more to load in every provider host and program (measured with
- * `require` on Node 20).
+ * Kept by hand rather than the `uuid` package: `uuid`'s `v5` gives the same ids (the Go vectors
+ * match), but this is twelve lines over node:crypto, which the pure core may load and nothing else
+ * (.dependency-cruiser.cjs), while `uuid` would be a new runtime dependency for consumers and more
+ * to load in every provider host and program (docs/performance.md).
  */
 export function uuidVersion5(namespace: string, name: string): string {
   const namespaceBytes = Buffer.from(namespace.replace(/-/g, ""), "hex");

@@ -3,8 +3,8 @@
  * addressed below a database or container that does not exist with 404, as it answers a missing
  * document; only the substatus tells them apart: 1003 ("Owner resource does not exist") for the
  * database or container, 0 (or none) for the document. Read as "document absent", a database typo
- * made `pulumi refresh` drop every resource from state and `destroy` report success with the
- * subtrees still in Cosmos (issue 28). A Cosmos DB account that does not exist has no DNS name
+ * would make `pulumi refresh` drop every resource from state and `destroy` report success with the
+ * subtrees still in Cosmos. A Cosmos DB account that does not exist has no DNS name
  * (ENOTFOUND), or answers 403 with substatus 1008.
  */
 import { CosmosDocumentError } from "../core/errors";
