@@ -36,7 +36,8 @@ const uuid = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g
 
 /** The cause of a failure message, the same for every cluster that failed the same way. */
 export function causeOf(failure: ResourceFailure): string {
-  const firstLine = failure.message.replace(ansi, "").trim().split("\n")[0] ?? "";
+  // The engine may put the failed step before the provider's message ("Preview failed: ").
+  const firstLine = (failure.message.replace(ansi, "").trim().split("\n")[0] ?? "").replace(/^[A-Za-z ]{0,30}failed: /, "");
   const marker = firstLine.indexOf(clusterMarker);
   const cause = marker === -1 ? firstLine : firstLine.slice(0, marker);
   return cause

@@ -87,7 +87,7 @@ export function clusterKeys(clusterResourceIds: readonly string[]): Map<string, 
   const seen = new Set<string>();
   for (const id of clusterResourceIds) {
     if (seen.has(id.toLowerCase())) {
-      throw new Error(`cluster ${id} is listed twice in the clusters config`);
+      throw new Error(`cluster ${id} is listed twice in the clusters config: remove one entry; nothing was declared or written`);
     }
     seen.add(id.toLowerCase());
   }

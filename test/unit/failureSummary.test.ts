@@ -45,6 +45,10 @@ function forbiddenIdentity(index: number): string {
 describe("the failure summary", () => {
   it("takes the cause from before the cluster, with the cluster's names and IDs taken out", () => {
     expect(causeOf({ resource: clusterName(1), message: missingCertificate(1) })).toBe(causeOf({ resource: clusterName(2), message: missingCertificate(2) }));
+    // The engine's own prefix of a refresh's error is not part of the cause.
+    expect(causeOf({ resource: clusterName(2), message: `Preview failed: ${missingCertificate(2)}` })).toBe(
+      causeOf({ resource: clusterName(1), message: missingCertificate(1) }),
+    );
     expect(causeOf({ resource: clusterName(1), message: missingCertificate(1) })).toMatch(/^the certificate file \/etc\/aro\/fp\.pem .* does not exist$/);
     // A message without the cluster marker: its first line, names and IDs taken out.
     expect(causeOf({ resource: "sub/rg/c", message: `\u001b[31mthe document of cluster sub/rg/c (${documentId(7)}) does not exist\u001b[0m\nmore` })).toBe(
