@@ -94,11 +94,10 @@ export const sandboxPassphrase = "aro-hcp-sandbox-only";
  * or the engine's own default (4 × cores) when that is more.
  *
  * Every read, create and update of this provider holds one engine slot for at least one Cosmos
- * round trip, so on a large stack the slots wait on latency, not CPU. Side by side at 2,000
- * clusters on 2 cores (the engine's 8 slots), 16 took `refresh` from 13.3 s to 10.8 s and the
- * no-op `up` from 27.9 s to 23.5 s; `up` itself is bound by CPU there and did not change (39.7 s,
- * 40.8 s), nor did the provider host's peak (216 MB). 32 took the host to 301 MB and was no faster
- * (docs/performance.md, finding 13). On 4 cores or more the engine's default is 16 or more, and
+ * round trip, so on a large stack the slots wait on latency, not CPU: 16 slots make `refresh` and
+ * the no-op `up` faster on 2 cores (the engine's default there is 8), while `up`, bound by CPU,
+ * and the provider host's peak stay as they are; 32 raise the peak and are no faster
+ * (docs/performance.md, "Engine settings compared"). On 4 cores or more the engine's default is 16 or more, and
  * stays.
  */
 export function defaultEngineParallelism(cores: number = availableParallelism()): number {
@@ -110,12 +109,10 @@ export function defaultEngineParallelism(cores: number = availableParallelism())
  *
  * A refresh step of this provider is one Cosmos read and no write, and the reads that wait at the
  * same time go to Cosmos as one request (resources/cosmos/documentStore.ts): more slots, fewer
- * requests and less provider-host CPU per cluster. Side by side at 2,000 clusters on 2 cores
- * (medians of 3, the engine floor at the same setting): 16 slots took 12.0 s, 1.59× the floor,
- * in 426 requests, with the provider host at 182 MB; 32 took 9.9 s, 1.45×, in 274 requests, at
- * 220 MB; 64 gave 1.33× but 248 MB, at the edge of the 250 MB target, and no fewer requests
- * (docs/performance.md, finding 21). `up` stays at {@link defaultEngineParallelism}: its host
- * peaked at 230 MB with 32 and was no faster beyond the noise.
+ * requests and less provider-host CPU per cluster. 32 is where that pays and the provider host
+ * stays clear of its memory target; 64 is a little faster but at the edge of that target
+ * (docs/performance.md). `up` stays at {@link defaultEngineParallelism}: with 32 its host's peak
+ * rises and it is no faster.
  */
 export function defaultRefreshParallelism(cores: number = availableParallelism()): number {
   return Math.max(32, 4 * cores);

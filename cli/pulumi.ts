@@ -22,8 +22,12 @@ import { engineCommand, openStack, projectDirectory, refreshParallelism, sandbox
 import type { SandboxDescription } from "./sandboxSettings";
 import { sandboxSettings, sandboxStackName } from "./sandboxSettings";
 import { missingPassphraseMessage, stackSettingsFileName } from "./stackSecrets";
+import { failureCollector, formatFailureSummary } from "./failureSummary";
 
 const programCommands = ["preview", "up", "update", "refresh", "destroy"] as const;
+
+/** The failed clusters of the run, summarised by cause at its end (failureSummary.ts). */
+const failures = failureCollector();
 
 function takeOption(argumentsList: string[], name: string): string | undefined {
   const index = argumentsList.findIndex((argument) => argument === `--${name}` || argument.startsWith(`--${name}=`));
@@ -118,7 +122,7 @@ async function main(): Promise<void> {
     ...(secretsProvider === undefined ? {} : { secretsProvider }),
   });
   const flags = new Set(argumentsList);
-  const common = { onOutput: (text: string) => process.stdout.write(text), color: "auto" as const };
+  const common = { onOutput: (text: string) => process.stdout.write(text), onEvent: failures.onEvent, color: "auto" as const };
   switch (command) {
     case "preview":
       await stack.preview({ ...common, diff: flags.has("--diff"), expectNoChanges: flags.has("--expect-no-changes") });
@@ -154,10 +158,15 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  // The engine already printed its diagnostics through onOutput; keep the summary short.
-  const message = error instanceof Error ? error.message : String(error);
-  const exitCode = /Command failed with exit code (\d+)/.exec(message)?.[1];
-  console.error(exitCode === undefined ? message : `pulumi exited with code ${exitCode}; the diagnostics are above`);
-  process.exitCode = 1;
-});
+main()
+  .catch((error: unknown) => {
+    // The engine already printed its diagnostics through onOutput; keep the summary short.
+    const message = error instanceof Error ? error.message : String(error);
+    const exitCode = /Command failed with exit code (\d+)/.exec(message)?.[1];
+    console.error(exitCode === undefined ? message : `pulumi exited with code ${exitCode}; the diagnostics are above`);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    const summary = formatFailureSummary(failures.failures);
+    if (summary !== undefined) console.error(summary);
+  });

@@ -45,8 +45,8 @@ function idParts(clusterResourceId: string): { subscription: string; resourceGro
  * The resource name of a cluster's status: `<subscription>/<resourceGroup>/<name>` of its ID,
  * lowercased as upstream lowercases IDs (Go's rules). A function of the cluster ID alone, so that
  * adding or removing other clusters never renames a cluster's resource: a renamed resource is a
- * new one for the engine, created beside the old, whose delete used to reset the subtree the new
- * one stood on. The engine's progress lines name the cluster, its group and subscription.
+ * new one for the engine, created beside the old, and the old one's delete would touch the subtree
+ * the new one stands on. The engine's progress lines name the cluster, its group and subscription.
  */
 export function resourceNameFor(clusterResourceId: string): string {
   const { subscription, resourceGroup, name } = idParts(clusterResourceId);
@@ -87,7 +87,7 @@ export function clusterKeys(clusterResourceIds: readonly string[]): Map<string, 
   const seen = new Set<string>();
   for (const id of clusterResourceIds) {
     if (seen.has(id.toLowerCase())) {
-      throw new Error(`cluster ${id} is listed twice in the clusters config`);
+      throw new Error(`cluster ${id} is listed twice in the clusters config: remove one entry; nothing was declared or written`);
     }
     seen.add(id.toLowerCase());
   }
@@ -111,9 +111,9 @@ export function clusterKeys(clusterResourceIds: readonly string[]): Map<string, 
 }
 
 /**
- * Clusters declared between two returns to the event loop (see {@link declareInBatches}). Measured
- * at 2,000 clusters (docs/performance.md, finding 22): the engine starts its first step within
- * about a second instead of after the whole declaration.
+ * Clusters declared between two returns to the event loop (see {@link declareInBatches}): the
+ * engine starts its first steps while the rest of a large fleet is still being declared, not after
+ * the whole declaration (docs/performance.md).
  */
 export const declarationBatchSize = 50;
 

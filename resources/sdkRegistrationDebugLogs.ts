@@ -6,9 +6,8 @@
  * (`Registering resource: t=…`, `RegisterResource RPC prepared: t=…`, `RegisterResource RPC
  * finished: resource:…; err: null, …`). The engine turns each into an event of the update (shown
  * with `--debug`, uploaded with the update to a service backend). In a fleet program they are
- * most of the program's RPCs: at 2,000 clusters 6,000 of them cost the program about 6.7 s of CPU
- * and the engine about 2.4 s, and a first `up` about 7 % of its time (five pairs;
- * docs/performance.md, finding 23). Pulumi itself put the SDK's other per-registration debug
+ * most of the program's RPCs, and a visible share of a first `up`'s CPU in both the program and
+ * the engine (docs/performance.md). Pulumi itself put the SDK's other per-registration debug
  * lines behind a debugging switch for that reason; these three are not.
  *
  * Nothing here runs unless the program calls {@link quietSdkRegistrationDebugLogs}: constructing a

@@ -29,11 +29,11 @@ let stackTracesOffWhileRegistering = false;
  *
  * While the SDK registers a resource (the synchronous `super` call of the constructor), it
  * - wraps every input and output property in a promise that records a formatted stack trace
- *   (`debuggablePromise`, shown only when a program leaks promises): 2.2 ms of CPU per resource
- *   with this one's 13 properties, 45 % of a fleet program's own cost (docs/performance.md);
+ *   (`debuggablePromise`, shown only when a program leaks promises): with this resource's 13
+ *   properties, most of a fleet program's own CPU (docs/performance.md);
  * - records the caller's stack (`Resource.callsites`, which lifts the limit itself), which the
- *   engine stores with the resource: about 330 bytes per cluster, the same loop for every cluster
- *   of a fleet program.
+ *   engine stores with the resource: the same loop for every cluster of a fleet program, stored
+ *   once per cluster.
  * With this on, the constructor sets `Error.stackTraceLimit` to 0 and `Error.prepareStackTrace` to
  * a one-line formatter for that call only, and puts both back as they were before it returns, also
  * when it throws. The engine then stores no source position or stack trace for the resource, and an

@@ -277,7 +277,7 @@ function missingOwnerOf(account: Account, pathname: string): "database" | "conta
  * Answers a request below a missing database or container as Cosmos DB does: 404 with substatus
  * 1003 and its "Owner resource does not exist" body, where cosmosdb-server answers a plain 404,
  * the answer for a missing document. The two must differ: a client that reads this 404 as
- * "document absent" turns a database typo into data loss (issue 28).
+ * "document absent" turns a database typo into data loss.
  */
 function answerMissingOwner(request: IncomingMessage, response: ServerResponse): void {
   const activityId = randomUUID();

@@ -1,7 +1,7 @@
 /**
  * Two parts of docs/performance.md's generated section, as numbers: the fleet in
- * `clusterServiceManagedIdentity` mode against its floors (issue 26), and the two opt-ins for large
- * fleets with and without (issue 27 item 3).
+ * `clusterServiceManagedIdentity` mode against its floors, and the two opt-ins for large fleets
+ * with and without.
  */
 import type { SandboxStatisticsSnapshot } from "../../sandbox/sandboxStatistics";
 import type { EngineRun } from "./benchmarkStack";

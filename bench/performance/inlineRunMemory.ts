@@ -8,8 +8,7 @@
  * resolver grpc-js creates for the run's engine client) through its async context, and Node keeps
  * that channel for the life of the process. So every inline run of the benchmark process kept its
  * whole resource graph: about 23 MB per 1,000 clusters, hundreds of MB by the 2,000-cluster `up`,
- * whose program then spent its CPU in garbage collection (23.5 s against 14 s in a fresh process;
- * docs/performance.md, finding 24). A user's `pulumi up` runs the program in a fresh process.
+ * whose program then spent its CPU in garbage collection (docs/performance.md). A user's `pulumi up` runs the program in a fresh process.
  *
  * {@link releasingProgram} wraps a program to note the store of every run it starts; after the
  * operation has returned, `release()` empties those stores' stack resource (and promise-leak

@@ -6,7 +6,7 @@
  * does). With the sandbox there too, the program's declarations and its SDK's promise hooks
  * (AsyncLocalStorage) delay every answer of the sandbox, and the sandbox's work delays the program;
  * the plain-script floor, whose worker is another process, had the sandbox's event loop to itself.
- * Measured at 2,000 clusters: finding 22 in docs/performance.md.
+ * Measured at 2,000 clusters in docs/performance.md.
  *
  * Run as a child (`fork`), this file starts a benchmark sandbox and answers the requests of
  * {@link startSandboxProcess} over the IPC channel; it stops the sandbox and exits when asked or

@@ -146,7 +146,8 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
     {
       name: "dataPlaneOperators naming another set than the cluster document, which upstream's controller reads",
       inputs: withOperators({ "disk-csi-driver": identity }),
-      expect: /name other identities than HCPOpenShiftCluster document .*nothing was read from Azure or written.*The inputs name: .*The document names: /,
+      expect:
+        /^the dataPlaneOperators input names other identities than the cluster's HCPOpenShiftCluster document.*nothing was read from Azure or written[\s\S]*The inputs name: .*The document names: /,
     },
     {
       name: "setting cosmosContainer names another container that exists (Billing): nothing of the subscription is there",
@@ -203,13 +204,13 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
       name: "unreachable Cosmos endpoint",
       inputs: valid,
       config: { cosmosEndpoint: "https://127.0.0.1:9" },
-      expect: /failed to read (HCPOpenShiftCluster|ServiceProviderCluster) document .*(ECONNREFUSED|connect|Connection)/i,
+      expect: /(ECONNREFUSED|connect|Connection).*\[reading the (HCPOpenShiftCluster|ServiceProviderCluster) document of cluster /i,
     },
     {
       name: "wrong Cosmos key",
       inputs: valid,
       config: { cosmosKey: randomBytes(64).toString("base64") },
-      expect: /failed to read (HCPOpenShiftCluster|ServiceProviderCluster) document .*HTTP 401/,
+      expect: /^\S+ \(HTTP 401\): .*\[reading the (HCPOpenShiftCluster|ServiceProviderCluster) document of cluster /,
     },
     {
       name: "tlsCaFile names a missing file",
@@ -221,7 +222,7 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
       name: "the ServiceProviderCluster document is another resource type",
       inputs: inputsFor(spare),
       expect:
-        /is not a ServiceProviderCluster this hook can write to; nothing was written:\s+- resourceType is 'Microsoft\.RedHatOpenShift\/hcpOpenShiftClusters', expected/,
+        /^the ServiceProviderCluster document is not in the layout upstream writes: resourceType is 'Microsoft\.RedHatOpenShift\/hcpOpenShiftClusters', expected.* Cluster \S+: nothing was written/,
       ...breakSpare(() =>
         sandbox.documents.patch(spare.partitionKey, spare.serviceProviderClusterDocumentId, "/resourceType", "Microsoft.RedHatOpenShift/hcpOpenShiftClusters"),
       ),
@@ -235,13 +236,14 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
     {
       name: "the ServiceProviderCluster document does not exist",
       inputs: inputsFor(spare),
-      expect: /ServiceProviderCluster document .* does not exist .*nothing was written/,
+      expect: /^the ServiceProviderCluster document of cluster \S+ \(\S+\) does not exist .*Nothing was written/,
       ...breakSpare(() => sandbox.documents.delete(spare.partitionKey, spare.serviceProviderClusterDocumentId)),
     },
     {
       name: "the cluster document's dataPlaneOperators is a list (operators read from Cosmos)",
       inputs: inputsFor(spare, true),
-      expect: /cannot read the desired identities from HCPOpenShiftCluster document [\s\S]*dataPlaneOperators is an array, expected an object/,
+      expect:
+        /^the cluster's HCPOpenShiftCluster document does not name its data plane operator identities in a form upstream writes: [\s\S]*dataPlaneOperators is an array, expected an object/,
       ...breakSpare(() =>
         sandbox.documents.patch(
           spare.partitionKey,
@@ -255,7 +257,7 @@ export function badInputs(reliability: ReliabilitySandbox, cluster: FleetCluster
       name: "expired token (Cosmos with Entra ID authentication)",
       inputs: valid,
       config: { cosmosKey: "", lookupConcurrency: "3" },
-      expect: /failed to read (HCPOpenShiftCluster|ServiceProviderCluster) document .*HTTP 401/,
+      expect: /^\S+ \(HTTP 401\): .*\[reading the (HCPOpenShiftCluster|ServiceProviderCluster) document of cluster /,
       prepare: async () => {
         // A blank cosmosKey falls back to COSMOS_KEY, so take the key out of the environment too:
         // Cosmos then authenticates with the Azure credential (Entra ID).

@@ -387,7 +387,7 @@ function statusViolations(status: Document, record: PassRecord, identities: Iden
     const cleared =
       (previous?.clientId !== undefined && entry.clientId === undefined) || (previous?.principalId !== undefined && entry.principalId === undefined);
     if (cleared) {
-      // The rule of issue 28: an answer that says nothing about the identity keeps what was stored.
+      // An answer that says nothing about the identity keeps what was stored.
       if (!isDefinitiveAnswer(entry, inArm !== undefined, credentialScope)) {
         violations.push(
           `${key}: stored clientId/principalId were cleared without a definitive answer about the identity (${typeof retrievalError === "string" ? retrievalError : "no retrievalError"})`,

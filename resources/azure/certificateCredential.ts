@@ -96,7 +96,7 @@ export function isCertificateFileProblem(error: unknown): boolean {
 export function certificateFileCredential(identity: CertificateIdentity, options: CertificateCredentialOptions, now: () => number = Date.now): TokenCredential {
   let loaded: Loaded | undefined;
   let checkedAt = Number.NEGATIVE_INFINITY;
-  const source = `${identity.certificateFileSetting}, file ${identity.certificateFile}`;
+  const source = `the certificate file ${identity.certificateFile} (${identity.certificateFileSetting})`;
 
   /** Reads the file again when it changed; returns whether another certificate is now in use. */
   const reload = (): boolean => {
@@ -111,7 +111,7 @@ export function certificateFileCredential(identity: CertificateIdentity, options
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       const reason = code === "ENOENT" ? "does not exist" : `cannot be read (${typeof code === "string" ? code : "error"})`;
-      return keepOrThrow(`${source}: the file ${reason}`);
+      return keepOrThrow(`${source} ${reason}`);
     }
     let material: CertificateCredentialMaterial;
     try {

@@ -24,6 +24,7 @@ import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
 import type { TokenCredential } from "@azure/identity";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { goToLower } from "../core/goStrings";
+import { clusterMessage, clusterNameOf, nothingWritten } from "../core/clusterMessage";
 import type { ServiceManagedIdentityCredential } from "./managedIdentitiesDataPlane";
 import { DataPlaneError } from "./managedIdentitiesDataPlane";
 import type { UserAssignedIdentityReader } from "./userAssignedIdentityReader";
@@ -58,8 +59,16 @@ export class ClusterCredentialError extends Error {
   readonly field: string | undefined;
   readonly statusCode: number | undefined;
 
-  constructor(message: string, options: { field?: string; statusCode?: number; cause?: unknown } = {}) {
-    super(`${message}; nothing was written (stored clientId/principalId values are unchanged)`);
+  /** @param cause - What is wrong and what fixes it; the cluster, its ARM ID and "nothing was written" follow (core/clusterMessage.ts). */
+  constructor(cause: string, options: { cluster?: ParsedResourceId; field?: string; statusCode?: number; cause?: unknown } = {}) {
+    const cluster = options.cluster;
+    super(
+      clusterMessage({
+        cause,
+        outcome: nothingWritten,
+        ...(cluster === undefined ? {} : { clusterName: clusterNameOf(cluster), reference: cluster.canonical }),
+      }),
+    );
     this.field = options.field;
     this.statusCode = options.statusCode;
     if (options.cause !== undefined) Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
@@ -148,18 +157,18 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
       const smi = request.serviceManagedIdentity;
       if (smi === undefined || smi.length === 0) {
         throw new ClusterCredentialError(
-          `cluster ${request.cluster.canonical} has no service managed identity (its HCPOpenShiftCluster document's ` +
-            "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.serviceManagedIdentity), " +
+          "the cluster's HCPOpenShiftCluster document names no service managed identity " +
+            "(properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.serviceManagedIdentity), " +
             "so there is no credential to read its identities with",
-          { field: "serviceManagedIdentity" },
+          { cluster: request.cluster, field: "serviceManagedIdentity" },
         );
       }
       const identityUrl = request.identityUrl;
       if (identityUrl === undefined || identityUrl.length === 0) {
         throw new ClusterCredentialError(
-          `cluster ${request.cluster.canonical} has no identity URL (its HCPOpenShiftCluster document's properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL), ` +
+          "the cluster's HCPOpenShiftCluster document has no identity URL (properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL), " +
             "so the Managed Identities data plane cannot be asked for its service managed identity's credential",
-          { field: "managedIdentitiesDataPlaneIdentityURL" },
+          { cluster: request.cluster, field: "managedIdentitiesDataPlaneIdentityURL" },
         );
       }
       const key = `${goToLower(request.cluster.canonical)}\n${identityUrl}\n${goToLower(smi)}`;
@@ -182,8 +191,9 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
         // The first-party credential failing is not about this cluster's identities: passed on as it is.
         if (error instanceof DataPlaneError && !error.firstParty) {
           throw new ClusterCredentialError(
-            `cannot get the credential of cluster ${request.cluster.canonical}'s service managed identity ${smi}: ${error.message}`,
+            `${error.message.replace(/[.\s]+$/, "")}, asked for the credential of the cluster's service managed identity ${smi}`,
             {
+              cluster: request.cluster,
               ...(error.statusCode === undefined ? {} : { statusCode: error.statusCode }),
               cause: error,
             },

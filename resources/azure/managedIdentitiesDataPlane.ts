@@ -150,7 +150,7 @@ function challengePolicy(core: typeof import("@azure/core-rest-pipeline"), crede
           const like = error as { name?: unknown; message?: unknown };
           if (like.name === "AbortError") throw error;
           throw new DataPlaneError(
-            `the first-party credential could not get a token for ${scope} in tenant ${tenantId}: ${shortMessage(String(like.message))}`,
+            `${shortMessage(String(like.message)).replace(/[.\s]+$/, "")} (the first-party credential, asked for a token for ${scope} in tenant ${tenantId})`,
             {
               firstParty: true,
               tenantId,

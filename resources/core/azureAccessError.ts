@@ -3,6 +3,7 @@
  * LookupErrorKind `global`). Pure, no SDK imports.
  */
 import type { LookupErrorDetails } from "./identityStatus";
+import { clusterMessage, nothingWritten, serviceProviderClusterDocumentLabel } from "./clusterMessage";
 
 /**
  * Thrown when a pass meets a failure that is not about one identity (see LookupErrorKind in errors.ts).
@@ -30,40 +31,50 @@ export function isAzureAccessError(error: unknown): error is AzureAccessError {
 /** What {@link AzureAccessError} is built from. */
 export interface AzureAccessErrorOptions {
   readonly documentId: string;
+  /** The cluster as messages name it (core/clusterMessage.ts). */
+  readonly clusterName?: string;
   readonly error: LookupErrorDetails;
   readonly credential: string | undefined;
   /** Set when every lookup of the pass failed with one transient class (a timeout, throttling, a 5xx, a reset). */
   readonly everyLookup?: { readonly failureClass: string; readonly count: number };
 }
 
+const armEndpointAdvice =
+  "check 'aro-hcp-identity-status:armEndpoint' (or ARO_HCP_ARM_ENDPOINT) and 'aro-hcp-identity-status:azureCloud', DNS and proxy; " +
+  "for a certificate error set 'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) to the CA bundle";
+const refusedTokenAdvice =
+  "check that the credential belongs to the subscription's tenant and that 'aro-hcp-identity-status:azureCloud' (or ARO_HCP_AZURE_CLOUD) matches it; " +
+  "set 'aro-hcp-identity-status:managedIdentityClientId' (or ARO_HCP_MANAGED_IDENTITY_CLIENT_ID) to the cluster's service managed identity";
+
+/** True when the cause names the credential already, or a file the credential's description names: no second copy. */
+function alreadyNamed(cause: string, credential: string): boolean {
+  return cause.includes(credential) || (credential.match(/\/[\w.@+-]+(?:\/[\w.@+-]+)+/g) ?? []).some((path) => cause.includes(path));
+}
+
+/** Cause and fix first, then the cluster, what was written and the document (core/clusterMessage.ts). */
 function accessErrorMessage(options: AzureAccessErrorOptions): string {
   const { error, everyLookup } = options;
   const status = error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`;
-  const detail = `${error.code}${status}: ${error.message.replace(/[.\s]+$/, "")}.`;
+  const detail = `${error.code}${status}: ${error.message.replace(/[.\s]+$/, "")}`;
+  const tail = { clusterName: options.clusterName, reference: serviceProviderClusterDocumentLabel(options.documentId) };
   if (everyLookup !== undefined) {
     const lookups = everyLookup.count === 1 ? "the one identity lookup" : `all ${everyLookup.count} identity lookups`;
-    return (
-      `${lookups} of ServiceProviderCluster document ${options.documentId} failed the same transient way (${everyLookup.failureClass}), ` +
-      "which says nothing about any one identity, so nothing was written (stored clientId/principalId values are unchanged) and the next pass " +
-      `tries again: ${detail} Check Azure Resource Manager's health, the network path to it ` +
-      "and 'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS)."
-    );
+    return clusterMessage({
+      cause:
+        `${lookups} failed the same transient way (${everyLookup.failureClass}: ${detail}), which says nothing about any one identity; ` +
+        "check Azure Resource Manager's health, the network path to it and 'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS)",
+      outcome: `${nothingWritten}; the next pass tries again`,
+      ...tail,
+    });
   }
-  const what =
+  // The credential's own message (azure/credentials.ts, the first party's, a certificate file's)
+  // already says what is wrong and what to set, and names the credential: it is the cause, alone.
+  const cause =
     error.code === "CredentialUnavailable"
-      ? "the Azure credential could not get a token"
+      ? error.message
       : error.statusCode === 401
-        ? "Azure Resource Manager refused the credential's token"
-        : "the Azure Resource Manager endpoint cannot be reached";
-  const advice =
-    error.code === "CredentialUnavailable"
-      ? "" // the credential's own message (credentials.ts) already says what to set
-      : error.statusCode === 401
-        ? " Check that the credential belongs to the subscription's tenant and that 'aro-hcp-identity-status:azureCloud' (or ARO_HCP_AZURE_CLOUD) matches it; set 'aro-hcp-identity-status:managedIdentityClientId' (or ARO_HCP_MANAGED_IDENTITY_CLIENT_ID) to the cluster's service managed identity."
-        : " Check 'aro-hcp-identity-status:armEndpoint' (or ARO_HCP_ARM_ENDPOINT) and 'aro-hcp-identity-status:azureCloud', DNS and proxy; for a certificate error set 'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) to the CA bundle.";
-  const credential = options.credential === undefined ? "" : ` Credential in use: ${options.credential}.`;
-  return (
-    `${what}, so no identity of ServiceProviderCluster document ${options.documentId} was checked and nothing was written ` +
-    `(stored clientId/principalId values are unchanged): ${detail}${credential}${advice}`
-  );
+        ? `Azure Resource Manager refused the credential's token (${detail}); ${refusedTokenAdvice}`
+        : `the Azure Resource Manager endpoint cannot be reached (${detail}); ${armEndpointAdvice}`;
+  const credential = options.credential === undefined || alreadyNamed(cause, options.credential) ? "" : ` Credential in use: ${options.credential}.`;
+  return clusterMessage({ cause, outcome: `no identity was checked; ${nothingWritten}`, ...tail }) + credential;
 }

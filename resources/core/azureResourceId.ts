@@ -45,10 +45,10 @@ export type ResourceIdParseResult = { readonly ok: true; readonly resourceId: Pa
  * Parses `/subscriptions/<guid>/resourceGroups/<rg>/providers/<ns>/<type>/<name>[/<type>/<name>…]`.
  * Leading and trailing whitespace is refused rather than trimmed, so the caller decides.
  *
- * The provider host parses the same IDs in `check`, `diff`, `create` and each lookup: in a
- * 2,000-cluster `up` the Unicode patterns below cost 0.4 s of its CPU. Results of strings are kept
- * (boundedMemo, frozen, as every caller only reads them): about 0.45 KB each, 4.4 MB for the
- * 10,000 IDs of 2,000 clusters × 4 identities, 9 MB at the bound.
+ * The provider host parses the same IDs in `check`, `diff`, `create` and each lookup, and the
+ * Unicode patterns below are a visible part of its CPU at fleet scale. Results of strings are kept
+ * (boundedMemo, frozen, as every caller only reads them), a few megabytes at the bound
+ * (docs/performance.md).
  */
 export function parseResourceId(value: unknown): ResourceIdParseResult {
   return typeof value === "string" ? parsedStrings(value) : parseUncached(value);

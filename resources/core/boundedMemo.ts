@@ -6,11 +6,10 @@
  * arm-msi client per subscription). Bounded, because the provider host can live long: at `bound`
  * entries it starts over.
  *
- * Why not lru-cache (issue 27 item 6; compared with lru-cache 11.5 on Node 20): it cannot hold
- * `undefined` (its `set` of undefined deletes the key), so it fails this memo's own test; an LRU
- * order buys nothing here, because a refresh visits every key once in the same order (three passes
- * over 10,000 keys: 67 % hits for both; over 30,000 keys with a bound of 20,000: 0 % for both),
- * while its bookkeeping doubles the cost of a hit (56 ns against 26 ns); and the pure core may
+ * Why not lru-cache: it cannot hold `undefined` (its `set` of undefined deletes the key), so it
+ * fails this memo's own test; an LRU order buys nothing here, because a refresh visits every key
+ * once in the same order (both keep the same hits), while its bookkeeping costs every hit more
+ * (docs/performance.md); and the pure core may
  * load only node:crypto (.dependency-cruiser.cjs). Installing it would cost consumers nothing
  * (@pulumi/pulumi already brings lru-cache 11), so that is not the reason.
  */

@@ -7,6 +7,7 @@
  * upstream's gate compares) only spare `diff` its Cosmos read. Pure.
  */
 import type { DesiredIdentity } from "./identityStatus";
+import { clusterMessage } from "./clusterMessage";
 
 /** Thrown by a pass whose inputs name another desired set than the cluster document. */
 export class DesiredSetDisagreementError extends Error {
@@ -24,13 +25,13 @@ DesiredSetDisagreementError.prototype.name = "DesiredSetDisagreementError";
  * The error for inputs whose desired set differs from the cluster document's, or undefined when
  * both name the same identities. A document without a `dataPlaneOperators` map declares the empty
  * set, as upstream reads it.
- * @param clusterDocument - How messages name the cluster document: `HCPOpenShiftCluster document <id> (<cluster ID>)`.
+ * @param clusterName - How messages name the cluster (core/clusterMessage.ts).
  */
 export function desiredSetDisagreement(
   inputs: readonly DesiredIdentity[],
   document: readonly DesiredIdentity[],
   clusterDocumentId: string,
-  clusterDocument: string,
+  clusterName: string,
 ): DesiredSetDisagreementError | undefined {
   const documentKeys = new Set(document.map((identity) => identity.key));
   const inputKeys = new Set(inputs.map((identity) => identity.key));
@@ -39,16 +40,21 @@ export function desiredSetDisagreement(
   if (onlyInputs.length === 0 && onlyDocument.length === 0) {
     return undefined;
   }
-  const list = (identities: readonly DesiredIdentity[]): string =>
-    identities.length === 0 ? "none" : identities.map((identity) => identity.resourceId).join(", ");
+  const list = (identities: readonly string[]): string => (identities.length === 0 ? "none" : identities.join(", "));
   return new DesiredSetDisagreementError({
     documentId: clusterDocumentId,
-    message:
-      `the inputs' dataPlaneOperators name other identities than ${clusterDocument}, which upstream's controller reads; ` +
-      "nothing was read from Azure or written. The cluster document is the authority on the desired set. " +
-      `The inputs name: ${list(inputs)}. The document names: ${list(document)} ` +
-      `(only in the inputs: ${onlyInputs.length === 0 ? "none" : onlyInputs.join(", ")}; only in the document: ${onlyDocument.length === 0 ? "none" : onlyDocument.join(", ")}). ` +
-      "Declare the document's set in dataPlaneOperators, or leave dataPlaneOperators out to follow the document",
+    message: clusterMessage({
+      cause:
+        "the dataPlaneOperators input names other identities than the cluster's HCPOpenShiftCluster document, the authority upstream's controller reads: " +
+        "declare the document's set in dataPlaneOperators, or leave dataPlaneOperators out to follow the document",
+      clusterName,
+      outcome: "nothing was read from Azure or written",
+      reference: `HCPOpenShiftCluster document ${clusterDocumentId}`,
+      details: [
+        `The inputs name: ${list(inputs.map((identity) => identity.resourceId))}. The document names: ${list(document.map((identity) => identity.resourceId))}`,
+        `only in the inputs: ${list(onlyInputs)}; only in the document: ${list(onlyDocument)}`,
+      ],
+    }),
   });
 }
 

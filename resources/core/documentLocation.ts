@@ -8,6 +8,7 @@ import { goToLower } from "./goStrings";
 import { boundedMemo } from "./boundedMemo";
 import type { ParsedResourceId } from "./azureResourceId";
 import { serviceProviderClusterIdFor } from "./azureResourceId";
+import { clusterNameOf } from "./clusterMessage";
 
 /** Upstream's namespace UUID for resource item ids. */
 export const resourceIdNamespace = "bf1ee0a1-0147-41ed-a083-d3cbbf7bea99";
@@ -19,12 +20,10 @@ export const cosmosItemIdFor: (armResourceId: string) => string = boundedMemo((a
  * RFC 4122 name-based UUID, version 5: what Go's github.com/google/uuid `NewSHA1` computes
  * (test/fixtures/goVectors.json holds ids Go printed; test/unit/core/goLowerCaseIds.test.ts).
  *
- * Kept by hand rather than the `uuid` package (issue 27 item 6): `uuid`'s `v5` gives the same ids
- * (all 19 Go vectors match with uuid 11), but this is twelve lines over node:crypto, which the pure
- * core may load and nothing else (.dependency-cruiser.cjs), while `uuid` would be a new runtime
- * dependency for consumers (0.3–0.8 MB unpacked; the only copy in the tree today is uuid 8 under
- * @azure/msal-node) and about 10 ms more to load in every provider host and program (measured with
- * `require` on Node 20).
+ * Kept by hand rather than the `uuid` package: `uuid`'s `v5` gives the same ids (the Go vectors
+ * match), but this is twelve lines over node:crypto, which the pure core may load and nothing else
+ * (.dependency-cruiser.cjs), while `uuid` would be a new runtime dependency for consumers and more
+ * to load in every provider host and program (docs/performance.md).
  */
 export function uuidVersion5(namespace: string, name: string): string {
   const namespaceBytes = Buffer.from(namespace.replace(/-/g, ""), "hex");
@@ -54,6 +53,8 @@ export interface DocumentLocation {
    * only): it tells "this cluster's documents were deleted" from "the settings point elsewhere".
    */
   readonly subscriptionDocumentId: string;
+  /** The cluster as messages name it: `<subscription>/<resourceGroup>/<name>` (core/clusterMessage.ts). */
+  readonly clusterName: string;
 }
 
 /** Where a cluster's documents live. */
@@ -65,5 +66,6 @@ export function locate(cluster: ParsedResourceId): DocumentLocation {
     serviceProviderClusterResourceId,
     clusterDocumentId: cosmosItemIdFor(cluster.canonical),
     subscriptionDocumentId: cosmosItemIdFor(`/subscriptions/${cluster.subscriptionId}`),
+    clusterName: clusterNameOf(cluster),
   };
 }

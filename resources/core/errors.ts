@@ -5,6 +5,7 @@
 import type { LookupErrorDetails } from "./identityStatus";
 import { shortMessage } from "./identityStatus";
 import { goToLower } from "./goStrings";
+import { clusterMessage, serviceProviderClusterDocumentLabel } from "./clusterMessage";
 
 /** One identity whose lookup failed with something other than ResourceNotFound. */
 export interface IdentityLookupFailure {
@@ -28,6 +29,7 @@ export class UserAssignedIdentityReadError extends Error {
    */
   constructor(options: {
     documentId: string;
+    clusterName?: string;
     failures: readonly IdentityLookupFailure[];
     persisted: boolean;
     total?: number;
@@ -43,15 +45,19 @@ export class UserAssignedIdentityReadError extends Error {
         `${failure.error.statusCode === undefined ? "" : ` (HTTP ${failure.error.statusCode})`}: ${failure.error.message}` +
         (options.persisted && options.status !== undefined ? (keptIds(failure.resourceId) ? " [stored IDs kept]" : " [no IDs stored]") : ""),
     );
-    const outcome = !options.persisted
-      ? "nothing was written"
-      : options.failures.length === options.total
-        ? "every entry carries a retrievalError"
-        : "the other identities were persisted; the failed entries carry a retrievalError";
-    const message =
-      `failed to read ${options.failures.length} data plane operator managed identit${options.failures.length === 1 ? "y" : "ies"} ` +
-      `for ServiceProviderCluster document ${options.documentId} (${outcome}):\n${lines.join("\n")}`;
-    super(message);
+    const count = options.failures.length;
+    const others =
+      count === options.total ? "every entry carries a retrievalError" : "the other identities were written; the failed entries carry a retrievalError";
+    const outcome = options.persisted ? others : "nothing was written";
+    const codes = [...new Set(options.failures.map(({ error }) => `${error.code}${error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`}`))];
+    super(
+      clusterMessage({
+        cause: `${count === 1 ? "a data plane operator managed identity" : `${count} data plane operator managed identities`} could not be read: ${codes.join(", ")}`,
+        ...(options.clusterName === undefined ? {} : { clusterName: options.clusterName }),
+        outcome,
+        reference: serviceProviderClusterDocumentLabel(options.documentId),
+      }) + `\n${lines.join("\n")}`,
+    );
     this.failures = options.failures;
     this.documentId = options.documentId;
   }

@@ -1,6 +1,7 @@
 /**
  * Why the MSI half of a pass (sync/msiHalf.ts) wrote nothing. Pure, no SDK imports.
  */
+import { clusterMessage, serviceProviderClusterDocumentLabel } from "./clusterMessage";
 
 /**
  * Thrown (after the other half was written, when it had anything to write) when the MSI half got
@@ -10,10 +11,21 @@
 export class MsiIdentitiesError extends Error {
   readonly documentId: string | undefined;
 
-  constructor(options: { readonly reason: string; readonly documentId?: string; readonly cause?: unknown }) {
+  constructor(options: {
+    readonly reason: string;
+    readonly documentId?: string;
+    readonly clusterName?: string;
+    readonly details?: readonly string[];
+    readonly cause?: unknown;
+  }) {
     super(
-      `${options.reason.replace(/[.\s]+$/, "")}; nothing of status.msiManagedIdentities was written (stored clientId/principalId values are unchanged)` +
-        (options.documentId === undefined ? "" : ` [ServiceProviderCluster document ${options.documentId}]`),
+      clusterMessage({
+        cause: options.reason,
+        ...(options.clusterName === undefined ? {} : { clusterName: options.clusterName }),
+        outcome: "nothing of status.msiManagedIdentities was written (stored clientId/principalId values are unchanged)",
+        ...(options.documentId === undefined ? {} : { reference: serviceProviderClusterDocumentLabel(options.documentId) }),
+        ...(options.details === undefined ? {} : { details: options.details }),
+      }),
     );
     this.documentId = options.documentId;
     if (options.cause !== undefined) Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });

@@ -14,7 +14,7 @@ import { isJsonObject } from "./json";
  * Version of the provider outputs' shape, 1 since the first release: the small status of
  * outputsStatus.ts stored as its JSON text (one string instead of a tree of 18 values at 4
  * operators, which the engine and the provider host copy and encode on every call;
- * docs/performance.md finding 20). Outputs of any other version are unknown state to this release;
+ * docs/performance.md). Outputs of any other version are unknown state to this release;
  * docs/design.md ("Migrating state in a later release") says how a release that changes the shape
  * reads the previous one.
  */

@@ -180,7 +180,8 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     fixedIdentityPrincipalId,
   };
   if (problems.length > 0) {
-    throw new SettingsError(`invalid settings for the ServiceProviderCluster identity status provider:\n  - ${problems.join("\n  - ")}`);
+    // Each problem names the key, what is wrong and the expected form: with one, it is the message.
+    throw new SettingsError(problems.length === 1 ? problems[0] : `${problems.length} settings are wrong:\n  - ${problems.join("\n  - ")}`, problems);
   }
   return Object.freeze(settings);
 }

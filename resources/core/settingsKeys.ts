@@ -54,6 +54,13 @@ export function settingsEnvironmentKey(environment: Readonly<Record<string, stri
 export const settingsKeys: readonly string[] = Object.values(keys).map((specification) => specification.key);
 
 /** Raised for a missing or malformed setting; the message names the key and the expected form. */
-export class SettingsError extends Error {}
+export class SettingsError extends Error {
+  /** Each problem on its own (the message joins them). */
+  readonly problems: readonly string[];
+  constructor(message: string, problems: readonly string[] = [message]) {
+    super(message);
+    this.problems = problems;
+  }
+}
 // On the prototype, like Error's own `name`: not an enumerable field of every instance.
 SettingsError.prototype.name = "SettingsError";

@@ -36,7 +36,7 @@ export function snapshotStackConfig(config: StackConfig): Record<string, string 
   const unknown = rawKeys.filter((key) => key.startsWith(prefix) && !known.has(key.slice(prefix.length))).sort();
   if (unknown.length > 0) {
     throw new SettingsError(
-      `invalid settings for the ServiceProviderCluster identity status provider: unknown config key${unknown.length === 1 ? "" : "s"} ` +
+      `unknown config key${unknown.length === 1 ? "" : "s"} ` +
         `${unknown.map((key) => `'${key}'`).join(", ")}; the known keys of the '${projectName}' namespace are ${[...known].sort().join(", ")} ` +
         `(remove it with \`pulumi config rm <key>\`)`,
     );

@@ -4,9 +4,9 @@
  *
  * A delete resets the subtree only while it is what the deleted resource last recorded. When a
  * cluster's resource is replaced by another one (a new name in the same stack, a shard move to
- * another stack), the new one is created first and finds the status current, so it used to write
- * nothing: the old one's delete then still saw its own last record and cleared what the new one
- * stands on. A create therefore always writes its claim (with whatever else it writes, or alone),
+ * another stack), the new one is created first and finds the status current, so without a claim it
+ * would write nothing: the old one's delete would then still see its own last record and clear what
+ * the new one stands on. A create therefore always writes its claim (with whatever else it writes, or alone),
  * and a delete keeps a subtree claimed by another resource. Updates keep the stored claim, so two
  * stacks that both declare a cluster do not take it from each other on every pass. Upstream's
  * typed Replace drops the field (it does not know it); its write changes the subtree anyway, so a

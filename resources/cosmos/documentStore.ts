@@ -56,7 +56,7 @@ export const maxReadsPerBatch = 100;
 /**
  * Read requests (point, batch or bulk) the store has in flight at once. Reads arriving while they
  * are all out wait and go together in the next one: the count of requests adapts to the latency
- * instead of to the engine's parallelism. Measured in docs/performance.md (finding 17).
+ * instead of to the engine's parallelism (docs/performance.md, "What was found and changed").
  */
 export const maxReadRequestsInFlight = 2;
 
@@ -121,8 +121,8 @@ export function createDocumentStore(container: Container, options: { readonly en
         return documents.map((_, index) => batchAnswer(response.result?.[index]));
       }
       // `items.bulk` (non-atomic, one request per partition key range) is marked deprecated for
-      // executeBulkOperations, which holds every call at least a second before it answers (3 reads:
-      // 1.0 s against 26 ms): fit for loading data, not for reads an engine step waits on. The SDK
+      // executeBulkOperations, which holds every call at least a second before it answers
+      // (docs/performance.md): fit for loading data, not for reads an engine step waits on. The SDK
       // is pinned; should a later one drop `bulk`, the build fails here.
       const response = await container.items.bulk(documents.map(({ partitionKey: key, id }) => ({ operationType: "Read", id, partitionKey: key })));
       return documents.map((_, index) => batchAnswer(response[index]));

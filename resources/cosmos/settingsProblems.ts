@@ -3,8 +3,8 @@
  * addressed below a database or container that does not exist with 404, as it answers a missing
  * document; only the substatus tells them apart: 1003 ("Owner resource does not exist") for the
  * database or container, 0 (or none) for the document. Read as "document absent", a database typo
- * made `pulumi refresh` drop every resource from state and `destroy` report success with the
- * subtrees still in Cosmos (issue 28). A Cosmos DB account that does not exist has no DNS name
+ * would make `pulumi refresh` drop every resource from state and `destroy` report success with the
+ * subtrees still in Cosmos. A Cosmos DB account that does not exist has no DNS name
  * (ENOTFOUND), or answers 403 with substatus 1008.
  */
 import { CosmosDocumentError } from "../core/errors";
@@ -60,12 +60,12 @@ export function settingsErrorFor(answer: CosmosAnswer, verb: "read" | "write", d
   let problem: string;
   if (answer.statusCode === 404 && answer.substatus === ownerResourceNotFoundSubstatus) {
     problem =
-      `NotFound (HTTP 404): the Cosmos DB database '${location.database}' or its container '${location.container}' does not exist` +
-      ` (substatus ${ownerResourceNotFoundSubstatus}, owner resource does not exist)`;
+      `the Cosmos DB database '${location.database}' or its container '${location.container}' does not exist` +
+      ` (NotFound, HTTP 404, substatus ${ownerResourceNotFoundSubstatus}: owner resource does not exist)`;
   } else if (answer.statusCode === 403 && answer.substatus === databaseAccountNotFoundSubstatus) {
-    problem = `Forbidden (HTTP 403): the Cosmos DB account${location.endpoint === undefined ? "" : ` ${location.endpoint}`} does not exist (substatus ${databaseAccountNotFoundSubstatus})`;
+    problem = `the Cosmos DB account${location.endpoint === undefined ? "" : ` ${location.endpoint}`} does not exist (Forbidden, HTTP 403, substatus ${databaseAccountNotFoundSubstatus})`;
   } else if (answer.networkCode === "ENOTFOUND") {
-    problem = `ENOTFOUND: the host name of the Cosmos DB account${location.endpoint === undefined ? "" : ` ${location.endpoint}`} does not resolve: no such account, or DNS does not know it`;
+    problem = `the host name of the Cosmos DB account${location.endpoint === undefined ? "" : ` ${location.endpoint}`} does not resolve (ENOTFOUND): no such account, or DNS does not know it`;
   } else {
     return undefined;
   }
@@ -73,7 +73,7 @@ export function settingsErrorFor(answer: CosmosAnswer, verb: "read" | "write", d
   return new CosmosDocumentError({
     documentId,
     ...(answer.statusCode === undefined ? {} : { statusCode: answer.statusCode }),
-    message: `failed to ${verb} document ${documentId}: ${configurationProblem}`,
+    message: `${configurationProblem} [${verb} of document ${documentId}]`,
     configurationProblem,
   });
 }
@@ -105,6 +105,8 @@ export interface AbsentDocuments {
   readonly subscriptionDocumentId: string;
   /** The subscription's ARM ID, `/subscriptions/<id>`. */
   readonly subscriptionResourceId: string;
+  /** The cluster as messages name it (core/clusterMessage.ts). */
+  readonly clusterName: string;
 }
 
 /**
@@ -122,15 +124,15 @@ export function absentEverywhereError(
 ): CosmosDocumentError {
   const where = location === undefined ? "the container" : `container '${location.container}' of database '${location.database}'`;
   const configurationProblem =
-    `NotFound (HTTP 404): neither the ServiceProviderCluster document ${documents.serviceProviderClusterDocumentId}, the HCPOpenShiftCluster document ` +
-    `${documents.clusterDocumentId} nor the document of subscription ${documents.subscriptionResourceId} (${documents.subscriptionDocumentId}) is in ${where}. ` +
+    `none of the documents of cluster ${documents.clusterName} is in ${where} (NotFound, HTTP 404): neither the ServiceProviderCluster document ${documents.serviceProviderClusterDocumentId}, ` +
+    `the HCPOpenShiftCluster document ${documents.clusterDocumentId} nor the document of subscription ${documents.subscriptionResourceId} (${documents.subscriptionDocumentId}). ` +
     "The resource provider keeps each subscription's document beside its clusters' documents, so the settings point at another container than the " +
     `fleet's (or the subscription was never registered with this resource provider), and the missing documents do not prove the cluster deleted; ` +
-    `nothing was written and state keeps the resource. ${settingsAdvice(location)}`;
+    `the ${verb} wrote nothing and state keeps the resource. ${settingsAdvice(location)}`;
   return new CosmosDocumentError({
     documentId: documents.serviceProviderClusterDocumentId,
     statusCode: 404,
-    message: `failed to ${verb} ServiceProviderCluster document ${documents.serviceProviderClusterDocumentId}: ${configurationProblem}`,
+    message: configurationProblem,
     configurationProblem,
   });
 }

@@ -4,8 +4,8 @@
  * The dynamic-provider host (@pulumi/pulumi cmd/dynamic-provider) compiles that text with
  * require-from-string and calls its `handler()` once per distinct text per process; the object
  * `handler` returns serves every call. So the text does not need to be produced by Pulumi's
- * closure serializer, which wraps each function in ~175 bytes and, for this project, produced
- * 3 KB at best: it is written here, by hand, and `handler` returns the installed implementation
+ * closure serializer, which wraps each function and, for this project, produces kilobytes stored
+ * twice per cluster: it is written here, by hand, and `handler` returns the installed implementation
  * itself (`implementation` of `aro-hcp-identity-status/provider`, which is
  * `dist/resources/providerEntry.js`, the stable entry this text requires). The
  * text has no paths, configuration or secrets, and is the same for every program, so it never

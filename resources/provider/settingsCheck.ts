@@ -11,7 +11,7 @@
 import { readFileSync } from "node:fs";
 import { CertificateBundleError, parseCertificateBundle } from "../azure/certificateBundle";
 import type { ConfigSource, Settings } from "../core/settings";
-import { readSettings } from "../core/settings";
+import { SettingsError, readSettings } from "../core/settings";
 
 /** The one message for settings that cannot work, or undefined when they can. Reads files; no request. */
 export function fleetSettingsProblem(config: ConfigSource | undefined, environment: Readonly<Record<string, string | undefined>>): string | undefined {
@@ -19,7 +19,8 @@ export function fleetSettingsProblem(config: ConfigSource | undefined, environme
   try {
     settings = readSettings(config, environment);
   } catch (error) {
-    return settingsMessage([(error as Error).message.replace(/^invalid settings for the ServiceProviderCluster identity status provider:\n\s*- /, "")]);
+    if (!(error instanceof SettingsError)) throw error;
+    return settingsMessage(error.problems);
   }
   const problems: string[] = [];
   if (settings.tlsCaFile !== undefined) {
@@ -61,6 +62,6 @@ function readable(path: string, setting: string, problems: string[]): Buffer | u
 }
 
 function settingsMessage(problems: readonly string[]): string {
-  const lines = problems.flatMap((problem) => problem.split(/\n\s*- /));
-  return `${lines.length === 1 ? lines[0] : `the settings cannot work:\n  - ${lines.join("\n  - ")}`}\nNothing was read or written for any cluster: fix the setting and run again.`;
+  const cause = problems.length === 1 ? problems[0] : `${problems.length} settings are wrong:\n  - ${problems.join("\n  - ")}`;
+  return `${cause}\nNothing was read or written for any cluster: fix the setting and run again.`;
 }

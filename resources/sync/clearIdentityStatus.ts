@@ -12,7 +12,7 @@ import { storedClaimOf } from "../core/statusClaim";
 import type { StatusHalves } from "../core/statusPatch";
 import { log } from "../logging/logger";
 import { explainMissingServiceProviderCluster } from "./documentAbsence";
-import { readLive } from "./documentReads";
+import { readLive, serviceProviderClusterDescription } from "./documentReads";
 import type { KnownMsiStatus } from "./msiRefresh";
 import { clearedMsiHalf } from "./msiRefresh";
 import type { KnownStatus } from "./refreshManagedIdentityStatus";
@@ -46,7 +46,7 @@ export async function clearManagedIdentityStatus(
   lastRecordedMsi?: KnownMsiStatus,
 ): Promise<ClearResult> {
   const location = locate(cluster);
-  const stored = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
+  const stored = await readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
   if (stored === undefined) {
     // Nothing to clear, once the absence is proved (it throws when nothing of the fleet is there).
     await explainMissingServiceProviderCluster(dependencies, location, "delete");

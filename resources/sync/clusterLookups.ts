@@ -26,7 +26,7 @@ import { goToLower } from "../core/goStrings";
 import { readClusterDocument } from "../core/clusterDocument";
 import type { DocumentLocation } from "../core/documentLocation";
 import { CosmosDocumentError } from "../core/errors";
-import { readLive } from "./documentReads";
+import { clusterDocumentDescription, readLive } from "./documentReads";
 
 /** The service managed identity and identity URL a resource's inputs (or its last state) declare. */
 export interface DeclaredCredential {
@@ -43,7 +43,7 @@ export async function lookupDependenciesFor(
   dependencies: SyncDependencies,
   request: ClusterCredentialRequest,
   declared: DeclaredCredential,
-  documentId: string,
+  location: Pick<DocumentLocation, "documentId" | "clusterName">,
 ): Promise<SyncDependencies> {
   const source = dependencies.clusterCredentials;
   if (source === undefined) {
@@ -56,7 +56,8 @@ export async function lookupDependenciesFor(
   } catch (error) {
     if (error instanceof DataPlaneError && error.firstParty) {
       throw new AzureAccessError({
-        documentId,
+        documentId: location.documentId,
+        clusterName: location.clusterName,
         error: { code: "CredentialUnavailable", message: error.message },
         credential: dependencies.credentialDescription,
       });
@@ -64,9 +65,9 @@ export async function lookupDependenciesFor(
     const name = (error as { name?: unknown } | undefined)?.name;
     if (name === "AbortError" || name === "TimeoutError") {
       throw new ClusterCredentialError(
-        `cannot get the credential of cluster ${request.cluster.canonical}'s service managed identity: the Managed Identities data plane did not answer within ` +
-          "'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS)",
-        { cause: error },
+        "the Managed Identities data plane did not answer within 'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS) " +
+          "when asked for the credential of the cluster's service managed identity",
+        { cluster: request.cluster, cause: error },
       );
     }
     throw error;
@@ -88,12 +89,12 @@ export async function refreshLookupDependencies(
   if (dependencies.clusterCredentials === undefined) {
     return dependencies;
   }
-  const description = `HCPOpenShiftCluster document ${location.clusterDocumentId} (${cluster.canonical})`;
+  const description = clusterDocumentDescription(location);
   const clusterDocument = await readLive(dependencies, location.partitionKey, location.clusterDocumentId, description);
   if (clusterDocument === undefined) {
     throw new CosmosDocumentError({
       documentId: location.clusterDocumentId,
-      message: `${description} does not exist, so the credential of the cluster's service managed identity cannot be found; nothing was compared or changed`,
+      message: `${description} does not exist, so the credential of the cluster's service managed identity cannot be found; nothing was compared or written`,
     });
   }
   const fromDocument = readClusterDocument(clusterDocument.document);
@@ -101,7 +102,7 @@ export async function refreshLookupDependencies(
     dependencies,
     { cluster, serviceManagedIdentity: fromDocument.serviceManagedIdentity, identityUrl: fromDocument.identityUrl },
     declared,
-    location.documentId,
+    location,
   );
 }
 
@@ -113,28 +114,25 @@ export async function refreshLookupDependencies(
 export function refuseDisagreeingInputs(dependencies: SyncDependencies, request: ClusterCredentialRequest, declared: DeclaredCredential): void {
   if (dependencies.clusterCredentials === undefined) return;
   const disagreement = credentialDisagreement(request, declared);
-  if (disagreement !== undefined) throw new ClusterCredentialError(disagreement.message, { field: disagreement.field });
+  if (disagreement !== undefined) throw new ClusterCredentialError(disagreement.message, { cluster: request.cluster, field: disagreement.field });
 }
 
 /** Where the declared values and the cluster document's part ways, named with both values. */
 function credentialDisagreement(request: ClusterCredentialRequest, declared: DeclaredCredential): { message: string; field: string } | undefined {
-  const cluster = request.cluster.canonical;
   if (declared.serviceManagedIdentity !== undefined && !sameResourceId(declared.serviceManagedIdentity, request.serviceManagedIdentity)) {
     return {
       field: "serviceManagedIdentity",
       message:
-        `the serviceManagedIdentity input of cluster ${request.cluster.name} names ${declared.serviceManagedIdentity}, but its HCPOpenShiftCluster document ` +
-        `names ${request.serviceManagedIdentity ?? "none"}; the cluster document says whose credential reads the cluster: ` +
-        `remove the input or make it agree (cluster ${cluster})`,
+        `the serviceManagedIdentity input names ${declared.serviceManagedIdentity}, but the cluster's HCPOpenShiftCluster document ` +
+        `names ${request.serviceManagedIdentity ?? "none"}: remove the input or make it agree (the cluster document says whose credential reads the cluster)`,
     };
   }
   if (declared.identityUrl !== undefined && declared.identityUrl !== request.identityUrl) {
     return {
       field: "managedIdentitiesDataPlaneIdentityURL",
       message:
-        `the managedIdentitiesDataPlaneIdentityURL input of cluster ${request.cluster.name} is ${declared.identityUrl}, but its HCPOpenShiftCluster document ` +
-        `has ${request.identityUrl ?? "none"}; the cluster document says where its credential comes from: ` +
-        `remove the input or make it agree (cluster ${cluster})`,
+        `the managedIdentitiesDataPlaneIdentityURL input is ${declared.identityUrl}, but the cluster's HCPOpenShiftCluster document ` +
+        `has ${request.identityUrl ?? "none"}: remove the input or make it agree (the cluster document says where its credential comes from)`,
     };
   }
   return undefined;

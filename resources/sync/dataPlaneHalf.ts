@@ -17,6 +17,7 @@
  */
 import type { ClusterDesiredSet } from "../core/clusterDocument";
 import { AzureAccessError } from "../core/azureAccessError";
+import { clusterMessage } from "../core/clusterMessage";
 import type { IdentityLookupFailure } from "../core/errors";
 import { CosmosDocumentError } from "../core/errors";
 import type { DesiredIdentity, IdentityLookupOutcome, WorkReason } from "../core/identityStatus";
@@ -49,15 +50,20 @@ export function dataPlaneRefusal(
   fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>,
   requested: readonly DesiredIdentity[] | undefined,
   location: DocumentLocation,
-  clusterDescription: string,
 ): Error | undefined {
   if (fromCluster.kind === "unreadable") {
     return new CosmosDocumentError({
       documentId: location.clusterDocumentId,
-      message: `cannot read the desired identities from HCPOpenShiftCluster document ${location.clusterDocumentId}; nothing was written:\n  - ${fromCluster.problems.join("\n  - ")}`,
+      message: clusterMessage({
+        cause: "the cluster's HCPOpenShiftCluster document does not name its data plane operator identities in a form upstream writes",
+        clusterName: location.clusterName,
+        outcome: "nothing was written",
+        reference: `HCPOpenShiftCluster document ${location.clusterDocumentId}`,
+        details: fromCluster.problems,
+      }),
     });
   }
-  return requested === undefined ? undefined : desiredSetDisagreement(requested, fromCluster.identities, location.clusterDocumentId, clusterDescription);
+  return requested === undefined ? undefined : desiredSetDisagreement(requested, fromCluster.identities, location.clusterDocumentId, location.clusterName);
 }
 
 /** Plans the half from the cluster document's set (or the agreeing request's) and the stored subtree. */
@@ -100,7 +106,7 @@ export async function resolveDataPlaneHalf(
       dependencies,
       { cluster: context.cluster, serviceManagedIdentity: fromCluster.serviceManagedIdentity, identityUrl: fromCluster.identityUrl },
       context.declared,
-      location.documentId,
+      location,
     );
   } catch (error) {
     return { error: error instanceof Error ? error : new Error(String(error)) };
@@ -110,7 +116,14 @@ export async function resolveDataPlaneHalf(
   const globalFailure = outcomes.find((outcome): outcome is Extract<IdentityLookupOutcome, { kind: "global" }> => outcome.kind === "global");
   if (globalFailure !== undefined) {
     // Before any write: one expired credential must not blank every cluster of the fleet.
-    return { error: new AzureAccessError({ documentId: location.documentId, error: globalFailure.error, credential: lookups.credentialDescription }) };
+    return {
+      error: new AzureAccessError({
+        documentId: location.documentId,
+        clusterName: location.clusterName,
+        error: globalFailure.error,
+        credential: lookups.credentialDescription,
+      }),
+    };
   }
   const decided = outcomes as DecidedOutcome[];
   const idsOnLookupFailure = dependencies.options.idsOnLookupFailure;
@@ -121,6 +134,7 @@ export async function resolveDataPlaneHalf(
     return {
       error: new AzureAccessError({
         documentId: location.documentId,
+        clusterName: location.clusterName,
         error: shared.error,
         credential: lookups.credentialDescription,
         everyLookup: { failureClass: shared.failureClass, count: decided.length },

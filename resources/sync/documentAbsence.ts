@@ -14,7 +14,7 @@ import type { DocumentLocation } from "../core/documentLocation";
 import type { StoredDocument } from "../cosmos/documentStore";
 import { absentEverywhereError } from "../cosmos/settingsProblems";
 import type { DocumentDependencies } from "./documentReads";
-import { readLive, startReadLive, waitForDocument } from "./documentReads";
+import { clusterDocumentDescription, readLive, serviceProviderClusterDescription, startReadLive, waitForDocument } from "./documentReads";
 
 /**
  * `clusterDocumentPresent`: the cluster's HCPOpenShiftCluster document is there (the cluster exists,
@@ -36,12 +36,7 @@ export async function explainMissingServiceProviderCluster(
   location: DocumentLocation,
   verb: "refresh" | "delete",
 ): Promise<ServiceProviderClusterAbsence> {
-  const clusterRead = startReadLive(
-    dependencies,
-    location.partitionKey,
-    location.clusterDocumentId,
-    `HCPOpenShiftCluster document ${location.clusterDocumentId}`,
-  );
+  const clusterRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
   const subscriptionRead = readEvenSoftDeleted(dependencies, location.partitionKey, location.subscriptionDocumentId);
   subscriptionRead.catch(() => undefined);
   if ((await clusterRead) !== undefined) {
@@ -68,7 +63,7 @@ export async function waitForClusterDocument(
     return await waitForDocument(dependencies, location.partitionKey, location.clusterDocumentId, description, firstRead);
   } catch (error) {
     if (!isCosmosDocumentError(error) || error.statusCode !== 404 || isCosmosConfigurationError(error)) throw error;
-    const serviceProviderCluster = readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
+    const serviceProviderCluster = readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
     const subscription = readEvenSoftDeleted(dependencies, location.partitionKey, location.subscriptionDocumentId);
     // Only a proof changes the report: a read that fails here leaves the missing cluster document as the failure.
     const [spc, subscriptionDocument] = await Promise.all([serviceProviderCluster, subscription]).catch(() => [true, true]);
@@ -84,6 +79,7 @@ function nothingOfTheSubscription(dependencies: DocumentDependencies, location: 
       clusterDocumentId: location.clusterDocumentId,
       subscriptionDocumentId: location.subscriptionDocumentId,
       subscriptionResourceId: `/subscriptions/${location.partitionKey}`,
+      clusterName: location.clusterName,
     },
     dependencies.documentStore.location,
   );
@@ -97,7 +93,7 @@ async function readEvenSoftDeleted(dependencies: DocumentDependencies, partition
     throw new CosmosDocumentError({
       documentId: id,
       statusCode: cosmosStatusCode(error),
-      message: `failed to read the subscription's document ${id}: ${describeCosmosError(error)}`,
+      message: `${describeCosmosError(error).replace(/[.\s]+$/, "")}; nothing was written. [reading the subscription's document ${id}]`,
       cause: error,
     });
   }

@@ -3,7 +3,8 @@
  * (this hook never creates them), and soft-delete handling as upstream (an envelope
  * `deletionTimestamp` reads as absent).
  */
-import { CosmosDocumentError, cosmosStatusCode, describeCosmosError } from "../core/errors";
+import { CosmosDocumentError, cosmosStatusCode, describeCosmosError, isCosmosConfigurationError } from "../core/errors";
+import { clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
 import type { DocumentLocation } from "../core/documentLocation";
 import { serviceProviderClusterDocumentProblems } from "../core/serviceProviderClusterDocument";
 import type { StoredDocument } from "../cosmos/documentStore";
@@ -13,9 +14,14 @@ import type { SyncDependencies } from "./syncDependencies";
 /** What reading and writing documents needs of a pass's dependencies. */
 export type DocumentDependencies = Pick<SyncDependencies, "documentStore" | "now" | "random" | "sleep" | "options">;
 
+/** How messages name the cluster's HCPOpenShiftCluster document. */
+export function clusterDocumentDescription(location: DocumentLocation): string {
+  return `the HCPOpenShiftCluster document of cluster ${location.clusterName} (${location.clusterDocumentId})`;
+}
+
 /** How messages name the ServiceProviderCluster document of a location. */
 export function serviceProviderClusterDescription(location: DocumentLocation): string {
-  return `ServiceProviderCluster document ${location.documentId} (${location.serviceProviderClusterResourceId})`;
+  return `the ServiceProviderCluster document of cluster ${location.clusterName} (${location.documentId})`;
 }
 
 /**
@@ -32,7 +38,13 @@ export async function waitForServiceProviderCluster(
   if (problems.length > 0) {
     throw new CosmosDocumentError({
       documentId: location.documentId,
-      message: `document ${location.documentId} is not a ServiceProviderCluster this hook can write to; nothing was written:\n  - ${problems.join("\n  - ")}`,
+      message: clusterMessage({
+        cause: `the ServiceProviderCluster document is not in the layout upstream writes`,
+        clusterName: location.clusterName,
+        outcome: "nothing was written",
+        reference: serviceProviderClusterDocumentLabel(location.documentId),
+        details: problems,
+      }),
     });
   }
   return stored;
@@ -63,8 +75,9 @@ export async function waitForDocument(
         documentId: id,
         statusCode: 404,
         message:
-          `${description} does not exist (waited ${Math.round(dependencies.options.documentWaitInMs / 1000)} s for the resource provider to create it); ` +
-          "nothing was written. This hook never creates it: check that the cluster exists and that cosmosEndpoint/cosmosDatabase/cosmosContainer point at the right container.",
+          `${description} does not exist after ${Math.round(dependencies.options.documentWaitInMs / 1000)} s ('aro-hcp-identity-status:documentWaitSeconds'): ` +
+          "the resource provider creates it, this hook never does; check that the cluster exists and that cosmosEndpoint/cosmosDatabase/cosmosContainer " +
+          "point at the fleet's container. Nothing was written.",
       });
     }
     if (poll === 1) {
@@ -95,7 +108,8 @@ export async function readLive(dependencies: DocumentDependencies, partitionKey:
     throw new CosmosDocumentError({
       documentId: id,
       statusCode: cosmosStatusCode(error),
-      message: `failed to read ${description}: ${describeCosmosError(error)}`,
+      // Cause first; a settings problem already says that nothing was written and what to check.
+      message: `${describeCosmosError(error).replace(/[.\s]+$/, "")}${isCosmosConfigurationError(error) ? "" : "; nothing was written"}. [reading ${description}]`,
       cause: error,
     });
   }

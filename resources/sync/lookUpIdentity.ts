@@ -2,12 +2,11 @@
  * One identity lookup, with the retry policy this hook owns (the ARM client's own retries are
  * off: `retryOptions: { maxRetries: 0 }` in resources/provider/azureAdapters.ts).
  *
- * Why not @azure/core-rest-pipeline's retry policies (issue 27 item 6): they retry inside the
- * client's request, so a lookup would hold its limiter slot through every Retry-After and backoff,
- * and they know nothing of this lookup's deadline or of time queued for a slot. With the SDK's
- * retries, 30 % throttling failed about 1 lookup in 120 after the SDK's third retry and the fleet
- * did not converge in one `up`; with the policy below it does (docs/performance.md, finding 5, and
- * targets 6a–6g). The backoff takes an injected `random` so tests can pin it, which
+ * Why not @azure/core-rest-pipeline's retry policies: they retry inside the client's request, so a
+ * lookup would hold its limiter slot through every Retry-After and backoff, and they know nothing of
+ * this lookup's deadline or of time queued for a slot. Under heavy throttling the SDK's retries
+ * leave lookups failed after their last retry and a fleet does not converge in one `up`; with the
+ * policy below it does (docs/performance.md, targets 6a–6g). The backoff takes an injected `random` so tests can pin it, which
  * @azure/core-util's `calculateRetryDelay` does not allow. What this policy does:
  *
  * - every attempt holds one slot of the process-wide limiter, and only while its request runs;

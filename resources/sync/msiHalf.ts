@@ -28,6 +28,7 @@ import type { MsiManagedIdentities, StoredMsiStatus } from "../core/msiManagedId
 import { msiStatusEquals, readStoredMsiStatus } from "../core/msiManagedIdentities";
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { SyncDependencies } from "./syncDependencies";
+import type { DocumentLocation } from "../core/documentLocation";
 
 /** What the MSI half has to do in a pass. */
 export type MsiPlan =
@@ -60,8 +61,9 @@ export type MsiDecide = (document: JsonObject, reread: boolean) => MsiManagedIde
 export async function resolveMsiHalf(
   dependencies: SyncDependencies,
   plan: Extract<MsiPlan, { kind: "work" }>,
-  documentId: string,
+  location: Pick<DocumentLocation, "documentId" | "clusterName">,
 ): Promise<{ readonly decide: MsiDecide } | { readonly error: Error }> {
+  const { documentId, clusterName } = location;
   let answer: readonly MsiAnswerEntry[];
   try {
     answer = await answerFor(dependencies, plan);
@@ -70,14 +72,19 @@ export async function resolveMsiHalf(
     return {
       error: new MsiIdentitiesError({
         documentId,
-        reason: timedOut(error) ? "the Managed Identities data plane did not answer within 'aro-hcp-identity-status:lookupTimeoutSeconds'" : reason,
+        clusterName,
+        reason: timedOut(error)
+          ? "the Managed Identities data plane did not answer within 'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS)"
+          : reason,
         cause: error,
       }),
     };
   }
   const decided = decideMsiStatus(plan.desired, answer, dependencies.now(), dependencies.random);
   if (!decided.ok) {
-    return { error: new MsiIdentitiesError({ documentId, reason: `the Managed Identities data plane's answer is incomplete: ${decided.problem}` }) };
+    return {
+      error: new MsiIdentitiesError({ documentId, clusterName, reason: `the Managed Identities data plane's answer is incomplete: ${decided.problem}` }),
+    };
   }
   return {
     decide: (document, reread) => {
@@ -101,7 +108,7 @@ async function answerFor(dependencies: SyncDependencies, plan: Extract<MsiPlan, 
     if (outcome.kind === "resolved") return { resourceId, clientId: outcome.clientId, objectId: outcome.principalId };
     if (outcome.kind === "notFound") return { resourceId, clientId: null, objectId: null };
     const status = outcome.error.statusCode === undefined ? "" : ` (HTTP ${outcome.error.statusCode})`;
-    throw new Error(`reading ${resourceId} through Azure Resource Manager failed: ${outcome.error.code}${status}: ${outcome.error.message}`);
+    throw new Error(`${outcome.error.code}${status}: ${outcome.error.message.replace(/[.\s]+$/, "")}, reading ${resourceId} through Azure Resource Manager`);
   });
 }
 

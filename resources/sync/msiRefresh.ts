@@ -12,7 +12,6 @@
  * A delete resets the half to `{}` only while it is exactly what the resource last recorded, as
  * the data plane operators' half (refreshManagedIdentityStatus.ts clearManagedIdentityStatus).
  */
-import type { ParsedResourceId } from "../core/azureResourceId";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import type { DocumentLocation } from "../core/documentLocation";
 import type { JsonObject } from "../core/json";
@@ -22,7 +21,7 @@ import type { MsiFingerprint } from "../core/msiOutputs";
 import { fingerprintDifferences, msiFingerprintOf } from "../core/msiOutputs";
 import { parseTimestamp } from "../core/identityStatus";
 import { goToLower } from "../core/goStrings";
-import { readLive } from "./documentReads";
+import { clusterDocumentDescription, readLive } from "./documentReads";
 import { planMsiHalf, resolveMsiHalf } from "./msiHalf";
 import type { SyncDependencies } from "./syncDependencies";
 
@@ -41,7 +40,6 @@ export function msiKeysOf(status: MsiManagedIdentities): string[] {
 /** Compares the stored half with the last state and, when due, with Azure. */
 export async function refreshMsiHalf(
   dependencies: SyncDependencies,
-  cluster: ParsedResourceId,
   location: DocumentLocation,
   document: JsonObject,
   lastKnown: KnownMsiStatus,
@@ -62,13 +60,13 @@ export async function refreshMsiHalf(
     return { status: persisted.status, drift };
   }
   // Due (or never checked): what would a pass write now? Its answer needs the cluster document's identities and URL.
-  const description = `HCPOpenShiftCluster document ${location.clusterDocumentId} (${cluster.canonical})`;
+  const description = clusterDocumentDescription(location);
   const clusterDocument = await readLive(dependencies, location.partitionKey, location.clusterDocumentId, description);
   const fromCluster = clusterDocument === undefined ? undefined : desiredFromClusterDocument(clusterDocument.document);
   if (fromCluster === undefined || fromCluster.kind === "deleting") return { status: persisted.status, drift };
   const plan = planMsiHalf(fromCluster, persisted, dependencies.now(), true);
   if (plan.kind !== "work") return { status: persisted.status, drift };
-  const resolved = await resolveMsiHalf(dependencies, plan, location.documentId);
+  const resolved = await resolveMsiHalf(dependencies, plan, location);
   if ("error" in resolved) throw resolved.error;
   const answered = resolved.decide(document, false);
   if (answered !== undefined) drift.push(...entryDrift(persisted.status, answered, "in Azure"));

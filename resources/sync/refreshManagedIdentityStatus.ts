@@ -27,7 +27,7 @@ import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedId
 import { readStoredStatus } from "../core/serviceProviderClusterDocument";
 import type { SyncDependencies } from "./syncDependencies";
 import { locate } from "../core/documentLocation";
-import { readLive } from "./documentReads";
+import { readLive, serviceProviderClusterDescription } from "./documentReads";
 import type { MsiManagedIdentities } from "../core/msiManagedIdentities";
 import type { KnownMsiStatus } from "./msiRefresh";
 import { refreshMsiHalf } from "./msiRefresh";
@@ -64,7 +64,7 @@ export async function refreshManagedIdentityStatus(
   lastKnownMsi?: KnownMsiStatus,
 ): Promise<RefreshResult> {
   const location = locate(cluster);
-  const stored = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
+  const stored = await readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
   if (stored === undefined) {
     const absence = await explainMissingServiceProviderCluster(dependencies, location, "refresh");
     return absence === "deleted"
@@ -109,7 +109,7 @@ export async function refreshManagedIdentityStatus(
   }
 
   // The MSI half at the same time: its own gate, its own answer.
-  const msiRefresh = lastKnownMsi === undefined ? Promise.resolve(undefined) : refreshMsiHalf(dependencies, cluster, location, stored.document, lastKnownMsi);
+  const msiRefresh = lastKnownMsi === undefined ? Promise.resolve(undefined) : refreshMsiHalf(dependencies, location, stored.document, lastKnownMsi);
   // Never left unobserved: a rejection is met by the await below (a DP failure that throws first leaves it settled quietly).
   msiRefresh.catch(() => undefined);
   const due = dueEntries(persisted.status, dependencies.now());
@@ -117,7 +117,12 @@ export async function refreshManagedIdentityStatus(
   const outcomes = await Promise.all(due.map(([, entry]) => lookUpIdentity(lookups, entry.resourceID)));
   const globalFailure = outcomes.find((outcome): outcome is Extract<IdentityLookupOutcome, { kind: "global" }> => outcome.kind === "global");
   if (globalFailure !== undefined) {
-    throw new AzureAccessError({ documentId: location.documentId, error: globalFailure.error, credential: lookups.credentialDescription });
+    throw new AzureAccessError({
+      documentId: location.documentId,
+      clusterName: location.clusterName,
+      error: globalFailure.error,
+      credential: lookups.credentialDescription,
+    });
   }
   const decided = outcomes as DecidedOutcome[];
   // Only where it would be reported as drift: entries that already record a failure stay quiet.
@@ -127,6 +132,7 @@ export async function refreshManagedIdentityStatus(
     // As in a pass: an ARM brownout says nothing about any identity, so it is not drift either.
     throw new AzureAccessError({
       documentId: location.documentId,
+      clusterName: location.clusterName,
       error: shared.error,
       credential: lookups.credentialDescription,
       everyLookup: { failureClass: shared.failureClass, count: decided.length },

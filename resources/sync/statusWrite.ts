@@ -13,7 +13,8 @@ import type { ClaimChange } from "../core/statusClaim";
 import { claimChanges, withClaim } from "../core/statusClaim";
 import type { StoredDocument } from "../cosmos/documentStore";
 import type { DocumentDependencies } from "./documentReads";
-import { readLive } from "./documentReads";
+import { readLive, serviceProviderClusterDescription } from "./documentReads";
+import { clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
 import { log } from "../logging/logger";
 
 /** What a write left: the document it was last based on, the halves it wrote (none when it wrote nothing). */
@@ -65,7 +66,12 @@ export async function writeStatus(
         throw new CosmosDocumentError({
           documentId: location.documentId,
           statusCode,
-          message: `failed to write ServiceProviderCluster document ${location.documentId}: NotFound (HTTP 404): the document was deleted while the status was being written; nothing was written`,
+          message: clusterMessage({
+            cause: "the ServiceProviderCluster document was deleted while the status was being written (NotFound, HTTP 404)",
+            clusterName: location.clusterName,
+            outcome: "nothing was written",
+            reference: serviceProviderClusterDocumentLabel(location.documentId),
+          }),
           cause: error,
         });
       }
@@ -74,19 +80,29 @@ export async function writeStatus(
         throw new CosmosDocumentError({
           documentId: location.documentId,
           statusCode,
-          message: `failed to write ServiceProviderCluster document ${location.documentId}${exhausted}: ${describeCosmosError(error)}`,
+          message: clusterMessage({
+            cause: `${describeCosmosError(error).replace(/[.\s]+$/, "")}${exhausted}, writing the ServiceProviderCluster document`,
+            clusterName: location.clusterName,
+            outcome: "nothing was written",
+            reference: serviceProviderClusterDocumentLabel(location.documentId),
+          }),
           cause: error,
         });
       }
       // Another writer changed the document: back off briefly, re-read and merge onto the new version.
       log("warning", "write", location.documentId, `HTTP 412 on attempt ${attempt}: another writer changed the document; re-reading`);
       await dependencies.sleep(Math.round((10 + dependencies.random() * 40) * attempt));
-      const reread = await readLive(dependencies, location.partitionKey, location.documentId, `ServiceProviderCluster document ${location.documentId}`);
+      const reread = await readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
       if (reread === undefined) {
         throw new CosmosDocumentError({
           documentId: location.documentId,
           statusCode: 404,
-          message: `ServiceProviderCluster document ${location.documentId} was deleted while the status was being written; nothing was written`,
+          message: clusterMessage({
+            cause: "the ServiceProviderCluster document was deleted while the status was being written",
+            clusterName: location.clusterName,
+            outcome: "nothing was written",
+            reference: serviceProviderClusterDocumentLabel(location.documentId),
+          }),
         });
       }
       current = reread;

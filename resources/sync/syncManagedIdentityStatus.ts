@@ -37,7 +37,7 @@ import { readStoredMsiStatus } from "../core/msiManagedIdentities";
 import type { MsiWorkReason } from "../core/msiDecision";
 import type { DocumentLocation } from "../core/documentLocation";
 import { locate } from "../core/documentLocation";
-import { readLive, serviceProviderClusterDescription, startReadLive, waitForServiceProviderCluster } from "./documentReads";
+import { clusterDocumentDescription, readLive, serviceProviderClusterDescription, startReadLive, waitForServiceProviderCluster } from "./documentReads";
 import { waitForClusterDocument } from "./documentAbsence";
 import { writeStatus } from "./statusWrite";
 import { refuseDisagreeingInputs } from "./clusterLookups";
@@ -94,7 +94,7 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
   // Both point reads go out at once (step 2 of the module comment); each is awaited only when its
   // step comes, so the cluster document's verdict still comes first.
   const serviceProviderClusterRead = startReadLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
-  const { fromCluster, waited } = await readClusterDocumentOf(dependencies, request.cluster, location);
+  const { fromCluster, waited } = await readClusterDocumentOf(dependencies, location);
   // Read again after a wait for the cluster document: the early read predates that wait.
   const firstServiceProviderClusterRead = waited ? undefined : serviceProviderClusterRead;
   const base = {
@@ -117,7 +117,7 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
 
   // A cluster document that cannot name its data plane operators, or inputs that name another set,
   // fail the whole pass here, before the ServiceProviderCluster document is waited for.
-  const refusal = dataPlaneRefusal(fromCluster, request.desired, location, clusterDocumentDescription(request.cluster, location));
+  const refusal = dataPlaneRefusal(fromCluster, request.desired, location);
   if (refusal !== undefined) throw refusal;
   refuseDisagreeingInputs(
     dependencies,
@@ -160,7 +160,7 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
           basis: storedStatus.status,
         })
       : undefined,
-    msi.kind === "work" ? resolveMsiHalf(dependencies, msi, location.documentId) : undefined,
+    msi.kind === "work" ? resolveMsiHalf(dependencies, msi, location) : undefined,
   ]);
   const decideDataPlane: DataPlaneDecide | undefined = dataPlaneResolved !== undefined && "decide" in dataPlaneResolved ? dataPlaneResolved.decide : undefined;
   const decideMsi: MsiDecide | undefined = msiResolved !== undefined && "decide" in msiResolved ? msiResolved.decide : undefined;
@@ -196,7 +196,14 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
     dataPlaneResolved !== undefined && "error" in dataPlaneResolved
       ? dataPlaneResolved.error
       : failures.length > 0
-        ? new UserAssignedIdentityReadError({ documentId: location.documentId, failures, persisted: true, total: result.lookups, status })
+        ? new UserAssignedIdentityReadError({
+            documentId: location.documentId,
+            clusterName: location.clusterName,
+            failures,
+            persisted: true,
+            total: result.lookups,
+            status,
+          })
         : undefined;
   const msiError =
     msi.kind === "unreadable"
@@ -216,7 +223,9 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
 function unreadableMsiError(location: DocumentLocation, problems: readonly string[]): MsiIdentitiesError {
   return new MsiIdentitiesError({
     documentId: location.documentId,
-    reason: `cannot read the control plane operator identities from HCPOpenShiftCluster document ${location.clusterDocumentId}:\n  - ${problems.join("\n  - ")}`,
+    clusterName: location.clusterName,
+    reason: `the cluster's HCPOpenShiftCluster document ${location.clusterDocumentId} does not name its control plane operator identities in a form upstream writes`,
+    details: problems,
   });
 }
 
@@ -230,20 +239,11 @@ export function partialResultOf(error: unknown): SyncResult | undefined {
  * Waits (bounded) for the cluster's HCPOpenShiftCluster document and reads what it asks for;
  * `waited` says whether it was missing at the first read.
  */
-async function readClusterDocumentOf(
-  dependencies: SyncDependencies,
-  cluster: ParsedResourceId,
-  location: DocumentLocation,
-): Promise<{ fromCluster: ClusterDesiredSet; waited: boolean }> {
-  const description = clusterDocumentDescription(cluster, location);
+async function readClusterDocumentOf(dependencies: SyncDependencies, location: DocumentLocation): Promise<{ fromCluster: ClusterDesiredSet; waited: boolean }> {
+  const description = clusterDocumentDescription(location);
   const firstRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, description);
   const stored = await waitForClusterDocument(dependencies, location, description, firstRead);
   // Settled by now: waitForDocument awaited it as its first poll (and threw had it failed).
   const waited = (await firstRead) === undefined;
   return { fromCluster: desiredFromClusterDocument(stored.document), waited };
-}
-
-/** How messages name the cluster's HCPOpenShiftCluster document. */
-function clusterDocumentDescription(cluster: ParsedResourceId, location: DocumentLocation): string {
-  return `HCPOpenShiftCluster document ${location.clusterDocumentId} (${cluster.canonical})`;
 }

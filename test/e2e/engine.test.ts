@@ -16,6 +16,7 @@ import type { DataPlaneOperatorsManagedIdentities } from "../../resources/core/s
 import { parseStoredOutputs } from "../../resources/provider/providerOutputs";
 import type { ClusterSummary } from "../../program/declareFleet";
 import { resourceNameFor } from "../../program/declareFleet";
+import { failureCollector, groupFailures } from "../../cli/failureSummary";
 
 type Document = ServiceProviderClusterJson;
 
@@ -158,10 +159,21 @@ describe("the hook under the real Pulumi engine", () => {
     expect(preview.stdout).toContain("operator-extra");
     // The cluster document, the authority on the set (all upstream's controller reads), still names the old one.
     sandbox.statistics.reset();
-    const refused = await testStack.stack.up({ color: "never" }).then(
+    const failures = failureCollector();
+    const refused = await testStack.stack.up({ color: "never", onEvent: failures.onEvent }).then(
       () => "",
       (error: unknown) => String(error),
     );
+    // The summary `npm run pulumi` prints, from the engine's own events: one cause, this cluster, its fix.
+    expect(groupFailures(failures.failures)).toEqual([
+      {
+        cause:
+          "the dataPlaneOperators input names other identities than the cluster's HCPOpenShiftCluster document, the authority upstream's controller reads: " +
+          "declare the document's set in dataPlaneOperators, or leave dataPlaneOperators out to follow the document",
+        count: 1,
+        resources: [resourceNameFor(fleet[0].clusterResourceId)],
+      },
+    ]);
     expect(refused).toContain(`The document names: ${Object.values(fleet[0].dataPlaneOperators).join(", ")}`);
     expect(refused).toContain(`only in the inputs: ${addedId}; only in the document: ${removedId}`);
     expect(counters()).toMatchObject({ armRequests: 0, cosmosWrites: 0 });

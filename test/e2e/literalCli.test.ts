@@ -249,7 +249,7 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
       await pulumi("config", "set", "aro-hcp-identity-status:cosmosDatabase", database);
     }
     // Another container of the same database, which exists (an ARO-HCP database holds several): none of
-    // the clusters' documents is there, nor their subscriptions'. Issue 33 item 1: it emptied state.
+    // the clusters' documents is there, nor their subscriptions'; state must keep every resource.
     const otherContainer = "Billing";
     await sandbox.cosmosContainer.database.containers.createIfNotExists({ id: otherContainer, partitionKey: { paths: ["/partitionKey"] } });
     try {
@@ -260,6 +260,11 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
       );
       expect(refused).toContain(`'aro-hcp-identity-status:cosmosContainer' (now '${otherContainer}')`);
       expect(refused).toContain("the missing documents do not prove the cluster deleted");
+      // Through the literal CLI too, each resource's error starts with the cause and names its cluster by the resource's name.
+      // (the engine puts "Preview failed: " before a refresh's error).
+      expect(refused).toMatch(
+        new RegExp(`error: (Preview failed: )?none of the documents of cluster ${resourceNameOf(fleet[0])} is in container '${otherContainer}'`),
+      );
       expect(await resourcesInState()).toEqual(before);
       expect(await documents(), "the documents, their etags included").toEqual(recorded);
     } finally {

@@ -147,7 +147,7 @@ describe("concurrent writers on one document", () => {
     expect(figures.preconditionFailures).toBeGreaterThan(0);
     expect(figures.maxProviderPatchesPerRound).toBeLessThanOrEqual(figures.patchBoundPerRound);
     expect(figures.exhaustedMessage).toMatch(
-      /^failed to write ServiceProviderCluster document [0-9a-f-]{36} after 4 attempts \(the document kept changing between read and write\): PreconditionFailed \(HTTP 412\)/,
+      /^PreconditionFailed \(HTTP 412\): .* after 4 attempts \(the document kept changing between read and write\), writing the ServiceProviderCluster document\. Cluster \S+: nothing was written\. \[ServiceProviderCluster document [0-9a-f-]{36}\]$/,
     );
     expect(figures.exhaustedLeftSubtreeUnchanged).toBe(true);
   });

@@ -41,8 +41,7 @@ describe("global failures: nothing written", () => {
     scenario.sandbox.faults.add({ target: "token", kind: "status", statusCode: 500, errorCode: "server_error", message: "token service down", probability: 1 });
     const clientId = clientIdFor(4);
     const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[0], { managedIdentityClientId: clientId });
-    expect(message).toContain("the Azure credential could not get a token");
-    expect(message).toContain(`the managed identity with client ID ${clientId}`);
+    expect(message).toMatch(new RegExp(`^the managed identity with client ID ${clientId} `));
     expect(scenario.sandbox.statistics.token.responsesByStatus["500"]).toBeGreaterThan(0);
     expect(scenario.sandbox.statistics.arm.getRequests).toBe(0);
   });

@@ -195,7 +195,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
       sandbox.statistics.reset();
       await expect(
         provider.create({ clusterResourceId: cluster.clusterResourceId, managedIdentitiesDataPlaneIdentityURL: identityUrl as string }),
-      ).rejects.toThrow(/managedIdentitiesDataPlaneIdentityURL input of cluster .* but its HCPOpenShiftCluster document has none/);
+      ).rejects.toThrow(/^the managedIdentitiesDataPlaneIdentityURL input is .* but the cluster's HCPOpenShiftCluster document has none: /);
       expect(documentOf(cluster)).toEqual(before);
       expect(sandbox.statistics.snapshot().dataPlane.requests).toBe(0);
       sandbox.documents.patch(
@@ -231,7 +231,9 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     const before = documentOf(cluster);
     try {
       await expect(provider.create({ clusterResourceId: cluster.clusterResourceId })).rejects.toThrow(
-        new RegExp(`cluster ${cluster.clusterResourceId} has no service managed identity .*serviceManagedIdentity.*nothing was written`),
+        new RegExp(
+          `^the cluster's HCPOpenShiftCluster document names no service managed identity .*serviceManagedIdentity.* Cluster \\S+: nothing was written.* \\[${cluster.clusterResourceId}\\]`,
+        ),
       );
       expect(documentOf(cluster)).toEqual(before);
     } finally {

@@ -33,10 +33,10 @@ describe("a managed identity whose token endpoint refuses (401), Cosmos DB with 
       const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[0], { managedIdentityClientId: clientId }, [
         wrongIdentityHeader,
       ]);
-      expect(message).toContain("the Azure credential could not get a token");
-      expect(message).toContain(`CredentialUnavailable: the managed identity with client ID ${clientId} ('aro-hcp-identity-status:managedIdentityClientId'`);
+      expect(message.startsWith(`the managed identity with client ID ${clientId} ('aro-hcp-identity-status:managedIdentityClientId'`), message).toBe(true);
       expect(message).toContain("IDENTITY_HEADER");
-      expect(message).toContain(`Credential in use: the managed identity with client ID ${clientId}`);
+      // The cause names the credential: no second copy of it after the document.
+      expect(message).not.toContain("Credential in use");
     } finally {
       delete process.env.COSMOS_KEY;
     }
@@ -62,7 +62,7 @@ describe("DefaultAzureCredential (no managedIdentityClientId) and no working cre
     process.env.COSMOS_KEY = scenario.sandbox.cosmosKey;
     try {
       const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[2], {}, [wrongIdentityHeader]);
-      expect(message).toContain("CredentialUnavailable: no Azure credential could get a token for https://management.azure.com/.default");
+      expect(message.startsWith("no Azure credential could get a token for https://management.azure.com/.default"), message).toBe(true);
       expect(message).toContain("'aro-hcp-identity-status:managedIdentityClientId'");
       expect(message).toContain("AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_FEDERATED_TOKEN_FILE");
       expect(message).toContain("attempted: EnvironmentCredential is unavailable.");

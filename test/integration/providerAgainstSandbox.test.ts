@@ -340,7 +340,9 @@ describe("the provider with real SDK clients against the sandbox", () => {
     const clusterDocumentId = documentIdFor(cluster.clusterResourceId);
     await admin.deleteDocument(cluster.partitionKey, clusterDocumentId);
     const requestsBefore = await armRequests();
-    await expect(provider.create(inputs(cluster))).rejects.toThrow(new RegExp(`HCPOpenShiftCluster document ${clusterDocumentId} .* does not exist`));
+    await expect(provider.create(inputs(cluster))).rejects.toThrow(
+      new RegExp(`HCPOpenShiftCluster document of cluster \\S+ \\(${clusterDocumentId}\\) does not exist`),
+    );
     expect(await armRequests()).toBe(requestsBefore);
     expect((await readDocument(cluster))._etag).toBe(cluster.seeded._etag);
   });
@@ -379,7 +381,7 @@ describe("the provider with real SDK clients against the sandbox", () => {
     try {
       const requestsBefore = await armRequests();
       await expect(provider.create(inputs(cluster))).rejects.toThrow(
-        new RegExp(`HCPOpenShiftCluster document ${documentIdFor(cluster.clusterResourceId)} .* does not exist`),
+        new RegExp(`HCPOpenShiftCluster document of cluster \\S+ \\(${documentIdFor(cluster.clusterResourceId)}\\) does not exist`),
       );
       expect(await armRequests()).toBe(requestsBefore);
       expect((await admin.listFaults()).find((fault) => fault.id === rule.id)?.triggered).toBeGreaterThanOrEqual(1);
@@ -392,7 +394,9 @@ describe("the provider with real SDK clients against the sandbox", () => {
   it("fails clearly, naming the document id, when the ServiceProviderCluster document never appears", async () => {
     const cluster = await seedCluster();
     await admin.deleteDocument(cluster.partitionKey, cluster.documentId);
-    await expect(provider.create(inputs(cluster))).rejects.toThrow(new RegExp(`ServiceProviderCluster document ${cluster.documentId} .* does not exist`));
+    await expect(provider.create(inputs(cluster))).rejects.toThrow(
+      new RegExp(`ServiceProviderCluster document of cluster \\S+ \\(${cluster.documentId}\\) does not exist`),
+    );
     await expect(admin.readDocument(cluster.partitionKey, cluster.documentId)).rejects.toThrow();
   });
 

@@ -28,7 +28,6 @@ it("fails before any write with AzureAccessError naming the credential and the t
   sandbox.faults.add({ target: "token", kind: "delay", delayInMs: 8_000, probability: 1 });
   const clientId = clientIdFor(8);
   const message = await globalFailureLeavesDocumentUnchanged(sandbox, scenario.clusters[0], { managedIdentityClientId: clientId, lookupTimeoutSeconds: "2" });
-  expect(message).toContain("the Azure credential could not get a token");
   expect(message).toContain("lookupTimeoutSeconds");
   expect(message).toContain(`Credential in use: the managed identity with client ID ${clientId}`);
   // The token request did reach the endpoint (it hung there), and no identity was asked for.

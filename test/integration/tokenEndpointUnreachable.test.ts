@@ -21,8 +21,7 @@ afterAll(async () => {
 it("fails before any write naming the managed identity; stored IDs unchanged; no token request reached the sandbox", async () => {
   const clientId = clientIdFor(3);
   const message = await globalFailureLeavesDocumentUnchanged(scenario.sandbox, scenario.clusters[0], { managedIdentityClientId: clientId });
-  expect(message).toContain("the Azure credential could not get a token");
-  expect(message).toContain(`the managed identity with client ID ${clientId}`);
+  expect(message).toMatch(new RegExp(`^the managed identity with client ID ${clientId} `));
   expect(scenario.sandbox.statistics.token.requests).toBe(0);
   expect(scenario.sandbox.statistics.arm.getRequests).toBe(0);
 });

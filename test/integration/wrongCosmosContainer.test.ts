@@ -121,7 +121,7 @@ function expectSettingsError(error: unknown, setting: string, value: string): Er
   expect(failure.message).toContain(`'aro-hcp-identity-status:${setting}'`);
   expect(failure.message).toContain(value);
   expect(failure.message).toContain("'aro-hcp-identity-status:cosmosEndpoint'");
-  expect(failure.message).toContain("NotFound (HTTP 404)");
+  expect(failure.message).toContain("(NotFound, HTTP 404");
   expect(failure.message, "the Cosmos key is in the message").not.toContain(connection.cosmosKey);
   return failure;
 }
@@ -254,7 +254,7 @@ describe("the provider with a database or container typo", () => {
 
     // Refresh: an error, never `{ id: "" }` (which makes the engine drop the resource from state).
     const refresh = await expectSettingsFailure(() => wrong.read!(cluster.documentId, outputs), setting, value);
-    expect(refresh.message).toContain(`failed to read ServiceProviderCluster document ${cluster.documentId}`);
+    expect(refresh.message).toMatch(new RegExp(`\\. \\[reading the ServiceProviderCluster document of cluster \\S+ \\(${cluster.documentId}\\)\\]$`));
     // Diff in document mode reads the cluster document.
     await expectSettingsFailure(() => wrong.diff!(cluster.documentId, outputs, inputs), setting, value);
     await expectSettingsFailure(() => wrong.create(inputs), setting, value);
@@ -299,7 +299,7 @@ describe("the provider over another container that exists (one an ARO-HCP databa
     const wrong = providerWith({ cosmosContainer: otherContainer });
 
     const refresh = await expectSettingsFailure(() => wrong.read!(cluster.documentId, outputs), "cosmosContainer", otherContainer);
-    expect(refresh.message).toContain(`failed to refresh ServiceProviderCluster document ${cluster.documentId}: NotFound (HTTP 404): neither`);
+    expect(refresh.message).toMatch(/^none of the documents of cluster \S+ is in .* \(NotFound, HTTP 404\): neither the ServiceProviderCluster document /);
     expect(refresh.message).toContain(`container '${otherContainer}' of database '${connection.database}'`);
     await expectSettingsFailure(() => wrong.delete!(cluster.documentId, outputs), "cosmosContainer", otherContainer);
 

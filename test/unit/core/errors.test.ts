@@ -146,13 +146,32 @@ describe("AzureAccessError", () => {
   it("says nothing was written, names the credential in use and what to set, and has its name", () => {
     const error = new AzureAccessError({
       documentId: "doc-1",
+      clusterName: "sub/rg/cluster",
       error: { code: "InvalidAuthenticationToken", statusCode: 401, message: "The access token is invalid." },
       credential: "the managed identity with client ID abc",
     });
     expect(isAzureAccessError(error)).toBe(true);
     expect(error.name).toBe("AzureAccessError");
-    expect(error.message).toContain("nothing was written");
-    expect(error.message).toContain("InvalidAuthenticationToken (HTTP 401): The access token is invalid.");
+    // Cause first, then the cluster by name, what was written, and the document once.
+    expect(error.message).toMatch(
+      /^Azure Resource Manager refused the credential's token \(InvalidAuthenticationToken \(HTTP 401\): The access token is invalid\);/,
+    );
+    expect(error.message).toContain(
+      " Cluster sub/rg/cluster: no identity was checked; nothing was written (stored clientId/principalId values are unchanged). [ServiceProviderCluster document doc-1]",
+    );
+    expect(error.message.split("doc-1")).toHaveLength(2);
+    // A credential's own failure is the cause; a file its description names is not printed twice.
+    const missingFile = new AzureAccessError({
+      documentId: "doc-1",
+      clusterName: "sub/rg/cluster",
+      error: {
+        code: "CredentialUnavailable",
+        message: "the certificate file /etc/fp/bundle.pem ('aro-hcp-identity-status:firstPartyCertificateFile') does not exist",
+      },
+      credential: "the first party abc in tenant t (certificate bundle /etc/fp/bundle.pem, 'aro-hcp-identity-status:firstPartyCertificateFile')",
+    });
+    expect(missingFile.message).toMatch(/^the certificate file \/etc\/fp\/bundle\.pem .* does not exist\. Cluster sub\/rg\/cluster: no identity was checked;/);
+    expect(missingFile.message.split("/etc/fp/bundle.pem")).toHaveLength(2);
     expect(error.message).toContain("Credential in use: the managed identity with client ID abc.");
     expect(error.message).toContain("'aro-hcp-identity-status:managedIdentityClientId'");
   });
@@ -197,7 +216,8 @@ describe("error classes", () => {
       ],
     });
     expect(error.message).toBe(
-      "failed to read 2 data plane operator managed identities for ServiceProviderCluster document doc-1 (the other identities were persisted; the failed entries carry a retrievalError):\n" +
+      "2 data plane operator managed identities could not be read: AuthorizationFailed (HTTP 403), Timeout; " +
+        "the other identities were written; the failed entries carry a retrievalError. [ServiceProviderCluster document doc-1]\n" +
         "  - /a: AuthorizationFailed (HTTP 403): no\n  - /b: Timeout: slow",
     );
     expect(error.name).toBe("UserAssignedIdentityReadError");
@@ -208,10 +228,13 @@ describe("error classes", () => {
   it("uses the singular for one identity and says when nothing was written", () => {
     const error = new UserAssignedIdentityReadError({
       documentId: "d",
+      clusterName: "sub/rg/c",
       persisted: false,
       failures: [{ resourceId: "/a", error: { code: "X", message: "y" } }],
     });
-    expect(error.message).toContain("failed to read 1 data plane operator managed identity for ServiceProviderCluster document d (nothing was written)");
+    expect(error.message).toContain(
+      "a data plane operator managed identity could not be read: X. Cluster sub/rg/c: nothing was written. [ServiceProviderCluster document d]",
+    );
   });
 
   it("keeps the record id, status and cause of a CosmosDocumentError", () => {

@@ -106,7 +106,7 @@ describe("point reads", () => {
     const error = await rejection(createDocumentStore(container, { endpoint }).readDocument("partition", "spc"));
     expectNamesSettings(error, "aro-hcp-typo");
     expect(error.message).toMatch(
-      /^failed to read document spc: NotFound \(HTTP 404\): the Cosmos DB database 'aro-hcp-typo' or its container 'Resources' does not exist/,
+      /^the Cosmos DB database 'aro-hcp-typo' or its container 'Resources' does not exist \(NotFound, HTTP 404, substatus 1003.*\[read of document spc\]$/s,
     );
     expect(cosmosStatusCode(error)).toBe(404);
   });
@@ -116,10 +116,10 @@ describe("point reads", () => {
     const store = createDocumentStore(container, { endpoint });
     const forbidden = await rejection(store.readDocument("partition", "forbidden"));
     expectNamesSettings(forbidden);
-    expect(forbidden.message).toContain(`Forbidden (HTTP 403): the Cosmos DB account ${endpoint} does not exist`);
+    expect(forbidden.message).toContain(`the Cosmos DB account ${endpoint} does not exist (Forbidden, HTTP 403, substatus 1008)`);
     const unresolved = await rejection(store.readDocument("partition", "unresolved"));
     expectNamesSettings(unresolved);
-    expect(unresolved.message).toContain("ENOTFOUND: the host name of the Cosmos DB account");
+    expect(unresolved.message).toMatch(/^the host name of the Cosmos DB account .* does not resolve \(ENOTFOUND\)/);
   });
 
   it("fail, without naming the settings, for a 404 with another substatus and for an answer without a document", async () => {
@@ -179,7 +179,7 @@ describe("patches", () => {
     const owner = scriptedContainer({ patch: { throws: cosmosErrorWithSubstatus(404, 1003) } });
     const error = await rejection(createDocumentStore(owner.container, { endpoint }).patchDocument("partition", "spc", [], '"etag"'));
     expectNamesSettings(error);
-    expect(error.message).toMatch(/^failed to write document spc: NotFound \(HTTP 404\)/);
+    expect(error.message).toMatch(/^the Cosmos DB database .* \(NotFound, HTTP 404, .*\[write of document spc\]$/s);
     const gone = cosmosError(404);
     const deleted = scriptedContainer({ patch: { throws: gone } });
     expect(await rejection(createDocumentStore(deleted.container, { endpoint }).patchDocument("partition", "spc", [], '"etag"'))).toBe(gone);
@@ -208,7 +208,10 @@ describe("readLive and waitForDocument over the store", () => {
     expect(isCosmosDocumentError(error)).toBe(true);
     expectNamesSettings(error, "aro-hcp", "Resourcez");
     expect(error.message).toMatch(
-      new RegExp(`^failed to read ServiceProviderCluster document spc \\(/subscriptions/…\\): NotFound \\(HTTP 404\\): the Cosmos DB database`),
+      new RegExp(
+        `^the Cosmos DB database 'aro-hcp' or its container 'Resourcez' does not exist \\(NotFound, HTTP 404.*\\[reading ServiceProviderCluster document spc \\(/subscriptions/…\\)\\]$`,
+        "s",
+      ),
     );
     expect(sleeps).toEqual([]);
     expect(calls).toEqual(["read spc"]);

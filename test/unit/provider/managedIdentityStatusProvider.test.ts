@@ -229,13 +229,13 @@ describe("create", () => {
     for (const id of [location.documentId, location.clusterDocumentId, location.subscriptionDocumentId]) setupValue.store.remove(location.partitionKey, id);
     await expect(setupValue.provider.create(inputs())).rejects.toThrow(
       new RegExp(
-        `failed to update ServiceProviderCluster document ${location.documentId}: NotFound \\(HTTP 404\\): neither .*'aro-hcp-identity-status:cosmosContainer'`,
+        `^none of the documents of cluster ${location.clusterName} is in the container \\(NotFound, HTTP 404\\): neither .*the update wrote nothing.*'aro-hcp-identity-status:cosmosContainer'`,
       ),
     );
     // With the subscription's document there, the cluster document is only missing: the wait's own message.
     setupValue.store.put(buildSubscriptionDocument());
     await expect(setupValue.provider.create(inputs())).rejects.toThrow(
-      new RegExp(`HCPOpenShiftCluster document ${location.clusterDocumentId} .* does not exist \\(waited`),
+      new RegExp(`^the HCPOpenShiftCluster document of cluster ${location.clusterName} \\(${location.clusterDocumentId}\\) does not exist after`),
     );
     expect(setupValue.store.patches()).toHaveLength(0);
   });
@@ -278,7 +278,9 @@ describe("create", () => {
     const error = (await setupValue.provider.create(inputs()).catch((caught: unknown) => caught)) as Error & { id?: string };
     expect(error.name).toBe("CosmosDocumentError");
     expect(error.id).toBeUndefined();
-    expect(error.message).toContain(`ServiceProviderCluster document ${location.documentId}`);
+    expect(error.message).toMatch(
+      new RegExp(`^the ServiceProviderCluster document of cluster ${location.clusterName} \\(${location.documentId}\\) does not exist`),
+    );
     expect(setupValue.store.patches()).toEqual([]);
   });
 });
@@ -733,7 +735,7 @@ describe("read", () => {
     // The drift asks for an update, which waits for the document and fails naming it, writing nothing.
     expect(await setupValue.provider.diff(location.documentId, result.props as Outputs, inputs())).toEqual({ changes: true });
     await expect(setupValue.provider.update(location.documentId, result.props as Outputs, inputs())).rejects.toThrow(
-      new RegExp(`ServiceProviderCluster document ${location.documentId} .* does not exist`),
+      new RegExp(`ServiceProviderCluster document of cluster ${location.clusterName} \\(${location.documentId}\\) does not exist`),
     );
   });
 
@@ -749,15 +751,17 @@ describe("read", () => {
     );
     expect(error?.message).toMatch(
       new RegExp(
-        `failed to refresh ServiceProviderCluster document ${location.documentId}: NotFound \\(HTTP 404\\): neither the ServiceProviderCluster document ` +
+        `^none of the documents of cluster ${location.clusterName} is in the container \\(NotFound, HTTP 404\\): neither the ServiceProviderCluster document ` +
           `${location.documentId}, the HCPOpenShiftCluster document ${location.clusterDocumentId} nor the document of subscription /subscriptions/${location.partitionKey} ` +
-          `\\(${location.subscriptionDocumentId}\\) is in the container`,
+          `\\(${location.subscriptionDocumentId}\\)\\. .*the refresh wrote nothing`,
       ),
     );
     for (const key of ["cosmosEndpoint", "cosmosDatabase", "cosmosContainer"]) expect(error?.message).toContain(`'aro-hcp-identity-status:${key}'`);
     expect(error?.configurationProblem).toBeDefined();
     // A delete does not count "nothing to clear" as done either.
-    await expect(setupValue.provider.delete(location.documentId, outs)).rejects.toThrow(/failed to delete ServiceProviderCluster document .* neither/);
+    await expect(setupValue.provider.delete(location.documentId, outs)).rejects.toThrow(
+      /^none of the documents of cluster .* neither .*the delete wrote nothing/,
+    );
     expect(setupValue.store.patches()).toHaveLength(1);
   });
 
@@ -851,7 +855,7 @@ describe("delete", () => {
     const outs = await createdOutputs(setupValue);
     setupValue.store.failNext("patch", Object.assign(new Error("Forbidden"), { code: 403 }));
     await expect(setupValue.provider.delete(location.documentId, outs)).rejects.toThrow(
-      `failed to write ServiceProviderCluster document ${location.documentId}`,
+      `CosmosError (HTTP 403): Forbidden, writing the ServiceProviderCluster document. Cluster ${location.clusterName}: nothing was written. [ServiceProviderCluster document ${location.documentId}]`,
     );
   });
 
@@ -877,7 +881,7 @@ describe("configure", () => {
     const get = (key: string): string | undefined => config[key.replace(/^aro-hcp-identity-status:/, "")];
     await provider.configure({ config: { get, require: get } } as pulumi.dynamic.ConfigureRequest);
     const error = (await provider.create(inputs()).catch((caught: unknown) => caught)) as Error;
-    expect(error.message).toContain("does not exist (waited 2 s");
+    expect(error.message).toContain("does not exist after 2 s");
     expect(clock.sleeps).toEqual([1000, 1000]);
   });
 
@@ -902,18 +906,18 @@ describe("configure", () => {
     try {
       await configure({ cosmosEndpoint: "https://aro-hcp.documents.azure.com", cosmosDatabase: "db" });
       process.env[variable] = "3";
-      expect(await failure()).toContain("does not exist (waited 3 s");
+      expect(await failure()).toContain("does not exist after 3 s");
       process.env[variable] = "4";
-      expect(await failure()).toContain("does not exist (waited 4 s");
+      expect(await failure()).toContain("does not exist after 4 s");
       await configure({ cosmosEndpoint: "https://aro-hcp.documents.azure.com", cosmosDatabase: "db", documentWaitSeconds: "2" });
-      expect(await failure()).toContain("does not exist (waited 2 s");
+      expect(await failure()).toContain("does not exist after 2 s");
       await configure({ cosmosEndpoint: "https://aro-hcp.documents.azure.com", cosmosDatabase: "db" });
       process.env[variable] = "soon";
       for (let call = 0; call < 2; call += 1) {
         expect(await failure()).toMatch(/'aro-hcp-identity-status:documentWaitSeconds' \(or ARO_HCP_DOCUMENT_WAIT_SECONDS\)/);
       }
       process.env[variable] = "1";
-      expect(await failure()).toContain("does not exist (waited 1 s");
+      expect(await failure()).toContain("does not exist after 1 s");
     } finally {
       if (before === undefined) delete process.env[variable];
       else process.env[variable] = before;

@@ -72,7 +72,7 @@ describe("fleet-wide settings check", () => {
     const garbage = join(directory, "garbage.pem");
     writeFileSync(garbage, "not a certificate\n");
     const problem = fleetSettingsProblem(undefined, clusterMode({ ARO_HCP_FIRST_PARTY_CERTIFICATE_FILE: garbage, ARO_HCP_TLS_CA_FILE: garbage })) ?? "";
-    expect(problem).toMatch(/^the settings cannot work:/);
+    expect(problem).toMatch(/^2 settings are wrong:/);
     expect(problem).toMatch(/tlsCaFile' \(or ARO_HCP_TLS_CA_FILE\) names .*garbage\.pem, which holds no PEM certificate/);
     expect(problem).toMatch(/firstPartyCertificateFile' \(or ARO_HCP_FIRST_PARTY_CERTIFICATE_FILE\) names .*garbage\.pem, which is unusable/);
   });

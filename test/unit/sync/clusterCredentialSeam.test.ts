@@ -81,7 +81,7 @@ describe("the cluster credential seam", () => {
     [
       "managedIdentitiesDataPlaneIdentityURL",
       { identityUrl: "https://declared.example/x?y=1" },
-      /is https:\/\/declared\.example\/x\?y=1, but its HCPOpenShiftCluster document has https:/,
+      /^the managedIdentitiesDataPlaneIdentityURL input is https:\/\/declared\.example\/x\?y=1, but the cluster's HCPOpenShiftCluster document has https:.*Cluster .*: nothing was written/,
     ],
   ])(
     "fails the cluster when the %s input disagrees with the cluster document, naming both, asking for no credential and writing nothing",

@@ -109,7 +109,9 @@ describe("the MSI half of a pass", () => {
     });
     failing.clock.set(after(1));
     const before = msiOf(failing);
-    await expect(pass(failing)).rejects.toThrow(/cp-control-plane through Azure Resource Manager failed: InternalServerError \(HTTP 500\)/);
+    await expect(pass(failing)).rejects.toThrow(
+      /^InternalServerError \(HTTP 500\): .*, reading .*cp-control-plane through Azure Resource Manager\. .*nothing of status\.msiManagedIdentities was written/,
+    );
     expect(msiOf(failing)).toEqual(before);
   });
 

@@ -27,7 +27,7 @@ import {
 const location = locationOf();
 const identityA = identityResourceId("identity-a");
 const hourLater = "2026-08-14T13:00:00Z";
-const clusterDocumentName = `HCPOpenShiftCluster document ${location.clusterDocumentId}`;
+const clusterDocumentName = `the HCPOpenShiftCluster document of cluster ${location.clusterName}`;
 
 function spcWith(subtree: JsonValue): ReturnType<typeof buildServiceProviderClusterDocument> {
   return buildServiceProviderClusterDocument({ dataPlaneOperatorsManagedIdentities: subtree });
@@ -94,7 +94,7 @@ describe("a pass's document reads", () => {
     const error = await syncFailing(harness);
     expect(isCosmosDocumentError(error)).toBe(true);
     expect(error.message).toContain(`${clusterDocumentName} (`);
-    expect(error.message).toContain("does not exist (waited 2 s");
+    expect(error.message).toContain("does not exist after 2 s");
     expect(error.message).not.toContain("ServiceProviderCluster document");
     expect(harness.store.reads(location.clusterDocumentId)).toHaveLength(3);
     // The early read, and one after the wait (with the subscription's document) to tell a missing
@@ -126,7 +126,7 @@ describe("a pass's document reads", () => {
     const error = await syncFailing(harness);
     expect(isCosmosDocumentError(error)).toBe(true);
     expect((error as Error & { statusCode?: number }).statusCode).toBe(503);
-    expect(error.message).toContain(`failed to read ${clusterDocumentName}`);
+    expect(error.message).toMatch(new RegExp(`^ServiceUnavailable \\(HTTP 503\\): .*; nothing was written\\. \\[reading ${clusterDocumentName} \\(`));
     expect(harness.reader.calls).toHaveLength(0);
     expect(harness.store.patches()).toHaveLength(0);
     expect(await unhandledRejections()).toEqual([]);
@@ -136,7 +136,7 @@ describe("a pass's document reads", () => {
     const harness = createHarness({ documents: [buildClusterDocument({ dataPlaneOperators: { "operator-a": null } }), spcWith({})] });
     harness.store.failNext("read", cosmosError(503), { id: location.documentId });
     const error = await syncFailing(harness, "clusterDocument");
-    expect(error.message).toContain(`cannot read the desired identities from ${clusterDocumentName}`);
+    expect(error.message).toContain(`the cluster's HCPOpenShiftCluster document does not name its data plane operator identities in a form upstream writes`);
     expect(harness.store.patches()).toHaveLength(0);
     expect(await unhandledRejections()).toEqual([]);
   });
@@ -146,7 +146,7 @@ describe("a pass's document reads", () => {
     harness.store.failNext("read", cosmosError(503), { id: location.documentId });
     const error = await syncFailing(harness);
     expect((error as Error & { statusCode?: number }).statusCode).toBe(503);
-    expect(error.message).toContain(`failed to read ServiceProviderCluster document ${location.documentId}`);
+    expect(error.message).toContain(`[reading the ServiceProviderCluster document of cluster ${location.clusterName} (${location.documentId})]`);
     expect(harness.reader.calls).toHaveLength(0);
     expect(harness.store.patches()).toHaveLength(0);
   });

@@ -366,7 +366,12 @@ describe("syncManagedIdentityStatus: failures per identity", () => {
     });
     const error = await syncFailing(harness, [identityA, identityB, identityC, identityResourceId("identity-d")]);
     expect(error.name).toBe("UserAssignedIdentityReadError");
-    expect(error.message).toContain(`failed to read 2 data plane operator managed identities for ServiceProviderCluster document ${location.documentId}`);
+    expect(error.message).toMatch(
+      new RegExp(
+        `^2 data plane operator managed identities could not be read: AuthorizationFailed \\(HTTP 403\\), HTTP503 \\(HTTP 503\\)\\. ` +
+          `Cluster ${location.clusterName}: the other identities were written; the failed entries carry a retrievalError\\. \\[ServiceProviderCluster document ${location.documentId}\\]\n`,
+      ),
+    );
     expect(error.message).toContain(`  - ${identityC}: AuthorizationFailed (HTTP 403): The client 'x' does not have authorization to perform action.`);
     expect(error.message).toContain(`  - ${identityResourceId("identity-d")}: HTTP503 (HTTP 503): Service Unavailable`);
     expect(error.message).not.toContain(identityA);
@@ -391,7 +396,7 @@ describe("syncManagedIdentityStatus: failures per identity", () => {
   it("says every entry carries a retrievalError when every lookup failed", async () => {
     const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: { error: simulatedFailure } } });
     const error = await syncFailing(harness, [identityA]);
-    expect(error.message).toContain("(every entry carries a retrievalError)");
+    expect(error.message).toContain(`: every entry carries a retrievalError.`);
     expect(error.message).not.toContain("the other identities were persisted");
   });
 
@@ -558,7 +563,9 @@ describe("syncManagedIdentityStatus: the desired set from the cluster document",
     const harness = createHarness({ documents: [buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA, "operator-b": null } }), spcWith({})] });
     const error = await syncFailing(harness, undefined);
     expect(isCosmosDocumentError(error)).toBe(true);
-    expect(error.message).toContain(`cannot read the desired identities from HCPOpenShiftCluster document ${location.clusterDocumentId}; nothing was written`);
+    expect(error.message).toContain(
+      `the cluster's HCPOpenShiftCluster document does not name its data plane operator identities in a form upstream writes: properties.customerProperties`,
+    );
     expect(error.message).toContain("userAssignedIdentities.dataPlaneOperators.operator-b: identity resource ID is missing (null)");
     expect(harness.reader.calls).toHaveLength(0);
     expect(harness.store.patches()).toHaveLength(0);
@@ -590,8 +597,8 @@ describe("syncManagedIdentityStatus: the desired set from the cluster document",
     });
     const error = await syncFailing(harness, undefined);
     expect(isCosmosDocumentError(error)).toBe(true);
-    expect(error.message).toContain(`HCPOpenShiftCluster document ${location.clusterDocumentId}`);
-    expect(error.message).toContain("does not exist (waited 5 s");
+    expect(error.message).toContain(`the HCPOpenShiftCluster document of cluster ${location.clusterName} (${location.clusterDocumentId})`);
+    expect(error.message).toContain("does not exist after 5 s");
     expect(harness.clock.sleeps).toEqual([1000, 1000, 1000, 1000, 1000]);
     expect(harness.store.reads(location.clusterDocumentId)).toHaveLength(6);
     expect(harness.store.patches()).toHaveLength(0);
@@ -610,7 +617,7 @@ describe("syncManagedIdentityStatus: the cluster document gates every pass", () 
     const before = persisted(harness);
     const error = await syncFailing(harness, [identityA]);
     expect(isCosmosDocumentError(error)).toBe(true);
-    expect(error.message).toContain(`HCPOpenShiftCluster document ${location.clusterDocumentId}`);
+    expect(error.message).toContain(`the HCPOpenShiftCluster document of cluster ${location.clusterName} (${location.clusterDocumentId})`);
     expect(harness.reader.calls).toHaveLength(0);
     expect(harness.store.patches()).toHaveLength(0);
     expect(persisted(harness)).toEqual(before);
@@ -658,10 +665,8 @@ describe("syncManagedIdentityStatus: the ServiceProviderCluster document", () =>
     const error = await syncFailing(harness, [identityA]);
     expect(isCosmosDocumentError(error)).toBe(true);
     expect((error as Error & { statusCode?: number }).statusCode).toBe(404);
-    expect(error.message).toContain(
-      `ServiceProviderCluster document ${location.documentId} (${serviceProviderClusterResourceIdFor()}) does not exist (waited 3 s`,
-    );
-    expect(error.message).toContain("This hook never creates it");
+    expect(error.message).toContain(`the ServiceProviderCluster document of cluster ${location.clusterName} (${location.documentId}) does not exist after 3 s`);
+    expect(error.message).toContain("the resource provider creates it, this hook never does");
     expect(harness.store.reads(location.documentId)).toHaveLength(4);
     expect(harness.reader.calls).toHaveLength(0);
     expect(harness.store.patches()).toHaveLength(0);
@@ -721,7 +726,9 @@ describe("syncManagedIdentityStatus: the ServiceProviderCluster document", () =>
     });
     const error = await syncFailing(harness, [identityA]);
     expect(isCosmosDocumentError(error)).toBe(true);
-    expect(error.message).toContain(`document ${location.documentId} is not a ServiceProviderCluster this hook can write to; nothing was written`);
+    expect(error.message).toContain(
+      `the ServiceProviderCluster document is not in the layout upstream writes: resourceType is 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters', expected 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters/serviceProviderClusters'. Cluster ${location.clusterName}: nothing was written. [ServiceProviderCluster document ${location.documentId}]`,
+    );
     expect(error.message).toContain("resourceType is 'Microsoft.RedHatOpenShift/hcpOpenShiftClusters'");
     expect(harness.reader.calls).toHaveLength(0);
     expect(harness.store.patches()).toHaveLength(0);
@@ -736,7 +743,7 @@ describe("syncManagedIdentityStatus: the ServiceProviderCluster document", () =>
     const error = await syncFailing(harness, [identityA]);
     expect(isCosmosDocumentError(error)).toBe(true);
     expect((error as Error & { statusCode?: number }).statusCode).toBe(code);
-    expect(error.message).toContain(`failed to read ServiceProviderCluster document ${location.documentId}`);
+    expect(error.message).toContain(`[reading the ServiceProviderCluster document of cluster ${location.clusterName} (${location.documentId})]`);
     expect(error.message).toContain(`(HTTP ${code})`);
     expect(harness.reader.calls).toHaveLength(0);
   });
@@ -746,7 +753,7 @@ describe("syncManagedIdentityStatus: the ServiceProviderCluster document", () =>
     harness.store.failNext("patch", cosmosError(503, "Service is currently unavailable."));
     const error = await syncFailing(harness, [identityA]);
     expect(error.message).toBe(
-      `failed to write ServiceProviderCluster document ${location.documentId}: ServiceUnavailable (HTTP 503): Service is currently unavailable.`,
+      `ServiceUnavailable (HTTP 503): Service is currently unavailable, writing the ServiceProviderCluster document. Cluster ${location.clusterName}: nothing was written. [ServiceProviderCluster document ${location.documentId}]`,
     );
     expect(harness.store.patches()).toHaveLength(1);
     expect(persistedSubtree(harness)).toEqual({});
@@ -810,7 +817,7 @@ describe("syncManagedIdentityStatus: concurrent writers (412)", () => {
     expect(isCosmosDocumentError(error)).toBe(true);
     expect((error as Error & { statusCode?: number }).statusCode).toBe(412);
     expect(error.message).toContain(
-      `failed to write ServiceProviderCluster document ${location.documentId} after 3 attempts (the document kept changing between read and write): PreconditionFailed (HTTP 412)`,
+      `PreconditionFailed (HTTP 412): One of the specified pre-condition is not met after 3 attempts (the document kept changing between read and write), writing the ServiceProviderCluster document. Cluster ${location.clusterName}: nothing was written.`,
     );
     expect(harness.store.patches()).toHaveLength(3);
     expect(harness.store.appliedPatches()).toHaveLength(0);
@@ -824,7 +831,9 @@ describe("syncManagedIdentityStatus: concurrent writers (412)", () => {
     });
     harness.clock.onSleep = () => harness.store.remove(location.partitionKey, location.documentId);
     const error = await syncFailing(harness, [identityA]);
-    expect(error.message).toBe(`ServiceProviderCluster document ${location.documentId} was deleted while the status was being written; nothing was written`);
+    expect(error.message).toBe(
+      `the ServiceProviderCluster document was deleted while the status was being written. Cluster ${location.clusterName}: nothing was written. [ServiceProviderCluster document ${location.documentId}]`,
+    );
     expect(persisted(harness)).toBeUndefined();
   });
 
@@ -833,7 +842,9 @@ describe("syncManagedIdentityStatus: concurrent writers (412)", () => {
     harness.store.beforeNextPatch(location.documentId, (store) => store.remove(location.partitionKey, location.documentId));
     const error = await syncFailing(harness, [identityA]);
     expect((error as Error & { statusCode?: number }).statusCode).toBe(404);
-    expect(error.message).toContain(`failed to write ServiceProviderCluster document ${location.documentId}: NotFound (HTTP 404)`);
+    expect(error.message).toContain(
+      `the ServiceProviderCluster document was deleted while the status was being written (NotFound, HTTP 404). Cluster ${location.clusterName}:`,
+    );
     expect(persisted(harness)).toBeUndefined();
   });
 });
@@ -852,6 +863,7 @@ describe("locate", () => {
         "/subscriptions/0465BC32-C654-41B8-8D87-9815D7ABE8F6/resourceGroups/some-resource-group/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/some-hcp-cluster/serviceProviderClusters/default",
       clusterDocumentId: "68bc6026-a8a9-5706-92c5-25d3313bcabb",
       subscriptionDocumentId: "c4680ff9-30cf-5f7b-8821-8bf7831b673a",
+      clusterName: "0465bc32-c654-41b8-8d87-9815d7abe8f6/some-resource-group/some-hcp-cluster",
     });
   });
 
