@@ -5,14 +5,13 @@
  * `pulumi.runtime.setMocks`, whose engine answers `readStackResourceOutputs` with the resources
  * this test puts in the stack. What the real engine does with it: test/e2e/literalCli.test.ts.
  */
-import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import program from "../../index";
 import { allowedRemovals, clustersRemovedBy } from "../../program/clusterRemovals";
 import { aliasesFor, resourceNameFor } from "../../program/declareFleet";
 import { resourceTypeToken } from "../../resources/serviceProviderClusterIdentityStatus";
 import type { RegisteredResource } from "../fixtures/programMocks";
-import { collectProgramWarnings, setProgramMocks } from "../fixtures/programMocks";
+import { collectProgramWarnings, configureProgram, runProgram, setProgramMocks, settle } from "../fixtures/programMocks";
 import { clusterResourceIdFor } from "../fixtures/documents";
 
 const projectName = "aro-hcp-identity-status";
@@ -55,16 +54,6 @@ function stackHolding(clusters: ReadonlyArray<{ id: string; name?: string }>): t
   );
 }
 
-function configure(values: Record<string, string>): void {
-  pulumi.runtime.setAllConfig(Object.fromEntries(Object.entries(values).map(([key, value]) => [`${projectName}:${key}`, value])));
-}
-
-async function runProgram(): Promise<Record<string, unknown>> {
-  const exported = await program();
-  return new Promise((resolve) => (exported.clusters as pulumi.Output<Record<string, unknown>>).apply(resolve));
-}
-
-const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 50));
 const declaring = (ids: readonly string[]): string => JSON.stringify(ids.map((clusterResourceId) => ({ clusterResourceId })));
 
 describe("an update that would delete many of the stack's clusters", () => {
@@ -72,7 +61,7 @@ describe("an update that would delete many of the stack's clusters", () => {
 
   it("is refused when the list is cut short (1 of 100), naming the count, a few clusters and allowClusterRemovals, before anything is declared", async () => {
     stackResources = stackHolding(held.map((id) => ({ id })));
-    configure({ clusters: declaring(held.slice(0, 1)) });
+    configureProgram({ clusters: declaring(held.slice(0, 1)) });
     await expect(runProgram()).rejects.toThrow(
       new RegExp(
         `${projectName}:clusters declares 1 cluster, but stack organization/${projectName}/${stackName} holds 100: this update would delete 99 of them ` +
@@ -86,16 +75,16 @@ describe("an update that would delete many of the stack's clusters", () => {
 
   it("goes ahead at the share (10 of 100) and is refused past it (11), the stack read once each time", async () => {
     stackResources = stackHolding(held.map((id) => ({ id })));
-    configure({ clusters: declaring(held.slice(10)) });
+    configureProgram({ clusters: declaring(held.slice(10)) });
     expect(Object.keys(await runProgram())).toHaveLength(90);
     expect(invokes).toEqual([readStackResourceOutputs]);
-    configure({ clusters: declaring(held.slice(11)) });
+    configureProgram({ clusters: declaring(held.slice(11)) });
     await expect(runProgram()).rejects.toThrow("this update would delete 11 of them");
   });
 
   it("goes ahead with allowClusterRemovals true, saying what it deletes", async () => {
     stackResources = stackHolding(held.map((id) => ({ id })));
-    configure({ clusters: declaring(held.slice(0, 1)), allowClusterRemovals: "true" });
+    configureProgram({ clusters: declaring(held.slice(0, 1)), allowClusterRemovals: "true" });
     expect(Object.keys(await runProgram())).toEqual(["cluster-0"]);
     expect(warnings).toEqual([
       expect.stringContaining(`${projectName}:allowClusterRemovals is true: this update deletes 99 of the 100 clusters the stack holds`),
@@ -103,13 +92,13 @@ describe("an update that would delete many of the stack's clusters", () => {
   });
 
   it("refuses a value other than true or false, naming the key", async () => {
-    configure({ clusters: declaring(held.slice(0, 1)), allowClusterRemovals: "yes" });
+    configureProgram({ clusters: declaring(held.slice(0, 1)), allowClusterRemovals: "yes" });
     await expect(program()).rejects.toThrow(`${projectName}:allowClusterRemovals`);
   });
 
   it("counts a cluster held under an older name as kept, not deleted: it moves by an alias", async () => {
     stackResources = stackHolding(held.map((id, index) => ({ id, name: `cluster-${index}` })));
-    configure({ clusters: declaring(held) });
+    configureProgram({ clusters: declaring(held) });
     expect(Object.keys(await runProgram())).toHaveLength(100);
     expect(registered.map((resource) => resource.name)).toEqual(held.map(resourceNameFor));
   });

@@ -6,7 +6,7 @@
  * engine does with it: test/e2e/literalCli.test.ts.
  */
 import type { RegisteredResource } from "../fixtures/programMocks";
-import { collectProgramWarnings, setProgramMocks } from "../fixtures/programMocks";
+import { collectProgramWarnings, configureProgram, runProgram, setProgramMocks, settle } from "../fixtures/programMocks";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -67,25 +67,12 @@ function stackHolding(...clusterNames: string[]): typeof stackResources {
   return resources;
 }
 
-function configure(values: Record<string, string>): void {
-  pulumi.runtime.setAllConfig(Object.fromEntries(Object.entries(values).map(([key, value]) => [`${projectName}:${key}`, value])));
-}
-
-/** Runs the program and waits for its outputs (a refused program rejects). */
-async function runProgram(): Promise<Record<string, unknown>> {
-  const exported = await program();
-  return new Promise((resolve) => (exported.clusters as pulumi.Output<Record<string, unknown>>).apply(resolve));
-}
-
-/** Lets any registration the program queued reach the mock monitor. */
-const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 50));
-
 const clusterA = clusterResourceIdFor({ subscriptionId: "00000000-0000-0000-0000-000000000000", resourceGroupName: "rg-a", clusterName: "cluster-a" });
 
 describe("an update that declares no cluster", () => {
   it("is refused over a stack that holds clusters, naming allowEmptyFleet, before anything is declared", async () => {
     stackResources = stackHolding("cluster-a", "cluster-b");
-    configure({ clusters: "[]" });
+    configureProgram({ clusters: "[]" });
     await expect(runProgram()).rejects.toThrow(
       new RegExp(
         `${projectName}:clusters declares no cluster, but stack organization/${projectName}/${stackName} holds 2 of them \\(cluster-a, cluster-b\\).*` +
@@ -103,7 +90,7 @@ describe("an update that declares no cluster", () => {
     const file = join(directory, "clusters.json");
     writeFileSync(file, "[]\n");
     stackResources = stackHolding("cluster-a");
-    configure({ clustersFile: file, clusters: JSON.stringify([{ clusterResourceId: clusterA }]) });
+    configureProgram({ clustersFile: file, clusters: JSON.stringify([{ clusterResourceId: clusterA }]) });
     try {
       await expect(runProgram()).rejects.toThrow(
         `${projectName}:clustersFile (${file}) declares no cluster, but stack organization/${projectName}/${stackName} holds 1 of them (cluster-a)`,
@@ -117,13 +104,13 @@ describe("an update that declares no cluster", () => {
 
   it("names the first clusters and counts the rest on a large stack", async () => {
     stackResources = stackHolding(...Array.from({ length: 12 }, (_, index) => `cluster-${index}`));
-    configure({ clusters: "[]" });
+    configureProgram({ clusters: "[]" });
     await expect(runProgram()).rejects.toThrow("holds 12 of them (cluster-0, cluster-1, cluster-2, cluster-3, cluster-4 and 7 more)");
   });
 
   it("keeps the warning on a stack that holds no cluster (a new stack, or one whose clusters were deleted)", async () => {
     stackResources = stackHolding();
-    configure({ clusters: "[]" });
+    configureProgram({ clusters: "[]" });
     expect(await runProgram()).toEqual({});
     expect(warnings).toEqual([
       `warning: [runtime] no clusters declared: set ${projectName}:clustersFile (a JSON list) or ${projectName}:clusters; this update records nothing`,
@@ -136,7 +123,7 @@ describe("an update that declares no cluster", () => {
 
   it("goes ahead with allowEmptyFleet true, saying it deletes the stack's clusters, without reading the stack", async () => {
     stackResources = stackHolding("cluster-a");
-    configure({ clusters: "[]", allowEmptyFleet: "true" });
+    configureProgram({ clusters: "[]", allowEmptyFleet: "true" });
     expect(await runProgram()).toEqual({});
     expect(invokes).toEqual([]);
     expect(warnings).toHaveLength(1);
@@ -146,7 +133,7 @@ describe("an update that declares no cluster", () => {
   it("says how to go ahead when the stack's state cannot be read", async () => {
     // As the engine's answer reaches the SDK: a gRPC error whose `details` is the message.
     stackReadFailure = Object.assign(new Error("invoke failed"), { details: "failed to decrypt the checkpoint" });
-    configure({ clusters: "[]" });
+    configureProgram({ clusters: "[]" });
     await expect(runProgram()).rejects.toThrow(
       new RegExp(
         `could not read the state of stack organization/${projectName}/${stackName}.*failed to decrypt the checkpoint.*${projectName}:allowEmptyFleet`,
@@ -158,7 +145,7 @@ describe("an update that declares no cluster", () => {
 describe("allowEmptyFleet", () => {
   it("is not read for a declared fleet, whose update reads the stack's state once, for program/clusterRemovals.ts", async () => {
     stackResources = stackHolding("cluster-a");
-    configure({ clusters: JSON.stringify([{ clusterResourceId: clusterA }]), allowEmptyFleet: "true" });
+    configureProgram({ clusters: JSON.stringify([{ clusterResourceId: clusterA }]), allowEmptyFleet: "true" });
     expect(Object.keys(await runProgram())).toEqual(["cluster-a"]);
     expect(invokes.map((invoke) => invoke.token)).toEqual([readStackResourceOutputs]);
     expect(warnings).toEqual([]);
@@ -166,7 +153,7 @@ describe("allowEmptyFleet", () => {
 
   it("refuses a value other than true or false, naming the key, whatever the fleet", async () => {
     for (const clusters of ["[]", JSON.stringify([{ clusterResourceId: clusterA }])]) {
-      configure({ clusters, allowEmptyFleet: "yes" });
+      configureProgram({ clusters, allowEmptyFleet: "yes" });
       await expect(program()).rejects.toThrow(`${projectName}:allowEmptyFleet`);
     }
     await settle();
