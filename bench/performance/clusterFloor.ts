@@ -7,7 +7,8 @@
  *    data plane answers 401 with the bearer challenge; the same POST again with the first-party
  *    application's token for the tenant the challenge names (one token per tenant for the process,
  *    through @azure/identity's ClientCertificateCredential over the bundle file);
- * 2. the answer's PKCS #12 `client_secret` turned into PEM (node-forge, as the hook reads it);
+ * 2. the answer's PKCS #12 `client_secret` turned into PEM by the hook's own reader
+ *    (resources/azure/certificateBundle.ts), so that both sides pay the same for the archive;
  * 3. a ClientCertificateCredential for the SMI in its tenant, at the answer's authority (discovery
  *    and a token request at its first `getToken`), and an arm-msi client for the cluster's
  *    subscription over it, whose GETs the worker sends through the process's lookup limiter;
@@ -19,10 +20,10 @@
 import { ManagedServiceIdentityClient } from "@azure/arm-msi";
 import type { TokenCredential } from "@azure/identity";
 import { ClientCertificateCredential } from "@azure/identity";
-import * as forge from "node-forge";
 import { readFileSync } from "node:fs";
 import { Agent, request } from "node:https";
 import { createSecureContext, rootCertificates } from "node:tls";
+import { parseCertificateBundle } from "../../resources/azure/certificateBundle";
 import type { UserAssignedIdentityReader } from "../../resources/azure/userAssignedIdentityReader";
 import { createUserAssignedIdentityReader } from "../../resources/azure/userAssignedIdentityReader";
 import { readClusterDocument } from "../../resources/core/clusterDocument";
@@ -48,17 +49,6 @@ interface Answer {
   readonly status: number;
   readonly challenge: string | undefined;
   readonly body: string;
-}
-
-/** The PEM (key, then the certificates in archive order) of a passwordless PKCS #12 archive. */
-function pemOfArchive(archive: Buffer): string {
-  const pfx = forge.pkcs12.pkcs12FromAsn1(forge.asn1.fromDer(forge.util.createBuffer(archive.toString("binary"))), "");
-  const key = [forge.pki.oids.pkcs8ShroudedKeyBag, forge.pki.oids.keyBag]
-    .map((bagType) => pfx.getBags({ bagType })[bagType]?.[0]?.key)
-    .find((found) => found !== undefined);
-  const certificates = pfx.getBags({ bagType: forge.pki.oids.certBag })[forge.pki.oids.certBag] ?? [];
-  if (key === undefined) throw new Error("floor: the data plane's archive holds no key");
-  return [forge.pki.privateKeyToPem(key), ...certificates.flatMap((bag) => (bag.cert === undefined ? [] : [forge.pki.certificateToPem(bag.cert)]))].join("");
 }
 
 /** The floor's chain for these settings (mode `clusterServiceManagedIdentity` with a first-party bundle file). */
@@ -159,7 +149,7 @@ export function createClusterFloor(settings: Settings): ClusterFloor {
       const credential = new ClientCertificateCredential(
         entry.tenant_id,
         entry.client_id,
-        { certificate: pemOfArchive(Buffer.from(entry.client_secret, "base64")) },
+        { certificate: parseCertificateBundle(Buffer.from(entry.client_secret, "base64"), "floor: client_secret").pem },
         { authorityHost: entry.authentication_endpoint, disableInstanceDiscovery: true, sendCertificateChain: true, agent },
       );
       const client = new ManagedServiceIdentityClient(credential, subscriptionId, {
