@@ -7,22 +7,29 @@
  *    data plane answers 401 with the bearer challenge; the same POST again with the first-party
  *    application's token for the tenant the challenge names (one token per tenant for the process,
  *    through @azure/identity's ClientCertificateCredential over the bundle file);
- * 2. the answer's PKCS #12 `client_secret` turned into PEM (node-forge, as the hook reads it);
+ * 2. the answer's PKCS #12 `client_secret` turned into PEM by the hook's own reader
+ *    (resources/azure/certificateBundle.ts), so that both sides pay the same for the archive;
  * 3. a ClientCertificateCredential for the SMI in its tenant, at the answer's authority (discovery
  *    and a token request at its first `getToken`), and an arm-msi client for the cluster's
- *    subscription over it, whose GETs the worker sends through the process's lookup limiter.
+ *    subscription over it, whose GETs the worker sends through the process's lookup limiter;
+ * 4. for the MSI half (`msiManagedIdentities`), at the same time as 1–3: the same POST (unanswered,
+ *    challenged, then with the first party's token) with every control plane operator identity and
+ *    the SMI in `identityIds`, each answered entry's `client_id` and `object_id` kept by lowercased
+ *    `resource_id`, as the hook's pass asks and reads it.
  */
 import { ManagedServiceIdentityClient } from "@azure/arm-msi";
 import type { TokenCredential } from "@azure/identity";
 import { ClientCertificateCredential } from "@azure/identity";
-import * as forge from "node-forge";
 import { readFileSync } from "node:fs";
 import { Agent, request } from "node:https";
 import { createSecureContext, rootCertificates } from "node:tls";
+import { parseCertificateBundle } from "../../resources/azure/certificateBundle";
 import type { UserAssignedIdentityReader } from "../../resources/azure/userAssignedIdentityReader";
 import { createUserAssignedIdentityReader } from "../../resources/azure/userAssignedIdentityReader";
 import { readClusterDocument } from "../../resources/core/clusterDocument";
 import type { JsonObject } from "../../resources/core/json";
+import type { MsiIdentityEntry, MsiManagedIdentities } from "../../resources/core/msiManagedIdentities";
+import { nextRecheckTime } from "../../resources/core/identityStatus";
 import type { Settings } from "../../resources/core/settings";
 
 /** What the worker gets for one cluster: the reader of its SMI, and the credential behind it. */
@@ -34,21 +41,14 @@ export interface ClusterFloorReader {
 /** One cluster's credential chain, as a plain script walks it. */
 export interface ClusterFloor {
   readerFor(clusterDocument: JsonObject, subscriptionId: string): Promise<ClusterFloorReader>;
+  /** The MSI half of the cluster's status, from one data plane request for all its identities. */
+  msiHalf(clusterDocument: JsonObject): Promise<MsiManagedIdentities>;
 }
 
 interface Answer {
   readonly status: number;
   readonly challenge: string | undefined;
   readonly body: string;
-}
-
-/** The PEM (key, then the certificates in archive order) of a passwordless PKCS #12 archive. */
-function pemOfArchive(archive: Buffer): string {
-  const pfx = forge.pkcs12.pkcs12FromAsn1(forge.asn1.fromDer(forge.util.createBuffer(archive.toString("binary"))), "");
-  const key = pfx.getBags({ bagType: forge.pki.oids.keyBag })[forge.pki.oids.keyBag]?.[0]?.key;
-  const certificates = pfx.getBags({ bagType: forge.pki.oids.certBag })[forge.pki.oids.certBag] ?? [];
-  if (key === undefined) throw new Error("floor: the data plane's archive holds no key");
-  return [forge.pki.privateKeyToPem(key), ...certificates.flatMap((bag) => (bag.cert === undefined ? [] : [forge.pki.certificateToPem(bag.cert)]))].join("");
 }
 
 /** The floor's chain for these settings (mode `clusterServiceManagedIdentity` with a first-party bundle file). */
@@ -101,25 +101,55 @@ export function createClusterFloor(settings: Settings): ClusterFloor {
       sent.on("error", reject);
       sent.end(body);
     });
+  /** One data plane request for `identityIds` at the cluster's identity URL, challenged first as the hook's is. */
+  const askDataPlane = async (identityUrl: string, identityIds: readonly string[]): Promise<Array<Record<string, string | null>>> => {
+    const url = new URL(identityUrl);
+    url.searchParams.set("api-version", "2024-01-01");
+    const body = JSON.stringify({ identityIds });
+    let answer = await post(url, body, undefined);
+    if (answer.status === 401) {
+      const tenantId = /authorization="?https:\/\/[^/]+\/([^/",\s]+)/i.exec(answer.challenge ?? "")?.[1];
+      if (tenantId === undefined) throw new Error("floor: the data plane's 401 has no bearer challenge");
+      answer = await post(url, body, await firstPartyToken(tenantId));
+    }
+    if (answer.status !== 200) throw new Error(`floor: the data plane answered ${answer.status}: ${answer.body.slice(0, 200)}`);
+    return (JSON.parse(answer.body) as { explicit_identities: Array<Record<string, string | null>> }).explicit_identities;
+  };
   return {
+    async msiHalf(clusterDocument) {
+      const { identityUrl, serviceManagedIdentity, controlPlaneOperators } = readClusterDocument(clusterDocument);
+      if (identityUrl === undefined || serviceManagedIdentity === undefined) throw new Error("floor: the cluster document has no identity URL or SMI");
+      const operators = new Map<string, string>();
+      for (const value of Object.values((controlPlaneOperators ?? {}) as Record<string, unknown>)) {
+        if (typeof value === "string") operators.set(value.toLowerCase(), value);
+      }
+      const answered = new Map(
+        (await askDataPlane(identityUrl, [...operators.values(), serviceManagedIdentity])).map((entry) => [String(entry.resource_id).toLowerCase(), entry]),
+      );
+      const entryOf = (resourceId: string): MsiIdentityEntry => {
+        const entry = answered.get(resourceId.toLowerCase());
+        if (entry === undefined) throw new Error(`floor: the data plane's answer holds nothing for ${resourceId}`);
+        return {
+          resourceId,
+          ...(entry.client_id === null ? {} : { clientId: entry.client_id }),
+          ...(entry.object_id === null ? {} : { principalId: entry.object_id }),
+        };
+      };
+      const controlPlaneOperatorsIdentities = Object.fromEntries([...operators].map(([key, resourceId]) => [key, entryOf(resourceId)]));
+      return {
+        earliestRecheckTime: nextRecheckTime(new Date(), Math.random),
+        ...(operators.size === 0 ? {} : { controlPlaneOperatorsIdentities }),
+        serviceManagedIdentity: entryOf(serviceManagedIdentity),
+      };
+    },
     async readerFor(clusterDocument, subscriptionId) {
       const { identityUrl, serviceManagedIdentity } = readClusterDocument(clusterDocument);
       if (identityUrl === undefined || serviceManagedIdentity === undefined) throw new Error("floor: the cluster document has no identity URL or SMI");
-      const url = new URL(identityUrl);
-      url.searchParams.set("api-version", "2024-01-01");
-      const body = JSON.stringify({ identityIds: [serviceManagedIdentity] });
-      let answer = await post(url, body, undefined);
-      if (answer.status === 401) {
-        const tenantId = /authorization="?https:\/\/[^/]+\/([^/",\s]+)/i.exec(answer.challenge ?? "")?.[1];
-        if (tenantId === undefined) throw new Error("floor: the data plane's 401 has no bearer challenge");
-        answer = await post(url, body, await firstPartyToken(tenantId));
-      }
-      if (answer.status !== 200) throw new Error(`floor: the data plane answered ${answer.status}: ${answer.body.slice(0, 200)}`);
-      const entry = (JSON.parse(answer.body) as { explicit_identities: Array<Record<string, string>> }).explicit_identities[0];
+      const entry = (await askDataPlane(identityUrl, [serviceManagedIdentity]))[0] as Record<string, string>;
       const credential = new ClientCertificateCredential(
         entry.tenant_id,
         entry.client_id,
-        { certificate: pemOfArchive(Buffer.from(entry.client_secret, "base64")) },
+        { certificate: parseCertificateBundle(Buffer.from(entry.client_secret, "base64"), "floor: client_secret").pem },
         { authorityHost: entry.authentication_endpoint, disableInstanceDiscovery: true, sendCertificateChain: true, agent },
       );
       const client = new ManagedServiceIdentityClient(credential, subscriptionId, {

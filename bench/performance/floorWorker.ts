@@ -6,7 +6,8 @@
  * Modes (argv[2]): `sync` reads each ServiceProviderCluster document, GETs its identities through
  * the limiter and patches the status with If-Match, every cluster at once; `read` reads each
  * document once; `cluster` does what `sync` does as each cluster's own service managed identity
- * (clusterFloor.ts). The plan (argv[3]) is a JSON file of {@link FloorCluster}. Settings come from
+ * (clusterFloor.ts), and at the same time asks the data plane for the MSI half, writing both halves
+ * in the one patch. The plan (argv[3]) is a JSON file of {@link FloorCluster}. Settings come from
  * the ARO_HCP_* environment. Prints one JSON line: {@link FloorWorkerReport}.
  */
 import { readFileSync } from "node:fs";
@@ -25,7 +26,8 @@ const clustersInFlight = 16;
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../../resources/core/azureResourceId";
 import { sharedAzureAdapters } from "../../resources/provider/azureAdapters";
 import type { DataPlaneOperatorManagedIdentityEntry } from "../../resources/core/serviceProviderClusterDocument";
-import { statusPatchOperations } from "../../resources/core/statusPatch";
+import { identityStatusPatchOperations } from "../../resources/core/statusPatch";
+import type { MsiManagedIdentities } from "../../resources/core/msiManagedIdentities";
 import { nextRecheckTime } from "../../resources/core/identityStatus";
 import { readSettings } from "../../resources/core/settings";
 import { processCpuTimeInMs } from "./statistics";
@@ -66,6 +68,7 @@ async function main(): Promise<void> {
         let reader: UserAssignedIdentityReader = adapters.userAssignedIdentityReader;
         let credential: TokenCredential | undefined;
         let stored: Awaited<ReturnType<typeof adapters.documentStore.readDocument>>;
+        let msiHalf: Promise<MsiManagedIdentities> | undefined;
         if (clusterFloor === undefined) {
           stored = await adapters.documentStore.readDocument(cluster.partitionKey, cluster.documentId);
         } else {
@@ -76,6 +79,9 @@ async function main(): Promise<void> {
           ]);
           if (clusterDocument === undefined) throw new Error(`floor: cluster document ${cluster.clusterDocumentId} is missing`);
           stored = serviceProviderCluster;
+          // The MSI half's data plane request runs beside the data plane operators' chain, as in the hook's pass.
+          if (mode !== "read") msiHalf = clusterFloor.msiHalf(clusterDocument.document);
+          msiHalf?.catch(() => undefined);
           ({ reader, credential } = await clusterFloor.readerFor(clusterDocument.document, cluster.partitionKey));
         }
         if (mode === "read") {
@@ -106,10 +112,11 @@ async function main(): Promise<void> {
           ),
         );
         const status = { identities, earliestRecheckTime: nextRecheckTime(new Date(), Math.random) };
+        const msi = msiHalf === undefined ? undefined : await msiHalf;
         await adapters.documentStore.patchDocument(
           cluster.partitionKey,
           cluster.documentId,
-          statusPatchOperations(stored.document, status, stored.etag),
+          identityStatusPatchOperations(stored.document, { dataPlane: status, ...(msi === undefined ? {} : { msi }) }, stored.etag),
           stored.etag,
         );
       }),

@@ -3,9 +3,13 @@
  * Node refuses `--cpu-prof` in NODE_OPTIONS). In a dynamic-provider host it starts the V8 CPU
  * profiler and the sampling heap profiler through the inspector, and writes
  * `<ARO_HCP_PROFILE_DIRECTORY>/host-<pid>.cpuprofile` and `.heapprofile` when the engine stops
- * the host (SIGINT or SIGTERM) or it exits. Any other process it is loaded into is left alone.
+ * the host (SIGINT or SIGTERM) or it exits, with `.memory.json`: V8's heap spaces (used and
+ * committed), external memory and array buffers at the sample of highest resident size (sampled
+ * every 50 ms), to tell live objects from garbage not yet collected at the peak. Any other process
+ * it is loaded into is left alone.
  */
 import { writeFileSync } from "node:fs";
+import { getHeapSpaceStatistics } from "node:v8";
 import { Session } from "node:inspector";
 import { join } from "node:path";
 
@@ -18,10 +22,17 @@ if (directory !== undefined && (process.argv[1] ?? "").includes("dynamic-provide
   session.post("Profiler.start");
   session.post("HeapProfiler.enable");
   session.post("HeapProfiler.startSampling", { samplingInterval: 64 * 1024 });
+  let peak: { rssBytes: number; atMs: number; memory: NodeJS.MemoryUsage; spaces: ReturnType<typeof getHeapSpaceStatistics> } | undefined;
+  const started = Date.now();
+  setInterval(() => {
+    const memory = process.memoryUsage();
+    if (peak === undefined || memory.rss > peak.rssBytes) peak = { rssBytes: memory.rss, atMs: Date.now() - started, memory, spaces: getHeapSpaceStatistics() };
+  }, 50).unref();
   let written = false;
   const write = (): void => {
     if (written) return;
     written = true;
+    writeFileSync(join(directory, `host-${process.pid}.memory.json`), JSON.stringify(peak ?? null));
     // The same-thread session answers synchronously, so this works inside an exit handler.
     session.post("Profiler.stop", (error, result) => {
       if (error === null) writeFileSync(join(directory, `host-${process.pid}.cpuprofile`), JSON.stringify(result.profile));

@@ -7,7 +7,10 @@
  *   every pass of that cluster in the process until then, and concurrent passes share one call. A
  *   failed call is not remembered: the next pass asks again. At most {@link defaultMaxCredentials}
  *   clusters are kept, the oldest going first: a cluster is looked up once per recheck (12 h or
- *   more), so keeping a whole fleet's credentials buys nothing but memory.
+ *   more), so an entry is of use only while its cluster's pass runs. Each entry holds an MSAL
+ *   client, an ARM client with its own pipeline and the SMI's certificate, all of it live heap
+ *   that V8 multiplies into the process's peak; the bound is what an engine keeps in flight. A
+ *   pass holds its reader, so an eviction never cuts a pass short.
  * - An entry belongs to one cluster: its key is the cluster, its identity URL and its SMI, so no
  *   cluster is ever handed a reader bound to another cluster's subscription or credential.
  * - The SMI's ARM token is asked for as soon as its credential is built, outside the lookup
@@ -105,8 +108,11 @@ interface Built {
   readonly reader: ClusterReader;
 }
 
-/** Clusters whose credentials a process keeps at once, unless told otherwise. */
-export const defaultMaxCredentials = 256;
+/**
+ * Clusters whose credentials a process keeps at once, unless told otherwise: the resources an engine
+ * works on at once through the project's doors (16 for `up`, 32 for `refresh`, cli/engine.ts).
+ */
+export const defaultMaxCredentials = 32;
 
 const fallbackLifetimeInMs = 60 * 60 * 1000;
 const prefetchTimeoutInMs = 30 * 1000;

@@ -7,7 +7,7 @@
 import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
 import type { TokenCredential } from "@azure/identity";
 import { describe, expect, it } from "vitest";
-import { ClusterCredentialError, createClusterCredentialSource } from "../../../resources/azure/clusterCredentials";
+import { ClusterCredentialError, createClusterCredentialSource, defaultMaxCredentials } from "../../../resources/azure/clusterCredentials";
 import type { ServiceManagedIdentityCredential } from "../../../resources/azure/managedIdentitiesDataPlane";
 import { DataPlaneError } from "../../../resources/azure/managedIdentitiesDataPlane";
 import { parseResourceIdOfType } from "../../../resources/core/azureResourceId";
@@ -142,6 +142,26 @@ describe("cluster credentials", () => {
     const { reader } = await source.readerFor(request, signal);
     expect(asked).toEqual([`client-of-${subscriptionA}`]);
     expect(await read(reader, identityIn(subscriptionA, "x"))).toMatchObject({ clientId: `x read by client-of-${subscriptionA}` });
+  });
+
+  it("keeps the credentials of the last defaultMaxCredentials clusters only, and an evicted cluster's reader still reads", async () => {
+    const world = fakeWorld();
+    const source = sourceOf(world);
+    const subscriptionOf = (index: number): string => `${index.toString(16).padStart(8, "0")}-1111-1111-1111-111111111111`;
+    const requestOf = (index: number) => ({
+      cluster: clusterIn(subscriptionOf(index), `c${index}`),
+      serviceManagedIdentity: smiOf(subscriptionOf(index)),
+      identityUrl: `https://dp.example/c${index}`,
+    });
+    const first = await source.readerFor(requestOf(0), signal);
+    for (let index = 1; index < defaultMaxCredentials; index += 1) await source.readerFor(requestOf(index), signal);
+    await source.readerFor(requestOf(0), signal);
+    expect(world.calls).toHaveLength(defaultMaxCredentials);
+    // One cluster more evicts the oldest: the next pass of cluster 0 asks the data plane again.
+    await source.readerFor(requestOf(defaultMaxCredentials), signal);
+    await source.readerFor(requestOf(0), signal);
+    expect(world.calls).toHaveLength(defaultMaxCredentials + 2);
+    expect(await read(first.reader, identityIn(subscriptionOf(0), "x"))).toMatchObject({ clientId: `x read by client-of-${subscriptionOf(0)}` });
   });
 
   it("lets concurrent passes of one cluster share one data plane call", async () => {

@@ -1,0 +1,185 @@
+/**
+ * The PKCS#12 key derivation (RFC 7292, appendix B.2) without node-forge's byte strings, for
+ * forge's archive reader to use while it reads an archive (certificateBundle.ts).
+ *
+ * An archive of the Managed Identities data plane derives six blocks of key material (the MAC key,
+ * and a key and an IV for each of its two encrypted parts) with 2048 iterations of SHA-1 each, and
+ * node-forge hashes each iteration in JavaScript over byte strings: most of the CPU and of the
+ * garbage of reading one archive. Here the first hash of a block is Node's, and the 2047 rehashes
+ * of a 20-byte digest run on 32-bit words ({@link rehashSha1}); other digests use Node's hash for
+ * every round.
+ * {@link withLeanPkcs12KeyDerivation} swaps forge's two entry points of the derivation for this
+ * one for the length of one synchronous call and puts them back after it, so no other caller of
+ * forge in the process ever sees the swap. The result is byte for byte forge's own (the unit test
+ * compares them); a digest other than SHA-1 and SHA-2 falls back to forge's derivation.
+ */
+import { hash } from "node:crypto";
+import type * as Forge from "node-forge";
+
+type ForgeDerivation = (
+  password: string | null | undefined,
+  salt: Forge.util.ByteStringBuffer,
+  id: number,
+  iterations: number,
+  length: number,
+  md?: Forge.md.MessageDigest,
+) => Forge.util.ByteStringBuffer;
+
+/** Digest and block lengths (bytes) of the digests PKCS#12 archives use, by forge's algorithm name. */
+const digests: Readonly<Record<string, { readonly node: string; readonly u: number; readonly v: number }>> = {
+  sha1: { node: "sha1", u: 20, v: 64 },
+  sha256: { node: "sha256", u: 32, v: 64 },
+  sha384: { node: "sha384", u: 48, v: 128 },
+  sha512: { node: "sha512", u: 64, v: 128 },
+};
+
+/** `source` repeated to `length` bytes (the last copy truncated); empty for an empty source. */
+function repeatTo(source: Buffer, length: number): Buffer {
+  const out = Buffer.alloc(length);
+  for (let offset = 0; offset < length && source.length > 0; offset += source.length) source.copy(out, offset, 0, Math.min(source.length, length - offset));
+  return out;
+}
+
+const h0Initial = 0x67452301;
+const h1Initial = 0xefcdab89 | 0;
+const h2Initial = 0x98badcfe | 0;
+const h3Initial = 0x10325476;
+const h4Initial = 0xc3d2e1f0 | 0;
+
+/**
+ * SHA-1 (FIPS 180-4) applied `rounds` times to a 20-byte digest: each message is one block (the
+ * digest, the 0x80 pad and the 160-bit length), hashed on 32-bit words without a call into
+ * native code per round, which costs more than the round itself.
+ */
+export function rehashSha1(digest: Uint8Array, rounds: number): Buffer {
+  const view = new DataView(digest.buffer, digest.byteOffset, digest.byteLength);
+  const w = new Int32Array(80);
+  let h0 = view.getInt32(0);
+  let h1 = view.getInt32(4);
+  let h2 = view.getInt32(8);
+  let h3 = view.getInt32(12);
+  let h4 = view.getInt32(16);
+  for (let round = 0; round < rounds; round += 1) {
+    w[0] = h0;
+    w[1] = h1;
+    w[2] = h2;
+    w[3] = h3;
+    w[4] = h4;
+    w[5] = 0x80000000 | 0;
+    w.fill(0, 6, 15);
+    w[15] = 160;
+    for (let t = 16; t < 80; t += 1) {
+      const x = w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16];
+      w[t] = (x << 1) | (x >>> 31);
+    }
+    let a = h0Initial;
+    let b = h1Initial;
+    let c = h2Initial;
+    let d = h3Initial;
+    let e = h4Initial;
+    let t = 0;
+    for (; t < 20; t += 1) {
+      const next = (((a << 5) | (a >>> 27)) + ((b & c) | (~b & d)) + e + 0x5a827999 + w[t]) | 0;
+      e = d;
+      d = c;
+      c = (b << 30) | (b >>> 2);
+      b = a;
+      a = next;
+    }
+    for (; t < 40; t += 1) {
+      const next = (((a << 5) | (a >>> 27)) + (b ^ c ^ d) + e + 0x6ed9eba1 + w[t]) | 0;
+      e = d;
+      d = c;
+      c = (b << 30) | (b >>> 2);
+      b = a;
+      a = next;
+    }
+    for (; t < 60; t += 1) {
+      const next = (((a << 5) | (a >>> 27)) + ((b & c) | (b & d) | (c & d)) + e + (0x8f1bbcdc | 0) + w[t]) | 0;
+      e = d;
+      d = c;
+      c = (b << 30) | (b >>> 2);
+      b = a;
+      a = next;
+    }
+    for (; t < 80; t += 1) {
+      const next = (((a << 5) | (a >>> 27)) + (b ^ c ^ d) + e + (0xca62c1d6 | 0) + w[t]) | 0;
+      e = d;
+      d = c;
+      c = (b << 30) | (b >>> 2);
+      b = a;
+      a = next;
+    }
+    h0 = (h0Initial + a) | 0;
+    h1 = (h1Initial + b) | 0;
+    h2 = (h2Initial + c) | 0;
+    h3 = (h3Initial + d) | 0;
+    h4 = (h4Initial + e) | 0;
+  }
+  const out = Buffer.alloc(20);
+  out.writeInt32BE(h0, 0);
+  out.writeInt32BE(h1, 4);
+  out.writeInt32BE(h2, 8);
+  out.writeInt32BE(h3, 12);
+  out.writeInt32BE(h4, 16);
+  return out;
+}
+
+/**
+ * RFC 7292 B.2: `length` bytes of key material of purpose `id` (1 key, 2 IV, 3 MAC key) from a
+ * password (BMPString with its two-byte terminator; none for null or undefined) and a salt.
+ */
+export function derivePkcs12Key(password: string | null | undefined, salt: Buffer, id: number, iterations: number, length: number, digest = "sha1"): Buffer {
+  const known = digests[digest];
+  if (known === undefined) throw new RangeError(`no PKCS#12 key derivation here for digest ${digest}`);
+  if (!(iterations >= 1)) throw new RangeError("PKCS#12 key derivation needs at least one iteration");
+  const { node, u, v } = known;
+  const passwordBytes = Buffer.alloc(password === null || password === undefined ? 0 : (password.length + 1) * 2);
+  for (let index = 0; password !== null && password !== undefined && index < password.length; index += 1) {
+    passwordBytes.writeUInt16BE(password.charCodeAt(index), index * 2);
+  }
+  const diversifier = Buffer.alloc(v, id);
+  const input = Buffer.concat([repeatTo(salt, v * Math.ceil(salt.length / v)), repeatTo(passwordBytes, v * Math.ceil(passwordBytes.length / v))]);
+  const blocks: Uint8Array[] = [];
+  for (let produced = 0; produced < length; produced += u) {
+    let digestValue: Buffer = hash(node, Buffer.concat([diversifier, input]), "buffer");
+    if (node === "sha1") digestValue = rehashSha1(digestValue, iterations - 1);
+    else for (let round = 1; round < iterations; round += 1) digestValue = hash(node, digestValue, "buffer");
+    blocks.push(digestValue);
+    // I_j = (I_j + B + 1) mod 2^(8v) for each v-byte block of I, B being the digest repeated to v bytes.
+    const b = repeatTo(digestValue, v);
+    for (let start = 0; start < input.length; start += v) {
+      let carry = 1;
+      for (let index = v - 1; index >= 0; index -= 1) {
+        const sum = input[start + index] + b[index] + carry;
+        input[start + index] = sum & 0xff;
+        carry = sum >> 8;
+      }
+    }
+  }
+  return Buffer.concat(blocks).subarray(0, length);
+}
+
+/**
+ * Runs `read` (a synchronous read of one archive with forge) with forge's PKCS#12 key derivation
+ * done by {@link derivePkcs12Key}, and restores forge's own afterwards, whatever `read` does.
+ */
+export function withLeanPkcs12KeyDerivation<T>(forge: typeof Forge, read: () => T): T {
+  const pbe = (forge.pki as unknown as { pbe: { generatePkcs12Key: ForgeDerivation } }).pbe;
+  const pkcs12 = forge.pkcs12 as unknown as { generateKey: ForgeDerivation };
+  const forgePbe = pbe.generatePkcs12Key;
+  const forgePkcs12 = pkcs12.generateKey;
+  const lean: ForgeDerivation = (password, salt, id, iterations, length, md) => {
+    const digest = md === undefined || md === null ? "sha1" : md.algorithm;
+    if (digests[digest] === undefined) return forgePbe(password, salt, id, iterations, length, md);
+    return forge.util.createBuffer(derivePkcs12Key(password, Buffer.from(salt.bytes(), "binary"), id, iterations, length, digest).toString("binary"));
+  };
+  pbe.generatePkcs12Key = lean;
+  pkcs12.generateKey = lean;
+  try {
+    return read();
+  } finally {
+    pbe.generatePkcs12Key = forgePbe;
+    pkcs12.generateKey = forgePkcs12;
+  }
+}
