@@ -22,14 +22,16 @@ export default defineConfig({
         },
       },
       {
-        // The real Pulumi engine: needs `npm run build` and the CLI (tools/setup.sh does both).
+        // The real Pulumi engine: needs `npm run build` and the CLI (tools/setup.sh does both). Two files
+        // at a time: each waits on engine and plugin start-ups most of its time, and every file has its
+        // own sandbox, backend directory and stack names.
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
           environment: "node",
           testTimeout: 180_000,
           hookTimeout: 600_000,
-          fileParallelism: false,
+          maxWorkers: 2,
         },
       },
     ],
