@@ -6,6 +6,8 @@ export default defineConfig({
       {
         test: {
           name: "unit",
+          // Projects run one after another, in this order; inside a project, files as it says.
+          sequence: { groupOrder: 0 },
           include: ["test/unit/**/*.test.ts", "test/program/**/*.test.ts"],
           environment: "node",
         },
@@ -13,6 +15,7 @@ export default defineConfig({
       {
         test: {
           name: "integration",
+          sequence: { groupOrder: 1 },
           include: ["test/integration/**/*.test.ts"],
           environment: "node",
           globalSetup: ["test/setup/sandbox.ts"],
@@ -27,6 +30,7 @@ export default defineConfig({
         // own sandbox, backend directory and stack names.
         test: {
           name: "e2e",
+          sequence: { groupOrder: 2 },
           include: ["test/e2e/**/*.test.ts"],
           environment: "node",
           testTimeout: 180_000,
