@@ -74,11 +74,13 @@ export function classifyFailure(error: unknown): { outcome: PassOutcome; message
   if (error instanceof Error && error.name === "AzureAccessError") {
     return { outcome: "globalFailure", message, properties: carried };
   }
+  // The cluster's credential failed: nothing of the data plane operators' half was read, though the
+  // MSI half, answered to the first party, may have been written beside it (carried in its result).
+  if (error instanceof Error && error.name === "ClusterCredentialError") {
+    return { outcome: "clusterFailure", message, properties: carried };
+  }
   if (error instanceof Error && carried !== undefined) {
     return { outcome: "lookupFailed", message, properties: carried };
-  }
-  if (error instanceof Error && error.name === "ClusterCredentialError") {
-    return { outcome: "clusterFailure", message, properties: undefined };
   }
   if (error instanceof Error && error.name === "CosmosDocumentError") {
     return { outcome: "writeFailed", message, properties: undefined };
