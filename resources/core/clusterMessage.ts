@@ -43,3 +43,13 @@ export function serviceProviderClusterDocumentLabel(documentId: string): string 
 
 /** Said when a pass ends before any write. */
 export const nothingWritten = "nothing was written (stored clientId/principalId values are unchanged)";
+
+/** A data plane operators' failure whose pass wrote the MSI half: its "nothing was written" says which half was not. */
+export function withMsiWritten(message: string): string {
+  return message.includes(nothingWritten)
+    ? message.replace(
+        nothingWritten,
+        "nothing of status.dataPlaneOperatorsManagedIdentities was written (its stored clientId/principalId values are unchanged); status.msiManagedIdentities was written",
+      )
+    : `${message} (status.msiManagedIdentities was written)`;
+}

@@ -46,6 +46,7 @@ import { dataPlaneRefusal, planDataPlaneHalf, resolveDataPlaneHalf } from "./dat
 import type { MsiDecide } from "./msiHalf";
 import { planMsiHalf, resolveMsiHalf } from "./msiHalf";
 import { MsiIdentitiesError } from "../core/msiError";
+import { withMsiWritten } from "../core/clusterMessage";
 import type { SyncDependencies } from "./syncDependencies";
 
 /** What to reconcile. */
@@ -214,7 +215,7 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
   const error = dataPlaneError ?? msiError;
   if (error === undefined) return result;
   if (dataPlaneError !== undefined && msiError !== undefined) error.message += `\nand: ${msiError.message}`;
-  else if (dataPlaneError !== undefined && written.written.msi !== undefined) error.message += " (status.msiManagedIdentities was written)";
+  else if (dataPlaneError !== undefined && written.written.msi !== undefined) error.message = withMsiWritten(error.message);
   else if (msiError !== undefined && written.written.dataPlane !== undefined) error.message += " (status.dataPlaneOperatorsManagedIdentities was written)";
   // The provider records the result in state when anything was written, or when identities failed.
   throw written.wrote || failures.length > 0 ? Object.assign(error, { result }) : error;

@@ -1,3 +1,4 @@
+import { nothingWritten, withMsiWritten } from "../../../resources/core/clusterMessage";
 import { describe, expect, it } from "vitest";
 import { AzureAccessError, isAzureAccessError } from "../../../resources/core/azureAccessError";
 import {
@@ -259,5 +260,14 @@ describe("error classes", () => {
     expect(error).toBeInstanceOf(Error);
     expect(error.name).toBe("SettingsError");
     expect(error.message).toBe("bad");
+  });
+});
+
+describe("withMsiWritten", () => {
+  it("says which half was not written when the MSI half was", () => {
+    const message = withMsiWritten(`the credential failed. Cluster s/rg/c: ${nothingWritten}. [x]`);
+    expect(message).toContain("nothing of status.dataPlaneOperatorsManagedIdentities was written");
+    expect(message).toContain("status.msiManagedIdentities was written");
+    expect(message).not.toContain(nothingWritten);
   });
 });
