@@ -267,7 +267,7 @@ function discoveryDocument(host: string, tenant: string): Record<string, unknown
 }
 
 /** The form fields a recording may keep (none of them a secret). */
-const recordedFormFields = ["grant_type", "scope", "client_id", "client_assertion_type"] as const;
+const recordedFormFields = ["grant_type", "scope", "client_id", "client_assertion_type", "claims", "client_info"] as const;
 
 /** What a recording keeps of a token request: the plain fields, the names of all, and the assertion's header. */
 function recordedForm(form: URLSearchParams): RecordedTokenForm {
@@ -285,6 +285,7 @@ function recordedForm(form: URLSearchParams): RecordedTokenForm {
         if (typeof header[field] === "string") assertionHeader[field] = header[field];
       }
       if (header.x5c !== undefined) assertionHeader.x5cCertificates = Array.isArray(header.x5c) ? header.x5c.length : 1;
+      assertionHeader.claimNames = Object.keys(base64UrlJson(assertion.split(".")[1] ?? "")).sort();
       recorded.assertionHeader = assertionHeader;
     } catch {
       // not a readable JWT: the recording keeps the field names only

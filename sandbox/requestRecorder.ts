@@ -24,6 +24,8 @@ export interface RecordedAssertionHeader {
   x5cCertificates?: number;
   /** Every header field name, sorted. */
   fields: string[];
+  /** Every claim name of the assertion's payload, sorted (their values are not kept). */
+  claimNames?: string[];
 }
 
 /** The form fields of a token request that carry no secret. */
@@ -32,6 +34,9 @@ export interface RecordedTokenForm {
   scope?: string;
   client_id?: string;
   client_assertion_type?: string;
+  /** The client capabilities and challenge claims asked for (JSON), and whether client info was (public values). */
+  claims?: string;
+  client_info?: string;
   /** Field names sent, sorted (the assertion's and any secret's names, never their values). */
   fields: string[];
   /** The client assertion's header, when one was sent and could be read. */

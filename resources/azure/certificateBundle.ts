@@ -14,7 +14,8 @@
  * Errors never carry the bundle's bytes or the key: {@link CertificateBundleError} names the
  * source and what is wrong with it.
  */
-import { X509Certificate, createPrivateKey } from "node:crypto";
+import type { KeyObject } from "node:crypto";
+import { X509Certificate, createHash, createPrivateKey } from "node:crypto";
 import { withLeanPkcs12KeyDerivation } from "./pkcs12KeyDerivation";
 
 /** A usable certificate credential: PEM, leaf certificate first. */
@@ -23,6 +24,12 @@ export interface CertificateCredentialMaterial {
   readonly pem: string;
   /** SHA-256 thumbprint of the leaf certificate (hex, upper case): tells two bundles apart without their keys. */
   readonly thumbprint: string;
+  /** The private key, parsed once (a client assertion is signed with it: clientAssertion.ts). */
+  readonly privateKey: KeyObject;
+  /** The chain as a client assertion's `x5c` carries it: each certificate's DER in standard base64, leaf first. */
+  readonly x5c: readonly string[];
+  /** The leaf certificate's SHA-256 digest in standard base64 (an assertion's `x5t#S256`, as upstream's MSAL writes it). */
+  readonly x5tS256: string;
   /** The leaf certificate's validity. */
   readonly validFrom: Date;
   readonly validTo: Date;
@@ -88,6 +95,9 @@ function material(certificates: readonly string[], keyPem: string | undefined, s
   return {
     pem,
     thumbprint: leaf.fingerprint256.replace(/:/g, ""),
+    privateKey: key,
+    x5c: chain.map((certificate) => certificate.raw.toString("base64")),
+    x5tS256: createHash("sha256").update(leaf.raw).digest("base64"),
     validFrom: new Date(leaf.validFrom),
     validTo: new Date(leaf.validTo),
   };

@@ -7,9 +7,8 @@
  *   every pass of that cluster in the process until then, and concurrent passes share one call. A
  *   failed call is not remembered: the next pass asks again. At most {@link defaultMaxCredentials}
  *   clusters are kept, the oldest going first: a cluster is looked up once per recheck (12 h or
- *   more), so an entry is of use only while its cluster's pass runs. Each entry holds an MSAL
- *   client, an ARM client with its own pipeline and the SMI's certificate, all of it live heap
- *   that V8 multiplies into the process's peak; the bound is what an engine keeps in flight. A
+ *   more), so an entry is of use only while its cluster's pass runs. Each entry holds the SMI's
+ *   parsed key and chain, its token and its reader; the bound is what an engine keeps in flight. A
  *   pass holds its reader, so an eviction never cuts a pass short.
  * - An entry belongs to one cluster: its key is the cluster, its identity URL and its SMI, so no
  *   cluster is ever handed a reader bound to another cluster's subscription or credential.
@@ -23,7 +22,7 @@
  *   (sharedTokenCredential.ts): it stays with the clusters whose data plane challenges in that tenant.
  * - Nothing of the credential reaches logs, errors or state.
  */
-import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
+import type { ManagedServiceIdentityClient, UserAssignedIdentitiesGetOptionalParams } from "@azure/arm-msi";
 import type { TokenCredential } from "@azure/identity";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { goToLower } from "../core/goStrings";
@@ -89,8 +88,10 @@ export interface ClusterCredentialSourceOptions {
   ) => Promise<ServiceManagedIdentityCredential>;
   /** A token credential for the SMI's certificate, at its authority (certificateCredential.ts). */
   readonly credentialFor: (answer: ServiceManagedIdentityCredential) => TokenCredential;
-  /** An arm-msi client for one subscription with one credential. */
+  /** An arm-msi client for one subscription, to read with one credential. */
   readonly armClientFor: (credential: TokenCredential, subscriptionId: string) => ManagedServiceIdentityClient;
+  /** What each GET carries besides (the credential, when the clients share one pipeline: requestCredentialPolicy.ts). */
+  readonly operationOptionsFor?: (credential: TokenCredential) => Pick<UserAssignedIdentitiesGetOptionalParams, "tracingOptions">;
   /** Gets the ARM token the client will send (the lookup times the credential apart from ARM). */
   readonly acquireArmToken: (credential: TokenCredential, abortSignal: AbortSignal) => Promise<unknown>;
   /** SMIs whose credentials the process keeps at once; the oldest goes first beyond it. */
@@ -145,6 +146,7 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
         return client;
       },
       ({ abortSignal: signal }) => options.acquireArmToken(credential, signal),
+      options.operationOptionsFor?.(credential),
     );
     const nowInMs = now();
     const renewAt =

@@ -4,7 +4,7 @@
  * first lookup (docs/design.md, "Serialization"); this module only uses its types.
  */
 import { goToLower } from "../core/goStrings";
-import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
+import type { ManagedServiceIdentityClient, UserAssignedIdentitiesGetOptionalParams } from "@azure/arm-msi";
 import type { ParsedResourceId } from "../core/azureResourceId";
 
 /** The identity values this hook records. */
@@ -29,10 +29,14 @@ export interface UserAssignedIdentityReader {
   acquireToken?(options: { readonly abortSignal: AbortSignal }): Promise<unknown>;
 }
 
-/** Builds a reader over per-subscription arm-msi clients supplied by `clientFor`. */
+/**
+ * Builds a reader over per-subscription arm-msi clients supplied by `clientFor`. `operationOptions`
+ * go with every GET (a cluster's credential on the shared pipeline: requestCredentialPolicy.ts).
+ */
 export function createUserAssignedIdentityReader(
   clientFor: (subscriptionId: string) => ManagedServiceIdentityClient,
   acquireToken?: (options: { readonly abortSignal: AbortSignal }) => Promise<unknown>,
+  operationOptions: Pick<UserAssignedIdentitiesGetOptionalParams, "tracingOptions"> = {},
 ): UserAssignedIdentityReader {
   return {
     ...(acquireToken === undefined ? {} : { acquireToken }),
@@ -41,6 +45,7 @@ export function createUserAssignedIdentityReader(
       const client = clientFor(goToLower(resourceId.subscriptionId));
       let hasProperties = true;
       const identity = await client.userAssignedIdentities.get(asUpstreamAsks(resourceId.resourceGroupName), asUpstreamAsks(resourceId.name), {
+        ...operationOptions,
         abortSignal: options.abortSignal,
         onResponse: (response) => {
           // parsedBody is already flattened by the SDK; the raw text says whether `properties` came.

@@ -20,7 +20,10 @@ import { createCredentials } from "../azure/credentials";
 import type { TokenCredential } from "@azure/identity";
 import { isLoopbackHost } from "../core/settings";
 import type { CertificateIdentity } from "../core/settings";
-import { certificateCredential, certificateFileCredential } from "../azure/certificateCredential";
+import { certificateFileCredential } from "../azure/certificateCredential";
+import type { TokenRequestPipeline } from "../azure/assertionTokenCredential";
+import { assertionTokenCredential, createTokenRequestPipeline } from "../azure/assertionTokenCredential";
+import { requestCredentialOptions, requestCredentialPolicy } from "../azure/requestCredentialPolicy";
 import type { ClusterCredentialSource } from "../azure/clusterCredentials";
 import type { MsiAnswerSource } from "../azure/msiAnswers";
 import { createClusterCredentialSource } from "../azure/clusterCredentials";
@@ -171,28 +174,47 @@ function modeSources(settings: Settings, agent: Agent, processCredential: TokenC
 
 /**
  * `clusterServiceManagedIdentity`: the first party (its certificate file, else the process
- * credential) asks the data plane for each cluster's SMI credential; each SMI gets its own token
- * cache and its own arm-msi client (a pipeline holds its credential, so none is shared).
+ * credential) asks the data plane for each cluster's SMI credential. Each SMI gets its own token
+ * cache (assertionTokenCredential.ts: a signed assertion and one request per token); every SMI
+ * shares one token request pipeline and one arm-msi pipeline, whose requests carry their SMI's
+ * credential (requestCredentialPolicy.ts), so a cluster costs no client of its own.
  */
 function clusterCredentialSource(settings: Settings, agent: Agent, dataPlane: ManagedIdentitiesDataPlane): ClusterCredentialSource {
+  let tokenPipeline: TokenRequestPipeline | undefined;
+  let pipeline: ManagedServiceIdentityClient["pipeline"] | undefined;
+  const clientFor = boundedMemo((subscriptionId: string): ManagedServiceIdentityClient => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { ManagedServiceIdentityClient } = require("@azure/arm-msi") as typeof import("@azure/arm-msi");
+    if (pipeline === undefined) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const core = require("@azure/core-rest-pipeline") as typeof import("@azure/core-rest-pipeline");
+      const first = new ManagedServiceIdentityClient(noCredential, subscriptionId, armClientOptions(settings, agent));
+      first.pipeline.removePolicy({ name: core.bearerTokenAuthenticationPolicyName });
+      first.pipeline.addPolicy(requestCredentialPolicy(settings.armScope, core.bearerTokenAuthenticationPolicyName), { phase: "Sign" });
+      pipeline = first.pipeline;
+      return first;
+    }
+    return new ManagedServiceIdentityClient(noCredential, subscriptionId, { ...armClientOptions(settings, agent), pipeline });
+  }, maxArmClients);
   return createClusterCredentialSource({
     fetchCredential: (identityUrl, smi, options) => fetchServiceManagedIdentityCredential(dataPlane, identityUrl, smi, options),
     credentialFor: (answer) =>
       sharedTokenCredential(
-        certificateCredential(answer.tenantId, answer.clientId, answer.material, {
+        assertionTokenCredential(answer.tenantId, answer.clientId, answer.material, {
           authorityHost: answer.authenticationEndpoint,
-          disableInstanceDiscovery: true,
-          agent,
+          pipeline: (tokenPipeline ??= createTokenRequestPipeline({ agent, userAgentPrefix })),
         }),
       ),
-    armClientFor: (credential, subscriptionId) => {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { ManagedServiceIdentityClient } = require("@azure/arm-msi") as typeof import("@azure/arm-msi");
-      return new ManagedServiceIdentityClient(credential, subscriptionId, armClientOptions(settings, agent));
-    },
+    armClientFor: (_credential, subscriptionId) => clientFor(subscriptionId),
+    operationOptionsFor: (credential) => requestCredentialOptions(credential),
     acquireArmToken: (credential, abortSignal) => credential.getToken(settings.armScope, { abortSignal }),
   });
 }
+
+/** The SMIs' shared arm-msi pipeline takes each request's credential from the request (requestCredentialPolicy.ts). */
+const noCredential: TokenCredential = {
+  getToken: () => Promise.reject(new Error("the service managed identities' ARM clients take each request's credential from the request")),
+};
 
 /** What every arm-msi client of the process is built with, whatever its credential. */
 function armClientOptions(settings: Settings, agent: Agent): import("@azure/arm-msi").ManagedServiceIdentityClientOptionalParams {

@@ -279,6 +279,31 @@ function comparable(entry: RecordedRequest): Record<string, unknown> {
       .filter((scope) => !["openid", "offline_access", "profile", "email"].includes(scope))
       .sort(),
     assertion: form?.assertionHeader === undefined ? undefined : { alg: form.assertionHeader.alg, x5cCertificates: form.assertionHeader.x5cCertificates },
+    // An SMI's token for ARM is the hook's own request (assertionTokenCredential.ts), not MSAL for
+    // Node's: it is compared whole, as Entra receives it from upstream's client.
+    ...(isArmTokenRequest(entry) ? smiTokenRequest(entry) : {}),
+  };
+}
+
+function isArmTokenRequest(entry: RecordedRequest): boolean {
+  // The first party asks for the data plane's audience; every other token of the chain is an SMI's for ARM.
+  const dataPlaneScope = `${sandbox.credentialChain.dataPlaneAudience.replace(/\/+$/, "")}/.default`;
+  return entry.target === "entra" && entry.method === "POST" && !(entry.form?.scope ?? "").split(" ").includes(dataPlaneScope);
+}
+
+/** What an SMI's token request sends besides the fields every token request is compared on. */
+function smiTokenRequest(entry: RecordedRequest): Record<string, unknown> {
+  const form = entry.form;
+  const header = form?.assertionHeader;
+  return {
+    fields: form?.fields,
+    rawScope: form?.scope,
+    claims: form?.claims,
+    clientInfo: form?.client_info,
+    contentTypeAsSent: entry.contentType,
+    assertionHeader: header === undefined ? undefined : { fields: header.fields, typ: header.typ, claimNames: header.claimNames },
+    // Standard base64 with padding (MSAL for Go), which Entra reads as base64url does.
+    thumbprintEncoding: header?.["x5t#S256"] === undefined ? undefined : /[+/=]/.test(header["x5t#S256"]) ? "base64" : "base64url-or-either",
   };
 }
 

@@ -56,7 +56,12 @@ function fakeWorld(): FakeWorld {
         clientId: `client-of-${smi.split("/")[2]}`,
         tenantId: "tenant",
         authenticationEndpoint: "https://login.example",
-        material: { pem: "", thumbprint: "T", validFrom: new Date(t0), validTo: new Date(t0 + 86_400_000) },
+        material: {
+          pem: "",
+          thumbprint: "T",
+          validFrom: new Date(t0),
+          validTo: new Date(t0 + 86_400_000),
+        } as unknown as ServiceManagedIdentityCredential["material"],
         renewAfter: world.renewAfterInMs === undefined ? undefined : new Date(world.now + world.renewAfterInMs),
         notAfter: new Date(world.now + 86_400_000),
       };
