@@ -62,7 +62,7 @@ export function parseCertificateBundle(bytes: Uint8Array, source: string): Certi
   return material(fromArchive.certificates, fromArchive.key, source);
 }
 
-function material(certificates: readonly string[], keyPem: string | undefined, source: string): CertificateCredentialMaterial {
+function material(certificates: ReadonlyArray<string | Buffer>, keyPem: string | Buffer | undefined, source: string): CertificateCredentialMaterial {
   if (certificates.length === 0) {
     throw new CertificateBundleError(`${source}: no certificate in the bundle; expected a certificate chain and its private key`);
   }
@@ -72,7 +72,7 @@ function material(certificates: readonly string[], keyPem: string | undefined, s
   let key: ReturnType<typeof createPrivateKey>;
   let parsed: X509Certificate[];
   try {
-    key = createPrivateKey(keyPem);
+    key = typeof keyPem === "string" ? createPrivateKey(keyPem) : createPrivateKey({ key: keyPem, format: "der", type: "pkcs8" });
   } catch {
     throw new CertificateBundleError(`${source}: the private key cannot be read`);
   }
@@ -91,9 +91,13 @@ function material(certificates: readonly string[], keyPem: string | undefined, s
     throw new CertificateBundleError(`${source}: the key is ${String(key.asymmetricKeyType)}; Entra ID client certificate credentials need an RSA key`);
   }
   const chain = [leaf, ...parsed.filter((_, index) => index !== leafIndex)];
-  const pem = [key.export({ format: "pem", type: "pkcs8" }).toString().trim(), ...chain.map((certificate) => certificate.toString().trim())].join("\n") + "\n";
+  // Written when first asked for (a bundle file's credential, ClientCertificateCredential): an SMI's never is.
+  let pem: string | undefined;
   return {
-    pem,
+    get pem(): string {
+      pem ??= [key.export({ format: "pem", type: "pkcs8" }).toString().trim(), ...chain.map((certificate) => certificate.toString().trim())].join("\n") + "\n";
+      return pem;
+    },
     thumbprint: leaf.fingerprint256.replace(/:/g, ""),
     privateKey: key,
     x5c: chain.map((certificate) => certificate.raw.toString("base64")),
@@ -103,8 +107,15 @@ function material(certificates: readonly string[], keyPem: string | undefined, s
   };
 }
 
-/** The certificates and the key of a PKCS#12 archive without a password, as PEM. */
-function readPkcs12(buffer: Buffer, source: string): { certificates: string[]; key: string | undefined } {
+/**
+ * The certificates and the key of a PKCS#12 archive without a password, as DER. forge decrypts the
+ * bags, but is kept from parsing what they hold: it would build its own certificate objects and an
+ * RSA key of big integers, only for them to be written out again as PEM and parsed once more by
+ * Node. Its two parsers throw for the length of the read, and forge then keeps each bag's ASN.1
+ * (its documented behaviour for a key or certificate type it does not know), which is written back
+ * to DER for Node to parse once.
+ */
+function readPkcs12(buffer: Buffer, source: string): { certificates: Buffer[]; key: Buffer | undefined } {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first archive, see the module comment
   const forge = require("node-forge") as typeof import("node-forge");
   let archive: import("node-forge").pkcs12.Pkcs12Pfx | undefined;
@@ -112,7 +123,7 @@ function readPkcs12(buffer: Buffer, source: string): { certificates: string[]; k
     const asn1 = forge.asn1.fromDer(forge.util.createBuffer(buffer.toString("binary")));
     for (const password of passwordCandidates) {
       try {
-        archive = withLeanPkcs12KeyDerivation(forge, () => forge.pkcs12.pkcs12FromAsn1(asn1, true, password));
+        archive = withBagsLeftAsAsn1(forge, () => withLeanPkcs12KeyDerivation(forge, () => forge.pkcs12.pkcs12FromAsn1(asn1, true, password)));
         break;
       } catch {
         // a wrong MAC for this spelling of "no password": try the next one
@@ -124,17 +135,36 @@ function readPkcs12(buffer: Buffer, source: string): { certificates: string[]; k
   if (archive === undefined) {
     throw new CertificateBundleError(`${source}: neither PEM nor a PKCS#12 archive without a password`);
   }
-  const certificates: string[] = [];
-  let key: string | undefined;
+  const der = (bag: import("node-forge").pkcs12.Bag): Buffer | undefined =>
+    bag.asn1 === undefined ? undefined : Buffer.from(forge.asn1.toDer(bag.asn1).getBytes(), "binary");
+  const certificates: Buffer[] = [];
+  let key: Buffer | undefined;
   for (const bag of archive.getBags({ bagType: forge.pki.oids.certBag })[forge.pki.oids.certBag] ?? []) {
-    if (bag.cert !== undefined) certificates.push(forge.pki.certificateToPem(bag.cert));
+    const certificate = der(bag);
+    if (certificate !== undefined) certificates.push(certificate);
   }
   for (const bagType of [forge.pki.oids.pkcs8ShroudedKeyBag, forge.pki.oids.keyBag]) {
-    for (const bag of archive.getBags({ bagType })[bagType] ?? []) {
-      if (key === undefined && bag.key !== undefined) key = forge.pki.privateKeyToPem(bag.key);
-    }
+    for (const bag of archive.getBags({ bagType })[bagType] ?? []) key ??= der(bag);
   }
   return { certificates, key };
+}
+
+/** Runs `read` with forge's certificate and private key parsers refusing, so that bags keep their ASN.1 (see readPkcs12). */
+function withBagsLeftAsAsn1<T>(forge: typeof import("node-forge"), read: () => T): T {
+  const pki = forge.pki as unknown as Record<"certificateFromAsn1" | "privateKeyFromAsn1", (...args: unknown[]) => unknown>;
+  const certificateFromAsn1 = pki.certificateFromAsn1;
+  const privateKeyFromAsn1 = pki.privateKeyFromAsn1;
+  const refuse = (): never => {
+    throw new Error("left as ASN.1");
+  };
+  pki.certificateFromAsn1 = refuse;
+  pki.privateKeyFromAsn1 = refuse;
+  try {
+    return read();
+  } finally {
+    pki.certificateFromAsn1 = certificateFromAsn1;
+    pki.privateKeyFromAsn1 = privateKeyFromAsn1;
+  }
 }
 
 /** "No password" is written as an empty one by some tools and as none by others (the MAC differs). */
