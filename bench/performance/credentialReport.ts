@@ -89,6 +89,12 @@ export function perClusterSection(result: FleetScenarioResult): string[] {
     "",
     `CPU of \`up\`, provider host / engine / program / sandbox: ${cpu(result.up)}; the plain script: ${floor === undefined ? "—" : `${milliseconds(floor.cpuTimeInMs)} + sandbox ${milliseconds(floor.sandboxCpuTimeInMs)}`}.`,
     ...cpuPerCluster(result),
+    ...(result.noOpUp === undefined || result.refresh === undefined || engineFloor === undefined
+      ? []
+      : [
+          `CPU, provider host / engine / program (/ sandbox): no-op \`up\` ${cpu(result.noOpUp)} against the engine floor's ${cpu(engineFloor.noOpUp)}; ` +
+            `\`refresh\` ${cpu(result.refresh)} against the engine floor's ${cpu(engineFloor.refresh)}.`,
+        ]),
     `Provider host peak RSS (highest of the runs): \`up\` ${(result.upRuns ?? [{ up: result.up }]).map((run) => megabytes(run.up.host.peakResidentBytes)).join(", ")}; \`refresh\` ${(result.refreshes ?? []).map((run) => megabytes(run.host.peakResidentBytes)).join(", ")}.`,
     `State per cluster: ${(result.checkpointBytes / result.clusters / 1024).toFixed(1)} KB. ${result.resolvedInCosmos} / ${result.expectedIdentities} identities resolved in Cosmos after every \`up\`.`,
     "",
