@@ -9,13 +9,15 @@
  * PKCS#12 is parsed with node-forge, loaded at the first archive: Node's crypto has no PKCS#12
  * reader, and the data plane's archives use the legacy algorithms (SHA-1 MAC, 3DES and RC2-40
  * PBE) that Go's parser supports and OpenSSL 3 keeps in its legacy provider, off in Node. Its
- * key derivation runs without forge's byte strings meanwhile (pkcs12KeyDerivation.ts).
+ * key derivation and its two legacy ciphers run without forge's byte strings meanwhile
+ * (pkcs12KeyDerivation.ts, pkcs12Ciphers.ts).
  *
  * Errors never carry the bundle's bytes or the key: {@link CertificateBundleError} names the
  * source and what is wrong with it.
  */
 import type { KeyObject } from "node:crypto";
 import { X509Certificate, createHash, createPrivateKey } from "node:crypto";
+import { withLeanPkcs12Ciphers } from "./pkcs12Ciphers";
 import { withLeanPkcs12KeyDerivation } from "./pkcs12KeyDerivation";
 
 /** A usable certificate credential: PEM, leaf certificate first. */
@@ -123,7 +125,9 @@ function readPkcs12(buffer: Buffer, source: string): { certificates: Buffer[]; k
     const asn1 = forge.asn1.fromDer(forge.util.createBuffer(buffer.toString("binary")));
     for (const password of passwordCandidates) {
       try {
-        archive = withBagsLeftAsAsn1(forge, () => withLeanPkcs12KeyDerivation(forge, () => forge.pkcs12.pkcs12FromAsn1(asn1, true, password)));
+        archive = withBagsLeftAsAsn1(forge, () =>
+          withLeanPkcs12Ciphers(forge, () => withLeanPkcs12KeyDerivation(forge, () => forge.pkcs12.pkcs12FromAsn1(asn1, true, password))),
+        );
         break;
       } catch {
         // a wrong MAC for this spelling of "no password": try the next one

@@ -25,7 +25,7 @@ export function goQueryEscape(text: string): string {
 
 /** Go's escaping of a URL path (`encodePath` mode): also keeps `$&+,/:;=@`. */
 export function goPathEscape(text: string): string {
-  return escapeBytes(text, (byte) => isUnreserved(byte) || "$&+,/:;=@".includes(String.fromCharCode(byte)), false);
+  return escapeBytes(text, (byte) => isUnreserved(byte) || pathKept.has(byte), false);
 }
 
 /** The data plane request URL for an identity URL (see the module comment). */
@@ -85,15 +85,25 @@ function goUnescape(text: string, query: boolean): string | undefined {
 }
 
 function isUnreserved(byte: number): boolean {
-  return (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || "-_.~".includes(String.fromCharCode(byte));
+  return (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || unreservedMarks.has(byte);
 }
 
+const unreservedMarks = new Set([..."-_.~"].map((character) => character.charCodeAt(0)));
+const pathKept = new Set([..."$&+,/:;=@"].map((character) => character.charCodeAt(0)));
+
+/** The kept runs copied whole, each escaped byte as `%XX` (or `+`): no string per byte. */
 function escapeBytes(text: string, keep: (byte: number) => boolean, spaceAsPlus: boolean): string {
-  let escaped = "";
-  for (const byte of Buffer.from(text, "utf8")) {
-    if (spaceAsPlus && byte === 0x20) escaped += "+";
-    else if (keep(byte)) escaped += String.fromCharCode(byte);
-    else escaped += `%${hex[byte >> 4]}${hex[byte & 15]}`;
+  const bytes = Buffer.from(text, "utf8");
+  const parts: string[] = [];
+  let start = 0;
+  for (let index = 0; index < bytes.length; index += 1) {
+    const byte = bytes[index] ?? 0;
+    const plus = spaceAsPlus && byte === 0x20;
+    if (!plus && keep(byte)) continue;
+    if (index > start) parts.push(bytes.toString("latin1", start, index));
+    parts.push(plus ? "+" : `%${hex[byte >> 4]}${hex[byte & 15]}`);
+    start = index + 1;
   }
-  return escaped;
+  if (start < bytes.length) parts.push(bytes.toString("latin1", start));
+  return parts.join("");
 }
