@@ -8,6 +8,7 @@ import { ServiceProviderClusterIdentityStatus } from "../resources";
 import type { ClusterDeclaration } from "./fleet";
 import type { HeldCluster } from "./stackState";
 import { goToLower } from "../resources/core/goStrings";
+import { statusCounts } from "../resources/core/outputsStatusText";
 
 /** Per cluster, under its name: the ARM ID, counts and the next recheck time. */
 export interface ClusterSummary {
@@ -189,33 +190,26 @@ export async function declareFleet(
     },
     batchSize,
   );
+  // The counts straight from `status`, not through the resource's derived outputs: three outputs
+  // per cluster joined instead of seven, and the derived ones never made (finding 29).
   const summaries = resources.map((resource, index) =>
-    pulumi
-      .all([
-        resource.identityCount,
-        resource.resolvedCount,
-        resource.notFoundCount,
-        resource.failedCount,
-        resource.status,
-        resource.skippedReason,
-        resource.drift,
-      ])
-      .apply(([identities, resolved, notFound, failed, status, skippedReason, drift]): [string, ClusterSummary] => {
-        const id = clusters[index].clusterResourceId;
-        return [
-          keys.get(id) ?? id,
-          {
-            id,
-            identities,
-            resolved,
-            notFound,
-            failed,
-            nextRecheck: status?.earliestRecheckTime ?? null,
-            ...(skippedReason === null || skippedReason === undefined ? {} : { skipped: skippedReason }),
-            ...(drift === undefined || drift.length === 0 ? {} : { drift }),
-          },
-        ];
-      }),
+    pulumi.all([resource.status, resource.skippedReason, resource.drift]).apply(([status, skippedReason, drift]): [string, ClusterSummary] => {
+      const id = clusters[index].clusterResourceId;
+      const counts = statusCounts(status);
+      return [
+        keys.get(id) ?? id,
+        {
+          id,
+          identities: counts.identityCount,
+          resolved: counts.resolvedCount,
+          notFound: counts.notFoundCount,
+          failed: counts.failedCount,
+          nextRecheck: status?.earliestRecheckTime ?? null,
+          ...(skippedReason === null || skippedReason === undefined ? {} : { skipped: skippedReason }),
+          ...(drift === undefined || drift.length === 0 ? {} : { drift }),
+        },
+      ];
+    }),
   );
   const outputs = pulumi.all(summaries).apply((entries) => Object.fromEntries(entries));
   return { resources, outputs };

@@ -105,18 +105,34 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   declare readonly clusterResourceId: pulumi.Output<string>;
   declare readonly inputsDigest: pulumi.Output<string>;
   /** Where the desired set was declared: `inputs` (the resource's dataPlaneOperators) or `clusterDocument`. */
-  readonly desiredSource: pulumi.Output<"inputs" | "clusterDocument">;
+  get desiredSource(): pulumi.Output<"inputs" | "clusterDocument"> {
+    return (this.derived.desiredSource ??= pulumi
+      .output(this.declaredOperators)
+      .apply((operators) => (operators === undefined || operators === null ? "clusterDocument" : "inputs")));
+  }
   /**
    * The persisted subtree by operator name (core/outputsStatus.ts). State holds it as JSON text
    * (outputs schema 1); this output is the object, also from a mock's object, and `{}` when the
    * state holds none.
    */
   declare readonly status: pulumi.Output<OutputsStatus>;
-  /** Counts of the recorded data plane operator identities, derived from `status` (state does not repeat them). */
-  readonly identityCount: pulumi.Output<number>;
-  readonly resolvedCount: pulumi.Output<number>;
-  readonly notFoundCount: pulumi.Output<number>;
-  readonly failedCount: pulumi.Output<number>;
+  /**
+   * Counts of the recorded data plane operator identities, derived from `status` (state does not
+   * repeat them). Each derived output is made when first read: a fleet program that reads none of
+   * them does not pay for thousands of outputs (docs/performance.md, finding 29).
+   */
+  get identityCount(): pulumi.Output<number> {
+    return (this.derived.identityCount ??= this.counts().apply((value) => value.identityCount));
+  }
+  get resolvedCount(): pulumi.Output<number> {
+    return (this.derived.resolvedCount ??= this.counts().apply((value) => value.resolvedCount));
+  }
+  get notFoundCount(): pulumi.Output<number> {
+    return (this.derived.notFoundCount ??= this.counts().apply((value) => value.notFoundCount));
+  }
+  get failedCount(): pulumi.Output<number> {
+    return (this.derived.failedCount ??= this.counts().apply((value) => value.failedCount));
+  }
   /**
    * `status.msiManagedIdentities` as persisted (core/msiOutputs.ts): each control plane operator
    * identity's and the service managed identity's IDs, by the hash of the identity's Cosmos key,
@@ -129,6 +145,21 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   declare readonly msiSkippedReason: pulumi.Output<string | undefined>;
   /** What the last refresh found changed outside Pulumi; undefined when nothing. */
   declare readonly drift: pulumi.Output<string[] | undefined>;
+
+  /** The derived outputs made so far (see {@link identityCount}). */
+  private readonly derived: {
+    counts?: pulumi.Output<ReturnType<typeof statusCounts>>;
+    identityCount?: pulumi.Output<number>;
+    resolvedCount?: pulumi.Output<number>;
+    notFoundCount?: pulumi.Output<number>;
+    failedCount?: pulumi.Output<number>;
+    desiredSource?: pulumi.Output<"inputs" | "clusterDocument">;
+  } = {};
+  private declaredOperators: ServiceProviderClusterIdentityStatusArgs["dataPlaneOperators"];
+
+  private counts(): pulumi.Output<ReturnType<typeof statusCounts>> {
+    return (this.derived.counts ??= this.status.apply(statusCounts));
+  }
 
   constructor(name: string, args: ServiceProviderClusterIdentityStatusArgs, options?: pulumi.CustomResourceOptions) {
     // Nothing of the process changes unless the program opted in (registerWithoutStackTraces).
@@ -159,14 +190,7 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
     // so the output is what its type says.
     const stored = this.status as pulumi.Output<unknown>;
     (this as { status: pulumi.Output<OutputsStatus> }).status = stored.apply((value) => statusFromOutputs(value) ?? {});
-    const counts = this.status.apply(statusCounts);
-    this.identityCount = counts.apply((value) => value.identityCount);
-    this.resolvedCount = counts.apply((value) => value.resolvedCount);
-    this.notFoundCount = counts.apply((value) => value.notFoundCount);
-    this.failedCount = counts.apply((value) => value.failedCount);
-    this.desiredSource = pulumi
-      .output(declared.dataPlaneOperators)
-      .apply((operators) => (operators === undefined || operators === null ? "clusterDocument" : "inputs"));
+    this.declaredOperators = declared.dataPlaneOperators;
     const storedMsi = this.msiStatus as pulumi.Output<unknown>;
     (this as { msiStatus: pulumi.Output<MsiOutputsStatus> }).msiStatus = storedMsi.apply((value) => msiStatusFromOutputs(value));
   }
