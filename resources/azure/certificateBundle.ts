@@ -17,6 +17,7 @@
  */
 import type { KeyObject } from "node:crypto";
 import { X509Certificate, createHash, createPrivateKey } from "node:crypto";
+import { withReplaced } from "./forgeEntryPoints";
 import { withLeanPkcs12Ciphers } from "./pkcs12Ciphers";
 import { withLeanPkcs12KeyDerivation } from "./pkcs12KeyDerivation";
 
@@ -155,20 +156,16 @@ function readPkcs12(buffer: Buffer, source: string): { certificates: Buffer[]; k
 
 /** Runs `read` with forge's certificate and private key parsers refusing, so that bags keep their ASN.1 (see readPkcs12). */
 function withBagsLeftAsAsn1<T>(forge: typeof import("node-forge"), read: () => T): T {
-  const pki = forge.pki as unknown as Record<"certificateFromAsn1" | "privateKeyFromAsn1", (...args: unknown[]) => unknown>;
-  const certificateFromAsn1 = pki.certificateFromAsn1;
-  const privateKeyFromAsn1 = pki.privateKeyFromAsn1;
   const refuse = (): never => {
     throw new Error("left as ASN.1");
   };
-  pki.certificateFromAsn1 = refuse;
-  pki.privateKeyFromAsn1 = refuse;
-  try {
-    return read();
-  } finally {
-    pki.certificateFromAsn1 = certificateFromAsn1;
-    pki.privateKeyFromAsn1 = privateKeyFromAsn1;
-  }
+  return withReplaced(
+    [
+      [forge.pki, "certificateFromAsn1", refuse],
+      [forge.pki, "privateKeyFromAsn1", refuse],
+    ],
+    read,
+  );
 }
 
 /** "No password" is written as an empty one by some tools and as none by others (the MAC differs). */

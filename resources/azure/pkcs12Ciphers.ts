@@ -14,6 +14,7 @@
  */
 import { createDecipheriv } from "node:crypto";
 import type * as Forge from "node-forge";
+import { withReplaced } from "./forgeEntryPoints";
 
 /** RFC 2268's PITABLE: a permutation of 0–255 from the digits of pi. */
 const piTable = Buffer.from(
@@ -137,14 +138,13 @@ export function withLeanPkcs12Ciphers<T>(forge: typeof Forge, read: () => T): T 
   const rc2 = forge.rc2 as unknown as { createDecryptionCipher: Rc2Factory };
   // Untyped in @types/node-forge, present in the library.
   const des = (forge as unknown as { des: { startDecrypting: DesStart } }).des;
-  const forgeRc2 = rc2.createDecryptionCipher;
   const forgeDes = des.startDecrypting;
   const bytesOf = (value: Forge.util.ByteStringBuffer | string): Buffer => Buffer.from(typeof value === "string" ? value : value.bytes(), "binary");
-  rc2.createDecryptionCipher = (key, bits = 128) => {
+  const leanRc2: Rc2Factory = (key, bits = 128) => {
     const keyBytes = bytesOf(key);
     return gatheringDecipher(forge, undefined, (iv, ciphertext) => unpad(rc2CbcDecrypt(keyBytes, bits, iv, ciphertext), 8));
   };
-  des.startDecrypting = (key, iv, output, mode) => {
+  const leanDes: DesStart = (key, iv, output, mode) => {
     const keyBytes = bytesOf(key);
     if (keyBytes.length !== 24 || iv === null || (mode !== undefined && mode !== "CBC")) return forgeDes(key, iv, output, mode);
     return gatheringDecipher(forge, bytesOf(iv), (ivBytes, ciphertext) => {
@@ -156,10 +156,11 @@ export function withLeanPkcs12Ciphers<T>(forge: typeof Forge, read: () => T): T 
       }
     });
   };
-  try {
-    return read();
-  } finally {
-    rc2.createDecryptionCipher = forgeRc2;
-    des.startDecrypting = forgeDes;
-  }
+  return withReplaced(
+    [
+      [rc2, "createDecryptionCipher", leanRc2],
+      [des, "startDecrypting", leanDes],
+    ],
+    read,
+  );
 }

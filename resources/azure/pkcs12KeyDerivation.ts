@@ -15,6 +15,7 @@
  */
 import { hash } from "node:crypto";
 import type * as Forge from "node-forge";
+import { withReplaced } from "./forgeEntryPoints";
 
 type ForgeDerivation = (
   password: string | null | undefined,
@@ -168,18 +169,16 @@ export function withLeanPkcs12KeyDerivation<T>(forge: typeof Forge, read: () => 
   const pbe = (forge.pki as unknown as { pbe: { generatePkcs12Key: ForgeDerivation } }).pbe;
   const pkcs12 = forge.pkcs12 as unknown as { generateKey: ForgeDerivation };
   const forgePbe = pbe.generatePkcs12Key;
-  const forgePkcs12 = pkcs12.generateKey;
   const lean: ForgeDerivation = (password, salt, id, iterations, length, md) => {
     const digest = md === undefined || md === null ? "sha1" : md.algorithm;
     if (digests[digest] === undefined) return forgePbe(password, salt, id, iterations, length, md);
     return forge.util.createBuffer(derivePkcs12Key(password, Buffer.from(salt.bytes(), "binary"), id, iterations, length, digest).toString("binary"));
   };
-  pbe.generatePkcs12Key = lean;
-  pkcs12.generateKey = lean;
-  try {
-    return read();
-  } finally {
-    pbe.generatePkcs12Key = forgePbe;
-    pkcs12.generateKey = forgePkcs12;
-  }
+  return withReplaced(
+    [
+      [pbe, "generatePkcs12Key", lean],
+      [pkcs12, "generateKey", lean],
+    ],
+    read,
+  );
 }
