@@ -154,7 +154,7 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
     notFoundCount?: pulumi.Output<number>;
     failedCount?: pulumi.Output<number>;
     desiredSource?: pulumi.Output<"inputs" | "clusterDocument">;
-  } = {};
+  };
   private declaredOperators: ServiceProviderClusterIdentityStatusArgs["dataPlaneOperators"];
 
   private counts(): pulumi.Output<ReturnType<typeof statusCounts>> {
@@ -190,6 +190,9 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
     // so the output is what its type says.
     const stored = this.status as pulumi.Output<unknown>;
     (this as { status: pulumi.Output<OutputsStatus> }).status = stored.apply((value) => statusFromOutputs(value) ?? {});
+    // Set here, not as initializers: a class whose fields have initializers must call super() first
+    // thing, and this constructor wraps it (the es2020 build refuses otherwise).
+    this.derived = {};
     this.declaredOperators = declared.dataPlaneOperators;
     const storedMsi = this.msiStatus as pulumi.Output<unknown>;
     (this as { msiStatus: pulumi.Output<MsiOutputsStatus> }).msiStatus = storedMsi.apply((value) => msiStatusFromOutputs(value));
