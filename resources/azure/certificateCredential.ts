@@ -1,7 +1,8 @@
 /**
- * Client-certificate credentials: from a bundle file that an operator rotates (the first-party
- * application, the fixed identity), and from a bundle held in memory (a cluster's service managed
- * identity, as the Managed Identities data plane handed it over).
+ * Client-certificate credentials for a bundle file that an operator rotates (the first-party
+ * application, the fixed identity), through `@azure/identity`: one per process. A cluster's service
+ * managed identity, whose bundle the Managed Identities data plane hands over, has a lighter
+ * credential of its own (assertionTokenCredential.ts).
  *
  * A bundle file is read when the credential is first used and checked again at most once a
  * {@link certificateFileRecheckIntervalInMs} (upstream re-reads its first-party bundle about once
@@ -36,8 +37,8 @@ export interface CertificateCredentialOptions {
   readonly additionallyAllowedTenants?: readonly string[];
 }
 
-/** A credential for certificate material held in memory; the chain goes with every assertion (x5c). */
-export function certificateCredential(
+/** A credential for a bundle file's certificate material as read; the chain goes with every assertion (x5c). */
+function certificateCredential(
   tenantId: string,
   clientId: string,
   material: CertificateCredentialMaterial,

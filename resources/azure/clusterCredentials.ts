@@ -86,7 +86,7 @@ export interface ClusterCredentialSourceOptions {
     serviceManagedIdentity: string,
     options: { readonly abortSignal?: AbortSignal },
   ) => Promise<ServiceManagedIdentityCredential>;
-  /** A token credential for the SMI's certificate, at its authority (certificateCredential.ts). */
+  /** A token credential for the SMI's certificate, at its authority (assertionTokenCredential.ts). */
   readonly credentialFor: (answer: ServiceManagedIdentityCredential) => TokenCredential;
   /** An arm-msi client for one subscription, to read with one credential. */
   readonly armClientFor: (credential: TokenCredential, subscriptionId: string) => ManagedServiceIdentityClient;
