@@ -25,6 +25,7 @@ import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/ident
 import type { Pipeline, PipelineResponse } from "@azure/core-rest-pipeline";
 import type { Agent } from "node:https";
 import { redactSecrets, shortMessage } from "../core/identityStatus";
+import { isJsonObject } from "../core/json";
 import type { CertificateCredentialMaterial } from "./certificateBundle";
 import { signClientAssertion } from "./clientAssertion";
 
@@ -87,15 +88,11 @@ function mergeClaims(claims: string | undefined): Record<string, unknown> {
     for (const [key, value] of Object.entries(from)) {
       const existing = into[key];
       if (existing === undefined) into[key] = value;
-      else if (isObject(existing) && isObject(value)) merge(value, existing);
+      else if (isJsonObject(existing) && isJsonObject(value)) merge(value, existing);
     }
   };
   merge(clientCapabilities, challenge);
   return challenge;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Where an SMI credential authenticates. */
@@ -162,7 +159,7 @@ function readTokenResponse(response: PipelineResponse, requestedAt: number): Acc
   let body: Record<string, unknown> = {};
   try {
     const parsed = JSON.parse(response.bodyAsText ?? "") as unknown;
-    if (isObject(parsed)) body = parsed;
+    if (isJsonObject(parsed)) body = parsed;
   } catch {
     // not JSON: reported below by status
   }

@@ -97,6 +97,11 @@ function unpad(plain: Buffer, blockSize: number): Buffer | undefined {
   return plain.subarray(0, plain.length - pad);
 }
 
+/** The bytes of a forge byte string or byte buffer (read without consuming it). */
+function bytesOf(value: Forge.util.ByteStringBuffer | string): Buffer {
+  return Buffer.from(typeof value === "string" ? value : value.bytes(), "binary");
+}
+
 /** The part of forge's cipher interface its PKCS#12 and PBE readers use. */
 interface ForgeDecipher {
   start(iv?: Forge.util.ByteStringBuffer | string | null, output?: unknown): void;
@@ -109,7 +114,6 @@ interface ForgeDecipher {
 function gatheringDecipher(forge: typeof Forge, initialIv: Buffer | undefined, decrypt: (iv: Buffer, ciphertext: Buffer) => Buffer | undefined): ForgeDecipher {
   let iv = initialIv;
   const chunks: Buffer[] = [];
-  const bytesOf = (value: Forge.util.ByteStringBuffer | string): Buffer => Buffer.from(typeof value === "string" ? value : value.bytes(), "binary");
   const decipher: ForgeDecipher = {
     output: forge.util.createBuffer(),
     start(startIv) {
@@ -139,7 +143,6 @@ export function withLeanPkcs12Ciphers<T>(forge: typeof Forge, read: () => T): T 
   // Untyped in @types/node-forge, present in the library.
   const des = (forge as unknown as { des: { startDecrypting: DesStart } }).des;
   const forgeDes = des.startDecrypting;
-  const bytesOf = (value: Forge.util.ByteStringBuffer | string): Buffer => Buffer.from(typeof value === "string" ? value : value.bytes(), "binary");
   const leanRc2: Rc2Factory = (key, bits = 128) => {
     const keyBytes = bytesOf(key);
     return gatheringDecipher(forge, undefined, (iv, ciphertext) => unpad(rc2CbcDecrypt(keyBytes, bits, iv, ciphertext), 8));
