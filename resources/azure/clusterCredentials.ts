@@ -24,6 +24,7 @@
  */
 import type { ManagedServiceIdentityClient, UserAssignedIdentitiesGetOptionalParams } from "@azure/arm-msi";
 import type { TokenCredential } from "@azure/identity";
+import { withDeadline } from "../core/abort";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { goToLower } from "../core/goStrings";
 import { clusterMessage, clusterNameOf, nothingWritten } from "../core/clusterMessage";
@@ -129,7 +130,11 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
     const answer = await options.fetchCredential(identityUrl, smi, abortSignal === undefined ? {} : { abortSignal });
     const credential = options.credentialFor(answer);
     // Outside the limiter; a failure is the first lookup's to meet and classify (see the module comment).
-    await options.acquireArmToken(credential, abortSignal ?? AbortSignal.timeout(prefetchTimeoutInMs)).catch(() => undefined);
+    await (
+      abortSignal === undefined
+        ? withDeadline(prefetchTimeoutInMs, (signal) => options.acquireArmToken(credential, signal))
+        : options.acquireArmToken(credential, abortSignal)
+    ).catch(() => undefined);
     const subscriptionId = goToLower(request.cluster.subscriptionId);
     const client = options.armClientFor(credential, subscriptionId);
     const reader = createUserAssignedIdentityReader(

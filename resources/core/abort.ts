@@ -1,5 +1,6 @@
 /**
- * Waiting with a deadline on promises that may ignore abort signals (pure, no I/O).
+ * Deadlines: waiting on promises that may ignore abort signals, and signals whose timer ends with
+ * the work (pure: no I/O, no SDK).
  * @azure/core-util's `cancelablePromiseRace` and `createAbortablePromise` come close, but the pure
  * core loads no SDK (.dependency-cruiser.cjs), and this is one `Promise.race` that must also accept
  * the SDKs' AbortSignalLike.
@@ -39,4 +40,26 @@ function abortReason(signal: AbortSignalView): Error {
     return reason;
   }
   return Object.assign(new Error(typeof reason === "string" ? reason : "the operation was aborted"), { name: "AbortError" });
+}
+
+/**
+ * Runs `work` with a signal that aborts after `timeoutInMs` (with the reason `AbortSignal.timeout`
+ * gives: a DOMException named TimeoutError), and drops the timer as soon as `work` settles.
+ *
+ * Why not `AbortSignal.timeout`: its timer stays armed for the whole delay after the work is done,
+ * registered with a finalization registry, and Node keeps the signal itself (and every listener's
+ * closure) alive while a listener is attached. A pass makes several such deadlines of 30 s; at a
+ * few dozen passes a second, thousands of timers and their signals outlived their work, were
+ * promoted to the old generation, and raised the provider host's peak (docs/performance.md).
+ */
+export async function withDeadline<T>(timeoutInMs: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")), timeoutInMs);
+  // As AbortSignal.timeout's: a pending deadline alone does not keep the process alive.
+  timer.unref();
+  try {
+    return await work(controller.signal);
+  } finally {
+    clearTimeout(timer);
+  }
 }

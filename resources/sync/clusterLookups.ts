@@ -18,6 +18,7 @@
 import type { ClusterCredentialRequest } from "../azure/clusterCredentials";
 import { ClusterCredentialError } from "../azure/clusterCredentials";
 import { DataPlaneError } from "../azure/managedIdentitiesDataPlane";
+import { withDeadline } from "../core/abort";
 import { AzureAccessError } from "../core/azureAccessError";
 import type { SyncDependencies } from "./syncDependencies";
 import type { ParsedResourceId } from "../core/azureResourceId";
@@ -51,7 +52,7 @@ export async function lookupDependenciesFor(
   }
   refuseDisagreeingInputs(dependencies, request, declared);
   try {
-    const { reader, description } = await source.readerFor(request, { abortSignal: AbortSignal.timeout(dependencies.options.lookupTimeoutInMs) });
+    const { reader, description } = await withDeadline(dependencies.options.lookupTimeoutInMs, (abortSignal) => source.readerFor(request, { abortSignal }));
     return { ...dependencies, userAssignedIdentityReader: reader, credentialDescription: description, credentialScope: "cluster" };
   } catch (error) {
     if (error instanceof DataPlaneError && error.firstParty) {

@@ -36,7 +36,7 @@
  *   the retries above when the endpoint cannot be reached (DNS, refused, TLS), since a network can
  *   come back within the deadline.
  */
-import { untilAborted } from "../core/abort";
+import { untilAborted, withDeadline } from "../core/abort";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { classifyLookupError, isEndpointUnreachableCode, retryAfterInMs } from "../core/errors";
 import type { IdentityLookupOutcome, LookupErrorDetails } from "../core/identityStatus";
@@ -99,7 +99,14 @@ async function attemptOnce(
   resourceId: Parameters<LookupDependencies["userAssignedIdentityReader"]["getUserAssignedIdentity"]>[0],
   timeoutInMs: number,
 ): Promise<AttemptResult> {
-  const abortSignal = AbortSignal.timeout(timeoutInMs);
+  return withDeadline(timeoutInMs, (abortSignal) => attemptWithSignal(dependencies, resourceId, abortSignal));
+}
+
+async function attemptWithSignal(
+  dependencies: LookupDependencies,
+  resourceId: Parameters<LookupDependencies["userAssignedIdentityReader"]["getUserAssignedIdentity"]>[0],
+  abortSignal: AbortSignal,
+): Promise<AttemptResult> {
   const reader = dependencies.userAssignedIdentityReader;
   let gotToken = reader.acquireToken === undefined;
   try {

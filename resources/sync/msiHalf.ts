@@ -19,6 +19,7 @@
  * 4. After a conflict (HTTP 412) the half is decided again on the document as it is now: when the
  *    other writer left it current, nothing is written.
  */
+import { withDeadline } from "../core/abort";
 import type { ClusterDesiredSet } from "../core/clusterDocument";
 import type { JsonObject } from "../core/json";
 import type { MsiAnswerEntry, MsiDesired, MsiWorkReason } from "../core/msiDecision";
@@ -99,7 +100,8 @@ export async function resolveMsiHalf(
 async function answerFor(dependencies: SyncDependencies, plan: Extract<MsiPlan, { kind: "work" }>): Promise<readonly MsiAnswerEntry[]> {
   const requested = msiRequestedIdentities(plan.desired);
   if (dependencies.msiAnswers !== undefined) {
-    return dependencies.msiAnswers.answer(plan.identityUrl, requested, { abortSignal: AbortSignal.timeout(dependencies.options.lookupTimeoutInMs) });
+    const answers = dependencies.msiAnswers;
+    return withDeadline(dependencies.options.lookupTimeoutInMs, (abortSignal) => answers.answer(plan.identityUrl, requested, { abortSignal }));
   }
   // processCredential: ARM, read with the process credential, stands in for the data plane.
   const outcomes = await Promise.all(requested.map((resourceId) => lookUpIdentity(dependencies, resourceId)));
