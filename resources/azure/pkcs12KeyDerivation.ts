@@ -8,13 +8,22 @@
  * garbage of reading one archive. Here the first hash of a block is Node's, and the 2047 rehashes
  * of a 20-byte digest run on 32-bit words ({@link rehashSha1}); other digests use Node's hash for
  * every round.
- * {@link withLeanPkcs12KeyDerivation} swaps forge's two entry points of the derivation for this
- * one for the length of one synchronous call and puts them back after it, so no other caller of
- * forge in the process ever sees the swap. The result is byte for byte forge's own (the unit test
- * compares them); a digest other than SHA-1 and SHA-2 falls back to forge's derivation.
+ *
+ * The archive's MAC (an HMAC over its contents, keyed by the first block) hashes with forge's
+ * message digests, and forge creates a digest object per derivation only to name its algorithm;
+ * each forge SHA-1 object builds its own 80-word schedule and hashes byte strings. During the read,
+ * forge's SHA-1 and SHA-2 digests are Node's hashes behind forge's interface ({@link nodeDigest}),
+ * so forge's HMAC runs on them too.
+ *
+ * {@link withLeanPkcs12KeyDerivation} swaps forge's two entry points of the derivation and its
+ * digests' constructors for these for the length of one synchronous call and puts them back after
+ * it, so no other caller of forge in the process ever sees the swap. The results are byte for byte
+ * forge's own (the unit test compares them); a digest other than SHA-1 and SHA-2 falls back to
+ * forge's.
  */
-import { hash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 import type * as Forge from "node-forge";
+import type { Replacement } from "./forgeEntryPoints";
 import { withReplaced } from "./forgeEntryPoints";
 
 type ForgeDerivation = (
@@ -174,11 +183,49 @@ export function withLeanPkcs12KeyDerivation<T>(forge: typeof Forge, read: () => 
     if (digests[digest] === undefined) return forgePbe(password, salt, id, iterations, length, md);
     return forge.util.createBuffer(derivePkcs12Key(password, Buffer.from(salt.bytes(), "binary"), id, iterations, length, digest).toString("binary"));
   };
-  return withReplaced(
-    [
-      [pbe, "generatePkcs12Key", lean],
-      [pkcs12, "generateKey", lean],
-    ],
-    read,
-  );
+  const mds = forge.md as unknown as Record<string, { create: () => unknown } | undefined>;
+  const digestConstructors = Object.entries(digests).flatMap(([algorithm, lengths]): Replacement[] => {
+    const owner = mds[algorithm];
+    return owner === undefined ? [] : [[owner, "create", () => nodeDigest(forge, algorithm, lengths)]];
+  });
+  return withReplaced([[pbe, "generatePkcs12Key", lean], [pkcs12, "generateKey", lean], ...digestConstructors], read);
+}
+
+/** What forge's HMAC and PKCS#12 reader use of a message digest. */
+interface ForgeDigestView {
+  readonly algorithm: string;
+  readonly digestLength: number;
+  readonly blockLength: number;
+  start(): ForgeDigestView;
+  update(message: string, encoding?: string): ForgeDigestView;
+  digest(): Forge.util.ByteStringBuffer;
+}
+
+/**
+ * Node's hash behind forge's message digest interface: `update` takes forge's byte strings (or
+ * UTF-8 text when told), and `digest` leaves the digest open for more input, as forge's does.
+ */
+export function nodeDigest(
+  forge: typeof Forge,
+  algorithm: string,
+  lengths: { readonly node: string; readonly u: number; readonly v: number },
+): ForgeDigestView {
+  let hashing = createHash(lengths.node);
+  const md: ForgeDigestView = {
+    algorithm,
+    digestLength: lengths.u,
+    blockLength: lengths.v,
+    start() {
+      hashing = createHash(lengths.node);
+      return md;
+    },
+    update(message, encoding) {
+      hashing.update(message, encoding === "utf8" ? "utf8" : "latin1");
+      return md;
+    },
+    digest() {
+      return forge.util.createBuffer(hashing.copy().digest().toString("latin1"));
+    },
+  };
+  return md;
 }

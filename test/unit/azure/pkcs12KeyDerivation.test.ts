@@ -2,9 +2,10 @@
  * The lean PKCS#12 key derivation (resources/azure/pkcs12KeyDerivation.ts) against node-forge's
  * own, which it stands in for while forge reads an archive: the same bytes for every purpose,
  * digest, length, salt and password an archive can name; forge's functions are back after the
- * read, also when the read throws. Reading real archives with it is certificateBundle.test.ts.
+ * read, also when the read throws; during a read, forge's SHA-1 and SHA-2 digests (and its HMAC over
+ * them) give forge's results. Reading real archives with it is certificateBundle.test.ts.
  */
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import forge from "node-forge";
 import { describe, expect, it } from "vitest";
 import { derivePkcs12Key, rehashSha1, withLeanPkcs12KeyDerivation } from "../../../resources/azure/pkcs12KeyDerivation";
@@ -60,4 +61,48 @@ describe("PKCS#12 key derivation", () => {
     expect(during[1]).not.toBe(before[1]);
     expect([pbe.generatePkcs12Key, forge.pkcs12.generateKey]).toEqual(before);
   });
+
+  it("gives forge's HMAC and digests with Node's hashes during the read, and forge's own back after it", () => {
+    const sha1 = forge.md.sha1 as unknown as Record<string, unknown>;
+    const forgeCreate = sha1.create;
+    for (const digest of ["sha1", "sha256", "sha384", "sha512"] as const) {
+      for (const [key, message] of [
+        ["", ""],
+        ["0b".repeat(20), "Hi There"],
+        ["aa".repeat(131), "a message longer than one block of the digest, so that forge's HMAC hashes the key first".repeat(3)],
+      ]) {
+        const keyBytes = Buffer.from(key, "hex").toString("binary");
+        const macOf = (): string => {
+          const mac = forge.hmac.create();
+          mac.start(forge.md[digest].create(), keyBytes);
+          mac.update(message);
+          return mac.getMac().toHex();
+        };
+        const expected = macOf();
+        const during = withLeanPkcs12KeyDerivation(forge, () => {
+          expect(sha1.create).not.toBe(forgeCreate);
+          const md = forge.md[digest].create();
+          md.update("ab");
+          const partial = md.digest().toHex();
+          md.update("c");
+          const whole = md.digest().toHex();
+          md.start();
+          md.update("ü", "utf8");
+          return { mac: macOf(), partial, whole, utf8: md.digest().toHex() };
+        });
+        expect(during.mac, `${digest} ${key.length}`).toBe(expected);
+        expect(during.mac).toBe(createHmacHex(digest, Buffer.from(key, "hex"), message));
+        expect([during.partial, during.whole, during.utf8]).toEqual([
+          createHash(digest).update("ab").digest("hex"),
+          createHash(digest).update("abc").digest("hex"),
+          createHash(digest).update("ü", "utf8").digest("hex"),
+        ]);
+      }
+    }
+    expect(sha1.create).toBe(forgeCreate);
+  });
 });
+
+function createHmacHex(digest: string, key: Buffer, message: string): string {
+  return createHmac(digest, key).update(message, "latin1").digest("hex");
+}
