@@ -4,7 +4,10 @@
  * writes the numbers into the generated section of docs/performance.md (the written text around it
  * stays as it is). `--quick` runs fewer repetitions and sizes (about a third of the time).
  * `--production` runs only section 9 (2,000 clusters in `clusterServiceManagedIdentity` mode with
- * its floors and targets) and writes its own generated block.
+ * its floors and targets) and writes its own generated block. `--production --host-heap-limit=MB`
+ * runs the same with the provider host's V8 heap limited to MB (`NODE_OPTIONS=--max-old-space-size`
+ * for the engine and the host it starts; the inline programs run in this process), as a container's
+ * memory limit or an operator's setting would, and prints the block instead of writing it.
  *
  * Not a test: nothing here fails on a slow machine. Targets that do not hold are reported in the
  * table with the factor by which they missed.
@@ -213,7 +216,18 @@ async function main(): Promise<void> {
 
 /** `--production`: section 9 at 2,000 clusters with its targets, into its own generated block. */
 async function productionOnly(engine: Awaited<ReturnType<typeof engineCommand>>, started: number, log: (line: string) => void): Promise<void> {
-  log("9. each cluster's own credential: 2000 clusters, each in its own tenant and subscription, clusterServiceManagedIdentity (alone)");
+  // With ARO_HCP_PROFILE_DIRECTORY set, every provider host writes its CPU and sampling heap profiles there (hostProfiler.ts).
+  const profileDirectory = process.env.ARO_HCP_PROFILE_DIRECTORY;
+  const heapLimit = process.argv.find((argument) => argument.startsWith("--host-heap-limit="))?.slice("--host-heap-limit=".length);
+  if (heapLimit !== undefined && !/^[1-9][0-9]*$/.test(heapLimit)) throw new Error(`--host-heap-limit takes megabytes (a whole number), got "${heapLimit}"`);
+  const nodeOptions = [
+    ...(heapLimit === undefined ? [] : [`--max-old-space-size=${heapLimit}`]),
+    ...(profileDirectory === undefined ? [] : [`--require ${join(__dirname, "hostProfiler.js")}`]),
+  ];
+  log(
+    "9. each cluster's own credential: 2000 clusters, each in its own tenant and subscription, clusterServiceManagedIdentity (alone)" +
+      (heapLimit === undefined ? "" : `, the provider host's heap limited to ${heapLimit} MB`),
+  );
   const result = await runFleetScenario({
     engine,
     clusters: 2000,
@@ -227,13 +241,12 @@ async function productionOnly(engine: Awaited<ReturnType<typeof engineCommand>>,
     perClusterCredentials: true,
     followUpRepetitions: 3,
     upRepetitions: 3,
-    // With ARO_HCP_PROFILE_DIRECTORY set, every provider host writes its CPU and sampling heap profiles there (hostProfiler.ts).
-    ...(process.env.ARO_HCP_PROFILE_DIRECTORY === undefined
+    ...(nodeOptions.length === 0 && profileDirectory === undefined
       ? {}
       : {
           engineEnvironment: {
-            NODE_OPTIONS: `--require ${join(__dirname, "hostProfiler.js")}`,
-            ARO_HCP_PROFILE_DIRECTORY: process.env.ARO_HCP_PROFILE_DIRECTORY,
+            NODE_OPTIONS: nodeOptions.join(" "),
+            ...(profileDirectory === undefined ? {} : { ARO_HCP_PROFILE_DIRECTORY: profileDirectory }),
           },
         }),
   });
@@ -246,9 +259,9 @@ async function productionOnly(engine: Awaited<ReturnType<typeof engineCommand>>,
     engineParallel: Number(process.env.PULUMI_PARALLEL ?? defaultEngineParallelism()),
     refreshParallel: Number(refreshParallelism() ?? process.env.PULUMI_PARALLEL),
   });
-  if (process.env.ARO_HCP_PROFILE_DIRECTORY !== undefined) {
-    // Profilers slow the hosts they watch: such a run's figures are printed, never written as the page's.
-    console.log(generated);
+  if (profileDirectory !== undefined || heapLimit !== undefined) {
+    // Profilers slow the hosts they watch, and a heap limit is not the default: such a run's figures are printed, never written as the page's.
+    console.log(heapLimit === undefined ? generated : `Provider host with NODE_OPTIONS=--max-old-space-size=${heapLimit}:\n\n${generated}`);
     return;
   }
   const path = join(projectDirectory, "docs", "performance.md");
