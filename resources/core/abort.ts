@@ -48,9 +48,9 @@ function abortReason(signal: AbortSignalView): Error {
  *
  * Why not `AbortSignal.timeout`: its timer stays armed for the whole delay after the work is done,
  * registered with a finalization registry, and Node keeps the signal itself (and every listener's
- * closure) alive while a listener is attached. A pass makes several such deadlines of 30 s; at a
- * few dozen passes a second, thousands of timers and their signals outlived their work, were
- * promoted to the old generation, and raised the provider host's peak (docs/performance.md).
+ * closure) alive while a listener is attached. A pass makes several deadlines of the lookup
+ * timeout, so a busy provider process would carry the timers and signals of every pass of that
+ * long a window, each outliving its work (docs/performance.md).
  */
 export async function withDeadline<T>(timeoutInMs: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
