@@ -26,9 +26,9 @@ describe("withDeadline", () => {
     vi.useFakeTimers();
     let seen: AbortSignal | undefined;
     await expect(
-      withDeadline(30_000, async (signal) => {
+      withDeadline(30_000, (signal) => {
         seen = signal;
-        return "done";
+        return Promise.resolve("done");
       }),
     ).resolves.toBe("done");
     expect(vi.getTimerCount()).toBe(0);
