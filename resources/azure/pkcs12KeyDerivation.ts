@@ -205,11 +205,7 @@ interface ForgeDigestView {
  * Node's hash behind forge's message digest interface: `update` takes forge's byte strings (or
  * UTF-8 text when told), and `digest` leaves the digest open for more input, as forge's does.
  */
-function nodeDigest(
-  forge: typeof Forge,
-  algorithm: string,
-  lengths: { readonly node: string; readonly u: number; readonly v: number },
-): ForgeDigestView {
+function nodeDigest(forge: typeof Forge, algorithm: string, lengths: { readonly node: string; readonly u: number; readonly v: number }): ForgeDigestView {
   let hashing = createHash(lengths.node);
   const md: ForgeDigestView = {
     algorithm,
