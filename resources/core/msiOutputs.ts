@@ -110,6 +110,9 @@ export function fingerprintDifferences(
   return differences;
 }
 
+const keyHashPattern = /^[0-9a-f]{12}$/;
+const valueHashPattern = /^[0-9a-f]{8}$/;
+
 /** Reads the stored half (JSON text; absent is the empty half); malformed parts are named in `problems`. */
 export function readMsiOutputsText(value: unknown): { readonly status: StoredMsiOutputs; readonly problems: readonly string[] } {
   if (value === undefined || value === null) return { status: {}, problems: [] };
@@ -122,7 +125,7 @@ export function readMsiOutputsText(value: unknown): { readonly status: StoredMsi
   if (!isJsonObject(parsed)) return { status: {}, problems: [`is ${describeType(value)}, expected the MSI status as JSON text of an object`] };
   const record = parsed as Record<string, unknown>;
   const problems: string[] = [];
-  const hex = (text: unknown, length: number): text is string => typeof text === "string" && new RegExp(`^[0-9a-f]{${length}}$`).test(text);
+  const hex = (text: unknown, length: 8 | 12): text is string => typeof text === "string" && (length === 12 ? keyHashPattern : valueHashPattern).test(text);
   const operators: Record<string, string> = {};
   const rawOperators = record.controlPlaneOperators;
   if (rawOperators !== undefined && !isJsonObject(rawOperators)) problems.push("controlPlaneOperators is not an object");
