@@ -5,24 +5,27 @@
  * known without a request: every key of the chosen credential mode present and well formed
  * (settings.ts), and every file the settings name there and readable — the extra CA bundle, and
  * the certificate bundle of the first party or of the fixed identity, parsed as the credential
- * will parse it. A refused certificate cannot be known without asking Entra ID, which is left to
+ * will parse it; and the provider host's heap growth (hostHeap.ts), the one tuning read only from
+ * the environment. A refused certificate cannot be known without asking Entra ID, which is left to
  * the first cluster that needs a token.
  */
 import { readFileSync } from "node:fs";
 import { CertificateBundleError, parseCertificateBundle } from "../azure/certificateBundle";
 import type { ConfigSource, Settings } from "../core/settings";
 import { SettingsError, readSettings } from "../core/settings";
+import { heapGrowthPercent } from "./hostHeap";
 
 /** The one message for settings that cannot work, or undefined when they can. Reads files; no request. */
 export function fleetSettingsProblem(config: ConfigSource | undefined, environment: Readonly<Record<string, string | undefined>>): string | undefined {
+  const heapGrowth = heapGrowthPercent(environment);
+  const problems: string[] = typeof heapGrowth === "number" ? [] : [heapGrowth.problem];
   let settings: Settings;
   try {
     settings = readSettings(config, environment);
   } catch (error) {
     if (!(error instanceof SettingsError)) throw error;
-    return settingsMessage(error.problems);
+    return settingsMessage([...error.problems, ...problems]);
   }
-  const problems: string[] = [];
   if (settings.tlsCaFile !== undefined) {
     const text = readable(settings.tlsCaFile, "'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE)", problems);
     if (text !== undefined && !text.toString("latin1").includes("-----BEGIN CERTIFICATE-----")) {
