@@ -305,6 +305,15 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
         /'aro-hcp-identity-status:firstPartyCertificateFile' \(or ARO_HCP_FIRST_PARTY_CERTIFICATE_FILE\) names \S*no-such-first-party\.pem, which does not exist/,
       );
       expect(onceInDiagnostics(missingFile, absent), "copies of the path").toBe(1);
+      await pulumi("config", "set", key("firstPartyCertificateFile"), certificateFile);
+
+      // The one tuning read only from the environment: it reaches the engine's provider host from the CLI's.
+      const badGrowth = await runLiteralPulumi(projectDirectory, { ...environment, ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT: "fifty" }, stackName, "preview").then(
+        () => "",
+        (error: unknown) => String(error),
+      );
+      expect(badGrowth).toMatch(/ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT is "fifty": expected a whole number of percent from 10 to 300/);
+      expect(onceInDiagnostics(badGrowth, "ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT is"), "copies of the message").toBe(1);
       expect(requests(), "data plane, Entra ID, ARM and Cosmos requests").toEqual(before);
     } finally {
       await pulumi("config", "set", key("dataPlaneAudience"), audience);

@@ -22,6 +22,8 @@ describe("provider host heap growth", () => {
     expect(isDynamicProviderHost(["node", "/stack/node_modules/vitest/vitest.mjs"])).toBe(false);
     expect(isDynamicProviderHost(["node", "/stack/node_modules/@pulumi/pulumi/cmd/run/index.js"])).toBe(false);
     expect(isDynamicProviderHost(["node"])).toBe(false);
+    // What the SDK's pulumi-resource-pulumi-nodejs script runs: node "$(require.resolve('@pulumi/pulumi/cmd/dynamic-provider'))".
+    expect(isDynamicProviderHost(["node", require.resolve("@pulumi/pulumi/cmd/dynamic-provider")])).toBe(true);
   });
 
   it("sets V8's growing percent once in the host: the default, or the operator's", () => {
