@@ -9,6 +9,9 @@
 import type { DesiredIdentity } from "./identityStatus";
 import { clusterMessage } from "./clusterMessage";
 
+/** Identities each list of the message names before it counts the rest. */
+export const listedIdentities = 10;
+
 /** Thrown by a pass whose inputs name another desired set than the cluster document. */
 export class DesiredSetDisagreementError extends Error {
   readonly documentId: string;
@@ -40,7 +43,13 @@ export function desiredSetDisagreement(
   if (onlyInputs.length === 0 && onlyDocument.length === 0) {
     return undefined;
   }
-  const list = (identities: readonly string[]): string => (identities.length === 0 ? "none" : identities.join(", "));
+  // A cluster may declare hundreds of identities: each list names the first few and counts the rest.
+  const list = (identities: readonly string[]): string =>
+    identities.length === 0
+      ? "none"
+      : identities.length <= listedIdentities
+        ? identities.join(", ")
+        : `${identities.slice(0, listedIdentities).join(", ")} and ${identities.length - listedIdentities} more`;
   return new DesiredSetDisagreementError({
     documentId: clusterDocumentId,
     message: clusterMessage({
