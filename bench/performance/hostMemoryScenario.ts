@@ -3,7 +3,7 @@
  * real engine, the host's VmHWM sampled from /proc (providerHostMonitor.ts).
  */
 import type { EngineCommand } from "../../cli/engine";
-import { seedFleet } from "../../sandbox/seed";
+import { seedFleet, seedNamedCluster } from "../../sandbox/seed";
 import { startBenchmarkSandbox } from "./benchmarkSandbox";
 import { openBenchmarkStack } from "./benchmarkStack";
 import { clusterDeclarations } from "./fleetScenario";
@@ -30,11 +30,16 @@ export async function runHostMemoryByIdentities(options: {
     lookupConcurrency: options.lookupConcurrency,
   });
   try {
-    const largest = Math.max(...options.identityCounts);
-    const fleet = seedFleet(benchmark.sandbox, { clusters: options.identityCounts.length, identitiesPerCluster: largest, subscriptions: 1 });
+    // Each cluster's document declares the identities its inputs name: the document is the authority on the set.
+    const subscriptionId = seedFleet(benchmark.sandbox, { clusters: 1, identitiesPerCluster: 0, subscriptions: 1 })[0].clusterResourceId.split("/")[2];
     const results: HostMemoryResult[] = [];
-    for (const [index, identities] of options.identityCounts.entries()) {
-      const cluster = { ...fleet[index], dataPlaneOperators: Object.fromEntries(Object.entries(fleet[index].dataPlaneOperators).slice(0, identities)) };
+    for (const identities of options.identityCounts) {
+      const cluster = seedNamedCluster(benchmark.sandbox, {
+        subscriptionId,
+        resourceGroupName: `memory-rg-${identities}`,
+        clusterName: `memory-cluster-${identities}`,
+        identitiesPerCluster: identities,
+      });
       const stack = await openBenchmarkStack(options.engine, benchmark, `memory-${identities}`);
       try {
         await stack.setClusters(clusterDeclarations([cluster]));

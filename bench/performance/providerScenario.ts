@@ -10,7 +10,7 @@
 import { fork } from "node:child_process";
 import { join } from "node:path";
 import { projectDirectory } from "../../cli/engine";
-import { seedFleet } from "../../sandbox/seed";
+import { seedFleet, seedNamedCluster } from "../../sandbox/seed";
 import { startBenchmarkSandbox } from "./benchmarkSandbox";
 import { storedIdentities } from "./sandboxDocuments";
 import type { CreatesRequest, FloorsRequest, WorkerReply } from "./providerCreateWorker";
@@ -95,14 +95,19 @@ export async function runProviderCreateScenarios(options: ProviderCreateOptions)
   try {
     const { sandbox } = benchmark;
     const clustersPerCount = options.repetitions + 1;
-    const largest = Math.max(...options.identityCounts);
-    const fleet = seedFleet(sandbox, { clusters: clustersPerCount * options.identityCounts.length, identitiesPerCluster: largest, subscriptions: 1 });
+    // One subscription for every cluster; each count's clusters declare that many identities in their
+    // documents too, since the document is the authority on the set the inputs may name.
+    const subscriptionId = seedFleet(sandbox, { clusters: 1, identitiesPerCluster: 0, subscriptions: 1 })[0].clusterResourceId.split("/")[2];
     const results: ProviderCreateResult[] = [];
-    for (const [countIndex, identities] of options.identityCounts.entries()) {
-      const clusters = fleet.slice(countIndex * clustersPerCount, (countIndex + 1) * clustersPerCount).map((cluster) => ({
-        ...cluster,
-        dataPlaneOperators: Object.fromEntries(Object.entries(cluster.dataPlaneOperators).slice(0, identities)),
-      }));
+    for (const identities of options.identityCounts) {
+      const clusters = Array.from({ length: clustersPerCount }, (_, index) =>
+        seedNamedCluster(sandbox, {
+          subscriptionId,
+          resourceGroupName: `create-rg-${identities}-${index}`,
+          clusterName: `create-cluster-${identities}-${index}`,
+          identitiesPerCluster: identities,
+        }),
+      );
       sandbox.statistics.reset();
       const created = await worker.ask({
         kind: "creates",
