@@ -3,11 +3,13 @@
  * the same Azure work through the same SDK clients (resources/provider/azureAdapters.ts: one credential,
  * one keep-alive agent, the process-wide lookup limiter) with no engine around it.
  *
- * Modes (argv[2]): `sync` reads each ServiceProviderCluster document, GETs its identities through
- * the limiter and patches the status with If-Match, every cluster at once; `read` reads each
- * document once; `cluster` does what `sync` does as each cluster's own service managed identity
- * (clusterFloor.ts), and at the same time asks the data plane for the MSI half, writing both halves
- * in the one patch. The plan (argv[3]) is a JSON file of {@link FloorCluster}. Settings come from
+ * Modes (argv[2]): `sync` reads each cluster's two documents (HCPOpenShiftCluster and
+ * ServiceProviderCluster), GETs its data plane operator identities and, for the MSI half, its
+ * control plane operator identities and service managed identity (as the hook's processCredential
+ * mode reads them) through the limiter, and patches both halves with If-Match, every cluster at
+ * once; `read` reads each ServiceProviderCluster document once; `cluster` does what `sync` does as
+ * each cluster's own service managed identity (clusterFloor.ts), asking the data plane for the MSI
+ * half instead. The plan (argv[3]) is a JSON file of {@link FloorCluster}. Settings come from
  * the ARO_HCP_* environment. Prints one JSON line: {@link FloorWorkerReport}.
  */
 import { readFileSync } from "node:fs";
@@ -27,7 +29,10 @@ import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../../r
 import { sharedAzureAdapters } from "../../resources/provider/azureAdapters";
 import type { DataPlaneOperatorManagedIdentityEntry } from "../../resources/core/serviceProviderClusterDocument";
 import { identityStatusPatchOperations } from "../../resources/core/statusPatch";
-import type { MsiManagedIdentities } from "../../resources/core/msiManagedIdentities";
+import type { MsiIdentityEntry, MsiManagedIdentities } from "../../resources/core/msiManagedIdentities";
+import type { ParsedResourceId } from "../../resources/core/azureResourceId";
+import type { JsonObject } from "../../resources/core/json";
+import { readClusterDocument } from "../../resources/core/clusterDocument";
 import { nextRecheckTime } from "../../resources/core/identityStatus";
 import { readSettings } from "../../resources/core/settings";
 import { processCpuTimeInMs } from "./statistics";
@@ -53,6 +58,42 @@ export interface FloorWorkerReport {
   readonly cpuTimeInMs: number;
 }
 
+/**
+ * The MSI half as the hook's processCredential mode reads it: each control plane operator identity
+ * (one per lowercased ID) and the service managed identity through ARM, all at once; undefined when
+ * the cluster document has no identity URL yet (the hook skips the half then).
+ */
+async function armMsiHalf(
+  clusterDocument: JsonObject,
+  read: (identity: ParsedResourceId) => Promise<{ readonly clientId?: string | null; readonly principalId?: string | null } | undefined>,
+): Promise<MsiManagedIdentities | undefined> {
+  const { identityUrl, serviceManagedIdentity, controlPlaneOperators } = readClusterDocument(clusterDocument);
+  if (identityUrl === undefined || serviceManagedIdentity === undefined) return undefined;
+  const operators = new Map<string, string>();
+  for (const value of Object.values((controlPlaneOperators ?? {}) as Record<string, unknown>)) {
+    if (typeof value === "string") operators.set(value.toLowerCase(), value);
+  }
+  const entryOf = async (resourceId: string): Promise<MsiIdentityEntry> => {
+    const parsed = parseResourceIdOfType(resourceId, userAssignedIdentityResourceType);
+    if (!parsed.ok) throw new TypeError(`floor: ${resourceId} ${parsed.reason}`);
+    const values = await read(parsed.resourceId);
+    return {
+      resourceId,
+      ...(values?.clientId == null ? {} : { clientId: values.clientId }),
+      ...(values?.principalId == null ? {} : { principalId: values.principalId }),
+    };
+  };
+  const [operatorEntries, smi] = await Promise.all([
+    Promise.all([...operators].map(async ([key, resourceId]) => [key, await entryOf(resourceId)] as const)),
+    entryOf(serviceManagedIdentity),
+  ]);
+  return {
+    earliestRecheckTime: nextRecheckTime(new Date(), Math.random),
+    ...(operators.size === 0 ? {} : { controlPlaneOperatorsIdentities: Object.fromEntries(operatorEntries) }),
+    serviceManagedIdentity: smi,
+  };
+}
+
 async function main(): Promise<void> {
   const mode = process.argv[2];
   const plan = JSON.parse(readFileSync(process.argv[3] ?? "", "utf8")) as FloorCluster[];
@@ -68,9 +109,26 @@ async function main(): Promise<void> {
         let reader: UserAssignedIdentityReader = adapters.userAssignedIdentityReader;
         let credential: TokenCredential | undefined;
         let stored: Awaited<ReturnType<typeof adapters.documentStore.readDocument>>;
-        let msiHalf: Promise<MsiManagedIdentities> | undefined;
+        let msiHalf: Promise<MsiManagedIdentities | undefined> | undefined;
+        if (mode === "read") {
+          await adapters.documentStore.readDocument(cluster.partitionKey, cluster.documentId);
+          return;
+        }
         if (clusterFloor === undefined) {
-          stored = await adapters.documentStore.readDocument(cluster.partitionKey, cluster.documentId);
+          // Both documents at once, as the hook's pass reads them; in this mode the MSI half is read
+          // through ARM with the process credential, as the hook's processCredential mode reads it.
+          const [clusterDocument, serviceProviderCluster] = await Promise.all([
+            adapters.documentStore.readDocument(cluster.partitionKey, cluster.clusterDocumentId),
+            adapters.documentStore.readDocument(cluster.partitionKey, cluster.documentId),
+          ]);
+          if (clusterDocument === undefined) throw new Error(`floor: cluster document ${cluster.clusterDocumentId} is missing`);
+          stored = serviceProviderCluster;
+          msiHalf = armMsiHalf(clusterDocument.document, async (identity) => {
+            const values = await adapters.limiter.run(() => reader.getUserAssignedIdentity(identity, { abortSignal: AbortSignal.timeout(30_000) }));
+            lookups += 1;
+            return values;
+          });
+          msiHalf?.catch(() => undefined);
         } else {
           // Both documents at once, as the hook's pass reads them; the cluster's names its SMI and identity URL.
           const [clusterDocument, serviceProviderCluster] = await Promise.all([
@@ -80,12 +138,9 @@ async function main(): Promise<void> {
           if (clusterDocument === undefined) throw new Error(`floor: cluster document ${cluster.clusterDocumentId} is missing`);
           stored = serviceProviderCluster;
           // The MSI half's data plane request runs beside the data plane operators' chain, as in the hook's pass.
-          if (mode !== "read") msiHalf = clusterFloor.msiHalf(clusterDocument.document);
-          msiHalf?.catch(() => undefined);
+          msiHalf = clusterFloor.msiHalf(clusterDocument.document);
+          msiHalf.catch(() => undefined);
           ({ reader, credential } = await clusterFloor.readerFor(clusterDocument.document, cluster.partitionKey));
-        }
-        if (mode === "read") {
-          return;
         }
         if (stored === undefined) {
           throw new Error(`floor: document ${cluster.documentId} is missing`);
