@@ -108,36 +108,28 @@ async function main(): Promise<void> {
       clusterSlots.run(async () => {
         let reader: UserAssignedIdentityReader = adapters.userAssignedIdentityReader;
         let credential: TokenCredential | undefined;
-        let stored: Awaited<ReturnType<typeof adapters.documentStore.readDocument>>;
         let msiHalf: Promise<MsiManagedIdentities | undefined> | undefined;
         if (mode === "read") {
           await adapters.documentStore.readDocument(cluster.partitionKey, cluster.documentId);
           return;
         }
+        // Both documents at once, as the hook's pass reads them; the cluster's names its SMI and identity URL.
+        const [clusterDocument, serviceProviderCluster] = await Promise.all([
+          adapters.documentStore.readDocument(cluster.partitionKey, cluster.clusterDocumentId),
+          adapters.documentStore.readDocument(cluster.partitionKey, cluster.documentId),
+        ]);
+        if (clusterDocument === undefined) throw new Error(`floor: cluster document ${cluster.clusterDocumentId} is missing`);
+        const stored = serviceProviderCluster;
+        // The MSI half runs beside the data plane operators' chain, as in the hook's pass: through ARM
+        // with the process credential (processCredential mode), or from the data plane (cluster mode).
         if (clusterFloor === undefined) {
-          // Both documents at once, as the hook's pass reads them; in this mode the MSI half is read
-          // through ARM with the process credential, as the hook's processCredential mode reads it.
-          const [clusterDocument, serviceProviderCluster] = await Promise.all([
-            adapters.documentStore.readDocument(cluster.partitionKey, cluster.clusterDocumentId),
-            adapters.documentStore.readDocument(cluster.partitionKey, cluster.documentId),
-          ]);
-          if (clusterDocument === undefined) throw new Error(`floor: cluster document ${cluster.clusterDocumentId} is missing`);
-          stored = serviceProviderCluster;
           msiHalf = armMsiHalf(clusterDocument.document, async (identity) => {
             const values = await adapters.limiter.run(() => reader.getUserAssignedIdentity(identity, { abortSignal: AbortSignal.timeout(30_000) }));
             lookups += 1;
             return values;
           });
-          msiHalf?.catch(() => undefined);
+          msiHalf.catch(() => undefined);
         } else {
-          // Both documents at once, as the hook's pass reads them; the cluster's names its SMI and identity URL.
-          const [clusterDocument, serviceProviderCluster] = await Promise.all([
-            adapters.documentStore.readDocument(cluster.partitionKey, cluster.clusterDocumentId),
-            adapters.documentStore.readDocument(cluster.partitionKey, cluster.documentId),
-          ]);
-          if (clusterDocument === undefined) throw new Error(`floor: cluster document ${cluster.clusterDocumentId} is missing`);
-          stored = serviceProviderCluster;
-          // The MSI half's data plane request runs beside the data plane operators' chain, as in the hook's pass.
           msiHalf = clusterFloor.msiHalf(clusterDocument.document);
           msiHalf.catch(() => undefined);
           ({ reader, credential } = await clusterFloor.readerFor(clusterDocument.document, cluster.partitionKey));

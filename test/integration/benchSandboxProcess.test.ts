@@ -42,11 +42,13 @@ describe("the fleet benchmark's sandbox process", () => {
 
     await sandbox.resetStatistics();
     const run = await runFloorWorker(sandbox, "sync", floorPlan(fleet), () => sandbox!.cpuTimeInMs());
-    expect(run.lookups).toBe(6);
+    // What the hook's pass makes in processCredential mode: the two data plane operator identities,
+    // and the MSI half's control plane operator identity and service managed identity, per cluster.
+    expect(run.lookups).toBe(12);
     // The sandbox's CPU is its own process's, not this one's.
     expect(run.sandboxCpuTimeInMs).toBeGreaterThan(0);
     const statistics = await sandbox.statistics();
-    expect(statistics.arm.getRequests).toBe(6);
+    expect(statistics.arm.getRequests).toBe(12);
     expect(await sandbox.countResolved()).toBe(6);
 
     await sandbox.restoreDocuments();
