@@ -3,11 +3,10 @@
  * real engine, the host's VmHWM sampled from /proc (providerHostMonitor.ts).
  */
 import type { EngineCommand } from "../../cli/engine";
-import { seedFleet, seedNamedCluster } from "../../sandbox/seed";
 import { startBenchmarkSandbox } from "./benchmarkSandbox";
 import { openBenchmarkStack } from "./benchmarkStack";
 import { clusterDeclarations } from "./fleetScenario";
-import { countResolvedInCosmos } from "./sandboxDocuments";
+import { countResolvedInCosmos, seedClustersByIdentities } from "./sandboxDocuments";
 
 /** One measurement. */
 export interface HostMemoryResult {
@@ -30,16 +29,14 @@ export async function runHostMemoryByIdentities(options: {
     lookupConcurrency: options.lookupConcurrency,
   });
   try {
-    // Each cluster's document declares the identities its inputs name: the document is the authority on the set.
-    const subscriptionId = seedFleet(benchmark.sandbox, { clusters: 1, identitiesPerCluster: 0, subscriptions: 1 })[0].clusterResourceId.split("/")[2];
     const results: HostMemoryResult[] = [];
-    for (const identities of options.identityCounts) {
-      const cluster = seedNamedCluster(benchmark.sandbox, {
-        subscriptionId,
-        resourceGroupName: `memory-rg-${identities}`,
-        clusterName: `memory-cluster-${identities}`,
-        identitiesPerCluster: identities,
-      });
+    const clusters = seedClustersByIdentities(
+      benchmark.sandbox,
+      "memory",
+      options.identityCounts.map((identities) => ({ name: `${identities}`, identities })),
+    );
+    for (const [index, identities] of options.identityCounts.entries()) {
+      const cluster = clusters[index];
       const stack = await openBenchmarkStack(options.engine, benchmark, `memory-${identities}`);
       try {
         await stack.setClusters(clusterDeclarations([cluster]));

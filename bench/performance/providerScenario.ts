@@ -10,9 +10,8 @@
 import { fork } from "node:child_process";
 import { join } from "node:path";
 import { projectDirectory } from "../../cli/engine";
-import { seedFleet, seedNamedCluster } from "../../sandbox/seed";
 import { startBenchmarkSandbox } from "./benchmarkSandbox";
-import { storedIdentities } from "./sandboxDocuments";
+import { seedClustersByIdentities, storedIdentities } from "./sandboxDocuments";
 import type { CreatesRequest, FloorsRequest, WorkerReply } from "./providerCreateWorker";
 import { median } from "./statistics";
 
@@ -95,18 +94,12 @@ export async function runProviderCreateScenarios(options: ProviderCreateOptions)
   try {
     const { sandbox } = benchmark;
     const clustersPerCount = options.repetitions + 1;
-    // One subscription for every cluster; each count's clusters declare that many identities in their
-    // documents too, since the document is the authority on the set the inputs may name.
-    const subscriptionId = seedFleet(sandbox, { clusters: 1, identitiesPerCluster: 0, subscriptions: 1 })[0].clusterResourceId.split("/")[2];
     const results: ProviderCreateResult[] = [];
     for (const identities of options.identityCounts) {
-      const clusters = Array.from({ length: clustersPerCount }, (_, index) =>
-        seedNamedCluster(sandbox, {
-          subscriptionId,
-          resourceGroupName: `create-rg-${identities}-${index}`,
-          clusterName: `create-cluster-${identities}-${index}`,
-          identitiesPerCluster: identities,
-        }),
+      const clusters = seedClustersByIdentities(
+        sandbox,
+        "create",
+        Array.from({ length: clustersPerCount }, (_, index) => ({ name: `${identities}-${index}`, identities })),
       );
       sandbox.statistics.reset();
       const created = await worker.ask({

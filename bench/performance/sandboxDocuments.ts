@@ -7,6 +7,7 @@ import type { DataPlaneOperatorManagedIdentityEntry } from "../../resources/core
 import { readStatusSubtree } from "../../resources/core/serviceProviderClusterDocument";
 import type { Sandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
+import { seedFleet, seedNamedCluster } from "../../sandbox/seed";
 
 /** The identity entries of a stored ServiceProviderCluster document, read with the product's own reader. */
 export function storedIdentities(document: unknown): Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>> {
@@ -29,4 +30,26 @@ export function countResolvedInCosmos(sandbox: Sandbox, fleet: readonly FleetClu
     }
   }
   return resolved;
+}
+
+/**
+ * Seeds one cluster per identity count, each in a subscription the sandbox knows, its documents
+ * declaring exactly that many identities (the cluster document is the authority on the set the
+ * inputs may name). `name` tells the clusters apart: `<prefix>-rg-<name>`, `<prefix>-cluster-<name>`.
+ */
+export function seedClustersByIdentities(
+  sandbox: Sandbox,
+  prefix: string,
+  clusters: ReadonlyArray<{ readonly name: string; readonly identities: number }>,
+): FleetClusterDescription[] {
+  // A one-cluster fleet registers a subscription (its own document and tenant) for all of them.
+  const subscriptionId = seedFleet(sandbox, { clusters: 1, identitiesPerCluster: 0, subscriptions: 1 })[0].clusterResourceId.split("/")[2];
+  return clusters.map(({ name, identities }) =>
+    seedNamedCluster(sandbox, {
+      subscriptionId,
+      resourceGroupName: `${prefix}-rg-${name}`,
+      clusterName: `${prefix}-cluster-${name}`,
+      identitiesPerCluster: identities,
+    }),
+  );
 }
