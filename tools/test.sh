@@ -4,9 +4,33 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash tools/setup.sh
-npx tsc -p tsconfig.json --noEmit
-# The library under the Pulumi templates' ES2020 target and lib, as consumers compile it.
-npx tsc -p tsconfig.es2020.json
-npm run --silent lint
-bash tools/typecheck-examples.sh
-npx vitest run --project unit --project integration --project e2e "$@"
+
+# The static checks are two independent single-threaded chains, so they run side by side on the
+# machine's two cores (about 45 s instead of 90 s here). Each chain's output is printed whole once
+# both have finished, so their lines never interleave; either failing fails the command.
+checks=$(mktemp -d)
+trap 'rm -rf "${checks}"' EXIT
+typecheck() {
+  npx tsc -p tsconfig.json --noEmit
+  # The library under the Pulumi templates' ES2020 target and lib, as consumers compile it.
+  npx tsc -p tsconfig.es2020.json
+  bash tools/typecheck-examples.sh
+}
+typecheck >"${checks}/typecheck.log" 2>&1 &
+typecheck_pid=$!
+lint_status=0
+npm run --silent lint >"${checks}/lint.log" 2>&1 || lint_status=$?
+typecheck_status=0
+wait "${typecheck_pid}" || typecheck_status=$?
+for check in typecheck lint; do
+  if [ -s "${checks}/${check}.log" ]; then
+    echo "--- ${check}"
+    cat "${checks}/${check}.log"
+  fi
+done
+if [ "${typecheck_status}" -ne 0 ] || [ "${lint_status}" -ne 0 ]; then
+  echo "test: typecheck exited ${typecheck_status}, lint exited ${lint_status}" >&2
+  exit 1
+fi
+
+npx vitest run --project unit --project program --project integration --project e2e "$@"
