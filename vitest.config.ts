@@ -8,7 +8,22 @@ export default defineConfig({
           name: "unit",
           // Projects run one after another, in this order; inside a project, files as it says.
           sequence: { groupOrder: 0 },
-          include: ["test/unit/**/*.test.ts", "test/program/**/*.test.ts"],
+          include: ["test/unit/**/*.test.ts"],
+          // Files that touch what the whole process shares (the Pulumi SDK's runtime and its mocks,
+          // Error.stackTraceLimit, the SDK's logger) run in "program", a fresh module graph each.
+          exclude: ["test/unit/resource/**", "test/unit/provider/providerText.test.ts"],
+          // The rest are pure functions, fakes and their own objects (an environment variable set
+          // by a test is put back in its finally): one module graph per worker for all of them, which
+          // saves loading the SDKs again for each of 50 files (39 s to 13 s here).
+          isolate: false,
+          environment: "node",
+        },
+      },
+      {
+        test: {
+          name: "program",
+          sequence: { groupOrder: 0 },
+          include: ["test/program/**/*.test.ts", "test/unit/resource/**/*.test.ts", "test/unit/provider/providerText.test.ts"],
           environment: "node",
         },
       },
