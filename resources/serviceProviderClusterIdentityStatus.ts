@@ -119,7 +119,7 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   /**
    * Counts of the recorded data plane operator identities, derived from `status` (state does not
    * repeat them). Each derived output is made when first read: a fleet program that reads none of
-   * them does not pay for thousands of outputs (docs/performance.md, finding 29).
+   * them does not pay for thousands of outputs.
    */
   get identityCount(): pulumi.Output<number> {
     return (this.derived.identityCount ??= this.counts().apply((value) => value.identityCount));

@@ -65,8 +65,7 @@ export function createCredentials(settings: Settings): { readonly arm: TokenCred
   // Playing the first party, it gets tokens in whichever tenant a cluster's data plane challenges in.
   const everyTenant = settings.credentialMode === "clusterServiceManagedIdentity" && settings.firstParty === undefined;
   // Built at the first token request, so @azure/identity (with MSAL) loads only then: a refresh
-  // with a Cosmos key and no recheck due asks for none, and loading it cost the provider host
-  // about 0.25 s of CPU and 20 MB.
+  // with a Cosmos key and no recheck due asks for none, and the provider host never loads it.
   let built: TokenCredential | undefined;
   const credential: TokenCredential = {
     getToken: (scopes, options) => (built ??= buildCredential(choice, everyTenant)).getToken(scopes, options),

@@ -3,8 +3,8 @@
  * (pbeWithSHAAnd40BitRC2-CBC over the certificates, pbeWithSHAAnd3-KeyTripleDES-CBC over the
  * key), decrypted without node-forge's byte strings while forge reads the archive.
  *
- * forge's RC2 allocated about 0.4 MB per archive (a cipher state per block over byte strings),
- * most of what reading one cost the provider host in heap; its 3DES about 40 KB. Here the RC2
+ * forge's RC2 allocates a cipher state per block over byte strings, most of what reading one
+ * archive costs the provider host in heap (docs/performance.md). Here the RC2
  * decryption (RFC 2268) runs on typed arrays over the whole ciphertext at once, and 3DES is Node's
  * own (`des-ede3-cbc`, in OpenSSL 3's default provider; RC2 is only in its legacy one, off in
  * Node). {@link withLeanPkcs12Ciphers} swaps forge's two decryption entry points for these for the

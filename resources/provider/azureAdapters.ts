@@ -82,8 +82,8 @@ function buildAdapters(settings: Settings): AzureAdapters {
   if (settings.tlsCaFile !== undefined) {
     // Trust the extra CA for these clients only; the system roots stay trusted for real Azure.
     // One secure context, built once: an agent `ca` option is parsed again for every new
-    // connection, and https.Agent#getName concatenates it (~200 KB with the system roots) into
-    // the pool key of every request, which cost the provider host 0.6 s of CPU per 1000 requests.
+    // connection, and https.Agent#getName concatenates it (the system roots included) into the
+    // pool key of every request.
     agentOptions.secureContext = createSecureContext({ ca: [...rootCertificates, readCertificateFile(settings.tlsCaFile)] });
   }
   const agent = new Agent(agentOptions);
@@ -101,13 +101,12 @@ function buildAdapters(settings: Settings): AzureAdapters {
       : credentials.arm,
   );
   // Every subscription's client sends through the first client's pipeline (its policies, bearer
-  // token policy included, hold nothing per subscription): a client of its own costs 13 KB of heap
-  // and 0.17 ms, one over the shared pipeline 0.7 KB and 0.04 ms. A fleet whose clusters each sit in
-  // their own subscription raised the provider host's peak by 40 MB at 2,000 clusters. Bounded,
-  // because a long-lived process could see any number of subscriptions.
+  // token policy included, hold nothing per subscription), so a fleet whose clusters each sit in
+  // their own subscription does not hold a pipeline per cluster (docs/performance.md has the
+  // figures). Bounded, because a long-lived process could see any number of subscriptions.
   let pipeline: ManagedServiceIdentityClient["pipeline"] | undefined;
   const clientFor = boundedMemo((subscriptionId: string): ManagedServiceIdentityClient => {
-    // Loaded at the first lookup: a refresh before the recheck time makes none (about 0.15 s and 15 MB saved).
+    // Loaded at the first lookup: a refresh before the recheck time makes none, and never loads it.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { ManagedServiceIdentityClient } = require("@azure/arm-msi") as typeof import("@azure/arm-msi");
     const client = new ManagedServiceIdentityClient(armCredential, subscriptionId, {
