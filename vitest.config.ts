@@ -47,6 +47,8 @@ export default defineConfig({
           name: "e2e",
           sequence: { groupOrder: 2 },
           include: ["test/e2e/**/*.test.ts"],
+          // One scratch directory per run for the files' stacks, removed when the run ends.
+          globalSetup: ["test/setup/e2eScratch.ts"],
           environment: "node",
           testTimeout: 180_000,
           hookTimeout: 600_000,

@@ -4,15 +4,12 @@
  * Pulumi home and work directory, the same container.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
 import { settingsForRunningSandbox } from "../../cli/sandboxSettings";
 import type { Sandbox } from "../../sandbox/sandbox";
 import { type Azurite, azuriteAccountKey, azuriteAccountName } from "./azurite";
-import { type ClusterConfig, engineModule } from "./engineHelpers";
-
-const projectDirectory = resolve(__dirname, "..", "..");
+import { type ClusterConfig, e2eScratchDirectory, engineModule } from "./engineHelpers";
 
 /** One Azure Blob container used as the Pulumi backend of many runners. */
 export interface AzblobBackend {
@@ -88,8 +85,7 @@ export interface AzblobRunner {
  */
 export async function openAzblobStack(sandbox: Sandbox, backend: AzblobBackend, options: AzblobStackOptions): Promise<AzblobRunner> {
   const engine = engineModule();
-  mkdirSync(join(projectDirectory, ".pulumi"), { recursive: true });
-  const root = mkdtempSync(join(projectDirectory, ".pulumi", `test-azblob-${options.stackName}-`));
+  const root = e2eScratchDirectory(`azblob-${options.stackName}`);
   // The file backend directory stays empty: the tests check that nothing went there.
   const paths = { state: join(root, "unused-file-state"), home: join(root, "home"), workDirectory: join(root, "work") };
   const { config, environment } = settingsForRunningSandbox(sandbox);

@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
-import { expect } from "vitest";
+import { expect, inject } from "vitest";
 import type { Sandbox } from "../../sandbox/sandbox";
 
 const projectDirectory = resolve(__dirname, "..", "..");
@@ -18,6 +18,14 @@ const nativeRequire = createRequire(join(projectDirectory, "package.json"));
 
 type EngineModule = typeof import("../../cli/engine");
 type SandboxSettingsModule = typeof import("../../cli/sandboxSettings");
+
+/**
+ * A fresh directory for one stack or tool run of an e2e file, inside this run's scratch root
+ * (test/setup/e2eScratch.ts, which removes the root when the run ends).
+ */
+export function e2eScratchDirectory(prefix: string): string {
+  return mkdtempSync(join(inject("e2eScratchRoot"), `${prefix}-`));
+}
 
 /** The compiled engine module (run `npm run build` first; `npm test` does). */
 export function engineModule(): EngineModule {
@@ -53,8 +61,7 @@ export async function openTestStack(
 ): Promise<TestStack> {
   const engine = engineModule();
   const { settingsForRunningSandbox } = nativeRequire(join(projectDirectory, "dist", "cli", "sandboxSettings.js")) as SandboxSettingsModule;
-  mkdirSync(join(projectDirectory, ".pulumi"), { recursive: true });
-  const root = mkdtempSync(join(projectDirectory, ".pulumi", `test-${name}-`));
+  const root = e2eScratchDirectory(name);
   const paths = { state: join(root, "state"), home: join(root, "home"), workDirectory: join(root, "work") };
   const { config, environment } = settingsForRunningSandbox(sandbox);
   const command = await engine.engineCommand();

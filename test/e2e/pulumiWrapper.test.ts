@@ -5,10 +5,10 @@
  * passphrase stack without a passphrase, saying what to set. Reproduces issue 11 item 5.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { engineModule } from "./engineHelpers";
+import { e2eScratchDirectory, engineModule } from "./engineHelpers";
 
 const projectDirectory = join(__dirname, "..", "..");
 const stackName = `wrapper-test-${process.pid}`;
@@ -31,8 +31,7 @@ function wrapper(argumentsList: readonly string[], environment: Record<string, s
 }
 
 beforeAll(() => {
-  mkdirSync(join(projectDirectory, ".pulumi"), { recursive: true });
-  root = mkdtempSync(join(projectDirectory, ".pulumi", "test-wrapper-"));
+  root = e2eScratchDirectory("wrapper");
   mkdirSync(join(root, "state"), { recursive: true });
   // A sandbox description as `npm run sandbox` writes it: it must not leak into the user's stacks.
   const sandboxFile = join(root, "endpoints.json");

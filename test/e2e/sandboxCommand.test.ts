@@ -7,12 +7,12 @@
  * and checks that an `up` declaring no clusters says so.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { asServiceProviderClusterJson, ownedStatusOf } from "../fixtures/storedDocument";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
-import { engineModule, outputCollector, runLiteralPulumi } from "./engineHelpers";
+import { e2eScratchDirectory, engineModule, outputCollector, runLiteralPulumi } from "./engineHelpers";
 
 const projectDirectory = join(__dirname, "..", "..");
 let child: ChildProcess;
@@ -33,8 +33,7 @@ interface EndpointsFile {
 }
 
 beforeAll(async () => {
-  mkdirSync(join(projectDirectory, ".pulumi"), { recursive: true });
-  root = mkdtempSync(join(projectDirectory, ".pulumi", "test-sandbox-command-"));
+  root = e2eScratchDirectory("sandbox-command");
   child = spawn(process.execPath, [join(projectDirectory, "dist", "sandbox", "main.js"), `--directory=${join(root, "sandbox")}`], {
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -2,7 +2,6 @@
  * The sharding example (examples/sharding/runShards.ts) against the sandbox through the real
  * engine: a fleet split across stacks that run concurrently, every cluster recorded once.
  */
-import { mkdirSync, mkdtempSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ownedStatusOf, readServiceProviderCluster } from "../fixtures/storedDocument";
@@ -11,7 +10,7 @@ import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
-import { engineModule } from "./engineHelpers";
+import { e2eScratchDirectory, engineModule } from "./engineHelpers";
 import { settingsForRunningSandbox } from "../../cli/sandboxSettings";
 
 const projectDirectory = resolve(__dirname, "..", "..");
@@ -56,8 +55,7 @@ async function expectEveryClusterRecorded(): Promise<void> {
 
 describe("runShards", () => {
   it("runs the shards concurrently and records every cluster exactly once; a second run changes nothing", async () => {
-    mkdirSync(join(projectDirectory, ".pulumi"), { recursive: true });
-    const root = mkdtempSync(join(projectDirectory, ".pulumi", "test-sharding-"));
+    const root = e2eScratchDirectory("sharding");
     paths = { state: join(root, "state"), home: join(root, "home"), workDirectory: join(root, "work") };
     const run = () => runSplit(3, 2);
 
