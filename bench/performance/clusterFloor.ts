@@ -33,6 +33,23 @@ import { nextRecheckTime } from "../../resources/core/identityStatus";
 import type { Settings } from "../../resources/core/settings";
 
 /** What the worker gets for one cluster: the reader of its SMI, and the credential behind it. */
+/**
+ * What a plain script reads from a cluster document for the MSI half: the identity URL, the SMI, and
+ * the control plane operator identities keyed by lowercased ID (one per identity, as upstream
+ * de-duplicates them); undefined when the URL or the SMI is not set yet.
+ */
+export function msiIdentitiesOf(
+  clusterDocument: JsonObject,
+): { readonly identityUrl: string; readonly serviceManagedIdentity: string; readonly operators: ReadonlyMap<string, string> } | undefined {
+  const { identityUrl, serviceManagedIdentity, controlPlaneOperators } = readClusterDocument(clusterDocument);
+  if (identityUrl === undefined || serviceManagedIdentity === undefined) return undefined;
+  const operators = new Map<string, string>();
+  for (const value of Object.values((controlPlaneOperators ?? {}) as Record<string, unknown>)) {
+    if (typeof value === "string") operators.set(value.toLowerCase(), value);
+  }
+  return { identityUrl, serviceManagedIdentity, operators };
+}
+
 export interface ClusterFloorReader {
   readonly reader: UserAssignedIdentityReader;
   readonly credential: TokenCredential;
@@ -117,12 +134,9 @@ export function createClusterFloor(settings: Settings): ClusterFloor {
   };
   return {
     async msiHalf(clusterDocument) {
-      const { identityUrl, serviceManagedIdentity, controlPlaneOperators } = readClusterDocument(clusterDocument);
-      if (identityUrl === undefined || serviceManagedIdentity === undefined) throw new Error("floor: the cluster document has no identity URL or SMI");
-      const operators = new Map<string, string>();
-      for (const value of Object.values((controlPlaneOperators ?? {}) as Record<string, unknown>)) {
-        if (typeof value === "string") operators.set(value.toLowerCase(), value);
-      }
+      const identities = msiIdentitiesOf(clusterDocument);
+      if (identities === undefined) throw new Error("floor: the cluster document has no identity URL or SMI");
+      const { identityUrl, serviceManagedIdentity, operators } = identities;
       const answered = new Map(
         (await askDataPlane(identityUrl, [...operators.values(), serviceManagedIdentity])).map((entry) => [String(entry.resource_id).toLowerCase(), entry]),
       );

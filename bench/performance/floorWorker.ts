@@ -16,7 +16,7 @@ import { readFileSync } from "node:fs";
 import type { TokenCredential } from "@azure/identity";
 import type { UserAssignedIdentityReader } from "../../resources/azure/userAssignedIdentityReader";
 import { createConcurrencyLimiter } from "../../resources/sync/concurrencyLimiter";
-import { createClusterFloor } from "./clusterFloor";
+import { createClusterFloor, msiIdentitiesOf } from "./clusterFloor";
 
 /**
  * Mode `cluster` works on this many clusters at a time, the engine's slots at the project's doors
@@ -32,7 +32,6 @@ import { identityStatusPatchOperations } from "../../resources/core/statusPatch"
 import type { MsiIdentityEntry, MsiManagedIdentities } from "../../resources/core/msiManagedIdentities";
 import type { ParsedResourceId } from "../../resources/core/azureResourceId";
 import type { JsonObject } from "../../resources/core/json";
-import { readClusterDocument } from "../../resources/core/clusterDocument";
 import { nextRecheckTime } from "../../resources/core/identityStatus";
 import { readSettings } from "../../resources/core/settings";
 import { processCpuTimeInMs } from "./statistics";
@@ -67,12 +66,9 @@ async function armMsiHalf(
   clusterDocument: JsonObject,
   read: (identity: ParsedResourceId) => Promise<{ readonly clientId?: string | null; readonly principalId?: string | null } | undefined>,
 ): Promise<MsiManagedIdentities | undefined> {
-  const { identityUrl, serviceManagedIdentity, controlPlaneOperators } = readClusterDocument(clusterDocument);
-  if (identityUrl === undefined || serviceManagedIdentity === undefined) return undefined;
-  const operators = new Map<string, string>();
-  for (const value of Object.values((controlPlaneOperators ?? {}) as Record<string, unknown>)) {
-    if (typeof value === "string") operators.set(value.toLowerCase(), value);
-  }
+  const identities = msiIdentitiesOf(clusterDocument);
+  if (identities === undefined) return undefined;
+  const { serviceManagedIdentity, operators } = identities;
   const entryOf = async (resourceId: string): Promise<MsiIdentityEntry> => {
     const parsed = parseResourceIdOfType(resourceId, userAssignedIdentityResourceType);
     if (!parsed.ok) throw new TypeError(`floor: ${resourceId} ${parsed.reason}`);
