@@ -11,7 +11,7 @@
  *   challenge in another tenant, are read by upstream's client.
  * - The hook's requests equal upstream's client's, as the sandbox recorded them.
  *
- * The Go program is built once into .cache/conformance (tools/build-conformance.sh) and reused
+ * The Go program is built once into .cache/conformance (tools/build-go-tool.sh conformance) and reused
  * while its sources do not change.
  */
 import { execFile } from "node:child_process";
@@ -55,6 +55,8 @@ let sandbox: Sandbox;
 let fleet: FleetClusterDescription[];
 let directory: string;
 let program: string;
+/** The tools/go-vectors binary: upstream's types decode and encode a document's status halves. */
+let goVectors: string;
 let endpointsPath: string;
 let hookRequests: RecordedRequest[];
 let goRequests: RecordedRequest[];
@@ -90,8 +92,10 @@ function serviceProviderCluster(cluster: FleetClusterDescription): JsonObject {
 }
 
 beforeAll(async () => {
-  const built = await run("bash", [join(projectDirectory, "tools", "build-conformance.sh")], { timeout: 600_000 });
+  const built = await run("bash", [join(projectDirectory, "tools", "build-go-tool.sh"), "conformance"], { timeout: 600_000 });
   program = built.stdout.trim().split("\n").pop() ?? "";
+  const builtVectors = await run("bash", [join(projectDirectory, "tools", "build-go-tool.sh"), "go-vectors"], { timeout: 600_000 });
+  goVectors = builtVectors.stdout.trim().split("\n").pop() ?? "";
   directory = mkdtempSync(join(tmpdir(), "conformance-"));
   sandbox = await startSandbox({ perClusterCredentials: true, certificateDirectory: join(directory, "sandbox") });
   fleet = seedDemoFleet(sandbox);
@@ -186,7 +190,7 @@ describe("upstream's Go client against the sandbox", () => {
   it("writes both halves of the status as upstream's types decode and encode them (its reader accepts them, the MSI half strictly)", async () => {
     for (const cluster of fleet) {
       const document = sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as JsonObject;
-      const { stdout } = await runWithInput("go", ["run", ".", "-decode"], join(projectDirectory, "tools", "go-vectors"), JSON.stringify(document));
+      const { stdout } = await runWithInput(goVectors, ["-decode"], projectDirectory, JSON.stringify(document));
       const decoded = JSON.parse(stdout) as { msiManagedIdentities: JsonObject; dataPlaneOperatorsManagedIdentities: JsonObject };
       const status = serviceProviderCluster(cluster);
       // Byte for byte in field order, as Go's encoder wrote the same values.

@@ -8,7 +8,7 @@
 //
 // Usage (from this directory):
 //
-//	go run . > ../../test/fixtures/goVectors.json      the vectors (committed; a unit test re-runs this and compares)
+//	go run . > ../../test/fixtures/goVectors.json      the vectors (committed; a unit test builds this program and compares)
 //	go run . -table                                    the compressed mapping table pasted into goStrings.ts
 //	go run . -decode < document.json                   both status halves of a ServiceProviderCluster document as upstream's types decode and encode them
 //
