@@ -68,7 +68,7 @@ async function declareProgram(): Promise<Record<string, unknown>> {
     `check that the backend can be read (\`pulumi stack export\`), or set ${setting} to true to go ahead without the check`,
   ).catch((error: unknown) => {
     if (!allowClusterRemovals) throw error;
-    // Without the state: no check, and a resource saved under another name is created anew (its old one's delete keeps the claimed status).
+    // Without the state: no check, and a resource saved under another name is created anew (its old one's delete writes nothing).
     void pulumi.log.warn(`${error instanceof Error ? error.message : String(error)}; going ahead without it, as ${setting} is true`);
     return [];
   });

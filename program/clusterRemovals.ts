@@ -1,8 +1,10 @@
 /**
  * What an update that declares clusters may delete. The engine deletes every cluster resource the
- * program no longer declares, and each delete resets that cluster's status subtree: a
- * `clustersFile` cut short (a copy interrupted, a generator whose query failed half-way) deleted
- * 1,999 of 2,000 clusters without a question. So an update that would delete more than a small
+ * program no longer declares. A delete writes nothing to Cosmos (the status stays as last
+ * written), but the stack stops keeping that cluster: its record leaves the state, and nothing of
+ * the stack corrects its status any more. A `clustersFile` cut short (a copy interrupted, a
+ * generator whose query failed half-way) would drop 1,999 of 2,000 clusters from drift correction
+ * without a question. So an update that would delete more than a small
  * share of the clusters the stack holds is refused, before anything is declared, unless
  * `allowClusterRemovals` is true for that update. (An update that declares none is
  * program/emptyFleet.ts's, with `allowEmptyFleet`.)
@@ -66,24 +68,35 @@ export function clustersRemovedBy(check: Pick<ClusterRemovalCheck, "declared" | 
 export function checkClusterRemovals(check: ClusterRemovalCheck): void {
   const removed = clustersRemovedBy(check);
   const allowed = allowedRemovals(check.held.length);
+  const names = someNames(removed.map((cluster) => cluster.name));
+  if (removed.length === 0) return;
   if (removed.length <= allowed) {
+    // What the engine's `delete[retain]` means, said once for the update (preview included).
+    void pulumi.log.info(`${relinquished(removed.length)} (${names})`);
     return;
   }
   const setting = `${pulumi.getProject()}:${allowClusterRemovalsKey}`;
-  const names = someNames(removed.map((cluster) => cluster.name));
   if (check.allowClusterRemovals) {
     // Fire and forget, as every warning of the program: the engine shows it; nothing waits for it.
     void pulumi.log.warn(
       `${setting} is true: this update deletes ${removed.length} of the ${check.held.length} clusters the stack holds (${names}); ` +
-        `set it back to false, or remove it, once they are gone`,
+        `${relinquished(removed.length)}; set it back to false, or remove it, once they are gone`,
     );
     return;
   }
   throw new Error(
     `${check.source} declares ${check.declared.length} cluster${check.declared.length === 1 ? "" : "s"}, but stack ${runningStackName()} holds ${check.held.length}: ` +
-      `this update would delete ${removed.length} of them (${names}) and reset their status in Cosmos DB, more than the ${allowed} ` +
+      `this update would delete ${removed.length} of them (${names}) from the stack, which then stops keeping their status, more than the ${allowed} ` +
       `an update may delete unless it says so (${Math.round(removalShare * 100)} % of the clusters the stack holds, or ${removalFloor}). ` +
       `Check ${check.source}: a list cut short or generated half-way looks like this. To delete them, set ${setting} to true for this update ` +
       `(\`pulumi config set ${setting} true\`, then \`pulumi config rm ${setting}\`). Nothing was changed`,
+  );
+}
+
+/** What deleting `count` cluster resources does, as the program says it. */
+export function relinquished(count: number): string {
+  return (
+    `${count} cluster${count === 1 ? " leaves" : "s leave"} the stack: ${count === 1 ? "its" : "their"} status stays in Cosmos DB as last written ` +
+    "(a delete writes nothing), and this stack no longer keeps it"
   );
 }

@@ -33,8 +33,8 @@ export async function checkEmptyFleet(check: EmptyFleetCheck): Promise<void> {
   // Fire and forget, as every warning of the program: the engine shows it; nothing waits for it.
   if (check.allowEmptyFleet) {
     void pulumi.log.warn(
-      `no clusters declared and ${setting} is true: this update deletes every cluster the stack holds ` +
-        `(set ${setting} back to false, or remove it, once they are gone)`,
+      `no clusters declared and ${setting} is true: this update deletes every cluster the stack holds; their status stays in Cosmos DB ` +
+        `as last written (a delete writes nothing), and this stack no longer keeps it (set ${setting} back to false, or remove it, once they are gone)`,
     );
     return;
   }

@@ -100,6 +100,11 @@ export interface ServiceProviderClusterIdentityStatusArgs {
  * A dynamic resource declared directly (what `pulumi.dynamic.Resource` does: a custom resource of
  * package `pulumi-nodejs` whose `__provider` input is the provider's module text), so that the
  * text is the small hand-written one of providerLoader.ts rather than a serialized closure.
+ *
+ * The documents belong to upstream's backend, so removing the resource relinquishes the cluster:
+ * `retainOnDelete` is true unless the options say otherwise, and the engine's plan shows each such
+ * delete as `delete[retain]`. The provider's delete writes nothing either, for a resource whose
+ * options set it to false.
  */
 export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource {
   declare readonly clusterResourceId: pulumi.Output<string>;
@@ -180,7 +185,7 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
           msiSkippedReason: undefined,
           drift: undefined,
         },
-        options,
+        { ...options, retainOnDelete: options?.retainOnDelete ?? true },
       );
     } finally {
       restoreStackTraces?.();

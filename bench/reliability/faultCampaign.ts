@@ -175,8 +175,6 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     for (let index = 0; index < faultCount; index += 1) planned.push(plan(lane, kinds, number));
 
     const inputs = inputsFor(lane.cluster, fromClusterDocument);
-    const created = lane.outputs === undefined;
-    const previousClaim = lane.outputs?.claim;
     let outcome: PassOutcome = "succeeded";
     let reported: string | undefined;
     let errorMessage: string | undefined;
@@ -230,7 +228,6 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
         otherWriterEntries: races.entries,
         otherWriterRecordedStatus: races.wholeSubtree,
         credentialScope: "process",
-        claim: { created, recorded: lane.outputs?.claim, previous: previousClaim },
       },
       sandbox.identities,
       reliability.secrets(),

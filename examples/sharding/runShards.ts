@@ -3,8 +3,8 @@
  *
  * A cluster's shard is a hash of its ARM ID modulo the shard count, so adding or removing clusters
  * never moves the others between stacks. Changing the shard count does move clusters: each moved
- * cluster is created in its new stack, which takes its status over (its claim), and deleted from its
- * old one, whose delete then keeps that status, in whichever order the stacks run. It moves most of
+ * cluster is created in its new stack (which writes nothing while its status is current) and
+ * deleted from its old one (a delete writes nothing), in whichever order the stacks run. It moves most of
  * a shard's clusters, more than an update may delete without saying so: pass
  * `--allow-cluster-removals` to that one run (docs/operations.md, "Sharding").
  *

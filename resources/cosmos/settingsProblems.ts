@@ -115,10 +115,10 @@ export interface AbsentDocuments {
  * long as it knows the subscription (a deleted subscription's too), in the same container and
  * partition as its clusters': when even that one is missing, the container is not the fleet's, and
  * the missing documents say nothing about whether the cluster was deleted.
- * @param verb - What failed, for the message: `refresh`, `delete` or `update` (a create's or update's pass).
+ * @param verb - What failed, for the message: `refresh` or `update` (a create's or update's pass).
  */
 export function absentEverywhereError(
-  verb: "refresh" | "delete" | "update",
+  verb: "refresh" | "update",
   documents: AbsentDocuments,
   location: CosmosLocation | undefined,
 ): CosmosDocumentError {

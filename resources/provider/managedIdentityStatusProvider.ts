@@ -1,18 +1,16 @@
 /**
- * The dynamic provider: thin methods over the sync pass, refresh and clear.
+ * The dynamic provider: thin methods over the sync pass and refresh. A delete relinquishes: it
+ * writes nothing anywhere (see `delete`).
  *
  * Runs inside the provider host, required by the provider text in state (providerLoader.ts)
  * through the stable entry ../providerEntry.ts. Settings come
  * from `configure` or the environment at call time. The factory is the seam for tests.
  */
-import { randomBytes } from "node:crypto";
 import { goToLower } from "../core/goStrings";
 import type * as pulumi from "@pulumi/pulumi";
 import type { AzureAdapters } from "./azureAdapters";
 import { sharedAzureAdapters } from "./azureAdapters";
-import { isCosmosConfigurationError, isCosmosDocumentError } from "../core/errors";
 import { decodeMsiOutputs } from "../core/msiOutputs";
-import type { KnownMsiStatus } from "../sync/msiRefresh";
 import { msiDriftPrefix } from "../sync/msiRefresh";
 import { hasWork } from "./providerDiff";
 import { fleetSettingsProblem } from "./settingsCheck";
@@ -20,9 +18,8 @@ import type { ProviderInputs } from "./providerInputs";
 import { containsUnknown, desiredFromInputs, parseCluster, parseInputs } from "./providerInputs";
 import type { ProviderOutputs } from "./providerOutputs";
 import { declaredCredentialOf, inputsDigestOf, parseStoredOutputs, refreshedOutputs, toOutputs } from "./providerOutputs";
-import type { KnownStatus } from "../sync/refreshManagedIdentityStatus";
 import { refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStatus";
-import { clearManagedIdentityStatus } from "../sync/clearIdentityStatus";
+import { log } from "../logging/logger";
 import type { ConfigSource } from "../core/settings";
 import { readSettings, settingsEnvironmentKey, snapshotStackConfig } from "../core/settings";
 import { decodeOutputsStatus } from "../core/outputsStatus";
@@ -38,8 +35,6 @@ export interface ProviderOverrides {
   readonly options?: Partial<SyncOptions>;
   /** Settings source used instead of `configure` and the environment. */
   readonly config?: ConfigSource;
-  /** The claim a create draws (core/statusClaim.ts); 16 random hex digits otherwise. */
-  readonly newClaim?: () => string;
 }
 
 type Inputs = ProviderInputs & { readonly __provider?: string };
@@ -99,12 +94,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     return settingsChecked.problem;
   };
 
-  // A create takes the subtree over with a new claim; an update keeps recording the one it has.
-  const reconcile = async (
-    inputs: Inputs,
-    force: { readonly dataPlane: boolean; readonly msi: boolean },
-    claim: { take: boolean; id: string | undefined },
-  ): Promise<{ id: string; outs: Outputs }> => {
+  const reconcile = async (inputs: Inputs, force: { readonly dataPlane: boolean; readonly msi: boolean }): Promise<{ id: string; outs: Outputs }> => {
     const cluster = parseCluster(inputs.clusterResourceId);
     const request = {
       cluster,
@@ -112,12 +102,10 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       force: force.dataPlane,
       forceMsi: force.msi,
       ...declaredCredentialOf(inputs),
-      ...(claim.take ? { claim: claim.id } : {}),
     };
-    const recording = { claim: claim.id };
     try {
       const result = await syncManagedIdentityStatus(dependencies(), request);
-      return { id: result.documentId, outs: toOutputs(inputs, result, [], recording) };
+      return { id: result.documentId, outs: toOutputs(inputs, result, []) };
     } catch (error) {
       const partial = partialResultOf(error);
       if (partial !== undefined) {
@@ -129,7 +117,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         if (error instanceof Error) Object.defineProperty(named, "name", { value: error.name, writable: true, configurable: true, enumerable: false });
         throw Object.assign(named, {
           id: partial.documentId,
-          properties: { ...toOutputs(inputs, partial, [], recording), ...(inputs.__provider === undefined ? {} : { __provider: inputs.__provider }) },
+          properties: { ...toOutputs(inputs, partial, []), ...(inputs.__provider === undefined ? {} : { __provider: inputs.__provider }) },
           reasons: [message],
         });
       }
@@ -155,8 +143,8 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     async diff(_id: string, olds: Outputs, news: Inputs) {
       const oldCluster = typeof olds.clusterResourceId === "string" ? goToLower(olds.clusterResourceId) : undefined;
       if (news.clusterResourceId !== undefined && !containsUnknown(news.clusterResourceId) && goToLower(news.clusterResourceId) !== oldCluster) {
-        // Another cluster is another document: remove our subtree from the old one first.
-        return { changes: true, replaces: ["clusterResourceId"], deleteBeforeReplace: true };
+        // Another cluster is another document: a new resource; the old one's delete writes nothing.
+        return { changes: true, replaces: ["clusterResourceId"] };
       }
       const stored = parseStoredOutputs(olds);
       if (olds.__provider !== news.__provider || containsUnknown(news) || !stored.ok) {
@@ -173,8 +161,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     },
 
     async create(inputs: Inputs) {
-      // 64 random bits: unique among one cluster's resources, and 26 bytes of state per cluster.
-      return reconcile(inputs, { dataPlane: false, msi: false }, { take: true, id: overrides.newClaim?.() ?? randomBytes(8).toString("hex") });
+      return reconcile(inputs, { dataPlane: false, msi: false });
     },
 
     async update(_id: string, olds: Outputs, news: Inputs) {
@@ -185,7 +172,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         dataPlane: !stored.ok || drift.some((line) => !line.startsWith(msiDriftPrefix)),
         msi: !stored.ok || drift.some((line) => line.startsWith(msiDriftPrefix)),
       };
-      const { outs } = await reconcile(news, force, { take: false, id: typeof olds.claim === "string" ? olds.claim : undefined });
+      const { outs } = await reconcile(news, force);
       return { outs };
     },
 
@@ -211,33 +198,17 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       return { id, props: refreshedOutputs(props, stored.value, result) };
     },
 
-    async delete(_id: string, props: Outputs) {
-      if (typeof props.clusterResourceId !== "string") {
-        return;
-      }
-      // What this resource last recorded. Outputs a refresh left with drift hold what someone else
-      // wrote (no update has recorded ours since), and unreadable outputs hold nothing we can
-      // compare: either way the subtree is not provably ours, so it is kept.
-      const stored = parseStoredOutputs(props);
-      const lastRecorded: KnownStatus | undefined =
-        stored.ok && stored.value.drift.length === 0 ? (persistedKeys) => decodeOutputsStatus(stored.value.status, persistedKeys) : undefined;
-      try {
-        const lastRecordedMsi: KnownMsiStatus | undefined =
-          stored.ok && stored.value.drift.length === 0 ? (persistedKeys) => decodeMsiOutputs(stored.value.msiStatus, persistedKeys) : undefined;
-        await clearManagedIdentityStatus(
-          dependencies(),
-          parseCluster(props.clusterResourceId),
-          lastRecorded,
-          stored.ok ? stored.value.claim : undefined,
-          lastRecordedMsi,
-        );
-      } catch (error) {
-        // A missing document is nothing to clear; a missing database or container is a setting to fix.
-        if (isCosmosDocumentError(error) && error.statusCode === 404 && !isCosmosConfigurationError(error)) {
-          return;
-        }
-        throw error;
-      }
+    /**
+     * Relinquishes the cluster: nothing is written to Cosmos and nothing is read. The status stays
+     * as last written, as upstream leaves it; the documents go with the cluster. The resource's
+     * default `retainOnDelete` (serviceProviderClusterIdentityStatus.ts) keeps the engine from
+     * calling this at all; it runs for resources whose state predates that default, or that set
+     * the option to false.
+     */
+    delete(_id: string, props: Outputs) {
+      const cluster = typeof props.clusterResourceId === "string" ? props.clusterResourceId : "(no cluster ID recorded)";
+      log("info", "delete", cluster, "relinquished: the status in Cosmos stays as last written; nothing was written");
+      return Promise.resolve();
     },
   };
 }

@@ -46,8 +46,6 @@ export interface ProviderOutputs {
   readonly msiSkippedReason?: string;
   /** Differences `read` (refresh) found between state, Cosmos and Azure, which the next update fixes; absent when none. */
   readonly drift?: readonly string[];
-  /** The claim this resource wrote when it was created (core/statusClaim.ts); absent in outputs of a resource created before claims. */
-  readonly claim?: string;
 }
 
 /** Where the inputs say a cluster's credential comes from. */
@@ -67,7 +65,6 @@ export interface StoredOutputs {
   readonly skippedReason: string | null;
   readonly msiStatus: StoredMsiOutputs;
   readonly msiSkippedReason: string | null;
-  readonly claim: string | undefined;
 }
 
 /** The MSI half as outputs store it. */
@@ -109,7 +106,7 @@ export function operatorNamesOf(inputs: ProviderInputs): OperatorNamesByKeyHash 
 export type PassOutcome = Pick<SyncResult, "status" | "serviceManagedIdentity" | "skippedReason"> & Partial<Pick<SyncResult, "msiStatus" | "msiSkippedReason">>;
 
 /** The outputs of a pass (and of a partial pass that failed on some identities). */
-export function toOutputs(inputs: ProviderInputs, result: PassOutcome, drift: readonly string[], options: { readonly claim?: string } = {}): ProviderOutputs {
+export function toOutputs(inputs: ProviderInputs, result: PassOutcome, drift: readonly string[]): ProviderOutputs {
   // Recorded only when it is not an input: the inputs are in state already.
   const documentServiceManagedIdentity = inputs.serviceManagedIdentity === undefined ? result.serviceManagedIdentity : undefined;
   return {
@@ -123,7 +120,6 @@ export function toOutputs(inputs: ProviderInputs, result: PassOutcome, drift: re
     ...(result.skippedReason === undefined ? {} : { skippedReason: result.skippedReason }),
     ...(result.msiSkippedReason === undefined ? {} : { msiSkippedReason: result.msiSkippedReason }),
     ...(drift.length === 0 ? {} : { drift }),
-    ...(options.claim === undefined ? {} : { claim: options.claim }),
   };
 }
 
@@ -165,7 +161,7 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
   const fail = (property: string, expected: string): void => {
     failures.push({ property, reason: `is ${describeType(value[property])}, expected ${expected}` });
   };
-  const { schemaVersion, clusterResourceId, inputsDigest: digest, drift, serviceManagedIdentity, skippedReason, claim } = value;
+  const { schemaVersion, clusterResourceId, inputsDigest: digest, drift, serviceManagedIdentity, skippedReason } = value;
   if (schemaVersion !== outputsSchemaVersion) fail("schemaVersion", `${outputsSchemaVersion}`);
   if (typeof clusterResourceId !== "string") fail("clusterResourceId", "a string");
   if (typeof digest !== "string") fail("inputsDigest", "a string");
@@ -174,7 +170,6 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
   if (driftList === undefined) fail("drift", "a list of strings");
   if (!isOptionalString(serviceManagedIdentity)) fail("serviceManagedIdentity", "a string or null");
   if (!isOptionalString(skippedReason)) fail("skippedReason", "a string or null");
-  if (claim !== undefined && typeof claim !== "string") fail("claim", "a string");
   if (!isOptionalString(value.msiSkippedReason)) fail("msiSkippedReason", "a string or null");
   const status = readOutputsStatusText(value.status);
   if (status.problems.length > 0) failures.push({ property: "status", reason: status.problems.join("; ") });
@@ -202,7 +197,6 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
       skippedReason: skippedReason ?? null,
       msiStatus: msiStatus.status,
       msiSkippedReason: value.msiSkippedReason ?? null,
-      claim: typeof claim === "string" ? claim : undefined,
     },
   };
 }

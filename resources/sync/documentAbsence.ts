@@ -7,7 +7,7 @@
  * subscription's own document (id: uuid5 of `/subscriptions/<id>`) in the same container and
  * partition as its clusters' documents for as long as it knows the subscription, a deleted
  * subscription's included. Used only once the ServiceProviderCluster document read as absent, so
- * a refresh or delete of a cluster whose document exists pays nothing.
+ * a refresh of a cluster whose document exists pays nothing.
  */
 import { CosmosDocumentError, cosmosStatusCode, describeCosmosError, isCosmosConfigurationError, isCosmosDocumentError } from "../core/errors";
 import type { DocumentLocation } from "../core/documentLocation";
@@ -34,7 +34,7 @@ export type ServiceProviderClusterAbsence = "clusterDocumentPresent" | "deleted"
 export async function explainMissingServiceProviderCluster(
   dependencies: DocumentDependencies,
   location: DocumentLocation,
-  verb: "refresh" | "delete",
+  verb: "refresh",
 ): Promise<ServiceProviderClusterAbsence> {
   const clusterRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
   const subscriptionRead = readEvenSoftDeleted(dependencies, location.partitionKey, location.subscriptionDocumentId);
@@ -71,7 +71,7 @@ export async function waitForClusterDocument(
   }
 }
 
-function nothingOfTheSubscription(dependencies: DocumentDependencies, location: DocumentLocation, verb: "refresh" | "delete" | "update"): CosmosDocumentError {
+function nothingOfTheSubscription(dependencies: DocumentDependencies, location: DocumentLocation, verb: "refresh" | "update"): CosmosDocumentError {
   return absentEverywhereError(
     verb,
     {

@@ -1,5 +1,5 @@
 /**
- * What `pulumi refresh` and `pulumi destroy` do to the MSI half of the status (msiHalf.ts).
+ * What `pulumi refresh` does to the MSI half of the status (msiHalf.ts).
  *
  * Refresh writes nothing. It reports as drift, each line starting with {@link msiDriftPrefix}:
  * - against the last state (which keeps fingerprints of the IDs, not the IDs: core/msiOutputs.ts):
@@ -8,9 +8,6 @@
  * - against Azure, only once the half's recheck time has passed (upstream's gate; a refresh inside
  *   the window asks nothing): an answer whose IDs differ from the stored ones. An answer that
  *   cannot be had is not drift: the refresh fails, saying why, as an update would.
- *
- * A delete resets the half to `{}` only while it is exactly what the resource last recorded, as
- * the data plane operators' half (refreshManagedIdentityStatus.ts clearManagedIdentityStatus).
  */
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import type { DocumentLocation } from "../core/documentLocation";
@@ -101,15 +98,3 @@ function fieldDrift(what: string, before: MsiIdentityEntry, after: MsiIdentityEn
   return [`${msiDriftPrefix}${what}: ${fields.join(" and ")} changed ${where}`];
 }
 
-/**
- * The delete's decision for this half: `{}` while the stored half is exactly what the resource
- * last recorded (`recorded`), undefined (kept, or nothing to clear) otherwise.
- */
-export function clearedMsiHalf(document: JsonObject, recorded: KnownMsiStatus | undefined): MsiManagedIdentities | undefined {
-  const current = readStoredMsiStatus(document);
-  const empty = current.problems.length === 0 && msiKeysOf(current.status).length === 0 && current.status.earliestRecheckTime === undefined;
-  if (!current.present || empty || recorded === undefined || current.problems.length > 0) return undefined;
-  const known = recorded(msiKeysOf(current.status));
-  const sameTime = parseTimestamp(known.status.earliestRecheckTime)?.getTime() === parseTimestamp(current.status.earliestRecheckTime)?.getTime();
-  return sameTime && fingerprintDifferences(known.fingerprint, msiFingerprintOf(current.status)).length === 0 ? {} : undefined;
-}

@@ -1,5 +1,5 @@
 /**
- * What `pulumi refresh` and `pulumi destroy` do.
+ * What `pulumi refresh` does.
  *
  * Refresh reads the persisted subtree and reports drift, writing nothing:
  * - against the last known state: a deleted or malformed subtree, or entries removed, added or
@@ -10,10 +10,6 @@
  * The next `pulumi up` sees the drift in state and rewrites the subtree. A failure not about one
  * identity (credential, ARM 401, ARM unreachable) is not drift: the refresh fails with
  * AzureAccessError and reports nothing.
- *
- * Destroy resets the subtree to `{}` only while nobody else has written it since this resource's
- * last write ({@link clearManagedIdentityStatus}); a missing subtree, or a document proved missing
- * (sync/documentAbsence.ts), is fine.
  */
 import { goToLower } from "../core/goStrings";
 import type { ParsedResourceId } from "../core/azureResourceId";

@@ -1,19 +1,20 @@
 /**
- * The one write path of this hook: a patch of the owned subtrees (either half of the status, or
- * both) plus upstream's bookkeeping, always with If-Match, re-read and recomputed on 412 up to
- * `maxWriteAttempts` times. There is no unconditional write and no whole-document replace.
+ * The one write path of this hook: a patch of the status subtrees it keeps (either half of the
+ * status, or both) plus upstream's bookkeeping, always with If-Match, re-read and recomputed on 412
+ * up to `maxWriteAttempts` times. There is no unconditional write and no whole-document replace.
+ * On 412 both documents are read again: a cluster document that changed since the pass read it
+ * (another desired set, credential or identity URL, or a deletion) ends the write with
+ * {@link ClusterDocumentChangedError}, so the pass starts over rather than write answers to a
+ * question nobody asks any more.
  */
 import { CosmosDocumentError, cosmosStatusCode, describeCosmosError } from "../core/errors";
 import type { DocumentLocation } from "../core/documentLocation";
 import type { JsonObject } from "../core/json";
 import type { StatusHalves } from "../core/statusPatch";
 import { identityStatusPatchOperations } from "../core/statusPatch";
-import { readStoredStatus } from "../core/serviceProviderClusterDocument";
-import type { ClaimChange } from "../core/statusClaim";
-import { claimChanges, withClaim } from "../core/statusClaim";
 import type { StoredDocument } from "../cosmos/documentStore";
 import type { DocumentDependencies } from "./documentReads";
-import { readLive, serviceProviderClusterDescription } from "./documentReads";
+import { clusterDocumentDescription, readLive, serviceProviderClusterDescription } from "./documentReads";
 import { clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
 import { log } from "../logging/logger";
 
@@ -25,38 +26,35 @@ export interface WriteOutcome {
   readonly writeAttempts: number;
 }
 
+/** The cluster document changed between the pass's read and a conflict on its write: the pass starts over. */
+export class ClusterDocumentChangedError extends CosmosDocumentError {}
+
 /**
  * Writes the halves `decide` asks for with If-Match, re-reading and retrying on 412 up to
  * `maxWriteAttempts`. `decide` maps the stored document to the halves to persist (a half left out
  * stays as stored), or `undefined` when nothing needs writing; it is called again on every re-read
  * (`reread` true), so each half is decided again against what the other writer left
  * (core/statusDecision.ts), and its changes to the rest of the document are kept. Fields of a
- * subtree this hook does not know survive the patch (core/statusPatch.ts). `claim`
- * (core/statusClaim.ts): a create's claim is written with the decided halves, or alone over the
- * stored data plane operators' half when nothing else changes; `drop` removes it with a data plane
- * half that is written (a delete that clears).
+ * subtree this hook does not know survive the patch (core/statusPatch.ts). `clusterAsRead` tells
+ * whether the cluster document, as read again after a conflict, still asks what the pass answered;
+ * when it does not, {@link ClusterDocumentChangedError} is thrown and nothing is written.
  */
 export async function writeStatus(
   dependencies: DocumentDependencies,
   location: DocumentLocation,
   initial: StoredDocument,
   decide: (document: JsonObject, reread: boolean) => StatusHalves | undefined,
-  claim?: ClaimChange,
+  clusterAsRead: (clusterDocument: JsonObject | undefined) => boolean,
 ): Promise<WriteOutcome> {
   let current = initial;
   for (let attempt = 1; ; attempt += 1) {
-    const halves = withClaimOnly(current.document, decide(current.document, attempt > 1) ?? {}, claim);
+    const halves = decide(current.document, attempt > 1) ?? {};
     if (halves.dataPlane === undefined && halves.msi === undefined) {
       return { document: current.document, written: {}, wrote: false, writeAttempts: attempt - 1 };
     }
     const operations = identityStatusPatchOperations(current.document, halves, current.etag);
     try {
-      await dependencies.documentStore.patchDocument(
-        location.partitionKey,
-        location.documentId,
-        claim === undefined ? operations : withClaim(operations, claim),
-        current.etag,
-      );
+      await dependencies.documentStore.patchDocument(location.partitionKey, location.documentId, operations, current.etag);
       log("info", "write", location.documentId, `status written (attempt ${attempt})`);
       return { document: current.document, written: halves, wrote: true, writeAttempts: attempt };
     } catch (error) {
@@ -92,7 +90,22 @@ export async function writeStatus(
       // Another writer changed the document: back off briefly, re-read and merge onto the new version.
       log("warning", "write", location.documentId, `HTTP 412 on attempt ${attempt}: another writer changed the document; re-reading`);
       await dependencies.sleep(Math.round((10 + dependencies.random() * 40) * attempt));
-      const reread = await readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
+      const [reread, clusterDocument] = await Promise.all([
+        readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location)),
+        readLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location)),
+      ]);
+      if (!clusterAsRead(clusterDocument?.document)) {
+        throw new ClusterDocumentChangedError({
+          documentId: location.clusterDocumentId,
+          statusCode: 412,
+          message: clusterMessage({
+            cause: "the cluster's HCPOpenShiftCluster document changed while the status was being written",
+            clusterName: location.clusterName,
+            outcome: "nothing was written",
+            reference: `HCPOpenShiftCluster document ${location.clusterDocumentId}`,
+          }),
+        });
+      }
       if (reread === undefined) {
         throw new CosmosDocumentError({
           documentId: location.documentId,
@@ -108,11 +121,4 @@ export async function writeStatus(
       current = reread;
     }
   }
-}
-
-/** A claim alone goes over a stored data plane half that reads whole; a malformed one waits for a pass that decides on it. */
-function withClaimOnly(document: JsonObject, halves: StatusHalves, claim: ClaimChange | undefined): StatusHalves {
-  if (halves.dataPlane !== undefined || claim === undefined || claim === "drop" || !claimChanges(document, claim)) return halves;
-  const stored = readStoredStatus(document);
-  return stored.problems.length === 0 ? { ...halves, dataPlane: stored.status } : halves;
 }

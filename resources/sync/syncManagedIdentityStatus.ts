@@ -17,8 +17,9 @@
  * 4. Resolve the halves that have work at the same time: the data plane operators' lookups
  *    through ARM, the MSI half's one answer.
  * 5. Write once, with If-Match, the halves whose decision differs semantically from what is
- *    stored. On 412, re-read and decide each again, a bounded number of times. A create also
- *    writes its claim (core/statusClaim.ts), alone when nothing else changes.
+ *    stored; nothing at all when neither does. On 412, re-read both documents and decide each half
+ *    again, a bounded number of times; when the cluster document changed meanwhile, the pass
+ *    starts over from step 1 (the same bound counts the passes).
  * 6. After persisting, throw what failed: the data plane half's error first (a
  *    {@link UserAssignedIdentityReadError} for identities that failed), the MSI half's after it,
  *    with the pass's result attached when anything was written.
@@ -39,7 +40,8 @@ import type { DocumentLocation } from "../core/documentLocation";
 import { locate } from "../core/documentLocation";
 import { clusterDocumentDescription, readLive, serviceProviderClusterDescription, startReadLive, waitForServiceProviderCluster } from "./documentReads";
 import { waitForClusterDocument } from "./documentAbsence";
-import { writeStatus } from "./statusWrite";
+import { ClusterDocumentChangedError, writeStatus } from "./statusWrite";
+import { log } from "../logging/logger";
 import { refuseDisagreeingInputs } from "./clusterLookups";
 import type { DataPlaneDecide } from "./dataPlaneHalf";
 import { dataPlaneRefusal, planDataPlaneHalf, resolveDataPlaneHalf } from "./dataPlaneHalf";
@@ -61,8 +63,6 @@ export interface SyncRequest {
   /** The service managed identity and identity URL the inputs declare: they must agree with the cluster document's. */
   readonly serviceManagedIdentity?: string;
   readonly identityUrl?: string;
-  /** A create's claim (core/statusClaim.ts): written even when nothing else is, so an older resource's delete keeps the subtree. */
-  readonly claim?: string;
 }
 
 /** What a pass found and did. */
@@ -89,8 +89,19 @@ export interface SyncResult {
   readonly msiWorkReason: MsiWorkReason | "forced" | "storedStatusMalformed" | undefined;
 }
 
-/** Runs one pass. See the module comment for the steps and their outcomes. */
+/** Runs one pass, started over when the cluster document changes under its write. See the module comment for the steps and their outcomes. */
 export async function syncManagedIdentityStatus(dependencies: SyncDependencies, request: SyncRequest): Promise<SyncResult> {
+  for (let pass = 1; ; pass += 1) {
+    try {
+      return await syncOnce(dependencies, request);
+    } catch (error) {
+      if (!(error instanceof ClusterDocumentChangedError) || pass >= dependencies.options.maxWriteAttempts) throw error;
+      log("warning", "sync", error.documentId, `the cluster document changed during pass ${pass}; starting over`);
+    }
+  }
+}
+
+async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): Promise<SyncResult> {
   const location = locate(request.cluster);
   // Both point reads go out at once (step 2 of the module comment); each is awaited only when its
   // step comes, so the cluster document's verdict still comes first.
@@ -132,22 +143,10 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
   const dataPlane = planDataPlaneHalf(fromCluster as Extract<ClusterDesiredSet, { kind: "desired" }>, request.desired, storedStatus, now, request.force);
   const msi = planMsiHalf(fromCluster, storedMsi, now, request.forceMsi === true);
   const msiSkippedReason = msi.kind === "skipped" ? msi.reason : undefined;
-  const claim = request.claim === undefined ? undefined : { set: request.claim };
   if (dataPlane.kind !== "work" && msi.kind !== "work") {
     if (msi.kind === "unreadable") throw unreadableMsiError(location, msi.problems);
-    // No Azure call; a create still takes the subtree over (its claim alone).
-    const claimed = claim === undefined ? undefined : await writeStatus(dependencies, location, stored, () => undefined, claim);
-    const status = claimed?.written.dataPlane ?? storedStatus.status;
-    return {
-      ...base,
-      ...idle,
-      status,
-      msiStatus: storedMsi.status,
-      skippedReason: undefined,
-      msiSkippedReason,
-      wrote: claimed?.wrote ?? false,
-      writeAttempts: claimed?.writeAttempts ?? 0,
-    };
+    // No Azure call and nothing written.
+    return { ...base, ...idle, status: storedStatus.status, msiStatus: storedMsi.status, skippedReason: undefined, msiSkippedReason };
   }
 
   // Both halves at once: the data plane operators' lookups and the MSI half's one answer.
@@ -170,8 +169,7 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
     location,
     stored,
     (document, reread) => ({ dataPlane: decideDataPlane?.(document, reread), msi: decideMsi?.(document, reread) }),
-    // A data plane half that failed changes nothing of its subtree, its claim included.
-    dataPlaneResolved !== undefined && "error" in dataPlaneResolved ? undefined : claim,
+    (clusterDocument) => clusterDocument !== undefined && sameRequest(desiredFromClusterDocument(clusterDocument), fromCluster),
   );
   const status = written.written.dataPlane ?? readStoredStatus(written.document).status;
   const msiStatus = written.written.msi ?? readStoredMsiStatus(written.document).status;
@@ -228,6 +226,11 @@ function unreadableMsiError(location: DocumentLocation, problems: readonly strin
     reason: `the cluster's HCPOpenShiftCluster document ${location.clusterDocumentId} does not name its control plane operator identities in a form upstream writes`,
     details: problems,
   });
+}
+
+/** Whether a cluster document read again asks what the pass answered: the same verdict, set, credential and identity URL. */
+function sameRequest(now: ClusterDesiredSet, asRead: ClusterDesiredSet): boolean {
+  return JSON.stringify(now) === JSON.stringify(asRead);
 }
 
 /** The result attached to an error thrown by a pass after it wrote (or recorded failed identities). */

@@ -26,12 +26,10 @@ import {
   clusterResourceIdFor,
   fixedNow,
   identityResourceId,
-  instanceVersionOf,
   locationOf,
   storedEntry,
   storedStatus,
   subtreeOf,
-  withoutOwnedFields,
 } from "../../fixtures/documents";
 
 type Inputs = ProviderInputs & { readonly __provider?: string };
@@ -73,9 +71,7 @@ function setup(options: { documents?: JsonObject[]; identities?: Record<string, 
   ]);
   const reader = new ScriptedUserAssignedIdentityReader(options.identities ?? {});
   const clock = new FakeClock(fixedNow);
-  let claims = 0;
   const provider = createManagedIdentityStatusProvider({
-    newClaim: () => `claim-${(claims += 1)}`,
     adapters: { documentStore: store, userAssignedIdentityReader: reader, limiter: createConcurrencyLimiter(4), msiAnswers: standInMsiAnswers(standInIds) },
     now: clock.now,
     random: () => 0,
@@ -170,7 +166,6 @@ describe("create", () => {
       }),
       // The MSI half was current in the document: recorded as stored.
       msiStatus: msiStatusText(readStoredMsiStatus(setupValue.store.get(location.partitionKey, location.documentId) as JsonObject).status),
-      claim: "claim-1",
     });
     expect(findUndefined(result.outs)).toEqual([]);
     expect(JSON.parse(JSON.stringify(result.outs))).toEqual(result.outs);
@@ -182,18 +177,17 @@ describe("create", () => {
     expect(persistedSubtree(setupValue.store)).toEqual({
       identities: { [keyA]: { resourceID: identityA, clientId: "a-client", principalId: "a-principal" } },
       earliestRecheckTime: recheckAtRandomZero,
-      claimedBy: "claim-1",
     });
   });
 
-  it("takes a current status over with its claim alone: one write, nothing looked up, the subtree otherwise as stored", async () => {
+  it("adopts a current status without writing (issue 44 item 2): nothing looked up, the document, its etag included, as it was", async () => {
     const current = storedStatus([storedEntry(identityA, { clientId: "c", principalId: "p" })], "2026-08-14T20:00:00Z");
     const setupValue = setup({ documents: [buildServiceProviderClusterDocument({ dataPlaneOperatorsManagedIdentities: current })] });
+    const before = structuredClone(setupValue.store.get(location.partitionKey, location.documentId));
     const { outs } = await setupValue.provider.create(inputs());
     expect(setupValue.reader.calls).toHaveLength(0);
-    expect(setupValue.store.appliedPatches()).toHaveLength(1);
-    expect(persistedSubtree(setupValue.store)).toEqual({ ...current, claimedBy: "claim-1" });
-    expect(outs).toMatchObject({ claim: "claim-1" });
+    expect(setupValue.store.patches()).toHaveLength(0);
+    expect(setupValue.store.get(location.partitionKey, location.documentId)).toEqual(before);
     expect(countsOf(outs).resolvedCount).toBe(1);
   });
 
@@ -354,7 +348,7 @@ describe("diff", () => {
     });
   });
 
-  it("replaces, deleting first, when the cluster changes", async () => {
+  it("replaces when the cluster changes (the old resource's delete writes nothing, so the new one is created first)", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
     expect(
@@ -366,7 +360,6 @@ describe("diff", () => {
     ).toEqual({
       changes: true,
       replaces: ["clusterResourceId"],
-      deleteBeforeReplace: true,
     });
   });
 
@@ -758,10 +751,6 @@ describe("read", () => {
     );
     for (const key of ["cosmosEndpoint", "cosmosDatabase", "cosmosContainer"]) expect(error?.message).toContain(`'aro-hcp-identity-status:${key}'`);
     expect(error?.configurationProblem).toBeDefined();
-    // A delete does not count "nothing to clear" as done either.
-    await expect(setupValue.provider.delete(location.documentId, outs)).rejects.toThrow(
-      /^none of the documents of cluster .* neither .*the delete wrote nothing/,
-    );
     expect(setupValue.store.patches()).toHaveLength(1);
   });
 
@@ -772,97 +761,65 @@ describe("read", () => {
   });
 });
 
-describe("delete", () => {
-  it("resets the subtree to {} and leaves the rest of the document intact", async () => {
+describe("delete (issue 44 item 1): relinquishes, writing and reading nothing", () => {
+  /** Everything of the store after a delete: every document, etag and instanceVersion included. */
+  const everything = (setupValue: Setup): unknown => [location.documentId, location.clusterDocumentId].map((id) => setupValue.store.get(location.partitionKey, id));
+
+  it("leaves the status as last written, the document's etag and instanceVersion included, and calls nothing", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
-    const before = setupValue.store.get(location.partitionKey, location.documentId);
+    const before = structuredClone(everything(setupValue));
+    const calls = setupValue.store.calls.length;
     await setupValue.provider.delete(location.documentId, outs);
-    const after = setupValue.store.get(location.partitionKey, location.documentId);
-    expect(subtreeOf(after)).toEqual({});
-    // The MSI half, as this resource recorded it, goes too; the rest of the document stays.
-    expect(((after?.properties as JsonObject).status as JsonObject).msiManagedIdentities).toEqual({});
-    expect(withoutOwnedFields(after)).toEqual(withoutOwnedFields(before));
-    expect(instanceVersionOf(after)).toBe((instanceVersionOf(before) as number) + 1);
+    expect(everything(setupValue)).toEqual(before);
+    expect(subtreeOf(setupValue.store.get(location.partitionKey, location.documentId))).toMatchObject({ identities: { [keyA]: { clientId: "c", principalId: "p" } } });
+    expect(setupValue.store.calls).toHaveLength(calls);
     expect(setupValue.reader.calls).toHaveLength(1);
   });
 
-  it("keeps what a newer resource of the same cluster took over (a new name, another stack or shard); the newer one's delete clears it", async () => {
+  it("keeps the status a newer resource of the same cluster stands on (a rename, another stack or shard): the older one's delete writes nothing", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const older = await createdOutputs(setupValue);
-    // Created while the older one still exists: the status is current, so only its claim is written.
+    // Created while the older one still exists: the status is current, so nothing at all is written.
+    const patches = setupValue.store.patches().length;
     const newer = await createdOutputs(setupValue);
-    expect(setupValue.reader.calls).toHaveLength(1);
-    const taken = subtreeOf(setupValue.store.get(location.partitionKey, location.documentId));
-    expect(taken).toMatchObject({ claimedBy: "claim-2", identities: { [keyA]: { clientId: "c", principalId: "p" } } });
+    expect(setupValue.store.patches()).toHaveLength(patches);
+    const before = structuredClone(everything(setupValue));
     await setupValue.provider.delete(location.documentId, older);
-    expect(subtreeOf(setupValue.store.get(location.partitionKey, location.documentId))).toEqual(taken);
-    // Outputs written before claims existed (no `claim`) are older than any claim: kept too.
-    const { claim: _claim, ...unclaimed } = older;
-    await setupValue.provider.delete(location.documentId, unclaimed);
-    expect(subtreeOf(setupValue.store.get(location.partitionKey, location.documentId))).toEqual(taken);
+    expect(everything(setupValue)).toEqual(before);
     await setupValue.provider.delete(location.documentId, newer);
-    expect(subtreeOf(setupValue.store.get(location.partitionKey, location.documentId))).toEqual({});
+    expect(everything(setupValue)).toEqual(before);
   });
 
-  it("an update keeps recording its claim and writes none: two stacks declaring one cluster do not take it from each other", async () => {
-    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
-    const first = await createdOutputs(setupValue);
-    await createdOutputs(setupValue);
-    const patches = setupValue.store.appliedPatches().length;
-    setupValue.clock.advance(19 * 60 * 60 * 1000);
-    const updated = outsOf(await setupValue.provider.update(location.documentId, first, inputs()));
-    expect(updated.claim).toBe("claim-1");
-    expect(setupValue.store.appliedPatches()).toHaveLength(patches + 1);
-    expect(subtreeOf(setupValue.store.get(location.partitionKey, location.documentId))).toMatchObject({ claimedBy: "claim-2" });
-  });
-
-  it("keeps the subtree when the outputs are of another schema version: nothing provably ours to compare", async () => {
+  it("writes nothing for outputs of any shape: another schema version, drift, no cluster, or a state written with claims", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
-    const before = subtreeOf(setupValue.store.get(location.partitionKey, location.documentId));
-    await setupValue.provider.delete(location.documentId, { ...outs, schemaVersion: 2 });
-    expect(subtreeOf(setupValue.store.get(location.partitionKey, location.documentId))).toEqual(before);
-    expect(setupValue.store.appliedPatches()).toHaveLength(1);
+    const before = structuredClone(everything(setupValue));
+    const calls = setupValue.store.calls.length;
+    for (const props of [{ ...outs, schemaVersion: 2 }, { ...outs, drift: ["something changed"] }, { ...outs, claim: "0123456789abcdef" }, {} as Outputs]) {
+      await expect(setupValue.provider.delete(location.documentId, props)).resolves.toBeUndefined();
+    }
+    expect(everything(setupValue)).toEqual(before);
+    expect(setupValue.store.calls).toHaveLength(calls);
   });
 
-  it.each([
-    ["the ServiceProviderCluster document alone is missing (the cluster document proves the container)", [location.documentId]],
-    ["both cluster documents are gone and the subscription's document is there", [location.documentId, location.clusterDocumentId]],
-  ])("counts nothing to clear as done when %s", async (_title, removed) => {
+  it("succeeds when the documents are gone or the settings point elsewhere: there is nothing it needs", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
-    for (const id of removed) setupValue.store.remove(location.partitionKey, id);
-    await expect(setupValue.provider.delete(location.documentId, outs)).resolves.toBeUndefined();
-    expect(setupValue.store.patches()).toHaveLength(1);
-  });
-
-  it("tolerates the document disappearing just before the write", async () => {
-    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
-    const outs = await createdOutputs(setupValue);
-    setupValue.store.beforeNextPatch(location.documentId, (store) => store.remove(location.partitionKey, location.documentId));
+    for (const id of [location.documentId, location.clusterDocumentId, location.subscriptionDocumentId]) setupValue.store.remove(location.partitionKey, id);
+    setupValue.store.failNext("read", Object.assign(new Error("Forbidden"), { code: 403 }));
     await expect(setupValue.provider.delete(location.documentId, outs)).resolves.toBeUndefined();
   });
+});
 
-  it("writes nothing when the subtree is already empty", async () => {
-    const setupValue = setup();
-    await setupValue.provider.delete(location.documentId, { clusterResourceId: cluster } as Outputs);
-    expect(setupValue.store.patches()).toEqual([]);
-  });
-
-  it("fails when Cosmos refuses the write for another reason, so the resource stays in state", async () => {
+describe("state written by a release that kept claims", () => {
+  it("reads outputs holding a claim and drops the field at the next update, writing nothing to Cosmos", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
     const outs = await createdOutputs(setupValue);
-    setupValue.store.failNext("patch", Object.assign(new Error("Forbidden"), { code: 403 }));
-    await expect(setupValue.provider.delete(location.documentId, outs)).rejects.toThrow(
-      `CosmosError (HTTP 403): Forbidden, writing the ServiceProviderCluster document. Cluster ${location.clusterName}: nothing was written. [ServiceProviderCluster document ${location.documentId}]`,
-    );
-  });
-
-  it("does nothing for outputs without a cluster", async () => {
-    const setupValue = setup();
-    await setupValue.provider.delete("id", {} as Outputs);
-    expect(setupValue.store.calls).toEqual([]);
+    const patches = setupValue.store.patches().length;
+    const updated = outsOf(await setupValue.provider.update(location.documentId, { ...outs, claim: "0123456789abcdef" } as Outputs, inputs()));
+    expect(updated).not.toHaveProperty("claim");
+    expect(setupValue.store.patches()).toHaveLength(patches);
   });
 });
 

@@ -1,6 +1,6 @@
 /**
- * Issue 28 at the sync seam (fakes for the store and ARM, the real decision code): a delete that
- * meets another writer's data, a conflict decided again against the new document, fields this
+ * Issue 28 at the sync seam (fakes for the store and ARM, the real decision code): a conflict
+ * decided again against both documents as they are now, fields this
  * hook does not know, two declarations of one desired set (the cluster document wins), and the
  * hook and a writer following upstream's rules taking turns on one document. Each asserts on the document as
  * the store holds it afterwards. The same paths against the sandbox with the real SDK clients:
@@ -10,7 +10,6 @@ import { describe, expect, it } from "vitest";
 import { desiredIdentitySet } from "../../../resources/core/identityStatus";
 import type { JsonObject } from "../../../resources/core/json";
 import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
-import { clearManagedIdentityStatus } from "../../../resources/sync/clearIdentityStatus";
 import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
 import { isDesiredSetDisagreementError } from "../../../resources/core/desiredSetDisagreement";
 import { upstreamSyncOnce } from "../../fakes/upstreamController";
@@ -35,7 +34,6 @@ const identityB = identityResourceId("identity-b");
 const keyA = identityA.toLowerCase();
 const keyB = identityB.toLowerCase();
 const hourEarlier = "2026-08-14T11:00:00Z";
-const hourLater = "2026-08-14T13:00:00Z";
 const muchLater = "2026-08-15T05:00:00Z";
 /** nextRecheckTime with random() = 0: now + 12 h. */
 const recheckAtRandomZero = "2026-08-15T00:00:00Z";
@@ -63,42 +61,6 @@ async function sync(harness: Harness, desiredIds: readonly string[] | undefined,
   if (desiredIds !== undefined && !documentAsIs) declareInClusterDocument(harness, desiredIds);
   return syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired, force: false });
 }
-
-describe("delete (issue 28 item 1): clears only what this resource recorded and nobody changed since", () => {
-  const ours = storedStatus([storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" })], hourLater);
-
-  it("resets a subtree that is exactly what this resource last recorded to {}", async () => {
-    const harness = harnessWithSubtree(ours, {});
-    const result = await clearManagedIdentityStatus(harness.dependencies, parsedCluster(), ours);
-    expect(result).toEqual({ outcome: "cleared", wrote: true });
-    expect(persistedSubtree(harness)).toEqual({});
-  });
-
-  it("keeps a subtree another writer wrote after this resource's last write (a rotated clientId and a later recheck)", async () => {
-    const theirs = storedStatus([storedEntry(identityA, { clientId: "rotated-client", principalId: "rotated-principal" })], muchLater);
-    const harness = harnessWithSubtree(theirs, {});
-    const result = await clearManagedIdentityStatus(harness.dependencies, parsedCluster(), ours);
-    expect(result).toEqual({ outcome: "kept", wrote: false });
-    expect(harness.store.patches()).toHaveLength(0);
-    expect(persistedSubtree(harness)).toEqual(theirs);
-  });
-
-  it("keeps the subtree when the outputs cannot say what this resource recorded", async () => {
-    const harness = harnessWithSubtree(ours, {});
-    expect(await clearManagedIdentityStatus(harness.dependencies, parsedCluster(), undefined)).toEqual({ outcome: "kept", wrote: false });
-    expect(persistedSubtree(harness)).toEqual(ours);
-  });
-
-  it("compares again under the etag: a write landing between its read and its patch is kept", async () => {
-    const theirs = storedStatus([storedEntry(identityA, { clientId: "rotated-client", principalId: "rotated-principal" })], muchLater);
-    const harness = harnessWithSubtree(ours, {});
-    harness.store.beforeNextPatch(location.documentId, () => setSubtree(harness, theirs));
-    const result = await clearManagedIdentityStatus(harness.dependencies, parsedCluster(), ours);
-    expect(result).toEqual({ outcome: "kept", wrote: false });
-    expect(harness.store.patches().map((patch) => patch.outcome)).toEqual(["error"]);
-    expect(persistedSubtree(harness)).toEqual(theirs);
-  });
-});
 
 describe("after a conflict, the decision is made again (issue 28 item 4)", () => {
   it("writes nothing when the other writer's new document already needs no work, and does not report our older failure", async () => {
@@ -140,6 +102,53 @@ describe("after a conflict, the decision is made again (issue 28 item 4)", () =>
       },
       earliestRecheckTime: recheckAtRandomZero,
     });
+  });
+});
+
+describe("after a conflict, the cluster document is read again too (issue 44 item 6)", () => {
+  it("starts the pass over when the desired set changed between its read and its write, and writes the new set's answers", async () => {
+    const before = storedStatus([storedEntry(identityA, { clientId: "a-old", principalId: "a-old-principal" })], hourEarlier);
+    const harness = harnessWithSubtree(before, { [identityA]: resolved("a-new", "a-new-principal"), [identityB]: resolved("b-new", "b-new-principal") });
+    declareInClusterDocument(harness, [identityA]);
+    // Another writer touches the ServiceProviderCluster document (a 412 for our first write) while
+    // the frontend moves the cluster to another desired set: {A} becomes {B}.
+    harness.store.beforeNextPatch(location.documentId, () => {
+      harness.store.mutate(location.partitionKey, location.documentId, (document) => {
+        (document.properties as JsonObject).loadBalancerResourceID = "/subscriptions/other-writer";
+      });
+      declareInClusterDocument(harness, [identityB]);
+    });
+    const result = await syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired: undefined, force: false });
+    expect(result).toMatchObject({ wrote: true, writeAttempts: 1 });
+    // Never the answers for {A} under the old set: the document holds the new set's.
+    expect(persistedSubtree(harness)).toEqual({
+      identities: { [keyB]: { resourceID: identityB, clientId: "b-new", principalId: "b-new-principal" } },
+      earliestRecheckTime: recheckAtRandomZero,
+    });
+    expect(harness.store.patches().map((patch) => patch.outcome)).toEqual(["error", "applied"]);
+  });
+
+  it("fails naming the cluster document, with nothing written, when it keeps changing for every attempt", async () => {
+    const before = storedStatus([storedEntry(identityA, { clientId: "a-old", principalId: "a-old-principal" })], hourEarlier);
+    const harness = harnessWithSubtree(before, { [identityA]: resolved("a-new", "a-new-principal"), [identityB]: resolved("b-new", "b-new-principal") });
+    declareInClusterDocument(harness, [identityA]);
+    let flip = false;
+    harness.store.beforeNextPatch(
+      location.documentId,
+      () => {
+        harness.store.mutate(location.partitionKey, location.documentId, (document) => {
+          (document.properties as JsonObject).loadBalancerResourceID = `/subscriptions/other-writer-${String(flip)}`;
+        });
+        flip = !flip;
+        declareInClusterDocument(harness, flip ? [identityB] : [identityA]);
+      },
+      100,
+    );
+    await expect(syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired: undefined, force: false })).rejects.toThrow(
+      /the cluster's HCPOpenShiftCluster document changed while the status was being written.*nothing was written/s,
+    );
+    expect(harness.store.appliedPatches()).toHaveLength(0);
+    expect(persistedSubtree(harness)).toEqual(before);
   });
 });
 
@@ -189,13 +198,6 @@ describe("fields this hook does not know survive its writes (issue 28 item 5)", 
       earliestRecheckTime: recheckAtRandomZero,
       observedGeneration: 7,
     });
-  });
-
-  it("keeps them through a delete that clears the subtree's entries", async () => {
-    const ours = storedStatus([storedEntry(identityA, { clientId: "a", principalId: "pa" })], hourLater);
-    const harness = harnessWithSubtree({ ...ours, observedGeneration: 7 }, {});
-    await clearManagedIdentityStatus(harness.dependencies, parsedCluster(), ours);
-    expect(persistedSubtree(harness)).toEqual({ observedGeneration: 7 });
   });
 });
 

@@ -11,8 +11,6 @@ import { standInMsiAnswers } from "../../../resources/azure/msiAnswers";
 import type { JsonObject } from "../../../resources/core/json";
 import { readStoredMsiStatus } from "../../../resources/core/msiManagedIdentities";
 import { msiFingerprintOf } from "../../../resources/core/msiOutputs";
-import { clearManagedIdentityStatus } from "../../../resources/sync/clearIdentityStatus";
-import { msiKeysOf } from "../../../resources/sync/msiRefresh";
 import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
 import { partialResultOf, syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
 import type { IdentityScript } from "../../fakes/scriptedUserAssignedIdentityReader";
@@ -133,7 +131,7 @@ describe("the MSI half of a pass", () => {
   });
 });
 
-describe("the MSI half of a refresh and a delete", () => {
+describe("the MSI half of a refresh", () => {
   it("shows a change in Cosmos as drift without asking, and a change in Azure once the recheck is due", async () => {
     const answers = recordingAnswers();
     const harness = harnessWith(answers);
@@ -156,22 +154,5 @@ describe("the MSI half of a refresh and a delete", () => {
     );
     expect(answers.requests).toHaveLength(1);
     expect(harness.store.patches()).toHaveLength(0);
-  });
-
-  it("resets the half to {} only while it is what the resource last recorded", async () => {
-    const harness = harnessWith(recordingAnswers());
-    const recorded = msiOf(harness);
-    harness.store.mutate(location.partitionKey, location.documentId, (document) => {
-      (((document.properties as JsonObject).status as JsonObject).msiManagedIdentities as JsonObject).earliestRecheckTime = "2026-08-20T00:00:00Z";
-    });
-    await clearManagedIdentityStatus(harness.dependencies, parsedCluster(), {}, undefined, () => ({
-      status: recorded,
-      fingerprint: msiFingerprintOf(recorded),
-    }));
-    expect(msiKeysOf(msiOf(harness))).toHaveLength(3);
-    const again = harnessWith(recordingAnswers());
-    const mine = msiOf(again);
-    await clearManagedIdentityStatus(again.dependencies, parsedCluster(), {}, undefined, () => ({ status: mine, fingerprint: msiFingerprintOf(mine) }));
-    expect(((documentOf(again).properties as JsonObject).status as JsonObject).msiManagedIdentities).toEqual({});
   });
 });
