@@ -17,6 +17,15 @@ import type { ManagedIdentitiesDataPlane } from "./managedIdentitiesDataPlane";
 /** One answer naming every identity asked for. */
 export interface MsiAnswerSource {
   answer(identityUrl: string, identityIds: readonly string[], options: { readonly abortSignal: AbortSignal }): Promise<readonly MsiAnswerEntry[]>;
+  /** Set for upstream's stand-in: the IDs it answers for every identity (sync/msiHalf.ts guards stored IDs that are not these). */
+  readonly standIn?: StandInIdentity;
+}
+
+/** The fixed identity's IDs, and whether they may replace stored IDs that are not theirs. */
+export interface StandInIdentity {
+  readonly clientId: string;
+  readonly principalId: string;
+  readonly overwriteAllowed: boolean;
 }
 
 /** The data plane as the first party asks it. */
@@ -30,6 +39,7 @@ export function dataPlaneMsiAnswers(dataPlane: ManagedIdentitiesDataPlane): MsiA
 }
 
 /** Upstream's stand-in: the fixed identity for every identity. */
-export function standInMsiAnswers(fixed: { readonly clientId: string; readonly principalId: string }): MsiAnswerSource {
-  return { answer: (_identityUrl, identityIds) => Promise.resolve(standInAnswer(identityIds, fixed)) };
+export function standInMsiAnswers(fixed: { readonly clientId: string; readonly principalId: string; readonly overwriteAllowed?: boolean }): MsiAnswerSource {
+  const standIn = { clientId: fixed.clientId, principalId: fixed.principalId, overwriteAllowed: fixed.overwriteAllowed ?? false };
+  return { answer: (_identityUrl, identityIds) => Promise.resolve(standInAnswer(identityIds, standIn)), standIn };
 }

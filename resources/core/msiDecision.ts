@@ -134,3 +134,21 @@ export function decideMsiStatus(
 export function standInAnswer(requested: readonly string[], fixed: { readonly clientId: string; readonly principalId: string }): MsiAnswerEntry[] {
   return requested.map((resourceId) => ({ resourceId, clientId: fixed.clientId, objectId: fixed.principalId }));
 }
+
+/**
+ * The stored MSI entries whose IDs the stand-in would replace with its own: each entry holding a
+ * clientId or principalId other than the stand-in's, named by resource ID. Empty when the half is
+ * empty, holds only the stand-in's IDs, or holds entries without IDs.
+ */
+export function realIdsUnderStandIn(stored: MsiManagedIdentities, standIn: { readonly clientId: string; readonly principalId: string }): string[] {
+  const entries = [
+    ...Object.values(stored.controlPlaneOperatorsIdentities ?? {}),
+    ...(stored.serviceManagedIdentity === undefined ? [] : [stored.serviceManagedIdentity]),
+  ];
+  return entries
+    .filter(
+      (entry) =>
+        (entry.clientId !== undefined && entry.clientId !== standIn.clientId) || (entry.principalId !== undefined && entry.principalId !== standIn.principalId),
+    )
+    .map((entry) => entry.resourceId ?? "(an entry without resourceId)");
+}

@@ -62,6 +62,11 @@ export interface Settings {
   readonly fixedIdentity: CertificateIdentity | undefined;
   /** `fixedIdentity`: that service principal's object ID, recorded as every MSI-based identity's principal ID. */
   readonly fixedIdentityPrincipalId: string | undefined;
+  /**
+   * `fixedIdentity`: whether the stand-in's IDs may replace stored MSI IDs that are not its own
+   * (sync/msiHalf.ts); false unless set, for the one update that means it.
+   */
+  readonly allowFixedIdentityOverwrite: boolean;
 }
 
 /** A config source: `get(key)` with keys without namespace, like the provider's ConfigureRequest. */
@@ -124,6 +129,13 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     }
     return parsed;
   };
+  const boolean = (specification: KeySpecification): boolean => {
+    const value = raw(specification);
+    if (value === undefined || value.toLowerCase() === "false") return false;
+    if (value.toLowerCase() === "true") return true;
+    problems.push(`${name(specification)} is '${value}'; expected true or false`);
+    return false;
+  };
   const positiveInteger = (specification: KeySpecification, fallback: number, maximum: number): number => integer(specification, fallback, 1, maximum);
   const nonNegativeInteger = (specification: KeySpecification, fallback: number, maximum: number): number => integer(specification, fallback, 0, maximum);
 
@@ -178,6 +190,7 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     dataPlaneAudience,
     fixedIdentity,
     fixedIdentityPrincipalId,
+    allowFixedIdentityOverwrite: boolean(keys.allowFixedIdentityOverwrite),
   };
   if (problems.length > 0) {
     // Each problem names the key, what is wrong and the expected form: with one, it is the message.

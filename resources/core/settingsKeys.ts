@@ -38,6 +38,7 @@ export const keys = {
   fixedIdentityTenantId: { key: "fixedIdentityTenantId", environment: "ARO_HCP_FIXED_IDENTITY_TENANT_ID" },
   fixedIdentityCertificateFile: { key: "fixedIdentityCertificateFile", environment: "ARO_HCP_FIXED_IDENTITY_CERTIFICATE_FILE" },
   fixedIdentityPrincipalId: { key: "fixedIdentityPrincipalId", environment: "ARO_HCP_FIXED_IDENTITY_PRINCIPAL_ID" },
+  allowFixedIdentityOverwrite: { key: "allowFixedIdentityOverwrite", environment: "ARO_HCP_ALLOW_FIXED_IDENTITY_OVERWRITE" },
 } as const satisfies Record<string, KeySpecification>;
 
 /**

@@ -117,11 +117,7 @@ export interface AbsentDocuments {
  * the missing documents say nothing about whether the cluster was deleted.
  * @param verb - What failed, for the message: `refresh` or `update` (a create's or update's pass).
  */
-export function absentEverywhereError(
-  verb: "refresh" | "update",
-  documents: AbsentDocuments,
-  location: CosmosLocation | undefined,
-): CosmosDocumentError {
+export function absentEverywhereError(verb: "refresh" | "update", documents: AbsentDocuments, location: CosmosLocation | undefined): CosmosDocumentError {
   const where = location === undefined ? "the container" : `container '${location.container}' of database '${location.database}'`;
   const configurationProblem =
     `none of the documents of cluster ${documents.clusterName} is in ${where} (NotFound, HTTP 404): neither the ServiceProviderCluster document ${documents.serviceProviderClusterDocumentId}, ` +

@@ -156,7 +156,13 @@ function buildAdapters(settings: Settings): AzureAdapters {
  */
 function modeSources(settings: Settings, agent: Agent, processCredential: TokenCredential): Pick<AzureAdapters, "clusterCredentials" | "msiAnswers"> {
   if (settings.credentialMode === "fixedIdentity" && settings.fixedIdentity !== undefined && settings.fixedIdentityPrincipalId !== undefined) {
-    return { msiAnswers: standInMsiAnswers({ clientId: settings.fixedIdentity.clientId, principalId: settings.fixedIdentityPrincipalId }) };
+    return {
+      msiAnswers: standInMsiAnswers({
+        clientId: settings.fixedIdentity.clientId,
+        principalId: settings.fixedIdentityPrincipalId,
+        overwriteAllowed: settings.allowFixedIdentityOverwrite,
+      }),
+    };
   }
   if (settings.credentialMode !== "clusterServiceManagedIdentity") return {};
   const firstParty =

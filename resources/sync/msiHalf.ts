@@ -18,12 +18,16 @@
  *    where upstream would also write nothing. The other half of the status is decided on its own.
  * 4. After a conflict (HTTP 412) the half is decided again on the document as it is now: when the
  *    other writer left it current, nothing is written.
+ * 5. Upstream's stand-in (`fixedIdentity`) answers its own IDs for every identity: over stored IDs
+ *    that are not its own (a fleet whose status a real data plane recorded) it refuses the half,
+ *    naming them, with nothing asked or written, unless `allowFixedIdentityOverwrite` is true.
  */
 import { withDeadline } from "../core/abort";
 import type { ClusterDesiredSet } from "../core/clusterDocument";
 import type { JsonObject } from "../core/json";
 import type { MsiAnswerEntry, MsiDesired, MsiWorkReason } from "../core/msiDecision";
-import { decideMsiStatus, msiDesiredSet, msiRequestedIdentities, msiWorkReason } from "../core/msiDecision";
+import { decideMsiStatus, msiDesiredSet, msiRequestedIdentities, msiWorkReason, realIdsUnderStandIn } from "../core/msiDecision";
+import type { StandInIdentity } from "../azure/msiAnswers";
 import { MsiIdentitiesError } from "../core/msiError";
 import type { MsiManagedIdentities, StoredMsiStatus } from "../core/msiManagedIdentities";
 import { msiStatusEquals, readStoredMsiStatus } from "../core/msiManagedIdentities";
@@ -36,6 +40,7 @@ export type MsiPlan =
   | { readonly kind: "skipped"; readonly reason: "identityUrlNotSet" }
   | { readonly kind: "current" }
   | { readonly kind: "unreadable"; readonly problems: readonly string[] }
+  | { readonly kind: "refused"; readonly reason: string; readonly details: readonly string[] }
   | {
       readonly kind: "work";
       readonly reason: MsiWorkReason | "forced" | "storedStatusMalformed";
@@ -43,13 +48,46 @@ export type MsiPlan =
       readonly identityUrl: string;
     };
 
-/** Plans the half from the cluster document's verdict and the stored subtree (rule 1). */
-export function planMsiHalf(fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>, stored: StoredMsiStatus, now: Date, force: boolean): MsiPlan {
+/** Plans the half from the cluster document's verdict and the stored subtree (rules 1 and 5). */
+export function planMsiHalf(
+  fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>,
+  stored: StoredMsiStatus,
+  now: Date,
+  force: boolean,
+  standIn?: StandInIdentity,
+): MsiPlan {
   if (fromCluster.identityUrl === undefined) return { kind: "skipped", reason: "identityUrlNotSet" };
   const desired = msiDesiredSet(fromCluster.controlPlaneOperators, fromCluster.serviceManagedIdentity);
   if (!desired.ok) return { kind: "unreadable", problems: desired.problems };
   const reason = force ? "forced" : stored.problems.length > 0 ? "storedStatusMalformed" : msiWorkReason(desired.desired, stored.status, now);
-  return reason === undefined ? { kind: "current" } : { kind: "work", reason, desired: desired.desired, identityUrl: fromCluster.identityUrl };
+  if (reason === undefined) return { kind: "current" };
+  const overwritten = standIn === undefined || standIn.overwriteAllowed ? [] : realIdsUnderStandIn(stored.status, standIn);
+  if (overwritten.length > 0) {
+    return {
+      kind: "refused",
+      reason:
+        `credentialMode fixedIdentity would write the fixed identity's IDs over ${overwritten.length} stored identit${overwritten.length === 1 ? "y" : "ies"} ` +
+        "whose IDs are not its own (a real data plane recorded them); set 'aro-hcp-identity-status:allowFixedIdentityOverwrite' " +
+        "(or ARO_HCP_ALLOW_FIXED_IDENTITY_OVERWRITE) to true for the one update that means it",
+      details: overwritten,
+    };
+  }
+  return { kind: "work", reason, desired: desired.desired, identityUrl: fromCluster.identityUrl };
+}
+
+/** Why the half cannot be decided at all: the cluster document cannot name its identities, or the stand-in refuses (rule 5). */
+export function msiPlanError(
+  location: Pick<DocumentLocation, "documentId" | "clusterName" | "clusterDocumentId">,
+  plan: Extract<MsiPlan, { kind: "unreadable" | "refused" }>,
+): MsiIdentitiesError {
+  const { documentId, clusterName } = location;
+  if (plan.kind === "refused") return new MsiIdentitiesError({ documentId, clusterName, reason: plan.reason, details: plan.details });
+  return new MsiIdentitiesError({
+    documentId,
+    clusterName,
+    reason: `the cluster's HCPOpenShiftCluster document ${location.clusterDocumentId} does not name its control plane operator identities in a form upstream writes`,
+    details: plan.problems,
+  });
 }
 
 /** The decision of a half with an answer, made again against each document the write reads (rule 4). */
@@ -92,6 +130,9 @@ export async function resolveMsiHalf(
       const current = readStoredMsiStatus(document);
       const currentIsClean = current.present && current.problems.length === 0;
       if (reread && currentIsClean && msiWorkReason(plan.desired, current.status, dependencies.now()) === undefined) return undefined;
+      // Rule 5 again on what another writer left meanwhile.
+      const standIn = dependencies.msiAnswers?.standIn;
+      if (reread && standIn !== undefined && !standIn.overwriteAllowed && realIdsUnderStandIn(current.status, standIn).length > 0) return undefined;
       return currentIsClean && msiStatusEquals(decided.status, current.status) ? undefined : decided.status;
     },
   };

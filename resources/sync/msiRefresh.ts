@@ -97,4 +97,3 @@ function fieldDrift(what: string, before: MsiIdentityEntry, after: MsiIdentityEn
   );
   return [`${msiDriftPrefix}${what}: ${fields.join(" and ")} changed ${where}`];
 }
-

@@ -46,8 +46,7 @@ import { refuseDisagreeingInputs } from "./clusterLookups";
 import type { DataPlaneDecide } from "./dataPlaneHalf";
 import { dataPlaneRefusal, planDataPlaneHalf, resolveDataPlaneHalf } from "./dataPlaneHalf";
 import type { MsiDecide } from "./msiHalf";
-import { planMsiHalf, resolveMsiHalf } from "./msiHalf";
-import { MsiIdentitiesError } from "../core/msiError";
+import { msiPlanError, planMsiHalf, resolveMsiHalf } from "./msiHalf";
 import { withMsiWritten } from "../core/clusterMessage";
 import type { SyncDependencies } from "./syncDependencies";
 
@@ -141,10 +140,10 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
   const storedMsi = readStoredMsiStatus(stored.document);
   const now = dependencies.now();
   const dataPlane = planDataPlaneHalf(fromCluster as Extract<ClusterDesiredSet, { kind: "desired" }>, request.desired, storedStatus, now, request.force);
-  const msi = planMsiHalf(fromCluster, storedMsi, now, request.forceMsi === true);
+  const msi = planMsiHalf(fromCluster, storedMsi, now, request.forceMsi === true, dependencies.msiAnswers?.standIn);
   const msiSkippedReason = msi.kind === "skipped" ? msi.reason : undefined;
   if (dataPlane.kind !== "work" && msi.kind !== "work") {
-    if (msi.kind === "unreadable") throw unreadableMsiError(location, msi.problems);
+    if (msi.kind === "unreadable" || msi.kind === "refused") throw msiPlanError(location, msi);
     // No Azure call and nothing written.
     return { ...base, ...idle, status: storedStatus.status, msiStatus: storedMsi.status, skippedReason: undefined, msiSkippedReason };
   }
@@ -205,8 +204,8 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
           })
         : undefined;
   const msiError =
-    msi.kind === "unreadable"
-      ? unreadableMsiError(location, msi.problems)
+    msi.kind === "unreadable" || msi.kind === "refused"
+      ? msiPlanError(location, msi)
       : msiResolved !== undefined && "error" in msiResolved
         ? msiResolved.error
         : undefined;
@@ -217,15 +216,6 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
   else if (msiError !== undefined && written.written.dataPlane !== undefined) error.message += " (status.dataPlaneOperatorsManagedIdentities was written)";
   // The provider records the result in state when anything was written, or when identities failed.
   throw written.wrote || failures.length > 0 ? Object.assign(error, { result }) : error;
-}
-
-function unreadableMsiError(location: DocumentLocation, problems: readonly string[]): MsiIdentitiesError {
-  return new MsiIdentitiesError({
-    documentId: location.documentId,
-    clusterName: location.clusterName,
-    reason: `the cluster's HCPOpenShiftCluster document ${location.clusterDocumentId} does not name its control plane operator identities in a form upstream writes`,
-    details: problems,
-  });
 }
 
 /** Whether a cluster document read again asks what the pass answered: the same verdict, set, credential and identity URL. */

@@ -19,7 +19,11 @@ import { ScriptedUserAssignedIdentityReader } from "./scriptedUserAssignedIdenti
 import type { MsiAnswerSource } from "../../resources/azure/msiAnswers";
 import { standInMsiAnswers } from "../../resources/azure/msiAnswers";
 
-/** The IDs the harness's default MSI answer gives every identity (upstream's stand-in shape). */
+/**
+ * The IDs the harness's default MSI answer gives every identity (upstream's stand-in shape). The
+ * fixtures' documents hold other IDs, so the default answer may replace them: fixedIdentity's
+ * guard has tests of its own (test/unit/sync/msiHalf.test.ts).
+ */
 export const standInIds = { clientId: "5a5a5a5a-0000-4000-8000-00000000c1d0", principalId: "5a5a5a5a-0000-4000-8000-0000000091d0" };
 
 export const defaultSyncOptions: SyncOptions = {
@@ -74,7 +78,7 @@ export function createHarness(
     random: options.random ?? (() => 0),
     sleep: clock.sleep,
     options: { ...defaultSyncOptions, ...options.syncOptions },
-    ...(options.msiAnswers === "arm" ? {} : { msiAnswers: options.msiAnswers ?? standInMsiAnswers(standInIds) }),
+    ...(options.msiAnswers === "arm" ? {} : { msiAnswers: options.msiAnswers ?? standInMsiAnswers({ ...standInIds, overwriteAllowed: true }) }),
   };
   return { store, reader, limiter, clock, dependencies };
 }

@@ -43,7 +43,16 @@ describe("readSettings", () => {
       firstParty: undefined,
       dataPlaneAudience: undefined,
       fixedIdentity: undefined,
+      allowFixedIdentityOverwrite: false,
     });
+  });
+
+  it("reads allowFixedIdentityOverwrite as true or false, refusing anything else by name", () => {
+    expect(readSettings(undefined, { ...required, ARO_HCP_ALLOW_FIXED_IDENTITY_OVERWRITE: "true" }).allowFixedIdentityOverwrite).toBe(true);
+    expect(readSettings({ get: (key) => (key === "allowFixedIdentityOverwrite" ? "False" : undefined) }, required).allowFixedIdentityOverwrite).toBe(false);
+    expect(() => readSettings(undefined, { ...required, ARO_HCP_ALLOW_FIXED_IDENTITY_OVERWRITE: "yes" })).toThrow(
+      "'aro-hcp-identity-status:allowFixedIdentityOverwrite' (or ARO_HCP_ALLOW_FIXED_IDENTITY_OVERWRITE) is 'yes'; expected true or false",
+    );
   });
 
   it("returns a frozen object", () => {
@@ -297,6 +306,7 @@ describe("settingsKeys", () => {
   it("lists every config key without namespace", () => {
     expect([...settingsKeys].sort()).toEqual(
       [
+        "allowFixedIdentityOverwrite",
         "armEndpoint",
         "authorityHost",
         "azureCloud",

@@ -72,7 +72,12 @@ function setup(options: { documents?: JsonObject[]; identities?: Record<string, 
   const reader = new ScriptedUserAssignedIdentityReader(options.identities ?? {});
   const clock = new FakeClock(fixedNow);
   const provider = createManagedIdentityStatusProvider({
-    adapters: { documentStore: store, userAssignedIdentityReader: reader, limiter: createConcurrencyLimiter(4), msiAnswers: standInMsiAnswers(standInIds) },
+    adapters: {
+      documentStore: store,
+      userAssignedIdentityReader: reader,
+      limiter: createConcurrencyLimiter(4),
+      msiAnswers: standInMsiAnswers({ ...standInIds, overwriteAllowed: true }),
+    },
     now: clock.now,
     random: () => 0,
     sleep: clock.sleep,
@@ -763,7 +768,8 @@ describe("read", () => {
 
 describe("delete (issue 44 item 1): relinquishes, writing and reading nothing", () => {
   /** Everything of the store after a delete: every document, etag and instanceVersion included. */
-  const everything = (setupValue: Setup): unknown => [location.documentId, location.clusterDocumentId].map((id) => setupValue.store.get(location.partitionKey, id));
+  const everything = (setupValue: Setup): unknown =>
+    [location.documentId, location.clusterDocumentId].map((id) => setupValue.store.get(location.partitionKey, id));
 
   it("leaves the status as last written, the document's etag and instanceVersion included, and calls nothing", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
@@ -772,7 +778,9 @@ describe("delete (issue 44 item 1): relinquishes, writing and reading nothing", 
     const calls = setupValue.store.calls.length;
     await setupValue.provider.delete(location.documentId, outs);
     expect(everything(setupValue)).toEqual(before);
-    expect(subtreeOf(setupValue.store.get(location.partitionKey, location.documentId))).toMatchObject({ identities: { [keyA]: { clientId: "c", principalId: "p" } } });
+    expect(subtreeOf(setupValue.store.get(location.partitionKey, location.documentId))).toMatchObject({
+      identities: { [keyA]: { clientId: "c", principalId: "p" } },
+    });
     expect(setupValue.store.calls).toHaveLength(calls);
     expect(setupValue.reader.calls).toHaveLength(1);
   });

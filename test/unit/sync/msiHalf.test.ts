@@ -26,7 +26,10 @@ const smi = identityResourceId("service-managed-identity");
 const after = (hours: number): Date => new Date(Date.parse("2026-08-15T01:02:03Z") + hours * 3_600_000);
 
 /** An answer source that records each request and answers with `answer` (or fails with `failure`). */
-function recordingAnswers(answer: MsiAnswerSource = standInMsiAnswers(standInIds), failure?: Error): MsiAnswerSource & { requests: string[][] } {
+function recordingAnswers(
+  answer: MsiAnswerSource = standInMsiAnswers({ ...standInIds, overwriteAllowed: true }),
+  failure?: Error,
+): MsiAnswerSource & { requests: string[][] } {
   const requests: string[][] = [];
   return {
     requests,
@@ -154,5 +157,52 @@ describe("the MSI half of a refresh", () => {
     );
     expect(answers.requests).toHaveLength(1);
     expect(harness.store.patches()).toHaveLength(0);
+  });
+});
+
+describe("fixedIdentity over real IDs (issue 44 item 8)", () => {
+  /** The stand-in as the fixedIdentity adapters build it: overwriting refused unless allowed. */
+  const standIn = (overwriteAllowed: boolean) => standInMsiAnswers({ ...standInIds, overwriteAllowed });
+
+  it("refuses the half of a document whose stored IDs are not the stand-in's, naming them and the setting, with nothing asked or written", async () => {
+    const source = standIn(false);
+    const answers = { ...recordingAnswers(source), standIn: source.standIn };
+    const harness = harnessWith(answers);
+    harness.clock.set(after(1));
+    const before = structuredClone(msiOf(harness));
+    const error = (await pass(harness).catch((caught: unknown) => caught)) as Error;
+    expect(error).toMatchObject({ name: "MsiIdentitiesError" });
+    expect(error.message).toContain("credentialMode fixedIdentity would write the fixed identity's IDs over 3 stored identities whose IDs are not its own");
+    expect(error.message).toContain("'aro-hcp-identity-status:allowFixedIdentityOverwrite' (or ARO_HCP_ALLOW_FIXED_IDENTITY_OVERWRITE)");
+    for (const identity of [controlPlane, clusterApi, smi]) expect(error.message).toContain(identity);
+    expect(answers.requests).toEqual([]);
+    // This half as it was; the data plane operators' half is decided on its own.
+    expect(msiOf(harness)).toEqual(before);
+  });
+
+  it("writes the stand-in's IDs over them when allowFixedIdentityOverwrite says so", async () => {
+    const source = standIn(true);
+    const harness = harnessWith(source);
+    harness.clock.set(after(1));
+    await pass(harness);
+    expect(msiOf(harness).serviceManagedIdentity).toEqual({ resourceId: smi, ...standInIds });
+  });
+
+  it("rechecks a half that holds only the stand-in's IDs, or none, as before", async () => {
+    const harness = harnessWith(standIn(true));
+    harness.clock.set(after(1));
+    await pass(harness);
+    // From now on the stored IDs are the stand-in's own: the guard lets every later recheck through.
+    const guarded = createHarness({ documents: [documentOf(harness)], msiAnswers: standIn(false) });
+    guarded.clock.set(after(20));
+    const result = await pass(guarded);
+    expect(result.msiWorkReason).toBe("recheckDue");
+    expect(Date.parse(msiOf(guarded).earliestRecheckTime ?? "")).toBeGreaterThanOrEqual(after(20 + 12).getTime());
+    // An empty half (a cluster new to the fleet) holds nothing to protect.
+    const empty = structuredClone(documentOf(harness));
+    ((empty.properties as JsonObject).status as JsonObject).msiManagedIdentities = {};
+    const fresh = createHarness({ documents: [empty], msiAnswers: standIn(false) });
+    await pass(fresh);
+    expect(msiOf(fresh).serviceManagedIdentity).toEqual({ resourceId: smi, ...standInIds });
   });
 });
