@@ -16,6 +16,7 @@ import { goToLower } from "./goStrings";
 import { describeType } from "./azureResourceId";
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
+import { goMap, withUnknownFields } from "./goJson";
 import { parseTimestamp } from "./identityStatus";
 
 /** One identity's entry (a control plane operator's, or the SMI's). Written by: FetchMSIIdentitiesInfo and this hook. */
@@ -101,14 +102,10 @@ export function msiStatusToJson(status: MsiManagedIdentities, stored?: JsonValue
   const json: JsonObject = {};
   if (status.earliestRecheckTime !== undefined) json.earliestRecheckTime = status.earliestRecheckTime;
   const identities = status.controlPlaneOperatorsIdentities ?? {};
-  const keys = Object.keys(identities).sort(compareBytes);
-  if (keys.length > 0) {
-    const map: JsonObject = {};
-    for (const key of keys) {
-      const storedEntry = Object.prototype.hasOwnProperty.call(storedMap, key) ? storedMap[key] : undefined;
-      Object.defineProperty(map, key, { value: entryJson(identities[key], storedEntry), enumerable: true, writable: true, configurable: true });
-    }
-    json.controlPlaneOperatorsIdentities = map;
+  if (Object.keys(identities).length > 0) {
+    json.controlPlaneOperatorsIdentities = goMap(identities, (key, entry) =>
+      entryJson(entry, Object.prototype.hasOwnProperty.call(storedMap, key) ? storedMap[key] : undefined),
+    );
   }
   if (status.serviceManagedIdentity !== undefined) json.serviceManagedIdentity = entryJson(status.serviceManagedIdentity, storedSubtree.serviceManagedIdentity);
   return withUnknownFields(json, storedSubtree, new Set(["earliestRecheckTime", "controlPlaneOperatorsIdentities", "serviceManagedIdentity"]));
@@ -121,18 +118,6 @@ function entryJson(entry: MsiIdentityEntry, stored: JsonValue | undefined): Json
     if (value !== undefined) json[field] = value;
   }
   return isJsonObject(stored) ? withUnknownFields(json, stored, new Set(entryFields)) : json;
-}
-
-function withUnknownFields(json: JsonObject, stored: Readonly<Record<string, JsonValue>>, known: ReadonlySet<string>): JsonObject {
-  for (const [name, value] of Object.entries(stored)) {
-    if (!known.has(name)) Object.defineProperty(json, name, { value, enumerable: true, writable: true, configurable: true });
-  }
-  return json;
-}
-
-/** Go sorts map keys by their bytes (UTF-8), not by UTF-16 code units. */
-function compareBytes(left: string, right: string): number {
-  return Buffer.compare(Buffer.from(left, "utf8"), Buffer.from(right, "utf8"));
 }
 
 /** Semantic equality as upstream registers it: IDs case-insensitive, times by instant, empty and missing maps equal. */

@@ -9,6 +9,7 @@ import { goToLower } from "./goStrings";
 import { describeType, serviceProviderClusterResourceType } from "./azureResourceId";
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
+import { goMap, withUnknownFields } from "./goJson";
 
 /**
  * Version of the provider outputs' shape, 1 since the first release: the small status of
@@ -146,12 +147,16 @@ function readEntry(value: JsonValue): DataPlaneOperatorManagedIdentityEntry | un
   return entry;
 }
 
-/** The fields of the subtree and of its entries this hook reads and writes; any other field is kept as stored. */
-const knownSubtreeFields: ReadonlySet<string> = new Set(["identities", "earliestRecheckTime"]);
+/**
+ * The fields of the subtree and of its entries this hook reads and writes; any other field is kept
+ * as stored, except `claimedBy`, which earlier builds of this hook wrote beside `identities` (a
+ * field upstream's type lacks): a write drops it.
+ */
+const knownSubtreeFields: ReadonlySet<string> = new Set(["identities", "earliestRecheckTime", "claimedBy"]);
 const knownEntryFields: ReadonlySet<string> = new Set(["resourceID", "clientId", "principalId", "retrievalError"]);
 
 /**
- * The subtree as JSON, in upstream's field order, omitting empty optional fields. With `stored`
+ * The subtree as JSON, as Go's encoder writes upstream's type (core/goJson.ts), omitting empty optional fields. With `stored`
  * (the subtree as it is in the document), every field this hook does not know — beside
  * `identities`, or inside an entry it keeps — is carried over unchanged, after the known ones
  * (say a `tenantId` upstream adds to each entry); an identity left out of `status` goes whole.
@@ -162,31 +167,17 @@ export function statusToJson(status: DataPlaneOperatorsManagedIdentities, stored
   const json: JsonObject = {};
   const identities = status.identities ?? {};
   if (Object.keys(identities).length > 0) {
-    const map: JsonObject = {};
-    for (const key of Object.keys(identities).sort()) {
-      const entry = identities[key];
+    json.identities = goMap(identities, (key, entry) => {
       const entryJson: JsonObject = { resourceID: entry.resourceID };
       if (entry.clientId !== undefined) entryJson.clientId = entry.clientId;
       if (entry.principalId !== undefined) entryJson.principalId = entry.principalId;
       if (entry.retrievalError !== undefined) entryJson.retrievalError = entry.retrievalError;
-      // Own keys only: a key such as "__proto__" must not reach the prototype.
       const storedEntry = Object.prototype.hasOwnProperty.call(storedIdentities, key) ? storedIdentities[key] : undefined;
-      map[key] = isJsonObject(storedEntry) ? withUnknownFields(entryJson, storedEntry, knownEntryFields) : entryJson;
-    }
-    json.identities = map;
+      return isJsonObject(storedEntry) ? withUnknownFields(entryJson, storedEntry, knownEntryFields) : entryJson;
+    });
   }
   if (status.earliestRecheckTime !== undefined) {
     json.earliestRecheckTime = status.earliestRecheckTime;
   }
   return withUnknownFields(json, storedSubtree, knownSubtreeFields);
-}
-
-/** `json` followed by the fields of `stored` whose names are not in `known`, as stored. */
-function withUnknownFields(json: JsonObject, stored: Readonly<Record<string, JsonValue>>, known: ReadonlySet<string>): JsonObject {
-  for (const [name, value] of Object.entries(stored)) {
-    if (!known.has(name)) {
-      Object.defineProperty(json, name, { value, enumerable: true, writable: true, configurable: true });
-    }
-  }
-  return json;
 }

@@ -69,6 +69,15 @@ async function resourceNamesInState(): Promise<string[]> {
     .sort();
 }
 
+/** Every cluster's ServiceProviderCluster document as Cosmos holds it, envelope and etag included. */
+function documents(): Promise<Array<StoredDocument | undefined>> {
+  return Promise.all(
+    fleet.map(
+      async (cluster) => (await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<StoredDocument>()).resource,
+    ),
+  );
+}
+
 async function expectRecorded(cluster: FleetClusterDescription): Promise<void> {
   const identities = await storedIdentities(cluster);
   for (const identityId of Object.values(cluster.dataPlaneOperators)) {
@@ -183,23 +192,29 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
     // Inside the recheck window nothing needs Azure: no data plane call, no token, no ARM read.
     expect(calls(), "data plane requests, tokens issued, ARM reads by refresh and the no-change up").toEqual(callsBefore);
 
-    await pulumi("destroy", "--yes");
-    for (const cluster of fleet) {
-      expect(Object.keys(await storedIdentities(cluster))).toEqual([]);
-    }
+    // A delete relinquishes (issue 44 item 3): the engine's plan says `[retain]`, and Cosmos keeps
+    // every document as last written, its etag and instanceVersion included.
+    const recorded = await documents();
+    const destroyed = await pulumi("destroy", "--yes");
+    expect(destroyed).toMatch(/\[retain\]/);
+    expect(destroyed).toMatch(/- 3 deleted/);
+    expect(await documents(), "the documents, their etags included, after destroy").toEqual(recorded);
+    expect(writes(), "document writes by destroy").toBe(writesBefore);
+
+    // Adopting a fleet whose status is current (issue 44 item 2): a new stack's first up creates
+    // the resources and writes nothing to Cosmos, asking Azure nothing either.
+    expect(await resourceNamesInState()).toEqual([]);
+    const adoption = await pulumi("up", "--yes");
+    expect(adoption).toMatch(/\+ 3 created/);
+    expect(await documents(), "the documents, their etags included, after adoption").toEqual(recorded);
+    expect(writes(), "document writes by the adoption").toBe(writesBefore);
+    expect(calls(), "data plane requests, tokens issued, ARM reads by the adoption").toEqual(callsBefore);
   }, 600_000);
 
   it("refuses an up whose fleet is empty over a stack that holds clusters, naming allowEmptyFleet; with it true, the up goes ahead", async () => {
     const clustersFile = join(scratchDirectory, "clusters.json");
     const clusterNames = fleet.map(resourceNameOf).sort();
     const clustersInState = resourceNamesInState;
-    const documents = (): Promise<Array<StoredDocument | undefined>> =>
-      Promise.all(
-        fleet.map(
-          async (cluster) =>
-            (await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<StoredDocument>()).resource,
-        ),
-      );
     await pulumi("up", "--yes", "--skip-preview");
     for (const cluster of fleet) {
       await expectRecorded(cluster);
@@ -237,13 +252,6 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
       const exported = JSON.parse(await pulumi("stack", "export")) as { deployment: { resources?: Array<{ urn: string }> } };
       return (exported.deployment.resources ?? []).map((resource) => resource.urn).sort();
     };
-    const documents = (): Promise<Array<StoredDocument | undefined>> =>
-      Promise.all(
-        fleet.map(
-          async (cluster) =>
-            (await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<StoredDocument>()).resource,
-        ),
-      );
     await pulumi("up", "--yes", "--skip-preview");
     const before = await resourcesInState();
     expect(before.filter((urn) => urn.includes(resourceTypeToken))).toHaveLength(fleet.length);
@@ -329,6 +337,75 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
       await pulumi("config", "set", key("firstPartyCertificateFile"), certificateFile);
     }
   }, 300_000);
+
+  it("refuses credentialMode fixedIdentity over a fleet whose MSI status the data plane recorded, naming allowFixedIdentityOverwrite; one update that sets it writes the stand-in's IDs", async () => {
+    const key = (name: string): string => `aro-hcp-identity-status:${name}`;
+    const msiOf = async (cluster: FleetClusterDescription): Promise<{ serviceManagedIdentity?: StoredIdentity } | undefined> =>
+      (await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<StoredDocument>()).resource?.properties?.status
+        ?.msiManagedIdentities as { serviceManagedIdentity?: StoredIdentity } | undefined;
+    const makeMsiDue = (): void => {
+      for (const cluster of fleet) {
+        sandbox.documents.patch(
+          cluster.partitionKey,
+          cluster.serviceProviderClusterDocumentId,
+          "/properties/status/msiManagedIdentities/earliestRecheckTime",
+          "2000-01-01T00:00:00Z",
+        );
+      }
+    };
+    await pulumi("up", "--yes", "--skip-preview");
+    for (const cluster of fleet) await expectRecorded(cluster);
+    const clusterModeKeys = ["credentialMode", "firstPartyClientId", "firstPartyTenantId", "firstPartyCertificateFile", "dataPlaneAudience"];
+    const saved = new Map<string, string>();
+    for (const name of clusterModeKeys) saved.set(name, (await pulumi("config", "get", key(name))).trim());
+    const fixed = sandbox.credentialChain.fixedIdentity;
+    try {
+      for (const name of clusterModeKeys) await pulumi("config", "rm", key(name));
+      for (const [name, value] of Object.entries({
+        credentialMode: "fixedIdentity",
+        fixedIdentityClientId: fixed.clientId,
+        fixedIdentityTenantId: fixed.tenantId,
+        fixedIdentityCertificateFile: fixed.certificateBundlePath,
+        fixedIdentityPrincipalId: fixed.objectId,
+      })) {
+        await pulumi("config", "set", key(name), value);
+      }
+      // The MSI half's recheck comes (the refresh sees it in Cosmos): the stand-in would answer its own IDs for every identity.
+      makeMsiDue();
+      const before = await documents();
+      const refused = await pulumi("up", "--refresh", "--yes", "--skip-preview").then(
+        () => "",
+        (error: unknown) => String(error),
+      );
+      expect(refused).toContain("credentialMode fixedIdentity would write the fixed identity's IDs over");
+      expect(refused).toContain("'aro-hcp-identity-status:allowFixedIdentityOverwrite' (or ARO_HCP_ALLOW_FIXED_IDENTITY_OVERWRITE) to true");
+      expect(refused).toContain(fleet[0].serviceManagedIdentity);
+      expect(await documents(), "the documents, their etags included").toEqual(before);
+
+      // One update that means it, through the variable of that one command.
+      await runLiteralPulumi(
+        projectDirectory,
+        { ...environment, ARO_HCP_ALLOW_FIXED_IDENTITY_OVERWRITE: "true" },
+        stackName,
+        "up",
+        "--refresh",
+        "--yes",
+        "--skip-preview",
+      );
+      for (const cluster of fleet) {
+        expect((await msiOf(cluster))?.serviceManagedIdentity).toMatchObject({ clientId: fixed.clientId, principalId: fixed.objectId });
+      }
+    } finally {
+      for (const name of ["credentialMode", "fixedIdentityClientId", "fixedIdentityTenantId", "fixedIdentityCertificateFile", "fixedIdentityPrincipalId"]) {
+        await pulumi("config", "rm", key(name));
+      }
+      for (const [name, value] of saved) await pulumi("config", "set", key(name), value);
+    }
+    // Back in production's mode, the data plane's answer replaces the stand-in's at the next recheck.
+    makeMsiDue();
+    await pulumi("up", "--refresh", "--yes", "--skip-preview");
+    for (const cluster of fleet) await expectRecorded(cluster);
+  }, 600_000);
 
   it("keeps a cluster's resource and IDs when a cluster of the same name joins in another resource group, and refuses a clustersFile cut short", async () => {
     const clustersFile = join(scratchDirectory, "clusters.json");

@@ -187,7 +187,7 @@ describe("upstream's Go client against the sandbox", () => {
     }
   });
 
-  it("writes both halves of the status as upstream's types decode and encode them (its reader accepts them, the MSI half strictly)", async () => {
+  it("writes both halves of the status as upstream's types decode and encode them, byte for byte (no field of its own: the decode is strict)", async () => {
     for (const cluster of fleet) {
       const document = sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as JsonObject;
       const { stdout } = await runWithInput(goVectors, ["-decode"], projectDirectory, JSON.stringify(document));
@@ -195,10 +195,35 @@ describe("upstream's Go client against the sandbox", () => {
       const status = serviceProviderCluster(cluster);
       // Byte for byte in field order, as Go's encoder wrote the same values.
       expect(JSON.stringify(decoded.msiManagedIdentities), cluster.clusterResourceId).toBe(JSON.stringify(status.msiManagedIdentities));
-      // The claim (a field upstream's type lacks) is what its typed decode drops; the rest is as Go writes it.
-      const { claimedBy: _claim, ...dataPlane } = status.dataPlaneOperatorsManagedIdentities as JsonObject;
-      expect(JSON.stringify(decoded.dataPlaneOperatorsManagedIdentities), cluster.clusterResourceId).toBe(JSON.stringify(dataPlane));
+      expect(JSON.stringify(decoded.dataPlaneOperatorsManagedIdentities), cluster.clusterResourceId).toBe(
+        JSON.stringify(status.dataPlaneOperatorsManagedIdentities),
+      );
     }
+  });
+
+  it("writes nothing over a status as upstream's controllers leave it: a new stack adopting the fleet changes no document, etag included", async () => {
+    const inAnHour = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+    for (const cluster of fleet) {
+      // What a typed Replace of upstream's leaves: both halves as Go encodes them, with a recheck time of its own.
+      const document = sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as JsonObject;
+      const { stdout } = await runWithInput(goVectors, ["-decode"], projectDirectory, JSON.stringify(document));
+      const decoded = JSON.parse(stdout) as { msiManagedIdentities: JsonObject; dataPlaneOperatorsManagedIdentities: JsonObject };
+      for (const [half, value] of Object.entries(decoded)) {
+        sandbox.documents.patch(cluster.partitionKey, cluster.serviceProviderClusterDocumentId, `/properties/status/${half}`, {
+          ...value,
+          earliestRecheckTime: inAnHour,
+        });
+      }
+    }
+    const before = fleet.map((cluster) => structuredClone(sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId)));
+    const requestsBefore = sandbox.statistics.snapshot();
+    // A provider of a new stack: no state, every cluster created.
+    const adopting = createManagedIdentityStatusProvider({ config: { get: (key) => providerConfig[key] } });
+    await Promise.all(fleet.map((cluster) => adopting.create({ clusterResourceId: cluster.clusterResourceId })));
+    expect(fleet.map((cluster) => sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId))).toEqual(before);
+    const requestsAfter = sandbox.statistics.snapshot();
+    expect(requestsAfter.cosmos.documentWritesByMethod).toEqual(requestsBefore.cosmos.documentWritesByMethod);
+    expect([requestsAfter.dataPlane.requests, requestsAfter.arm.getRequests]).toEqual([requestsBefore.dataPlane.requests, requestsBefore.arm.getRequests]);
   });
 
   it("is refused what real Azure refuses: no token, another cluster's SMI, another cluster's identities, a token of the wrong tenant at ARM", async () => {

@@ -12,9 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The JSON shape of upstream's ServiceProviderCluster status halves (internal/api/coreapi at
-// ARO-HCP c3f02f9e): the same field names, tags, pointer-ness and Go types (azcorearm.ResourceID,
-// metav1.Time), so that encoding/json writes here exactly what upstream's backend writes.
+// The JSON shape of upstream's ServiceProviderCluster status halves: a mirror of the types of
+// internal/api/coreapi/types_serviceprovider_cluster.go at ARO-HCP c3f02f9e (upstream's modules are
+// not served by the Go module proxy, so they cannot be imported): the same field names, JSON tags,
+// omitempty, pointer-ness and Go types (azcorearm.ResourceID, metav1.Time), so that encoding/json
+// writes here exactly what upstream's backend writes.
 type msiManagedIdentities struct {
 	EarliestRecheckTime             *metav1.Time                             `json:"earliestRecheckTime,omitempty"`
 	ControlPlaneOperatorsIdentities map[string]*controlPlaneOperatorIdentity `json:"controlPlaneOperatorsIdentities,omitempty"`
@@ -152,8 +154,8 @@ type dataPlaneOperatorManagedIdentity struct {
 }
 
 // decodedStatus is what upstream's reader makes of a ServiceProviderCluster document's two halves,
-// encoded again: the MSI half decoded strictly (a field upstream's type lacks is an error), the
-// data plane operators' half as upstream's typed decode reads it (a field it lacks is dropped).
+// encoded again. Both are decoded strictly: a field upstream's types lack is an error, since the
+// hook writes no field of its own (upstream's typed decode would drop one).
 type decodedStatus struct {
 	MSIManagedIdentities                json.RawMessage `json:"msiManagedIdentities"`
 	DataPlaneOperatorsManagedIdentities json.RawMessage `json:"dataPlaneOperatorsManagedIdentities"`
@@ -179,7 +181,9 @@ func decodeDocument(input io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("msiManagedIdentities: %w", err)
 	}
 	var dataPlane dataPlaneOperatorsManagedIdentities
-	if err := json.Unmarshal(document.Properties.Status.DataPlaneOperatorsManagedIdentities, &dataPlane); err != nil {
+	strictDataPlane := json.NewDecoder(bytes.NewReader(document.Properties.Status.DataPlaneOperatorsManagedIdentities))
+	strictDataPlane.DisallowUnknownFields()
+	if err := strictDataPlane.Decode(&dataPlane); err != nil {
 		return nil, fmt.Errorf("dataPlaneOperatorsManagedIdentities: %w", err)
 	}
 	msiJSON, err := json.Marshal(msi)
