@@ -203,11 +203,11 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
       try {
         built = await current.pending;
       } catch (error) {
-        // The first-party credential failing is not about this cluster's identities: passed on as it is.
         if (error instanceof DataPlaneError && error.field !== undefined) {
-          // Refused before anything was asked for the SMI: the message names the field and the values.
+          // The identity URL or its challenge refused before any token was asked: the message names the field and the values.
           throw new ClusterCredentialError(error.message, { cluster: request.cluster, field: error.field, cause: error });
         }
+        // The first-party credential failing is not about this cluster's identities: passed on as it is.
         if (error instanceof DataPlaneError && !error.firstParty) {
           throw new ClusterCredentialError(
             `${error.message.replace(/[.\s]+$/, "")}, asked for the credential of the cluster's service managed identity ${smi}`,
