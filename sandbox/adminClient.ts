@@ -348,9 +348,10 @@ export class SandboxAdminClient {
   }
 
   /**
-   * Makes the data plane's bearer challenge name another tenant, for some clusters or for every
-   * cluster without one of its own; the first-party application gets a service principal there,
-   * and the data plane accepts its token of that tenant only. The service tenant sets it back.
+   * Makes the data plane's bearer challenge name another tenant than each cluster's own (its
+   * identity URL's `tid`), for some clusters or for every cluster without one of its own; the
+   * first-party application gets a service principal there, and the data plane accepts its token
+   * of that tenant only. A cluster's own tenant sets it back for that cluster.
    *
    * @param tenantId - The tenant.
    * @param clusterResourceIds - Only these clusters.

@@ -163,7 +163,7 @@ async function handle(options: DataPlaneServerOptions, endpoint: string, request
   if (cluster !== undefined) increment(statistics.requestsByCluster, cluster.clusterResourceId.toLowerCase());
   body = await readBody(request);
 
-  const challengeTenantId = cluster?.challengeTenantId ?? credentials.unregisteredChallengeTenantId;
+  const challengeTenantId = cluster?.challengeTenantId ?? credentials.unregisteredChallengeTenantId(url.searchParams.get("tid"));
   const challenge = { "www-authenticate": `Bearer authorization="${credentials.entraAuthorityHost}/${challengeTenantId}"` };
   const verification = options.tokens.verify(bearerToken(request));
   const issued = verification.valid ? verification.issued : undefined;
@@ -267,7 +267,8 @@ async function handle(options: DataPlaneServerOptions, endpoint: string, request
  * bearer token of the first-party application (of the challenge's tenant, data plane audience)
  * answers a credential for each requested identity assigned to the cluster (its control plane
  * operator identities and its SMI). Without a token: 401 with
- * `WWW-Authenticate: Bearer authorization="<Entra>/<challenge tenant>"` (the service tenant unless set).
+ * `WWW-Authenticate: Bearer authorization="<Entra>/<challenge tenant>"`: the cluster's own tenant,
+ * which its identity URL names (`tid`), unless set otherwise (`SandboxCredentials.setChallengeTenant`).
  *
  * @param options - The TLS certificate and the shared sandbox state.
  * @returns The running server and its endpoint.

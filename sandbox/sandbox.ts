@@ -61,10 +61,10 @@ export interface SandboxOptions {
    */
   clientCertificateKeyPoolSize?: number;
   /**
-   * The tenant the data plane's bearer challenge names for every cluster (default: the service
-   * tenant). The first-party application gets a service principal there (a multi-tenant
-   * application) and the data plane accepts its token of that tenant only. The admin API
-   * (`PUT /dataplane/challengeTenant`) changes it for all or some clusters.
+   * The tenant the data plane's bearer challenge names for every cluster (default: each cluster's
+   * own tenant, which its identity URL names as `tid`). The first-party application gets a service
+   * principal there (a multi-tenant application) and the data plane accepts its token of that
+   * tenant only. The admin API (`PUT /dataplane/challengeTenant`) changes it for all or some clusters.
    */
   dataPlaneChallengeTenantId?: string;
 }

@@ -55,7 +55,10 @@ export interface DataPlaneCluster {
    * its SMI (last). The data plane answers for these and refuses others with 404.
    */
   assignedIdentities: string[];
-  /** The tenant the data plane's bearer challenge names for this cluster (the service tenant unless set). */
+  /**
+   * The tenant the data plane's bearer challenge names for this cluster: the cluster's own tenant,
+   * which its identity URL names (`tid`), unless set otherwise.
+   */
   challengeTenantId: string;
   secretFormat: SecretFormat;
   /** The serial number of the certificate the data plane hands out now; absent before the first request. */
@@ -157,8 +160,8 @@ export class SandboxCredentials {
   private readonly identityCredentials = new Map<string, IdentityCredentialEntry>();
   /** Subscription tenants by lowercased subscription ID. */
   private readonly subscriptionTenants = new Map<string, string>();
-  /** The challenge tenant of clusters registered without one of their own. */
-  private defaultChallengeTenantId: string = serviceTenantId;
+  /** The challenge tenant of clusters without one of their own; undefined: each cluster's own tenant (its identity URL's tid). */
+  private defaultChallengeTenantId: string | undefined;
   /** How the data plane varies its answers (off by default). */
   answerVariation: DataPlaneAnswerVariation = { shuffleOrder: false, changeResourceIdCasing: false };
   private readonly filePrincipals = new Map<FilePrincipalName, FilePrincipalEntry>();
@@ -225,6 +228,7 @@ export class SandboxCredentials {
         await this.replaceFileCertificate(entry);
       }),
     );
+    for (const { cluster } of this.clusters.values()) this.admitFirstParty(cluster.tenantId);
     this.directory.assignRole({ principalObjectId: objectIdForClientId(fixedIdentityClientId), scope: "/" });
   }
 
@@ -297,8 +301,10 @@ export class SandboxCredentials {
 
   /**
    * Registers a cluster with the data plane: its SMI becomes a managed-identity principal of the
-   * cluster's tenant, and the cluster gets an identity URL. The SMI's certificate is issued on the
-   * first data plane request for it.
+   * cluster's tenant, and the cluster gets an identity URL naming that tenant (`tid`), which the
+   * data plane's challenge names too; the first-party application gets a service principal there,
+   * as a multi-tenant application has in its customers' tenants. The SMI's certificate is issued
+   * on the first data plane request for it.
    *
    * @param cluster - The cluster, its tenant, and its SMI's ARM ID, client ID and object ID.
    * @returns The registered cluster with its identity URL.
@@ -336,9 +342,10 @@ export class SandboxCredentials {
       objectId: cluster.objectId,
       identityUrl: `${this.dataPlaneEndpoint}${path}?${query.toString()}`,
       assignedIdentities: assignedIdentityList(cluster.controlPlaneOperatorIdentities ?? [], cluster.serviceManagedIdentity),
-      challengeTenantId: this.defaultChallengeTenantId,
+      challengeTenantId: this.defaultChallengeTenantId ?? cluster.tenantId.toLowerCase(),
       secretFormat: cluster.secretFormat ?? "pkcs12",
     };
+    this.admitFirstParty(cluster.tenantId);
     this.setSubscriptionTenant(identity.subscriptionId, cluster.tenantId);
     this.clusters.set(cluster.clusterResourceId.toLowerCase(), { cluster: registered });
     return { ...registered };
@@ -376,10 +383,11 @@ export class SandboxCredentials {
 
   /**
    * Sets the tenant the data plane's bearer challenge names, for some clusters or (without
-   * `clusterResourceIds`) for every cluster without a tenant of its own, now and registered later.
-   * The first-party application, a multi-tenant application, gets a service principal in that
-   * tenant, so that it can get a token there; the data plane then accepts its token of that tenant
-   * only. The service tenant sets it back.
+   * `clusterResourceIds`) for every cluster without a tenant of its own, now and registered later,
+   * in place of each cluster's own tenant (its identity URL's `tid`). The first-party application,
+   * a multi-tenant application, gets a service principal in that tenant, so that it can get a
+   * token there; the data plane then accepts its token of that tenant only. A cluster's own tenant
+   * sets it back for that cluster.
    *
    * @param tenantId - The tenant (a GUID).
    * @param clusterResourceIds - Only these clusters.
@@ -388,8 +396,8 @@ export class SandboxCredentials {
   setChallengeTenant(tenantId: string, clusterResourceIds?: readonly string[]): DataPlaneCluster[] {
     if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(tenantId)) throw new RangeError("tenantId must be a GUID");
     const tenant = tenantId.toLowerCase();
-    const firstParty = this.filePrincipal("firstPartyApplication");
-    this.directory.addApplicationServicePrincipal(tenant, firstParty.tenantId, firstParty.clientId, objectIdForClientId(`${tenant}/${firstParty.clientId}`));
+    this.filePrincipal("firstPartyApplication");
+    this.admitFirstParty(tenant);
     const entries =
       clusterResourceIds === undefined
         ? [...this.clusters.values()].filter((entry) => entry.ownChallengeTenant !== true)
@@ -402,9 +410,22 @@ export class SandboxCredentials {
     return entries.map((entry) => structuredClone(entry.cluster));
   }
 
-  /** The tenant the challenge names for a path no cluster is registered at. */
-  get unregisteredChallengeTenantId(): string {
-    return this.defaultChallengeTenantId;
+  /**
+   * @param tid - The `tid` query parameter of the request, when it had one.
+   * @returns The tenant the challenge names for a path no cluster is registered at: the one set for
+   *   every cluster, else the request's `tid` when it is a GUID, else the service tenant.
+   */
+  unregisteredChallengeTenantId(tid: string | null): string {
+    const named = tid !== null && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(tid) ? tid.toLowerCase() : undefined;
+    return this.defaultChallengeTenantId ?? named ?? serviceTenantId;
+  }
+
+  /** Gives the first-party application a service principal in a tenant (once it is set up; idempotent). */
+  private admitFirstParty(tenantId: string): void {
+    const firstParty = this.filePrincipals.get("firstPartyApplication")?.connection;
+    if (firstParty === undefined) return;
+    const tenant = tenantId.toLowerCase();
+    this.directory.addApplicationServicePrincipal(tenant, firstParty.tenantId, firstParty.clientId, objectIdForClientId(`${tenant}/${firstParty.clientId}`));
   }
 
   /**

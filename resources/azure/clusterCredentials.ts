@@ -20,6 +20,8 @@
  *   outside it fails on its own (IDs kept).
  * - A refusal of the first-party credential is held per tenant by that credential
  *   (sharedTokenCredential.ts): it stays with the clusters whose data plane challenges in that tenant.
+ * - An identity URL the first party may not call, or whose challenge names another tenant than its
+ *   `tid`, fails the cluster naming the field (managedIdentitiesDataPlane.ts, core/identityUrl.ts).
  * - Nothing of the credential reaches logs, errors or state.
  */
 import type { ManagedServiceIdentityClient, UserAssignedIdentitiesGetOptionalParams } from "@azure/arm-msi";
@@ -201,6 +203,10 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
       try {
         built = await current.pending;
       } catch (error) {
+        if (error instanceof DataPlaneError && error.field !== undefined) {
+          // The identity URL or its challenge refused before any token was asked: the message names the field and the values.
+          throw new ClusterCredentialError(error.message, { cluster: request.cluster, field: error.field, cause: error });
+        }
         // The first-party credential failing is not about this cluster's identities: passed on as it is.
         if (error instanceof DataPlaneError && !error.firstParty) {
           throw new ClusterCredentialError(

@@ -21,12 +21,15 @@ export class DataPlaneError extends Error {
   readonly firstParty: boolean;
   /** The tenant the data plane's challenge named, when the first party failed in it. */
   readonly tenantId: string | undefined;
+  /** The cluster document field at fault, when the hook refused to call the data plane or to follow its challenge. */
+  readonly field: string | undefined;
 
-  constructor(message: string, options: { statusCode?: number; firstParty?: boolean; tenantId?: string; cause?: unknown } = {}) {
+  constructor(message: string, options: { statusCode?: number; firstParty?: boolean; tenantId?: string; field?: string; cause?: unknown } = {}) {
     super(message);
     this.statusCode = options.statusCode;
     this.firstParty = options.firstParty ?? false;
     this.tenantId = options.tenantId;
+    this.field = options.field;
     if (options.cause !== undefined) Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
   }
 }

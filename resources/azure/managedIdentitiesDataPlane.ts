@@ -8,7 +8,14 @@
  * - every request goes out first without a token; the service answers 401 with
  *   `WWW-Authenticate: Bearer authorization="<authority>/<tenant GUID>"`, and the request is sent
  *   again with the first-party credential's token for `<audience>/.default` in that tenant, which
- *   need not be the first party's home tenant (upstream allows every tenant for this credential).
+ *   need not be the first party's home tenant.
+ *
+ * Where this client deliberately differs from upstream's: before anything is sent, the identity
+ * URL must be on a data plane host of the configured cloud and name its tenant (`tid`), and the
+ * challenge must name that same tenant (core/identityUrl.ts). Upstream's client asks for a token
+ * in whatever tenant a challenge names; here a challenge for another tenant fails the cluster
+ * before the first party asks for any token, so an identity URL cannot steer the first party into
+ * a tenant that is not the cluster's.
  *
  * The request goes through @azure/core-rest-pipeline: its retry policies (429/5xx with
  * Retry-After), the keep-alive agent, and its bearer token policy with challenge callbacks (no
@@ -18,14 +25,16 @@
  * the first-party credential (sharedTokenCredential.ts) keeps one token per tenant.
  *
  * Failures are {@link DataPlaneError}: `firstParty` set (with the tenant) when the first-party
- * credential could not get its token in the challenge's tenant; unset when the data plane answered
- * something unusable for this cluster.
+ * credential could not get its token in the challenge's tenant; `field` set when the identity URL
+ * or the challenge at it is refused; neither when the data plane answered something unusable.
  */
 import type { TokenCredential } from "@azure/identity";
 import type { Agent } from "node:https";
 import type { PipelinePolicy, PipelineResponse } from "@azure/core-rest-pipeline";
 import { guidPattern } from "../core/azureResourceId";
 import { dataPlaneRequestBody, dataPlaneRequestUrl } from "../core/dataPlaneRequestUrl";
+import type { DataPlaneHosts } from "../core/identityUrl";
+import { identityUrlField, readIdentityUrl } from "../core/identityUrl";
 import { shortMessage } from "../core/identityStatus";
 import type { DataPlaneIdentity, ServiceManagedIdentityCredential } from "./dataPlaneAnswer";
 import { credentialOf, DataPlaneError, entryFor, readDataPlaneAnswer } from "./dataPlaneAnswer";
@@ -46,10 +55,12 @@ export interface ManagedIdentitiesDataPlane {
   ): Promise<readonly DataPlaneIdentity[]>;
 }
 
-/** What the client needs: the first-party credential, the audience, and the process's agent. */
+/** What the client needs: the first-party credential, the audience, the hosts it may call, and the process's agent. */
 export interface DataPlaneClientOptions {
   readonly firstPartyCredential: TokenCredential;
   readonly audience: string;
+  /** The configured cloud's data plane hosts (and loopback ones in a sandbox run): core/identityUrl.ts. */
+  readonly hosts: DataPlaneHosts;
   readonly agent?: Agent;
   readonly userAgentPrefix?: string;
 }
@@ -77,6 +88,8 @@ export async function fetchServiceManagedIdentityCredential(
 export function createManagedIdentitiesDataPlane(options: DataPlaneClientOptions): ManagedIdentitiesDataPlane {
   type Core = typeof import("@azure/core-rest-pipeline");
   const scope = `${options.audience.replace(/\/+$/, "")}/.default`;
+  // The tenant each request's identity URL names: the only one its challenge may name.
+  const urlTenants = new WeakMap<import("@azure/core-rest-pipeline").PipelineRequest, string>();
   let client:
     | {
         readonly core: Core;
@@ -92,14 +105,15 @@ export function createManagedIdentitiesDataPlane(options: DataPlaneClientOptions
       retryOptions: { maxRetries: 2 },
       userAgentOptions: { userAgentPrefix: options.userAgentPrefix ?? "aro-hcp-identity-status" },
     });
-    pipeline.addPolicy(challengePolicy(core, options.firstPartyCredential, scope), { phase: "Sign" });
+    pipeline.addPolicy(challengePolicy(core, options.firstPartyCredential, scope, urlTenants), { phase: "Sign" });
     return { core, pipeline, httpClient: core.createDefaultHttpClient() };
   };
   return {
     async requestCredentials(identityUrl, identityIds, { abortSignal }) {
       client ??= build();
       const { core, pipeline, httpClient } = client;
-      const url = new URL(dataPlaneRequestUrl(identityUrl, dataPlaneApiVersion));
+      const target = requestTarget(identityUrl, options.hosts);
+      const url = new URL(target.url);
       const request = core.createPipelineRequest({
         url: url.toString(),
         method: "POST",
@@ -107,6 +121,7 @@ export function createManagedIdentitiesDataPlane(options: DataPlaneClientOptions
         body: dataPlaneRequestBody(identityIds),
         ...(abortSignal === undefined ? {} : { abortSignal }),
       });
+      urlTenants.set(request, target.tenantId);
       let response: PipelineResponse;
       try {
         response = await pipeline.sendRequest(httpClient, request);
@@ -128,8 +143,29 @@ export function createManagedIdentitiesDataPlane(options: DataPlaneClientOptions
   };
 }
 
-/** The SDK's bearer token policy: no token at first, then the first party's token in the challenge's tenant. */
-function challengePolicy(core: typeof import("@azure/core-rest-pipeline"), credential: TokenCredential, scope: string): PipelinePolicy {
+/**
+ * The request URL of an identity URL, with the tenant it names.
+ * @throws DataPlaneError naming the field when the first party may not call it (core/identityUrl.ts); nothing was sent.
+ */
+function requestTarget(identityUrl: string, hosts: DataPlaneHosts): { readonly url: string; readonly tenantId: string } {
+  let url: string;
+  try {
+    url = dataPlaneRequestUrl(identityUrl, dataPlaneApiVersion);
+  } catch {
+    url = "";
+  }
+  const reading = readIdentityUrl(url, hosts);
+  if (!reading.ok) throw new DataPlaneError(`${reading.problem}; the Managed Identities data plane was not asked`, { field: identityUrlField });
+  return { url, tenantId: reading.tenantId };
+}
+
+/** The SDK's bearer token policy: no token at first, then the first party's token in the challenge's tenant, when it is the identity URL's. */
+function challengePolicy(
+  core: typeof import("@azure/core-rest-pipeline"),
+  credential: TokenCredential,
+  scope: string,
+  urlTenants: WeakMap<import("@azure/core-rest-pipeline").PipelineRequest, string>,
+): PipelinePolicy {
   return core.bearerTokenAuthenticationPolicy({
     credential,
     scopes: scope,
@@ -141,6 +177,15 @@ function challengePolicy(core: typeof import("@azure/core-rest-pipeline"), crede
           throw new DataPlaneError(
             'the Managed Identities data plane answered 401 without a usable bearer challenge (expected authorization="<authority>/<tenant GUID>")',
             { statusCode: 401 },
+          );
+        }
+        const urlTenant = urlTenants.get(request);
+        if (tenantId !== urlTenant) {
+          throw new DataPlaneError(
+            `the Managed Identities data plane at ${new URL(request.url).host} challenged for a token in tenant ${tenantId}, ` +
+              `but the cluster's identity URL (${identityUrlField}) names tenant ${urlTenant ?? "none"} (its tid): ` +
+              "the first party asks for tokens only in the identity URL's tenant, so it asked for none",
+            { statusCode: 401, field: identityUrlField },
           );
         }
         let token: Awaited<ReturnType<TokenCredential["getToken"]>>;

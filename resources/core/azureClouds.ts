@@ -6,7 +6,10 @@
  * Azure clouds this hook knows the endpoints of. Per cloud: the ARM endpoint and token audience,
  * the Entra ID authority (for workload identity and service principals), the host suffix of its
  * Cosmos DB accounts and the cloud-wide Cosmos DB token audience (the fallback `@azure/cosmos`
- * asks for when the account-scoped audience is refused, which it hard-codes to the public cloud's).
+ * asks for when the account-scoped audience is refused, which it hard-codes to the public cloud's),
+ * and the domain of its Managed Identities data plane: an identity URL's host is one label under
+ * it (`<region>.identity.azure.net`), as the identity URLs ARM hands out and msi-dataplane's
+ * earlier host check have it (core/identityUrl.ts).
  */
 export const azureClouds = {
   AzurePublicCloud: {
@@ -15,6 +18,7 @@ export const azureClouds = {
     authorityHost: "https://login.microsoftonline.com",
     cosmosSuffix: ".documents.azure.com",
     cosmosAudience: "https://cosmos.azure.com",
+    dataPlaneSuffix: ".identity.azure.net",
   },
   AzureUSGovernment: {
     armEndpoint: "https://management.usgovcloudapi.net",
@@ -22,6 +26,7 @@ export const azureClouds = {
     authorityHost: "https://login.microsoftonline.us",
     cosmosSuffix: ".documents.azure.us",
     cosmosAudience: "https://cosmos.azure.us",
+    dataPlaneSuffix: ".identity.usgovcloudapi.net",
   },
   AzureChinaCloud: {
     armEndpoint: "https://management.chinacloudapi.cn",
@@ -29,6 +34,7 @@ export const azureClouds = {
     authorityHost: "https://login.chinacloudapi.cn",
     cosmosSuffix: ".documents.azure.cn",
     cosmosAudience: "https://cosmos.azure.cn",
+    dataPlaneSuffix: ".identity.chinacloudapi.cn",
   },
 } as const;
 

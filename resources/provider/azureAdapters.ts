@@ -30,6 +30,7 @@ import { createClusterCredentialSource } from "../azure/clusterCredentials";
 import type { ManagedIdentitiesDataPlane } from "../azure/managedIdentitiesDataPlane";
 import { createManagedIdentitiesDataPlane, fetchServiceManagedIdentityCredential } from "../azure/managedIdentitiesDataPlane";
 import { dataPlaneMsiAnswers, standInMsiAnswers } from "../azure/msiAnswers";
+import { dataPlaneHostsOf } from "../core/identityUrl";
 import { sharedTokenCredential } from "../azure/sharedTokenCredential";
 import { describeCredentialMode, readCertificateFile } from "./adapterDescriptions";
 import type { DocumentStore } from "../cosmos/documentStore";
@@ -171,6 +172,7 @@ function modeSources(settings: Settings, agent: Agent, processCredential: TokenC
     // A refusal is held per tenant: the clusters whose data plane challenges elsewhere still ask.
     firstPartyCredential: sharedTokenCredential(firstParty, Date.now, { holdFailuresForMs: firstPartyRefusalHoldInMs }),
     audience: settings.dataPlaneAudience ?? "",
+    hosts: dataPlaneHostsOf(settings),
     agent,
     userAgentPrefix,
   });

@@ -253,6 +253,8 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
       errorCode: "invalid_client",
       message: "AADSTS7000215: Invalid client secret provided.",
       match: { clientId: sandbox.credentialChain.firstPartyApplication.clientId },
+      // The first party asks in each cluster's own tenant (both halves of a cluster at most once each).
+      count: 2 * clusters.length,
     });
     const results = await Promise.allSettled(clusters.map((cluster) => provider.create({ clusterResourceId: cluster.clusterResourceId })));
     for (const result of results) {
@@ -264,59 +266,121 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     expect(before).toHaveLength(clusters.length);
   });
 
-  it("follows the data plane's challenge to another tenant: the first party gets its token there and the cluster is recorded", async () => {
+  it("refuses a challenge naming another tenant than the identity URL's tid: the first party asks for no token there, and nothing is read, written or recorded in state", async () => {
     const provider = clusterModeProvider();
     const cluster = clusters[1];
     const otherTenant = "0f0e0d0c-0b0a-4909-8807-060504030201";
     makeDue(cluster);
+    makeMsiDue(cluster);
+    const before = documentOf(cluster);
     sandbox.credentials.setChallengeTenant(otherTenant, [cluster.clusterResourceId]);
     sandbox.statistics.reset();
+    sandbox.recorder.start();
     try {
-      await provider.create({ clusterResourceId: cluster.clusterResourceId });
-      expectRecorded(cluster);
+      const error = (await provider.create({ clusterResourceId: cluster.clusterResourceId }).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      )) as (Error & { properties?: unknown }) | undefined;
+      expect(error?.name).toBe("ClusterCredentialError");
+      expect(error?.message).toMatch(
+        new RegExp(
+          `challenged for a token in tenant ${otherTenant}, but the cluster's identity URL \\(managedIdentitiesDataPlaneIdentityURL\\) names tenant ${cluster.tenantId ?? ""} \\(its tid\\)`,
+        ),
+      );
+      expect(error?.message).toContain(cluster.clusterResourceId);
+      // Nothing recorded in state: the create carries no outputs.
+      expect(error?.properties).toBeUndefined();
+      expect(documentOf(cluster)).toEqual(before);
+      const requests = sandbox.recorder.snapshot().requests;
+      // The data plane was asked without a token only (the challenge), Entra for nothing in the other tenant, ARM for nothing.
+      const dataPlaneRequests = requests.filter((entry) => entry.target === "dataPlane");
+      expect(dataPlaneRequests.length).toBeGreaterThan(0);
+      expect(dataPlaneRequests.map((entry) => [entry.status, entry.token])).toEqual(dataPlaneRequests.map(() => [401, undefined]));
+      expect(requests.filter((entry) => entry.target === "entra" && entry.path.toLowerCase().includes(otherTenant))).toEqual([]);
+      expect(requests.filter((entry) => entry.target === "arm")).toEqual([]);
       const firstParty = sandbox.credentialChain.firstPartyApplication.clientId;
-      expect(sandbox.statistics.snapshot().entra.tokensIssuedByClient[`${otherTenant}/${firstParty}`.toLowerCase()]).toBe(1);
+      expect(sandbox.statistics.snapshot().entra.tokensIssuedByClient[`${otherTenant}/${firstParty}`.toLowerCase()]).toBeUndefined();
     } finally {
-      sandbox.credentials.setChallengeTenant(sandbox.credentialChain.firstPartyApplication.tenantId, [cluster.clusterResourceId]);
+      sandbox.recorder.stop();
+      sandbox.credentials.setChallengeTenant(cluster.tenantId ?? "", [cluster.clusterResourceId]);
+    }
+    // Its challenge back in its own tenant, the cluster is recorded, with the first party's token of that tenant.
+    await provider.create({ clusterResourceId: cluster.clusterResourceId });
+    expectRecorded(cluster);
+  });
+
+  it.each([
+    [
+      "on a host that is no data plane host of the cloud",
+      (url: URL) => {
+        url.hostname = "identity.example.com";
+        url.port = "";
+      },
+      /is on host 'identity\.example\.com', which is not a Managed Identities data plane host of AzurePublicCloud/,
+    ],
+    ["without a tid", (url: URL) => url.searchParams.delete("tid"), /names no tenant: it has no tid query parameter/],
+    ["with a tid that is no tenant ID", (url: URL) => url.searchParams.set("tid", "contoso.example"), /has tid 'contoso\.example', which is not a tenant ID/],
+    ["with two tids", (url: URL) => url.searchParams.append("tid", "0f0e0d0c-0b0a-4909-8807-060504030201"), /has 2 tid query parameters/],
+  ])("refuses an identity URL %s before any request, naming the field and the value, and writes nothing", async (_title, change, message) => {
+    const provider = clusterModeProvider();
+    const cluster = clusters[2];
+    const field = "/properties/serviceProviderProperties/managedIdentitiesDataPlaneIdentityURL";
+    const url = new URL(cluster.identityUrl ?? "");
+    change(url);
+    makeDue(cluster);
+    makeMsiDue(cluster);
+    sandbox.documents.patch(cluster.partitionKey, cluster.clusterDocumentId, field, url.toString());
+    const before = documentOf(cluster);
+    sandbox.statistics.reset();
+    try {
+      const error = (await provider.create({ clusterResourceId: cluster.clusterResourceId }).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      )) as (Error & { properties?: unknown }) | undefined;
+      expect(error?.name).toBe("ClusterCredentialError");
+      expect(error?.message).toMatch(/^the cluster's identity URL \(properties\.serviceProviderProperties\.managedIdentitiesDataPlaneIdentityURL\) /);
+      expect(error?.message).toMatch(message);
+      expect(error?.message).toContain(cluster.clusterResourceId);
+      expect(error?.properties).toBeUndefined();
+      expect(documentOf(cluster)).toEqual(before);
+      const statistics = sandbox.statistics.snapshot();
+      expect([statistics.dataPlane.requests, statistics.entra.tokensIssued, statistics.arm.getRequests]).toEqual([0, 0, 0]);
+    } finally {
+      sandbox.documents.patch(cluster.partitionKey, cluster.clusterDocumentId, field, cluster.identityUrl);
     }
   });
 
-  it("keeps a refusal of the first party in one cluster's challenge tenant with that cluster: the others are recorded, and its message names only its own tenant", async () => {
+  it("keeps a refusal of the first party in one cluster's tenant with that cluster: the others are recorded, and its message names only its own tenant", async () => {
     const provider = clusterModeProvider();
     const [broken, ...others] = clusters;
-    const goneTenant = "0a0b0c0d-1111-4222-8333-944445555666";
+    const brokenTenant = broken.tenantId ?? "";
     clusters.forEach(makeDue);
-    sandbox.credentials.setChallengeTenant(goneTenant, [broken.clusterResourceId]);
     sandbox.faults.add({
       target: "entra",
       kind: "status",
       statusCode: 400,
       errorCode: "invalid_request",
-      message: `AADSTS90002: Tenant '${goneTenant}' not found.`,
-      match: { tenantId: goneTenant },
+      message: `AADSTS90002: Tenant '${brokenTenant}' not found.`,
+      match: { tenantId: brokenTenant, clientId: sandbox.credentialChain.firstPartyApplication.clientId },
     });
     const before = documentOf(broken);
-    try {
-      const results = await Promise.allSettled(clusters.map((cluster) => provider.create({ clusterResourceId: cluster.clusterResourceId })));
-      expect(results.map((result) => result.status)).toEqual(["rejected", "fulfilled", "fulfilled"]);
-      const message = ((results[0] as PromiseRejectedResult).reason as Error).message;
-      expect(message).toContain(goneTenant);
-      for (const other of others) {
-        expect(message).not.toContain(other.tenantId);
-        expect(message).not.toContain(other.clusterResourceId);
-        expectRecorded(other);
-      }
-      expect(documentOf(broken)).toEqual(before);
-      // Held for that tenant: the next pass of the broken cluster does not ask Entra again; another cluster still does its work.
-      sandbox.statistics.reset();
-      others.forEach(makeDue);
-      await expect(provider.create({ clusterResourceId: broken.clusterResourceId })).rejects.toThrow(goneTenant);
-      await provider.create({ clusterResourceId: others[0].clusterResourceId });
-      const statistics = sandbox.statistics.snapshot();
-      expect(statistics.entra.tokenRequestsByTenant[goneTenant]).toBeUndefined();
-    } finally {
-      sandbox.credentials.setChallengeTenant(sandbox.credentialChain.firstPartyApplication.tenantId, [broken.clusterResourceId]);
+    const results = await Promise.allSettled(clusters.map((cluster) => provider.create({ clusterResourceId: cluster.clusterResourceId })));
+    expect(results.map((result) => result.status)).toEqual(["rejected", "fulfilled", "fulfilled"]);
+    const message = ((results[0] as PromiseRejectedResult).reason as Error).message;
+    expect(message).toContain(brokenTenant);
+    for (const other of others) {
+      expect(message).not.toContain(other.tenantId);
+      expect(message).not.toContain(other.clusterResourceId);
+      expectRecorded(other);
     }
+    expect(documentOf(broken)).toEqual(before);
+    // Held for that tenant: the next pass of the broken cluster does not ask Entra again; another cluster still does its work.
+    sandbox.statistics.reset();
+    others.forEach(makeDue);
+    await expect(provider.create({ clusterResourceId: broken.clusterResourceId })).rejects.toThrow(brokenTenant);
+    await provider.create({ clusterResourceId: others[0].clusterResourceId });
+    const statistics = sandbox.statistics.snapshot();
+    expect(statistics.entra.tokenRequestsByTenant[brokenTenant]).toBeUndefined();
   });
 
   it("records the MSI half from an answer in another order and casing, and an identity deleted since as null IDs", async () => {

@@ -9,7 +9,9 @@
  * - What must be refused is refused as real Azure refuses it.
  * - The data plane's answers in another order and casing, with a deleted identity's nulls and a
  *   challenge in another tenant, are read by upstream's client.
- * - The hook's requests equal upstream's client's, as the sandbox recorded them.
+ * - The hook's requests equal upstream's client's, as the sandbox recorded them, with one
+ *   deliberate difference: a challenge naming another tenant than the identity URL's tid, which
+ *   upstream's client follows, the hook refuses without asking for a token.
  *
  * The Go program is built once into .cache/conformance (tools/build-go-tool.sh conformance) and reused
  * while its sources do not change.
@@ -231,9 +233,10 @@ describe("upstream's Go client against the sandbox", () => {
     const [first, second, third] = fleet as [FleetClusterDescription, FleetClusterDescription, FleetClusterDescription];
     const chain = sandbox.credentialChain;
     expect(result.refusals).toEqual([
+      // The challenge names the cluster's own tenant, as its identity URL does (tid).
       expect.objectContaining({
         statusCode: 401,
-        wwwAuthenticate: `Bearer authorization="${chain.entraAuthorityHost}/${chain.serviceTenantId}"`,
+        wwwAuthenticate: `Bearer authorization="${chain.entraAuthorityHost}/${first.tenantId ?? ""}"`,
         passed: true,
       }),
       expect.objectContaining({ statusCode: 404, code: "NotFound", passed: true }),
@@ -278,7 +281,7 @@ describe("upstream's Go client against the sandbox", () => {
     } finally {
       sandbox.recorder.stop();
       sandbox.credentials.answerVariation = { shuffleOrder: false, changeResourceIdCasing: false };
-      sandbox.credentials.setChallengeTenant(sandbox.credentialChain.serviceTenantId, [third.clusterResourceId]);
+      sandbox.credentials.setChallengeTenant(third.tenantId ?? "", [third.clusterResourceId]);
       sandbox.identities.create(deleted, { clientId: identity?.clientId ?? "", principalId: identity?.principalId ?? "", tenantId: identity?.tenantId ?? "" });
     }
   });
@@ -379,41 +382,54 @@ describe("the hook's requests against upstream's client's, as the sandbox receiv
     expect(chainRequests(hookRequests, "arm")).toEqual(chainRequests(goRequests, "arm"));
   });
 
-  it("follows a challenge in another tenant with the first party's token of that tenant, as upstream's client does", async () => {
+  it("refuses a challenge naming another tenant than the identity URL's tid, which upstream's client follows: no token asked there, nothing read or written", async () => {
     const [, , third] = fleet as [FleetClusterDescription, FleetClusterDescription, FleetClusterDescription];
     const challengeTenant = "6e7f8a9b-0c1d-4e2f-a3b4-c5d6e7f8a9b0";
     const path = new URL(third.identityUrl ?? "").pathname.toLowerCase();
-    const requestsAtThird = (requests: readonly RecordedRequest[]): Array<Record<string, unknown>> =>
-      chainRequests(requests, "dataPlane").filter((entry) => String(entry.path).replace(/\/$/, "").toLowerCase() === path);
+    const atThird = (requests: readonly RecordedRequest[]): RecordedRequest[] =>
+      requests.filter((entry) => entry.target === "dataPlane" && entry.path.replace(/\/$/, "").toLowerCase() === path);
     sandbox.credentials.setChallengeTenant(challengeTenant, [third.clusterResourceId]);
     try {
-      sandbox.documents.patch(
-        third.partitionKey,
-        third.serviceProviderClusterDocumentId,
-        "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
-        "2000-01-01T00:00:00Z",
-      );
+      for (const half of ["dataPlaneOperatorsManagedIdentities", "msiManagedIdentities"]) {
+        sandbox.documents.patch(
+          third.partitionKey,
+          third.serviceProviderClusterDocumentId,
+          `/properties/status/${half}/earliestRecheckTime`,
+          "2000-01-01T00:00:00Z",
+        );
+      }
+      const before = structuredClone(sandbox.documents.read(third.partitionKey, third.serviceProviderClusterDocumentId));
       // A provider of other settings holds no credential yet (the process keeps one adapter set per settings): it asks the data plane.
       const config: Record<string, string> = { ...providerConfig, documentWaitSeconds: "2" };
       const fresh = createManagedIdentityStatusProvider({ config: { get: (key) => config[key] } });
       sandbox.recorder.start();
-      const outcome = await fresh.create({ clusterResourceId: third.clusterResourceId }).then(
-        () => "recorded",
-        (error: unknown) => String(error),
-      );
-      const hook = requestsAtThird(sandbox.recorder.snapshot().requests);
+      const error = (await fresh.create({ clusterResourceId: third.clusterResourceId }).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      )) as (Error & { properties?: unknown }) | undefined;
+      const hook = sandbox.recorder.snapshot().requests;
+      expect(error?.name).toBe("ClusterCredentialError");
+      expect(error?.message).toContain(`challenged for a token in tenant ${challengeTenant}, but the cluster's identity URL`);
+      expect(error?.message).toContain(`names tenant ${third.tenantId ?? ""} (its tid)`);
+      expect(error?.properties, "nothing recorded in state").toBeUndefined();
+      expect(sandbox.documents.read(third.partitionKey, third.serviceProviderClusterDocumentId)).toEqual(before);
+      // The hook: the challenge only, no first-party token for that tenant (nor any token, any ARM read).
+      expect(atThird(hook).length).toBeGreaterThan(0);
+      expect(atThird(hook).map((entry) => [entry.status, entry.token])).toEqual(atThird(hook).map(() => [401, undefined]));
+      expect(hook.filter((entry) => entry.target === "entra" && entry.method === "POST")).toEqual([]);
+      expect(hook.filter((entry) => entry.target === "arm")).toEqual([]);
+
+      // Upstream's client follows the same challenge: the first party's token of that tenant, and an answer.
       const clustersFile = join(directory, "third.json");
       writeFileSync(clustersFile, JSON.stringify([third]));
       sandbox.recorder.start();
       const result = await conformance("-refusals=false", "-clusters", clustersFile);
-      const upstream = requestsAtThird(sandbox.recorder.snapshot().requests);
+      const upstream = atThird(sandbox.recorder.snapshot().requests);
       expect(result.passed).toBe(true);
-      expect(upstream.map((entry) => (entry.token as { tenantId?: string } | undefined)?.tenantId)).toContain(challengeTenant);
-      expect(outcome).toBe("recorded");
-      expect(hook).toEqual(upstream);
+      expect(upstream.filter((entry) => entry.status === 200).map((entry) => entry.token?.tenantId)).toEqual([challengeTenant, challengeTenant]);
     } finally {
       sandbox.recorder.stop();
-      sandbox.credentials.setChallengeTenant(sandbox.credentialChain.serviceTenantId, [third.clusterResourceId]);
+      sandbox.credentials.setChallengeTenant(third.tenantId ?? "", [third.clusterResourceId]);
     }
   });
 });

@@ -62,10 +62,18 @@ function certificateCredential(tenantId: string, clientId: string, bundlePem: st
   );
 }
 
-/** The first-party application's credential, from its bundle file as the hook reads it (or from another bundle). */
-function firstPartyCredential(bundlePem?: string) {
-  const { tenantId, clientId, certificateBundlePath } = sandbox.credentialChain.firstPartyApplication;
+/**
+ * The first-party application's credential, from its bundle file as the hook reads it (or from
+ * another bundle), in its own tenant or in a cluster's (where the data plane's challenge sends it).
+ */
+function firstPartyCredential(bundlePem?: string, tenantId = sandbox.credentialChain.firstPartyApplication.tenantId) {
+  const { clientId, certificateBundlePath } = sandbox.credentialChain.firstPartyApplication;
   return certificateCredential(tenantId, clientId, bundlePem ?? readFileSync(certificateBundlePath, "utf8"));
+}
+
+/** The first party's data plane token in a cluster's tenant, the one its identity URL names and its challenge asks for. */
+async function dataPlaneToken(cluster: FleetClusterDescription): Promise<string> {
+  return (await firstPartyCredential(undefined, cluster.tenantId).getToken(`${sandbox.credentialChain.dataPlaneAudience}/.default`)).token;
 }
 
 async function post(
@@ -101,8 +109,7 @@ function withApiVersion(identityUrl: string): string {
 async function smiCredentialFor(
   cluster: FleetClusterDescription,
 ): Promise<{ identity: ExplicitIdentity; credential: ClientCertificateCredential; bundle: string }> {
-  const { token } = await firstPartyCredential().getToken(`${sandbox.credentialChain.dataPlaneAudience}/.default`);
-  const answer = await post(withApiVersion(cluster.identityUrl ?? ""), { identityIds: [cluster.serviceManagedIdentity] }, token);
+  const answer = await post(withApiVersion(cluster.identityUrl ?? ""), { identityIds: [cluster.serviceManagedIdentity] }, await dataPlaneToken(cluster));
   expect(answer.status).toBe(200);
   const [identity] = answer.json.explicit_identities as ExplicitIdentity[];
   if (identity === undefined) throw new Error("no explicit identity");
@@ -138,13 +145,17 @@ describe("the per-cluster credential chain with the real SDK clients", () => {
     expect((after.assertionAlgorithms["PS256+x5c"] ?? 0) - (before.assertionAlgorithms["PS256+x5c"] ?? 0)).toBe(1);
   });
 
-  it("challenges a request without a token, then answers the SMI's credential as a PKCS #12 the SMI authenticates with", async () => {
+  it("challenges a request without a token in the identity URL's tenant, then answers the SMI's credential as a PKCS #12 the SMI authenticates with", async () => {
     const [cluster] = clusters as [FleetClusterDescription];
     const challenge = await post(withApiVersion(cluster.identityUrl ?? ""), { identityIds: [cluster.serviceManagedIdentity] });
     expect(challenge.status).toBe(401);
-    expect(challenge.headers["www-authenticate"]).toBe(
-      `Bearer authorization="${sandbox.credentialChain.entraAuthorityHost}/${sandbox.credentialChain.serviceTenantId}"`,
-    );
+    expect(new URL(cluster.identityUrl ?? "").searchParams.get("tid")).toBe(cluster.tenantId);
+    expect(challenge.headers["www-authenticate"]).toBe(`Bearer authorization="${sandbox.credentialChain.entraAuthorityHost}/${cluster.tenantId ?? ""}"`);
+    // The first party's token of its own (service) tenant is not one of the cluster's tenant: refused with the same challenge.
+    const { token: serviceTenantToken } = await firstPartyCredential().getToken(`${sandbox.credentialChain.dataPlaneAudience}/.default`);
+    const otherTenant = await post(withApiVersion(cluster.identityUrl ?? ""), { identityIds: [cluster.serviceManagedIdentity] }, serviceTenantToken);
+    expect(otherTenant.status).toBe(401);
+    expect(otherTenant.headers["www-authenticate"]).toBe(challenge.headers["www-authenticate"]);
 
     const { identity, credential } = await smiCredentialFor(cluster);
     expect(identity).toMatchObject({
@@ -201,7 +212,7 @@ describe("the per-cluster credential chain with the real SDK clients", () => {
 
   it("refuses another cluster's SMI and tokens of other callers; the fixed identity reads the clusters of its own tenant only", async () => {
     const [first, second] = clusters as [FleetClusterDescription, FleetClusterDescription];
-    const { token } = await firstPartyCredential().getToken(`${sandbox.credentialChain.dataPlaneAudience}/.default`);
+    const token = await dataPlaneToken(first);
     expect((await post(withApiVersion(first.identityUrl ?? ""), { identityIds: [second.serviceManagedIdentity] }, token)).status).toBe(404);
 
     const { tenantId, clientId, certificateBundlePath } = sandbox.credentialChain.fixedIdentity;
@@ -265,7 +276,7 @@ describe("the per-cluster credential chain with the real SDK clients", () => {
     expect(((await wrongTenant.getToken(armScope).catch((caught: unknown) => caught)) as Error).message).toContain("AADSTS700016");
 
     sandbox.faults.add({ target: "dataPlane", kind: "noExplicitIdentities", match: { clusterResourceId: second.clusterResourceId } });
-    const { token } = await firstPartyCredential().getToken(`${sandbox.credentialChain.dataPlaneAudience}/.default`);
+    const token = await dataPlaneToken(second);
     const before = sandbox.statistics.snapshot().dataPlane.requestsByCluster[second.clusterResourceId.toLowerCase()] ?? 0;
     const empty = await post(withApiVersion(second.identityUrl ?? ""), { identityIds: [second.serviceManagedIdentity] }, token);
     expect(empty).toMatchObject({ status: 200, json: {} });
@@ -292,8 +303,9 @@ describe("the credential chain through the admin API of the global sandbox", () 
     });
     try {
       const chain = connection.credentialChain;
+      // The first party in the cluster's tenant, where the data plane's challenge sends it.
       const credential = new ClientCertificateCredential(
-        chain.serviceTenantId,
+        cluster.tenantId ?? "",
         chain.firstPartyApplication.clientId,
         { certificatePath: chain.firstPartyApplication.certificateBundlePath },
         {

@@ -4,7 +4,7 @@
  * requests as MSAL for Go writes them (OpenID scopes, standard base64 thumbprints) next to the
  * refusals Entra keeps; a token of another tenant at ARM; several identities per data plane
  * request (nulls for a deleted identity, another order and casing on request); a challenge in
- * another tenant; and the request recording, which holds nothing secret. Through the admin API
+ * each cluster's own tenant (its identity URL's tid) or in another one; and the request recording, which holds nothing secret. Through the admin API
  * of the global sandbox (each change undone), with hand-made requests where a library would hide
  * what is sent.
  */
@@ -144,7 +144,7 @@ describe("the sandbox data plane for several identities, as the real one answers
     const [controlPlane] = Object.values(cluster.controlPlaneOperators ?? {}) as [string];
     const [registered] = (await admin.listDataPlaneClusters()).filter((entry) => entry.clusterResourceId === cluster.clusterResourceId);
     expect(registered?.assignedIdentities).toEqual([controlPlane, cluster.serviceManagedIdentity]);
-    const { token } = await firstPartyCredential().getToken(dataPlaneScope);
+    const { token } = await firstPartyCredential(cluster.tenantId).getToken(dataPlaneScope);
     const asked = [cluster.serviceManagedIdentity, controlPlane];
 
     const answer = await dataPlane(cluster, asked, token);
@@ -195,27 +195,33 @@ describe("the sandbox data plane for several identities, as the real one answers
     expect(slashed.status).toBe(404);
   });
 
-  it("challenges in the tenant it is told to, where the first party gets a token, and accepts only that tenant's", async () => {
+  it("challenges in each cluster's own tenant, which its identity URL names, or in the tenant it is told to; the first party gets a token there, and only that tenant's is accepted", async () => {
     const [cluster, other] = clusters as [FleetClusterDescription, FleetClusterDescription];
+    for (const each of [cluster, other]) {
+      expect(new URL(each.identityUrl ?? "").searchParams.get("tid")).toBe(each.tenantId);
+      expect((await dataPlane(each, [each.serviceManagedIdentity])).headers["www-authenticate"]).toBe(
+        `Bearer authorization="${chain.entraAuthorityHost}/${each.tenantId ?? ""}"`,
+      );
+    }
     const challengeTenant = "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9";
     await admin.setChallengeTenant(challengeTenant, [cluster.clusterResourceId]);
     try {
       const challenge = await dataPlane(cluster, [cluster.serviceManagedIdentity]);
       expect(challenge.status).toBe(401);
       expect(challenge.headers["www-authenticate"]).toBe(`Bearer authorization="${chain.entraAuthorityHost}/${challengeTenant}"`);
-      // The other cluster still challenges in the service tenant.
+      // The other cluster still challenges in its own tenant.
       expect((await dataPlane(other, [other.serviceManagedIdentity])).headers["www-authenticate"]).toBe(
-        `Bearer authorization="${chain.entraAuthorityHost}/${chain.serviceTenantId}"`,
+        `Bearer authorization="${chain.entraAuthorityHost}/${other.tenantId ?? ""}"`,
       );
-      const serviceTenantToken = (await firstPartyCredential().getToken(dataPlaneScope)).token;
-      const refused = await dataPlane(cluster, [cluster.serviceManagedIdentity], serviceTenantToken);
+      const ownTenantToken = (await firstPartyCredential(cluster.tenantId).getToken(dataPlaneScope)).token;
+      const refused = await dataPlane(cluster, [cluster.serviceManagedIdentity], ownTenantToken);
       expect(refused.status).toBe(401);
       expect(refused.headers["www-authenticate"]).toBe(`Bearer authorization="${chain.entraAuthorityHost}/${challengeTenant}"`);
       const challengeTenantToken = (await firstPartyCredential(challengeTenant).getToken(dataPlaneScope)).token;
       expect((await dataPlane(cluster, [cluster.serviceManagedIdentity], challengeTenantToken)).status).toBe(200);
       expect((await dataPlane(other, [other.serviceManagedIdentity], challengeTenantToken)).status).toBe(401);
     } finally {
-      await admin.setChallengeTenant(chain.serviceTenantId, [cluster.clusterResourceId]);
+      await admin.setChallengeTenant(cluster.tenantId ?? "", [cluster.clusterResourceId]);
     }
   });
 });
@@ -224,7 +230,7 @@ describe("the sandbox ARM and the request recording", () => {
   it("answers a token of another tenant with 401 InvalidAuthenticationTokenTenant, and records every request without a secret", async () => {
     const [cluster, other] = clusters as [FleetClusterDescription, FleetClusterDescription];
     await admin.startRecording();
-    const { token } = await firstPartyCredential().getToken(dataPlaneScope);
+    const { token } = await firstPartyCredential(cluster.tenantId).getToken(dataPlaneScope);
     const answer = await dataPlane(cluster, [cluster.serviceManagedIdentity], token);
     const [smi] = answer.json.explicit_identities as Array<Record<string, string>>;
     const decoded = await decodePkcs12(Buffer.from(smi?.client_secret ?? "", "base64"));
@@ -255,7 +261,7 @@ describe("the sandbox ARM and the request recording", () => {
         contentType: "application/json",
         status: 200,
         body: { identityIds: [cluster.serviceManagedIdentity] },
-        token: { audience: chain.dataPlaneAudience, tenantId: chain.serviceTenantId, clientId: chain.firstPartyApplication.clientId, kind: "application" },
+        token: { audience: chain.dataPlaneAudience, tenantId: cluster.tenantId, clientId: chain.firstPartyApplication.clientId, kind: "application" },
       }),
     ]);
     const tokenRequests = byTarget("entra").filter((entry) => entry.method === "POST");

@@ -235,6 +235,24 @@ describe("cluster credentials", () => {
     expect(world.calls).toHaveLength(4);
   });
 
+  it("passes a refusal of the identity URL or its challenge on as this cluster's error, naming the field, its message as the client wrote it", async () => {
+    const world = fakeWorld();
+    const source = sourceOf(world);
+    const request = { cluster: clusterIn(subscriptionA, "a"), serviceManagedIdentity: smiOf(subscriptionA), identityUrl: "https://dp.example/a" };
+    world.fail = new DataPlaneError("the data plane challenged for a token in tenant x, but the identity URL names tenant y", {
+      statusCode: 401,
+      field: "managedIdentitiesDataPlaneIdentityURL",
+    });
+    const refused = await source.readerFor(request, signal).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ClusterCredentialError);
+    expect(refused).toMatchObject({ field: "managedIdentitiesDataPlaneIdentityURL" });
+    expect((refused as Error).message).toMatch(
+      new RegExp(
+        `^the data plane challenged for a token in tenant x, but the identity URL names tenant y\\. Cluster .*: nothing was written.* \\[${request.cluster.canonical}\\]$`,
+      ),
+    );
+  });
+
   it("keys its entries by cluster: two clusters declaring the same SMI and identity URL each get their own call and subscription", async () => {
     const world = fakeWorld();
     const source = sourceOf(world);
