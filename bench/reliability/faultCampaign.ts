@@ -426,7 +426,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
       { before, after: readServiceProviderCluster(sandbox, lane.cluster), writes: writesToCluster(lane.cluster) - writesBefore, errorMessage, documentId },
       reliability.secrets(),
     );
-    // The resource provider's documents of a cluster that is still there; the next pass writes from them.
+    // The campaign's cluster lives on: its documents come back, and the lane's next pass writes from them.
     if (saved.length > 0) sandbox.documents.putMany(saved);
     if (deleteFault === undefined) figures.deletes.plain += 1;
     else if (deleteFault.when === "rename") figures.deletes.renamed += 1;
