@@ -662,8 +662,7 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
 
 /**
  * A document as the comparison sees it: without Cosmos system fields and the hook's etag
- * bookkeeping, recheck time rounded away, and a create's claim (a random id each run draws) only
- * as being there.
+ * bookkeeping, recheck time rounded away.
  */
 function comparableDocument(document: Document | undefined): Document | undefined {
   if (document === undefined) return undefined;
@@ -672,15 +671,15 @@ function comparableDocument(document: Document | undefined): Document | undefine
   const msi = msiHalf(document);
   return {
     foreign: copy,
-    owned: status === undefined ? undefined : withoutRecheckTime(claimMarked(structuredClone(status), "claimedBy")),
+    owned: status === undefined ? undefined : withoutRecheckTime(structuredClone(status)),
     msi: msi === undefined ? undefined : withoutRecheckTime(structuredClone(msi)),
   };
 }
 
-/** Outputs as the comparison sees them: the status parsed, its recheck time put aside, the claim marked. */
+/** Outputs as the comparison sees them: the status parsed, its recheck time put aside. */
 function comparableOutputs(outputs: ProviderOutputs | undefined): unknown {
   if (outputs === undefined) return undefined;
-  const copy = claimMarked(structuredClone(outputs) as unknown as Record<string, unknown>, "claim");
+  const copy = structuredClone(outputs) as unknown as Record<string, unknown>;
   for (const field of ["status", "msiStatus"]) {
     const text = copy[field];
     if (typeof text !== "string") continue;
@@ -691,12 +690,6 @@ function comparableOutputs(outputs: ProviderOutputs | undefined): unknown {
     }
   }
   return copy;
-}
-
-/** `value` with a string at `field` (a claim) replaced by a marker: two runs draw different claims. */
-function claimMarked<Value extends Record<string, unknown>>(value: Value, field: string): Value {
-  if (typeof value[field] === "string") (value as Record<string, unknown>)[field] = "<a claim>";
-  return value;
 }
 
 /** Replaces every earliestRecheckTime by a marker holding the time, compared apart within the tolerance. */

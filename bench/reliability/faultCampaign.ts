@@ -3,7 +3,7 @@
  * against the sandbox, each with injected faults and random changes in ARM and Cosmos, every
  * pass checked against the invariants directly in Cosmos. Lanes (one cluster each) run side by
  * side so the SDKs' retry waits overlap; some passes are followed by a refresh with a fault of
- * its own. Then phases of their own: deletes (with and without another writer), host faults,
+ * its own. Then phases of their own: deletes (plain, after another writer, after a rename), host faults,
  * settings faults (a database or container that does not exist) and token faults (sequential).
  */
 import { watchUnhandledRejections } from "./unhandledRejections";
@@ -24,12 +24,13 @@ import {
   tokenFaultKinds,
 } from "./faultCatalogue";
 import type { PassOutcome, StoredIdFates } from "./invariants";
-import { checkDelete, checkPass, checkRefresh, checkSettingsFault, countStoredIdFates, invariantCatalogue, invariantOf } from "./invariants";
+import { checkDelete, checkPass, checkRefresh, checkRenameCreate, checkSettingsFault, countStoredIdFates, invariantCatalogue, invariantOf } from "./invariants";
 import { classifyFailure, mutateBeforePass, reportedStatusOf, type LaneState } from "./passSteps";
 import type { PlannedFault } from "./plannedFaults";
 import { faultScopeFor, ownedSubtreeRaces, planFault, retireFault } from "./plannedFaults";
-import type { Document, ReliabilitySandbox, StatusProvider } from "./reliabilitySandbox";
-import { foreignFields, inputsFor, makeRecheckDue, ownedStatus, readServiceProviderCluster, seedLanes, subscriptionDocumentIdOf } from "./reliabilitySandbox";
+import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
+import type { ReliabilitySandbox, StatusProvider } from "./reliabilitySandbox";
+import { foreignFields, inputsFor, makeRecheckDue, readServiceProviderCluster, seedLanes, subscriptionDocumentIdOf } from "./reliabilitySandbox";
 
 /** Size and shape of a campaign. */
 export interface CampaignOptions {
@@ -40,8 +41,8 @@ export interface CampaignOptions {
   /** Passes with a host fault (hostFaultKinds, in turn), spread over the lanes; 0 when omitted. */
   readonly hostPasses?: number;
   /**
-   * Deletes, spread over the lanes: each after a pass without faults, in turn without another
-   * writer and with each of deleteFaultKinds; 0 when omitted.
+   * Deletes, spread over the lanes: each after a pass without faults, in turn plain and with each
+   * of deleteFaultKinds, and with outputs of each of deleteOutputKinds; 0 when omitted.
    */
   readonly deletes?: number;
   /** Rounds of a settings fault (settingsFaultKinds, in turn): a refresh, an update and a delete each; 0 when omitted. */
@@ -77,12 +78,26 @@ export interface CampaignFigures {
   /** Refreshes after lane passes: kept the resource, dropped it (its document was gone), or failed. */
   refreshes: { kept: number; dropped: number; failed: number };
   /**
-   * Deletes, by what they did to the owned subtree; `withOtherWriter` counts those another writer had
-   * written before, `renamed` those a resource of the same cluster was created before (a rename).
+   * Deletes, by their circumstances: `plain` (`clusterGone` of them after the cluster's documents
+   * were deleted), `withOtherWriter` after another writer recorded a fresh status, `renamed` after
+   * a resource of the same cluster was created (its create over the current status wrote nothing:
+   * `renameCreatesWroteNothing`); `byOutputs` by the outputs the delete was handed
+   * (deleteOutputKinds); `wroteNothing` those that succeeded with the document exactly as it was.
    */
-  deletes: { cleared: number; kept: number; failed: number; withOtherWriter: number; renamed: number };
-  /** Operations run with a wrong setting, and how many of them failed naming it. */
-  settingsOperations: { run: number; failedNamingSetting: number };
+  deletes: {
+    plain: number;
+    clusterGone: number;
+    withOtherWriter: number;
+    renamed: number;
+    renameCreatesWroteNothing: number;
+    byOutputs: Record<string, number>;
+    wroteNothing: number;
+  };
+  /**
+   * Operations run with a wrong setting: refreshes and updates, and how many of them failed naming
+   * it; deletes, and how many of them succeeded writing nothing.
+   */
+  settingsOperations: { run: number; failedNamingSetting: number; deletes: number; deletesWroteNothing: number };
   violationCount: number;
   /** Violations by the invariant they break (indexes of invariantCatalogue). */
   violationsByInvariant: number[];
@@ -118,8 +133,8 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     changes: {},
     storedIds: { confirmed: 0, replacedByRead: 0, clearedByNotFound: 0, keptBesideError: 0 },
     refreshes: { kept: 0, dropped: 0, failed: 0 },
-    deletes: { cleared: 0, kept: 0, failed: 0, withOtherWriter: 0, renamed: 0 },
-    settingsOperations: { run: 0, failedNamingSetting: 0 },
+    deletes: { plain: 0, clusterGone: 0, withOtherWriter: 0, renamed: 0, renameCreatesWroteNothing: 0, byOutputs: {}, wroteNothing: 0 },
+    settingsOperations: { run: 0, failedNamingSetting: 0, deletes: 0, deletesWroteNothing: 0 },
     violationCount: 0,
     violationsByInvariant: invariantCatalogue.map(() => 0),
     violations: [],
@@ -155,6 +170,10 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
   };
   const writesTo = (cluster: FleetClusterDescription): number =>
     sandbox.statistics.snapshot().cosmos.documentWritesByDocument[cluster.serviceProviderClusterDocumentId] ?? 0;
+  const writesToCluster = (cluster: FleetClusterDescription): number => {
+    const byDocument = sandbox.statistics.snapshot().cosmos.documentWritesByDocument;
+    return (byDocument[cluster.serviceProviderClusterDocumentId] ?? 0) + (byDocument[cluster.clusterDocumentId] ?? 0);
+  };
 
   let passNumber = 0;
   const runPass = async (lane: LaneState, passPlan: PassPlan): Promise<void> => {
@@ -336,73 +355,88 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
   };
 
   /**
-   * A pass without faults records the status, then the resource is deleted (`pulumi destroy`, or
-   * the cluster leaving the stack). With a delete fault, another writer records a fresh status
-   * after that pass (one identity recreated in ARM, a later recheck time), before the delete or
-   * between its read and its write.
+   * A pass without faults records the status, then the resource is deleted (`pulumi destroy`, the
+   * cluster leaving the stack, or a resource whose options set retainOnDelete to false), handed
+   * outputs of the kind `outputsKind` names. Plain, the cluster's documents are sometimes gone
+   * first (`clusterGone`, put back after); with a delete fault, another writer records a fresh
+   * status first, or a resource of the same cluster is created first (a rename). The delete must
+   * write nothing in every case.
    */
-  const deleteLane = async (lane: LaneState, deleteFault: DeleteFaultSpecification | undefined): Promise<void> => {
+  const deleteLane = async (
+    lane: LaneState,
+    deleteFault: DeleteFaultSpecification | undefined,
+    outputsKind: DeleteOutputKind,
+    clusterGone: boolean,
+  ): Promise<void> => {
     await runPass(lane, { kinds: laneFaultKinds, faults: 0 });
     const outputs = lane.outputs;
     if (outputs === undefined || readServiceProviderCluster(sandbox, lane.cluster) === undefined) return;
     const number = passNumber;
     const documentId = lane.cluster.serviceProviderClusterDocumentId;
-    let otherWriterStatus: Document | undefined;
-    let raceRule: FaultRule | undefined;
-    let theirs: Document | undefined;
-    let renamed: { outputs: typeof lane.outputs; status: Document | undefined } | undefined;
+    let renamedOutputs: typeof lane.outputs;
     if (deleteFault?.when === "rename") {
       // The engine's rename without an alias: the new resource is created first, the old one deleted after.
       tally(figures.faultsPlanned, deleteFault.name);
       tally(figures.faultsInjected, deleteFault.name);
-      const created = (await provider.create(inputsFor(lane.cluster))).outs;
-      renamed = { outputs: created, status: structuredClone(ownedStatus(readServiceProviderCluster(sandbox, lane.cluster))) };
+      const before = readServiceProviderCluster(sandbox, lane.cluster);
+      const writesBefore = writesToCluster(lane.cluster);
+      let errorMessage: string | undefined;
+      try {
+        renamedOutputs = (await provider.create(inputsFor(lane.cluster))).outs;
+      } catch (error) {
+        errorMessage = classifyFailure(error).message;
+      }
+      const violations = checkRenameCreate(
+        {
+          before,
+          after: readServiceProviderCluster(sandbox, lane.cluster),
+          writes: writesToCluster(lane.cluster) - writesBefore,
+          errorMessage,
+          documentId,
+          reportedStatus: renamedOutputs?.status,
+        },
+        reliability.secrets(),
+      );
+      if (violations.length === 0) figures.deletes.renameCreatesWroteNothing += 1;
+      record(`rename's create after pass ${number}`, violations);
     } else if (deleteFault !== undefined) {
       const identityId = pickIdentity(lane.cluster, random);
       sandbox.identities.rotate(identityId);
-      theirs = completeStatusOf(faultScopeFor(sandbox, lane.cluster, identityId, number));
       tally(figures.faultsPlanned, deleteFault.name);
-      if (deleteFault.when === "before") {
-        sandbox.documents.patch(lane.cluster.partitionKey, documentId, ownedSubtreePointer, structuredClone(theirs));
-        otherWriterStatus = theirs;
-        tally(figures.faultsInjected, deleteFault.name);
-      } else {
-        raceRule = sandbox.faults.add({
-          target: "cosmos",
-          kind: "race",
-          match: { documentId, operation: "write" },
-          foreignEdit: { path: ownedSubtreePointer, value: theirs },
-        });
-      }
+      sandbox.documents.patch(
+        lane.cluster.partitionKey,
+        documentId,
+        ownedSubtreePointer,
+        completeStatusOf(faultScopeFor(sandbox, lane.cluster, identityId, number)),
+      );
+      tally(figures.faultsInjected, deleteFault.name);
     }
+    const removed = clusterGone && deleteFault === undefined ? [documentId, lane.cluster.clusterDocumentId] : [];
+    const saved = removed.map((id) => sandbox.documents.read(lane.cluster.partitionKey, id)).filter((document) => document !== undefined);
+    for (const id of removed) sandbox.documents.delete(lane.cluster.partitionKey, id);
     const before = readServiceProviderCluster(sandbox, lane.cluster);
+    const writesBefore = writesToCluster(lane.cluster);
     let errorMessage: string | undefined;
     try {
-      await provider.delete!(documentId, outputs);
+      await provider.delete!(documentId, deleteOutputs(outputs, outputsKind));
     } catch (error) {
       errorMessage = classifyFailure(error).message;
     }
-    if (raceRule !== undefined) {
-      tally(figures.faultsInjected, deleteFault?.name ?? "", raceRule.triggered);
-      if (raceRule.triggered > 0) otherWriterStatus = theirs;
-      raceRule.remaining = 0;
-    }
-    const { violations, outcome } = checkDelete({
-      before,
-      after: readServiceProviderCluster(sandbox, lane.cluster),
-      expectedForeign: before === undefined ? undefined : foreignFields(before),
-      recordedStatus: outputs.status,
-      recordedDrift: (outputs.drift ?? []).length > 0,
-      otherWriterStatus,
-      ...(renamed?.status === undefined ? {} : { renamedStatus: renamed.status }),
-      errorMessage,
-    });
-    figures.deletes[outcome] += 1;
-    if (otherWriterStatus !== undefined) figures.deletes.withOtherWriter += 1;
-    if (renamed !== undefined) figures.deletes.renamed += 1;
+    const violations = checkDelete(
+      { before, after: readServiceProviderCluster(sandbox, lane.cluster), writes: writesToCluster(lane.cluster) - writesBefore, errorMessage, documentId },
+      reliability.secrets(),
+    );
+    // The campaign's cluster lives on: its documents come back, and the lane's next pass writes from them.
+    if (saved.length > 0) sandbox.documents.putMany(saved);
+    if (deleteFault === undefined) figures.deletes.plain += 1;
+    else if (deleteFault.when === "rename") figures.deletes.renamed += 1;
+    else figures.deletes.withOtherWriter += 1;
+    if (removed.length > 0) figures.deletes.clusterGone += 1;
+    tally(figures.deletes.byOutputs, outputsKind);
+    if (violations.length === 0) figures.deletes.wroteNothing += 1;
     // The engine forgets a deleted resource; the lane's next pass creates it again, unless it was renamed: the new one goes on.
-    if (outcome !== "failed") lane.outputs = renamed?.outputs;
-    record(`delete after pass ${number} (${deleteFault?.name ?? "no other writer"})`, violations);
+    lane.outputs = renamedOutputs;
+    record(`delete after pass ${number} (${deleteFault?.name ?? (removed.length > 0 ? "cluster gone" : "plain")}, ${outputsKind} outputs)`, violations);
   };
 
   const lanePassesPerLane = Math.ceil(options.lanePasses / options.lanes);
@@ -415,7 +449,8 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
       }
     }),
   );
-  // Deletes: in turn without another writer (the subtree is reset) and with each delete fault (kept whole).
+  // Deletes: in turn plain and with each delete fault, each circumstance with each kind of outputs
+  // in turn; every other round's plain delete finds its cluster's documents gone. Each writes nothing.
   let deletesLeft = options.deletes ?? 0;
   let deleteNumber = 0;
   await Promise.all(
@@ -423,8 +458,9 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
       while (deletesLeft > 0) {
         deletesLeft -= 1;
         const variant = deleteNumber % (deleteFaultKinds.length + 1);
+        const round = Math.floor(deleteNumber / (deleteFaultKinds.length + 1));
         deleteNumber += 1;
-        await deleteLane(lane, variant === 0 ? undefined : deleteFaultKinds[variant - 1]);
+        await deleteLane(lane, variant === 0 ? undefined : deleteFaultKinds[variant - 1], deleteOutputKinds[round % deleteOutputKinds.length], round % 2 === 1);
       }
     }),
   );
@@ -475,8 +511,15 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
         reliability.secrets(),
       );
       tally(figures.faultsInjected, kind.name);
-      figures.settingsOperations.run += 1;
-      if (failure !== undefined && violations.length === 0) figures.settingsOperations.failedNamingSetting += 1;
+      if (operation === "delete") {
+        figures.settingsOperations.deletes += 1;
+        if (failure === undefined && violations.length === 0) figures.settingsOperations.deletesWroteNothing += 1;
+        // A delete relinquishes whatever the settings: the engine forgets the resource, and the lane's next pass creates it.
+        if (failure === undefined) lane.outputs = undefined;
+      } else {
+        figures.settingsOperations.run += 1;
+        if (failure !== undefined && violations.length === 0) figures.settingsOperations.failedNamingSetting += 1;
+      }
       record(`${operation} of ${lane.cluster.clusterResourceId.split("/").pop() ?? ""} (${kind.name})`, violations);
     }
   }
@@ -515,6 +558,29 @@ async function closedLoopbackPort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   if (address === null || typeof address === "string") throw new Error("no loopback port");
   return address.port;
+}
+
+/**
+ * The outputs a delete is handed: as the last pass returned them, with drift lines a refresh left,
+ * with the `claim` field outputs of an older version recorded, unreadable (another schema version,
+ * a status that is no JSON), or empty (no cluster ID). None of them changes what a delete does:
+ * nothing.
+ */
+export const deleteOutputKinds = ["as returned", "with drift", "with an old claim", "unreadable", "empty"] as const;
+export type DeleteOutputKind = (typeof deleteOutputKinds)[number];
+
+function deleteOutputs(outputs: ProviderOutputs, kind: DeleteOutputKind): ProviderOutputs {
+  const changed: Record<string, unknown> =
+    kind === "with drift"
+      ? { ...outputs, drift: ["dataPlaneOperatorsManagedIdentities: the status in Cosmos differs from the one recorded"] }
+      : kind === "with an old claim"
+        ? { ...outputs, claim: "0123456789abcdef" }
+        : kind === "unreadable"
+          ? { ...outputs, schemaVersion: -1, status: "{" }
+          : kind === "empty"
+            ? {}
+            : { ...outputs };
+  return changed as unknown as ProviderOutputs;
 }
 
 function pickIdentity(cluster: FleetClusterDescription, random: () => number): string {

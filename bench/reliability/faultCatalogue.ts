@@ -343,42 +343,36 @@ export const hostFaultKinds: readonly HostFaultSpecification[] = [
 ];
 
 /**
- * A fault of a delete (`pulumi destroy`, a cluster leaving the stack): another writer records a
- * fresh, complete status (one identity recreated in ARM, a later recheck time) after this
- * resource's last write. The delete must keep that subtree whole.
+ * A circumstance of a delete (`pulumi destroy`, a cluster leaving the stack): another writer, or
+ * another resource of the same cluster, changed the document after this resource's last write. The
+ * delete must write nothing, as in every other case.
  */
 export interface DeleteFaultSpecification {
   readonly name: string;
   readonly target: "cosmos";
   readonly description: string;
   /**
-   * `before`: the other writer writes before the delete reads; `between`: between its read and its
-   * write (a race rule); `rename`: another resource of the same cluster (a new name, another stack)
-   * is created before the delete, and takes the status over.
+   * `before`: another writer records a fresh, complete status (one identity rotated in ARM, a later
+   * recheck time) before the delete; `rename`: another resource of the same cluster (a new name,
+   * another stack) is created before the delete.
    */
-  readonly when: "before" | "between" | "rename";
+  readonly when: "before" | "rename";
 }
 
-/** Delete faults (the delete phase, alternating with deletes that meet no other writer). */
+/** Delete faults (the delete phase, alternating with plain deletes). */
 export const deleteFaultKinds: readonly DeleteFaultSpecification[] = [
   {
     name: "foreign-write-before-delete",
     target: "cosmos",
     when: "before",
-    description: "Another writer records a fresh status after this resource's last write, before the delete: the delete keeps the subtree whole",
-  },
-  {
-    name: "cosmos-412-race-on-delete",
-    target: "cosmos",
-    when: "between",
-    description: "Another writer records a fresh status between the delete's read and its write (412); compared again on the re-read: kept whole",
+    description: "Another writer records a fresh status after this resource's last write, before the delete: the delete writes nothing",
   },
   {
     name: "rename-before-delete",
     target: "cosmos",
     when: "rename",
     description:
-      "The cluster's resource is renamed the way the engine does it without an alias: a resource of the same cluster is created (the status current: it writes only its claim), then the old one is deleted: the recorded IDs stay, with the new resource's claim",
+      "The cluster's resource is renamed the way the engine does it without an alias: a resource of the same cluster is created over the current status (it writes nothing), then the old one is deleted (it writes nothing)",
   },
 ];
 
@@ -406,7 +400,7 @@ export const settingsFaultKinds: readonly SettingsFaultSpecification[] = [
     target: "cosmos",
     setting: "cosmosContainer",
     description:
-      "cosmosContainer names a container that does not exist: refresh, update and delete fail naming the setting, write nothing, and the resource stays in state",
+      "cosmosContainer names a container that does not exist: refresh and update fail naming the setting, write nothing, and the resource stays in state; a delete writes nothing and succeeds",
     settings: (config) => ({ cosmosContainer: `${config.cosmosContainer ?? "Resources"}-typo` }),
   },
   {
@@ -421,7 +415,7 @@ export const settingsFaultKinds: readonly SettingsFaultSpecification[] = [
     target: "cosmos",
     setting: "cosmosContainer",
     description:
-      "cosmosContainer names another container of the database, which exists (as Billing does beside Resources): nothing of the clusters' subscriptions is there, so refresh, update and delete fail naming the setting instead of reading the documents as deleted, write nothing, and the resource stays in state",
+      "cosmosContainer names another container of the database, which exists (as Billing does beside Resources): nothing of the clusters' subscriptions is there, so refresh and update fail naming the setting instead of reading the documents as deleted, write nothing, and the resource stays in state; a delete writes nothing and succeeds",
     settings: () => ({ cosmosContainer: "Billing" }),
     prepare: async (sandbox) => {
       await sandbox.cosmosContainer.database.containers.createIfNotExists({ id: "Billing", partitionKey: { paths: ["/partitionKey"] } });

@@ -58,8 +58,8 @@ export const invariantCatalogue: ReadonlyArray<{ readonly key: string; readonly 
   {
     key: "otherWriters",
     statement:
-      "another writer's status is theirs: after a 412 the decision is made again on the re-read, so over a complete, current status nothing is written and an entry the other writer changed since our read stays as they wrote it; a delete resets the subtree to {} only when it is what the resource's outputs recorded (no drift), and keeps whole one another writer wrote after that",
-    violation: /another writer|the delete did not reset|the delete changed|not what the resource recorded|the delete failed|missing after the delete/,
+      "another writer's status is theirs: after a 412 the decision is made again on the re-read, so over a complete, current status nothing is written and an entry the other writer changed since our read stays as they wrote it",
+    violation: /another writer/,
   },
   {
     key: "msiHalf",
@@ -69,7 +69,7 @@ export const invariantCatalogue: ReadonlyArray<{ readonly key: string; readonly 
   },
   {
     key: "unknownFields",
-    statement: "fields of the owned subtree and of its entries that this hook does not know survive every write (a delete's reset included)",
+    statement: "fields of the owned subtree and of its entries that this hook does not know survive every write",
     violation: /which this hook does not know/,
   },
   {
@@ -81,19 +81,19 @@ export const invariantCatalogue: ReadonlyArray<{ readonly key: string; readonly 
   {
     key: "stateKeepsResources",
     statement:
-      "a refresh never drops a resource whose cluster documents exist: it returns an empty id (the engine drops the resource) only when the ServiceProviderCluster and HCPOpenShiftCluster documents are both gone and the subscription's own document is there (the container is the fleet's); with the cluster document there it keeps the resource, a drift line naming the missing document; with nothing of the subscription there it fails naming cosmosContainer; a delete that cannot reach the document fails, so the engine keeps the resource; a refresh never writes",
-    violation: /empty id|would forget|kept the resource|state held|refresh wrote|refresh neither|dropped a resource|cannot tell/,
+      "a refresh never drops a resource whose cluster documents exist: it returns an empty id (the engine drops the resource) only when the ServiceProviderCluster and HCPOpenShiftCluster documents are both gone and the subscription's own document is there (the container is the fleet's); with the cluster document there it keeps the resource, a drift line naming the missing document; with nothing of the subscription there it fails naming cosmosContainer; a refresh never writes",
+    violation: /empty id|kept the resource|state held|refresh wrote|refresh neither|dropped a resource|cannot tell/,
   },
   {
-    key: "claims",
+    key: "deletes",
     statement:
-      "a rename keeps the recorded IDs: a create writes its claim (claimedBy) even when nothing else changes, an update never changes it, and the delete of a resource whose cluster another resource (a new name, another stack) was created for since keeps the subtree exactly as that one left it; a delete that clears removes the claim with it",
-    violation: /claim|rename/,
+      "a delete writes nothing: the ServiceProviderCluster document, its etag and instanceVersion included, is exactly what it was, whatever the resource's outputs recorded, another writer did, or a rename (a resource of the same cluster created first) left; the delete succeeds whatever the documents or settings; the rename's create, over a status already current, writes nothing either",
+    violation: /^a delete |^a rename's create /,
   },
   {
     key: "settingsErrors",
     statement:
-      "settings that name a Cosmos database or container that does not exist fail every operation (refresh, update, delete) with a message naming the setting and its value, and write nothing",
+      "settings that name a Cosmos database or container that does not exist fail every refresh and update with a message naming the setting and its value, and write nothing; a delete with them writes nothing and succeeds (it relinquishes the cluster: the engine forgets the resource, by design)",
     violation: /with a wrong \w+|names the setting/,
   },
   {
@@ -167,11 +167,6 @@ export interface PassRecord {
   readonly credentialScope?: "process" | "cluster";
   /** The cluster's ARM ID, which a cluster failure (ClusterCredentialError) must name. */
   readonly clusterResourceId?: string;
-  /**
-   * Whether the pass was a create (the lane held no resource), the claim its outputs record after
-   * it, and the one they recorded before (an update's).
-   */
-  readonly claim?: { readonly created: boolean; readonly recorded: string | undefined; readonly previous: string | undefined };
 }
 
 /**
@@ -242,7 +237,7 @@ export function checkPass(record: PassRecord, identities: IdentityStore, secrets
   if (status === undefined) {
     return [...violations, `the pass ended '${record.outcome}' but no status subtree was persisted`];
   }
-  if (record.otherWriterRecordedStatus === true && !isDeepStrictEqual(withoutClaim(status), withoutClaim(ownedStatus(record.before)))) {
+  if (record.otherWriterRecordedStatus === true && !isDeepStrictEqual(status, ownedStatus(record.before))) {
     // Decided again on the re-read: a complete, current status needs no work, and ours is older than theirs.
     violations.push("another writer recorded a complete, current status between our read and our write, yet the pass wrote over it");
   }
@@ -250,7 +245,6 @@ export function checkPass(record: PassRecord, identities: IdentityStore, secrets
     violations.push("the status reported to the engine differs from the status persisted in Cosmos");
   }
   violations.push(...statusViolations(status, record, identities, secrets));
-  violations.push(...claimViolations(status, record));
   return violations;
 }
 
@@ -276,30 +270,6 @@ function msiViolations(before: Document | undefined, after: Document | undefined
   });
 }
 
-/** A subtree without the claim (core/statusClaim.ts), which a create writes over whatever is there. */
-function withoutClaim(subtree: Document | undefined): Document | undefined {
-  if (subtree === undefined) return undefined;
-  const { claimedBy: _claim, ...rest } = subtree;
-  return rest;
-}
-
-/** A create writes its claim, alone when nothing else changes; an update leaves the claim, and its outputs keep theirs. */
-function claimViolations(status: Document, record: PassRecord): string[] {
-  const claim = record.claim;
-  if (claim === undefined || record.otherWriterRecordedStatus === true) return [];
-  if (claim.created) {
-    return typeof claim.recorded === "string" && status.claimedBy === claim.recorded
-      ? []
-      : [`the create did not write its claim (claimedBy ${JSON.stringify(status.claimedBy)}, the resource's ${JSON.stringify(claim.recorded)})`];
-  }
-  const violations: string[] = [];
-  if (!isDeepStrictEqual(status.claimedBy, ownedStatus(record.before)?.claimedBy)) {
-    violations.push(`an update changed the claim (from ${JSON.stringify(ownedStatus(record.before)?.claimedBy)} to ${JSON.stringify(status.claimedBy)})`);
-  }
-  if (claim.recorded !== claim.previous) violations.push(`the update's outputs lost the resource's claim (${JSON.stringify(claim.previous)})`);
-  return violations;
-}
-
 /**
  * {@link checkPass} for a document read once, after writers settled (no before/after pair, no
  * reported status, no deletion): what the concurrent-writer rounds and the convergence check after
@@ -319,7 +289,7 @@ export function checkSettledDocument(
 }
 
 /** Fields of the owned subtree and of its entries this hook reads and writes; any other field belongs to another writer. */
-const knownSubtreeFields: ReadonlySet<string> = new Set(["identities", "earliestRecheckTime", "claimedBy"]);
+const knownSubtreeFields: ReadonlySet<string> = new Set(["identities", "earliestRecheckTime"]);
 const knownEntryFields: ReadonlySet<string> = new Set(["resourceID", "clientId", "principalId", "retrievalError"]);
 
 type Entry = Record<string, unknown>;
@@ -517,69 +487,57 @@ export function checkRefresh(record: RefreshRecord, secrets: readonly string[]):
   return violations;
 }
 
-/** What the checker needs to know about one delete. */
-export interface DeleteRecord {
-  /** The document after the other writer's edits that came before the delete, and after the delete. */
+/** What the checker needs to know about one operation that must write nothing: a delete, or the create a rename starts with. */
+export interface WritesNothingRecord {
+  /** The ServiceProviderCluster document as stored (Cosmos system fields included) before and after; undefined when absent. */
   readonly before: Document | undefined;
   readonly after: Document | undefined;
-  readonly expectedForeign: Document | undefined;
-  /** The status the resource's outputs recorded (JSON text), and whether they hold drift. */
-  readonly recordedStatus: string | undefined;
-  readonly recordedDrift: boolean;
-  /** The subtree another writer recorded after this resource's last write, when one did (before the delete or during it). */
-  readonly otherWriterStatus: Document | undefined;
-  /** The subtree as a resource of the same cluster created before the delete left it (a rename), when one was. */
-  readonly renamedStatus?: Document;
-  /** The error message, when the delete failed. */
+  /** Document writes the sandbox counted for the cluster's documents during the operation. */
+  readonly writes: number;
+  /** The error message, when the operation failed. */
   readonly errorMessage: string | undefined;
+  readonly documentId: string;
 }
 
 /**
- * A delete resets the owned subtree to `{}` only when it is what the resource's outputs recorded
- * (and they hold no drift); a subtree another writer wrote after that is kept whole. Either way
- * nothing outside the subtree changes, and the delete succeeds.
+ * A delete relinquishes the cluster: it succeeds, and the ServiceProviderCluster document is exactly
+ * what it was, its etag, `_ts` and `cosmosMetadata.instanceVersion` included, with no write counted,
+ * whatever the outputs it was handed, another writer's status or a rename left there, and whether
+ * the documents are there at all.
  */
-export function checkDelete(record: DeleteRecord): { violations: string[]; outcome: "cleared" | "kept" | "failed" } {
+export function checkDelete(record: WritesNothingRecord, secrets: readonly string[]): string[] {
+  return writesNothingViolations("a delete", record, secrets);
+}
+
+/**
+ * The create a rename starts with (a resource of the same cluster, its status current) decides
+ * nothing new: it succeeds, writes nothing, and reports the persisted status.
+ */
+export function checkRenameCreate(record: WritesNothingRecord & { readonly reportedStatus: string | undefined }, secrets: readonly string[]): string[] {
+  const violations = writesNothingViolations("a rename's create", record, secrets);
+  const status = ownedStatus(record.after);
+  if (
+    record.errorMessage === undefined &&
+    (record.reportedStatus === undefined || status === undefined || !reportsPersistedStatus(record.reportedStatus, status))
+  ) {
+    violations.push("a rename's create reported a status that differs from the one persisted in Cosmos");
+  }
+  return violations;
+}
+
+function writesNothingViolations(operation: string, record: WritesNothingRecord, secrets: readonly string[]): string[] {
   const violations: string[] = [];
   if (record.errorMessage !== undefined) {
-    return { violations: [`the delete failed: ${record.errorMessage}`], outcome: "failed" };
+    violations.push(`${operation} failed: ${record.errorMessage}`);
+    violations.push(...secretViolations(`${operation}'s error message`, record.errorMessage, secrets));
   }
-  if (record.after === undefined || record.before === undefined || record.expectedForeign === undefined) {
-    return { violations: ["the document is missing after the delete"], outcome: "failed" };
+  if (record.writes > 0) {
+    violations.push(`${operation} wrote ${record.writes} time(s) to the cluster's documents: it must write nothing`);
   }
-  if (!isDeepStrictEqual(foreignFields(record.after), record.expectedForeign)) {
-    violations.push(`the delete changed fields outside the owned subtree: ${firstDifference(record.expectedForeign, foreignFields(record.after))}`);
+  if (!isDeepStrictEqual(record.after, record.before)) {
+    violations.push(`${operation} changed ServiceProviderCluster document ${record.documentId}: ${firstDifference(record.before, record.after)}`);
   }
-  const before = ownedStatus(record.before) ?? {};
-  const after = ownedStatus(record.after) ?? {};
-  const cleared = after.identities === undefined && after.earliestRecheckTime === undefined;
-  const outcome = cleared ? "cleared" : "kept";
-  if (cleared && after.claimedBy !== undefined) {
-    violations.push(`the delete cleared the subtree but left a claim in it (${JSON.stringify(after.claimedBy)})`);
-  }
-  if (record.renamedStatus !== undefined) {
-    if (!isDeepStrictEqual(after, record.renamedStatus)) {
-      violations.push(`a rename: the older resource's delete did not keep what the newer one took over: ${firstDifference(record.renamedStatus, after)}`);
-    }
-    return { violations, outcome };
-  }
-  if (record.otherWriterStatus !== undefined) {
-    if (!isDeepStrictEqual(after, record.otherWriterStatus)) {
-      violations.push("another writer recorded the subtree after this resource's last write, yet the delete did not keep it whole");
-    }
-    return { violations, outcome };
-  }
-  const recorded = record.recordedStatus !== undefined && !record.recordedDrift && reportsPersistedStatus(record.recordedStatus, before);
-  if (recorded && !cleared) {
-    violations.push("the subtree was exactly what the resource recorded, yet the delete did not reset it to {}");
-  }
-  if (!recorded && !isDeepStrictEqual(after, before)) {
-    violations.push("the subtree was not what the resource recorded, yet the delete changed it");
-  }
-  if (cleared) {
-    violations.push(...unknownFieldViolations("the owned subtree", before, after, knownSubtreeFields));
-  }
-  return { violations, outcome };
+  return violations;
 }
 
 /** What one operation of a provider whose settings name a Cosmos resource that does not exist did. */
@@ -596,25 +554,27 @@ export interface SettingsFaultRecord {
 }
 
 /**
- * With a setting that names a database or container that does not exist, every operation fails
- * naming that setting and writes nothing; a refresh never reads it as "document gone" (the engine
- * would drop the resource), nor a delete as "nothing to clear" (the engine would forget the
- * resource with its subtree still in Cosmos).
+ * With a setting that names a database or container that does not exist, a refresh and an update
+ * fail naming that setting and write nothing; a refresh never reads it as "document gone" (the
+ * engine would drop the resource). A delete needs no setting: it writes nothing and succeeds (it
+ * relinquishes the cluster, and the engine forgets the resource, by design).
  */
 export function checkSettingsFault(record: SettingsFaultRecord, secrets: readonly string[]): string[] {
   const violations: string[] = [];
   if (!isDeepStrictEqual(record.after, record.before)) {
-    violations.push(`${record.operation} with a wrong ${record.setting} changed the document`);
+    violations.push(`${record.operation} with a wrong ${record.setting} changed the document: ${firstDifference(record.before, record.after)}`);
+  }
+  if (record.operation === "delete") {
+    if (record.failure === undefined) return violations;
+    return [
+      ...violations,
+      `delete with a wrong ${record.setting} failed (a delete writes nothing and needs no setting): ${record.failure.message}`,
+      ...secretViolations("delete error message", record.failure.message, secrets),
+    ];
   }
   if (record.failure === undefined) {
     const what =
-      record.operation === "refresh"
-        ? record.returnedId === ""
-          ? "returned an empty id: the engine would drop a resource whose document exists"
-          : "succeeded"
-        : record.operation === "delete"
-          ? "succeeded: the engine would forget the resource while its subtree stays in Cosmos"
-          : "succeeded";
+      record.operation === "refresh" && record.returnedId === "" ? "returned an empty id: the engine would drop a resource whose document exists" : "succeeded";
     return [...violations, `${record.operation} with a wrong ${record.setting} ${what}`];
   }
   if (record.failure.outcome === "crashed") {

@@ -60,6 +60,18 @@ function faultTable(campaign: CampaignFigures, engine: EngineSampleFigures): str
   return lines;
 }
 
+function deletesLine(deletes: CampaignFigures["deletes"]): string {
+  const total = deletes.plain + deletes.withOtherWriter + deletes.renamed;
+  const outputs = Object.entries(deletes.byOutputs)
+    .map(([kind, count]) => `${count} ${kind}`)
+    .join(", ");
+  return (
+    `Deletes: ${total}; ${deletes.plain} plain (${deletes.clusterGone} of them after the cluster's documents were deleted), ${deletes.withOtherWriter} after another writer recorded a fresh status, ` +
+    `${deletes.renamed} after a rename (a resource of the same cluster created first; ${deletes.renameCreatesWroteNothing} of those creates, over a current status, wrote nothing). ` +
+    `Outputs handed to them: ${outputs || "none"}. ${deletes.wroteNothing} of ${total} succeeded and left the ServiceProviderCluster document exactly as it was, etag and instanceVersion included.`
+  );
+}
+
 /** Violations of every scenario by invariant (indexes of invariantCatalogue): the campaign counts its own, the other scenarios' are attributed here. */
 function violationsByInvariant(figures: ReliabilityFigures): number[] {
   const counts = figures.campaign.violationsByInvariant.map((count, index) => count + (figures.clusterMode.violationsByInvariant[index] ?? 0));
@@ -220,9 +232,9 @@ export function renderReliabilityReport(figures: ReliabilityFigures): string {
     "",
     `Refreshes (\`read\`): ${campaign.refreshes.kept + campaign.refreshes.dropped + campaign.refreshes.failed}; ${campaign.refreshes.kept} returned the resource with the persisted status, ${campaign.refreshes.dropped} dropped it (its cluster's documents deleted, its subscription's document there; a ServiceProviderCluster document deleted alone, by \`cosmos-delete-before-write\` or before the refresh, keeps the resource), ${campaign.refreshes.failed} failed.`,
     "",
-    `Deletes: ${campaign.deletes.cleared + campaign.deletes.kept + campaign.deletes.failed}, ${campaign.deletes.withOtherWriter} of them meeting another writer and ${campaign.deletes.renamed} after a resource of the same cluster was created (a rename); ${campaign.deletes.cleared} reset the subtree to {}, ${campaign.deletes.kept} kept it whole, ${campaign.deletes.failed} failed.`,
+    deletesLine(campaign.deletes),
     "",
-    `Settings faults (${settingsFaultKinds.map((kind) => `\`${kind.setting}\``).join(" or ")} naming a Cosmos resource that does not exist): ${campaign.settingsOperations.failedNamingSetting} of ${campaign.settingsOperations.run} operations failed naming the setting and its value.`,
+    `Settings faults (${settingsFaultKinds.map((kind) => `\`${kind.setting}\``).join(" or ")} naming a Cosmos resource that does not exist): ${campaign.settingsOperations.failedNamingSetting} of ${campaign.settingsOperations.run} refreshes and updates failed naming the setting and its value; ${campaign.settingsOperations.deletesWroteNothing} of ${campaign.settingsOperations.deletes} deletes succeeded and wrote nothing.`,
     "",
     `Through the engine, \`pulumi refresh --run-program\` with \`cosmosContainer=${engineSample.wrongContainerRefresh.container}\`: ${engineSample.wrongContainerRefresh.refreshFailed ? "failed" : "**succeeded**"} with \`${cell(engineSample.wrongContainerRefresh.message)}\`; status resources in state ${engineSample.wrongContainerRefresh.resourcesBefore} before, ${engineSample.wrongContainerRefresh.resourcesAfter} after; documents ${engineSample.wrongContainerRefresh.documentsUnchanged ? "unchanged" : "**changed**"}; the \`up\` with the right container afterwards: ${engineSample.wrongContainerRefresh.upAfterwards}, ${engineSample.wrongContainerRefresh.resourcesAfterUp} status resources in state.`,
     "",

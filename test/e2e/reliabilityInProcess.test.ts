@@ -1,7 +1,7 @@
 /**
  * Reliability of the provider itself (real implementation, real SDK clients over HTTPS, an
  * in-process sandbox): a 150-pass fault campaign checked against the invariants in Cosmos after
- * every pass (with refreshes, deletes beside another writer, and settings that name a container
+ * every pass (with refreshes, deletes that must write nothing, and settings that name a container
  * or database that does not exist), two concurrent writers plus a foreign writer, and the
  * bad-input catalogue. The full campaign (1000+ passes) is `npm run reliability`, which writes
  * docs/reliability.md.
@@ -68,18 +68,20 @@ describe("the provider under injected faults", () => {
     expect((figures.globalFailuresByFault["arm-timeout-every-lookup"] ?? 0) + (figures.globalFailuresByFault["arm-503-every-lookup"] ?? 0)).toBeGreaterThan(0);
     // Another writer between our read and our write: the pass decided again on the re-read.
     expect((figures.faultsInjected["cosmos-412-foreign-complete-status"] ?? 0) + (figures.faultsInjected["cosmos-412-foreign-entry"] ?? 0)).toBeGreaterThan(0);
-    // Deletes: reset what the resource recorded, kept whole what another writer wrote after it, and
-    // what a resource of the same cluster created since took over (a rename: the recorded IDs stay).
-    expect(figures.deletes).toMatchObject({ failed: 0, withOtherWriter: 8, renamed: 4 });
-    expect(figures.deletes.cleared).toBeGreaterThan(0);
-    expect(figures.deletes.kept).toBe(12);
+    // Deletes relinquish: each of the 16 succeeded and left the ServiceProviderCluster document exactly
+    // as it was (etag included), plain (half of them with the cluster's documents gone), after another
+    // writer's fresh status, or after a rename whose create, over the current status, wrote nothing;
+    // handed outputs of every kind (as returned, with drift, with an old claim, unreadable, empty).
+    expect(figures.deletes).toMatchObject({ plain: 6, clusterGone: 3, withOtherWriter: 5, renamed: 5, renameCreatesWroteNothing: 5, wroteNothing: 16 });
+    expect(Object.keys(figures.deletes.byOutputs)).toHaveLength(5);
     // Refreshes kept every resource whose cluster documents exist (its ServiceProviderCluster
     // document alone deleted, too) and dropped those whose cluster was deleted; a wrong container,
-    // database, or another container that exists failed every operation, naming it.
+    // database, or another container that exists failed every refresh and update, naming it, and
+    // every delete with them succeeded writing nothing.
     expect(figures.refreshes.kept).toBeGreaterThan(10);
     expect(figures.refreshes.dropped).toBeGreaterThan(0);
     expect(figures.changes["ServiceProviderCluster document deleted before a refresh"]).toBeGreaterThan(0);
-    expect(figures.settingsOperations).toEqual({ run: 12, failedNamingSetting: 12 });
+    expect(figures.settingsOperations).toEqual({ run: 8, failedNamingSetting: 8, deletes: 4, deletesWroteNothing: 4 });
   });
 });
 
