@@ -157,13 +157,8 @@ function buildAdapters(settings: Settings): AzureAdapters {
  */
 function modeSources(settings: Settings, agent: Agent, processCredential: TokenCredential): Pick<AzureAdapters, "clusterCredentials" | "msiAnswers"> {
   if (settings.credentialMode === "fixedIdentity" && settings.fixedIdentity !== undefined && settings.fixedIdentityPrincipalId !== undefined) {
-    return {
-      msiAnswers: standInMsiAnswers({
-        clientId: settings.fixedIdentity.clientId,
-        principalId: settings.fixedIdentityPrincipalId,
-        overwriteAllowed: settings.allowFixedIdentityOverwrite,
-      }),
-    };
+    const { fixedIdentity, fixedIdentityPrincipalId: principalId, allowFixedIdentityOverwrite: overwriteAllowed } = settings;
+    return { msiAnswers: standInMsiAnswers({ clientId: fixedIdentity.clientId, principalId, overwriteAllowed }) };
   }
   if (settings.credentialMode !== "clusterServiceManagedIdentity") return {};
   const firstParty =
