@@ -74,6 +74,12 @@ function expectRecorded(cluster: FleetClusterDescription): void {
   }
 }
 
+/** The MSI half as the document holds it now. */
+function msiHalfOf(cluster: FleetClusterDescription): JsonObject {
+  const document = sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as JsonObject;
+  return ((document.properties as JsonObject).status as JsonObject).msiManagedIdentities as JsonObject;
+}
+
 /** The MSI half as recorded: each control plane operator identity and the SMI with the IDs `expected` gives (the identity's own by default). */
 function expectMsiRecorded(
   cluster: FleetClusterDescription,
@@ -488,7 +494,7 @@ describe("fixedIdentity mode against the sandbox", () => {
     // Upstream's stand-in serves a development environment, whose clusters are in its own tenant:
     // ARM refuses its token in another tenant's subscription (InvalidAuthenticationTokenTenant).
     const clusters = seedFleet(sandbox, { clusters: 2, identitiesPerCluster: 2 });
-    const fixed = clusterModeProvider({
+    const fixedSettings = {
       credentialMode: "fixedIdentity",
       firstPartyClientId: "",
       firstPartyTenantId: "",
@@ -498,7 +504,20 @@ describe("fixedIdentity mode against the sandbox", () => {
       fixedIdentityTenantId: chain.fixedIdentity.tenantId,
       fixedIdentityCertificateFile: chain.fixedIdentity.certificateBundlePath,
       fixedIdentityPrincipalId: chain.fixedIdentity.objectId,
-    });
+    };
+    // The seeded documents hold the data plane's real IDs in their MSI half: the stand-in refuses
+    // to write its own over them (issue 44 item 8), naming the setting, and that half stays as it was.
+    clusters.forEach(makeDue);
+    const realMsi = clusters.map((cluster) => structuredClone(msiHalfOf(cluster)));
+    const guarded = clusterModeProvider(fixedSettings);
+    for (const cluster of clusters) {
+      await expect(guarded.create({ clusterResourceId: cluster.clusterResourceId })).rejects.toThrow(
+        /credentialMode fixedIdentity would write the fixed identity's IDs over .*allowFixedIdentityOverwrite/,
+      );
+    }
+    expect(clusters.map(msiHalfOf)).toEqual(realMsi);
+    // Set for the update that means it: the stand-in's IDs replace them.
+    const fixed = clusterModeProvider({ ...fixedSettings, allowFixedIdentityOverwrite: "true" });
     sandbox.statistics.reset();
     clusters.forEach(makeDue);
     await Promise.all(clusters.map((cluster) => fixed.create({ clusterResourceId: cluster.clusterResourceId })));

@@ -194,15 +194,16 @@ describe("fields this hook does not know (issue 28 item 5)", () => {
   });
 });
 
-describe("delete (issue 28 item 1)", () => {
-  it("resets a subtree nobody else wrote since this resource's last write", async () => {
+describe("delete (issue 44 item 3): relinquishes, writing nothing", () => {
+  it("leaves the document as the resource last wrote it, etag included", async () => {
     const cluster = await seedCluster();
     const created = await provider.create(inputs(cluster));
+    const before = await admin.readDocument(cluster.partitionKey, cluster.documentId);
     await provider.delete!(cluster.documentId, created.outs as ProviderOutputs);
-    expect((await readBack(cluster)).subtree).toEqual({});
+    expect(await admin.readDocument(cluster.partitionKey, cluster.documentId)).toEqual(before);
   });
 
-  it("keeps what another writer recorded after this resource's last write (a rotated clientId, a later recheck)", async () => {
+  it("leaves what another writer recorded after this resource's last write (a rotated clientId, a later recheck)", async () => {
     const cluster = await seedCluster();
     const created = await provider.create(inputs(cluster));
     const rotated = cluster.operators["operator-0"];
@@ -210,11 +211,9 @@ describe("delete (issue 28 item 1)", () => {
     await admin.patchDocument(cluster.partitionKey, cluster.documentId, `${pointer(rotated)}/clientId`, identity.clientId);
     await admin.patchDocument(cluster.partitionKey, cluster.documentId, `${pointer(rotated)}/principalId`, identity.principalId);
     await admin.patchDocument(cluster.partitionKey, cluster.documentId, `${subtreePath}/earliestRecheckTime`, farRecheck);
-    const before = await readBack(cluster);
+    const before = await admin.readDocument(cluster.partitionKey, cluster.documentId);
     await provider.delete!(cluster.documentId, created.outs as ProviderOutputs);
-    const after = await readBack(cluster);
-    // The half another writer changed stays whole (the MSI half, untouched since this resource recorded it, goes).
-    expect(after.subtree).toEqual(before.subtree);
-    expect(after.subtree.identities?.[key(rotated)]?.clientId).toBe(identity.clientId);
+    expect(await admin.readDocument(cluster.partitionKey, cluster.documentId)).toEqual(before);
+    expect((await readBack(cluster)).subtree.identities?.[key(rotated)]?.clientId).toBe(identity.clientId);
   });
 });

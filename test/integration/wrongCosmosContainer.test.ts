@@ -243,31 +243,34 @@ describe("the provider with a database or container typo", () => {
   it.each([
     ["cosmosDatabase", { cosmosDatabase: wrongDatabase }, wrongDatabase],
     ["cosmosContainer", { cosmosContainer: wrongContainer }, wrongContainer],
-  ])("fails refresh, diff, create, update and delete naming %s; state keeps the resource and Cosmos is unchanged", async (setting, override, value) => {
-    const cluster = await seedCluster();
-    // Recorded with the right settings first, as after a `pulumi up`.
-    const outputs = await recorded(cluster);
-    const before = await storedDocuments(cluster);
-    const writesBefore = await writeRequests(cluster);
-    const wrong = providerWith(override);
-    const inputs = { clusterResourceId: cluster.clusterResourceId };
+  ])(
+    "fails refresh, diff, create and update naming %s, a delete writes nothing; state keeps the resource and Cosmos is unchanged",
+    async (setting, override, value) => {
+      const cluster = await seedCluster();
+      // Recorded with the right settings first, as after a `pulumi up`.
+      const outputs = await recorded(cluster);
+      const before = await storedDocuments(cluster);
+      const writesBefore = await writeRequests(cluster);
+      const wrong = providerWith(override);
+      const inputs = { clusterResourceId: cluster.clusterResourceId };
 
-    // Refresh: an error, never `{ id: "" }` (which makes the engine drop the resource from state).
-    const refresh = await expectSettingsFailure(() => wrong.read!(cluster.documentId, outputs), setting, value);
-    expect(refresh.message).toMatch(new RegExp(`\\. \\[reading the ServiceProviderCluster document of cluster \\S+ \\(${cluster.documentId}\\)\\]$`));
-    // Diff in document mode reads the cluster document.
-    await expectSettingsFailure(() => wrong.diff!(cluster.documentId, outputs, inputs), setting, value);
-    await expectSettingsFailure(() => wrong.create(inputs), setting, value);
-    await expectSettingsFailure(() => wrong.update!(cluster.documentId, outputs, inputs), setting, value);
-    // Delete: an error, never a success that drops the resource while its subtree stays in Cosmos.
-    await expectSettingsFailure(() => wrong.delete!(cluster.documentId, outputs), setting, value);
+      // Refresh: an error, never `{ id: "" }` (which makes the engine drop the resource from state).
+      const refresh = await expectSettingsFailure(() => wrong.read!(cluster.documentId, outputs), setting, value);
+      expect(refresh.message).toMatch(new RegExp(`\\. \\[reading the ServiceProviderCluster document of cluster \\S+ \\(${cluster.documentId}\\)\\]$`));
+      // Diff in document mode reads the cluster document.
+      await expectSettingsFailure(() => wrong.diff!(cluster.documentId, outputs, inputs), setting, value);
+      await expectSettingsFailure(() => wrong.create(inputs), setting, value);
+      await expectSettingsFailure(() => wrong.update!(cluster.documentId, outputs, inputs), setting, value);
+      // Delete: relinquishes, reading and writing nothing, whatever the settings.
+      await expect(wrong.delete!(cluster.documentId, outputs)).resolves.toBeUndefined();
 
-    expect(await storedDocuments(cluster)).toEqual(before);
-    expect(await writeRequests(cluster), "write requests with the wrong settings").toBe(writesBefore);
-    // The right settings still see the document: the record was never gone.
-    const refreshed = await providerWith().read!(cluster.documentId, outputs);
-    expect(refreshed.id).toBe(cluster.documentId);
-  });
+      expect(await storedDocuments(cluster)).toEqual(before);
+      expect(await writeRequests(cluster), "write requests with the wrong settings").toBe(writesBefore);
+      // The right settings still see the document: the record was never gone.
+      const refreshed = await providerWith().read!(cluster.documentId, outputs);
+      expect(refreshed.id).toBe(cluster.documentId);
+    },
+  );
 
   it("answers an empty id once the cluster's documents are deleted from the right container, and keeps a resource whose cluster document is still there", async () => {
     const cluster = await seedCluster();
@@ -291,7 +294,7 @@ describe("the provider over another container that exists (one an ARO-HCP databa
     await client.database(connection.database).containers.createIfNotExists({ id: otherContainer, partitionKey: { paths: ["/partitionKey"] } });
   });
 
-  it("fails refresh and delete naming the settings instead of reading the absent documents as deleted; state keeps the resource and Cosmos is unchanged", async () => {
+  it("fails refresh naming the settings instead of reading the absent documents as deleted (a delete writes nothing); state keeps the resource and Cosmos is unchanged", async () => {
     const cluster = await seedCluster();
     const outputs = await recorded(cluster);
     const before = await storedDocuments(cluster);
@@ -301,7 +304,7 @@ describe("the provider over another container that exists (one an ARO-HCP databa
     const refresh = await expectSettingsFailure(() => wrong.read!(cluster.documentId, outputs), "cosmosContainer", otherContainer);
     expect(refresh.message).toMatch(/^none of the documents of cluster \S+ is in .* \(NotFound, HTTP 404\): neither the ServiceProviderCluster document /);
     expect(refresh.message).toContain(`container '${otherContainer}' of database '${connection.database}'`);
-    await expectSettingsFailure(() => wrong.delete!(cluster.documentId, outputs), "cosmosContainer", otherContainer);
+    await expect(wrong.delete!(cluster.documentId, outputs)).resolves.toBeUndefined();
 
     expect(await storedDocuments(cluster)).toEqual(before);
     expect(await writeRequests(cluster), "write requests with the wrong settings").toBe(writesBefore);
