@@ -74,10 +74,9 @@ describe("runShards", () => {
     expect(sandbox.statistics.snapshot().arm.getRequests).toBe(0);
   });
 
-  it("keeps every cluster's IDs when a new shard count moves clusters: the stack a cluster leaves keeps what the stack it joins took over", async () => {
+  it("keeps every cluster's IDs when a new shard count moves clusters: neither the stack a cluster joins nor the one it leaves writes", async () => {
     // From 3 stacks to 4, one at a time in order: a cluster moving to an earlier stack is created
-    // there (the status current: only its claim is written) before its old stack deletes it. That
-    // delete used to find its own last record and reset the subtree the new resource stood on.
+    // there (the status current: nothing written) before its old stack deletes it (a delete writes nothing).
     const split = (count: number): Map<string, string> =>
       new Map(
         splitIntoShards(
