@@ -10,8 +10,8 @@
  *    (syncDependencies.ts `msiAnswers`): the Managed Identities data plane asked as the first
  *    party at the cluster's identity URL (`clusterServiceManagedIdentity`), the fixed identity's
  *    IDs for every identity as upstream's stand-in answers (`fixedIdentity`), or ARM read with the
- *    process credential (`processCredential`, a trial mode: a 404 stands for the data plane's
- *    null, any other failure is no answer).
+ *    process credential (`processCredential`, a trial mode: ARM's ResourceNotFound stands for the
+ *    data plane's null, any other failure is no answer).
  * 3. Only a complete, well-formed answer is written (its nulls included: the data plane answers
  *    null for both IDs of an identity that no longer exists). Anything short of it (a data plane
  *    failure, a timeout, throttling, an answer upstream's client refuses for a field of another
