@@ -86,7 +86,7 @@ export function retrievalErrorKind(retrievalError: string): { readonly code: str
   if (hookFormat !== null) {
     return { code: hookFormat[1], statusCode: hookFormat[2] };
   }
-  return { code: /^ERROR CODE: (\S+)$/m.exec(retrievalError)?.[1], statusCode: /^RESPONSE (\d{3}):/m.exec(retrievalError)?.[1] };
+  return { code: /^ERROR CODE: (\S+)$/m.exec(retrievalError)?.[1], statusCode: /RESPONSE (\d{3})\b/.exec(retrievalError)?.[1] };
 }
 
 /** True when two stored retrievalErrors record the same kind of failure (same code, or same status when a code is missing). */
