@@ -21,9 +21,9 @@ export interface MockedIdentityEntry {
   readonly clientId?: string;
   readonly principalId?: string;
   /**
-   * The failed lookup, as the provider words it: one that records a 404, such as
-   * `ResourceNotFound (HTTP 404): …`, counts as not found (`notFoundCount`), any other as failed
-   * (`failedCount`).
+   * The failed lookup, as the provider words it: one that records ARM's ResourceNotFound,
+   * `ResourceNotFound (HTTP 404): …`, counts as not found (`notFoundCount`), any other (another
+   * 404 included) as failed (`failedCount`).
    */
   readonly retrievalError?: string;
 }

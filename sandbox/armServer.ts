@@ -3,7 +3,8 @@ import { createServer } from "node:https";
 import type { SandboxCertificate } from "./certificate";
 import { identityReadAction } from "./entraDirectory";
 import type { FaultInjector, FaultRule } from "./faultInjector";
-import { applyFaults, delay, listenOnLoopback, type ListeningServer, loopbackHost, sendJson, trackInFlight } from "./httpUtilities";
+import { editArmAnswer } from "./answerEdits";
+import { applyFaults, delay, listenOnLoopback, type ListeningServer, loopbackHost, sendJson, sendText, trackInFlight } from "./httpUtilities";
 import { type IdentityStore, parseIdentityResourceId, sandboxLocation, sandboxTenantId, userAssignedIdentityType } from "./identityStore";
 import { recordedExchange, recordedToken, type RequestRecorder } from "./requestRecorder";
 import { objectIdForClientId, type SandboxCredentials } from "./sandboxCredentials";
@@ -166,7 +167,14 @@ async function handle(options: ArmServerOptions, endpoint: string, request: Inco
   if (rule === "reset") {
     return;
   }
-  if (rule !== undefined && rule.kind !== "noProperties") {
+  if (rule?.kind === "bareStatus") {
+    const statusCode = rule.statusCode ?? 404;
+    increment(statistics.responsesByStatus, String(statusCode));
+    sendText(response, statusCode, rule.body ?? "");
+    if (options.recorder?.active === true) options.recorder.record(recordedExchange("arm", request, statusCode, undefined));
+    return;
+  }
+  if (rule !== undefined && rule.kind !== "noProperties" && rule.kind !== "malformedAnswer") {
     const fault = faultResponse(rule);
     const retryAfter = fault.headers["retry-after"];
     if (retryAfter !== undefined) {
@@ -209,7 +217,7 @@ async function handle(options: ArmServerOptions, endpoint: string, request: Inco
     tags: {},
     ...(rule?.kind === "noProperties" ? {} : { properties: { tenantId: identity.tenantId, principalId: identity.principalId, clientId: identity.clientId } }),
   };
-  reply(200, body);
+  reply(200, rule?.kind === "malformedAnswer" ? editArmAnswer(body, rule.answerEdits ?? []) : body);
 }
 
 /**

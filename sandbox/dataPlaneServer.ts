@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:https";
 import type { SandboxCertificate } from "./certificate";
 import type { FaultInjector, FaultRule } from "./faultInjector";
-import { applyFaults, listenOnLoopback, type ListeningServer, loopbackHost, readBody, sendJson } from "./httpUtilities";
+import { editDataPlaneAnswer } from "./answerEdits";
+import { applyFaults, listenOnLoopback, type ListeningServer, loopbackHost, readBody, sendJson, sendText } from "./httpUtilities";
 import type { IdentityStore } from "./identityStore";
 import { recordedExchange, recordedToken, type RequestRecorder } from "./requestRecorder";
 import { type DataPlaneCluster, dataPlaneApiVersion, rfc3339, type SandboxCredentials } from "./sandboxCredentials";
@@ -202,7 +203,14 @@ async function handle(options: DataPlaneServerOptions, endpoint: string, request
   if (rule === "reset") {
     return;
   }
-  if (rule !== undefined && rule.kind !== "noExplicitIdentities" && rule.kind !== "unusableCertificate") {
+  if (rule?.kind === "bareStatus") {
+    const statusCode = rule.statusCode ?? 404;
+    increment(statistics.responsesByStatus, String(statusCode));
+    sendText(response, statusCode, rule.body ?? "");
+    if (options.recorder?.active === true) options.recorder.record(recordedExchange("dataPlane", request, statusCode, undefined));
+    return;
+  }
+  if (rule !== undefined && rule.kind !== "noExplicitIdentities" && rule.kind !== "unusableCertificate" && rule.kind !== "malformedAnswer") {
     const fault = faultStatus(rule);
     reply(fault.statusCode, dataPlaneError(fault.code, rule.message ?? `Sandbox fault '${rule.kind}' (rule ${rule.id}).`), fault.headers);
     return;
@@ -258,7 +266,8 @@ async function handle(options: DataPlaneServerOptions, endpoint: string, request
     explicitIdentities.push(explicitIdentities.shift() as Record<string, unknown>);
   }
   statistics.credentialsIssued += explicitIdentities.filter((entry) => entry.client_secret !== null).length;
-  reply(200, { explicit_identities: explicitIdentities });
+  const answer = { explicit_identities: explicitIdentities };
+  reply(200, rule?.kind === "malformedAnswer" ? editDataPlaneAnswer(answer, rule.answerEdits ?? []) : answer);
 }
 
 /**

@@ -18,6 +18,10 @@ export type FaultTarget = "arm" | "cosmos" | "token" | "entra" | "dataPlane";
  * - `deleteBeforeWrite`: Cosmos writes only; the stored document is deleted before the write.
  * - `noExplicitIdentities`: data plane only; a 200 answer without `explicit_identities`.
  * - `unusableCertificate`: data plane only; a 200 answer whose `client_secret` is no certificate bundle.
+ * - `bareStatus`: ARM and data plane; `statusCode` with a body that is no Azure error (`body`, plain
+ *   text, empty by default), as an endpoint that does not route to the service answers.
+ * - `malformedAnswer`: ARM and data plane; the 200 answer with `answerEdits` applied (answerEdits.ts):
+ *   a field of another type, a missing field, an entry missing or for an identity not asked for.
  */
 export type FaultKind =
   | "throttle"
@@ -29,7 +33,25 @@ export type FaultKind =
   | "race"
   | "deleteBeforeWrite"
   | "noExplicitIdentities"
-  | "unusableCertificate";
+  | "unusableCertificate"
+  | "bareStatus"
+  | "malformedAnswer";
+
+/**
+ * One change a `malformedAnswer` fault makes to a 200 answer (answerEdits.ts):
+ *
+ * - `set` / `remove`: the value at `pointer`, a JSON pointer into the ARM identity body, or into one
+ *   entry of the data plane's `explicit_identities` (into the whole answer with `within: "answer"`);
+ * - `dropEntry` (data plane): the entry is left out of the answer;
+ * - `addEntry` (data plane): a copy of the entry, answering for `resourceId`, is added.
+ *
+ * Data plane edits apply to the entry answering for `identityId` (case-insensitive), or to the first.
+ */
+export type AnswerEdit =
+  | { readonly op: "set"; readonly pointer: string; readonly value: unknown; readonly identityId?: string; readonly within?: "entry" | "answer" }
+  | { readonly op: "remove"; readonly pointer: string; readonly identityId?: string; readonly within?: "entry" | "answer" }
+  | { readonly op: "dropEntry"; readonly identityId?: string }
+  | { readonly op: "addEntry"; readonly resourceId: string; readonly identityId?: string };
 
 /** Which requests a rule applies to. Every given field must match; an empty match matches all. */
 export interface FaultMatch {
@@ -80,6 +102,10 @@ export interface FaultRuleInput {
   delayInMs?: number;
   /** For `race`: the edit to apply. Default: increment `/properties/sandboxForeignEditCount`. */
   foreignEdit?: ForeignEdit;
+  /** For `bareStatus`: the plain-text body (empty when absent). */
+  body?: string;
+  /** For `malformedAnswer`: the changes, in order. */
+  answerEdits?: AnswerEdit[];
 }
 
 /** A stored rule with its bookkeeping. */
@@ -136,6 +162,8 @@ const kinds: readonly FaultKind[] = [
   "deleteBeforeWrite",
   "noExplicitIdentities",
   "unusableCertificate",
+  "bareStatus",
+  "malformedAnswer",
 ];
 
 /**
@@ -170,14 +198,45 @@ function validate(input: FaultRuleInput): void {
   if ((input.kind === "noExplicitIdentities" || input.kind === "unusableCertificate") && input.target !== "dataPlane") {
     throw new FaultRuleError(`${input.kind} applies to the dataPlane target only`);
   }
-  if (input.kind === "status" && (input.statusCode === undefined || input.statusCode < 400)) {
-    throw new FaultRuleError("status faults need a statusCode of 400 or more");
+  if ((input.kind === "status" || input.kind === "bareStatus") && (input.statusCode === undefined || input.statusCode < 400)) {
+    throw new FaultRuleError(`${input.kind} faults need a statusCode of 400 or more`);
   }
+  if ((input.kind === "bareStatus" || input.kind === "malformedAnswer") && input.target !== "arm" && input.target !== "dataPlane") {
+    throw new FaultRuleError(`${input.kind} applies to the arm and dataPlane targets only`);
+  }
+  if (input.kind === "malformedAnswer") validateAnswerEdits(input);
   if (input.count !== undefined && (!Number.isInteger(input.count) || input.count < 1)) {
     throw new FaultRuleError("count must be a positive integer");
   }
   if (input.probability !== undefined && !(input.probability >= 0 && input.probability <= 1)) {
     throw new FaultRuleError("probability must be between 0 and 1");
+  }
+}
+
+const answerEditOps = ["set", "remove", "dropEntry", "addEntry"];
+
+function validateAnswerEdits(input: FaultRuleInput): void {
+  const edits = input.answerEdits;
+  if (!Array.isArray(edits) || edits.length === 0) {
+    throw new FaultRuleError("malformedAnswer faults need answerEdits, a non-empty array");
+  }
+  for (const edit of edits as unknown[]) {
+    const candidate = (typeof edit === "object" && edit !== null ? edit : {}) as Record<string, unknown>;
+    if (!answerEditOps.includes(candidate.op as string)) {
+      throw new FaultRuleError(`each answerEdits entry needs op, one of ${answerEditOps.join(", ")}`);
+    }
+    if ((candidate.op === "set" || candidate.op === "remove") && (typeof candidate.pointer !== "string" || !candidate.pointer.startsWith("/"))) {
+      throw new FaultRuleError(`answerEdits '${candidate.op as string}' needs pointer, a JSON pointer starting with '/'`);
+    }
+    if (candidate.op === "set" && !("value" in candidate)) {
+      throw new FaultRuleError("answerEdits 'set' needs value");
+    }
+    if (candidate.op === "addEntry" && typeof candidate.resourceId !== "string") {
+      throw new FaultRuleError("answerEdits 'addEntry' needs resourceId");
+    }
+    if (input.target === "arm" && candidate.op !== "set" && candidate.op !== "remove") {
+      throw new FaultRuleError(`answerEdits '${candidate.op as string}' applies to the dataPlane target only`);
+    }
   }
 }
 

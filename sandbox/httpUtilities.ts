@@ -32,6 +32,15 @@ export function sendJson(response: ServerResponse, statusCode: number, body: unk
 }
 
 /**
+ * Sends a plain-text response with no Azure error envelope, as an endpoint that does not route to
+ * the service answers (a `bareStatus` fault).
+ */
+export function sendText(response: ServerResponse, statusCode: number, text: string): void {
+  response.writeHead(statusCode, { "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(text).toString() });
+  response.end(text);
+}
+
+/**
  * Reads a whole request body.
  *
  * @param request - The incoming request.

@@ -31,6 +31,8 @@ export interface AppliedFault {
   fired(): number;
   /** Stops it (and puts back what it took away), before the run is judged. */
   retire(): void;
+  /** The sandbox rules it added, when it is made of rules (the invariants read what they answered). */
+  rules?(): readonly FaultRule[];
 }
 
 /**
@@ -61,6 +63,7 @@ function ruleFault(sandbox: Sandbox, input: FaultRuleInput): AppliedFault {
     retire: () => {
       rule.remaining = 0;
     },
+    rules: () => [rule],
   };
 }
 
@@ -73,6 +76,27 @@ const smiToken = (context: ClusterFaultContext, rest: Omit<FaultRuleInput, "targ
     match: { tenantId: context.cluster.tenantId ?? "", clientId: context.cluster.serviceManagedIdentityClientId ?? "" },
     ...rest,
   });
+
+/**
+ * A fault of the MSI half's request alone (the one naming a control plane operator identity; the
+ * SMI's credential request is answered), after making the half's own recheck time due so that the
+ * pass asks for it.
+ */
+function msiRequestFault(context: ClusterFaultContext, rest: (operator: string) => Omit<FaultRuleInput, "target" | "match">): AppliedFault {
+  const [operator] = Object.values(context.cluster.controlPlaneOperators ?? {});
+  const requested = operator ?? context.cluster.serviceManagedIdentity;
+  context.sandbox.documents.patch(
+    context.cluster.partitionKey,
+    context.cluster.serviceProviderClusterDocumentId,
+    "/properties/status/msiManagedIdentities/earliestRecheckTime",
+    "2020-01-01T00:00:00Z",
+  );
+  return ruleFault(context.sandbox, {
+    target: "dataPlane",
+    match: { clusterResourceId: context.cluster.clusterResourceId, requestedIdentityId: requested },
+    ...rest(requested),
+  });
+}
 
 /** Removes the SMI's role assignments over `scopes` (its identities); retiring assigns them again. */
 function roleRemoval(context: ClusterFaultContext, scopes: readonly string[]): AppliedFault {
@@ -166,22 +190,36 @@ export const clusterFaultKinds: readonly ClusterFaultSpecification[] = [
     expected: "msiKept",
     description:
       "The data plane answers 503 on every try of the MSI half's request (the one naming the control plane operator identities); the SMI's credential request is answered",
-    apply: (context) => {
-      const [operator] = Object.values(context.cluster.controlPlaneOperators ?? {});
-      // The half's own recheck time made due, so that the pass asks for it.
-      context.sandbox.documents.patch(
-        context.cluster.partitionKey,
-        context.cluster.serviceProviderClusterDocumentId,
-        "/properties/status/msiManagedIdentities/earliestRecheckTime",
-        "2020-01-01T00:00:00Z",
-      );
-      return ruleFault(context.sandbox, {
-        target: "dataPlane",
-        match: { clusterResourceId: context.cluster.clusterResourceId, requestedIdentityId: operator ?? context.cluster.serviceManagedIdentity },
-        kind: "unavailable",
-        count: 20,
-      });
-    },
+    apply: (context) => msiRequestFault(context, () => ({ kind: "unavailable", count: 20 })),
+  },
+  {
+    name: "dataplane-msi-answer-client-id-number",
+    target: "dataPlane",
+    expected: "msiKept",
+    description:
+      "The data plane answers the MSI half's request with a number for a control plane operator identity's client_id (upstream's Go client refuses the whole answer): that half's stored IDs stay",
+    apply: (context) =>
+      msiRequestFault(context, (operator) => ({
+        kind: "malformedAnswer",
+        answerEdits: [{ op: "set", identityId: operator, pointer: "/client_id", value: 12345 }],
+        count: 5,
+      })),
+  },
+  {
+    name: "dataplane-msi-answer-partial",
+    target: "dataPlane",
+    expected: "msiKept",
+    description:
+      "The data plane answers the MSI half's request without the entry of a control plane operator identity, and with one for an identity not asked for: that half's stored IDs stay",
+    apply: (context) =>
+      msiRequestFault(context, (operator) => ({
+        kind: "malformedAnswer",
+        answerEdits: [
+          { op: "addEntry", identityId: operator, resourceId: `${operator}-not-asked-for` },
+          { op: "dropEntry", identityId: operator },
+        ],
+        count: 5,
+      })),
   },
   {
     name: "smi-token-refused",

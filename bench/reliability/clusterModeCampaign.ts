@@ -42,6 +42,7 @@ import type { FaultKindSpecification } from "./faultCatalogue";
 import { laneFaultKinds, ownedSubtreePointer, pickWeighted } from "./faultCatalogue";
 import type { PassOutcome } from "./invariants";
 import { checkPass, firstDifference, invariantCatalogue, invariantOf } from "./invariants";
+import { nonDefinitiveAnswersOf } from "./nonDefinitiveAnswers";
 import type { LaneState } from "./passSteps";
 import { classifyFailure, mutateBeforePass, reportedStatusOf } from "./passSteps";
 import type { PlannedFault } from "./plannedFaults";
@@ -250,14 +251,16 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
     expectedForeign: Document | undefined,
     races: ReturnType<typeof ownedSubtreeRaces>,
     deletedDuringPass: boolean,
+    firedRules: readonly FaultRule[] = [],
   ): string[] => {
+    const desired = new Map(Object.values(lane.cluster.dataPlaneOperators).map((id) => [id.toLowerCase(), id]));
     const violations = checkPass(
       {
         outcome: result.outcome,
         before: races.before,
         after: readServiceProviderCluster(sandbox, lane.cluster),
         expectedForeign,
-        desired: new Map(Object.values(lane.cluster.dataPlaneOperators).map((id) => [id.toLowerCase(), id])),
+        desired,
         reportedStatus: result.reported,
         deletedDuringPass,
         errorMessage: result.errorMessage,
@@ -265,6 +268,7 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
         otherWriterEntries: races.entries,
         otherWriterRecordedStatus: races.wholeSubtree,
         credentialScope: "cluster",
+        nonDefinitiveAnswers: nonDefinitiveAnswersOf(firedRules, desired, (id) => sandbox.identities.get(id) !== undefined),
         clusterResourceId: lane.cluster.clusterResourceId,
       },
       sandbox.identities,
@@ -405,6 +409,7 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
         isTarget ? expectedForeign : before === undefined ? undefined : foreignFields(before),
         races,
         isTarget && deletedDuringPass,
+        isTarget ? [...firedRules, ...credentialFaults.flatMap(({ applied }) => applied.rules?.() ?? [])] : [],
       );
       if (isTarget) {
         violations.push(...targetExpectations(lane, result, laneFaults, credentialFaults, before));

@@ -25,6 +25,7 @@ import {
 } from "./faultCatalogue";
 import type { PassOutcome, StoredIdFates } from "./invariants";
 import { checkDelete, checkPass, checkRefresh, checkRenameCreate, checkSettingsFault, countStoredIdFates, invariantCatalogue, invariantOf } from "./invariants";
+import { nonDefinitiveAnswersOf } from "./nonDefinitiveAnswers";
 import { classifyFailure, mutateBeforePass, reportedStatusOf, type LaneState } from "./passSteps";
 import type { PlannedFault } from "./plannedFaults";
 import { faultScopeFor, ownedSubtreeRaces, planFault, retireFault } from "./plannedFaults";
@@ -247,6 +248,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
         otherWriterEntries: races.entries,
         otherWriterRecordedStatus: races.wholeSubtree,
         credentialScope: "process",
+        nonDefinitiveAnswers: nonDefinitiveAnswersOf(firedRules, desired, (id) => sandbox.identities.get(id) !== undefined),
       },
       sandbox.identities,
       reliability.secrets(),

@@ -153,6 +153,28 @@ export const laneFaultKinds: readonly FaultKindSpecification[] = [
   },
   { name: "arm-no-properties", target: "arm", weight: 1, description: "ARM 200 without properties", rule: (scope) => arm(scope, { kind: "noProperties" }) },
   {
+    name: "arm-404-subscription-not-found",
+    target: "arm",
+    weight: 2,
+    description: "ARM 404 SubscriptionNotFound for one identity (not ResourceNotFound: no definitive answer, stored IDs kept)",
+    rule: (scope) => arm(scope, { kind: "status", statusCode: 404, errorCode: "SubscriptionNotFound", message: "The subscription could not be found." }),
+  },
+  {
+    name: "arm-404-misrouted",
+    target: "arm",
+    weight: 1,
+    description:
+      "ARM 404 with no Azure error on every lookup of the lane, as an endpoint that does not route to ARM answers (no definitive answer, stored IDs kept)",
+    rule: (scope) => arm(scope, { kind: "bareStatus", statusCode: 404, body: "404 page not found", count: 30 }, true),
+  },
+  {
+    name: "arm-malformed-client-id",
+    target: "arm",
+    weight: 1,
+    description: "ARM 200 whose properties.clientId is a number (no definitive answer, stored IDs kept)",
+    rule: (scope) => arm(scope, { kind: "malformedAnswer", answerEdits: [{ op: "set", pointer: "/properties/clientId", value: 12345 }] }),
+  },
+  {
     name: "arm-timeout-every-lookup",
     target: "arm",
     weight: 2,

@@ -13,6 +13,8 @@ import { foreignFields, msiHalf, ownedStatus } from "./reliabilitySandbox";
 import { encodeOutputsStatus, operatorNamesFromOutputs } from "../../resources/core/outputsStatus";
 import { readOutputsStatusText } from "../../resources/core/outputsStatusText";
 import { readStatusSubtree } from "../../resources/core/serviceProviderClusterDocument";
+import type { NonDefinitiveAnswers } from "./nonDefinitiveAnswers";
+import { nonDefinitiveViolations } from "./nonDefinitiveAnswers";
 
 /**
  * The outputs' status (its JSON text, by operator name) is exactly the persisted
@@ -46,8 +48,14 @@ export const invariantCatalogue: ReadonlyArray<{ readonly key: string; readonly 
   {
     key: "definitiveAnswers",
     statement:
-      "no stored clientId/principalId is cleared except by a definitive answer about that identity: a 404 for it in that pass, a read returning other values, or a 403 read with the cluster's own credential (the process-mode passes run with the provider's default, its own process credential, so there a 403 must keep them; in cluster mode a 403 to the cluster's own SMI clears them, and must)",
+      "no stored clientId/principalId is cleared except by a definitive answer about that identity: ARM's ResourceNotFound for it in that pass, a read returning other values, or a 403 read with the cluster's own credential (the process-mode passes run with the provider's default, its own process credential, so there a 403 must keep them; in cluster mode a 403 to the cluster's own SMI clears them, and must)",
     violation: /cleared without a definitive answer|definitive answer \(403/,
+  },
+  {
+    key: "nonDefinitiveAnswers",
+    statement:
+      "a non-definitive answer changes no stored ID: an identity ARM answers with a 404 whose code is not ResourceNotFound (SubscriptionNotFound, or no Azure error, as an endpoint that does not route to ARM answers) or with a 200 whose clientId/principalId is not a string keeps its stored clientId/principalId and is never recorded as ResourceNotFound; a data plane answer that is malformed or partial (a field of another type, an entry missing or for an identity not asked for) changes no stored ID of the MSI half",
+    violation: /a non-definitive answer/,
   },
   {
     key: "globalFailures",
@@ -165,6 +173,8 @@ export interface PassRecord {
    * a definitive answer that clears stored IDs. `process`, the provider's default, when absent.
    */
   readonly credentialScope?: "process" | "cluster";
+  /** What the pass's faults answered without a definitive answer (nonDefinitiveAnswers.ts); none when absent. */
+  readonly nonDefinitiveAnswers?: NonDefinitiveAnswers;
   /** The cluster's ARM ID, which a cluster failure (ClusterCredentialError) must name. */
   readonly clusterResourceId?: string;
 }
@@ -203,6 +213,8 @@ export function checkPass(record: PassRecord, identities: IdentityStore, secrets
     violations.push(`foreign fields changed: ${firstDifference(record.expectedForeign, foreignFields(record.after))}`);
   }
   violations.push(...msiViolations(msiHalf(record.before), msiHalf(record.after), identities));
+  const theirs = { entries: new Set(record.otherWriterEntries?.keys() ?? []), wholeSubtree: record.otherWriterRecordedStatus === true };
+  violations.push(...nonDefinitiveViolations(record.nonDefinitiveAnswers, record.before, record.after, theirs));
   const status = ownedStatus(record.after);
   if (record.outcome === "clusterFailure") {
     // The cluster's credential could not be had: nothing about its identities is known, nothing stored changes.
@@ -299,7 +311,7 @@ const isNotFound = (retrievalError: unknown): boolean => typeof retrievalError =
 
 /**
  * True when `after` holds a definitive answer about the identity, the only reason its stored IDs
- * may go: a 404 (recorded as ResourceNotFound, and the identity is indeed absent from ARM), or a
+ * may go: ARM's ResourceNotFound (and the identity is indeed absent from ARM), or a
  * 403 read with the cluster's own credential. (A read returning other values replaces them; that
  * is checked against ARM separately.)
  */
@@ -395,7 +407,7 @@ function unknownFieldViolations(where: string, before: Document, after: Document
 export interface StoredIdFates {
   /** Another answer about the identity was needed: the lookup failed without one, and the IDs were kept beside its retrievalError. */
   keptBesideError: number;
-  /** Cleared by a definitive answer (a 404). */
+  /** Cleared by a definitive answer (ARM's ResourceNotFound). */
   clearedByNotFound: number;
   /** Replaced by a read that returned other values. */
   replacedByRead: number;

@@ -192,6 +192,7 @@ export function renderReliabilityReport(figures: ReliabilityFigures): string {
     `| Faults fired | ${[campaign.faultsInjected, clusterMode.faultsInjected, engineSample.faultsInjected].reduce((sum, counts) => sum + Object.values(counts).reduce((total, count) => total + count, 0), 0)} | |`,
     `| Invariant violations (all scenarios) | ${total} | 0 |`,
     `| … of them: a stored clientId/principalId cleared without a definitive answer about the identity | ${violationsOf("definitiveAnswers")} | 0 |`,
+    `| … of them: a stored ID changed by a non-definitive answer (another 404, a malformed or partial answer) | ${violationsOf("nonDefinitiveAnswers")} | 0 |`,
     `| … of them: something stored changed by a failure not about one identity | ${violationsOf("globalFailures")} | 0 |`,
     `| … of them: a resource whose document exists lost from state | ${violationsOf("stateKeepsResources")} | 0 |`,
     `| … of them: another cluster's document or state changed by a cluster's failure | ${violationsOf("clusterIsolation")} | 0 |`,
@@ -218,7 +219,7 @@ export function renderReliabilityReport(figures: ReliabilityFigures): string {
       .map(([name, count]) => `${count} × ${name}`)
       .join(", ")}.`,
     "",
-    `Stored IDs in the passes that looked every identity up and wrote (entries that held a clientId/principalId before the pass): ${campaign.storedIds.confirmed} confirmed by a read, ${campaign.storedIds.replacedByRead} replaced by a read returning other values, ${campaign.storedIds.clearedByNotFound} cleared by a 404, ${campaign.storedIds.keptBesideError} kept beside a retrievalError because the lookup failed without a definitive answer.`,
+    `Stored IDs in the passes that looked every identity up and wrote (entries that held a clientId/principalId before the pass): ${campaign.storedIds.confirmed} confirmed by a read, ${campaign.storedIds.replacedByRead} replaced by a read returning other values, ${campaign.storedIds.clearedByNotFound} cleared by ARM's ResourceNotFound, ${campaign.storedIds.keptBesideError} kept beside a retrievalError because the lookup failed without a definitive answer.`,
     "",
     ...faultTable(campaign, engineSample),
     "",

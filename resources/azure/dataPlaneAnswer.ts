@@ -12,6 +12,7 @@ import type { CertificateCredentialMaterial } from "./certificateBundle";
 import { CertificateBundleError, parseCertificateBundle } from "./certificateBundle";
 import { goToLower } from "../core/goStrings";
 import { shortMessage } from "../core/identityStatus";
+import { describeType } from "../core/azureResourceId";
 
 /** Why a data plane answer, or the first party's token for it, could not be had. */
 export class DataPlaneError extends Error {
@@ -62,34 +63,117 @@ export interface ServiceManagedIdentityCredential {
 }
 
 /**
- * The entries of an answer.
- * @throws DataPlaneError for an error status, a body that is not JSON, or no `explicit_identities` array.
+ * The entries of an answer, as strict as upstream's client (msi-dataplane, Go's encoding/json into
+ * typed structs): an answer with a field of another type than its struct's anywhere is refused
+ * whole. Stricter where "the identity is gone" is at stake: each entry must name its identity
+ * (`resource_id`, as upstream's controller requires) and carry `client_id` and `object_id`, null
+ * or a string (a missing field is no answer about the identity).
+ * @throws DataPlaneError for an error status, a body that is not JSON, a field of another type, no
+ * `explicit_identities` array, or an entry without resource_id, client_id or object_id.
  */
 export function readDataPlaneAnswer(status: number, body: string, host: string): DataPlaneIdentity[] {
   let parsed: unknown;
+  let json = true;
   try {
     parsed = body.length === 0 ? undefined : JSON.parse(body);
   } catch {
-    parsed = undefined;
+    json = false;
   }
   if (status !== 200) {
     const error = (parsed as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
     const detail = typeof error?.code === "string" ? `${error.code}: ${shortMessage(typeof error.message === "string" ? error.message : "")}` : "no error body";
     throw new DataPlaneError(`the Managed Identities data plane at ${host} answered HTTP ${status} (${detail})`, { statusCode: status });
   }
-  const identities = (parsed as { explicit_identities?: unknown } | undefined)?.explicit_identities;
+  const refused = (problem: string): DataPlaneError => new DataPlaneError(`the Managed Identities data plane at ${host} answered ${problem}`);
+  if (!json) throw refused("a body that is not JSON");
+  const typeProblem = goTypeProblem(parsed, managedIdentityCredentials, "");
+  if (typeProblem !== undefined) throw refused(`what upstream's client refuses whole: ${typeProblem}`);
+  const identities = (parsed as { explicit_identities?: unknown } | null | undefined)?.explicit_identities;
   if (!Array.isArray(identities)) {
-    throw new DataPlaneError(`the Managed Identities data plane at ${host} answered with no explicit_identities`);
+    throw refused("with no explicit_identities");
   }
   return identities.map((candidate: unknown, index): DataPlaneIdentity => {
+    // A null entry decodes in Go as an entry with every field empty.
     const entry = typeof candidate === "object" && candidate !== null ? (candidate as Record<string, unknown>) : {};
-    const text = (name: string): string | null => (typeof entry[name] === "string" ? entry[name] : null);
-    const resourceId = text("resource_id");
-    if (resourceId === null || resourceId.length === 0) {
-      throw new DataPlaneError(`the Managed Identities data plane at ${host} answered an entry without resource_id (explicit_identities[${index}])`);
+    const resourceId = entry.resource_id;
+    if (typeof resourceId !== "string" || resourceId.length === 0) {
+      throw refused(`an entry without resource_id (explicit_identities[${index}])`);
     }
-    return { resourceId, clientId: text("client_id"), objectId: text("object_id"), entry };
+    for (const name of ["client_id", "object_id"]) {
+      if (!(name in entry)) throw refused(`an entry that has no ${name} (explicit_identities[${index}], ${resourceId})`);
+    }
+    return { resourceId, clientId: entry.client_id as string | null, objectId: entry.object_id as string | null, entry };
   });
+}
+
+/** A JSON shape as Go's encoding/json decodes into upstream's types: a *string, a struct (pointer), or a slice. */
+type GoShape = "string" | { readonly fields: Readonly<Record<string, GoShape>> } | { readonly items: GoShape };
+
+const text = "string" as const;
+const customClaims: GoShape = { fields: { xms_az_nwperimid: { items: text }, xms_az_tm: text } };
+const credentialFields = {
+  authentication_endpoint: text,
+  cannot_renew_after: text,
+  client_id: text,
+  client_secret: text,
+  client_secret_url: text,
+  custom_claims: customClaims,
+  mtls_authentication_endpoint: text,
+  not_after: text,
+  not_before: text,
+  object_id: text,
+  renew_after: text,
+  tenant_id: text,
+};
+/** msi-dataplane v0.4.3's UserAssignedIdentityCredentials. */
+const userAssignedIdentityCredentials: GoShape = { fields: { ...credentialFields, resource_id: text } };
+/** Its DelegatedResource. */
+const delegatedResource: GoShape = {
+  fields: {
+    delegation_id: text,
+    delegation_url: text,
+    explicit_identities: { items: userAssignedIdentityCredentials },
+    implicit_identity: userAssignedIdentityCredentials,
+    internal_id: text,
+    resource_id: text,
+  },
+};
+/** Its ManagedIdentityCredentials: the whole answer. */
+const managedIdentityCredentials: GoShape = {
+  fields: {
+    ...credentialFields,
+    delegated_resources: { items: delegatedResource },
+    delegation_url: text,
+    explicit_identities: { items: userAssignedIdentityCredentials },
+    internal_id: text,
+  },
+};
+
+/**
+ * Where `value` does not fit `shape` as Go's decoder sees it, named by its path, or undefined. Null
+ * fits every shape (a nil pointer or slice, an empty struct); fields the types do not name are
+ * ignored, as Go ignores them.
+ */
+function goTypeProblem(value: unknown, shape: GoShape, path: string): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  const where = path === "" ? "the answer" : path;
+  if (shape === "string") {
+    return typeof value === "string" ? undefined : `${where} is ${describeType(value)}, expected a string or null`;
+  }
+  if ("items" in shape) {
+    if (!Array.isArray(value)) return `${where} is ${describeType(value)}, expected an array or null`;
+    for (const [index, item] of value.entries()) {
+      const problem = goTypeProblem(item, shape.items, `${path}[${index}]`);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  }
+  if (typeof value !== "object" || Array.isArray(value)) return `${where} is ${describeType(value)}, expected an object or null`;
+  for (const [name, fieldShape] of Object.entries(shape.fields)) {
+    const problem = goTypeProblem((value as Record<string, unknown>)[name], fieldShape, path === "" ? name : `${path}.${name}`);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
 }
 
 /** The entry of `identityId` (matched by its lowercased ID), or undefined. */

@@ -6,6 +6,7 @@
 import { goToLower } from "../core/goStrings";
 import type { ManagedServiceIdentityClient, UserAssignedIdentitiesGetOptionalParams } from "@azure/arm-msi";
 import type { ParsedResourceId } from "../core/azureResourceId";
+import { describeType } from "../core/azureResourceId";
 
 /** The identity values this hook records. */
 export interface UserAssignedIdentityValues {
@@ -17,7 +18,8 @@ export interface UserAssignedIdentityValues {
 export interface UserAssignedIdentityReader {
   /**
    * GETs one identity. Resolves `undefined` when ARM answered 200 without `properties`.
-   * @throws the SDK's RestError (code, statusCode) or an AbortError when `abortSignal` fires.
+   * @throws the SDK's RestError (code, statusCode), a {@link MalformedAnswerError} for a 200 whose
+   * values are not strings, or an AbortError when `abortSignal` fires.
    */
   getUserAssignedIdentity(resourceId: ParsedResourceId, options: { readonly abortSignal: AbortSignal }): Promise<UserAssignedIdentityValues | undefined>;
   /**
@@ -43,19 +45,17 @@ export function createUserAssignedIdentityReader(
     async getUserAssignedIdentity(resourceId, options) {
       // The identity's own subscription, not the cluster's (upstream gap §5.7).
       const client = clientFor(goToLower(resourceId.subscriptionId));
-      let hasProperties = true;
-      const identity = await client.userAssignedIdentities.get(asUpstreamAsks(resourceId.resourceGroupName), asUpstreamAsks(resourceId.name), {
+      let answer = { kind: "noProperties" } as IdentityAnswer;
+      await client.userAssignedIdentities.get(asUpstreamAsks(resourceId.resourceGroupName), asUpstreamAsks(resourceId.name), {
         ...operationOptions,
         abortSignal: options.abortSignal,
         onResponse: (response) => {
-          // parsedBody is already flattened by the SDK; the raw text says whether `properties` came.
-          hasProperties = responseHasProperties(response.bodyAsText);
+          // The SDK flattens `properties` and keeps values of any type: the raw text is what ARM said.
+          answer = readIdentityAnswer(response.bodyAsText);
         },
       });
-      if (!hasProperties) {
-        return undefined;
-      }
-      return { clientId: identity.clientId ?? null, principalId: identity.principalId ?? null };
+      if (answer.kind === "malformed") throw new MalformedAnswerError(answer.problem);
+      return answer.kind === "noProperties" ? undefined : answer.values;
     },
   };
 }
@@ -72,15 +72,44 @@ export function asUpstreamAsks(segment: string): string {
   return [...segment].every((character) => character.charCodeAt(0) < 0x80) ? segment.toLowerCase() : segment;
 }
 
-/** True when an ARM response body is JSON with an object `properties`. */
-export function responseHasProperties(bodyAsText: string | null | undefined): boolean {
-  if (typeof bodyAsText !== "string") {
-    return false;
-  }
+/** What a 200 answer to an identity GET says, read from its raw text. */
+export type IdentityAnswer =
+  | { readonly kind: "values"; readonly values: { readonly clientId: string; readonly principalId: string } }
+  | { readonly kind: "noProperties" }
+  | { readonly kind: "malformed"; readonly problem: string };
+
+/**
+ * Reads the raw text of a 200 answer to an identity GET. `noProperties` when it is not JSON with an
+ * object `properties`. The fields of `properties` that upstream's SDK decodes as strings (clientId,
+ * principalId, tenantId, isolationScope) must be strings or null where present, as Go's decoder
+ * requires; clientId and principalId must be strings: an identity that exists has both, so an
+ * answer without one says nothing definitive about it (`malformed`, naming the field).
+ */
+export function readIdentityAnswer(bodyAsText: string | null | undefined): IdentityAnswer {
+  let body: unknown;
   try {
-    const body = JSON.parse(bodyAsText) as { properties?: unknown };
-    return typeof body.properties === "object" && body.properties !== null && !Array.isArray(body.properties);
+    body = typeof bodyAsText === "string" ? JSON.parse(bodyAsText) : undefined;
   } catch {
-    return false;
+    body = undefined;
   }
+  const properties = (body as { properties?: unknown } | null | undefined)?.properties;
+  if (typeof properties !== "object" || properties === null || Array.isArray(properties)) {
+    return { kind: "noProperties" };
+  }
+  const fields = properties as Record<string, unknown>;
+  for (const name of ["clientId", "principalId", "tenantId", "isolationScope"]) {
+    const value = fields[name];
+    const required = name === "clientId" || name === "principalId";
+    if (typeof value === "string" || (!required && (value === undefined || value === null))) continue;
+    const found = value === undefined ? "missing" : describeType(value);
+    return { kind: "malformed", problem: `properties.${name} is ${found}, expected a string` };
+  }
+  return { kind: "values", values: { clientId: fields.clientId as string, principalId: fields.principalId as string } };
 }
+
+/** A 200 answer whose values are not what an identity has (readIdentityAnswer): a failure of that identity, not an answer about it. */
+export class MalformedAnswerError extends Error {
+  readonly code = "MalformedAnswer";
+  readonly statusCode = 200;
+}
+MalformedAnswerError.prototype.name = "MalformedAnswerError";

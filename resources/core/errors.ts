@@ -5,6 +5,9 @@
 import type { LookupErrorDetails } from "./identityStatus";
 import { shortMessage } from "./identityStatus";
 import { goToLower } from "./goStrings";
+import { azureErrorCode } from "./azureErrorCode";
+export { azureErrorCode } from "./azureErrorCode";
+export { retryAfterInMs } from "./retryAfter";
 import { clusterMessage, serviceProviderClusterDocumentLabel } from "./clusterMessage";
 
 /** One identity whose lookup failed with something other than ResourceNotFound. */
@@ -122,15 +125,19 @@ function asErrorLike(error: unknown): ErrorLike {
 /**
  * Which side of the line an identity lookup error falls on (docs/design.md, "Global failures"):
  *
- * - `notFound`: ARM answers 404 (`ResourceNotFound`, or another 404 code such as
- *   `ResourceGroupNotFound`): the identity does not exist. Data, not a failure.
+ * - `notFound`: the Azure error code is `ResourceNotFound`, as upstream decides it (its
+ *   IsResourceNotFoundErr: the code azcore reads from the answer, whatever the status): the
+ *   identity does not exist. Data, not a failure. Any other 404 (`SubscriptionNotFound`,
+ *   `ResourceGroupNotFound`, or no Azure error at all, as an endpoint that does not route to ARM
+ *   answers) says nothing definitive about the identity and is an `identity` failure.
  * - `identity`: a failure about this identity only (403 on it, other 4xx, 5xx, 429, timeouts,
- *   a connection reset): the entry is cleared and carries a retrievalError, as upstream does.
+ *   a connection reset): the entry records a retrievalError (statusDecision.ts says which keep
+ *   their stored IDs).
  * - `global`: nothing about this identity; no lookup of the pass can be trusted. The credential
  *   cannot get a token (any @azure/identity failure, which covers the token endpoint being down
- *   or answering 5xx or 401), ARM answers 401 (the token itself is refused), or the ARM endpoint
- *   cannot be reached at all (DNS, connection refused, TLS/certificate). The pass ends before any
- *   write and stored entries stay as they were.
+ *   or answering 5xx or 401), ARM answers 401 (the token itself is refused, whatever its code), or
+ *   the ARM endpoint cannot be reached at all (DNS, connection refused, TLS/certificate). The pass
+ *   ends before any write and stored entries stay as they were.
  */
 export type LookupErrorKind = "notFound" | "identity" | "global";
 
@@ -161,6 +168,7 @@ export function classifyLookupError(error: unknown): { readonly kind: LookupErro
   const causeCode = (like as { cause?: { code?: unknown } }).cause?.code;
   const ownCode = typeof like.code === "string" && like.code !== "REQUEST_SEND_ERROR" ? like.code : undefined;
   const nodeCode = ownCode ?? (typeof causeCode === "string" ? causeCode : undefined);
+  const answeredCode = statusCode === undefined ? undefined : azureErrorCode(like);
   let code: string;
   let kind: LookupErrorKind = "identity";
   if (name === "AbortError" || name === "TimeoutError") {
@@ -171,6 +179,8 @@ export function classifyLookupError(error: unknown): { readonly kind: LookupErro
   } else if (nodeCode !== undefined && isEndpointUnreachableCode(nodeCode)) {
     code = nodeCode;
     kind = "global";
+  } else if (answeredCode !== undefined) {
+    code = answeredCode || `HTTP${statusCode ?? ""}`;
   } else if (typeof like.code === "string" && like.code.length > 0) {
     code = like.code === "REQUEST_SEND_ERROR" ? "ConnectionFailed" : like.code;
   } else {
@@ -178,10 +188,11 @@ export function classifyLookupError(error: unknown): { readonly kind: LookupErro
   }
   if (statusCode === 401) {
     kind = "global";
-  } else if (code === "ResourceNotFound" || statusCode === 404) {
+  } else if (code === "ResourceNotFound") {
     kind = "notFound";
   }
-  const message = code === "Timeout" ? "the lookup did not complete within the configured lookup timeout" : shortMessage(rawMessage) || name;
+  const fallback = answeredCode === "" ? "the answer carries no Azure error code" : name;
+  const message = code === "Timeout" ? "the lookup did not complete within the configured lookup timeout" : shortMessage(rawMessage) || fallback;
   return { kind, details: statusCode === undefined ? { code, message } : { code, statusCode, message } };
 }
 
@@ -216,35 +227,4 @@ export function describeCosmosError(error: unknown): string {
   // Cosmos messages carry JSON fragments and activity IDs on later lines; keep the first sentence.
   const text = shortMessage(message.replace(/^Message:\s*/i, "").replace(/^\{"Errors":\["?/, "")).slice(0, 300);
   return `${code ?? "CosmosError"}${status === undefined ? "" : ` (HTTP ${status})`}: ${text}`;
-}
-
-/**
- * The wait a failed ARM response asks for, in milliseconds: `retry-after-ms`,
- * `x-ms-retry-after-ms`, or `retry-after` (seconds or an HTTP date). Undefined when it asks none.
- * Hand-written because @azure/core-rest-pipeline reads these same headers only inside its
- * throttling retry policy and exports no parser of them (checked in 1.24), and that policy is not
- * used (resources/sync/lookUpIdentity.ts says why); the pure core loads no SDK (.dependency-cruiser.cjs).
- */
-export function retryAfterInMs(error: unknown): number | undefined {
-  const response = (error as { response?: { headers?: { get?: (name: string) => string | undefined } } } | undefined)?.response;
-  const get = response?.headers?.get?.bind(response.headers);
-  if (get === undefined) {
-    return undefined;
-  }
-  for (const name of ["retry-after-ms", "x-ms-retry-after-ms"]) {
-    const milliseconds = Number(get(name));
-    if (get(name) !== undefined && Number.isFinite(milliseconds) && milliseconds >= 0) {
-      return milliseconds;
-    }
-  }
-  const retryAfter = get("retry-after");
-  if (retryAfter === undefined) {
-    return undefined;
-  }
-  const seconds = Number(retryAfter);
-  if (retryAfter.trim() !== "" && Number.isFinite(seconds) && seconds >= 0) {
-    return seconds * 1000;
-  }
-  const date = Date.parse(retryAfter);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }

@@ -9,9 +9,11 @@
  *   match the desired set; otherwise there is work at once.
  * - Decision: one answer names every requested identity (matched by lowercased `resource_id`,
  *   order and casing not assumed); its `client_id` and `object_id` are written as answered, a null
- *   leaving the field out (the data plane answers null for an identity that no longer exists). An
- *   answer with another count of entries, or one that misses a requested identity, decides
- *   nothing: nothing is written. A complete answer sets the recheck time 12 h (+ up to 50 %) ahead.
+ *   leaving the field out (the data plane answers null for both of an identity that no longer
+ *   exists). An answer that is not that decides nothing and nothing is written: one naming an
+ *   identity not asked for, missing one asked for, with another count of entries (upstream's
+ *   checks), or with one of the two null and not the other (neither "gone" nor an identity's
+ *   values). A complete answer sets the recheck time 12 h (+ up to 50 %) ahead.
  */
 import { goToLower } from "./goStrings";
 import type { DesiredIdentity } from "./identityStatus";
@@ -99,14 +101,26 @@ export function decideMsiStatus(
   now: Date,
   random: () => number,
 ): { readonly ok: true; readonly status: MsiManagedIdentities } | { readonly ok: false; readonly problem: string } {
-  const requested = msiRequestedIdentities(desired).length;
-  if (answer.length !== requested) {
-    return { ok: false, problem: `the answer holds ${answer.length} identities where ${requested} were asked for` };
-  }
+  const requested = msiRequestedIdentities(desired);
+  const asked = new Set(requested.map((resourceId) => goToLower(resourceId)));
+  const unknown = answer.find((entry) => !asked.has(goToLower(entry.resourceId)));
+  if (unknown !== undefined) return { ok: false, problem: `the answer names ${unknown.resourceId}, which was not asked for` };
   const byKey = new Map(answer.map((entry) => [goToLower(entry.resourceId), entry]));
-  const entryOf = (identity: DesiredIdentity): MsiIdentityEntry | undefined => {
-    const answered = byKey.get(identity.key);
-    if (answered === undefined) return undefined;
+  const missing = requested.find((resourceId) => !byKey.has(goToLower(resourceId)));
+  if (missing !== undefined) return { ok: false, problem: `the answer holds nothing for ${missing}` };
+  if (answer.length !== requested.length) {
+    return { ok: false, problem: `the answer holds ${answer.length} identities where ${requested.length} were asked for` };
+  }
+  const halfNull = answer.find((entry) => (entry.clientId === null) !== (entry.objectId === null));
+  if (halfNull !== undefined) {
+    const [nullField, otherField] = halfNull.clientId === null ? ["client_id", "object_id"] : ["object_id", "client_id"];
+    return {
+      ok: false,
+      problem: `the answer's ${nullField} for ${halfNull.resourceId} is null but its ${otherField} is not (the data plane answers null for both of an identity that no longer exists)`,
+    };
+  }
+  const entryOf = (identity: DesiredIdentity): MsiIdentityEntry => {
+    const answered = byKey.get(identity.key) as MsiAnswerEntry;
     return {
       resourceId: identity.resourceId,
       ...(answered.clientId === null ? {} : { clientId: answered.clientId }),
@@ -114,12 +128,8 @@ export function decideMsiStatus(
     };
   };
   const controlPlaneOperatorsIdentities: Record<string, MsiIdentityEntry> = {};
-  for (const identity of [...desired.controlPlaneOperators, desired.serviceManagedIdentity]) {
-    const entry = entryOf(identity);
-    if (entry === undefined) return { ok: false, problem: `the answer holds nothing for ${identity.resourceId}` };
-    if (identity !== desired.serviceManagedIdentity) controlPlaneOperatorsIdentities[identity.key] = entry;
-  }
-  const serviceManagedIdentity = entryOf(desired.serviceManagedIdentity) as MsiIdentityEntry;
+  for (const identity of desired.controlPlaneOperators) controlPlaneOperatorsIdentities[identity.key] = entryOf(identity);
+  const serviceManagedIdentity = entryOf(desired.serviceManagedIdentity);
   return {
     ok: true,
     status: {

@@ -55,7 +55,7 @@ export function statusFromOutputs(value: unknown): OutputsStatus | undefined {
 
 /**
  * How many identities the status records, and how many of them resolved, were not found or
- * failed (a retrievalError recording a 404 counts as not found). Two operators naming one
+ * failed (a retrievalError recording ARM's ResourceNotFound counts as not found). Two operators naming one
  * identity count once, as in Cosmos.
  */
 export function statusCounts(status: OutputsStatus): StatusCounts {

@@ -62,21 +62,14 @@ const hookRetrievalErrorPattern = /^(\S+) \(HTTP (\d{3})\): /;
 
 /**
  * True when a stored retrievalError records that the identity does not exist (data, not a
- * failure). The hook writes `<code> (HTTP 404): …` for every 404 (`ResourceNotFound`,
- * `ResourceGroupNotFound`, …, see classifyLookupError), so its own text is judged by code and
- * status only, never by words in the message. Upstream writes the raw SDK text, which names
- * the code (`ERROR CODE: ResourceNotFound`): any other text is NotFound when it contains
- * `ResourceNotFound`.
+ * failure): its Azure error code is `ResourceNotFound`, as upstream decides it (the code only,
+ * whatever the status; any other 404 is a failure). Read from this hook's
+ * `<code> (HTTP <status>): …` (or `<code>: …` when no answer gave a status) or from upstream's raw
+ * SDK text (its `ERROR CODE: <code>` line), never from words elsewhere in the message.
  */
 export function isNotFoundRetrievalError(retrievalError: string | undefined): boolean {
-  if (typeof retrievalError !== "string") {
-    return false;
-  }
-  const hookFormat = hookRetrievalErrorPattern.exec(retrievalError);
-  if (hookFormat !== null) {
-    return hookFormat[1] === "ResourceNotFound" || hookFormat[2] === "404";
-  }
-  return retrievalError.includes("ResourceNotFound");
+  if (typeof retrievalError !== "string") return false;
+  return retrievalErrorKind(retrievalError).code === "ResourceNotFound" || retrievalError.startsWith("ResourceNotFound: ");
 }
 
 /** True when a stored retrievalError records a real failure: one that reopens the recheck gate. */
@@ -93,7 +86,7 @@ export function retrievalErrorKind(retrievalError: string): { readonly code: str
   if (hookFormat !== null) {
     return { code: hookFormat[1], statusCode: hookFormat[2] };
   }
-  return { code: /ERROR CODE:\s*(\S+)/.exec(retrievalError)?.[1], statusCode: /RESPONSE (\d{3})\b/.exec(retrievalError)?.[1] };
+  return { code: /^ERROR CODE: (\S+)$/m.exec(retrievalError)?.[1], statusCode: /RESPONSE (\d{3})\b/.exec(retrievalError)?.[1] };
 }
 
 /** True when two stored retrievalErrors record the same kind of failure (same code, or same status when a code is missing). */

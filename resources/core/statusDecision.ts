@@ -4,12 +4,13 @@
  *
  * The rules (docs/design.md, "What may change a stored ID"):
  *
- * 1. Stored IDs change only on a definitive answer about that identity: a 404 (it does not exist),
- *    a read that returns other values, or a 403 read with the cluster's own credential (the
- *    identity is not the cluster's to read). Any other failure (a timeout, throttling after its
- *    retries, a 5xx, a connection reset, a 403 to a credential that is not the cluster's own, a
- *    200 without properties) keeps the stored clientId/principalId and records the failure in
- *    `retrievalError` beside them. `idsOnLookupFailure: "clear"` restores upstream's rule: any
+ * 1. Stored IDs change only on a definitive answer about that identity: ARM's `ResourceNotFound`
+ *    (it does not exist; errors.ts reads the code as upstream does), a read that returns other
+ *    values, or a 403 read with the cluster's own credential (the identity is not the cluster's to
+ *    read). Any other failure (any other 404, a timeout, throttling after its retries, a 5xx, a
+ *    connection reset, a 403 to a credential that is not the cluster's own, a 200 without
+ *    properties or with a clientId/principalId that is not a string) keeps the stored
+ *    clientId/principalId and records the failure in `retrievalError` beside them. `idsOnLookupFailure: "clear"` restores upstream's rule: any
  *    failed lookup clears the entry's IDs.
  * 2. A failed entry leaves the recheck time unset, so the next pass retries.
  * 3. After a conflict (HTTP 412) the decision is made again against the document as it is now
@@ -49,7 +50,7 @@ export type DecidedOutcome = Exclude<IdentityLookupOutcome, { readonly kind: "gl
 
 /**
  * True when a failed lookup is a definitive answer about the identity, so its stored IDs must go:
- * a 403 read with the cluster's own credential. (404s are `notFound` outcomes, definitive too.)
+ * a 403 read with the cluster's own credential. (ARM's `ResourceNotFound` is a `notFound` outcome, definitive too.)
  */
 export function isDefinitiveFailure(error: LookupErrorDetails, credentialScope: CredentialScope): boolean {
   return error.statusCode === 403 && credentialScope === "cluster";

@@ -10,12 +10,14 @@
  *    (syncDependencies.ts `msiAnswers`): the Managed Identities data plane asked as the first
  *    party at the cluster's identity URL (`clusterServiceManagedIdentity`), the fixed identity's
  *    IDs for every identity as upstream's stand-in answers (`fixedIdentity`), or ARM read with the
- *    process credential (`processCredential`, a trial mode: a 404 stands for the data plane's
- *    null, any other failure is no answer).
- * 3. Only a complete answer is written (its nulls included: the data plane answers null for an
- *    identity that no longer exists). Anything short of it (a data plane failure, a timeout,
- *    throttling, an answer missing an identity) writes nothing of this half: the stored IDs stay,
- *    where upstream would also write nothing. The other half of the status is decided on its own.
+ *    process credential (`processCredential`, a trial mode: ARM's ResourceNotFound stands for the
+ *    data plane's null, any other failure is no answer).
+ * 3. Only a complete, well-formed answer is written (its nulls included: the data plane answers
+ *    null for both IDs of an identity that no longer exists). Anything short of it (a data plane
+ *    failure, a timeout, throttling, an answer upstream's client refuses for a field of another
+ *    type, an entry missing a field, an answer missing an identity or naming one not asked for)
+ *    writes nothing of this half: the stored IDs stay, and the error names what was wrong. The
+ *    other half of the status is decided on its own.
  * 4. After a conflict (HTTP 412) the half is decided again on the document as it is now: when the
  *    other writer left it current, nothing is written.
  * 5. Upstream's stand-in (`fixedIdentity`) answers its own IDs for every identity: over stored IDs

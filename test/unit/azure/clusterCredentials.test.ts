@@ -81,7 +81,12 @@ function sourceOf(world: FakeWorld, acquireArmToken: (credential: TokenCredentia
       world.armClients.push({ subscriptionId, clientId });
       return {
         userAssignedIdentities: {
-          get: (_group: string, name: string) => Promise.resolve({ clientId: `${name} read by ${clientId}`, principalId: "p" }),
+          // As the SDK does: the raw answer goes to onResponse, the flattened identity is returned.
+          get: (_group: string, name: string, options?: { onResponse?: (response: { bodyAsText: string }) => void }) => {
+            const properties = { clientId: `${name} read by ${clientId}`, principalId: "p" };
+            options?.onResponse?.({ bodyAsText: JSON.stringify({ name, properties }) });
+            return Promise.resolve(properties);
+          },
         },
       } as unknown as ManagedServiceIdentityClient;
     },

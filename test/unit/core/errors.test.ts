@@ -4,6 +4,7 @@ import { AzureAccessError, isAzureAccessError } from "../../../resources/core/az
 import {
   CosmosDocumentError,
   UserAssignedIdentityReadError,
+  azureErrorCode,
   classifyLookupError,
   cosmosStatusCode,
   describeCosmosError,
@@ -13,6 +14,22 @@ import {
 import { SettingsError } from "../../../resources/core/settings";
 import { cosmosError } from "../../fakes/inMemoryDocumentStore";
 import { restError } from "../../fakes/scriptedUserAssignedIdentityReader";
+
+/** A RestError as @azure/core-client throws it for an answer: its own `code` from the body, and the response. */
+function armAnswer(statusCode: number, bodyAsText: string, headers: Record<string, string> = {}): Error {
+  let code: unknown;
+  try {
+    code = (JSON.parse(bodyAsText) as { error?: { code?: unknown } }).error?.code;
+  } catch {
+    code = undefined;
+  }
+  return Object.assign(new Error(bodyAsText), {
+    name: "RestError",
+    code,
+    statusCode,
+    response: { status: statusCode, bodyAsText, headers: { get: (name: string) => headers[name.toLowerCase()] } },
+  });
+}
 
 const named = (name: string, message: string): Error => Object.assign(new Error(message), { name });
 const nodeError = (code: string, message: string): Error => Object.assign(new Error(message), { code });
@@ -29,7 +46,7 @@ describe("classifyLookupError", () => {
     [
       "a 404 with another code",
       restError("ResourceGroupNotFound", 404, "Resource group 'x' could not be found."),
-      "notFound",
+      "identity",
       { code: "ResourceGroupNotFound", statusCode: 404, message: "Resource group 'x' could not be found." },
     ],
     ["ResourceNotFound without a status", restError("ResourceNotFound", undefined, "gone"), "notFound", { code: "ResourceNotFound", message: "gone" }],
@@ -134,6 +151,42 @@ describe("classifyLookupError", () => {
     ["a thrown string", "just a string", "identity", { code: "Error", message: "just a string" }],
   ])("classifies %s", (_title, error, kind, details) => {
     expect(classifyLookupError(error)).toEqual({ kind, details });
+  });
+
+  it.each([
+    ["ARM's ResourceNotFound", armAnswer(404, '{"error":{"code":"ResourceNotFound","message":"gone"}}'), "notFound", "ResourceNotFound"],
+    ["ResourceNotFound with another status, as upstream counts it", armAnswer(400, '{"error":{"code":"ResourceNotFound"}}'), "notFound", "ResourceNotFound"],
+    ["SubscriptionNotFound", armAnswer(404, '{"error":{"code":"SubscriptionNotFound","message":"no"}}'), "identity", "SubscriptionNotFound"],
+    ["ParentResourceNotFound", armAnswer(404, '{"error":{"code":"ParentResourceNotFound"}}'), "identity", "ParentResourceNotFound"],
+    ["a 404 without a body (a misrouted endpoint)", armAnswer(404, ""), "identity", "HTTP404"],
+    ["a 404 with a page of text", armAnswer(404, "<html><body>404 page not found</body></html>"), "identity", "HTTP404"],
+    ["a 404 whose code is no string", armAnswer(404, '{"error":{"code":404}}'), "identity", "HTTP404"],
+    ["a 404 whose error is no object", armAnswer(404, '{"error":"ResourceNotFound"}'), "identity", "HTTP404"],
+    ["the code beside no error envelope", armAnswer(404, '{"code":"ResourceNotFound"}'), "notFound", "ResourceNotFound"],
+    ["an OData error", armAnswer(404, '{"odata.error":{"code":"ResourceNotFound"}}'), "notFound", "ResourceNotFound"],
+    ["an XML error", armAnswer(404, "<Error><Code> ResourceNotFound </Code></Error>"), "notFound", "ResourceNotFound"],
+    [
+      "x-ms-error-code before the body",
+      armAnswer(404, '{"error":{"code":"ResourceNotFound"}}', { "x-ms-error-code": "SubscriptionNotFound" }),
+      "identity",
+      "SubscriptionNotFound",
+    ],
+    ["x-ms-error-code without a body", armAnswer(404, "", { "x-ms-error-code": "ResourceNotFound" }), "notFound", "ResourceNotFound"],
+    ["a 401 with ResourceNotFound stays global", armAnswer(401, '{"error":{"code":"ResourceNotFound"}}'), "global", "ResourceNotFound"],
+  ])("reads the Azure error code of %s as upstream's SDK does", (_title, error, kind, code) => {
+    const classified = classifyLookupError(error);
+    expect(classified.kind).toBe(kind);
+    expect(classified.details.code).toBe(code);
+  });
+
+  it("says when a failed answer carries no Azure error code and no text", () => {
+    expect(classifyLookupError(armAnswer(404, "")).details).toEqual({ code: "HTTP404", statusCode: 404, message: "the answer carries no Azure error code" });
+  });
+
+  it("reads no code from an error without an answer body", () => {
+    expect(azureErrorCode(restError("ResourceNotFound", 404, "gone"))).toBeUndefined();
+    expect(azureErrorCode(Object.assign(new Error("x"), { response: { headers: { get: () => undefined } } }))).toBeUndefined();
+    expect(azureErrorCode(armAnswer(404, ""))).toBe("");
   });
 
   it("redacts a token in the message", () => {

@@ -144,7 +144,7 @@ describe("workReason (upstream set match and needsWork)", () => {
 
   it.each([
     ["the hook's ResourceNotFound", "ResourceNotFound (HTTP 404): The Resource 'x' under resource group 'rg' was not found."],
-    ["the hook's ResourceGroupNotFound (any 404 is NotFound)", "ResourceGroupNotFound (HTTP 404): Resource group 'rg' could not be found."],
+    ["the hook's ResourceNotFound with no status", "ResourceNotFound: gone"],
     ["upstream's raw SDK text", upstreamNotFoundText],
   ])("has no work inside the recheck window when the only error is NotFound (%s): it is data", (_title, text) => {
     const status = stored([keyA, keyB], new Date(now.getTime() + hour), { [keyA]: text });
@@ -161,6 +161,8 @@ describe("workReason (upstream set match and needsWork)", () => {
     ["429", "TooManyRequests (HTTP 429): throttled"],
     ["a timeout", "Timeout: the lookup did not complete within the configured lookup timeout"],
     ["a 403 whose message mentions a 404", "AuthorizationFailed (HTTP 403): earlier answer was ResourceNotFound (HTTP 404)"],
+    ["a 404 with another code", "ResourceGroupNotFound (HTTP 404): Resource group 'rg' could not be found."],
+    ["a 404 without an Azure error code", "HTTP404 (HTTP 404): 404 page not found"],
     [
       "upstream's raw text of a 500",
       upstreamNotFoundText.replace("404: 404 Not Found", "500: 500 Internal Server Error").replaceAll("ResourceNotFound", "InternalServerError"),
@@ -375,10 +377,19 @@ describe("statusEquals and identitiesEqual", () => {
 describe("isNotFoundRetrievalError and isFailedRetrievalError", () => {
   it.each([
     ["ResourceNotFound (HTTP 404): gone", true],
-    ["ResourceGroupNotFound (HTTP 404): gone", true],
-    ["SubscriptionNotFound (HTTP 404): gone", true],
+    ["ResourceNotFound: gone", true],
+    ["ResourceGroupNotFound (HTTP 404): gone", false],
+    ["SubscriptionNotFound (HTTP 404): gone", false],
+    ["HTTP404 (HTTP 404): 404 page not found", false],
+    ["ParentResourceNotFound (HTTP 404): gone", false],
     [upstreamNotFoundText, true],
+    // Upstream counts the code, whatever the status.
+    [upstreamNotFoundText.replace("RESPONSE 404: 404 Not Found", "RESPONSE 400: 400 Bad Request"), true],
+    [upstreamNotFoundText.replace("ERROR CODE: ResourceNotFound", "ERROR CODE: SubscriptionNotFound"), false],
+    [upstreamNotFoundText.replace("ERROR CODE: ResourceNotFound", "ERROR CODE: ParentResourceNotFound"), false],
+    [upstreamNotFoundText.replace("ERROR CODE: ResourceNotFound", "ERROR CODE UNAVAILABLE"), false],
     ["AuthorizationFailed (HTTP 403): ResourceNotFound was expected", false],
+    ["Timeout: ERROR CODE: ResourceNotFound in the message", false],
     ["InternalServerError (HTTP 500): (HTTP 404) in the body", false],
     ["ConnectionFailed: connect ECONNREFUSED", false],
     ["Timeout: the lookup did not complete", false],
@@ -404,7 +415,7 @@ describe("countEntries", () => {
         e: { resourceID: "e" },
       },
     });
-    expect(counts).toEqual({ identityCount: 5, resolvedCount: 2, notFoundCount: 2, failedCount: 1 });
+    expect(counts).toEqual({ identityCount: 5, resolvedCount: 2, notFoundCount: 1, failedCount: 2 });
   });
 
   it("counts nothing in an empty status", () => {

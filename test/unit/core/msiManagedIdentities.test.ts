@@ -81,20 +81,41 @@ describe("the MSI half's decisions", () => {
     expect(msiRequestedIdentities(desired)).toEqual([cp, smi]);
   });
 
+  const entry = (resourceId: string, clientId: string | null = "c", objectId: string | null = "p") => ({ resourceId, clientId, objectId });
   it.each([
-    ["one entry too few", [{ resourceId: smi, clientId: "c", objectId: "p" }], /holds 1 identities where 2 were asked for/],
+    ["one entry too few", [entry(smi)], /^the answer holds nothing for .*control-plane$/],
     [
-      "an identity it was not asked for",
-      [
-        { resourceId: smi, clientId: "c", objectId: "p" },
-        { resourceId: `${cp}-other`, clientId: "c", objectId: "p" },
-      ],
-      /holds nothing for .*control-plane$/,
+      "an identity it was not asked for in place of one",
+      [entry(smi), entry(`${cp}-other`)],
+      /^the answer names .*control-plane-other, which was not asked for$/,
     ],
+    [
+      "an identity it was not asked for besides",
+      [entry(smi), entry(cp), entry(`${cp}-other`)],
+      /^the answer names .*control-plane-other, which was not asked for$/,
+    ],
+    ["one identity twice", [entry(smi), entry(cp), entry(cp.toUpperCase())], /^the answer holds 3 identities where 2 were asked for$/],
+    [
+      "a null client_id beside an object_id",
+      [entry(smi), entry(cp, null, "p")],
+      /^the answer's client_id for .*control-plane is null but its object_id is not/,
+    ],
+    ["a null object_id beside a client_id", [entry(smi, "c", null), entry(cp)], /^the answer's object_id for .*\/smi is null but its client_id is not/],
   ])("decides nothing on an answer with %s", (_title, answer, problem) => {
     const decided = decideMsiStatus(desired, answer, now, () => 0);
     expect(decided.ok).toBe(false);
     if (!decided.ok) expect(decided.problem).toMatch(problem);
+  });
+
+  it("takes the data plane's null for both IDs as the identity being gone, and an empty string as a value", () => {
+    const decided = decideMsiStatus(desired, [entry(cp.toUpperCase(), null, null), entry(smi, "", "")], now, () => 0);
+    expect(decided).toMatchObject({
+      ok: true,
+      status: {
+        controlPlaneOperatorsIdentities: { [cp.toLowerCase()]: { resourceId: cp } },
+        serviceManagedIdentity: { resourceId: smi, clientId: "", principalId: "" },
+      },
+    });
   });
 
   it("refuses a cluster document without a service managed identity, or with a null or malformed operator ID, naming the field", () => {

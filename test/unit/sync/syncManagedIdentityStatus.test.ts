@@ -162,14 +162,26 @@ describe("syncManagedIdentityStatus: upstream SyncOnce scenarios", () => {
     expect(new Date(subtree.earliestRecheckTime as string).getTime()).toBeGreaterThan(fixedNow.getTime());
   });
 
-  it("treats a 404 with another code (the resource group is gone) as not found too", async () => {
+  it.each([
+    ["ResourceGroupNotFound", restError("ResourceGroupNotFound", 404, "Resource group 'test-rg' could not be found.")],
+    ["SubscriptionNotFound", restError("SubscriptionNotFound", 404, "The subscription could not be found.")],
+    ["no Azure error code", restError(undefined, 404, "404 page not found")],
+  ])("takes a 404 with %s for a failure, not for the identity being gone: stored IDs kept, recheck left open", async (_title, error) => {
     const harness = createHarness({
-      documents: [spcWith({})],
-      identities: { [identityA]: { error: restError("ResourceGroupNotFound", 404, "Resource group 'test-rg' could not be found.") } },
+      documents: [spcWith({ identities: { [keyA]: { resourceID: identityA, clientId: "prior-client", principalId: "prior-principal" } } })],
+      identities: { [identityA]: { error } },
     });
-    const result = await sync(harness, [identityA]);
-    expect(result.failures).toEqual([]);
-    expect((persistedSubtree(harness) as JsonObject).earliestRecheckTime).toBe(recheckAtRandomZero);
+    const failure = await syncFailing(harness, [identityA]);
+    expect(failure.message).toContain(`${identityA}: `);
+    expect(failure.message).toContain("[stored IDs kept]");
+    const subtree = persistedSubtree(harness) as JsonObject;
+    expect(subtree.earliestRecheckTime).toBeUndefined();
+    expect((subtree.identities as JsonObject)[keyA]).toEqual({
+      resourceID: identityA,
+      clientId: "prior-client",
+      principalId: "prior-principal",
+      retrievalError: expect.stringMatching(/^(ResourceGroupNotFound|SubscriptionNotFound|HTTP404) \(HTTP 404\): /) as unknown,
+    });
   });
 });
 
