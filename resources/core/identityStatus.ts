@@ -5,6 +5,10 @@
  * other pure modules.
  */
 import { goToLower } from "./goStrings";
+import type { KeyedIdentity } from "./statusHalf";
+import { gateReason, holdsExactly, sameEntries, sameInstant, sameResourceId } from "./statusHalf";
+
+export { parseTimestamp } from "./statusHalf";
 import type { LookupErrorDetails } from "./retrievalError";
 import { formatRetrievalError, isFailedRetrievalError, isNotFoundRetrievalError, sameFailureKind } from "./retrievalError";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
@@ -28,10 +32,7 @@ export const recheckIntervalInMs = 12 * 60 * 60 * 1000;
 export const recheckJitterFactor = 0.5;
 
 /** One desired identity: its lowercase key and the canonical ID as the user spelled it. */
-export interface DesiredIdentity {
-  readonly key: string;
-  readonly resourceId: string;
-}
+export type DesiredIdentity = KeyedIdentity;
 
 /** A per-field problem with the desired set, in the shape of a Pulumi check failure. */
 export interface DesiredSetFailure {
@@ -105,15 +106,6 @@ export function formatTimestamp(instant: Date): string {
   return `${instant.toISOString().slice(0, 19)}Z`;
 }
 
-/** Parses an RFC 3339 timestamp; undefined when absent or unparseable. */
-export function parseTimestamp(value: unknown): Date | undefined {
-  if (typeof value !== "string" || value.length === 0) {
-    return undefined;
-  }
-  const instant = new Date(value);
-  return Number.isNaN(instant.getTime()) ? undefined : instant;
-}
-
 /** `now + 12 h + random × 0.5 × 12 h`, whole seconds. `random` returns a value in [0, 1). */
 export function nextRecheckTime(now: Date, random: () => number): string {
   const jitter = Math.min(Math.max(random(), 0), 0.999999) * recheckJitterFactor * recheckIntervalInMs;
@@ -131,22 +123,9 @@ export type WorkReason = "desiredSetChanged" | "neverChecked" | "recheckDue" | "
  */
 export function workReason(desired: readonly DesiredIdentity[], stored: DataPlaneOperatorsManagedIdentities, now: Date): WorkReason | undefined {
   const storedIdentities = stored.identities ?? {};
-  const storedKeys = Object.keys(storedIdentities);
-  const sameKeys = storedKeys.length === desired.length && desired.every((identity) => identity.key in storedIdentities);
-  if (!sameKeys) {
-    return "desiredSetChanged";
-  }
-  const recheck = parseTimestamp(stored.earliestRecheckTime);
-  if (recheck === undefined) {
-    return "neverChecked";
-  }
-  if (now.getTime() >= recheck.getTime()) {
-    return "recheckDue";
-  }
-  if (storedKeys.some((key) => isFailedRetrievalError(storedIdentities[key].retrievalError))) {
-    return "entryHasError";
-  }
-  return undefined;
+  const gate = gateReason(holdsExactly(desired, storedIdentities), stored.earliestRecheckTime, now);
+  if (gate !== undefined) return gate;
+  return Object.values(storedIdentities).some((entry) => isFailedRetrievalError(entry.retrievalError)) ? "entryHasError" : undefined;
 }
 
 /**
@@ -154,12 +133,7 @@ export function workReason(desired: readonly DesiredIdentity[], stored: DataPlan
  * instant, a missing map equals an empty one. Entry values compare exactly.
  */
 export function statusEquals(left: DataPlaneOperatorsManagedIdentities, right: DataPlaneOperatorsManagedIdentities): boolean {
-  const leftTime = parseTimestamp(left.earliestRecheckTime)?.getTime();
-  const rightTime = parseTimestamp(right.earliestRecheckTime)?.getTime();
-  if (leftTime !== rightTime) {
-    return false;
-  }
-  return identitiesEqual(left.identities ?? {}, right.identities ?? {});
+  return sameInstant(left.earliestRecheckTime, right.earliestRecheckTime) && identitiesEqual(left.identities ?? {}, right.identities ?? {});
 }
 
 /** Entry maps equal under the same rules as {@link statusEquals}. */
@@ -167,21 +141,12 @@ export function identitiesEqual(
   left: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>,
   right: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>,
 ): boolean {
-  const leftKeys = Object.keys(left);
-  if (leftKeys.length !== Object.keys(right).length) {
-    return false;
-  }
-  return leftKeys.every((key) => {
-    const a = left[key];
-    const b = right[key];
-    return (
-      b !== undefined &&
-      goToLower(a.resourceID) === goToLower(b.resourceID) &&
-      a.clientId === b.clientId &&
-      a.principalId === b.principalId &&
-      a.retrievalError === b.retrievalError
-    );
-  });
+  return sameEntries(
+    left,
+    right,
+    (a, b) =>
+      sameResourceId(a.resourceID, b.resourceID) && a.clientId === b.clientId && a.principalId === b.principalId && a.retrievalError === b.retrievalError,
+  );
 }
 
 /** Counts of entries by outcome. */

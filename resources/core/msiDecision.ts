@@ -17,9 +17,11 @@
  */
 import { goToLower } from "./goStrings";
 import type { DesiredIdentity } from "./identityStatus";
-import { desiredIdentitySet, nextRecheckTime, parseTimestamp } from "./identityStatus";
+import { desiredIdentitySet, nextRecheckTime } from "./identityStatus";
 import { describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
 import type { MsiIdentityEntry, MsiManagedIdentities } from "./msiManagedIdentities";
+import type { GateReason } from "./statusHalf";
+import { gateReason, holdsExactly } from "./statusHalf";
 
 /** What the MSI half resolves for one cluster. */
 export interface MsiDesired {
@@ -63,24 +65,20 @@ export function msiRequestedIdentities(desired: MsiDesired): string[] {
 }
 
 /** Why the MSI half has work to do, or undefined when the gate says skip. */
-export type MsiWorkReason = "desiredSetChanged" | "neverChecked" | "recheckDue";
+export type MsiWorkReason = GateReason;
 
-/** Upstream's needsWork for this half. */
+/** Upstream's needsWork for this half: its identities are the stored SMI and control plane operator keys. */
 export function msiWorkReason(desired: MsiDesired, stored: MsiManagedIdentities, now: Date): MsiWorkReason | undefined {
-  if (!msiDesiredMatches(desired, stored)) return "desiredSetChanged";
-  const recheck = parseTimestamp(stored.earliestRecheckTime);
-  if (recheck === undefined) return "neverChecked";
-  return now.getTime() < recheck.getTime() ? undefined : "recheckDue";
+  return gateReason(msiDesiredMatches(desired, stored), stored.earliestRecheckTime, now);
 }
 
 /** Whether the stored SMI and control plane keys are the desired ones (IDs compared case-insensitively; values ignored). */
 export function msiDesiredMatches(desired: MsiDesired, stored: MsiManagedIdentities): boolean {
   const storedSmi = stored.serviceManagedIdentity?.resourceId;
-  if (storedSmi === undefined || goToLower(storedSmi) !== desired.serviceManagedIdentity.key) return false;
-  const storedMap = stored.controlPlaneOperatorsIdentities ?? {};
   return (
-    Object.keys(storedMap).length === desired.controlPlaneOperators.length &&
-    desired.controlPlaneOperators.every((identity) => Object.prototype.hasOwnProperty.call(storedMap, identity.key))
+    storedSmi !== undefined &&
+    goToLower(storedSmi) === desired.serviceManagedIdentity.key &&
+    holdsExactly(desired.controlPlaneOperators, stored.controlPlaneOperatorsIdentities ?? {})
   );
 }
 

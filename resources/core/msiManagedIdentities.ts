@@ -12,12 +12,11 @@
  * it, re-printed by the Azure SDK's parser (note the casing `resourceId`, unlike the data plane
  * operators' `resourceID`). Checked against vectors Go printed (tools/go-vectors).
  */
-import { goToLower } from "./goStrings";
 import { describeType } from "./azureResourceId";
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
 import { goMap, withUnknownFields } from "./goJson";
-import { parseTimestamp } from "./identityStatus";
+import { parseTimestamp, sameEntries, sameInstant, sameResourceId } from "./statusHalf";
 
 /** One identity's entry (a control plane operator's, or the SMI's). Written by: FetchMSIIdentitiesInfo and this hook. */
 export interface MsiIdentityEntry {
@@ -122,20 +121,15 @@ function entryJson(entry: MsiIdentityEntry, stored: JsonValue | undefined): Json
 
 /** Semantic equality as upstream registers it: IDs case-insensitive, times by instant, empty and missing maps equal. */
 export function msiStatusEquals(left: MsiManagedIdentities, right: MsiManagedIdentities): boolean {
-  if (parseTimestamp(left.earliestRecheckTime)?.getTime() !== parseTimestamp(right.earliestRecheckTime)?.getTime()) return false;
-  if (!entriesEqual(left.serviceManagedIdentity, right.serviceManagedIdentity)) return false;
-  const leftMap = left.controlPlaneOperatorsIdentities ?? {};
-  const rightMap = right.controlPlaneOperatorsIdentities ?? {};
-  const keys = Object.keys(leftMap);
-  return keys.length === Object.keys(rightMap).length && keys.every((key) => key in rightMap && entriesEqual(leftMap[key], rightMap[key]));
+  return (
+    sameInstant(left.earliestRecheckTime, right.earliestRecheckTime) &&
+    entriesEqual(left.serviceManagedIdentity, right.serviceManagedIdentity) &&
+    sameEntries(left.controlPlaneOperatorsIdentities, right.controlPlaneOperatorsIdentities, entriesEqual)
+  );
 }
 
 /** Two entries (or two absent ones) equal under {@link msiStatusEquals}. */
 export function entriesEqual(left: MsiIdentityEntry | undefined, right: MsiIdentityEntry | undefined): boolean {
   if (left === undefined || right === undefined) return left === right;
-  const sameId =
-    left.resourceId === undefined || right.resourceId === undefined
-      ? left.resourceId === right.resourceId
-      : goToLower(left.resourceId) === goToLower(right.resourceId);
-  return sameId && left.clientId === right.clientId && left.principalId === right.principalId;
+  return sameResourceId(left.resourceId, right.resourceId) && left.clientId === right.clientId && left.principalId === right.principalId;
 }
