@@ -63,3 +63,16 @@ export function sameEntries<Entry>(
     keys.every((key) => Object.prototype.hasOwnProperty.call(rightMap, key) && entriesEqual(leftMap[key], rightMap[key]))
   );
 }
+
+/**
+ * The fields of an entry that differ between two versions of it, in `fields`' order: `idField`
+ * (the entry's resource ID) compared case-insensitively, the others exactly. What drift lines name.
+ */
+export function changedFields<Field extends string>(
+  before: Readonly<Partial<Record<Field, string>>>,
+  after: Readonly<Partial<Record<Field, string>>>,
+  fields: readonly Field[],
+  idField: Field,
+): Field[] {
+  return fields.filter((field) => (field === idField ? !sameResourceId(before[field], after[field]) : before[field] !== after[field]));
+}

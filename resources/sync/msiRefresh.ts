@@ -14,6 +14,7 @@ import type { DocumentLocation } from "../core/documentLocation";
 import type { JsonObject } from "../core/json";
 import type { MsiIdentityEntry, MsiManagedIdentities } from "../core/msiManagedIdentities";
 import { entriesEqual, readStoredMsiStatus } from "../core/msiManagedIdentities";
+import { changedFields } from "../core/statusHalf";
 import type { MsiFingerprint } from "../core/msiOutputs";
 import { fingerprintDifferences, msiFingerprintOf } from "../core/msiOutputs";
 import { parseTimestamp } from "../core/identityStatus";
@@ -92,8 +93,6 @@ function entryDrift(before: MsiManagedIdentities, after: MsiManagedIdentities, w
 
 function fieldDrift(what: string, before: MsiIdentityEntry, after: MsiIdentityEntry, where: string): string[] {
   if (entriesEqual(before, after)) return [];
-  const fields = (["resourceId", "clientId", "principalId"] as const).filter((field) =>
-    field === "resourceId" ? goToLower(before.resourceId ?? "") !== goToLower(after.resourceId ?? "") : before[field] !== after[field],
-  );
+  const fields = changedFields(before, after, ["resourceId", "clientId", "principalId"], "resourceId");
   return [`${msiDriftPrefix}${what}: ${fields.join(" and ")} changed ${where}`];
 }

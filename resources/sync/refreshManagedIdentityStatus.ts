@@ -11,7 +11,6 @@
  * identity (credential, ARM 401, ARM unreachable) is not drift: the refresh fails with
  * AzureAccessError and reports nothing.
  */
-import { goToLower } from "../core/goStrings";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { AzureAccessError } from "../core/azureAccessError";
 import type { IdentityLookupOutcome } from "../core/identityStatus";
@@ -23,6 +22,7 @@ import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedId
 import { readStoredStatus } from "../core/serviceProviderClusterDocument";
 import type { SyncDependencies } from "./syncDependencies";
 import { locate } from "../core/documentLocation";
+import { changedFields } from "../core/statusHalf";
 import { readLive, serviceProviderClusterDescription } from "./documentReads";
 import type { MsiManagedIdentities } from "../core/msiManagedIdentities";
 import type { KnownMsiStatus } from "./msiRefresh";
@@ -93,7 +93,7 @@ export async function refreshManagedIdentityStatus(
     if (after === undefined) {
       if (persisted.present) drift.push(`identity ${key} was removed from the status in Cosmos`);
     } else {
-      for (const field of changedFields(before, after)) {
+      for (const field of changedFields(before, after, ["resourceID", "clientId", "principalId", "retrievalError"], "resourceID")) {
         drift.push(`identity ${key}: ${field} was changed in Cosmos`);
       }
     }
@@ -170,13 +170,4 @@ function azureDriftOf(key: string, entry: DataPlaneOperatorManagedIdentityEntry,
     (outcome.principalId ?? undefined) !== entry.principalId ? "principalId" : undefined,
   ].filter((field): field is string => field !== undefined);
   return changed.length > 0 ? `identity ${key}: ${changed.join(" and ")} changed in Azure` : undefined;
-}
-
-function changedFields(before: DataPlaneOperatorManagedIdentityEntry, after: DataPlaneOperatorManagedIdentityEntry): string[] {
-  const fields: string[] = [];
-  if (goToLower(before.resourceID) !== goToLower(after.resourceID)) fields.push("resourceID");
-  if (before.clientId !== after.clientId) fields.push("clientId");
-  if (before.principalId !== after.principalId) fields.push("principalId");
-  if (before.retrievalError !== after.retrievalError) fields.push("retrievalError");
-  return fields;
 }
