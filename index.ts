@@ -21,9 +21,9 @@ export = (): Promise<Record<string, unknown>> => Promise.resolve().then(declareP
  * A refusal of the program's configuration (a malformed cluster list, an empty fleet, too many
  * clusters leaving, a plain Cosmos key) as the SDK's RunError, whose message the engine prints
  * alone, without a stack that says nothing to a user. Its stack, and those of the errors it carries
- * as its cause, are replaced before anyone formats them: the Node.js language host spent about 30 s
- * of CPU mapping an unhandled error's stack through source maps before reporting it (a refused
- * `pulumi up` took 35 s instead of 2 s, and 25 s while the cause kept its stack; docs/pulumi-engine.md).
+ * as its cause, are replaced before anyone formats them: the Node.js language host maps an
+ * unhandled error's stack through source maps before reporting it, which makes a refused
+ * `pulumi up` many times slower (docs/pulumi-engine.md has the figures).
  */
 function refusal(error: unknown): never {
   const message = error instanceof Error ? error.message : String(error);

@@ -137,7 +137,7 @@ export function engineEnvironment(extra: Readonly<Record<string, string>> = {}):
     PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
     PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK: "false",
     // The DIY backend rewrites the whole checkpoint (and its .bak) after every step: quadratic in
-    // the fleet size, 10 of the 20 s of a 200-cluster `up` (docs/performance.md). Skipping the
+    // the fleet size, most of a large `up` (docs/performance.md, "Engine settings"). Skipping the
     // intermediate checkpoints still saves the final one, also when the run fails; only a killed
     // engine loses the run's progress, and every operation of this provider is idempotent (a
     // repeated create re-reads the document and writes nothing new). PULUMI_SKIP_CHECKPOINTS=false
@@ -287,8 +287,8 @@ export async function setClusterList(stack: automation.Stack, clusters: readonly
 /**
  * Declares the fleet in a JSON file named by `clustersFile` (and empties `clusters`): the layout
  * for fleets. The engine hands a dynamic provider the whole stack config and stores it twice in
- * the default provider's state entry, so a `clusters` list in config costs about 1.9 KB of state
- * per cluster of 4 identities on top of the resources (docs/pulumi-engine.md, "State size").
+ * the default provider's state entry, so a `clusters` list in config adds to the state of every
+ * cluster on top of its resource (docs/pulumi-engine.md, "State size").
  */
 export async function setClusterFile(stack: automation.Stack, clusters: readonly unknown[], file: string): Promise<void> {
   writeFileSync(file, `${JSON.stringify(clusters)}\n`);

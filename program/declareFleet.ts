@@ -127,8 +127,8 @@ function nextTurnOfEventLoop(): Promise<void> {
  * Calls `declare` for every item in order, returning to the event loop after every `batchSize`
  * items. Declaring a resource only queues its registration: the SDK prepares it in promise
  * callbacks and sends it to the engine when the event loop next does I/O. A loop that declares
- * thousands of resources at once keeps the engine waiting for all of them (about 9 s of program
- * CPU at 2,000 clusters) before its first step; in batches, the engine and the provider work
+ * thousands of resources at once keeps the engine waiting for all of them before its first step
+ * (docs/performance.md, "The program"); in batches, the engine and the provider work
  * while the program goes on declaring. The order of declarations does not change.
  */
 export async function declareInBatches<Item, Declared>(
@@ -191,7 +191,7 @@ export async function declareFleet(
     batchSize,
   );
   // The counts straight from `status`, not through the resource's derived outputs: three outputs
-  // per cluster joined instead of seven, and the derived ones never made (finding 29).
+  // per cluster joined instead of seven, and the derived ones never made (docs/performance.md, "The program").
   const summaries = resources.map((resource, index) =>
     pulumi.all([resource.status, resource.skippedReason, resource.drift]).apply(([status, skippedReason, drift]): [string, ClusterSummary] => {
       const id = clusters[index].clusterResourceId;

@@ -107,10 +107,10 @@ export class SandboxCertificateAuthority {
    *
    * @param commonName - The CA's subject common name.
    * @param options - `leafKeyPoolSize`: when above 0, leaf certificates share at most that many RSA
-   *   keys (each certificate is still its own, with its own serial number and thumbprint). An RSA
-   *   2048 key takes about 120 ms of CPU to make, so a benchmark of thousands of service managed
-   *   identities would otherwise spend minutes making keys; nothing in the sandbox Entra tells
-   *   certificates apart by key. Default 0.
+   *   keys (each certificate is still its own, with its own serial number and thumbprint). Making
+   *   an RSA 2048 key is costly in CPU, so a benchmark of thousands of service managed identities
+   *   would otherwise spend minutes making keys (docs/performance.md, "The benchmark's own
+   *   choices"); nothing in the sandbox Entra tells certificates apart by key. Default 0.
    * @returns The CA.
    */
   static async create(commonName = "ARO-HCP sandbox client certificate CA", options: { leafKeyPoolSize?: number } = {}): Promise<SandboxCertificateAuthority> {

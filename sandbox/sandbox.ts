@@ -56,8 +56,8 @@ export interface SandboxOptions {
   dataPlaneAudience?: string;
   /**
    * RSA keys the client certificate CA shares among the leaf certificates it issues (default 0: a
-   * fresh key each). A benchmark of thousands of service managed identities sets it: each key takes
-   * about 120 ms of CPU to make (`SandboxCertificateAuthority.create`).
+   * fresh key each). A benchmark of thousands of service managed identities sets it: each key is
+   * costly in CPU to make (`SandboxCertificateAuthority.create`).
    */
   clientCertificateKeyPoolSize?: number;
   /**

@@ -166,7 +166,7 @@ export class SandboxCredentials {
   answerVariation: DataPlaneAnswerVariation = { shuffleOrder: false, changeResourceIdCasing: false };
   private readonly filePrincipals = new Map<FilePrincipalName, FilePrincipalEntry>();
   private readonly timers = new Set<NodeJS.Timeout>();
-  /** Each certificate's `client_secret` by format: encoded once (a PKCS #12 archive costs a few ms of CPU), as the service keeps what it hands out. */
+  /** Each certificate's `client_secret` by format: encoded once (a PKCS #12 archive costs CPU to encode), as the service keeps what it hands out. */
   private readonly encodedSecrets = new WeakMap<IssuedCertificate, Map<SecretFormat, Promise<string>>>();
 
   /**

@@ -6,8 +6,8 @@
  * Why not `@azure/identity`'s ClientCertificateCredential, as for the first party: each instance
  * holds an MSAL application, an HTTP pipeline and a token cache of its own, and asks for the
  * authority's metadata before its first token; at one SMI per cluster that is a client built, used
- * once and dropped per cluster, and the provider host's peak followed it. Here an SMI costs its
- * parsed key and chain, and one request per token.
+ * once and dropped per cluster, and the provider host's peak memory follows them. Here an SMI costs
+ * its parsed key and chain, and one request per token.
  *
  * What is sent is what upstream's client sends (azidentity's ClientCertificateCredential with the
  * chain, MSAL for Go, for an ARM bearer policy that enables continuous access evaluation): the form

@@ -2,9 +2,8 @@
  * One token per scope for a whole provider process, reused until shortly before it expires.
  *
  * Every arm-msi client (one per subscription) has its own bearer-token policy with its own cache;
- * without this wrapper their first requests each asked the token endpoint at once (the sandbox
- * counted two token requests per process where one is enough). Concurrent callers share one
- * request. Requests carrying `claims` (a continuous-access-evaluation challenge) bypass the cache.
+ * without this wrapper their first requests would each ask the token endpoint, at once, where one
+ * request is enough. Concurrent callers share one request. Requests carrying `claims` (a continuous-access-evaluation challenge) bypass the cache.
  * A failed request is not cached: the next caller asks again. Each caller stops waiting when its own
  * abort signal fires (its lookup deadline), and a shared request still unanswered after
  * {@link pendingTokenRequestStaleAfterMs} is given up on: the next caller asks again, so a token

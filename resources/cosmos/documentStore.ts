@@ -56,7 +56,7 @@ export const maxReadsPerBatch = 100;
 /**
  * Read requests (point, batch or bulk) the store has in flight at once. Reads arriving while they
  * are all out wait and go together in the next one: the count of requests adapts to the latency
- * instead of to the engine's parallelism (docs/performance.md, "What was found and changed").
+ * instead of to the engine's parallelism (docs/performance.md, "Cosmos reads").
  */
 export const maxReadRequestsInFlight = 2;
 

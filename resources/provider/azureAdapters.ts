@@ -118,7 +118,7 @@ function buildAdapters(settings: Settings): AzureAdapters {
     return client;
   }, maxArmClients);
   // Loaded at the first document read or write: a no-op `up` whose inputs declare the operators
-  // makes none, and @azure/cosmos took 0.4 s of the provider host's one thread to load.
+  // makes none, and loading @azure/cosmos holds the provider host's one thread.
   let store: DocumentStore | undefined;
   const storeOf = (): DocumentStore => {
     if (store === undefined) {

@@ -6,9 +6,9 @@
  * outlives two scavenges and is promoted, to become garbage a moment later. When V8 next collects
  * is its choice: after each full collection it sets the next limit to a factor of the live heap,
  * from its measured collection and allocation speeds, capped at 4× when the process's heap limit
- * is 2 GB or more (any machine with 4 GiB and no container limit) and lower on smaller heaps. So
- * the host's resident size followed the machine, not the fleet: the same run peaked at either end
- * of a wide range, depending on whether V8 chose to collect again before the `up` ended.
+ * is 2 GB or more (any machine with 4 GiB and no container limit) and lower on smaller heaps. Left
+ * to that, the host's resident size follows the machine, not the fleet: the same `up` peaks at
+ * either end of a wide range, depending on whether V8 chooses to collect again before it ends.
  *
  * The host therefore fixes that factor (V8's `--heap-growing-percent`): V8 reads it each time it
  * sets a limit, so setting it once when the host loads this provider takes effect from the next

@@ -31,7 +31,7 @@ type Resource = { type: string; inputs?: Record<string, unknown>; outputs?: Reco
 const clusterCount = 20;
 /**
  * Measured on this layout, both halves of the status recorded: 3,634 bytes per cluster resource,
- * 670 of them the provider text twice (docs/performance.md has the history of each byte saved:
+ * 670 of them the provider text twice (docs/performance.md, "State size", says what keeps it small:
  * each operator's entry stored as a list, the MSI half as fingerprints, counts derived from the
  * status rather than stored).
  */

@@ -4,8 +4,10 @@
  * (subscriptions in two tenants), after the hook recorded every cluster in
  * clusterServiceManagedIdentity mode through the provider seam with the real SDK clients.
  *
- * - Upstream's client reads what the hook recorded in Cosmos (every clientId and principalId),
- *   and the control plane operator identities and SMI from one data plane request.
+ * - Upstream's client reads the identities the hook recorded in Cosmos, with the same clientId and
+ *   principalId, and the control plane operator identities and SMI from one data plane request;
+ *   both halves as recorded decode and encode byte for byte with Go types that mirror upstream's
+ *   (tools/go-vectors: a mirror of ARO-HCP's types, not an import).
  * - What must be refused is refused as real Azure refuses it.
  * - The data plane's answers in another order and casing, with a deleted identity's nulls and a
  *   challenge in another tenant, are read by upstream's client.
@@ -57,7 +59,7 @@ let sandbox: Sandbox;
 let fleet: FleetClusterDescription[];
 let directory: string;
 let program: string;
-/** The tools/go-vectors binary: upstream's types decode and encode a document's status halves. */
+/** The tools/go-vectors binary: Go types mirroring upstream's decode and encode a document's status halves. */
 let goVectors: string;
 let endpointsPath: string;
 let hookRequests: RecordedRequest[];
@@ -189,7 +191,7 @@ describe("upstream's Go client against the sandbox", () => {
     }
   });
 
-  it("writes both halves of the status as upstream's types decode and encode them, byte for byte (no field of its own: the decode is strict)", async () => {
+  it("writes both halves of the status as Go types mirroring upstream's decode and encode them, byte for byte (no field of its own: the decode is strict)", async () => {
     for (const cluster of fleet) {
       const document = sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as JsonObject;
       const { stdout } = await runWithInput(goVectors, ["-decode"], projectDirectory, JSON.stringify(document));
