@@ -20,13 +20,12 @@
  *   the throttling error rather than waiting in vain;
  * - time spent queued for a slot never counts (the deadline moves by each queue wait): with a long
  *   queue (a large fleet, or throttling elsewhere) a lookup at the back still gets its attempts,
- *   instead of failing with Timeout and having its IDs cleared;
+ *   instead of failing with Timeout;
  * - at most {@link maxLookupAttempts} attempts answered without a Retry-After; an answer that
  *   carries one (the service said when to come back) does not use one up, and only the deadline
  *   bounds how often the lookup comes back (plus {@link maxTotalAttempts}, against a service that
- *   asks for no wait at all). Under steady throttling (30 % of requests, 8,000 identities) six
- *   attempts ran out for a handful of identities per fleet by chance alone (0.3^6 × 8,000 ≈ 6),
- *   clearing IDs that were only being rate-limited;
+ *   asks for no wait at all). Under steady throttling a fixed number of attempts runs out for some
+ *   identities of a large fleet by chance alone, though they are only being rate-limited;
  * - each attempt first gets the credential's token (cached after the first, see
  *   sharedTokenCredential.ts), then GETs the identity: any failure while getting the token, the
  *   deadline running out included (a token endpoint that hangs), is `global` with code
