@@ -5,59 +5,24 @@
  * Identities data plane hands to the first-party application. Asserts on what Cosmos holds
  * afterwards, and counts the sandbox's data plane and token requests.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../resources/core/json";
-import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
 import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
-import { credentialModeSettings } from "../../cli/sandboxSettings";
-import { type Sandbox, startSandbox } from "../../sandbox/sandbox";
+import type { Sandbox } from "../../sandbox/sandbox";
+import { useClusterModeSandbox } from "../fixtures/clusterModeSandbox";
 import { type FleetClusterDescription, seedFleet, seedTenantFleet } from "../../sandbox/seed";
 
+const fixture = useClusterModeSandbox({ clusters: 3, identitiesPerCluster: 2 });
 let sandbox: Sandbox;
 let clusters: FleetClusterDescription[];
-let directory: string;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ perClusterCredentials: true });
-  directory = mkdtempSync(join(tmpdir(), "cluster-credentials-"));
-  writeFileSync(join(directory, "ca.pem"), sandbox.caBundlePem);
-  clusters = seedTenantFleet(sandbox, { clusters: 3, identitiesPerCluster: 2 });
+beforeAll(() => {
+  sandbox = fixture.sandbox;
+  clusters = fixture.clusters;
 });
 
-afterAll(async () => {
-  await sandbox?.stop();
-  rmSync(directory, { recursive: true, force: true });
-});
-
-afterEach(() => {
-  sandbox.faults.clear();
-});
-
-let providers = 0;
-
-/**
- * A provider in clusterServiceManagedIdentity mode, as a user configures it, with a credential
- * cache of its own: the process keeps one adapter set per distinct settings, so each provider
- * gets a distinct (and here irrelevant) documentWaitSeconds.
- */
+/** A provider in clusterServiceManagedIdentity mode, as a user configures it, with a credential cache of its own. */
 function clusterModeProvider(overrides: Readonly<Record<string, string>> = {}) {
-  providers += 1;
-  const config: Record<string, string> = {
-    cosmosEndpoint: sandbox.endpoints.cosmos,
-    cosmosDatabase: sandbox.database,
-    cosmosKey: sandbox.cosmosKey,
-    armEndpoint: sandbox.endpoints.arm,
-    tlsCaFile: join(directory, "ca.pem"),
-    documentWaitSeconds: String(providers),
-    lookupTimeoutSeconds: "10",
-    ...credentialModeSettings(sandbox.credentialChain),
-    ...overrides,
-  };
-  // A provider built for other settings is another adapter set: nothing cached is shared with the other tests.
-  return createManagedIdentityStatusProvider({ config: { get: (key) => config[key] } });
+  return fixture.provider(overrides);
 }
 
 function identitiesOf(cluster: FleetClusterDescription): JsonObject {

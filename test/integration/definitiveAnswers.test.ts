@@ -13,53 +13,24 @@
  *
  * Every assertion reads the ServiceProviderCluster document back from the sandbox's Cosmos.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../resources/core/json";
-import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
-import { credentialModeSettings } from "../../cli/sandboxSettings";
 import type { AnswerEdit, FaultRuleInput } from "../../sandbox/faultInjector";
-import { type Sandbox, startSandbox } from "../../sandbox/sandbox";
-import { type FleetClusterDescription, seedTenantFleet } from "../../sandbox/seed";
+import type { Sandbox } from "../../sandbox/sandbox";
+import { useClusterModeSandbox } from "../fixtures/clusterModeSandbox";
+import type { FleetClusterDescription } from "../../sandbox/seed";
 
+const fixture = useClusterModeSandbox({ clusters: 2, identitiesPerCluster: 2 });
 let sandbox: Sandbox;
 let clusters: FleetClusterDescription[];
-let directory: string;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ perClusterCredentials: true });
-  directory = mkdtempSync(join(tmpdir(), "definitive-answers-"));
-  writeFileSync(join(directory, "ca.pem"), sandbox.caBundlePem);
-  clusters = seedTenantFleet(sandbox, { clusters: 2, identitiesPerCluster: 2 });
+beforeAll(() => {
+  sandbox = fixture.sandbox;
+  clusters = fixture.clusters;
 });
 
-afterAll(async () => {
-  await sandbox?.stop();
-  rmSync(directory, { recursive: true, force: true });
-});
-
-afterEach(() => {
-  sandbox.faults.clear();
-});
-
-let providers = 0;
-
-/** A provider in clusterServiceManagedIdentity mode with caches of its own (a distinct settings set). */
-function clusterModeProvider() {
-  providers += 1;
-  const config: Record<string, string> = {
-    cosmosEndpoint: sandbox.endpoints.cosmos,
-    cosmosDatabase: sandbox.database,
-    cosmosKey: sandbox.cosmosKey,
-    armEndpoint: sandbox.endpoints.arm,
-    tlsCaFile: join(directory, "ca.pem"),
-    documentWaitSeconds: String(providers),
-    lookupTimeoutSeconds: "10",
-    ...credentialModeSettings(sandbox.credentialChain),
-  };
-  return createManagedIdentityStatusProvider({ config: { get: (key) => config[key] } });
+/** A provider in clusterServiceManagedIdentity mode, as a user configures it, with a credential cache of its own. */
+function clusterModeProvider(overrides: Readonly<Record<string, string>> = {}) {
+  return fixture.provider(overrides);
 }
 
 type Entry = { resourceID?: string; resourceId?: string; clientId?: string; principalId?: string; retrievalError?: string };
