@@ -1,14 +1,13 @@
 /**
- * The PKCS#12 key derivation (resources/azure/pkcs12KeyDerivation.ts) against published known
- * answers, and against node-forge's own, which it stands in for while forge reads an archive: the same bytes for every purpose,
- * digest, length, salt and password an archive can name; forge's functions are back after the
- * read, also when the read throws; during a read, forge's SHA-1 and SHA-2 digests (and its HMAC over
- * them) give forge's results. Reading real archives with it is certificateBundle.test.ts.
+ * The PKCS#12 key derivation (resources/azure/pkcs12KeyDerivation.ts): the published known answers,
+ * and node-forge's bytes (forge's derivation is what it stands in for while forge reads an archive)
+ * for every purpose, digest, length, salt and password an archive can name. Reading real archives
+ * with it, and forge's entry points after a read, are certificateBundle.test.ts.
  */
-import { createHash, createHmac } from "node:crypto";
+import { createHash } from "node:crypto";
 import forge from "node-forge";
 import { describe, expect, it } from "vitest";
-import { derivePkcs12Key, rehashSha1, withLeanPkcs12KeyDerivation } from "../../../resources/azure/pkcs12KeyDerivation";
+import { derivePkcs12Key, derivesWith, rehashSha1 } from "../../../resources/azure/pkcs12KeyDerivation";
 
 const forgeDerivation = forge.pkcs12.generateKey;
 
@@ -80,62 +79,9 @@ describe("PKCS#12 key derivation", () => {
     expect(derivePkcs12Key("", salt, 1, 2048, 24).toString("hex")).toBe(Buffer.from(expected.bytes(), "binary").toString("hex"));
   });
 
-  it("swaps forge's derivation only for the read, and puts it back when the read throws", () => {
-    const pbe = (forge.pki as unknown as { pbe: { generatePkcs12Key: unknown } }).pbe;
-    const before = [pbe.generatePkcs12Key, forge.pkcs12.generateKey];
-    let during: unknown[] = [];
-    expect(() =>
-      withLeanPkcs12KeyDerivation(forge, () => {
-        during = [pbe.generatePkcs12Key, forge.pkcs12.generateKey];
-        throw new Error("unreadable");
-      }),
-    ).toThrow("unreadable");
-    expect(during[0]).not.toBe(before[0]);
-    expect(during[1]).not.toBe(before[1]);
-    expect([pbe.generatePkcs12Key, forge.pkcs12.generateKey]).toEqual(before);
-  });
-
-  it("gives forge's HMAC and digests with Node's hashes during the read, and forge's own back after it", () => {
-    const sha1 = forge.md.sha1 as unknown as Record<string, unknown>;
-    const forgeCreate = sha1.create;
-    for (const digest of ["sha1", "sha256", "sha384", "sha512"] as const) {
-      for (const [key, message] of [
-        ["", ""],
-        ["0b".repeat(20), "Hi There"],
-        ["aa".repeat(131), "a message longer than one block of the digest, so that forge's HMAC hashes the key first".repeat(3)],
-      ]) {
-        const keyBytes = Buffer.from(key, "hex").toString("binary");
-        const macOf = (): string => {
-          const mac = forge.hmac.create();
-          mac.start(forge.md[digest].create(), keyBytes);
-          mac.update(message);
-          return mac.getMac().toHex();
-        };
-        const expected = macOf();
-        const during = withLeanPkcs12KeyDerivation(forge, () => {
-          expect(sha1.create).not.toBe(forgeCreate);
-          const md = forge.md[digest].create();
-          md.update("ab");
-          const partial = md.digest().toHex();
-          md.update("c");
-          const whole = md.digest().toHex();
-          const text = forge.md[digest].create();
-          text.update("ü", "utf8");
-          return { mac: macOf(), partial, whole, utf8: text.digest().toHex() };
-        });
-        expect(during.mac, `${digest} ${key.length}`).toBe(expected);
-        expect(during.mac).toBe(createHmacHex(digest, Buffer.from(key, "hex"), message));
-        expect([during.partial, during.whole, during.utf8]).toEqual([
-          createHash(digest).update("ab").digest("hex"),
-          createHash(digest).update("abc").digest("hex"),
-          createHash(digest).update("ü", "utf8").digest("hex"),
-        ]);
-      }
-    }
-    expect(sha1.create).toBe(forgeCreate);
+  it("derives with the digests PKCS#12 archives name, and refuses others", () => {
+    expect(["sha1", "sha256", "sha384", "sha512", "md5"].map(derivesWith)).toEqual([true, true, true, true, false]);
+    expect(() => derivePkcs12Key("", Buffer.alloc(8), 1, 1, 8, "md5")).toThrow(RangeError);
+    expect(() => derivePkcs12Key("", Buffer.alloc(8), 1, 0, 8)).toThrow(RangeError);
   });
 });
-
-function createHmacHex(digest: string, key: Buffer, message: string): string {
-  return createHmac(digest, key).update(message, "latin1").digest("hex");
-}
