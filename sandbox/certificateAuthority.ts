@@ -1,6 +1,7 @@
 import { createCipheriv, createHash, createHmac, randomBytes, webcrypto, X509Certificate } from "node:crypto";
 import { BasicConstraintsExtension, KeyUsageFlags, KeyUsagesExtension, X509CertificateGenerator } from "@peculiar/x509";
 import forge from "node-forge";
+import { derivePkcs12Key } from "../resources/azure/pkcs12KeyDerivation";
 
 /** RSA with SHA-256 (PKCS #1 v1.5): how the sandbox CA signs, and the key type MSAL needs to sign assertions. */
 const rsaAlgorithm = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256", publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 2048 } as const;
@@ -237,52 +238,14 @@ export class SandboxCertificateAuthority {
   }
 }
 
-/** Iterations of the PKCS #12 key derivation for the MAC and both encryptions, as Windows and OpenSSL write them. */
-const pkcs12Iterations = 2048;
-
-/** The empty password as PKCS #12 writes it: a BMPString with its terminating NUL (two zero bytes). */
-const emptyPassword = Buffer.alloc(2);
-
 /**
- * The PKCS #12 key derivation with SHA-1 (RFC 7292 appendix B.2), with Node's native SHA-1.
- *
- * @param password - The password as a BMPString with its NUL.
- * @param salt - The salt.
- * @param id - 1 for a key, 2 for an IV, 3 for a MAC key.
- * @param iterations - The iteration count.
- * @param length - How many bytes to derive.
- * @returns The derived bytes.
+ * Iterations of the PKCS #12 key derivation for the MAC and both encryptions, as Windows and OpenSSL
+ * write them. The derivation is the hook's own (`derivePkcs12Key`, the empty password as "": its
+ * BMPString is the two-byte terminator alone), checked against RFC 7292's published known answers;
+ * {@link decodePkcs12} reads the archives back with node-forge's derivation, and Go's pkcs12 reads
+ * them in the conformance suite.
  */
-function pkcs12Derive(password: Buffer, salt: Buffer, id: 1 | 2 | 3, iterations: number, length: number): Buffer {
-  const u = 20;
-  const v = 64;
-  const stretch = (input: Buffer): Buffer => {
-    if (input.length === 0) return input;
-    const out = Buffer.alloc(v * Math.ceil(input.length / v));
-    for (let index = 0; index < out.length; index += 1) out[index] = input[index % input.length] ?? 0;
-    return out;
-  };
-  const diversifier = Buffer.alloc(v, id);
-  const input = Buffer.concat([stretch(salt), stretch(password)]);
-  const blocks: Buffer[] = [];
-  for (let produced = 0; produced < length; produced += u) {
-    let hash = createHash("sha1").update(diversifier).update(input).digest();
-    for (let round = 1; round < iterations; round += 1) hash = createHash("sha1").update(hash).digest();
-    blocks.push(hash);
-    const b = Buffer.alloc(v);
-    for (let index = 0; index < v; index += 1) b[index] = hash[index % u] ?? 0;
-    // Each v-byte block of the input becomes (block + b + 1) mod 2^(8v).
-    for (let offset = 0; offset < input.length; offset += v) {
-      let carry = 1;
-      for (let index = v - 1; index >= 0; index -= 1) {
-        const sum = (input[offset + index] ?? 0) + (b[index] ?? 0) + carry;
-        input[offset + index] = sum & 0xff;
-        carry = sum >> 8;
-      }
-    }
-  }
-  return Buffer.concat(blocks).subarray(0, length);
-}
+const pkcs12Iterations = 2048;
 
 const asn1 = forge.asn1;
 type Asn1 = forge.asn1.Asn1;
@@ -321,14 +284,14 @@ function pbeEncrypt(algorithm: "rc2-40" | "3des", plaintext: Buffer): { algorith
   const parameters = sequence(octets(salt), integer(pkcs12Iterations));
   let ciphertext: Buffer;
   if (algorithm === "3des") {
-    const key = pkcs12Derive(emptyPassword, salt, 1, pkcs12Iterations, 24);
-    const iv = pkcs12Derive(emptyPassword, salt, 2, pkcs12Iterations, 8);
+    const key = derivePkcs12Key("", salt, 1, pkcs12Iterations, 24);
+    const iv = derivePkcs12Key("", salt, 2, pkcs12Iterations, 8);
     const cipher = createCipheriv("des-ede3-cbc", key, iv);
     ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
   } else {
     // RC2 is outside OpenSSL 3's default provider, so Node has none: node-forge's implementation.
-    const key = pkcs12Derive(emptyPassword, salt, 1, pkcs12Iterations, 5);
-    const iv = pkcs12Derive(emptyPassword, salt, 2, pkcs12Iterations, 8);
+    const key = derivePkcs12Key("", salt, 1, pkcs12Iterations, 5);
+    const iv = derivePkcs12Key("", salt, 2, pkcs12Iterations, 8);
     const cipher = forge.rc2.createEncryptionCipher(binary(key), 40);
     cipher.start(binary(iv));
     cipher.update(forge.util.createBuffer(binary(plaintext)));
@@ -386,7 +349,7 @@ function pkcs12Archive(certificate: IssuedCertificate, chainDer: readonly Buffer
   const keyItem = sequence(oid(oids.data), explicit(0, octets(derOf(sequence(safeBag(oids.pkcs8ShroudedKeyBag, shroudedKey, keyId))))));
   const authenticatedSafe = derOf(sequence(certificatesItem, keyItem));
   const macSalt = randomBytes(8);
-  const mac = createHmac("sha1", pkcs12Derive(emptyPassword, macSalt, 3, pkcs12Iterations, 20))
+  const mac = createHmac("sha1", derivePkcs12Key("", macSalt, 3, pkcs12Iterations, 20))
     .update(authenticatedSafe)
     .digest();
   const macData = sequence(

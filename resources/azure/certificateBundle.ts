@@ -6,20 +6,19 @@
  * (azidentity.ParseCertificates) takes both; so does this one, and it returns the PEM form that
  * `@azure/identity`'s ClientCertificateCredential takes.
  *
- * PKCS#12 is parsed with node-forge, loaded at the first archive: Node's crypto has no PKCS#12
- * reader, and the data plane's archives use the legacy algorithms (SHA-1 MAC, 3DES and RC2-40
- * PBE) that Go's parser supports and OpenSSL 3 keeps in its legacy provider, off in Node. Its
- * key derivation and its two legacy ciphers run without forge's byte strings meanwhile
- * (pkcs12KeyDerivation.ts, pkcs12Ciphers.ts).
+ * PKCS#12 is read with node-forge (`pkcs12FromAsn1`), loaded at the first archive: Node's crypto
+ * has no PKCS#12 reader, and the data plane's archives use the legacy algorithms (SHA-1 MAC, 3DES
+ * and RC2-40 PBE) that Go's parser supports and OpenSSL 3 keeps in its legacy provider, off in
+ * Node. forge decrypts with its own ciphers; two of its entry points have stand-ins for the length
+ * of a read (see readPkcs12), which is why package.json pins node-forge to one version.
  *
  * Errors never carry the bundle's bytes or the key: {@link CertificateBundleError} names the
  * source and what is wrong with it.
  */
 import type { KeyObject } from "node:crypto";
 import { X509Certificate, createHash, createPrivateKey } from "node:crypto";
-import { withReplaced } from "./forgeEntryPoints";
-import { withLeanPkcs12Ciphers } from "./pkcs12Ciphers";
-import { withLeanPkcs12KeyDerivation } from "./pkcs12KeyDerivation";
+import type * as Forge from "node-forge";
+import { derivePkcs12Key, derivesWith } from "./pkcs12KeyDerivation";
 
 /** A usable certificate credential: PEM, leaf certificate first. */
 export interface CertificateCredentialMaterial {
@@ -111,24 +110,25 @@ function material(certificates: ReadonlyArray<string | Buffer>, keyPem: string |
 }
 
 /**
- * The certificates and the key of a PKCS#12 archive without a password, as DER. forge decrypts the
- * bags, but is kept from parsing what they hold: it would build its own certificate objects and an
- * RSA key of big integers, only for them to be written out again as PEM and parsed once more by
- * Node. Its two parsers throw for the length of the read, and forge then keeps each bag's ASN.1
- * (its documented behaviour for a key or certificate type it does not know), which is written back
- * to DER for Node to parse once.
+ * The certificates and the key of a PKCS#12 archive without a password, as DER, read by forge with
+ * two stand-ins during the read (forge's internal entry points, put back after it whatever the
+ * read does, so no other caller of forge in the process sees them):
+ * - forge's PKCS#12 key derivation is {@link derivePkcs12Key}: forge's own is most of the CPU and
+ *   the garbage of a read (pkcs12KeyDerivation.ts says why);
+ * - forge's certificate and private key parsers refuse, so that forge keeps each bag's ASN.1 (its
+ *   documented behaviour for a certificate or key type it does not know), which is written back to
+ *   DER for Node to parse once: forge would otherwise build its own certificate objects and an RSA
+ *   key of big integers, only for them to be written out again for Node.
  */
 function readPkcs12(buffer: Buffer, source: string): { certificates: Buffer[]; key: Buffer | undefined } {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first archive, see the module comment
-  const forge = require("node-forge") as typeof import("node-forge");
-  let archive: import("node-forge").pkcs12.Pkcs12Pfx | undefined;
+  const forge = require("node-forge") as typeof Forge;
+  let archive: Forge.pkcs12.Pkcs12Pfx | undefined;
   try {
     const asn1 = forge.asn1.fromDer(forge.util.createBuffer(buffer.toString("binary")));
     for (const password of passwordCandidates) {
       try {
-        archive = withBagsLeftAsAsn1(forge, () =>
-          withLeanPkcs12Ciphers(forge, () => withLeanPkcs12KeyDerivation(forge, () => forge.pkcs12.pkcs12FromAsn1(asn1, true, password))),
-        );
+        archive = withForgeStandIns(forge, () => forge.pkcs12.pkcs12FromAsn1(asn1, true, password));
         break;
       } catch {
         // a wrong MAC for this spelling of "no password": try the next one
@@ -140,7 +140,7 @@ function readPkcs12(buffer: Buffer, source: string): { certificates: Buffer[]; k
   if (archive === undefined) {
     throw new CertificateBundleError(`${source}: neither PEM nor a PKCS#12 archive without a password`);
   }
-  const der = (bag: import("node-forge").pkcs12.Bag): Buffer | undefined =>
+  const der = (bag: Forge.pkcs12.Bag): Buffer | undefined =>
     bag.asn1 === undefined ? undefined : Buffer.from(forge.asn1.toDer(bag.asn1).getBytes(), "binary");
   const certificates: Buffer[] = [];
   let key: Buffer | undefined;
@@ -154,18 +154,44 @@ function readPkcs12(buffer: Buffer, source: string): { certificates: Buffer[]; k
   return { certificates, key };
 }
 
-/** Runs `read` with forge's certificate and private key parsers refusing, so that bags keep their ASN.1 (see readPkcs12). */
-function withBagsLeftAsAsn1<T>(forge: typeof import("node-forge"), read: () => T): T {
+/** forge's PKCS#12 key derivation, as its PBE reader and its MAC check call it. */
+type ForgeDerivation = (
+  password: string | null | undefined,
+  salt: Forge.util.ByteStringBuffer,
+  id: number,
+  iterations: number,
+  length: number,
+  md?: Forge.md.MessageDigest,
+) => Forge.util.ByteStringBuffer;
+
+/** Runs `read` with readPkcs12's stand-ins in place of forge's entry points, restoring forge's own afterwards. */
+function withForgeStandIns<T>(forge: typeof Forge, read: () => T): T {
+  const pbe = (forge.pki as unknown as { pbe: { generatePkcs12Key: ForgeDerivation } }).pbe;
+  const pkcs12 = forge.pkcs12 as unknown as { generateKey: ForgeDerivation };
+  const forgeDerivation = pbe.generatePkcs12Key;
+  const derivation: ForgeDerivation = (password, salt, id, iterations, length, md) => {
+    const digest = md?.algorithm ?? "sha1";
+    if (!derivesWith(digest)) return forgeDerivation(password, salt, id, iterations, length, md);
+    return forge.util.createBuffer(derivePkcs12Key(password, Buffer.from(salt.bytes(), "binary"), id, iterations, length, digest).toString("binary"));
+  };
   const refuse = (): never => {
     throw new Error("left as ASN.1");
   };
-  return withReplaced(
-    [
-      [forge.pki, "certificateFromAsn1", refuse],
-      [forge.pki, "privateKeyFromAsn1", refuse],
-    ],
-    read,
-  );
+  const slots: ReadonlyArray<readonly [Record<string, unknown>, string, unknown]> = [
+    [pbe, "generatePkcs12Key", derivation],
+    [pkcs12, "generateKey", derivation],
+    [forge.pki, "certificateFromAsn1", refuse],
+    [forge.pki, "privateKeyFromAsn1", refuse],
+  ];
+  const originals = slots.map(([owner, name]) => owner[name]);
+  for (const [owner, name, standIn] of slots) owner[name] = standIn;
+  try {
+    return read();
+  } finally {
+    slots.forEach(([owner, name], index) => {
+      owner[name] = originals[index];
+    });
+  }
 }
 
 /** "No password" is written as an empty one by some tools and as none by others (the MAC differs). */

@@ -1,47 +1,30 @@
 /**
- * The PKCS#12 key derivation (RFC 7292, appendix B.2) without node-forge's byte strings, for
- * forge's archive reader to use while it reads an archive (certificateBundle.ts).
+ * The PKCS#12 key derivation (RFC 7292, appendix B.2), which node-forge's archive reader uses in
+ * place of forge's own while it reads an archive (certificateBundle.ts), and with which the
+ * sandbox writes its archives.
  *
  * An archive of the Managed Identities data plane derives six blocks of key material (the MAC key,
- * and a key and an IV for each of its two encrypted parts) with 2048 iterations of SHA-1 each, and
- * node-forge hashes each iteration in JavaScript over byte strings: most of the CPU and of the
- * garbage of reading one archive. Here the first hash of a block is Node's, and the 2047 rehashes
- * of a 20-byte digest run on 32-bit words ({@link rehashSha1}); other digests use Node's hash for
- * every round.
- *
- * The archive's MAC (an HMAC over its contents, keyed by the first block) hashes with forge's
- * message digests, and forge creates a digest object per derivation only to name its algorithm;
- * each forge SHA-1 object builds its own 80-word schedule and hashes byte strings. During the read,
- * forge's SHA-1 and SHA-2 digests are Node's hashes behind forge's interface ({@link nodeDigest}),
- * so forge's HMAC runs on them too.
- *
- * {@link withLeanPkcs12KeyDerivation} swaps forge's two entry points of the derivation and its
- * digests' constructors for these for the length of one synchronous call and puts them back after
- * it, so no other caller of forge in the process ever sees the swap. The results are byte for byte
- * forge's own (the unit test compares them); a digest other than SHA-1 and SHA-2 falls back to
- * forge's.
+ * and a key and an IV for each of its two encrypted parts) with 2048 iterations of SHA-1 each.
+ * forge hashes each iteration in JavaScript over byte strings, which makes its derivation most of
+ * the CPU and of the garbage of reading an archive (docs/performance.md). Here the first hash of a
+ * block is Node's, and the rehashes of a 20-byte digest run on 32-bit words ({@link rehashSha1});
+ * other digests use Node's hash for every round. The unit test checks it against the published
+ * known answers and against forge's own derivation.
  */
-import { createHash, hash } from "node:crypto";
-import type * as Forge from "node-forge";
-import type { Replacement } from "./forgeEntryPoints";
-import { withReplaced } from "./forgeEntryPoints";
+import { hash } from "node:crypto";
 
-type ForgeDerivation = (
-  password: string | null | undefined,
-  salt: Forge.util.ByteStringBuffer,
-  id: number,
-  iterations: number,
-  length: number,
-  md?: Forge.md.MessageDigest,
-) => Forge.util.ByteStringBuffer;
-
-/** Digest and block lengths (bytes) of the digests PKCS#12 archives use, by forge's algorithm name. */
-const digests: Readonly<Record<string, { readonly node: string; readonly u: number; readonly v: number }>> = {
+/** Digest and block lengths (bytes) of the digests PKCS#12 archives use, by their name in Node and in forge. */
+const digests: Readonly<Record<string, { readonly node: string; readonly u: number; readonly v: number } | undefined>> = {
   sha1: { node: "sha1", u: 20, v: 64 },
   sha256: { node: "sha256", u: 32, v: 64 },
   sha384: { node: "sha384", u: 48, v: 128 },
   sha512: { node: "sha512", u: 64, v: 128 },
 };
+
+/** Whether {@link derivePkcs12Key} derives with this digest. */
+export function derivesWith(digest: string): boolean {
+  return digests[digest] !== undefined;
+}
 
 /** `source` repeated to `length` bytes (the last copy truncated); empty for an empty source. */
 function repeatTo(source: Buffer, length: number): Buffer {
@@ -168,60 +151,4 @@ export function derivePkcs12Key(password: string | null | undefined, salt: Buffe
     }
   }
   return Buffer.concat(blocks).subarray(0, length);
-}
-
-/**
- * Runs `read` (a synchronous read of one archive with forge) with forge's PKCS#12 key derivation
- * done by {@link derivePkcs12Key}, and restores forge's own afterwards, whatever `read` does.
- */
-export function withLeanPkcs12KeyDerivation<T>(forge: typeof Forge, read: () => T): T {
-  const pbe = (forge.pki as unknown as { pbe: { generatePkcs12Key: ForgeDerivation } }).pbe;
-  const pkcs12 = forge.pkcs12 as unknown as { generateKey: ForgeDerivation };
-  const forgePbe = pbe.generatePkcs12Key;
-  const lean: ForgeDerivation = (password, salt, id, iterations, length, md) => {
-    const digest = md === undefined || md === null ? "sha1" : md.algorithm;
-    if (digests[digest] === undefined) return forgePbe(password, salt, id, iterations, length, md);
-    return forge.util.createBuffer(derivePkcs12Key(password, Buffer.from(salt.bytes(), "binary"), id, iterations, length, digest).toString("binary"));
-  };
-  const mds = forge.md as unknown as Record<string, { create: () => unknown } | undefined>;
-  const digestConstructors = Object.entries(digests).flatMap(([algorithm, lengths]): Replacement[] => {
-    const owner = mds[algorithm];
-    return owner === undefined ? [] : [[owner, "create", () => nodeDigest(forge, algorithm, lengths)]];
-  });
-  return withReplaced([[pbe, "generatePkcs12Key", lean], [pkcs12, "generateKey", lean], ...digestConstructors], read);
-}
-
-/** What forge's HMAC and PKCS#12 reader use of a message digest. */
-interface ForgeDigestView {
-  readonly algorithm: string;
-  readonly digestLength: number;
-  readonly blockLength: number;
-  start(): ForgeDigestView;
-  update(message: string, encoding?: string): ForgeDigestView;
-  digest(): Forge.util.ByteStringBuffer;
-}
-
-/**
- * Node's hash behind forge's message digest interface: `update` takes forge's byte strings (or
- * UTF-8 text when told), and `digest` leaves the digest open for more input, as forge's does.
- */
-function nodeDigest(forge: typeof Forge, algorithm: string, lengths: { readonly node: string; readonly u: number; readonly v: number }): ForgeDigestView {
-  let hashing = createHash(lengths.node);
-  const md: ForgeDigestView = {
-    algorithm,
-    digestLength: lengths.u,
-    blockLength: lengths.v,
-    start() {
-      hashing = createHash(lengths.node);
-      return md;
-    },
-    update(message, encoding) {
-      hashing.update(message, encoding === "utf8" ? "utf8" : "latin1");
-      return md;
-    },
-    digest() {
-      return forge.util.createBuffer(hashing.copy().digest().toString("latin1"));
-    },
-  };
-  return md;
 }

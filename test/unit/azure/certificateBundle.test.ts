@@ -5,12 +5,15 @@
  * without a password in the layouts real services write (legacy SHA-1 MAC with RC2-40 and 3DES, as
  * the Managed Identities data plane and `openssl -legacy` write them; 3DES as Windows writes them;
  * OpenSSL 3's default PBES2/AES-256/SHA-256; no MAC; nothing encrypted) and one with a password.
+ * node-forge reads archives with the hook's key derivation in place of its own, and its entry
+ * points are its own again after every read.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { X509Certificate, generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import forge from "node-forge";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CertificateBundleError, parseCertificateBundle } from "../../../resources/azure/certificateBundle";
 import type { IssuedCertificate } from "../../../sandbox/certificateAuthority";
@@ -71,6 +74,43 @@ describe("parseCertificateBundle", () => {
   ])("reads a PKCS#12 archive without a password %s", (_title, args) => {
     const archive = opensslArchive(...args, "-passout", "pass:");
     expect(parseCertificateBundle(Buffer.from(archive.toString("base64"), "base64"), "client_secret").thumbprint).toBe(leaf.thumbprintSha256);
+  });
+
+  it("reads the data plane's archive with the hook's key derivation in place of forge's, and leaves forge's entry points as they were after a read and a refusal", async () => {
+    const archive = await encodePkcs12(leaf, [caDer]);
+    const pbe = (forge.pki as unknown as { pbe: Record<string, unknown> }).pbe;
+    const entryPoints: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
+      [pbe, "generatePkcs12Key"],
+      [forge.pkcs12, "generateKey"],
+      [forge.pki, "certificateFromAsn1"],
+      [forge.pki, "privateKeyFromAsn1"],
+    ];
+    const forgeOwn = entryPoints.map(([owner, name]) => owner[name]);
+    let forgeDerivations = 0;
+    const counting = entryPoints.map(([, name], index) =>
+      name.startsWith("generate")
+        ? (...args: unknown[]): unknown => {
+            forgeDerivations += 1;
+            return (forgeOwn[index] as (...a: unknown[]) => unknown)(...args);
+          }
+        : forgeOwn[index],
+    );
+    entryPoints.forEach(([owner, name], index) => {
+      owner[name] = counting[index];
+    });
+    try {
+      expect(parseCertificateBundle(archive, "client_secret").thumbprint).toBe(leaf.thumbprintSha256);
+      entryPoints.forEach(([owner, name], index) => expect(owner[name], name).toBe(counting[index]));
+      const corrupted = Buffer.from(archive);
+      corrupted[corrupted.length - 30] ^= 0xff;
+      expect(refusal(corrupted)).toBeInstanceOf(CertificateBundleError);
+      entryPoints.forEach(([owner, name], index) => expect(owner[name], name).toBe(counting[index]));
+      expect(forgeDerivations).toBe(0);
+    } finally {
+      entryPoints.forEach(([owner, name], index) => {
+        owner[name] = forgeOwn[index];
+      });
+    }
   });
 
   it.skipIf(!opensslAvailable)("refuses an archive with a password, naming the source and never its contents", () => {
