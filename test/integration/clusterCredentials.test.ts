@@ -20,11 +20,6 @@ beforeAll(() => {
   clusters = fixture.clusters;
 });
 
-/** A provider in clusterServiceManagedIdentity mode, as a user configures it, with a credential cache of its own. */
-function clusterModeProvider(overrides: Readonly<Record<string, string>> = {}) {
-  return fixture.provider(overrides);
-}
-
 function identitiesOf(cluster: FleetClusterDescription): JsonObject {
   const document = sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as JsonObject;
   const status = (document.properties as JsonObject).status as JsonObject;
@@ -85,7 +80,7 @@ const documentOf = (cluster: FleetClusterDescription): unknown =>
 
 describe("clusterServiceManagedIdentity mode against the sandbox", () => {
   it("reads each cluster's identities with its own SMI only, in its own tenant, and records them", async () => {
-    const provider = clusterModeProvider();
+    const provider = fixture.provider();
     sandbox.statistics.reset();
     await Promise.all(clusters.slice(0, 2).map((cluster) => provider.create({ clusterResourceId: cluster.clusterResourceId })));
     clusters.slice(0, 2).forEach(expectRecorded);
@@ -104,7 +99,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
   });
 
   it("reuses an SMI's credential and tokens within renew_after: a second pass asks neither the data plane nor Entra", async () => {
-    const provider = clusterModeProvider({ lookupConcurrency: "4" });
+    const provider = fixture.provider({ lookupConcurrency: "4" });
     const cluster = clusters[0];
     await (provider.update as NonNullable<typeof provider.update>)("id", {} as never, { clusterResourceId: cluster.clusterResourceId });
     sandbox.statistics.reset();
@@ -126,7 +121,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     ["an unusable certificate in the answer", { kind: "unusableCertificate" as const }, /unusable certificate/],
     ["the data plane refusing with 404", { kind: "status" as const, statusCode: 404, errorCode: "NotFound" }, /HTTP 404/],
   ])("fails only that cluster on %s, naming it, and writes nothing for it", async (_title, fault, message) => {
-    const provider = clusterModeProvider();
+    const provider = fixture.provider();
     const [failing, healthy] = [clusters[1], clusters[2]];
     sandbox.documents.patch(failing.partitionKey, failing.serviceProviderClusterDocumentId, "/properties/status/dataPlaneOperatorsManagedIdentities", {});
     const before = documentOf(failing);
@@ -147,7 +142,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
   });
 
   it("names the missing identity URL field of a cluster document, refuses an input in its place, and writes nothing", async () => {
-    const provider = clusterModeProvider();
+    const provider = fixture.provider();
     const cluster = clusters[2];
     const clusterDocument = sandbox.documents.read(cluster.partitionKey, cluster.clusterDocumentId) as JsonObject;
     const identityUrl = ((clusterDocument.properties as JsonObject).serviceProviderProperties as JsonObject).managedIdentitiesDataPlaneIdentityURL;
@@ -194,7 +189,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
   });
 
   it("names the missing serviceManagedIdentity of a cluster document, and writes nothing", async () => {
-    const provider = clusterModeProvider();
+    const provider = fixture.provider();
     const cluster = clusters[2];
     const smiPath = "/properties/customerProperties/platform/operatorsAuthentication/userAssignedIdentities/serviceManagedIdentity";
     sandbox.documents.patch(cluster.partitionKey, cluster.clusterDocumentId, smiPath, null);
@@ -213,7 +208,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
   });
 
   it("fails every cluster as a global failure when the first-party credential is refused, and writes nothing anywhere", async () => {
-    const provider = clusterModeProvider();
+    const provider = fixture.provider();
     const before = clusters.map(documentOf);
     clusters.forEach(makeDue);
     const due = clusters.map(documentOf);
@@ -238,7 +233,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
   });
 
   it("refuses a challenge naming another tenant than the identity URL's tid: the first party asks for no token there, and nothing is read, written or recorded in state", async () => {
-    const provider = clusterModeProvider();
+    const provider = fixture.provider();
     const cluster = clusters[1];
     const otherTenant = "0f0e0d0c-0b0a-4909-8807-060504030201";
     makeDue(cluster);
@@ -293,7 +288,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     ["with a tid that is no tenant ID", (url: URL) => url.searchParams.set("tid", "contoso.example"), /has tid 'contoso\.example', which is not a tenant ID/],
     ["with two tids", (url: URL) => url.searchParams.append("tid", "0f0e0d0c-0b0a-4909-8807-060504030201"), /has 2 tid query parameters/],
   ])("refuses an identity URL %s before any request, naming the field and the value, and writes nothing", async (_title, change, message) => {
-    const provider = clusterModeProvider();
+    const provider = fixture.provider();
     const cluster = clusters[2];
     const field = "/properties/serviceProviderProperties/managedIdentitiesDataPlaneIdentityURL";
     const url = new URL(cluster.identityUrl ?? "");
@@ -322,7 +317,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
   });
 
   it("keeps a refusal of the first party in one cluster's tenant with that cluster: the others are recorded, and its message names only its own tenant", async () => {
-    const provider = clusterModeProvider();
+    const provider = fixture.provider();
     const [broken, ...others] = clusters;
     const brokenTenant = broken.tenantId ?? "";
     clusters.forEach(makeDue);
@@ -363,7 +358,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     const removed = sandbox.identities.get(deleted);
     sandbox.identities.delete(deleted);
     try {
-      await clusterModeProvider().create({ clusterResourceId: cluster.clusterResourceId });
+      await fixture.provider().create({ clusterResourceId: cluster.clusterResourceId });
       expectMsiRecorded(cluster, (id) => (id === deleted ? {} : (sandbox.identities.get(id) ?? {})));
     } finally {
       sandbox.credentials.answerVariation = { shuffleOrder: false, changeResourceIdCasing: false };
@@ -372,7 +367,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
   });
 
   it("keeps the MSI half's IDs through a failing data plane while the other half is written; refresh shows its drift; a delete keeps another writer's newer half", async () => {
-    const provider = clusterModeProvider();
+    const provider = fixture.provider();
     const cluster = clusters[0];
     const msiOf = (): JsonObject =>
       structuredClone(
@@ -413,7 +408,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
   });
 
   it("clears IDs when ARM answers 403 to the cluster's own SMI for one identity, and keeps the other's", async () => {
-    const provider = clusterModeProvider();
+    const provider = fixture.provider();
     const cluster = clusters[0];
     const [revoked, kept] = Object.values(cluster.dataPlaneOperators);
     await provider.create({ clusterResourceId: cluster.clusterResourceId });
@@ -433,7 +428,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
   });
 
   it("follows a rotation of the first-party certificate during a run: the revoked one is refused, the new file takes over", async () => {
-    const provider = clusterModeProvider();
+    const provider = fixture.provider();
     // Short-lived tokens, so the first party asks Entra again for each new cluster credential.
     sandbox.tokens.setTokenLifetime(1000);
     try {
@@ -474,7 +469,7 @@ describe("fixedIdentity mode against the sandbox", () => {
     // to write its own over them (issue 44 item 8), naming the setting, and that half stays as it was.
     clusters.forEach(makeDue);
     const realMsi = clusters.map((cluster) => structuredClone(msiHalfOf(cluster)));
-    const guarded = clusterModeProvider(fixedSettings);
+    const guarded = fixture.provider(fixedSettings);
     for (const cluster of clusters) {
       await expect(guarded.create({ clusterResourceId: cluster.clusterResourceId })).rejects.toThrow(
         /credentialMode fixedIdentity would write the fixed identity's IDs over .*allowFixedIdentityOverwrite/,
@@ -482,7 +477,7 @@ describe("fixedIdentity mode against the sandbox", () => {
     }
     expect(clusters.map(msiHalfOf)).toEqual(realMsi);
     // Set for the update that means it: the stand-in's IDs replace them.
-    const fixed = clusterModeProvider({ ...fixedSettings, allowFixedIdentityOverwrite: "true" });
+    const fixed = fixture.provider({ ...fixedSettings, allowFixedIdentityOverwrite: "true" });
     sandbox.statistics.reset();
     clusters.forEach(makeDue);
     await Promise.all(clusters.map((cluster) => fixed.create({ clusterResourceId: cluster.clusterResourceId })));
@@ -511,7 +506,7 @@ describe("fixedIdentity mode against the sandbox", () => {
     // A cluster whose subscription is another tenant's: ARM answers 401 InvalidAuthenticationTokenTenant,
     // which says nothing about its identities: the stored IDs stay, byte for byte.
     const foreign = seedTenantFleet(sandbox, { clusters: 1, identitiesPerCluster: 1 })[0];
-    await clusterModeProvider().create({ clusterResourceId: foreign.clusterResourceId });
+    await fixture.provider().create({ clusterResourceId: foreign.clusterResourceId });
     expectRecorded(foreign);
     makeDue(foreign);
     const recorded = documentOf(foreign);

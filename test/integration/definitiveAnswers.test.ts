@@ -28,11 +28,6 @@ beforeAll(() => {
   clusters = fixture.clusters;
 });
 
-/** A provider in clusterServiceManagedIdentity mode, as a user configures it, with a credential cache of its own. */
-function clusterModeProvider(overrides: Readonly<Record<string, string>> = {}) {
-  return fixture.provider(overrides);
-}
-
 type Entry = { resourceID?: string; resourceId?: string; clientId?: string; principalId?: string; retrievalError?: string };
 
 function statusOf(cluster: FleetClusterDescription): JsonObject {
@@ -57,7 +52,7 @@ function makeDue(cluster: FleetClusterDescription): void {
 /** Both halves recorded from a fault-free pass, then made due so that the next pass asks Azure again. */
 async function recordedAndDue(cluster: FleetClusterDescription): Promise<void> {
   makeDue(cluster);
-  await clusterModeProvider().create({ clusterResourceId: cluster.clusterResourceId });
+  await fixture.provider().create({ clusterResourceId: cluster.clusterResourceId });
   for (const id of Object.values(cluster.dataPlaneOperators)) {
     expect(dataPlaneHalf(cluster).identities?.[id.toLowerCase()], id).toEqual({
       resourceID: id,
@@ -114,7 +109,7 @@ describe("the data plane operators' half: only ARM's ResourceNotFound clears an 
       const stored = dataPlaneHalf(cluster).identities?.[failing.toLowerCase()];
       const msiBefore = msiHalf(cluster);
       const rule = sandbox.faults.add({ target: "arm", match: { resourceId: failing }, count: 20, ...fault });
-      const error = await failureOf(clusterModeProvider().create({ clusterResourceId: cluster.clusterResourceId }));
+      const error = await failureOf(fixture.provider().create({ clusterResourceId: cluster.clusterResourceId }));
       expect(rule.triggered).toBeGreaterThan(0);
       expect(error.name).toBe("UserAssignedIdentityReadError");
       expect(error.message).toContain(`${failing}: `);
@@ -138,7 +133,7 @@ describe("the data plane operators' half: only ARM's ResourceNotFound clears an 
     await recordedAndDue(cluster);
     const before = dataPlaneHalf(cluster);
     const rule = sandbox.faults.add({ target: "arm", kind: "bareStatus", statusCode: 404, match: { pathContains: "/providers/" }, count: 100 });
-    const error = await failureOf(clusterModeProvider().create({ clusterResourceId: cluster.clusterResourceId }));
+    const error = await failureOf(fixture.provider().create({ clusterResourceId: cluster.clusterResourceId }));
     expect(rule.triggered).toBe(Object.keys(cluster.dataPlaneOperators).length);
     expect(error.message).toMatch(/could not be read: HTTP404 \(HTTP 404\)/);
     const after = dataPlaneHalf(cluster);
@@ -155,7 +150,7 @@ describe("the data plane operators' half: only ARM's ResourceNotFound clears an 
     const removed = sandbox.identities.get(deleted);
     sandbox.identities.delete(deleted);
     try {
-      await clusterModeProvider().create({ clusterResourceId: cluster.clusterResourceId });
+      await fixture.provider().create({ clusterResourceId: cluster.clusterResourceId });
       const half = dataPlaneHalf(cluster);
       expect(half.identities?.[deleted.toLowerCase()]).toEqual({
         resourceID: deleted,
@@ -231,7 +226,7 @@ describe("the MSI half: only the data plane's null clears an identity", () => {
     const rotated = Object.values(cluster.dataPlaneOperators)[0];
     const identity = sandbox.identities.rotate(rotated);
     try {
-      const error = await failureOf(clusterModeProvider().create({ clusterResourceId: cluster.clusterResourceId }));
+      const error = await failureOf(fixture.provider().create({ clusterResourceId: cluster.clusterResourceId }));
       expect(rule.triggered).toBe(1);
       expect(error.name).toBe("MsiIdentitiesError");
       expect(error.message).toMatch(message);
@@ -251,7 +246,7 @@ describe("the MSI half: only the data plane's null clears an identity", () => {
     const removed = sandbox.identities.get(operator);
     sandbox.identities.delete(operator);
     try {
-      await clusterModeProvider().create({ clusterResourceId: cluster.clusterResourceId });
+      await fixture.provider().create({ clusterResourceId: cluster.clusterResourceId });
       expect((msiHalf(cluster).controlPlaneOperatorsIdentities as Record<string, Entry>)[operator.toLowerCase()]).toEqual({ resourceId: operator });
     } finally {
       if (removed !== undefined) sandbox.identities.create(operator, { tenantId: removed.tenantId });
