@@ -7,10 +7,8 @@ import type { SandboxStatisticsSnapshot } from "../../sandbox/sandboxStatistics"
 import type { EngineRun } from "./benchmarkStack";
 import type { FleetScenarioResult } from "./fleetScenario";
 import type { OptInEngineRun, OptInResult, OptInRun } from "./optInScenario";
-import { formatMegabytes as megabytes, formatMilliseconds as milliseconds, median } from "./statistics";
+import { formatMegabytes as megabytes, formatMilliseconds as milliseconds, formatRatio as ratio, median, targetStatus as status } from "./statistics";
 
-const ratio = (value: number): string => `${value.toFixed(2)}×`;
-const status = (met: boolean, miss = ""): string => (met ? "met" : `**missed**${miss === "" ? "" : ` (${miss})`}`);
 const sum = (counts: Readonly<Record<string, number>> | undefined): number => Object.values(counts ?? {}).reduce((total, count) => total + count, 0);
 
 /** Requests to the data plane, Entra and ARM: none expected when nothing is due. */

@@ -62,3 +62,18 @@ export function formatMilliseconds(value: number): string {
 export function formatMegabytes(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(1)} MB`;
 }
+
+/** Kilobytes (1024 bytes), one decimal. */
+export function formatKilobytes(bytes: number): string {
+  return `${(bytes / 1024).toFixed(1)} KB`;
+}
+
+/** A ratio with two decimals, as `1.23×`. */
+export function formatRatio(value: number): string {
+  return `${value.toFixed(2)}×`;
+}
+
+/** A target's status cell: `met`, or `**missed**` with by how much when given. */
+export function targetStatus(met: boolean, miss = ""): string {
+  return met ? "met" : `**missed**${miss === "" ? "" : ` (${miss})`}`;
+}
