@@ -17,8 +17,8 @@ import { availableParallelism, cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { replaceGeneratedSection } from "../generatedSection";
 import { defaultEngineParallelism, engineCommand, projectDirectory, refreshParallelism } from "../../cli/engine";
-import type { FleetScenarioResult } from "./fleetScenario";
-import { runFleetScenario } from "./fleetScenario";
+import type { BenchmarkFleetExtras, FleetScenarioResult } from "./fleetScenario";
+import { benchmarkFleet, runBenchmarkFleet } from "./fleetScenario";
 import { productionReport } from "./credentialReport";
 import { runHostMemoryByIdentities } from "./hostMemoryScenario";
 import { runOptInScenario } from "./optInScenario";
@@ -30,8 +30,7 @@ import { runShardScenario } from "./shardScenario";
 import { runThrottleScenario } from "./throttleScenario";
 import { runThrottleFleet } from "./throttleFleet";
 
-const latencyInMs = 20;
-const lookupConcurrency = 8;
+const { latencyInMs, lookupConcurrency } = benchmarkFleet;
 
 async function main(): Promise<void> {
   const quick = process.argv.includes("--quick");
@@ -79,30 +78,8 @@ async function main(): Promise<void> {
     sequentialFloorAt: 50,
   });
 
-  const fleet = (
-    clusters: number,
-    followUps: boolean,
-    extra: {
-      parallel?: number;
-      engineEnvironment?: Record<string, string>;
-      followUpRepetitions?: number;
-      upRepetitions?: number;
-      subscriptions?: number;
-      perClusterCredentials?: boolean;
-    } = {},
-  ): Promise<FleetScenarioResult> =>
-    runFleetScenario({
-      engine,
-      clusters,
-      identitiesPerCluster: 4,
-      armLatencyInMs: latencyInMs,
-      cosmosLatencyInMs: latencyInMs,
-      lookupConcurrency,
-      followUps,
-      engineFloor: followUps,
-      log,
-      ...extra,
-    });
+  const fleet = (clusters: number, followUps: boolean, extras: BenchmarkFleetExtras = {}): Promise<FleetScenarioResult> =>
+    runBenchmarkFleet(engine, log, clusters, followUps, extras);
 
   // Run first: a failure at 2,000 clusters in the newest mode then shows before the other scenarios' 20 minutes.
   log(`9. each cluster's own credential: ${plan.perClusterCredentials} clusters, each in its own tenant and subscription, clusterServiceManagedIdentity`);
@@ -228,16 +205,7 @@ async function productionOnly(engine: Awaited<ReturnType<typeof engineCommand>>,
     "9. each cluster's own credential: 2000 clusters, each in its own tenant and subscription, clusterServiceManagedIdentity (alone)" +
       (heapLimit === undefined ? "" : `, the provider host's heap limited to ${heapLimit} MB`),
   );
-  const result = await runFleetScenario({
-    engine,
-    clusters: 2000,
-    identitiesPerCluster: 4,
-    armLatencyInMs: latencyInMs,
-    cosmosLatencyInMs: latencyInMs,
-    lookupConcurrency,
-    followUps: true,
-    engineFloor: true,
-    log,
+  const result = await runBenchmarkFleet(engine, log, 2000, true, {
     perClusterCredentials: true,
     followUpRepetitions: 3,
     upRepetitions: 3,

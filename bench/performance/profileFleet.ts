@@ -13,7 +13,7 @@ import { join, resolve } from "node:path";
 import * as automation from "@pulumi/pulumi/automation";
 import type { EngineCommand } from "../../cli/engine";
 import { engineCommand } from "../../cli/engine";
-import { runFleetScenario } from "./fleetScenario";
+import { runBenchmarkFleet } from "./fleetScenario";
 
 /** An engine whose every invocation writes `<directory>/engine.<pid>.{cpu,mem,trace}`. */
 async function profilingEngine(engine: EngineCommand, directory: string): Promise<EngineCommand> {
@@ -73,21 +73,7 @@ async function main(): Promise<void> {
     mkdirSync(join(directory, "host"), { recursive: true });
     engineEnvironment = { NODE_OPTIONS: `--require ${join(__dirname, "hostProfiler.js")}`, ARO_HCP_PROFILE_DIRECTORY: join(directory, "host") };
   }
-  const result = await runFleetScenario({
-    engine,
-    clusters,
-    identitiesPerCluster: 4,
-    armLatencyInMs: 20,
-    cosmosLatencyInMs: 20,
-    lookupConcurrency: 8,
-    followUps: true,
-    engineFloor: true,
-    engineEnvironment,
-    followUpRepetitions,
-    log,
-    ...parallel,
-    ...subscriptions,
-  });
+  const result = await runBenchmarkFleet(engine, log, clusters, true, { engineEnvironment, followUpRepetitions, ...parallel, ...subscriptions });
   const seconds = (value: number | undefined): string => `${((value ?? Number.NaN) / 1000).toFixed(1)} s`;
   const floor = result.engineFloor;
   console.log(
