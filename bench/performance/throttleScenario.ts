@@ -14,7 +14,7 @@ import type { FleetClusterDescription } from "../../sandbox/seed";
 import type { BenchmarkSandbox } from "./benchmarkSandbox";
 import { startBenchmarkSandbox } from "./benchmarkSandbox";
 import { driveFleet, sameLatency } from "./fleetDriver";
-import { countResolvedInCosmos } from "./sandboxDocuments";
+import { countResolvedInCosmos, storedIdentities } from "./sandboxDocuments";
 
 /** Options of {@link runThrottleScenario}. */
 export interface ThrottleOptions {
@@ -156,10 +156,9 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
 function failedEntriesByCode(benchmark: BenchmarkSandbox, fleet: readonly FleetClusterDescription[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const cluster of fleet) {
-    const document = benchmark.sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as
-      { properties?: { status?: { dataPlaneOperatorsManagedIdentities?: { identities?: Record<string, { retrievalError?: unknown }> } } } } | undefined;
-    for (const entry of Object.values(document?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities ?? {})) {
-      if (typeof entry.retrievalError === "string") {
+    const document = benchmark.sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId);
+    for (const entry of Object.values(storedIdentities(document))) {
+      if (entry.retrievalError !== undefined) {
         const code = /^\S+/.exec(entry.retrievalError)?.[0] ?? "unknown";
         counts[code] = (counts[code] ?? 0) + 1;
       }
