@@ -7,9 +7,14 @@ import type { SandboxStatisticsSnapshot } from "../../sandbox/sandboxStatistics"
 import type { EngineRun } from "./benchmarkStack";
 import type { FleetScenarioResult } from "./fleetScenario";
 import type { OptInEngineRun, OptInResult, OptInRun } from "./optInScenario";
-import { formatMegabytes as megabytes, formatMilliseconds as milliseconds, formatRatio as ratio, median, targetStatus as status } from "./statistics";
-
-const sum = (counts: Readonly<Record<string, number>> | undefined): number => Object.values(counts ?? {}).reduce((total, count) => total + count, 0);
+import {
+  formatMegabytes as megabytes,
+  formatMilliseconds as milliseconds,
+  formatRatio as ratio,
+  median,
+  sumOfCounts,
+  targetStatus as status,
+} from "./statistics";
 
 /** Requests to the data plane, Entra and ARM: none expected when nothing is due. */
 function credentialChainRequests(statistics: SandboxStatisticsSnapshot | undefined): number {
@@ -46,7 +51,7 @@ function calls(statistics: SandboxStatisticsSnapshot | undefined): string[] {
     `${statistics.dataPlane.requests} (${statistics.dataPlane.challenges} challenged)`,
     `${statistics.entra.discoveryRequests} / ${statistics.entra.tokensIssued}`,
     `${statistics.arm.getRequests} (max ${statistics.arm.maxInFlight} in flight)`,
-    `${statistics.cosmos.documentReads} / ${sum(statistics.cosmos.documentWritesByMethod)}`,
+    `${statistics.cosmos.documentReads} / ${sumOfCounts(statistics.cosmos.documentWritesByMethod)}`,
     `${statistics.cosmos.requests}`,
   ];
 }

@@ -25,7 +25,7 @@ import { runOptInScenario } from "./optInScenario";
 import { runProviderCreateScenarios } from "./providerScenario";
 import type { BenchmarkResults, FleetMedians } from "./report";
 import { renderReport } from "./report";
-import { median, medianBy } from "./statistics";
+import { median, medianBy, sumOfCounts } from "./statistics";
 import { runShardScenario } from "./shardScenario";
 import { runThrottleScenario } from "./throttleScenario";
 import { runThrottleFleet } from "./throttleFleet";
@@ -241,7 +241,6 @@ async function productionOnly(engine: Awaited<ReturnType<typeof engineCommand>>,
 function fleetMedians(runs: readonly FleetScenarioResult[]): FleetMedians {
   const pick = (select: (run: FleetScenarioResult) => number | undefined): number => median(runs.map((run) => select(run) ?? Number.NaN));
   const worst = (select: (run: FleetScenarioResult) => number | undefined): number => Math.max(...runs.map((run) => select(run) ?? 0));
-  const writes = (counts: Record<string, number> | undefined): number => Object.values(counts ?? {}).reduce((sum, count) => sum + count, 0);
   return {
     repetitions: runs.length,
     upInMs: pick((run) => run.up.wallTimeInMs),
@@ -253,7 +252,7 @@ function fleetMedians(runs: readonly FleetScenarioResult[]): FleetMedians {
     refreshInMs: pick((run) => run.refresh?.wallTimeInMs),
     upArmRequests: worst((run) => run.up.statistics.arm.getRequests),
     upArmMaxInFlight: worst((run) => run.up.statistics.arm.maxInFlight),
-    upCosmosWrites: worst((run) => writes(run.up.statistics.cosmos.documentWritesByMethod)),
+    upCosmosWrites: worst((run) => sumOfCounts(run.up.statistics.cosmos.documentWritesByMethod)),
     upUnconditionalWrites: worst((run) => run.up.statistics.cosmos.writesWithoutIfMatch.length),
     upTokenRequests: worst((run) => run.up.statistics.token.requests),
     upHostPeakBytes: worst((run) => run.up.host.peakResidentBytes),
@@ -261,10 +260,10 @@ function fleetMedians(runs: readonly FleetScenarioResult[]): FleetMedians {
     upHostCpuInMs: pick((run) => run.up.host.hostCpuTimeInMs),
     upEngineCpuInMs: pick((run) => run.up.host.engineCpuTimeInMs),
     noOpArmRequests: worst((run) => run.noOpUp?.statistics.arm.getRequests),
-    noOpCosmosWrites: worst((run) => writes(run.noOpUp?.statistics.cosmos.documentWritesByMethod)),
+    noOpCosmosWrites: worst((run) => sumOfCounts(run.noOpUp?.statistics.cosmos.documentWritesByMethod)),
     noOpCosmosReads: worst((run) => run.noOpUp?.statistics.cosmos.documentReads),
     refreshArmRequests: worst((run) => run.refresh?.statistics.arm.getRequests),
-    refreshCosmosWrites: worst((run) => writes(run.refresh?.statistics.cosmos.documentWritesByMethod)),
+    refreshCosmosWrites: worst((run) => sumOfCounts(run.refresh?.statistics.cosmos.documentWritesByMethod)),
     refreshCosmosReads: worst((run) => run.refresh?.statistics.cosmos.documentReads),
     refreshCosmosReadBatches: worst((run) => run.refresh?.statistics.cosmos.documentReadBatches),
     resolvedInCosmos: Math.min(...runs.map((run) => run.resolvedInCosmos)),

@@ -6,6 +6,11 @@ export function processCpuTimeInMs(): number {
   return (cpu.user + cpu.system) / 1000;
 }
 
+/** The sum of a table of counts (by method, by status…); 0 for none. */
+export function sumOfCounts(counts: Readonly<Record<string, number>> | undefined): number {
+  return Object.values(counts ?? {}).reduce((total, count) => total + count, 0);
+}
+
 /** The median of a non-empty list. */
 export function median(values: readonly number[]): number {
   if (values.length === 0) {

@@ -17,6 +17,7 @@ import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedNamedCluster } from "../../sandbox/seed";
 import { documentIdFor, uuidVersion5 } from "../../sandbox/documentBuilders";
+import { sumOfCounts } from "../performance/statistics";
 
 /** A JSON document as read back from Cosmos. */
 export type Document = Record<string, unknown>;
@@ -148,5 +149,5 @@ export function makeRecheckDue(sandbox: Sandbox, cluster: FleetClusterDescriptio
 
 /** Total Cosmos document writes counted by the sandbox. */
 export function cosmosWrites(sandbox: Sandbox): number {
-  return Object.values(sandbox.statistics.snapshot().cosmos.documentWritesByMethod).reduce((sum, count) => sum + count, 0);
+  return sumOfCounts(sandbox.statistics.snapshot().cosmos.documentWritesByMethod);
 }
