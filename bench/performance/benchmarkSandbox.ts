@@ -18,6 +18,7 @@ export interface BenchmarkSandbox {
   readonly environment: Readonly<Record<string, string>>;
   /** The same settings as ARO_HCP_* environment variables (for a floor worker). */
   readonly settingsEnvironment: Readonly<Record<string, string>>;
+  stop(): Promise<void>;
 }
 
 /** Options of {@link startBenchmarkSandbox}. */
@@ -54,10 +55,5 @@ export async function startBenchmarkSandbox(options: BenchmarkSandboxOptions): P
     const value = fullConfig[specification.key];
     if (value !== undefined) settingsEnvironment[specification.environment] = value;
   }
-  return {
-    sandbox,
-    config: fullConfig,
-    environment,
-    settingsEnvironment,
-  };
+  return { sandbox, config: fullConfig, environment, settingsEnvironment, stop: () => sandbox.stop() };
 }

@@ -81,11 +81,12 @@ export function createClusterFloor(settings: Settings): ClusterFloor {
       ? {}
       : { secureContext: createSecureContext({ ca: [...rootCertificates, readFileSync(settings.tlsCaFile, "utf8")] }) }),
   });
+  // Multi-tenant, as the hook builds it (azureAdapters.ts): the challenge names the cluster's tenant, not the first party's.
   const firstParty = new ClientCertificateCredential(
     firstPartyIdentity.tenantId,
     firstPartyIdentity.clientId,
     { certificatePath: firstPartyIdentity.certificateFile },
-    { authorityHost: settings.authorityHost, disableInstanceDiscovery: true, sendCertificateChain: true, agent },
+    { authorityHost: settings.authorityHost, disableInstanceDiscovery: true, sendCertificateChain: true, agent, additionallyAllowedTenants: ["*"] },
   );
   const scope = `${settings.dataPlaneAudience.replace(/\/+$/, "")}/.default`;
   const tokensByTenant = new Map<string, Promise<string>>();

@@ -7,11 +7,14 @@ import type { SandboxStatisticsSnapshot } from "../../sandbox/sandboxStatistics"
 import type { EngineRun } from "./benchmarkStack";
 import type { FleetScenarioResult } from "./fleetScenario";
 import type { OptInEngineRun, OptInResult, OptInRun } from "./optInScenario";
-import { formatMegabytes as megabytes, formatMilliseconds as milliseconds, median } from "./statistics";
-
-const ratio = (value: number): string => `${value.toFixed(2)}×`;
-const status = (met: boolean, miss = ""): string => (met ? "met" : `**missed**${miss === "" ? "" : ` (${miss})`}`);
-const sum = (counts: Readonly<Record<string, number>> | undefined): number => Object.values(counts ?? {}).reduce((total, count) => total + count, 0);
+import {
+  formatMegabytes as megabytes,
+  formatMilliseconds as milliseconds,
+  formatRatio as ratio,
+  median,
+  sumOfCounts,
+  targetStatus as status,
+} from "./statistics";
 
 /** Requests to the data plane, Entra and ARM: none expected when nothing is due. */
 function credentialChainRequests(statistics: SandboxStatisticsSnapshot | undefined): number {
@@ -48,7 +51,7 @@ function calls(statistics: SandboxStatisticsSnapshot | undefined): string[] {
     `${statistics.dataPlane.requests} (${statistics.dataPlane.challenges} challenged)`,
     `${statistics.entra.discoveryRequests} / ${statistics.entra.tokensIssued}`,
     `${statistics.arm.getRequests} (max ${statistics.arm.maxInFlight} in flight)`,
-    `${statistics.cosmos.documentReads} / ${sum(statistics.cosmos.documentWritesByMethod)}`,
+    `${statistics.cosmos.documentReads} / ${sumOfCounts(statistics.cosmos.documentWritesByMethod)}`,
     `${statistics.cosmos.requests}`,
   ];
 }
@@ -169,6 +172,15 @@ export function optInSection(result: OptInResult): string[] {
   const difference = (pick: (run: OptInRun) => number): number => medians(withoutRuns, pick) - medians(withRuns, pick);
   const signed = (value: number, format: (magnitude: number) => string): string => `${value < 0 ? "−" : "+"}${format(Math.abs(value))}`;
   const share = (pick: (run: OptInRun) => number): string => `${((difference(pick) / medians(withRuns, pick)) * 100).toFixed(0)} %`;
+  /** Without − with for one engine run of each variant: wall time (and its share), program and engine CPU, program heap peak. */
+  const differences = (label: string, of: (run: OptInRun) => OptInEngineRun): string => {
+    const delta = (pick: (engineRun: OptInEngineRun) => number, format = milliseconds): string =>
+      signed(
+        difference((run) => pick(of(run))),
+        format,
+      );
+    return `${label} ${delta((run) => run.wallTimeInMs)} (${share((run) => of(run).wallTimeInMs)}), program CPU ${delta((run) => run.benchProcessCpuTimeInMs)}, engine CPU ${delta((run) => run.host.engineCpuTimeInMs)}, program heap peak ${delta((run) => run.programHeapPeakBytes, megabytes)}`;
+  };
   return [
     "## 10. The opt-ins for large fleets, with and without",
     "",
@@ -179,36 +191,7 @@ export function optInSection(result: OptInResult): string[] {
     "|---|---|---|---|---|---|---|---|---|",
     ...result.runs.map(row),
     "",
-    `Without − with, medians: \`up\` ${signed(
-      difference((run) => run.up.wallTimeInMs),
-      milliseconds,
-    )} (${share((run) => run.up.wallTimeInMs)}), ` +
-      `program CPU ${signed(
-        difference((run) => run.up.benchProcessCpuTimeInMs),
-        milliseconds,
-      )}, engine CPU ${signed(
-        difference((run) => run.up.host.engineCpuTimeInMs),
-        milliseconds,
-      )}, ` +
-      `program heap peak ${signed(
-        difference((run) => run.up.programHeapPeakBytes),
-        megabytes,
-      )}; ` +
-      `no-op \`up\` ${signed(
-        difference((run) => run.noOpUp.wallTimeInMs),
-        milliseconds,
-      )} (${share((run) => run.noOpUp.wallTimeInMs)}), ` +
-      `program CPU ${signed(
-        difference((run) => run.noOpUp.benchProcessCpuTimeInMs),
-        milliseconds,
-      )}, engine CPU ${signed(
-        difference((run) => run.noOpUp.host.engineCpuTimeInMs),
-        milliseconds,
-      )}, ` +
-      `program heap peak ${signed(
-        difference((run) => run.noOpUp.programHeapPeakBytes),
-        megabytes,
-      )}; ` +
+    `Without − with, medians: ${differences("`up`", (run) => run.up)}; ${differences("no-op `up`", (run) => run.noOpUp)}; ` +
       `state ${signed(difference((run) => run.checkpointBytes) / result.clusters, (bytes) => `${Math.round(bytes)} bytes`)} per cluster.`,
     "",
   ];

@@ -4,13 +4,13 @@
  */
 import type { EngineCommand } from "../../cli/engine";
 import { refreshParallelism } from "../../cli/engine";
-import type { ClusterDeclaration } from "../../program/fleet";
 import type { SandboxStatisticsSnapshot } from "../../sandbox/sandboxStatistics";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import type { BenchmarkStack, EngineRun } from "./benchmarkStack";
-import { openBenchmarkStack } from "./benchmarkStack";
 import { trivialFleetProgram } from "./engineFloor";
 import { smiKeyPoolSize } from "./benchmarkSandbox";
+import type { FleetDriver } from "./fleetDriver";
+import { driveFleet } from "./fleetDriver";
 import type { FloorRun } from "./floors";
 import { floorPlan, runFloorWorker } from "./floors";
 import type { FleetSandbox } from "./sandboxProcess";
@@ -121,15 +121,6 @@ export interface FleetScenarioResult {
   readonly expectedIdentities: number;
 }
 
-/** The program's `clusters` config for a seeded fleet (operators declared in config). */
-export function clusterDeclarations(fleet: readonly FleetClusterDescription[]): ClusterDeclaration[] {
-  return fleet.map((cluster) => ({
-    clusterResourceId: cluster.clusterResourceId,
-    dataPlaneOperators: cluster.dataPlaneOperators,
-    serviceManagedIdentity: cluster.serviceManagedIdentity,
-  }));
-}
-
 async function counted(sandbox: FleetSandbox, run: () => Promise<EngineRun>): Promise<CountedRun> {
   await sandbox.resetStatistics();
   const cpuBefore = await sandbox.cpuTimeInMs();
@@ -151,21 +142,144 @@ export function medianUpRun<Run extends { readonly up: EngineRun; readonly floor
   return medianBy(runs, (run) => (run.floor === undefined ? run.up.wallTimeInMs : run.up.wallTimeInMs / run.floor.processWallTimeInMs));
 }
 
-/** The engine floor over the same cluster list, in a stack of its own, after its first `up`. */
-async function openEngineFloor(
+/** `--parallel` of the scenario's `up`s. */
+const upOptions = (options: FleetScenarioOptions): { parallel?: number } => (options.parallel === undefined ? {} : { parallel: options.parallel });
+
+/**
+ * The first `up`s (see upRepetitions): each repetition runs the plain script, then ours on a fresh
+ * stack, both from the seeded documents. Returns the last stack, for the follow-ups.
+ */
+async function firstUps(
   options: FleetScenarioOptions,
-  benchmark: FleetSandbox,
-  clusters: readonly ClusterDeclaration[],
-): Promise<{ readonly stack: BenchmarkStack; readonly up: EngineRun }> {
-  const stack = await openBenchmarkStack(options.engine, benchmark, `floor-${options.clusters}`, options.engineEnvironment, trivialFleetProgram);
-  try {
-    await stack.setClusters(clusters);
-    const up = await stack.up(options.parallel === undefined ? {} : { parallel: options.parallel });
-    return { stack, up };
-  } catch (error) {
-    stack.remove();
-    throw error;
+  driver: FleetDriver<FleetSandbox>,
+): Promise<{ readonly stack: BenchmarkStack; readonly upRuns: UpRun[]; readonly resolvedInCosmos: number }> {
+  const { sandbox: benchmark, fleet } = driver;
+  const perCluster = options.perClusterCredentials === true;
+  const upRepetitions = Math.max(1, options.upRepetitions ?? 1);
+  const upRuns: UpRun[] = [];
+  let resolvedInCosmos = Number.POSITIVE_INFINITY;
+  let stack: BenchmarkStack | undefined;
+  for (let repetition = 0; repetition < upRepetitions; repetition += 1) {
+    let plainFloor: FloorRun | undefined;
+    let floorStatistics: SandboxStatisticsSnapshot | undefined;
+    if (options.skipFloor !== true) {
+      await benchmark.resetStatistics();
+      plainFloor = await runFloorWorker(benchmark, perCluster ? "cluster" : "sync", floorPlan(fleet), () => benchmark.cpuTimeInMs());
+      floorStatistics = await benchmark.statistics();
+      options.log(
+        `  floor: ${Math.round(plainFloor.processWallTimeInMs)} ms (work ${Math.round(plainFloor.workTimeInMs)} ms, ${plainFloor.lookups} lookups; ` +
+          `CPU ${Math.round(plainFloor.cpuTimeInMs)} ms, sandbox ${Math.round(plainFloor.sandboxCpuTimeInMs)} ms)`,
+      );
+      // Back to the seeded documents, so the engine finds the same work to do.
+      await benchmark.restoreDocuments();
+    }
+    stack?.remove();
+    const fresh = await driver.openStack(`fleet-${options.clusters}x${options.identitiesPerCluster}`, { environment: options.engineEnvironment });
+    stack = fresh;
+    const up = await counted(benchmark, () => fresh.up(upOptions(options)));
+    options.log(
+      `  up: ${Math.round(up.wallTimeInMs)} ms, host peak ${Math.round(up.host.peakResidentBytes / 2 ** 20)} MB, ARM GETs ${up.statistics.arm.getRequests}` +
+        (perCluster ? `, data plane requests ${up.statistics.dataPlane.requests}, Entra requests ${up.statistics.entra.requests}` : ""),
+    );
+    await benchmark.clearFaults();
+    // The fewest any repetition resolved: every `up` must resolve every identity.
+    resolvedInCosmos = Math.min(resolvedInCosmos, await benchmark.countResolved());
+    upRuns.push({ up, ...(plainFloor === undefined ? {} : { floor: plainFloor }), ...(floorStatistics === undefined ? {} : { floorStatistics }) });
+    if (repetition + 1 < upRepetitions) await benchmark.restoreDocuments();
   }
+  return { stack: stack!, upRuns, resolvedInCosmos };
+}
+
+/**
+ * No-op `up`s, then `refresh`es of `stack`, each of ours followed by the engine floor's (see
+ * followUpRepetitions), and the read floor between them.
+ */
+async function followUps(
+  options: FleetScenarioOptions,
+  driver: FleetDriver<FleetSandbox>,
+  stack: BenchmarkStack,
+): Promise<Pick<FleetScenarioResult, "engineFloor" | "readFloor" | "noOpUp" | "noOpUps" | "refresh" | "refreshes">> {
+  const { sandbox: benchmark, fleet } = driver;
+  const parallel = upOptions(options);
+  const repetitions = Math.max(1, options.followUpRepetitions ?? 1);
+  // The engine floor over the same cluster list, in a stack of its own, after its first `up`.
+  let floor: { readonly stack: BenchmarkStack; readonly up: EngineRun } | undefined;
+  if (options.engineFloor === true) {
+    const floorStack = await driver.openStack(`floor-${options.clusters}`, { environment: options.engineEnvironment, program: trivialFleetProgram });
+    floor = { stack: floorStack, up: await floorStack.up(parallel) };
+  }
+  const noOpUps: CountedRun[] = [];
+  const floorNoOpUps: EngineRun[] = [];
+  for (let repetition = 0; repetition < repetitions; repetition += 1) {
+    noOpUps.push(await counted(benchmark, () => stack.up(parallel)));
+    if (floor !== undefined) floorNoOpUps.push(await floor.stack.up(parallel));
+  }
+  const readFloor = await runFloorWorker(benchmark, "read", floorPlan(fleet), () => benchmark.cpuTimeInMs());
+  // A refresh gets the slots the project's doors give it (cli/engine.ts), both stacks alike.
+  const refreshParallel = options.parallel ?? refreshParallelism({ ...process.env, ...options.engineEnvironment });
+  const refreshOptions = refreshParallel === undefined ? {} : { parallel: refreshParallel };
+  const refreshes: CountedRun[] = [];
+  const floorRefreshes: EngineRun[] = [];
+  for (let repetition = 0; repetition < repetitions; repetition += 1) {
+    refreshes.push(await counted(benchmark, () => stack.refresh(refreshOptions)));
+    if (floor !== undefined) floorRefreshes.push(await floor.stack.refresh(refreshOptions));
+  }
+  const seconds = (runs: readonly EngineRun[]): string => runs.map((run) => `${Math.round(run.wallTimeInMs)} ms`).join(", ");
+  options.log(
+    `  no-op up: ${seconds(noOpUps)}; read floor ${Math.round(readFloor.processWallTimeInMs)} ms; refresh ${seconds(refreshes)}, host peak ${Math.round(Math.max(...refreshes.map((run) => run.host.peakResidentBytes)) / 2 ** 20)} MB, ` +
+      `Cosmos requests per refresh ${refreshes.map((run) => `${run.statistics.cosmos.requests} (${run.statistics.cosmos.documentReads} reads, ${run.statistics.cosmos.documentReadBatches} batches)`).join(", ")}`,
+  );
+  let engineFloor: EngineFloorResult | undefined;
+  if (floor !== undefined) {
+    engineFloor = {
+      up: floor.up,
+      noOpUp: medianRun(floorNoOpUps),
+      noOpUps: floorNoOpUps,
+      refresh: medianRun(floorRefreshes),
+      refreshes: floorRefreshes,
+      checkpointBytes: await floor.stack.checkpointBytes(),
+    };
+    options.log(`  engine floor: up ${Math.round(floor.up.wallTimeInMs)} ms, no-op up ${seconds(floorNoOpUps)}, refresh ${seconds(floorRefreshes)}`);
+  }
+  return {
+    ...(engineFloor === undefined ? {} : { engineFloor }),
+    readFloor,
+    noOpUp: medianRun(noOpUps),
+    noOpUps,
+    refresh: medianRun(refreshes),
+    refreshes,
+  };
+}
+
+/** The benchmark's fleet: identities per cluster, latency of every ARM and Cosmos request, the hook's lookupConcurrency. */
+export const benchmarkFleet = { identitiesPerCluster: 4, latencyInMs: 20, lookupConcurrency: 8 } as const;
+
+/** What a fleet scenario at the benchmark's settings may set besides its size. */
+export type BenchmarkFleetExtras = Partial<
+  Pick<FleetScenarioOptions, "parallel" | "engineEnvironment" | "followUpRepetitions" | "upRepetitions" | "subscriptions" | "perClusterCredentials">
+>;
+
+/** A fleet scenario at the benchmark's settings; with the follow-ups, the engine floor's runs too. */
+export function runBenchmarkFleet(
+  engine: EngineCommand,
+  log: (line: string) => void,
+  clusters: number,
+  followUps: boolean,
+  extras: BenchmarkFleetExtras = {},
+): Promise<FleetScenarioResult> {
+  const { identitiesPerCluster, latencyInMs, lookupConcurrency } = benchmarkFleet;
+  return runFleetScenario({
+    engine,
+    clusters,
+    identitiesPerCluster,
+    armLatencyInMs: latencyInMs,
+    cosmosLatencyInMs: latencyInMs,
+    lookupConcurrency,
+    followUps,
+    engineFloor: followUps,
+    log,
+    ...extras,
+  });
 }
 
 /**
@@ -173,18 +287,14 @@ async function openEngineFloor(
  * (sandboxProcess.ts), so that the inline program and the sandbox do not share an event loop.
  */
 export async function runFleetScenario(options: FleetScenarioOptions): Promise<FleetScenarioResult> {
+  const perCluster = options.perClusterCredentials === true;
+  const size = { clusters: options.clusters, identitiesPerCluster: options.identitiesPerCluster };
   const benchmark = await startSandboxProcess(options);
-  let stack: BenchmarkStack | undefined;
-  let floor: { readonly stack: BenchmarkStack; readonly up: EngineRun } | undefined;
-  try {
-    const perCluster = options.perClusterCredentials === true;
-    const fleet = perCluster
-      ? await benchmark.seedTenantFleet({ clusters: options.clusters, identitiesPerCluster: options.identitiesPerCluster })
-      : await benchmark.seedFleet({
-          clusters: options.clusters,
-          identitiesPerCluster: options.identitiesPerCluster,
-          ...(options.subscriptions === undefined ? {} : { subscriptions: options.subscriptions }),
-        });
+  const seed = (): Promise<FleetClusterDescription[]> =>
+    perCluster
+      ? benchmark.seedTenantFleet(size)
+      : benchmark.seedFleet({ ...size, ...(options.subscriptions === undefined ? {} : { subscriptions: options.subscriptions }) });
+  return driveFleet({ engine: options.engine, sandbox: benchmark, seed }, async (driver) => {
     let credentialIssuance: CredentialIssuance | undefined;
     if (perCluster) {
       // What the data plane would do at each SMI's first request, done before anything is timed.
@@ -194,111 +304,19 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
       );
     }
     await benchmark.saveDocuments();
-    const parallel = options.parallel === undefined ? {} : { parallel: options.parallel };
-    // Each repetition: the plain script, then ours on a fresh stack, both from the seeded documents.
-    const upRepetitions = Math.max(1, options.upRepetitions ?? 1);
-    const upRuns: UpRun[] = [];
-    let resolvedInCosmos = Number.POSITIVE_INFINITY;
-    for (let repetition = 0; repetition < upRepetitions; repetition += 1) {
-      let plainFloor: FloorRun | undefined;
-      let floorStatistics: SandboxStatisticsSnapshot | undefined;
-      if (options.skipFloor !== true) {
-        await benchmark.resetStatistics();
-        plainFloor = await runFloorWorker(benchmark, perCluster ? "cluster" : "sync", floorPlan(fleet), () => benchmark.cpuTimeInMs());
-        floorStatistics = await benchmark.statistics();
-        options.log(
-          `  floor: ${Math.round(plainFloor.processWallTimeInMs)} ms (work ${Math.round(plainFloor.workTimeInMs)} ms, ${plainFloor.lookups} lookups; ` +
-            `CPU ${Math.round(plainFloor.cpuTimeInMs)} ms, sandbox ${Math.round(plainFloor.sandboxCpuTimeInMs)} ms)`,
-        );
-        // Back to the seeded documents, so the engine finds the same work to do.
-        await benchmark.restoreDocuments();
-      }
-      stack?.remove();
-      stack = await openBenchmarkStack(options.engine, benchmark, `fleet-${options.clusters}x${options.identitiesPerCluster}`, options.engineEnvironment);
-      await stack.setClusters(clusterDeclarations(fleet));
-      const up = await counted(benchmark, () => stack!.up(parallel));
-      options.log(
-        `  up: ${Math.round(up.wallTimeInMs)} ms, host peak ${Math.round(up.host.peakResidentBytes / 2 ** 20)} MB, ARM GETs ${up.statistics.arm.getRequests}` +
-          (perCluster ? `, data plane requests ${up.statistics.dataPlane.requests}, Entra requests ${up.statistics.entra.requests}` : ""),
-      );
-      await benchmark.clearFaults();
-      // The fewest any repetition resolved: every `up` must resolve every identity.
-      resolvedInCosmos = Math.min(resolvedInCosmos, await benchmark.countResolved());
-      upRuns.push({ up, ...(plainFloor === undefined ? {} : { floor: plainFloor }), ...(floorStatistics === undefined ? {} : { floorStatistics }) });
-      if (repetition + 1 < upRepetitions) await benchmark.restoreDocuments();
-    }
+    const { stack, upRuns, resolvedInCosmos } = await firstUps(options, driver);
     const { up, floor: plainFloor, floorStatistics } = medianUpRun(upRuns);
-    const paired = {
+    const measured = {
+      clusters: options.clusters,
       ...(plainFloor === undefined ? {} : { floor: plainFloor }),
       ...(floorStatistics === undefined ? {} : { floorStatistics }),
       ...(credentialIssuance === undefined ? {} : { credentialIssuance }),
-    };
-    const checkpointBytes = await stack!.checkpointBytes();
-    if (!options.followUps) {
-      return {
-        clusters: options.clusters,
-        ...paired,
-        up,
-        upRuns,
-        checkpointBytes,
-        resolvedInCosmos,
-        expectedIdentities: options.clusters * options.identitiesPerCluster,
-      };
-    }
-    // No-op `up`s, then `refresh`es, each of ours followed by the engine floor's (see followUpRepetitions).
-    const repetitions = Math.max(1, options.followUpRepetitions ?? 1);
-    floor = options.engineFloor === true ? await openEngineFloor(options, benchmark, clusterDeclarations(fleet)) : undefined;
-    const noOpUps: CountedRun[] = [];
-    const floorNoOpUps: EngineRun[] = [];
-    for (let repetition = 0; repetition < repetitions; repetition += 1) {
-      noOpUps.push(await counted(benchmark, () => stack!.up(parallel)));
-      if (floor !== undefined) floorNoOpUps.push(await floor.stack.up(parallel));
-    }
-    const readFloor = await runFloorWorker(benchmark, "read", floorPlan(fleet), () => benchmark.cpuTimeInMs());
-    // A refresh gets the slots the project's doors give it (cli/engine.ts), both stacks alike.
-    const refreshParallel = options.parallel ?? refreshParallelism({ ...process.env, ...options.engineEnvironment });
-    const refreshOptions = refreshParallel === undefined ? {} : { parallel: refreshParallel };
-    const refreshes: CountedRun[] = [];
-    const floorRefreshes: EngineRun[] = [];
-    for (let repetition = 0; repetition < repetitions; repetition += 1) {
-      refreshes.push(await counted(benchmark, () => stack!.refresh(refreshOptions)));
-      if (floor !== undefined) floorRefreshes.push(await floor.stack.refresh(refreshOptions));
-    }
-    const seconds = (runs: readonly EngineRun[]): string => runs.map((run) => `${Math.round(run.wallTimeInMs)} ms`).join(", ");
-    options.log(
-      `  no-op up: ${seconds(noOpUps)}; read floor ${Math.round(readFloor.processWallTimeInMs)} ms; refresh ${seconds(refreshes)}, host peak ${Math.round(Math.max(...refreshes.map((run) => run.host.peakResidentBytes)) / 2 ** 20)} MB, ` +
-        `Cosmos requests per refresh ${refreshes.map((run) => `${run.statistics.cosmos.requests} (${run.statistics.cosmos.documentReads} reads, ${run.statistics.cosmos.documentReadBatches} batches)`).join(", ")}`,
-    );
-    let engineFloor: EngineFloorResult | undefined;
-    if (floor !== undefined) {
-      engineFloor = {
-        up: floor.up,
-        noOpUp: medianRun(floorNoOpUps),
-        noOpUps: floorNoOpUps,
-        refresh: medianRun(floorRefreshes),
-        refreshes: floorRefreshes,
-        checkpointBytes: await floor.stack.checkpointBytes(),
-      };
-      options.log(`  engine floor: up ${Math.round(floor.up.wallTimeInMs)} ms, no-op up ${seconds(floorNoOpUps)}, refresh ${seconds(floorRefreshes)}`);
-    }
-    return {
-      clusters: options.clusters,
-      ...(engineFloor === undefined ? {} : { engineFloor }),
-      ...paired,
-      readFloor,
       up,
       upRuns,
-      noOpUp: medianRun(noOpUps),
-      noOpUps,
-      refresh: medianRun(refreshes),
-      refreshes,
-      checkpointBytes,
+      checkpointBytes: await stack.checkpointBytes(),
       resolvedInCosmos,
       expectedIdentities: options.clusters * options.identitiesPerCluster,
     };
-  } finally {
-    stack?.remove();
-    floor?.stack.remove();
-    await benchmark.stop();
-  }
+    return options.followUps ? { ...measured, ...(await followUps(options, driver, stack)) } : measured;
+  });
 }

@@ -4,8 +4,7 @@
  */
 import type { EngineCommand } from "../../cli/engine";
 import { startBenchmarkSandbox } from "./benchmarkSandbox";
-import { openBenchmarkStack } from "./benchmarkStack";
-import { clusterDeclarations } from "./fleetScenario";
+import { driveFleet, sameLatency } from "./fleetDriver";
 import { countResolvedInCosmos, seedClustersByIdentities } from "./sandboxDocuments";
 
 /** One measurement. */
@@ -23,36 +22,25 @@ export async function runHostMemoryByIdentities(options: {
   readonly armLatencyInMs: number;
   readonly lookupConcurrency: number;
 }): Promise<HostMemoryResult[]> {
-  const benchmark = await startBenchmarkSandbox({
-    armLatencyInMs: options.armLatencyInMs,
-    cosmosLatencyInMs: options.armLatencyInMs,
-    lookupConcurrency: options.lookupConcurrency,
-  });
-  try {
+  const clusters = options.identityCounts.map((identities) => ({ name: `${identities}`, identities }));
+  const benchmark = await startBenchmarkSandbox(sameLatency(options));
+  const seed = () => seedClustersByIdentities(benchmark.sandbox, "memory", clusters);
+  return driveFleet({ engine: options.engine, sandbox: benchmark, seed }, async (driver) => {
     const results: HostMemoryResult[] = [];
-    const clusters = seedClustersByIdentities(
-      benchmark.sandbox,
-      "memory",
-      options.identityCounts.map((identities) => ({ name: `${identities}`, identities })),
-    );
     for (const [index, identities] of options.identityCounts.entries()) {
-      const cluster = clusters[index];
-      const stack = await openBenchmarkStack(options.engine, benchmark, `memory-${identities}`);
+      const stack = await driver.openStack(`memory-${identities}`, { clusters: [driver.declarations[index]] });
       try {
-        await stack.setClusters(clusterDeclarations([cluster]));
         const run = await stack.up();
         results.push({
           identities,
           upInMs: run.wallTimeInMs,
           hostPeakBytes: run.host.peakResidentBytes,
-          resolved: countResolvedInCosmos(benchmark.sandbox, [cluster]) === identities,
+          resolved: countResolvedInCosmos(benchmark.sandbox, [driver.fleet[index]]) === identities,
         });
       } finally {
         stack.remove();
       }
     }
     return results;
-  } finally {
-    await benchmark.sandbox.stop();
-  }
+  });
 }

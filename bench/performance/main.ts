@@ -17,21 +17,20 @@ import { availableParallelism, cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { replaceGeneratedSection } from "../generatedSection";
 import { defaultEngineParallelism, engineCommand, projectDirectory, refreshParallelism } from "../../cli/engine";
-import type { FleetScenarioResult } from "./fleetScenario";
-import { runFleetScenario } from "./fleetScenario";
+import type { BenchmarkFleetExtras, FleetScenarioResult } from "./fleetScenario";
+import { benchmarkFleet, runBenchmarkFleet } from "./fleetScenario";
 import { productionReport } from "./credentialReport";
 import { runHostMemoryByIdentities } from "./hostMemoryScenario";
 import { runOptInScenario } from "./optInScenario";
 import { runProviderCreateScenarios } from "./providerScenario";
 import type { BenchmarkResults, FleetMedians } from "./report";
 import { renderReport } from "./report";
-import { median, medianBy } from "./statistics";
+import { median, medianBy, sumOfCounts } from "./statistics";
 import { runShardScenario } from "./shardScenario";
 import { runThrottleScenario } from "./throttleScenario";
 import { runThrottleFleet } from "./throttleFleet";
 
-const latencyInMs = 20;
-const lookupConcurrency = 8;
+const { latencyInMs, lookupConcurrency } = benchmarkFleet;
 
 async function main(): Promise<void> {
   const quick = process.argv.includes("--quick");
@@ -79,30 +78,8 @@ async function main(): Promise<void> {
     sequentialFloorAt: 50,
   });
 
-  const fleet = (
-    clusters: number,
-    followUps: boolean,
-    extra: {
-      parallel?: number;
-      engineEnvironment?: Record<string, string>;
-      followUpRepetitions?: number;
-      upRepetitions?: number;
-      subscriptions?: number;
-      perClusterCredentials?: boolean;
-    } = {},
-  ): Promise<FleetScenarioResult> =>
-    runFleetScenario({
-      engine,
-      clusters,
-      identitiesPerCluster: 4,
-      armLatencyInMs: latencyInMs,
-      cosmosLatencyInMs: latencyInMs,
-      lookupConcurrency,
-      followUps,
-      engineFloor: followUps,
-      log,
-      ...extra,
-    });
+  const fleet = (clusters: number, followUps: boolean, extras: BenchmarkFleetExtras = {}): Promise<FleetScenarioResult> =>
+    runBenchmarkFleet(engine, log, clusters, followUps, extras);
 
   // Run first: a failure at 2,000 clusters in the newest mode then shows before the other scenarios' 20 minutes.
   log(`9. each cluster's own credential: ${plan.perClusterCredentials} clusters, each in its own tenant and subscription, clusterServiceManagedIdentity`);
@@ -228,16 +205,7 @@ async function productionOnly(engine: Awaited<ReturnType<typeof engineCommand>>,
     "9. each cluster's own credential: 2000 clusters, each in its own tenant and subscription, clusterServiceManagedIdentity (alone)" +
       (heapLimit === undefined ? "" : `, the provider host's heap limited to ${heapLimit} MB`),
   );
-  const result = await runFleetScenario({
-    engine,
-    clusters: 2000,
-    identitiesPerCluster: 4,
-    armLatencyInMs: latencyInMs,
-    cosmosLatencyInMs: latencyInMs,
-    lookupConcurrency,
-    followUps: true,
-    engineFloor: true,
-    log,
+  const result = await runBenchmarkFleet(engine, log, 2000, true, {
     perClusterCredentials: true,
     followUpRepetitions: 3,
     upRepetitions: 3,
@@ -273,7 +241,6 @@ async function productionOnly(engine: Awaited<ReturnType<typeof engineCommand>>,
 function fleetMedians(runs: readonly FleetScenarioResult[]): FleetMedians {
   const pick = (select: (run: FleetScenarioResult) => number | undefined): number => median(runs.map((run) => select(run) ?? Number.NaN));
   const worst = (select: (run: FleetScenarioResult) => number | undefined): number => Math.max(...runs.map((run) => select(run) ?? 0));
-  const writes = (counts: Record<string, number> | undefined): number => Object.values(counts ?? {}).reduce((sum, count) => sum + count, 0);
   return {
     repetitions: runs.length,
     upInMs: pick((run) => run.up.wallTimeInMs),
@@ -285,7 +252,7 @@ function fleetMedians(runs: readonly FleetScenarioResult[]): FleetMedians {
     refreshInMs: pick((run) => run.refresh?.wallTimeInMs),
     upArmRequests: worst((run) => run.up.statistics.arm.getRequests),
     upArmMaxInFlight: worst((run) => run.up.statistics.arm.maxInFlight),
-    upCosmosWrites: worst((run) => writes(run.up.statistics.cosmos.documentWritesByMethod)),
+    upCosmosWrites: worst((run) => sumOfCounts(run.up.statistics.cosmos.documentWritesByMethod)),
     upUnconditionalWrites: worst((run) => run.up.statistics.cosmos.writesWithoutIfMatch.length),
     upTokenRequests: worst((run) => run.up.statistics.token.requests),
     upHostPeakBytes: worst((run) => run.up.host.peakResidentBytes),
@@ -293,10 +260,10 @@ function fleetMedians(runs: readonly FleetScenarioResult[]): FleetMedians {
     upHostCpuInMs: pick((run) => run.up.host.hostCpuTimeInMs),
     upEngineCpuInMs: pick((run) => run.up.host.engineCpuTimeInMs),
     noOpArmRequests: worst((run) => run.noOpUp?.statistics.arm.getRequests),
-    noOpCosmosWrites: worst((run) => writes(run.noOpUp?.statistics.cosmos.documentWritesByMethod)),
+    noOpCosmosWrites: worst((run) => sumOfCounts(run.noOpUp?.statistics.cosmos.documentWritesByMethod)),
     noOpCosmosReads: worst((run) => run.noOpUp?.statistics.cosmos.documentReads),
     refreshArmRequests: worst((run) => run.refresh?.statistics.arm.getRequests),
-    refreshCosmosWrites: worst((run) => writes(run.refresh?.statistics.cosmos.documentWritesByMethod)),
+    refreshCosmosWrites: worst((run) => sumOfCounts(run.refresh?.statistics.cosmos.documentWritesByMethod)),
     refreshCosmosReads: worst((run) => run.refresh?.statistics.cosmos.documentReads),
     refreshCosmosReadBatches: worst((run) => run.refresh?.statistics.cosmos.documentReadBatches),
     resolvedInCosmos: Math.min(...runs.map((run) => run.resolvedInCosmos)),

@@ -19,8 +19,7 @@ import { declareFleet } from "../../program/declareFleet";
 import { clusterListFromFile } from "../../program/fleet";
 import { quietSdkRegistrationDebugLogs, registerWithoutStackTraces } from "../../resources";
 import type { EngineRun } from "./benchmarkStack";
-import { openBenchmarkStack } from "./benchmarkStack";
-import { clusterDeclarations } from "./fleetScenario";
+import { driveFleet, sameLatency } from "./fleetDriver";
 import { startSandboxProcess } from "./sandboxProcess";
 
 /** How the scenario runs. */
@@ -86,27 +85,18 @@ async function withHeapPeak(run: () => Promise<EngineRun>): Promise<OptInEngineR
 
 /** Runs the pairs against one sandbox in a process of its own. */
 export async function runOptInScenario(options: OptInScenarioOptions): Promise<OptInResult> {
-  const benchmark = await startSandboxProcess({
-    armLatencyInMs: options.armLatencyInMs,
-    cosmosLatencyInMs: options.armLatencyInMs,
-    lookupConcurrency: options.lookupConcurrency,
-  });
+  const size = { clusters: options.clusters, identitiesPerCluster: 4 };
   const runs: OptInRun[] = [];
-  try {
-    const fleet = await benchmark.seedFleet({ clusters: options.clusters, identitiesPerCluster: 4 });
+  const benchmark = await startSandboxProcess(sameLatency(options));
+  await driveFleet({ engine: options.engine, sandbox: benchmark, seed: () => benchmark.seedFleet(size) }, async (driver) => {
     await benchmark.saveDocuments();
     for (let pair = 0; pair < options.pairs; pair += 1) {
       for (const optIns of pair % 2 === 0 ? [true, false] : [false, true]) {
         await benchmark.restoreDocuments();
-        const stack = await openBenchmarkStack(
-          options.engine,
-          benchmark,
-          `optins-${optIns ? "on" : "off"}-${options.clusters}`,
-          {},
-          optIns ? projectProgram() : programWithoutOptIns,
-        );
+        const stack = await driver.openStack(`optins-${optIns ? "on" : "off"}-${options.clusters}`, {
+          program: optIns ? projectProgram() : programWithoutOptIns,
+        });
         try {
-          await stack.setClusters(clusterDeclarations(fleet));
           const up = await withHeapPeak(() => stack.up());
           const noOpUp = await withHeapPeak(() => stack.up());
           const run: OptInRun = { optIns, up, noOpUp, checkpointBytes: await stack.checkpointBytes() };
@@ -120,8 +110,6 @@ export async function runOptInScenario(options: OptInScenarioOptions): Promise<O
         }
       }
     }
-  } finally {
-    await benchmark.stop();
-  }
+  });
   return { clusters: options.clusters, runs };
 }

@@ -13,7 +13,8 @@ import { join, resolve } from "node:path";
 import * as automation from "@pulumi/pulumi/automation";
 import type { EngineCommand } from "../../cli/engine";
 import { engineCommand } from "../../cli/engine";
-import { runFleetScenario } from "./fleetScenario";
+import type { EngineRun } from "./benchmarkStack";
+import { runBenchmarkFleet } from "./fleetScenario";
 
 /** An engine whose every invocation writes `<directory>/engine.<pid>.{cpu,mem,trace}`. */
 async function profilingEngine(engine: EngineCommand, directory: string): Promise<EngineCommand> {
@@ -73,20 +74,13 @@ async function main(): Promise<void> {
     mkdirSync(join(directory, "host"), { recursive: true });
     engineEnvironment = { NODE_OPTIONS: `--require ${join(__dirname, "hostProfiler.js")}`, ARO_HCP_PROFILE_DIRECTORY: join(directory, "host") };
   }
-  const result = await runFleetScenario({
-    engine,
-    clusters,
-    identitiesPerCluster: 4,
-    armLatencyInMs: 20,
-    cosmosLatencyInMs: 20,
-    lookupConcurrency: 8,
-    followUps: true,
-    engineFloor: true,
-    engineEnvironment,
-    followUpRepetitions,
-    log,
-    ...parallel,
-    ...subscriptions,
+  const result = await runBenchmarkFleet(engine, log, clusters, true, { engineEnvironment, followUpRepetitions, ...parallel, ...subscriptions });
+  // The sandbox's CPU is measured for our runs only (CountedRun), not for the engine floor's.
+  const cpuOf = (run: (EngineRun & { readonly sandboxCpuTimeInMs?: number }) | undefined) => ({
+    host: run?.host.hostCpuTimeInMs,
+    engine: run?.host.engineCpuTimeInMs,
+    bench: run?.benchProcessCpuTimeInMs,
+    sandbox: run?.sandboxCpuTimeInMs,
   });
   const seconds = (value: number | undefined): string => `${((value ?? Number.NaN) / 1000).toFixed(1)} s`;
   const floor = result.engineFloor;
@@ -103,31 +97,12 @@ async function main(): Promise<void> {
         engineFloorStateBytesPerCluster: Math.round((floor?.checkpointBytes ?? 0) / clusters),
         hostPeakMegabytes: { up: result.up.host.peakResidentBytes / 2 ** 20, refresh: (result.refresh?.host.peakResidentBytes ?? 0) / 2 ** 20 },
         cpuInMs: {
-          up: {
-            host: result.up.host.hostCpuTimeInMs,
-            engine: result.up.host.engineCpuTimeInMs,
-            bench: result.up.benchProcessCpuTimeInMs,
-            sandbox: result.up.sandboxCpuTimeInMs,
-          },
-          noOpUp: {
-            host: result.noOpUp?.host.hostCpuTimeInMs,
-            engine: result.noOpUp?.host.engineCpuTimeInMs,
-            bench: result.noOpUp?.benchProcessCpuTimeInMs,
-            sandbox: result.noOpUp?.sandboxCpuTimeInMs,
-          },
-          refresh: {
-            host: result.refresh?.host.hostCpuTimeInMs,
-            engine: result.refresh?.host.engineCpuTimeInMs,
-            bench: result.refresh?.benchProcessCpuTimeInMs,
-            sandbox: result.refresh?.sandboxCpuTimeInMs,
-          },
-          floorUp: { host: floor?.up.host.hostCpuTimeInMs, engine: floor?.up.host.engineCpuTimeInMs, bench: floor?.up.benchProcessCpuTimeInMs },
-          floorNoOpUp: { host: floor?.noOpUp.host.hostCpuTimeInMs, engine: floor?.noOpUp.host.engineCpuTimeInMs, bench: floor?.noOpUp.benchProcessCpuTimeInMs },
-          floorRefresh: {
-            host: floor?.refresh.host.hostCpuTimeInMs,
-            engine: floor?.refresh.host.engineCpuTimeInMs,
-            bench: floor?.refresh.benchProcessCpuTimeInMs,
-          },
+          up: cpuOf(result.up),
+          noOpUp: cpuOf(result.noOpUp),
+          refresh: cpuOf(result.refresh),
+          floorUp: cpuOf(floor?.up),
+          floorNoOpUp: cpuOf(floor?.noOpUp),
+          floorRefresh: cpuOf(floor?.refresh),
         },
       },
       undefined,

@@ -11,22 +11,17 @@
  * GETs, through the very clients the provider used. The benchmark process reads the sandbox's
  * counters between requests.
  */
+import type { ClusterDeclaration } from "../../program/fleet";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../../resources/core/azureResourceId";
 import { readSettings } from "../../resources/core/settings";
 import { sharedAzureAdapters } from "../../resources/provider/azureAdapters";
 import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
 
-/** One cluster's inputs, as the program declares them. */
-export interface CreateCluster {
-  readonly clusterResourceId: string;
-  readonly dataPlaneOperators: Readonly<Record<string, string>>;
-  readonly serviceManagedIdentity: string;
-}
-
 /** Creates, one cluster after another; the first is timed apart (token, TLS handshakes, SDK loading). */
 export interface CreatesRequest {
   readonly kind: "creates";
-  readonly clusters: readonly CreateCluster[];
+  /** Each cluster's inputs, as the program declares them. */
+  readonly clusters: readonly ClusterDeclaration[];
 }
 
 /** The floors, through the very clients the provider used, for these identities. */
@@ -50,7 +45,7 @@ export type WorkerReply =
 const provider = createManagedIdentityStatusProvider();
 const adapters = sharedAzureAdapters(readSettings(undefined, process.env));
 
-async function createFor(cluster: CreateCluster): Promise<number> {
+async function createFor(cluster: ClusterDeclaration): Promise<number> {
   const checked = await provider.check!({} as never, { ...cluster, dataPlaneOperators: { ...cluster.dataPlaneOperators } });
   if ((checked.failures ?? []).length > 0) {
     throw new Error(`check failed: ${JSON.stringify(checked.failures)}`);

@@ -11,7 +11,8 @@ import { fork } from "node:child_process";
 import { join } from "node:path";
 import { projectDirectory } from "../../cli/engine";
 import { startBenchmarkSandbox } from "./benchmarkSandbox";
-import { seedClustersByIdentities, storedIdentities } from "./sandboxDocuments";
+import { clusterDeclaration } from "../clusterDeclaration";
+import { countResolvedInCosmos, seedClustersByIdentities } from "./sandboxDocuments";
 import type { CreatesRequest, FloorsRequest, WorkerReply } from "./providerCreateWorker";
 import { median } from "./statistics";
 
@@ -102,22 +103,9 @@ export async function runProviderCreateScenarios(options: ProviderCreateOptions)
         Array.from({ length: clustersPerCount }, (_, index) => ({ name: `${identities}-${index}`, identities })),
       );
       sandbox.statistics.reset();
-      const created = await worker.ask({
-        kind: "creates",
-        clusters: clusters.map(({ clusterResourceId, dataPlaneOperators, serviceManagedIdentity }) => ({
-          clusterResourceId,
-          dataPlaneOperators,
-          serviceManagedIdentity,
-        })),
-      });
+      const created = await worker.ask({ kind: "creates", clusters: clusters.map(clusterDeclaration) });
       const statistics = sandbox.statistics.snapshot();
-      let resolvedEveryIdentity = true;
-      for (const cluster of clusters) {
-        const stored = storedIdentities(sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId));
-        for (const resourceId of Object.values(cluster.dataPlaneOperators)) {
-          resolvedEveryIdentity &&= stored[resourceId.toLowerCase()]?.clientId === sandbox.identities.get(resourceId)?.clientId;
-        }
-      }
+      const resolvedEveryIdentity = countResolvedInCosmos(sandbox, clusters) === clusters.length * identities;
       const withSequentialFloor = identities === options.sequentialFloorAt;
       const floors = await worker.ask({
         kind: "floors",
@@ -142,6 +130,6 @@ export async function runProviderCreateScenarios(options: ProviderCreateOptions)
     return results;
   } finally {
     await worker.stop();
-    await benchmark.sandbox.stop();
+    await benchmark.stop();
   }
 }

@@ -2,7 +2,7 @@
 import type { FleetScenarioResult } from "./fleetScenario";
 import type { HostMemoryResult } from "./hostMemoryScenario";
 import type { ProviderCreateResult } from "./providerScenario";
-import { formatMegabytes as megabytes, formatMilliseconds as milliseconds, linearFit } from "./statistics";
+import { formatMegabytes as megabytes, formatMilliseconds as milliseconds, formatRatio as ratio, linearFit, targetStatus as status } from "./statistics";
 import type { ThrottleResult } from "./throttleScenario";
 import type { ThrottleFleetResult } from "./throttleFleet";
 import { throttleFleetSection, throttleFleetTargetRows } from "./throttleFleet";
@@ -85,9 +85,6 @@ export interface BenchmarkResults {
   /** Issue 27 item 3: the opt-ins for large fleets, with and without. */
   readonly optIns?: OptInResult;
 }
-
-const ratio = (value: number): string => `${value.toFixed(2)}×`;
-const status = (met: boolean, miss = ""): string => (met ? "met" : `**missed**${miss === "" ? "" : ` (${miss})`}`);
 
 /** The generated section of docs/performance.md (bench/generatedSection.ts puts it between the page's markers). */
 export function renderReport(results: BenchmarkResults): string {

@@ -1,13 +1,24 @@
 /** The scale parts of docs/performance.md's generated section (issue 12): targets, the scaling table and the shard model, as numbers. */
 import type { EngineRun } from "./benchmarkStack";
 import type { FleetScenarioResult } from "./fleetScenario";
-import type { BenchmarkResults } from "./report";
 import { cpuOfRun, measuredCosts, predictShards } from "./shardModel";
-import { formatMegabytes as megabytes, formatMilliseconds as milliseconds, linearFit } from "./statistics";
+import type { ShardResult } from "./shardScenario";
+import {
+  formatKilobytes as kilobytes,
+  formatMegabytes as megabytes,
+  formatMilliseconds as milliseconds,
+  formatRatio as ratio,
+  linearFit,
+  targetStatus as status,
+} from "./statistics";
 
-const ratio = (value: number): string => `${value.toFixed(2)}×`;
-const status = (met: boolean, miss = ""): string => (met ? "met" : `**missed**${miss === "" ? "" : ` (${miss})`}`);
-const kilobytes = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
+/** What the scale parts read of a run's results (report.ts BenchmarkResults has them all). */
+export interface ScaleResults {
+  readonly cores: number;
+  /** One result per fleet size, smallest first. */
+  readonly scaling: readonly FleetScenarioResult[];
+  readonly shards: ShardResult;
+}
 
 /** The sizes the issue names, or the largest measured with its engine floor (--quick). */
 function targetSizes(scaling: readonly FleetScenarioResult[]): { sizes: FleetScenarioResult[]; quick: boolean } {
@@ -58,7 +69,7 @@ function refreshPeakBytes(result: FleetScenarioResult): number | undefined {
 }
 
 /** Rows 8–13 of the targets table. */
-export function scaleTargetRows(results: BenchmarkResults): string[] {
+export function scaleTargetRows(results: ScaleResults): string[] {
   const { sizes, quick } = targetSizes(results.scaling);
   const note = quick ? " (--quick: largest size measured)" : "";
   const rows: string[] = [];
@@ -98,7 +109,7 @@ export function scaleTargetRows(results: BenchmarkResults): string[] {
 }
 
 /** Section 5: every fleet size, against both floors. */
-export function scaleSection(results: BenchmarkResults): string[] {
+export function scaleSection(results: ScaleResults): string[] {
   const upFit = linearFit(results.scaling.map((result) => [result.clusters, result.up.wallTimeInMs] as const));
   const memoryFit = linearFit(results.scaling.map((result) => [result.clusters, result.up.host.peakResidentBytes / 2 ** 20] as const));
   const optional = (value: number | undefined): string => (value === undefined ? "—" : milliseconds(value));
@@ -155,7 +166,7 @@ export function scaleSection(results: BenchmarkResults): string[] {
  * on this machine's cores. Their CPU over the cores is what the `up` would take if every core were
  * busy all the time; the ratio of that to the plain script shows how far the target is reachable here.
  */
-export function upCpuBudget(results: BenchmarkResults): string[] {
+export function upCpuBudget(results: ScaleResults): string[] {
   const sizes = results.scaling.filter((result) => result.engineFloor !== undefined && result.floor?.cpuTimeInMs !== undefined);
   if (sizes.length === 0) {
     return [];
@@ -178,7 +189,7 @@ export function upCpuBudget(results: BenchmarkResults): string[] {
 }
 
 /** Section 8: the shard model, and its check against the measured shard run. */
-export function shardSection(results: BenchmarkResults): string[] {
+export function shardSection(results: ScaleResults): string[] {
   const costs = measuredCosts(results.scaling);
   const largest = results.scaling[results.scaling.length - 1];
   const stateBytesPerCluster = largest.checkpointBytes / largest.clusters;

@@ -8,9 +8,7 @@
 import type { EngineCommand } from "../../cli/engine";
 import { refreshParallelism } from "../../cli/engine";
 import { splitIntoShards } from "../../examples/sharding/runShards";
-import type { BenchmarkStack } from "./benchmarkStack";
-import { openBenchmarkStack } from "./benchmarkStack";
-import { clusterDeclarations } from "./fleetScenario";
+import { driveFleet, sameLatency } from "./fleetDriver";
 import { finishedChildrenCpuTimeInMs } from "./providerHostMonitor";
 import { startSandboxProcess } from "./sandboxProcess";
 import { processCpuTimeInMs } from "./statistics";
@@ -46,20 +44,12 @@ export async function runShardScenario(options: {
   readonly lookupConcurrency: number;
   readonly log: (line: string) => void;
 }): Promise<ShardResult> {
-  const benchmark = await startSandboxProcess({
-    armLatencyInMs: options.armLatencyInMs,
-    cosmosLatencyInMs: options.armLatencyInMs,
-    lookupConcurrency: options.lookupConcurrency,
-  });
-  const stacks: BenchmarkStack[] = [];
-  try {
-    const fleet = await benchmark.seedFleet({ clusters: options.clusters, identitiesPerCluster: 4 });
-    const shards = splitIntoShards(clusterDeclarations(fleet), options.shards, "shard");
-    for (const shard of shards) {
-      const stack = await openBenchmarkStack(options.engine, benchmark, shard.stackName);
-      await stack.setClusters(shard.clusters);
-      stacks.push(stack);
-    }
+  const size = { clusters: options.clusters, identitiesPerCluster: 4 };
+  const benchmark = await startSandboxProcess(sameLatency(options));
+  return driveFleet({ engine: options.engine, sandbox: benchmark, seed: () => benchmark.seedFleet(size) }, async (driver) => {
+    const shards = splitIntoShards(driver.declarations, options.shards, "shard");
+    const stacks = [];
+    for (const shard of shards) stacks.push(await driver.openStack(shard.stackName, { clusters: shard.clusters }));
     const sandboxCpuBefore = await benchmark.cpuTimeInMs();
     const cpuBefore = processCpuTimeInMs();
     const childrenBefore = finishedChildrenCpuTimeInMs();
@@ -90,8 +80,5 @@ export async function runShardScenario(options: {
       resolvedInCosmos: await benchmark.countResolved(),
       expectedIdentities: options.clusters * 4,
     };
-  } finally {
-    for (const stack of stacks) stack.remove();
-    await benchmark.stop();
-  }
+  });
 }

@@ -6,6 +6,11 @@ export function processCpuTimeInMs(): number {
   return (cpu.user + cpu.system) / 1000;
 }
 
+/** The sum of a table of counts (by method, by status…); 0 for none. */
+export function sumOfCounts(counts: Readonly<Record<string, number>> | undefined): number {
+  return Object.values(counts ?? {}).reduce((total, count) => total + count, 0);
+}
+
 /** The median of a non-empty list. */
 export function median(values: readonly number[]): number {
   if (values.length === 0) {
@@ -61,4 +66,19 @@ export function formatMilliseconds(value: number): string {
 /** Bytes as MB (2^20), one decimal. */
 export function formatMegabytes(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(1)} MB`;
+}
+
+/** Kilobytes (1024 bytes), one decimal. */
+export function formatKilobytes(bytes: number): string {
+  return `${(bytes / 1024).toFixed(1)} KB`;
+}
+
+/** A ratio with two decimals, as `1.23×`. */
+export function formatRatio(value: number): string {
+  return `${value.toFixed(2)}×`;
+}
+
+/** A target's status cell: `met`, or `**missed**` with by how much when given. */
+export function targetStatus(met: boolean, miss = ""): string {
+  return met ? "met" : `**missed**${miss === "" ? "" : ` (${miss})`}`;
 }

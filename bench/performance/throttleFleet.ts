@@ -23,7 +23,7 @@ import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import type { EngineCommand } from "../../cli/engine";
 import { engineCommand, projectDirectory } from "../../cli/engine";
-import { formatMilliseconds as milliseconds } from "./statistics";
+import { formatMilliseconds as milliseconds, targetStatus as status } from "./statistics";
 import type { ThrottleResult } from "./throttleScenario";
 import { runThrottleScenario } from "./throttleScenario";
 
@@ -66,8 +66,6 @@ export async function runThrottleFleet(engine: EngineCommand, log: (line: string
   });
   return { plan, result, startedAt, loadAverageAtStart, cores: availableParallelism() };
 }
-
-const status = (met: boolean): string => (met ? "met" : "**missed**");
 
 /** Rows 6d–6g of the targets table. */
 export function throttleFleetTargetRows({ plan, result }: ThrottleFleetResult): string[] {

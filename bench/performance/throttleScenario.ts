@@ -13,10 +13,8 @@ import { seedFleet } from "../../sandbox/seed";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import type { BenchmarkSandbox } from "./benchmarkSandbox";
 import { startBenchmarkSandbox } from "./benchmarkSandbox";
-import type { BenchmarkStack } from "./benchmarkStack";
-import { openBenchmarkStack } from "./benchmarkStack";
-import { clusterDeclarations } from "./fleetScenario";
-import { countResolvedInCosmos } from "./sandboxDocuments";
+import { driveFleet, sameLatency } from "./fleetDriver";
+import { countResolvedInCosmos, storedIdentities } from "./sandboxDocuments";
 
 /** Options of {@link runThrottleScenario}. */
 export interface ThrottleOptions {
@@ -67,12 +65,7 @@ export interface ThrottleResult {
 
 /** Runs the scenario in its own sandbox and stack. */
 export async function runThrottleScenario(options: ThrottleOptions): Promise<ThrottleResult> {
-  const benchmark = await startBenchmarkSandbox({
-    armLatencyInMs: options.armLatencyInMs,
-    cosmosLatencyInMs: options.armLatencyInMs,
-    lookupConcurrency: options.lookupConcurrency,
-  });
-  let stack: BenchmarkStack | undefined;
+  const benchmark = await startBenchmarkSandbox(sameLatency(options));
   const { sandbox } = benchmark;
   // Per identity: when its last 429 was answered and the Retry-After it carried.
   const pending = new Map<string, { answeredAt: number; retryAfterInMs: number }>();
@@ -105,17 +98,16 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
     }
     return fired;
   };
-  try {
-    const fleet = seedFleet(sandbox, { clusters: options.clusters, identitiesPerCluster: options.identitiesPerCluster });
-    stack = await openBenchmarkStack(options.engine, benchmark, `throttle-${options.clusters}x${options.identitiesPerCluster}`);
-    await stack.setClusters(clusterDeclarations(fleet));
+  const size = { clusters: options.clusters, identitiesPerCluster: options.identitiesPerCluster };
+  return driveFleet({ engine: options.engine, sandbox: benchmark, seed: () => seedFleet(sandbox, size) }, async (driver) => {
+    const stack = await driver.openStack(`throttle-${options.clusters}x${options.identitiesPerCluster}`);
     sandbox.faults.add({ target: "arm", kind: "throttle", probability: options.probability, retryAfterSeconds: options.retryAfterSeconds, seed: 20261129 });
     sandbox.statistics.reset();
     const runs: ThrottledRun[] = [];
     let retryAfterRequestedInMs = 0;
     let tokenRequests = 0;
     const expectedIdentities = options.clusters * options.identitiesPerCluster;
-    while (runs.length < options.maxRuns && countResolvedInCosmos(sandbox, fleet) < expectedIdentities) {
+    while (runs.length < options.maxRuns && countResolvedInCosmos(sandbox, driver.fleet) < expectedIdentities) {
       sandbox.statistics.reset();
       pending.clear();
       firstAskedAt.clear();
@@ -147,7 +139,7 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
     }
     return {
       runs,
-      resolvedInCosmos: countResolvedInCosmos(sandbox, fleet),
+      resolvedInCosmos: countResolvedInCosmos(sandbox, driver.fleet),
       expectedIdentities,
       retryAfterRequestedInMs,
       waitedInMs,
@@ -155,22 +147,18 @@ export async function runThrottleScenario(options: ThrottleOptions): Promise<Thr
       earlyRetries,
       abandoned,
       tokenRequests,
-      failedEntriesByCode: failedEntriesByCode(benchmark, fleet),
+      failedEntriesByCode: failedEntriesByCode(benchmark, driver.fleet),
     };
-  } finally {
-    stack?.remove();
-    await sandbox.stop();
-  }
+  });
 }
 
 /** Stored entries carrying a retrievalError, counted by its leading code (`<code> (HTTP …): …`). */
 function failedEntriesByCode(benchmark: BenchmarkSandbox, fleet: readonly FleetClusterDescription[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const cluster of fleet) {
-    const document = benchmark.sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as
-      { properties?: { status?: { dataPlaneOperatorsManagedIdentities?: { identities?: Record<string, { retrievalError?: unknown }> } } } } | undefined;
-    for (const entry of Object.values(document?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities ?? {})) {
-      if (typeof entry.retrievalError === "string") {
+    const document = benchmark.sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId);
+    for (const entry of Object.values(storedIdentities(document))) {
+      if (entry.retrievalError !== undefined) {
         const code = /^\S+/.exec(entry.retrievalError)?.[0] ?? "unknown";
         counts[code] = (counts[code] ?? 0) + 1;
       }

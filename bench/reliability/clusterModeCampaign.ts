@@ -49,6 +49,7 @@ import type { PlannedFault } from "./plannedFaults";
 import { ownedSubtreeRaces, planFault, retireFault } from "./plannedFaults";
 import type { Document, StatusProvider } from "./reliabilitySandbox";
 import { foreignFields, inputsFor, makeRecheckDue, msiHalf, ownedStatus, readServiceProviderCluster, reliabilityConfig } from "./reliabilitySandbox";
+import { sumOfCounts } from "../performance/statistics";
 
 /** Size and shape of the phase. */
 export interface ClusterModeOptions {
@@ -652,7 +653,7 @@ export async function runClusterModeCampaign(target: ClusterModeSandbox, options
   }
   const statistics = sandbox.statistics.snapshot();
   figures.writesWithoutIfMatch = statistics.cosmos.writesWithoutIfMatch.length - statisticsBefore.cosmos.writesWithoutIfMatch.length;
-  figures.cosmosDocumentWrites = sumValues(statistics.cosmos.documentWritesByMethod) - sumValues(statisticsBefore.cosmos.documentWritesByMethod);
+  figures.cosmosDocumentWrites = sumOfCounts(statistics.cosmos.documentWritesByMethod) - sumOfCounts(statisticsBefore.cosmos.documentWritesByMethod);
   figures.dataPlaneRequests = statistics.dataPlane.requests - statisticsBefore.dataPlane.requests;
   figures.dataPlaneResponsesByStatus = difference(statistics.dataPlane.responsesByStatus, statisticsBefore.dataPlane.responsesByStatus);
   figures.entraTokensIssued = statistics.entra.tokensIssued - statisticsBefore.entra.tokensIssued;
@@ -740,8 +741,4 @@ function difference(after: Record<string, number>, before: Record<string, number
     if (delta !== 0) result[key] = delta;
   }
   return result;
-}
-
-function sumValues(values: Record<string, number>): number {
-  return Object.values(values).reduce((sum, value) => sum + value, 0);
 }

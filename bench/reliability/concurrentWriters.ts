@@ -7,6 +7,7 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import type { PatchOperation } from "@azure/cosmos";
+import { isJsonObject } from "../../resources/core/json";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { checkSettledDocument } from "./invariants";
 import { classifyFailure } from "./passSteps";
@@ -38,7 +39,7 @@ async function thirdWriterEdit(reliability: ReliabilitySandbox, cluster: FleetCl
     const { resource, etag } = await item.read<Document>();
     if (resource === undefined) throw new Error("the document disappeared");
     const operations: PatchOperation[] = [{ op: "set", path: `/properties/thirdWriterEdits/edit-${editNumber}`, value: { editNumber } }];
-    if (!isObject((resource.properties as Document).thirdWriterEdits)) {
+    if (!isJsonObject((resource.properties as Document).thirdWriterEdits)) {
       operations[0] = { op: "set", path: "/properties/thirdWriterEdits", value: { ...{}, [`edit-${editNumber}`]: { editNumber } } };
     }
     try {
@@ -48,10 +49,6 @@ async function thirdWriterEdit(reliability: ReliabilitySandbox, cluster: FleetCl
       if ((error as { code?: unknown }).code !== 412 || attempt > 20) throw error;
     }
   }
-}
-
-function isObject(value: unknown): value is Document {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function patchesOf(reliability: ReliabilitySandbox, cluster: FleetClusterDescription): number {

@@ -15,7 +15,8 @@ import { createSeededRandom } from "../../sandbox/faultInjector";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { laneFaultKinds, ownedSubtreePointer, pickWeighted } from "./faultCatalogue";
 import type { EngineStack } from "./engineStack";
-import { clusterConfig, openEngineStack } from "./engineStack";
+import { clusterDeclaration } from "../clusterDeclaration";
+import { openEngineStack } from "./engineStack";
 import type { PassOutcome } from "./invariants";
 import { checkPass, secretViolations } from "./invariants";
 import { ownedSubtreeRaces, planFault, retireFault } from "./plannedFaults";
@@ -78,7 +79,7 @@ export async function runEngineSample(reliability: ReliabilitySandbox, passes: n
   const started = Date.now();
   const { sandbox } = reliability;
   const clusters = seedLanes(sandbox, "engine", 2, 3);
-  const engineStack = await openEngineStack(reliability, "engine-sample", clusters.map(clusterConfig), { environment: { AZURE_LOG_LEVEL: "info" } });
+  const engineStack = await openEngineStack(reliability, "engine-sample", clusters.map(clusterDeclaration), { environment: { AZURE_LOG_LEVEL: "info" } });
   const random = createSeededRandom(seed);
   const figures: EngineSampleFigures = {
     passes: 0,

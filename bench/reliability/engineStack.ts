@@ -6,7 +6,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
 import { engineCommand, openStack, projectDirectory, setClusterList } from "../../cli/engine";
-import type { FleetClusterDescription } from "../../sandbox/seed";
 import type { ReliabilitySandbox } from "./reliabilitySandbox";
 
 /** A stack and where it keeps its files. */
@@ -18,15 +17,6 @@ export interface EngineStack {
   setClusters(clusters: readonly unknown[]): Promise<void>;
   /** Deletes the stack's state, home and work directories. */
   remove(): void;
-}
-
-/** The `clusters` config entry of a seeded cluster, operators declared. */
-export function clusterConfig(cluster: FleetClusterDescription): Record<string, unknown> {
-  return {
-    clusterResourceId: cluster.clusterResourceId,
-    dataPlaneOperators: cluster.dataPlaneOperators,
-    serviceManagedIdentity: cluster.serviceManagedIdentity,
-  };
 }
 
 /** Opens a fresh stack named `name` for the clusters, with extra config and environment. */

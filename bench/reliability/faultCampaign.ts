@@ -32,6 +32,7 @@ import { faultScopeFor, ownedSubtreeRaces, planFault, retireFault } from "./plan
 import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import type { ReliabilitySandbox, StatusProvider } from "./reliabilitySandbox";
 import { foreignFields, inputsFor, makeRecheckDue, readServiceProviderCluster, seedLanes, subscriptionDocumentIdOf } from "./reliabilitySandbox";
+import { sumOfCounts } from "../performance/statistics";
 
 /** Size and shape of a campaign. */
 export interface CampaignOptions {
@@ -542,7 +543,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
   const statistics = sandbox.statistics.snapshot();
   figures.writesWithoutIfMatch = statistics.cosmos.writesWithoutIfMatch.length - statisticsBefore.cosmos.writesWithoutIfMatch.length;
   figures.armRequests = statistics.arm.getRequests - statisticsBefore.arm.getRequests;
-  figures.cosmosDocumentWrites = sumValues(statistics.cosmos.documentWritesByMethod) - sumValues(statisticsBefore.cosmos.documentWritesByMethod);
+  figures.cosmosDocumentWrites = sumOfCounts(statistics.cosmos.documentWritesByMethod) - sumOfCounts(statisticsBefore.cosmos.documentWritesByMethod);
   if (figures.writesWithoutIfMatch > 0) {
     record("campaign", [`${figures.writesWithoutIfMatch} Cosmos writes without If-Match`]);
   }
@@ -588,10 +589,6 @@ function deleteOutputs(outputs: ProviderOutputs, kind: DeleteOutputKind): Provid
 function pickIdentity(cluster: FleetClusterDescription, random: () => number): string {
   const identities = Object.values(cluster.dataPlaneOperators);
   return identities[Math.floor(random() * identities.length)] ?? identities[0] ?? "";
-}
-
-function sumValues(record: Record<string, number>): number {
-  return Object.values(record).reduce((sum, value) => sum + value, 0);
 }
 
 /** The provider type, re-exported for callers that build their own. */

@@ -4,7 +4,8 @@
  * updates; then recovery with {@link recoverInterruptedStack} and an `up` that must converge.
  */
 import type { FleetClusterDescription } from "../../sandbox/seed";
-import { clusterConfig, openEngineStack } from "./engineStack";
+import { clusterDeclaration } from "../clusterDeclaration";
+import { openEngineStack } from "./engineStack";
 import type { EngineStack } from "./engineStack";
 import { engineProcesses, pendingOperations, recoverInterruptedStack, stackLocks } from "./interruptedRun";
 import { checkSettledDocument } from "./invariants";
@@ -119,7 +120,7 @@ export async function runInterruptedScenario(reliability: ReliabilitySandbox): P
   for (const cluster of clusters) {
     seeded.set(cluster.serviceProviderClusterDocumentId, foreignFields(readServiceProviderCluster(reliability.sandbox, cluster) ?? {}));
   }
-  const engineStack = await openEngineStack(reliability, "interrupted", clusters.map(clusterConfig), { config: { lookupTimeoutSeconds: "30" } });
+  const engineStack = await openEngineStack(reliability, "interrupted", clusters.map(clusterDeclaration), { config: { lookupTimeoutSeconds: "30" } });
   const figures = [await interruptAndRecover(reliability, engineStack, "create", clusters, seeded)];
   for (const cluster of clusters) {
     reliability.sandbox.identities.rotate(Object.values(cluster.dataPlaneOperators)[0] ?? "");

@@ -11,6 +11,7 @@ import type { CampaignFigures } from "./faultCampaign";
 import { deleteFaultKinds, hostFaultKinds, laneFaultKinds, settingsFaultKinds, tokenFaultKinds } from "./faultCatalogue";
 import type { InterruptionFigures } from "./interruptedScenario";
 import { invariantCatalogue, invariantOf } from "./invariants";
+import { sumOfCounts } from "../performance/statistics";
 
 /** Everything one run measured. */
 export interface ReliabilityFigures {
@@ -116,7 +117,6 @@ const expectationText: Record<string, string> = {
 };
 
 function clusterModeLines(mode: ClusterModeFigures): string[] {
-  const sum = (values: Record<string, number>): number => Object.values(values).reduce((total, count) => total + count, 0);
   const lines = [
     `${mode.runs} runs (each a provider process with a credential cache of its own, reconciling every cluster of the fleet side by side), ${mode.passes} passes, plus ${mode.referencePasses} fault-free reruns for the comparisons. Outcomes: ${mode.outcomes.succeeded} succeeded, ${mode.outcomes.lookupFailed} failed after persisting, ${mode.outcomes.writeFailed} failed without writing, ${mode.outcomes.clusterFailure} ended by a cluster credential failure (ClusterCredentialError) before any write, ${mode.outcomes.globalFailure} ended by a global failure (AzureAccessError) before any write, ${mode.outcomes.msiFailed} wrote no MSI half (MsiIdentitiesError) beside a data plane half decided as usual, ${mode.outcomes.crashed} crashed. World changes: ${
       Object.entries(mode.changes)
@@ -159,7 +159,7 @@ function clusterModeLines(mode: ClusterModeFigures): string[] {
       `| ${kind.name} | ${cell(kind.description)} | ${passes?.runs ?? 0} | ${mode.faultsInjected[kind.name] ?? 0} | ${passes?.nothingWrittenAsExpected ?? 0} of ${passes?.nothingWritten ?? 0} | ${passes?.faultFreeAsExpected ?? 0} of ${passes?.faultFree ?? 0} | ${passes === undefined || passes.nextRun === 0 ? "—" : `${passes.nextRunAsExpected} of ${passes.nextRun}`} |`,
     );
   }
-  lines.push("", `Cluster-mode faults fired in all: ${sum(mode.faultsInjected)}.`);
+  lines.push("", `Cluster-mode faults fired in all: ${sumOfCounts(mode.faultsInjected)}.`);
   return lines;
 }
 

@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { projectDirectory } from "../../cli/engine";
+import { clusterDeclaration } from "../clusterDeclaration";
 import { settingsForRunningSandbox } from "../../cli/sandboxSettings";
 import { createManagedIdentityStatusProvider } from "../../resources/provider/managedIdentityStatusProvider";
 import type { ProviderInputs } from "../../resources/provider/providerInputs";
@@ -14,16 +15,9 @@ import type { ConfigSource } from "../../resources/core/settings";
 import type { Sandbox, SandboxOptions } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
-import {
-  buildClusterDocument,
-  buildServiceProviderClusterDocument,
-  buildSubscriptionDocument,
-  clusterResourceIdFor,
-  documentIdFor,
-  serviceProviderClusterResourceIdFor,
-  uuidVersion5,
-} from "../../sandbox/documentBuilders";
-import { identityResourceId } from "../../sandbox/identityStore";
+import { seedNamedCluster } from "../../sandbox/seed";
+import { documentIdFor, uuidVersion5 } from "../../sandbox/documentBuilders";
+import { sumOfCounts } from "../performance/statistics";
 
 /** A JSON document as read back from Cosmos. */
 export type Document = Record<string, unknown>;
@@ -81,56 +75,23 @@ export async function startReliabilitySandbox(name: string, options: SandboxOpti
 const seedNamespace = "6f1c2a9e-3b7d-4e5f-8a1b-2c3d4e5f6a7b";
 
 /**
- * Seeds `count` clusters named `<prefix>-<n>` with `identitiesPerCluster` data plane identities
- * each (every identity, the service managed identity and a control plane identity exist in ARM),
- * spread over three subscriptions. Prefixes keep scenarios sharing one sandbox apart.
+ * Seeds `count` clusters named `<prefix>-<n>` in `<prefix>-rg-<n>` with `identitiesPerCluster` data
+ * plane identities each, spread over three subscriptions, as seedNamedCluster seeds a cluster
+ * (every identity, the service managed identity and a control plane identity exist in ARM).
+ * Prefixes keep scenarios sharing one sandbox apart. The clusters are not registered with the
+ * Managed Identities data plane (the sandbox's credentials are left out): their documents carry no
+ * identity URL, so the hook in `processCredential` mode leaves their MSI half alone.
  */
 export function seedLanes(sandbox: Sandbox, prefix: string, count: number, identitiesPerCluster: number): FleetClusterDescription[] {
-  const documents: Record<string, unknown>[] = [];
-  const clusters: FleetClusterDescription[] = [];
-  for (let index = 0; index < count; index += 1) {
-    const subscriptionId = uuidVersion5(`reliability-subscription-${index % 3}`, seedNamespace);
-    const resourceGroupName = `${prefix}-rg-${index}`;
-    const clusterName = `${prefix}-${index}`;
-    const clusterResourceId = clusterResourceIdFor(subscriptionId, resourceGroupName, clusterName);
-    const dataPlaneOperators: Record<string, string> = {};
-    for (let identityIndex = 0; identityIndex < identitiesPerCluster; identityIndex += 1) {
-      dataPlaneOperators[`operator-${identityIndex}`] = sandbox.identities.create(
-        identityResourceId(subscriptionId, resourceGroupName, `${clusterName}-operator-${identityIndex}`),
-      ).id;
-    }
-    const serviceManagedIdentity = sandbox.identities.create(identityResourceId(subscriptionId, resourceGroupName, `${clusterName}-service-managed-identity`));
-    const controlPlane = sandbox.identities.create(identityResourceId(subscriptionId, resourceGroupName, `${clusterName}-control-plane`));
-    const info = (identity: typeof controlPlane) => ({ resourceId: identity.id, clientId: identity.clientId, principalId: identity.principalId });
-    documents.push(
-      // The subscription's own document, as the resource provider keeps it beside its clusters'.
-      buildSubscriptionDocument(subscriptionId),
-      buildClusterDocument({
-        clusterResourceId,
-        dataPlaneOperators,
-        controlPlaneOperators: { "control-plane": controlPlane.id },
-        serviceManagedIdentity: serviceManagedIdentity.id,
-      }),
-      buildServiceProviderClusterDocument({
-        clusterResourceId,
-        controlPlaneOperatorsIdentities: { [controlPlane.id.toLowerCase()]: info(controlPlane) },
-        serviceManagedIdentity: info(serviceManagedIdentity),
-      }),
-    );
-    const serviceProviderClusterResourceId = serviceProviderClusterResourceIdFor(clusterResourceId);
-    clusters.push({
-      clusterResourceId,
-      clusterDocumentId: documentIdFor(clusterResourceId),
-      serviceProviderClusterResourceId,
-      serviceProviderClusterDocumentId: documentIdFor(serviceProviderClusterResourceId),
-      partitionKey: subscriptionId.toLowerCase(),
-      dataPlaneOperators,
-      serviceManagedIdentity: serviceManagedIdentity.id,
-      missingIdentities: [],
-    });
-  }
-  sandbox.documents.putMany(documents);
-  return clusters;
+  const target = { identities: sandbox.identities, documents: sandbox.documents };
+  return Array.from({ length: count }, (_, index) =>
+    seedNamedCluster(target, {
+      subscriptionId: uuidVersion5(`reliability-subscription-${index % 3}`, seedNamespace),
+      resourceGroupName: `${prefix}-rg-${index}`,
+      clusterName: `${prefix}-${index}`,
+      identitiesPerCluster,
+    }),
+  );
 }
 
 /** Reads the ServiceProviderCluster document directly (uncounted, no faults), or undefined. */
@@ -171,9 +132,7 @@ export function foreignFields(document: Document): Document {
 
 /** Provider inputs declaring the cluster's operators explicitly. */
 export function inputsFor(cluster: FleetClusterDescription, fromClusterDocument = false): ProviderInputs {
-  return fromClusterDocument
-    ? { clusterResourceId: cluster.clusterResourceId }
-    : { clusterResourceId: cluster.clusterResourceId, dataPlaneOperators: cluster.dataPlaneOperators, serviceManagedIdentity: cluster.serviceManagedIdentity };
+  return fromClusterDocument ? { clusterResourceId: cluster.clusterResourceId } : clusterDeclaration(cluster);
 }
 
 /** Moves the stored recheck time into the past, so the next pass looks every identity up again. */
@@ -190,5 +149,5 @@ export function makeRecheckDue(sandbox: Sandbox, cluster: FleetClusterDescriptio
 
 /** Total Cosmos document writes counted by the sandbox. */
 export function cosmosWrites(sandbox: Sandbox): number {
-  return Object.values(sandbox.statistics.snapshot().cosmos.documentWritesByMethod).reduce((sum, count) => sum + count, 0);
+  return sumOfCounts(sandbox.statistics.snapshot().cosmos.documentWritesByMethod);
 }

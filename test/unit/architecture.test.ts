@@ -1,7 +1,7 @@
 /**
  * The import-graph check of `npm run lint` (.dependency-cruiser.cjs, run by dependency-cruiser)
  * catches what it is meant to: run over a deliberately bad tree (test/fixtures/badImportGraph),
- * every rule fires exactly where a file breaks it, and over resources/ it reads the real imports.
+ * every rule fires exactly where a file breaks it, and over resources/ and bench/ it reads the real imports.
  * The ~250-line limit for resources/ is ESLint's max-lines (eslint.config.mjs).
  */
 import { execFileSync } from "node:child_process";
@@ -17,12 +17,15 @@ interface CruiseReport {
   readonly summary: { readonly violations: readonly { readonly rule: { readonly name: string }; readonly from: string; readonly to: string }[] };
 }
 
-/** Runs the lint step's check from `directory` over its resources/ and returns the JSON report. */
+/** Runs the lint step's check from `directory` over its resources/ and bench/ and returns the JSON report. */
 function cruise(directory: string): CruiseReport {
   // Exit code = number of violations; the report is on stdout either way.
   let output: string;
   try {
-    output = execFileSync(process.execPath, [cruiser, "--config", configFile, "--output-type", "json", "resources"], { cwd: directory, encoding: "utf8" });
+    output = execFileSync(process.execPath, [cruiser, "--config", configFile, "--output-type", "json", "resources", "bench"], {
+      cwd: directory,
+      encoding: "utf8",
+    });
   } catch (error) {
     output = (error as { stdout: string }).stdout;
   }
@@ -43,6 +46,7 @@ describe("the import-graph check of the lint step", () => {
         "layer-azure: resources/azure/reader.ts → resources/cosmos/store.ts",
         "layer-core: resources/core/impure.ts → resources/provider/provider.ts",
         "layer-logging: resources/logging/log.ts → resources/sync/syncPass.ts",
+        "no-cycle-bench: bench/report.ts → bench/scaleReport.ts",
         "no-cycle: resources/sync/syncPass.ts → resources/sync/syncTypes.ts",
         "outside-resources: resources/provider/provider.ts → outsideHelper.ts",
         `packages-core: resources/core/impure.ts → ${path.relative(path.join(repositoryRoot, "test/fixtures/badImportGraph"), path.join(repositoryRoot, "node_modules/@azure/cosmos/dist/commonjs/index.js"))}`,
@@ -52,13 +56,15 @@ describe("the import-graph check of the lint step", () => {
   );
 
   it(
-    "passes resources/ and reads its real imports",
+    "passes resources/ and bench/ and reads their real imports",
     () => {
       const report = cruise(repositoryRoot);
       expect(report.summary.violations).toEqual([]);
       const provider = report.modules.find((module) => module.source === "resources/provider/managedIdentityStatusProvider.ts");
       expect(provider?.dependencies.map((dependency) => dependency.resolved)).toContain("resources/sync/syncManagedIdentityStatus.ts");
       expect(report.modules.filter((module) => module.source.startsWith("resources/core/")).length).toBeGreaterThan(5);
+      const benchReport = report.modules.find((module) => module.source === "bench/performance/report.ts");
+      expect(benchReport?.dependencies.map((dependency) => dependency.resolved)).toContain("bench/performance/scaleReport.ts");
     },
     cruiseTimeoutInMs,
   );
