@@ -72,7 +72,8 @@ describe("npm run pulumi with the user's backend and secrets", () => {
   });
 
   it("encrypts a --secret value with the user's passphrase, which the sandbox passphrase cannot open", async () => {
-    expect(wrapper(["config", "set", "--secret", "cosmosKey", "a-real-key", "--stack", stackName]).status).toBe(0);
+    const set = wrapper(["config", "set", "--secret", "cosmosKey", "a-real-key", "--stack", stackName]);
+    expect(set.status, set.output).toBe(0);
     expect(readFileSync(stackFile(stackName), "utf8")).not.toContain("a-real-key");
     const engine = engineModule();
     const cli = join((await engine.engineCommand()).root, "bin", "pulumi");
