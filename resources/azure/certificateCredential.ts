@@ -147,8 +147,12 @@ export function certificateFileCredential(identity: CertificateIdentity, options
       try {
         return await current.credential.getToken(scopes, getTokenOptions);
       } catch (error) {
-        // Refused with this certificate (rotated and revoked, say): a new file may already be there.
-        if (reload()) return (loaded as Loaded).credential.getToken(scopes, getTokenOptions);
+        // Refused with this certificate (rotated and revoked, say): a new file may already be there,
+        // read by this call or by another refused at the same time (the first party asks in
+        // several tenants at once).
+        reload();
+        const inUse = loaded as Loaded;
+        if (inUse.thumbprint !== current.thumbprint) return inUse.credential.getToken(scopes, getTokenOptions);
         throw error;
       }
     },

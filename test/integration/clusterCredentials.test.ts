@@ -427,6 +427,29 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     }
   });
 
+  it("follows a rotation of the first-party certificate in every tenant at once: each cluster refused with the revoked one uses the new file", async () => {
+    const provider = fixture.provider();
+    sandbox.tokens.setTokenLifetime(1000);
+    try {
+      const [first, ...others] = clusters;
+      makeDue(first);
+      await provider.create({ clusterResourceId: first.clusterResourceId });
+      await sandbox.credentials.rotateFilePrincipal("firstPartyApplication", { revokePreviousAfterMs: 0 });
+      // The clusters of two other tenants ask for their credentials at the same time: the first
+      // party asks Entra in both tenants with the revoked certificate, and both are refused.
+      for (const cluster of others) makeDue(cluster);
+      sandbox.statistics.reset();
+      // Entra answers both slowly, so both are in flight with the revoked certificate before either is refused.
+      sandbox.faults.add({ target: "entra", kind: "delay", delayInMs: 300, count: others.length });
+      const outcomes = await Promise.allSettled(others.map((cluster) => provider.create({ clusterResourceId: cluster.clusterResourceId })));
+      expect(outcomes.map((outcome) => (outcome.status === "rejected" ? String(outcome.reason) : "recorded"))).toEqual(others.map(() => "recorded"));
+      others.forEach(expectRecorded);
+      expect(sandbox.statistics.snapshot().entra.errorsByCode["700027"]).toBe(others.length);
+    } finally {
+      sandbox.tokens.setTokenLifetime(60 * 60 * 1000);
+    }
+  });
+
   it("follows a rotation of the first-party certificate during a run: the revoked one is refused, the new file takes over", async () => {
     const provider = fixture.provider();
     // Short-lived tokens, so the first party asks Entra again for each new cluster credential.
