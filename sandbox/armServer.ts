@@ -4,7 +4,7 @@ import type { SandboxCertificate } from "./certificate";
 import { identityReadAction } from "./entraDirectory";
 import type { FaultInjector, FaultRule } from "./faultInjector";
 import { editArmAnswer } from "./answerEdits";
-import { applyFaults, delay, listenOnLoopback, type ListeningServer, loopbackHost, sendJson, sendText, trackInFlight } from "./httpUtilities";
+import { applyFaults, delay, listenOnLoopback, type ListeningServer, loopbackHost, sendBareStatus, sendJson, trackInFlight } from "./httpUtilities";
 import { type IdentityStore, parseIdentityResourceId, sandboxLocation, sandboxTenantId, userAssignedIdentityType } from "./identityStore";
 import { recordedExchange, recordedToken, type RequestRecorder } from "./requestRecorder";
 import { objectIdForClientId, type SandboxCredentials } from "./sandboxCredentials";
@@ -168,9 +168,7 @@ async function handle(options: ArmServerOptions, endpoint: string, request: Inco
     return;
   }
   if (rule?.kind === "bareStatus") {
-    const statusCode = rule.statusCode ?? 404;
-    increment(statistics.responsesByStatus, String(statusCode));
-    sendText(response, statusCode, rule.body ?? "");
+    const statusCode = sendBareStatus(response, rule, statistics.responsesByStatus);
     if (options.recorder?.active === true) options.recorder.record(recordedExchange("arm", request, statusCode, undefined));
     return;
   }

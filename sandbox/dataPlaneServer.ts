@@ -4,7 +4,7 @@ import { createServer } from "node:https";
 import type { SandboxCertificate } from "./certificate";
 import type { FaultInjector, FaultRule } from "./faultInjector";
 import { editDataPlaneAnswer } from "./answerEdits";
-import { applyFaults, listenOnLoopback, type ListeningServer, loopbackHost, readBody, sendJson, sendText } from "./httpUtilities";
+import { applyFaults, listenOnLoopback, type ListeningServer, loopbackHost, readBody, sendBareStatus, sendJson } from "./httpUtilities";
 import type { IdentityStore } from "./identityStore";
 import { recordedExchange, recordedToken, type RequestRecorder } from "./requestRecorder";
 import { type DataPlaneCluster, dataPlaneApiVersion, rfc3339, type SandboxCredentials } from "./sandboxCredentials";
@@ -204,9 +204,7 @@ async function handle(options: DataPlaneServerOptions, endpoint: string, request
     return;
   }
   if (rule?.kind === "bareStatus") {
-    const statusCode = rule.statusCode ?? 404;
-    increment(statistics.responsesByStatus, String(statusCode));
-    sendText(response, statusCode, rule.body ?? "");
+    const statusCode = sendBareStatus(response, rule, statistics.responsesByStatus);
     if (options.recorder?.active === true) options.recorder.record(recordedExchange("dataPlane", request, statusCode, undefined));
     return;
   }

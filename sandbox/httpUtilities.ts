@@ -41,6 +41,17 @@ export function sendText(response: ServerResponse, statusCode: number, text: str
 }
 
 /**
+ * A `bareStatus` fault's answer: its status with a plain-text body and no Azure error, as an
+ * endpoint that does not route to the service answers; counted by status. Returns the status.
+ */
+export function sendBareStatus(response: ServerResponse, rule: FaultRule, responsesByStatus: Record<string, number>): number {
+  const statusCode = rule.statusCode ?? 404;
+  increment(responsesByStatus, String(statusCode));
+  sendText(response, statusCode, rule.body ?? "");
+  return statusCode;
+}
+
+/**
  * Reads a whole request body.
  *
  * @param request - The incoming request.

@@ -75,6 +75,17 @@ function makeDue(cluster: FleetClusterDescription): void {
   );
 }
 
+/** What a create of the cluster threw (with the properties a partial result carries), or undefined when it succeeded. */
+async function createFailure(
+  provider: ReturnType<typeof fixture.provider>,
+  cluster: FleetClusterDescription,
+): Promise<(Error & { properties?: unknown }) | undefined> {
+  return provider.create({ clusterResourceId: cluster.clusterResourceId }).then(
+    () => undefined,
+    (caught: unknown) => caught as Error & { properties?: unknown },
+  );
+}
+
 const documentOf = (cluster: FleetClusterDescription): unknown =>
   structuredClone(sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId));
 
@@ -243,10 +254,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     sandbox.statistics.reset();
     sandbox.recorder.start();
     try {
-      const error = (await provider.create({ clusterResourceId: cluster.clusterResourceId }).then(
-        () => undefined,
-        (caught: unknown) => caught,
-      )) as (Error & { properties?: unknown }) | undefined;
+      const error = await createFailure(provider, cluster);
       expect(error?.name).toBe("ClusterCredentialError");
       expect(error?.message).toMatch(
         new RegExp(
@@ -299,10 +307,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     const before = documentOf(cluster);
     sandbox.statistics.reset();
     try {
-      const error = (await provider.create({ clusterResourceId: cluster.clusterResourceId }).then(
-        () => undefined,
-        (caught: unknown) => caught,
-      )) as (Error & { properties?: unknown }) | undefined;
+      const error = await createFailure(provider, cluster);
       expect(error?.name).toBe("ClusterCredentialError");
       expect(error?.message).toMatch(/^the cluster's identity URL \(properties\.serviceProviderProperties\.managedIdentitiesDataPlaneIdentityURL\) /);
       expect(error?.message).toMatch(message);
