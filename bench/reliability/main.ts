@@ -70,8 +70,9 @@ async function main(): Promise<number> {
     );
     log("concurrent writers");
     const concurrentWriters = await runConcurrentWriters(reliability, 40);
-    log("engine sample: 20 passes of pulumi up --refresh");
-    const engineSample = await runEngineSample(reliability, numberFromEnvironment("RELIABILITY_ENGINE_PASSES", 20), 20261129);
+    const enginePasses = numberFromEnvironment("RELIABILITY_ENGINE_PASSES", 20);
+    log(`engine sample: ${enginePasses} passes of pulumi up --refresh`);
+    const engineSample = await runEngineSample(reliability, enginePasses, 20261129);
     log("interrupted runs");
     const interruptions = await runInterruptedScenario(reliability);
     log("bad input catalogue");
