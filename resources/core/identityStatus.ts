@@ -6,8 +6,8 @@
  */
 import { goToLower } from "./goStrings";
 import type { KeyedIdentity } from "./statusHalf";
-import { gateReason, holdsExactly, sameEntries, sameInstant, sameResourceId } from "./statusHalf";
 
+export type { WorkReason } from "./statusHalf";
 export { parseTimestamp } from "./statusHalf";
 import type { LookupErrorDetails } from "./retrievalError";
 import { formatRetrievalError, isFailedRetrievalError, isNotFoundRetrievalError, sameFailureKind } from "./retrievalError";
@@ -110,43 +110,6 @@ export function formatTimestamp(instant: Date): string {
 export function nextRecheckTime(now: Date, random: () => number): string {
   const jitter = Math.min(Math.max(random(), 0), 0.999999) * recheckJitterFactor * recheckIntervalInMs;
   return formatTimestamp(new Date(now.getTime() + recheckIntervalInMs + jitter));
-}
-
-/** Why a pass has work to do, or undefined when upstream's gate says skip. */
-export type WorkReason = "desiredSetChanged" | "neverChecked" | "recheckDue" | "entryHasError";
-
-/**
- * Upstream's needsWork gate, plus one improvement: an entry whose retrievalError records a real
- * failure (throttling, 403, 5xx, a timeout, ...) is worth another look inside the window. A
- * NotFound entry is data, as upstream records it: it follows the recheck gate like a resolved one,
- * otherwise a fleet with one deleted identity would call ARM and show changes on every pass.
- */
-export function workReason(desired: readonly DesiredIdentity[], stored: DataPlaneOperatorsManagedIdentities, now: Date): WorkReason | undefined {
-  const storedIdentities = stored.identities ?? {};
-  const gate = gateReason(holdsExactly(desired, storedIdentities), stored.earliestRecheckTime, now);
-  if (gate !== undefined) return gate;
-  return Object.values(storedIdentities).some((entry) => isFailedRetrievalError(entry.retrievalError)) ? "entryHasError" : undefined;
-}
-
-/**
- * Semantic equality as upstream registers it: resource IDs compare case-insensitively, times by
- * instant, a missing map equals an empty one. Entry values compare exactly.
- */
-export function statusEquals(left: DataPlaneOperatorsManagedIdentities, right: DataPlaneOperatorsManagedIdentities): boolean {
-  return sameInstant(left.earliestRecheckTime, right.earliestRecheckTime) && identitiesEqual(left.identities ?? {}, right.identities ?? {});
-}
-
-/** Entry maps equal under the same rules as {@link statusEquals}. */
-export function identitiesEqual(
-  left: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>,
-  right: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>,
-): boolean {
-  return sameEntries(
-    left,
-    right,
-    (a, b) =>
-      sameResourceId(a.resourceID, b.resourceID) && a.clientId === b.clientId && a.principalId === b.principalId && a.retrievalError === b.retrievalError,
-  );
 }
 
 /** Counts of entries by outcome. */

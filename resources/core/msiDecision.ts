@@ -19,16 +19,9 @@ import { goToLower } from "./goStrings";
 import type { DesiredIdentity } from "./identityStatus";
 import { desiredIdentitySet, nextRecheckTime } from "./identityStatus";
 import { describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
-import type { MsiIdentityEntry, MsiManagedIdentities } from "./msiManagedIdentities";
-import type { GateReason } from "./statusHalf";
-import { gateReason, holdsExactly } from "./statusHalf";
+import type { MsiDesired, MsiIdentityEntry, MsiManagedIdentities } from "./msiManagedIdentities";
 
-/** What the MSI half resolves for one cluster. */
-export interface MsiDesired {
-  /** Sorted by key. */
-  readonly controlPlaneOperators: readonly DesiredIdentity[];
-  readonly serviceManagedIdentity: DesiredIdentity;
-}
+export type { MsiDesired } from "./msiManagedIdentities";
 
 /** The path of the control plane operators in the cluster document, for messages. */
 export const controlPlaneOperatorsPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators";
@@ -62,24 +55,6 @@ export function msiDesiredSet(
 /** The identities one request asks for, as upstream's: every control plane operator identity, then the SMI. */
 export function msiRequestedIdentities(desired: MsiDesired): string[] {
   return [...desired.controlPlaneOperators.map((identity) => identity.resourceId), desired.serviceManagedIdentity.resourceId];
-}
-
-/** Why the MSI half has work to do, or undefined when the gate says skip. */
-export type MsiWorkReason = GateReason;
-
-/** Upstream's needsWork for this half: its identities are the stored SMI and control plane operator keys. */
-export function msiWorkReason(desired: MsiDesired, stored: MsiManagedIdentities, now: Date): MsiWorkReason | undefined {
-  return gateReason(msiDesiredMatches(desired, stored), stored.earliestRecheckTime, now);
-}
-
-/** Whether the stored SMI and control plane keys are the desired ones (IDs compared case-insensitively; values ignored). */
-export function msiDesiredMatches(desired: MsiDesired, stored: MsiManagedIdentities): boolean {
-  const storedSmi = stored.serviceManagedIdentity?.resourceId;
-  return (
-    storedSmi !== undefined &&
-    goToLower(storedSmi) === desired.serviceManagedIdentity.key &&
-    holdsExactly(desired.controlPlaneOperators, stored.controlPlaneOperatorsIdentities ?? {})
-  );
 }
 
 /** One answered identity: what the data plane (or a stand-in) said. */

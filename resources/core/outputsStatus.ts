@@ -19,8 +19,8 @@
 import { createHash } from "node:crypto";
 import { goToLower } from "./goStrings";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./serviceProviderClusterDocument";
-import { statusToJson } from "./serviceProviderClusterDocument";
 import { boundedMemo } from "./boundedMemo";
+import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 
 /** One operator's entry in the outputs. */
 export interface OperatorStatusEntry {
@@ -94,7 +94,7 @@ export function operatorNamesFromOutputs(status: OutputsStatus): OperatorNamesBy
 export function encodeOutputsStatus(status: DataPlaneOperatorsManagedIdentities, operatorNames: OperatorNamesByKeyHash): OutputsStatus {
   const operators: Record<string, OperatorStatusEntry> = {};
   const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-  const subtree = statusToJson(status) as { identities?: Record<string, DataPlaneOperatorManagedIdentityEntry> };
+  const subtree = dataPlaneHalf.toJson(status) as { identities?: Record<string, DataPlaneOperatorManagedIdentityEntry> };
   for (const [key, entry] of Object.entries(subtree.identities ?? {})) {
     const keyHash = keyHashOf(key);
     const names = operatorNames.get(keyHash) ?? [];

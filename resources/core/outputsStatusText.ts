@@ -8,7 +8,7 @@ import { isFailedRetrievalError, isNotFoundRetrievalError } from "./identityStat
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
 import type { OperatorStatusEntry, OutputsStatus } from "./outputsStatus";
-import { readStatusSubtree } from "./serviceProviderClusterDocument";
+import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 
 /**
  * The status as the outputs store it: JSON text of {@link OutputsStatus} with each operator's entry
@@ -83,7 +83,7 @@ function readOutputsStatusObject(value: unknown): { readonly status: OutputsStat
     return { status: {}, problems: [`is ${describeType(value)}, expected an object`] };
   }
   const record = value as Record<string, unknown>;
-  const subtree = readStatusSubtree({ identities: record.identities ?? null, earliestRecheckTime: record.earliestRecheckTime ?? null });
+  const subtree = dataPlaneHalf.readSubtree({ identities: record.identities ?? null, earliestRecheckTime: record.earliestRecheckTime ?? null });
   const problems = [...subtree.problems];
   const operators: Record<string, OperatorStatusEntry> = {};
   const rawOperators = record.operators;

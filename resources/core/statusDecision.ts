@@ -20,17 +20,9 @@
  */
 import { goToLower } from "./goStrings";
 import type { DesiredIdentity, IdentityLookupOutcome, LookupErrorDetails } from "./identityStatus";
-import {
-  entryFor,
-  identitiesEqual,
-  isFailedRetrievalError,
-  keepRecordedFailures,
-  nextRecheckTime,
-  parseTimestamp,
-  statusEquals,
-  workReason,
-} from "./identityStatus";
+import { entryFor, isFailedRetrievalError, keepRecordedFailures, nextRecheckTime, parseTimestamp } from "./identityStatus";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities, StoredStatus } from "./serviceProviderClusterDocument";
+import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 
 /** What a failed lookup does to the stored IDs of its entry: `keep` (the default) or upstream's `clear`. */
 export type IdsOnLookupFailure = "keep" | "clear";
@@ -103,30 +95,26 @@ export interface StatusDecisionOptions {
 /** The subtree to persist, or `undefined` when nothing should be written. See the module comment. */
 export function decideStatus(options: StatusDecisionOptions): DataPlaneOperatorsManagedIdentities | undefined {
   const { current, basis, now } = options;
-  const currentIdentities = current.status.identities ?? {};
-  const basisIdentities = basis.identities ?? {};
-  if (options.reread && current.present && current.problems.length === 0 && workReason(options.desired, current.status, now) === undefined) {
-    // The other writer left a complete, current status: our results are older than theirs.
-    return undefined;
-  }
-  const ours: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-  const theirs: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-  options.desired.forEach((identity, index) => {
-    const stored = currentIdentities[identity.key];
-    if (options.reread && stored !== undefined && !sameEntry(stored, basisIdentities[identity.key])) {
-      theirs[identity.key] = stored;
-      return;
-    }
-    ours[identity.key] = entryAfter(identity, options.outcomes[index], stored, options);
+  return dataPlaneHalf.decideWrite({ desired: options.desired, current, reread: options.reread, now }, (stored) => {
+    const currentIdentities = stored.identities ?? {};
+    const basisIdentities = basis.identities ?? {};
+    const ours: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+    const theirs: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+    options.desired.forEach((identity, index) => {
+      const entry = currentIdentities[identity.key];
+      if (options.reread && entry !== undefined && !dataPlaneHalf.entryEquals(entry, basisIdentities[identity.key])) {
+        theirs[identity.key] = entry;
+        return;
+      }
+      ours[identity.key] = entryAfter(identity, options.outcomes[index], entry, options);
+    });
+    // A failure the other writer already recorded in its own words is kept as stored, so the two
+    // writers do not rewrite each other's text on every pass.
+    const identities = { ...keepRecordedFailures(ours, stored), ...theirs };
+    const sorted: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+    for (const key of Object.keys(identities).sort()) sorted[key] = identities[key];
+    return withRecheckTime(sorted, stored, options);
   });
-  // A failure the other writer already recorded in its own words is kept as stored, so the two
-  // writers do not rewrite each other's text on every pass.
-  const identities = { ...keepRecordedFailures(ours, current.status), ...theirs };
-  const sorted: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-  for (const key of Object.keys(identities).sort()) sorted[key] = identities[key];
-  const next = withRecheckTime(sorted, current.status, options);
-  const unchanged = current.present && current.problems.length === 0 && statusEquals(next, current.status);
-  return unchanged ? undefined : next;
 }
 
 /** The entry one outcome leaves, given what is stored for that identity (rule 1). */
@@ -165,12 +153,12 @@ function withRecheckTime(
     return { identities };
   }
   const storedRecheck = parseTimestamp(stored.earliestRecheckTime);
-  if (storedRecheck !== undefined && storedRecheck.getTime() > options.now.getTime() && identitiesEqual(identities, stored.identities ?? {})) {
+  if (
+    storedRecheck !== undefined &&
+    storedRecheck.getTime() > options.now.getTime() &&
+    dataPlaneHalf.equals({ identities }, { identities: stored.identities })
+  ) {
     return { identities, earliestRecheckTime: stored.earliestRecheckTime };
   }
   return { identities, earliestRecheckTime: nextRecheckTime(options.now, options.random) };
-}
-
-function sameEntry(left: DataPlaneOperatorManagedIdentityEntry, right: DataPlaneOperatorManagedIdentityEntry | undefined): boolean {
-  return right !== undefined && identitiesEqual({ entry: left }, { entry: right });
 }

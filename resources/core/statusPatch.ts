@@ -6,9 +6,9 @@
 import type { JsonObject } from "./json";
 import { isJsonObject } from "./json";
 import type { MsiManagedIdentities } from "./msiManagedIdentities";
-import { msiStatusToJson } from "./msiManagedIdentities";
 import type { DataPlaneOperatorsManagedIdentities, PatchOperation } from "./serviceProviderClusterDocument";
-import { statusToJson } from "./serviceProviderClusterDocument";
+import { dataPlaneHalf } from "./serviceProviderClusterDocument";
+import { msiHalf } from "./msiManagedIdentities";
 
 /** The halves one write sets; a half left out stays as stored. */
 export interface StatusHalves {
@@ -37,11 +37,11 @@ export function identityStatusPatchOperations(document: JsonObject, halves: Stat
   const subtrees: Array<[string, () => JsonObject]> = [];
   if (halves.msi !== undefined) {
     const msi = halves.msi;
-    subtrees.push(["msiManagedIdentities", () => msiStatusToJson(msi, status?.msiManagedIdentities)]);
+    subtrees.push(["msiManagedIdentities", () => msiHalf.toJson(msi, status?.msiManagedIdentities)]);
   }
   if (halves.dataPlane !== undefined) {
     const dataPlane = halves.dataPlane;
-    subtrees.push(["dataPlaneOperatorsManagedIdentities", () => statusToJson(dataPlane, status?.dataPlaneOperatorsManagedIdentities)]);
+    subtrees.push(["dataPlaneOperatorsManagedIdentities", () => dataPlaneHalf.toJson(dataPlane, status?.dataPlaneOperatorsManagedIdentities)]);
   }
   if (status !== undefined) {
     for (const [name, json] of subtrees) operations.push({ op: "set", path: `/properties/status/${name}`, value: json() });

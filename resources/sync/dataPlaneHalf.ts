@@ -21,10 +21,8 @@ import { clusterMessage } from "../core/clusterMessage";
 import type { IdentityLookupFailure } from "../core/errors";
 import { CosmosDocumentError } from "../core/errors";
 import type { DesiredIdentity, IdentityLookupOutcome, WorkReason } from "../core/identityStatus";
-import { workReason } from "../core/identityStatus";
 import type { JsonObject } from "../core/json";
 import type { DataPlaneOperatorsManagedIdentities, StoredStatus } from "../core/serviceProviderClusterDocument";
-import { readStoredStatus } from "../core/serviceProviderClusterDocument";
 import type { DecidedOutcome } from "../core/statusDecision";
 import { decideStatus, sharedTransientFailure } from "../core/statusDecision";
 import type { DocumentLocation } from "../core/documentLocation";
@@ -34,6 +32,7 @@ import { lookupDependenciesFor } from "./clusterLookups";
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import type { SyncDependencies } from "./syncDependencies";
+import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
 
 /** What the data plane operators' half has to do in a pass. */
 export type DataPlanePlan =
@@ -75,7 +74,11 @@ export function planDataPlaneHalf(
   force: boolean,
 ): DataPlanePlan {
   const desired = requested ?? fromCluster.identities;
-  const reason = force ? ("forced" as const) : stored.problems.length > 0 ? ("storedStatusMalformed" as const) : workReason(desired, stored.status, now);
+  const reason = force
+    ? ("forced" as const)
+    : stored.problems.length > 0
+      ? ("storedStatusMalformed" as const)
+      : dataPlaneHalf.workReason(desired, stored.status, now);
   return reason === undefined ? { kind: "current", desired } : { kind: "work", reason, desired };
 }
 
@@ -152,7 +155,7 @@ export async function resolveDataPlaneHalf(
         desired,
         outcomes: decided,
         basis: context.basis,
-        current: readStoredStatus(document),
+        current: dataPlaneHalf.read(document),
         reread,
         now: dependencies.now(),
         random: dependencies.random,

@@ -25,17 +25,18 @@
  *    naming them, with nothing asked or written, unless `allowFixedIdentityOverwrite` is true.
  */
 import { withDeadline } from "../core/abort";
+import type { WorkReason } from "../core/statusHalf";
 import type { ClusterDesiredSet } from "../core/clusterDocument";
 import type { JsonObject } from "../core/json";
-import type { MsiAnswerEntry, MsiDesired, MsiWorkReason } from "../core/msiDecision";
-import { decideMsiStatus, msiDesiredSet, msiRequestedIdentities, msiWorkReason, realIdsUnderStandIn } from "../core/msiDecision";
+import type { MsiAnswerEntry, MsiDesired } from "../core/msiDecision";
+import { decideMsiStatus, msiDesiredSet, msiRequestedIdentities, realIdsUnderStandIn } from "../core/msiDecision";
 import type { StandInIdentity } from "../azure/msiAnswers";
 import { MsiIdentitiesError } from "../core/msiError";
 import type { MsiManagedIdentities, StoredMsiStatus } from "../core/msiManagedIdentities";
-import { msiStatusEquals, readStoredMsiStatus } from "../core/msiManagedIdentities";
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { SyncDependencies } from "./syncDependencies";
 import type { DocumentLocation } from "../core/documentLocation";
+import { msiHalf } from "../core/msiManagedIdentities";
 
 /** What the MSI half has to do in a pass. */
 export type MsiPlan =
@@ -45,7 +46,7 @@ export type MsiPlan =
   | { readonly kind: "refused"; readonly reason: string; readonly details: readonly string[] }
   | {
       readonly kind: "work";
-      readonly reason: MsiWorkReason | "forced" | "storedStatusMalformed";
+      readonly reason: WorkReason | "forced" | "storedStatusMalformed";
       readonly desired: MsiDesired;
       readonly identityUrl: string;
     };
@@ -61,7 +62,7 @@ export function planMsiHalf(
   if (fromCluster.identityUrl === undefined) return { kind: "skipped", reason: "identityUrlNotSet" };
   const desired = msiDesiredSet(fromCluster.controlPlaneOperators, fromCluster.serviceManagedIdentity);
   if (!desired.ok) return { kind: "unreadable", problems: desired.problems };
-  const reason = force ? "forced" : stored.problems.length > 0 ? "storedStatusMalformed" : msiWorkReason(desired.desired, stored.status, now);
+  const reason = force ? "forced" : stored.problems.length > 0 ? "storedStatusMalformed" : msiHalf.workReason(desired.desired, stored.status, now);
   if (reason === undefined) return { kind: "current" };
   const overwritten = standIn === undefined || standIn.overwriteAllowed ? [] : realIdsUnderStandIn(stored.status, standIn);
   if (overwritten.length > 0) {
@@ -128,15 +129,13 @@ export async function resolveMsiHalf(
     };
   }
   return {
-    decide: (document, reread) => {
-      const current = readStoredMsiStatus(document);
-      const currentIsClean = current.present && current.problems.length === 0;
-      if (reread && currentIsClean && msiWorkReason(plan.desired, current.status, dependencies.now()) === undefined) return undefined;
-      // Rule 5 again on what another writer left meanwhile.
-      const standIn = dependencies.msiAnswers?.standIn;
-      if (reread && standIn !== undefined && !standIn.overwriteAllowed && realIdsUnderStandIn(current.status, standIn).length > 0) return undefined;
-      return currentIsClean && msiStatusEquals(decided.status, current.status) ? undefined : decided.status;
-    },
+    decide: (document, reread) =>
+      msiHalf.decideWrite({ desired: plan.desired, current: msiHalf.read(document), reread, now: dependencies.now() }, (current) => {
+        // Rule 5 again on what another writer left meanwhile.
+        const standIn = dependencies.msiAnswers?.standIn;
+        const refused = reread && standIn !== undefined && !standIn.overwriteAllowed && realIdsUnderStandIn(current, standIn).length > 0;
+        return refused ? undefined : decided.status;
+      }),
   };
 }
 

@@ -12,9 +12,7 @@
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import type { DocumentLocation } from "../core/documentLocation";
 import type { JsonObject } from "../core/json";
-import type { MsiIdentityEntry, MsiManagedIdentities } from "../core/msiManagedIdentities";
-import { entriesEqual, readStoredMsiStatus } from "../core/msiManagedIdentities";
-import { changedFields } from "../core/statusHalf";
+import type { MsiManagedIdentities } from "../core/msiManagedIdentities";
 import type { MsiFingerprint } from "../core/msiOutputs";
 import { fingerprintDifferences, msiFingerprintOf } from "../core/msiOutputs";
 import { parseTimestamp } from "../core/identityStatus";
@@ -22,6 +20,7 @@ import { goToLower } from "../core/goStrings";
 import { clusterDocumentDescription, readLive } from "./documentReads";
 import { planMsiHalf, resolveMsiHalf } from "./msiHalf";
 import type { SyncDependencies } from "./syncDependencies";
+import { msiHalf } from "../core/msiManagedIdentities";
 
 /** Every drift line of this half starts with it: an update forces this half's pass when one is there. */
 export const msiDriftPrefix = "msiManagedIdentities: ";
@@ -42,7 +41,7 @@ export async function refreshMsiHalf(
   document: JsonObject,
   lastKnown: KnownMsiStatus,
 ): Promise<{ readonly status: MsiManagedIdentities; readonly drift: readonly string[] }> {
-  const persisted = readStoredMsiStatus(document);
+  const persisted = msiHalf.read(document);
   const known = lastKnown(msiKeysOf(persisted.status)).fingerprint;
   const drift: string[] = [];
   if (!persisted.present && known.size > 0) drift.push(`${msiDriftPrefix}the subtree was deleted in Cosmos`);
@@ -67,32 +66,17 @@ export async function refreshMsiHalf(
   const resolved = await resolveMsiHalf(dependencies, plan, location);
   if ("error" in resolved) throw resolved.error;
   const answered = resolved.decide(document, false);
-  if (answered !== undefined) drift.push(...entryDrift(persisted.status, answered, "in Azure"));
+  if (answered !== undefined) drift.push(...azureDrift(persisted.status, answered));
   return { status: persisted.status, drift };
 }
 
-/** What differs between two halves, entry by entry (recheck times aside). */
-function entryDrift(before: MsiManagedIdentities, after: MsiManagedIdentities, where: string): string[] {
-  const lines: string[] = [];
-  const beforeMap = before.controlPlaneOperatorsIdentities ?? {};
-  const afterMap = after.controlPlaneOperatorsIdentities ?? {};
-  for (const key of Object.keys(beforeMap).sort()) {
-    if (afterMap[key] === undefined) lines.push(`${msiDriftPrefix}control plane operator identity ${key} was removed ${where}`);
-    else lines.push(...fieldDrift(`control plane operator identity ${key}`, beforeMap[key], afterMap[key], where));
-  }
-  for (const key of Object.keys(afterMap).sort()) {
-    if (beforeMap[key] === undefined) lines.push(`${msiDriftPrefix}control plane operator identity ${key} was added ${where}`);
-  }
-  const [smiBefore, smiAfter] = [before.serviceManagedIdentity, after.serviceManagedIdentity];
-  if (smiBefore !== undefined && smiAfter === undefined) lines.push(`${msiDriftPrefix}the service managed identity was removed ${where}`);
-  else if (smiBefore === undefined && smiAfter !== undefined && where === "in Cosmos")
-    lines.push(`${msiDriftPrefix}the service managed identity was added ${where}`);
-  else if (smiBefore !== undefined && smiAfter !== undefined) lines.push(...fieldDrift("the service managed identity", smiBefore, smiAfter, where));
-  return lines;
-}
-
-function fieldDrift(what: string, before: MsiIdentityEntry, after: MsiIdentityEntry, where: string): string[] {
-  if (entriesEqual(before, after)) return [];
-  const fields = changedFields(before, after, ["resourceId", "clientId", "principalId"], "resourceId");
-  return [`${msiDriftPrefix}${what}: ${fields.join(" and ")} changed ${where}`];
+/** What differs between the stored half and what Azure answers now, entry by entry (recheck times aside). */
+function azureDrift(before: MsiManagedIdentities, after: MsiManagedIdentities): string[] {
+  return msiHalf.changes(before, after).flatMap(({ key, change, fields }) => {
+    const what = key === undefined ? "the service managed identity" : `control plane operator identity ${key}`;
+    if (change === "changed") return [`${msiDriftPrefix}${what}: ${fields.join(" and ")} changed in Azure`];
+    // Every answer names the service managed identity: one the stored half lacks was never checked.
+    if (change === "added" && key === undefined) return [];
+    return [`${msiDriftPrefix}${what} was ${change} in Azure`];
+  });
 }

@@ -19,16 +19,15 @@ import { sharedTransientFailure } from "../core/statusDecision";
 import { isFailedRetrievalError, parseTimestamp } from "../core/identityStatus";
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
-import { readStoredStatus } from "../core/serviceProviderClusterDocument";
 import type { SyncDependencies } from "./syncDependencies";
 import { locate } from "../core/documentLocation";
-import { changedFields } from "../core/statusHalf";
 import { readLive, serviceProviderClusterDescription } from "./documentReads";
 import type { MsiManagedIdentities } from "../core/msiManagedIdentities";
 import type { KnownMsiStatus } from "./msiRefresh";
 import { refreshMsiHalf } from "./msiRefresh";
 import { refreshLookupDependencies } from "./clusterLookups";
 import { explainMissingServiceProviderCluster } from "./documentAbsence";
+import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
 
 /** The outcome of a refresh. */
 export interface RefreshResult {
@@ -76,7 +75,7 @@ export async function refreshManagedIdentityStatus(
           lookups: 0,
         };
   }
-  const persisted = readStoredStatus(stored.document);
+  const persisted = dataPlaneHalf.read(stored.document);
   const drift: string[] = [];
   const known = typeof lastKnown === "function" ? lastKnown(Object.keys(persisted.status.identities ?? {})) : lastKnown;
   const knownIdentities = known.identities ?? {};
@@ -86,22 +85,10 @@ export async function refreshManagedIdentityStatus(
   for (const problem of persisted.problems) {
     drift.push(`the status subtree in Cosmos is malformed: ${problem}`);
   }
-  const persistedIdentities = persisted.status.identities ?? {};
-  for (const key of Object.keys(knownIdentities).sort()) {
-    const before = knownIdentities[key];
-    const after = persistedIdentities[key];
-    if (after === undefined) {
-      if (persisted.present) drift.push(`identity ${key} was removed from the status in Cosmos`);
-    } else {
-      for (const field of changedFields(before, after, ["resourceID", "clientId", "principalId", "retrievalError"], "resourceID")) {
-        drift.push(`identity ${key}: ${field} was changed in Cosmos`);
-      }
-    }
-  }
-  for (const key of Object.keys(persistedIdentities).sort()) {
-    if (!(key in knownIdentities)) {
-      drift.push(`identity ${key} was added to the status in Cosmos`);
-    }
+  for (const { key, change, fields } of dataPlaneHalf.changes(known, persisted.status)) {
+    if (change === "changed") drift.push(...fields.map((field) => `identity ${key}: ${field} was changed in Cosmos`));
+    // A subtree deleted whole is the one line above.
+    else if (change === "added" || persisted.present) drift.push(`identity ${key} was ${change} ${change === "added" ? "to" : "from"} the status in Cosmos`);
   }
 
   // The MSI half at the same time: its own gate, its own answer.

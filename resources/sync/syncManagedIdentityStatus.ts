@@ -32,10 +32,7 @@ import { UserAssignedIdentityReadError } from "../core/errors";
 import type { DesiredIdentity, WorkReason } from "../core/identityStatus";
 import { isFailedRetrievalError } from "../core/identityStatus";
 import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
-import { readStoredStatus } from "../core/serviceProviderClusterDocument";
 import type { MsiManagedIdentities } from "../core/msiManagedIdentities";
-import { readStoredMsiStatus } from "../core/msiManagedIdentities";
-import type { MsiWorkReason } from "../core/msiDecision";
 import type { DocumentLocation } from "../core/documentLocation";
 import { locate } from "../core/documentLocation";
 import { clusterDocumentDescription, readLive, serviceProviderClusterDescription, startReadLive, waitForServiceProviderCluster } from "./documentReads";
@@ -49,6 +46,8 @@ import type { MsiDecide } from "./msiHalf";
 import { msiPlanError, planMsiHalf, resolveMsiHalf } from "./msiHalf";
 import { withMsiWritten } from "../core/clusterMessage";
 import type { SyncDependencies } from "./syncDependencies";
+import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
+import { msiHalf } from "../core/msiManagedIdentities";
 
 /** What to reconcile. */
 export interface SyncRequest {
@@ -85,7 +84,7 @@ export interface SyncResult {
   /** Why the MSI half was not looked at: its cluster has no identity URL yet (upstream skips it too). */
   readonly msiSkippedReason: "identityUrlNotSet" | undefined;
   /** Why the MSI half asked for an answer; undefined when its gate skipped it. */
-  readonly msiWorkReason: MsiWorkReason | "forced" | "storedStatusMalformed" | undefined;
+  readonly msiWorkReason: WorkReason | "forced" | "storedStatusMalformed" | undefined;
 }
 
 /** Runs one pass, started over when the cluster document changes under its write. See the module comment for the steps and their outcomes. */
@@ -121,8 +120,8 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
     // A soft-deleted ServiceProviderCluster reads as absent, as upstream's listers treat it.
     const existing = await (firstServiceProviderClusterRead ??
       readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location)));
-    const status = existing === undefined ? {} : readStoredStatus(existing.document).status;
-    const msiStatus = existing === undefined ? {} : readStoredMsiStatus(existing.document).status;
+    const status = existing === undefined ? {} : dataPlaneHalf.read(existing.document).status;
+    const msiStatus = existing === undefined ? {} : msiHalf.read(existing.document).status;
     return { ...base, ...idle, status, msiStatus, skippedReason: "clusterDeleting", msiSkippedReason: undefined };
   }
 
@@ -136,8 +135,8 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
     { serviceManagedIdentity: request.serviceManagedIdentity, identityUrl: request.identityUrl },
   );
   const stored = await waitForServiceProviderCluster(dependencies, location, firstServiceProviderClusterRead);
-  const storedStatus = readStoredStatus(stored.document);
-  const storedMsi = readStoredMsiStatus(stored.document);
+  const storedStatus = dataPlaneHalf.read(stored.document);
+  const storedMsi = msiHalf.read(stored.document);
   const now = dependencies.now();
   const dataPlane = planDataPlaneHalf(fromCluster as Extract<ClusterDesiredSet, { kind: "desired" }>, request.desired, storedStatus, now, request.force);
   const msi = planMsiHalf(fromCluster, storedMsi, now, request.forceMsi === true, dependencies.msiAnswers?.standIn);
@@ -170,8 +169,8 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
     (document, reread) => ({ dataPlane: decideDataPlane?.(document, reread), msi: decideMsi?.(document, reread) }),
     (clusterDocument) => clusterDocument !== undefined && sameRequest(desiredFromClusterDocument(clusterDocument), fromCluster),
   );
-  const status = written.written.dataPlane ?? readStoredStatus(written.document).status;
-  const msiStatus = written.written.msi ?? readStoredMsiStatus(written.document).status;
+  const status = written.written.dataPlane ?? dataPlaneHalf.read(written.document).status;
+  const msiStatus = written.written.msi ?? msiHalf.read(written.document).status;
   // A failure is reported only while the persisted status still records one for that identity:
   // after a conflict, the other writer may have just recorded a fresh answer for it.
   const failures: IdentityLookupFailure[] = (dataPlaneResolved !== undefined && "failed" in dataPlaneResolved ? dataPlaneResolved.failed : [])

@@ -6,7 +6,6 @@ import {
   entryFor,
   formatRetrievalError,
   formatTimestamp,
-  identitiesEqual,
   isFailedRetrievalError,
   isNotFoundRetrievalError,
   maxRetrievalErrorLength,
@@ -15,13 +14,12 @@ import {
   recheckIntervalInMs,
   redactSecrets,
   shortMessage,
-  statusEquals,
   truncateCodePoints,
-  workReason,
 } from "../../../resources/core/identityStatus";
 import type { DesiredIdentity } from "../../../resources/core/identityStatus";
 import type { DataPlaneOperatorsManagedIdentities } from "../../../resources/core/serviceProviderClusterDocument";
 import { fixedNow, identityResourceId } from "../../fixtures/documents";
+import { dataPlaneHalf } from "../../../resources/core/serviceProviderClusterDocument";
 
 const now = fixedNow;
 const hour = 60 * 60 * 1000;
@@ -135,11 +133,11 @@ describe("workReason (upstream set match and needsWork)", () => {
     ["an empty desired set on a never-synced document has work", [], [], undefined, "neverChecked"],
   ])("%s", (_title, desiredIds, storedKeys, recheckAt, expected) => {
     const status = stored(storedKeys, recheckAt === undefined ? undefined : new Date(recheckAt));
-    expect(workReason(desired(...desiredIds), status, now)).toBe(expected);
+    expect(dataPlaneHalf.workReason(desired(...desiredIds), status, now)).toBe(expected);
   });
 
   it("treats a missing identities map like an empty one", () => {
-    expect(workReason([], { earliestRecheckTime: formatTimestamp(new Date(now.getTime() + hour)) }, now)).toBeUndefined();
+    expect(dataPlaneHalf.workReason([], { earliestRecheckTime: formatTimestamp(new Date(now.getTime() + hour)) }, now)).toBeUndefined();
   });
 
   it.each([
@@ -148,12 +146,12 @@ describe("workReason (upstream set match and needsWork)", () => {
     ["upstream's raw SDK text", upstreamNotFoundText],
   ])("has no work inside the recheck window when the only error is NotFound (%s): it is data", (_title, text) => {
     const status = stored([keyA, keyB], new Date(now.getTime() + hour), { [keyA]: text });
-    expect(workReason(desired(identityA, identityB), status, now)).toBeUndefined();
+    expect(dataPlaneHalf.workReason(desired(identityA, identityB), status, now)).toBeUndefined();
   });
 
   it("still rechecks a NotFound entry once the recheck time has passed", () => {
     const status = stored([keyA], new Date(now.getTime() - hour), { [keyA]: "ResourceNotFound (HTTP 404): gone" });
-    expect(workReason(desired(identityA), status, now)).toBe("recheckDue");
+    expect(dataPlaneHalf.workReason(desired(identityA), status, now)).toBe("recheckDue");
   });
 
   it.each([
@@ -169,11 +167,11 @@ describe("workReason (upstream set match and needsWork)", () => {
     ],
   ])("has work inside the recheck window when an entry records a real failure (%s)", (_title, text) => {
     const status = stored([keyA, keyB], new Date(now.getTime() + hour), { [keyA]: "ResourceNotFound (HTTP 404): gone", [keyB]: text });
-    expect(workReason(desired(identityA, identityB), status, now)).toBe("entryHasError");
+    expect(dataPlaneHalf.workReason(desired(identityA, identityB), status, now)).toBe("entryHasError");
   });
 
   it("treats an unparseable recheck time as never checked", () => {
-    expect(workReason(desired(identityA), { identities: stored([keyA]).identities, earliestRecheckTime: "tomorrow" }, now)).toBe("neverChecked");
+    expect(dataPlaneHalf.workReason(desired(identityA), { identities: stored([keyA]).identities, earliestRecheckTime: "tomorrow" }, now)).toBe("neverChecked");
   });
 });
 
@@ -344,7 +342,7 @@ describe("nextRecheckTime", () => {
   });
 });
 
-describe("statusEquals and identitiesEqual", () => {
+describe("dataPlaneHalf.equals", () => {
   const base: DataPlaneOperatorsManagedIdentities = {
     identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } },
     earliestRecheckTime: "2026-08-15T00:00:00Z",
@@ -365,12 +363,11 @@ describe("statusEquals and identitiesEqual", () => {
     ["a retrievalError added", { ...base, identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p", retrievalError: "x" } } }, false],
     ["another key", { ...base, identities: { [keyB]: { resourceID: identityA, clientId: "c", principalId: "p" } } }, false],
   ])("compares against %s", (_title, other, expected) => {
-    expect(statusEquals(base, other)).toBe(expected);
+    expect(dataPlaneHalf.equals(base, other)).toBe(expected);
   });
 
   it("treats a missing identities map as equal to an empty one", () => {
-    expect(statusEquals({}, { identities: {} })).toBe(true);
-    expect(identitiesEqual({}, {})).toBe(true);
+    expect(dataPlaneHalf.equals({}, { identities: {} })).toBe(true);
   });
 });
 
