@@ -10,7 +10,7 @@
  *
  * (`processCredential` has no source here: the pass reads each identity through ARM instead.)
  */
-import type { MsiAnswerEntry } from "../core/msiDecision";
+import type { MsiAnswerEntry, StandIn } from "../core/msiDecision";
 import { standInAnswer } from "../core/msiDecision";
 import type { ManagedIdentitiesDataPlane } from "./managedIdentitiesDataPlane";
 
@@ -18,14 +18,7 @@ import type { ManagedIdentitiesDataPlane } from "./managedIdentitiesDataPlane";
 export interface MsiAnswerSource {
   answer(identityUrl: string, identityIds: readonly string[], options: { readonly abortSignal: AbortSignal }): Promise<readonly MsiAnswerEntry[]>;
   /** Set for upstream's stand-in: the IDs it answers for every identity (sync/msiHalf.ts guards stored IDs that are not these). */
-  readonly standIn?: StandInIdentity;
-}
-
-/** The fixed identity's IDs, and whether they may replace stored IDs that are not theirs. */
-export interface StandInIdentity {
-  readonly clientId: string;
-  readonly principalId: string;
-  readonly overwriteAllowed: boolean;
+  readonly standIn?: StandIn;
 }
 
 /** The data plane as the first party asks it. */

@@ -23,6 +23,12 @@ import type { DesiredIdentity, IdentityLookupOutcome, LookupErrorDetails } from 
 import { entryFor, isFailedRetrievalError, keepRecordedFailures, nextRecheckTime, parseTimestamp } from "./identityStatus";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities, StoredStatus } from "./serviceProviderClusterDocument";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
+import { AzureAccessError } from "./azureAccessError";
+import type { ClusterDesiredSet } from "./clusterDocument";
+import { clusterMessage } from "./clusterMessage";
+import { desiredSetDisagreement } from "./desiredSetDisagreement";
+import type { DocumentLocation } from "./documentLocation";
+import { CosmosDocumentError } from "./errors";
 
 /** What a failed lookup does to the stored IDs of its entry: `keep` (the default) or upstream's `clear`. */
 export type IdsOnLookupFailure = "keep" | "clear";
@@ -62,16 +68,52 @@ export function transientFailureClass(error: LookupErrorDetails): "Timeout" | "T
 }
 
 /**
- * The transient class shared by every outcome when each one failed with it; undefined when any
- * lookup succeeded, was not found, or failed otherwise (or there was no lookup).
+ * The error that ends the half (or a refresh) before any write, or undefined: a failure not about
+ * one identity (credential, ARM 401, ARM unreachable), or, with `idsOnLookupFailure: keep`, every
+ * lookup failing with one transient class (an ARM brownout, a hanging proxy), which says nothing
+ * about any one identity either. `shared: false` leaves the second out.
  */
-export function sharedTransientFailure(outcomes: readonly DecidedOutcome[]): { readonly failureClass: string; readonly error: LookupErrorDetails } | undefined {
-  if (outcomes.length === 0) return undefined;
-  const classes = outcomes.map((outcome) => (outcome.kind === "failed" ? transientFailureClass(outcome.error) : undefined));
-  const first = classes[0];
-  const firstOutcome = outcomes[0];
-  if (first === undefined || firstOutcome.kind !== "failed" || classes.some((failureClass) => failureClass !== first)) return undefined;
-  return { failureClass: first, error: firstOutcome.error };
+export function lookupsAccessError(
+  location: Pick<DocumentLocation, "documentId" | "clusterName">,
+  outcomes: readonly IdentityLookupOutcome[],
+  options: { readonly credential: string | undefined; readonly idsOnLookupFailure: IdsOnLookupFailure; readonly shared: boolean },
+): AzureAccessError | undefined {
+  const context = { documentId: location.documentId, clusterName: location.clusterName, credential: options.credential };
+  const global = outcomes.find((outcome) => outcome.kind === "global");
+  if (global !== undefined) return new AzureAccessError({ ...context, error: global.error });
+  if (options.idsOnLookupFailure !== "keep" || !options.shared || outcomes.length === 0) return undefined;
+  const first = outcomes[0];
+  const failureClass = first.kind === "failed" ? transientFailureClass(first.error) : undefined;
+  const shared = failureClass !== undefined && outcomes.every((outcome) => outcome.kind === "failed" && transientFailureClass(outcome.error) === failureClass);
+  return shared && first.kind === "failed"
+    ? new AzureAccessError({ ...context, error: first.error, everyLookup: { failureClass, count: outcomes.length } })
+    : undefined;
+}
+
+/**
+ * Why the pass cannot go on at all: a cluster document whose set cannot be read (the document is
+ * the authority on the set, also when the inputs name one: nothing to check them against), or
+ * inputs that name another set than the document (desiredSetDisagreement.ts; the document's own
+ * set is the one upstream's controller writes). Undefined when neither.
+ */
+export function dataPlaneRefusal(
+  fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>,
+  requested: readonly DesiredIdentity[] | undefined,
+  location: DocumentLocation,
+): Error | undefined {
+  if (fromCluster.kind === "unreadable") {
+    return new CosmosDocumentError({
+      documentId: location.clusterDocumentId,
+      message: clusterMessage({
+        cause: "the cluster's HCPOpenShiftCluster document does not name its data plane operator identities in a form upstream writes",
+        clusterName: location.clusterName,
+        outcome: "nothing was written",
+        reference: `HCPOpenShiftCluster document ${location.clusterDocumentId}`,
+        details: fromCluster.problems,
+      }),
+    });
+  }
+  return requested === undefined ? undefined : desiredSetDisagreement(requested, fromCluster.identities, location.clusterDocumentId, location.clusterName);
 }
 
 /** Everything one decision needs. */

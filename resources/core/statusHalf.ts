@@ -23,6 +23,12 @@ export type GateReason = "desiredSetChanged" | "neverChecked" | "recheckDue";
 /** Upstream's gate plus this hook's: an entry that records a real failure is worth another look inside the window. */
 export type WorkReason = GateReason | "entryHasError";
 
+/** Why a pass looks a half up: its gate's reason, a force (drift, unknown state), or a stored half that does not parse. */
+export type PlanReason = WorkReason | "forced" | "storedStatusMalformed";
+
+/** What a half has to do in a pass: nothing (its gate says skip), or ask Azure about `desired`. */
+export type HalfPlan<Desired> = { readonly kind: "current" } | { readonly kind: "work"; readonly reason: PlanReason; readonly desired: Desired };
+
 /** One identity a half should hold: its lowercase key and the canonical ID as declared. */
 export interface KeyedIdentity {
   readonly key: string;
@@ -73,6 +79,8 @@ export interface Half<Status, Desired> {
   holds(desired: Desired, status: Status): boolean;
   /** Upstream's needsWork, plus: an entry recording a real failure has work. Undefined: skip. */
   workReason(desired: Desired, status: Status, now: Date): WorkReason | undefined;
+  /** The plan of a pass: work when forced, when the stored half does not parse, or when the gate says so. */
+  plan(desired: Desired, stored: StoredHalf<Status>, now: Date, force: boolean): HalfPlan<Desired>;
   /** The entries that differ between two versions, field by field in struct order, keys sorted. */
   changes(before: Status, after: Status): EntryChange[];
   /** Every entry of the half with its field and key. */
@@ -134,6 +142,10 @@ export function defineHalf<Status extends object, Desired>(struct: GoStruct, slo
       const gate = gateReason(holds(desired, status), recheckTime === undefined ? undefined : (view(status)[recheckTime] as string | undefined), now);
       if (gate !== undefined) return gate;
       return entries(status).some(({ entry }) => isFailedRetrievalError(entry.retrievalError)) ? "entryHasError" : undefined;
+    },
+    plan: (desired, stored, now, force) => {
+      const reason = force ? "forced" : stored.problems.length > 0 ? "storedStatusMalformed" : half.workReason(desired, stored.status, now);
+      return reason === undefined ? { kind: "current" } : { kind: "work", reason, desired };
     },
     changes: (before, after) =>
       struct.fields.flatMap(({ name, kind }): EntryChange[] => {

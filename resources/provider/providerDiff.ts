@@ -16,7 +16,7 @@ import { msiDesiredSet } from "../core/msiDecision";
 import { decodeMsiOutputs } from "../core/msiOutputs";
 import { decodeOutputsStatus } from "../core/outputsStatus";
 import { parseTimestamp } from "../core/identityStatus";
-import { readLive } from "../sync/documentReads";
+import { readLive } from "../sync/documents";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import type { ProviderInputs } from "./providerInputs";
 import { desiredFromInputs, parseCluster } from "./providerInputs";

@@ -13,8 +13,8 @@ import type { JsonObject } from "../core/json";
 import type { StatusHalves } from "../core/statusPatch";
 import { identityStatusPatchOperations } from "../core/statusPatch";
 import type { StoredDocument } from "../cosmos/documentStore";
-import type { DocumentDependencies } from "./documentReads";
-import { clusterDocumentDescription, readLive, serviceProviderClusterDescription } from "./documentReads";
+import type { DocumentDependencies } from "./documents";
+import { rereadPassDocuments } from "./documents";
 import { clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
 import { log } from "../logging/logger";
 
@@ -90,10 +90,7 @@ export async function writeStatus(
       // Another writer changed the document: back off briefly, re-read and merge onto the new version.
       log("warning", "write", location.documentId, `HTTP 412 on attempt ${attempt}: another writer changed the document; re-reading`);
       await dependencies.sleep(Math.round((10 + dependencies.random() * 40) * attempt));
-      const [reread, clusterDocument] = await Promise.all([
-        readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location)),
-        readLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location)),
-      ]);
+      const [reread, clusterDocument] = await rereadPassDocuments(dependencies, location);
       if (!clusterAsRead(clusterDocument?.document)) {
         throw new ClusterDocumentChangedError({
           documentId: location.clusterDocumentId,

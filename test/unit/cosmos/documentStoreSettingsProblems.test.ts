@@ -12,8 +12,8 @@ import { cosmosStatusCode, isCosmosConfigurationError, isCosmosDocumentError } f
 import type { JsonObject } from "../../../resources/core/json";
 import { createDocumentStore } from "../../../resources/cosmos/documentStore";
 import type { DocumentStore } from "../../../resources/cosmos/documentStore";
-import { readLive, waitForDocument } from "../../../resources/sync/documentReads";
-import type { DocumentDependencies } from "../../../resources/sync/documentReads";
+import { readLive, waitForDocument } from "../../../resources/sync/documents";
+import type { DocumentDependencies } from "../../../resources/sync/documents";
 import { cosmosError } from "../../fakes/inMemoryDocumentStore";
 
 const endpoint = "https://aro-hcp-test.documents.azure.com";
