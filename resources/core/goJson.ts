@@ -52,9 +52,9 @@ export interface GoStruct {
    * The data plane operators' entries name their identity (`resourceID` required, keyed by it
    * lowercased, a `null` entry invalid); an MSI entry may be empty (Go decodes `null` into a nil entry).
    */
-  readonly strictEntries: boolean;
+  readonly strictEntries?: boolean;
   /** Fields earlier builds of this hook wrote that upstream's type lacks: a write drops them. */
-  readonly dropped: readonly string[];
+  readonly dropped?: readonly string[];
 }
 
 type Entry = Readonly<Partial<Record<string, string>>>;
@@ -95,7 +95,7 @@ export function decodeGoStruct(
       for (const [key, rawEntry] of Object.entries(raw)) {
         const entry = decodeEntry(struct, rawEntry);
         if (entry === undefined) problems.push(`${path}['${key}'] is not a valid entry`);
-        else if (struct.strictEntries && key !== goToLower(key)) problems.push(`${path}['${key}'] is not keyed by the lowercased resource ID`);
+        else if (struct.strictEntries === true && key !== goToLower(key)) problems.push(`${path}['${key}'] is not keyed by the lowercased resource ID`);
         else setOwnField(map, key, entry);
       }
       if (Object.keys(map).length > 0) status[name] = map;
@@ -105,8 +105,8 @@ export function decodeGoStruct(
 }
 
 function decodeEntry(struct: GoStruct, value: JsonValue): JsonObject | undefined {
-  if (value === null && !struct.strictEntries) return {};
-  if (!isJsonObject(value) || (struct.strictEntries && typeof value[struct.entryFields[0]] !== "string")) return undefined;
+  if (value === null && struct.strictEntries !== true) return {};
+  if (!isJsonObject(value) || (struct.strictEntries === true && typeof value[struct.entryFields[0]] !== "string")) return undefined;
   const entry: JsonObject = {};
   for (const field of struct.entryFields) {
     const fieldValue = value[field];
@@ -136,7 +136,7 @@ export function encodeGoStruct(struct: GoStruct, status: object, stored: JsonVal
       json[name] = goMap(value as Readonly<Record<string, Entry>>, (key, entry) => encodeEntry(struct, entry, ownField(storedMap, key)));
     }
   }
-  return withUnknownFields(json, storedSubtree, new Set([...struct.fields.map((field) => field.name), ...struct.dropped]));
+  return withUnknownFields(json, storedSubtree, new Set([...struct.fields.map((field) => field.name), ...(struct.dropped ?? [])]));
 }
 
 function encodeEntry(struct: GoStruct, entry: Entry, stored: JsonValue | undefined): JsonObject {

@@ -49,8 +49,6 @@ export const msiHalf: Half<MsiManagedIdentities, MsiDesired> = defineHalf(
       { name: "serviceManagedIdentity", kind: "entry" },
     ],
     entryFields: ["resourceId", "clientId", "principalId"],
-    strictEntries: false,
-    dropped: [],
   },
   (desired) => ({ controlPlaneOperatorsIdentities: desired.controlPlaneOperators, serviceManagedIdentity: desired.serviceManagedIdentity }),
 );

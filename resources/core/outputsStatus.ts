@@ -13,7 +13,7 @@
  * cluster document, or an entry someone else added) stay in `identities`, as in Cosmos.
  *
  * Decoding gives back the subtree up to the case of `resourceID`, which every comparison of
- * stored entries ignores (identityStatus.ts identitiesEqual, upstream's rule). Pure: only
+ * stored entries ignores (dataPlaneHalf.equals, upstream's rule). Pure: only
  * node:crypto.
  */
 import { createHash } from "node:crypto";

@@ -28,7 +28,7 @@ export function statusPatchOperations(document: JsonObject, status: DataPlaneOpe
  * The patch that writes the given halves into `document` and keeps upstream's bookkeeping:
  * instanceVersion goes up by one (a missing value counts as 1) and `cosmosMetadata.etag` records
  * the etag the write was based on, as upstream's Replace does. Fields of a subtree this hook does
- * not know are carried over (statusToJson, msiStatusToJson).
+ * not know are carried over (core/goJson.ts encodeGoStruct).
  */
 export function identityStatusPatchOperations(document: JsonObject, halves: StatusHalves, basedOnEtag: string): PatchOperation[] {
   const properties = isJsonObject(document.properties) ? document.properties : {};
