@@ -44,9 +44,9 @@ export interface GoStruct {
   /** The half's field under `properties.status`. */
   readonly name: string;
   /** How problems name the subtree, and the prefix of its fields in them. */
-  readonly label: string;
-  readonly fieldPrefix: string;
-  readonly fields: readonly { readonly name: string; readonly kind: "time" | "map" | "entry" }[];
+  readonly problemsNamed: { readonly subtree: string; readonly fieldPrefix: string };
+  /** Field name → kind, in declaration order. */
+  readonly fields: Readonly<Record<string, "time" | "map" | "entry">>;
   readonly entryFields: readonly [string, ...string[]];
   /**
    * The data plane operators' entries name their identity (`resourceID` required, keyed by it
@@ -74,12 +74,13 @@ export function decodeGoStruct(
   subtree: unknown,
 ): { readonly status: Readonly<Record<string, unknown>>; readonly present: boolean; readonly problems: readonly string[] } {
   if (subtree === undefined || subtree === null) return { status: {}, present: false, problems: [] };
-  if (!isJsonObject(subtree)) return { status: {}, present: true, problems: [`${struct.label} is ${describeType(subtree)}, expected an object`] };
+  if (!isJsonObject(subtree))
+    return { status: {}, present: true, problems: [`${struct.problemsNamed.subtree} is ${describeType(subtree)}, expected an object`] };
   const problems: string[] = [];
   const status: JsonObject = {};
-  for (const { name, kind } of struct.fields) {
+  for (const [name, kind] of Object.entries(struct.fields)) {
     const raw = subtree[name];
-    const path = `${struct.fieldPrefix}${name}`;
+    const path = `${struct.problemsNamed.fieldPrefix}${name}`;
     if (raw === undefined || raw === null) continue;
     if (kind === "time") {
       if (typeof raw === "string" && parseTimestamp(raw) !== undefined) status[name] = raw;
@@ -125,7 +126,7 @@ function decodeEntry(struct: GoStruct, value: JsonValue): JsonObject | undefined
 export function encodeGoStruct(struct: GoStruct, status: object, stored: JsonValue | undefined): JsonObject {
   const storedSubtree = isJsonObject(stored) ? stored : {};
   const json: JsonObject = {};
-  for (const { name, kind } of struct.fields) {
+  for (const [name, kind] of Object.entries(struct.fields)) {
     const value = (status as Readonly<Record<string, unknown>>)[name];
     const storedField = ownField(storedSubtree, name);
     if (value === undefined) continue;
@@ -136,7 +137,7 @@ export function encodeGoStruct(struct: GoStruct, status: object, stored: JsonVal
       json[name] = goMap(value as Readonly<Record<string, Entry>>, (key, entry) => encodeEntry(struct, entry, ownField(storedMap, key)));
     }
   }
-  return withUnknownFields(json, storedSubtree, new Set([...struct.fields.map((field) => field.name), ...(struct.dropped ?? [])]));
+  return withUnknownFields(json, storedSubtree, new Set([...Object.keys(struct.fields), ...(struct.dropped ?? [])]));
 }
 
 function encodeEntry(struct: GoStruct, entry: Entry, stored: JsonValue | undefined): JsonObject {

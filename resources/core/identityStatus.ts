@@ -10,7 +10,7 @@ import type { KeyedIdentity } from "./statusHalf";
 export type { WorkReason } from "./statusHalf";
 export { parseTimestamp } from "./statusHalf";
 import type { LookupErrorDetails } from "./retrievalError";
-import { formatRetrievalError, isFailedRetrievalError, isNotFoundRetrievalError, sameFailureKind } from "./retrievalError";
+import { formatRetrievalError, sameFailureKind } from "./retrievalError";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
 import type { DataPlaneOperatorsManagedIdentities, DataPlaneOperatorManagedIdentityEntry } from "./serviceProviderClusterDocument";
 
@@ -118,19 +118,6 @@ export interface StatusCounts {
   readonly resolvedCount: number;
   readonly notFoundCount: number;
   readonly failedCount: number;
-}
-
-/** Classifies persisted entries: resolved (no error), not found (a ResourceNotFound error), failed. */
-export function countEntries(status: DataPlaneOperatorsManagedIdentities): StatusCounts {
-  const entries = Object.values(status.identities ?? {});
-  const notFoundCount = entries.filter((entry) => isNotFoundRetrievalError(entry.retrievalError)).length;
-  const failedCount = entries.filter((entry) => isFailedRetrievalError(entry.retrievalError)).length;
-  return {
-    identityCount: entries.length,
-    resolvedCount: entries.length - notFoundCount - failedCount,
-    notFoundCount,
-    failedCount,
-  };
 }
 
 /** Code-unit order, independent of locale: deterministic across machines. */

@@ -33,8 +33,3 @@ export class MsiIdentitiesError extends Error {
 }
 // On the prototype, like Error's own `name`: not an enumerable field of every instance.
 MsiIdentitiesError.prototype.name = "MsiIdentitiesError";
-
-/** Guard by name. */
-export function isMsiIdentitiesError(error: unknown): error is MsiIdentitiesError {
-  return error instanceof Error && error.name === "MsiIdentitiesError";
-}

@@ -41,13 +41,8 @@ export interface MsiDesired {
 export const msiHalf: Half<MsiManagedIdentities, MsiDesired> = defineHalf(
   {
     name: "msiManagedIdentities",
-    label: "msiManagedIdentities",
-    fieldPrefix: "msiManagedIdentities.",
-    fields: [
-      { name: "earliestRecheckTime", kind: "time" },
-      { name: "controlPlaneOperatorsIdentities", kind: "map" },
-      { name: "serviceManagedIdentity", kind: "entry" },
-    ],
+    problemsNamed: { subtree: "msiManagedIdentities", fieldPrefix: "msiManagedIdentities." },
+    fields: { earliestRecheckTime: "time", controlPlaneOperatorsIdentities: "map", serviceManagedIdentity: "entry" },
     entryFields: ["resourceId", "clientId", "principalId"],
   },
   (desired) => ({ controlPlaneOperatorsIdentities: desired.controlPlaneOperators, serviceManagedIdentity: desired.serviceManagedIdentity }),

@@ -75,12 +75,8 @@ export function serviceProviderClusterDocumentProblems(document: JsonObject): st
 export const dataPlaneHalf: Half<DataPlaneOperatorsManagedIdentities, readonly KeyedIdentity[]> = defineHalf(
   {
     name: "dataPlaneOperatorsManagedIdentities",
-    label: "the status subtree",
-    fieldPrefix: "",
-    fields: [
-      { name: "identities", kind: "map" },
-      { name: "earliestRecheckTime", kind: "time" },
-    ],
+    problemsNamed: { subtree: "the status subtree", fieldPrefix: "" },
+    fields: { identities: "map", earliestRecheckTime: "time" },
     entryFields: ["resourceID", "clientId", "principalId", "retrievalError"],
     strictEntries: true,
     // Written beside `identities` by earlier builds of this hook; upstream's type lacks it.

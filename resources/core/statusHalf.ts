@@ -114,7 +114,7 @@ export function defineHalf<Status extends object, Desired>(struct: GoStruct, slo
     });
 
   const entries = (status: Status): Array<{ field: string; key: string | undefined; entry: HalfEntry }> =>
-    struct.fields.flatMap(({ name, kind }): Array<{ field: string; key: string | undefined; entry: HalfEntry }> => {
+    Object.entries(struct.fields).flatMap(([name, kind]): Array<{ field: string; key: string | undefined; entry: HalfEntry }> => {
       if (kind === "map") return Object.entries(mapOf(status, name)).map(([key, entry]) => ({ field: name, key, entry }));
       const entry = kind === "entry" ? entryOf(status, name) : undefined;
       return entry === undefined ? [] : [{ field: name, key: undefined, entry }];
@@ -130,7 +130,7 @@ export function defineHalf<Status extends object, Desired>(struct: GoStruct, slo
     readSubtree: (subtree) => decodeGoStruct(struct, subtree) as StoredHalf<Status>,
     toJson: (status, stored) => encodeGoStruct(struct, status, stored),
     equals: (left, right) =>
-      struct.fields.every(({ name, kind }) => {
+      Object.entries(struct.fields).every(([name, kind]) => {
         if (kind === "time") return sameInstant(view(left)[name] as string | undefined, view(right)[name] as string | undefined);
         if (kind === "entry") return entryEquals(entryOf(left, name), entryOf(right, name));
         return sameEntries(mapOf(left, name), mapOf(right, name), entryEquals);
@@ -138,7 +138,7 @@ export function defineHalf<Status extends object, Desired>(struct: GoStruct, slo
     entryEquals,
     holds,
     workReason: (desired, status, now) => {
-      const recheckTime = struct.fields.find((field) => field.kind === "time")?.name;
+      const recheckTime = Object.keys(struct.fields).find((name) => struct.fields[name] === "time");
       const gate = gateReason(holds(desired, status), recheckTime === undefined ? undefined : (view(status)[recheckTime] as string | undefined), now);
       if (gate !== undefined) return gate;
       return entries(status).some(({ entry }) => isFailedRetrievalError(entry.retrievalError)) ? "entryHasError" : undefined;
@@ -148,7 +148,7 @@ export function defineHalf<Status extends object, Desired>(struct: GoStruct, slo
       return reason === undefined ? { kind: "current" } : { kind: "work", reason, desired };
     },
     changes: (before, after) =>
-      struct.fields.flatMap(({ name, kind }): EntryChange[] => {
+      Object.entries(struct.fields).flatMap(([name, kind]): EntryChange[] => {
         if (kind === "time") return [];
         const [beforeMap, afterMap]: Array<Readonly<Record<string, HalfEntry | undefined>>> =
           kind === "map" ? [mapOf(before, name), mapOf(after, name)] : [{ "": entryOf(before, name) }, { "": entryOf(after, name) }];

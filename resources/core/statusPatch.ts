@@ -17,14 +17,6 @@ export interface StatusHalves {
 }
 
 /**
- * The patch that writes `status` (the data plane operators' half) into `document`: see
- * {@link identityStatusPatchOperations}.
- */
-export function statusPatchOperations(document: JsonObject, status: DataPlaneOperatorsManagedIdentities, basedOnEtag: string): PatchOperation[] {
-  return identityStatusPatchOperations(document, { dataPlane: status }, basedOnEtag);
-}
-
-/**
  * The patch that writes the given halves into `document` and keeps upstream's bookkeeping:
  * instanceVersion goes up by one (a missing value counts as 1) and `cosmosMetadata.etag` records
  * the etag the write was based on, as upstream's Replace does. Fields of a subtree this hook does

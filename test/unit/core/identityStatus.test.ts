@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
   compareStrings,
-  countEntries,
   desiredIdentitySet,
   entryFor,
   formatRetrievalError,
@@ -16,6 +15,7 @@ import {
   shortMessage,
   truncateCodePoints,
 } from "../../../resources/core/identityStatus";
+import { statusCounts } from "../../../resources/core/outputsStatusText";
 import type { DesiredIdentity } from "../../../resources/core/identityStatus";
 import type { DataPlaneOperatorsManagedIdentities } from "../../../resources/core/serviceProviderClusterDocument";
 import { fixedNow, identityResourceId } from "../../fixtures/documents";
@@ -401,9 +401,9 @@ describe("isNotFoundRetrievalError and isFailedRetrievalError", () => {
   });
 });
 
-describe("countEntries", () => {
+describe("statusCounts", () => {
   it("classifies resolved, not-found and failed entries", () => {
-    const counts = countEntries({
+    const counts = statusCounts({
       identities: {
         a: { resourceID: "a", clientId: "c", principalId: "p" },
         b: { resourceID: "b", retrievalError: "ResourceNotFound (HTTP 404): gone" },
@@ -416,7 +416,7 @@ describe("countEntries", () => {
   });
 
   it("counts nothing in an empty status", () => {
-    expect(countEntries({})).toEqual({ identityCount: 0, resolvedCount: 0, notFoundCount: 0, failedCount: 0 });
+    expect(statusCounts({})).toEqual({ identityCount: 0, resolvedCount: 0, notFoundCount: 0, failedCount: 0 });
   });
 });
 

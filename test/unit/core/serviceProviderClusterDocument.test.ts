@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { JsonObject, JsonValue } from "../../../resources/core/json";
 import { isJsonObject } from "../../../resources/core/json";
 import { serviceProviderClusterDocumentProblems } from "../../../resources/core/serviceProviderClusterDocument";
-import { statusPatchOperations } from "../../../resources/core/statusPatch";
+import { identityStatusPatchOperations } from "../../../resources/core/statusPatch";
 import { applyPatchOperation } from "../../fakes/inMemoryDocumentStore";
 import {
   buildServiceProviderClusterDocument,
@@ -153,12 +153,12 @@ describe("statusToJson", () => {
   });
 });
 
-describe("statusPatchOperations", () => {
+describe("identityStatusPatchOperations for the data plane half", () => {
   const status = { identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } }, earliestRecheckTime: "2026-08-15T00:00:00Z" };
 
   it("sets only the owned subtree and upstream's bookkeeping", () => {
     const document = buildServiceProviderClusterDocument({ instanceVersion: 7 });
-    expect(statusPatchOperations(document, status, '"etag-1"')).toEqual([
+    expect(identityStatusPatchOperations(document, { dataPlane: status }, '"etag-1"')).toEqual([
       { op: "set", path: "/properties/status/dataPlaneOperatorsManagedIdentities", value: dataPlaneHalf.toJson(status) },
       { op: "set", path: "/properties/cosmosMetadata/instanceVersion", value: 8 },
       { op: "set", path: "/properties/cosmosMetadata/etag", value: '"etag-1"' },
@@ -175,7 +175,7 @@ describe("statusPatchOperations", () => {
     const document = buildServiceProviderClusterDocument({
       overrides: { properties: { cosmosMetadata: { instanceVersion: instanceVersion as JsonValue | undefined } } },
     });
-    const operations = statusPatchOperations(document, {}, "e");
+    const operations = identityStatusPatchOperations(document, { dataPlane: {} }, "e");
     expect(operations.find((operation) => operation.path.endsWith("instanceVersion"))).toEqual({
       op: "set",
       path: "/properties/cosmosMetadata/instanceVersion",
@@ -185,14 +185,14 @@ describe("statusPatchOperations", () => {
 
   it("creates the status object when the document has none, keeping foreign status fields out of harm's way", () => {
     const document = buildServiceProviderClusterDocument({ overrides: { properties: { status: undefined } } });
-    const operations = statusPatchOperations(document, status, "e");
+    const operations = identityStatusPatchOperations(document, { dataPlane: status }, "e");
     expect(operations[0]).toEqual({ op: "set", path: "/properties/status", value: { dataPlaneOperatorsManagedIdentities: dataPlaneHalf.toJson(status) } });
   });
 
   it("creates cosmosMetadata in a legacy document as upstream's Replace would (instanceVersion read as 1, written as 2)", () => {
     const document = buildServiceProviderClusterDocument({ overrides: { properties: { cosmosMetadata: undefined } } });
     const patched = structuredClone(document);
-    for (const operation of statusPatchOperations(document, status, '"e"')) applyPatchOperation(patched, operation);
+    for (const operation of identityStatusPatchOperations(document, { dataPlane: status }, '"e"')) applyPatchOperation(patched, operation);
     const metadata = (patched.properties as JsonObject).cosmosMetadata as JsonObject;
     expect(Object.keys(metadata)).toEqual(["resourceID", "etag", "instanceVersion", "partitionKey"]);
     expect(metadata).toEqual({ resourceID: document.resourceID, etag: '"e"', instanceVersion: 2, partitionKey: document.partitionKey });
@@ -206,7 +206,7 @@ describe("statusPatchOperations", () => {
     ["a document with a null status", buildServiceProviderClusterDocument({ overrides: { properties: { status: null } } })],
   ])("applies cleanly to %s and changes nothing else", (_title, document) => {
     const patched = structuredClone(document);
-    for (const operation of statusPatchOperations(document, status, '"e"')) applyPatchOperation(patched, operation);
+    for (const operation of identityStatusPatchOperations(document, { dataPlane: status }, '"e"')) applyPatchOperation(patched, operation);
     expect(subtreeOf(patched)).toEqual(dataPlaneHalf.toJson(status));
     expect(instanceVersionOf(patched)).toBe(4);
     const before = withoutOwnedFields(document) as JsonObject;
