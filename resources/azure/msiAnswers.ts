@@ -1,5 +1,5 @@
 /**
- * Where the MSI half of a pass (sync/msiHalf.ts) gets its one answer about a cluster's control
+ * Where the MSI half of a pass (sync/azureAnswers.ts) gets its one answer about a cluster's control
  * plane operator identities and service managed identity, per credential mode:
  *
  * - `clusterServiceManagedIdentity`: the Managed Identities data plane, asked as the first party at
@@ -17,7 +17,7 @@ import type { ManagedIdentitiesDataPlane } from "./managedIdentitiesDataPlane";
 /** One answer naming every identity asked for. */
 export interface MsiAnswerSource {
   answer(identityUrl: string, identityIds: readonly string[], options: { readonly abortSignal: AbortSignal }): Promise<readonly MsiAnswerEntry[]>;
-  /** Set for upstream's stand-in: the IDs it answers for every identity (sync/msiHalf.ts guards stored IDs that are not these). */
+  /** Set for upstream's stand-in: the IDs it answers for every identity (core/msiDecision.ts guards stored IDs that are not these). */
   readonly standIn?: StandIn;
 }
 

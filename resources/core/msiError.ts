@@ -1,5 +1,5 @@
 /**
- * Why the MSI half of a pass (sync/msiHalf.ts) wrote nothing. Pure, no SDK imports.
+ * Why the MSI half of a pass (core/msiDecision.ts, sync/azureAnswers.ts) wrote nothing. Pure, no SDK imports.
  */
 import { clusterMessage, serviceProviderClusterDocumentLabel } from "./clusterMessage";
 

@@ -28,7 +28,7 @@ import { msiPlanError, planMsiHalf } from "../core/msiDecision";
 import { msiHalf } from "../core/msiManagedIdentities";
 import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
 import { dataPlaneRefusal } from "../core/statusDecision";
-import type { PassDecisions } from "../core/passDecision";
+import type { PassDecisions, SyncRequest, SyncResult } from "../core/passDecision";
 import { decideHalves, reportPass } from "../core/passDecision";
 import { log } from "../logging/logger";
 import { askDataPlane, askMsi } from "./azureAnswers";
@@ -36,8 +36,6 @@ import { credentialRefusal } from "./clusterLookups";
 import { readPassDocuments } from "./documents";
 import { ClusterDocumentChangedError, writeStatus } from "./statusWrite";
 import type { SyncDependencies } from "./syncDependencies";
-
-import type { SyncRequest, SyncResult } from "../core/passDecision";
 
 export type { SyncRequest, SyncResult } from "../core/passDecision";
 

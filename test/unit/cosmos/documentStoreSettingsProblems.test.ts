@@ -4,7 +4,7 @@
  * container does not exist), a 403 with substatus 1008 (the account does not exist) and an
  * account host that does not resolve are configuration errors naming the settings and the values
  * in use, on point reads, on batched and bulk reads (which fall back to point reads) and on
- * patches; readLive and waitForDocument (resources/sync/documentReads.ts) fail at once with them.
+ * patches; readLive and waitForDocument (resources/sync/documents.ts) fail at once with them.
  */
 import type { Container } from "@azure/cosmos";
 import { describe, expect, it } from "vitest";
