@@ -61,31 +61,12 @@ export async function writeStatus(
       const statusCode = cosmosStatusCode(error);
       if (statusCode === 404) {
         // Deleted between our read and our write (Cosmos answers the patch with an empty 404 body).
-        throw new CosmosDocumentError({
-          documentId: location.documentId,
-          statusCode,
-          message: clusterMessage({
-            cause: "the ServiceProviderCluster document was deleted while the status was being written (NotFound, HTTP 404)",
-            clusterName: location.clusterName,
-            outcome: "nothing was written",
-            reference: serviceProviderClusterDocumentLabel(location.documentId),
-          }),
-          cause: error,
-        });
+        throw writeFailure(location, "the ServiceProviderCluster document was deleted while the status was being written (NotFound, HTTP 404)", 404, error);
       }
       if (statusCode !== 412 || attempt >= dependencies.options.maxWriteAttempts) {
         const exhausted = statusCode === 412 ? ` after ${attempt} attempts (the document kept changing between read and write)` : "";
-        throw new CosmosDocumentError({
-          documentId: location.documentId,
-          statusCode,
-          message: clusterMessage({
-            cause: `${describeCosmosError(error).replace(/[.\s]+$/, "")}${exhausted}, writing the ServiceProviderCluster document`,
-            clusterName: location.clusterName,
-            outcome: "nothing was written",
-            reference: serviceProviderClusterDocumentLabel(location.documentId),
-          }),
-          cause: error,
-        });
+        const cause = `${describeCosmosError(error).replace(/[.\s]+$/, "")}${exhausted}, writing the ServiceProviderCluster document`;
+        throw writeFailure(location, cause, statusCode, error);
       }
       // Another writer changed the document: back off briefly, re-read and merge onto the new version.
       log("warning", "write", location.documentId, `HTTP 412 on attempt ${attempt}: another writer changed the document; re-reading`);
@@ -103,19 +84,23 @@ export async function writeStatus(
           }),
         });
       }
-      if (reread === undefined) {
-        throw new CosmosDocumentError({
-          documentId: location.documentId,
-          statusCode: 404,
-          message: clusterMessage({
-            cause: "the ServiceProviderCluster document was deleted while the status was being written",
-            clusterName: location.clusterName,
-            outcome: "nothing was written",
-            reference: serviceProviderClusterDocumentLabel(location.documentId),
-          }),
-        });
-      }
+      if (reread === undefined) throw writeFailure(location, "the ServiceProviderCluster document was deleted while the status was being written", 404);
       current = reread;
     }
   }
+}
+
+/** A write that ends with nothing written, naming the cause, the cluster and the document. */
+function writeFailure(location: DocumentLocation, cause: string, statusCode: number | undefined, error?: unknown): CosmosDocumentError {
+  return new CosmosDocumentError({
+    documentId: location.documentId,
+    statusCode,
+    message: clusterMessage({
+      cause,
+      clusterName: location.clusterName,
+      outcome: "nothing was written",
+      reference: serviceProviderClusterDocumentLabel(location.documentId),
+    }),
+    ...(error === undefined ? {} : { cause: error }),
+  });
 }
