@@ -1,8 +1,7 @@
 /**
- * The pure core: every decision of a sync pass, from plain values.
- *
- * Nothing here performs I/O or reads the clock; time and randomness are arguments. Imports only
- * other pure modules.
+ * What the data plane operators' half is made of: the desired set read from an operator map (also
+ * the MSI half's control plane operators), one entry per lookup outcome, the recheck time, and the
+ * rule that keeps another writer's wording of a failure. Pure: time and randomness are arguments.
  */
 import { goToLower } from "./goStrings";
 import type { KeyedIdentity } from "./statusHalf";

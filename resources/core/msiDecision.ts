@@ -5,8 +5,9 @@
  * - Desired set: the cluster document's control plane operator identities, de-duplicated by
  *   lowercased ID (the spelling of the operator that sorts first is kept), plus its service
  *   managed identity, which is required.
- * - Gate: the stored recheck time is honoured only while the stored SMI and control plane keys
- *   match the desired set; otherwise there is work at once.
+ * - Plan: the gate of statusHalf.ts (the stored recheck time is honoured only while the stored SMI
+ *   and control plane keys match the desired set), nothing for a cluster without an identity URL,
+ *   and the stand-in's refusal to overwrite IDs that are not its own.
  * - Decision: one answer names every requested identity (matched by lowercased `resource_id`,
  *   order and casing not assumed); its `client_id` and `object_id` are written as answered, a null
  *   leaving the field out (the data plane answers null for both of an identity that no longer
@@ -20,7 +21,6 @@ import type { DesiredIdentity } from "./identityStatus";
 import { desiredIdentitySet, nextRecheckTime } from "./identityStatus";
 import { describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
 import type { MsiDesired, MsiIdentityEntry, MsiManagedIdentities, StoredMsiStatus } from "./msiManagedIdentities";
-
 import { msiHalf } from "./msiManagedIdentities";
 import type { ClusterDesiredSet } from "./clusterDocument";
 import type { DocumentLocation } from "./documentLocation";

@@ -1,6 +1,8 @@
 /**
- * Where the decision to write is made: from a pass's lookup outcomes and the subtree as stored,
- * the subtree to persist, or nothing. Pure: time and randomness are arguments, no I/O.
+ * The data plane operators' half's decisions: whether the pass may go on at all (the cluster
+ * document's set, and the inputs' agreement with it), whether its lookups say anything about one
+ * identity, and from the lookup outcomes and the subtree as stored, the subtree to persist or
+ * nothing. Pure: time and randomness are arguments, no I/O.
  *
  * The rules (docs/design.md, "What may change a stored ID"):
  *
@@ -17,6 +19,8 @@
  *    (`reread`): when that document needs no work, nothing is written; an entry the other writer
  *    changed since our read is theirs to keep, never replaced by our older results.
  * 4. Nothing is written when the result equals what is stored (upstream's semantic equality).
+ *
+ * Rules 3 and 4 are the write rule both halves share (statusHalf.ts `decideWrite`).
  */
 import { goToLower } from "./goStrings";
 import type { DesiredIdentity, IdentityLookupOutcome, LookupErrorDetails } from "./identityStatus";
