@@ -2,10 +2,10 @@ import { describe, expect, it } from "vitest";
 import { dataPlaneHalf } from "../../../resources/core/serviceProviderClusterDocument";
 import { msiHalf } from "../../../resources/core/msiManagedIdentities";
 
-const identityA =
-  "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/test-rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/identity-a";
-const identityB =
-  "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/test-rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/identity-b";
+import { identityResourceId } from "../../fixtures/documents";
+
+const identityA = identityResourceId("identity-a");
+const identityB = identityResourceId("identity-b");
 const keyA = identityA.toLowerCase();
 const keyB = identityB.toLowerCase();
 const now = new Date("2026-08-15T00:00:00Z");
