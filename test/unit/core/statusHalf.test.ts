@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { dataPlaneHalf } from "../../../resources/core/serviceProviderClusterDocument";
 import { msiHalf } from "../../../resources/core/msiManagedIdentities";
-
 import { identityResourceId } from "../../fixtures/documents";
 
 const identityA = identityResourceId("identity-a");
