@@ -88,7 +88,7 @@ export function rereadPassDocuments(
 }
 
 /** The ServiceProviderCluster document (soft-deleted reads as absent). */
-export function readServiceProviderCluster(dependencies: DocumentDependencies, location: DocumentLocation): Promise<StoredDocument | undefined> {
+function readServiceProviderCluster(dependencies: DocumentDependencies, location: DocumentLocation): Promise<StoredDocument | undefined> {
   return readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
 }
 
@@ -98,21 +98,23 @@ export function readClusterDocument(dependencies: DocumentDependencies, location
 }
 
 /**
- * What the absence of a cluster's ServiceProviderCluster document means to a refresh:
+ * The read step of a refresh: the ServiceProviderCluster document, or what its absence means:
  * `clusterDocumentPresent` (the container is the fleet's; only that document is missing) or
- * `deleted` (neither cluster document is there but the subscription's is). Both reads go out at
- * once (one request: they share the partition key).
+ * `deleted` (neither cluster document is there but the subscription's is). Those two reads go out
+ * at once (one request: they share the partition key).
  * @throws CosmosDocumentError naming the container, database and endpoint settings when the subscription's document is missing too.
  */
-export async function explainMissingServiceProviderCluster(
+export async function readRefreshDocument(
   dependencies: DocumentDependencies,
   location: DocumentLocation,
-): Promise<"clusterDocumentPresent" | "deleted"> {
+): Promise<{ readonly stored: StoredDocument } | { readonly absence: "clusterDocumentPresent" | "deleted" }> {
+  const stored = await readServiceProviderCluster(dependencies, location);
+  if (stored !== undefined) return { stored };
   const clusterRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
   const subscriptionRead = readEvenSoftDeleted(dependencies, location);
   subscriptionRead.catch(() => undefined);
-  if ((await clusterRead) !== undefined) return "clusterDocumentPresent";
-  if ((await subscriptionRead) !== undefined) return "deleted";
+  if ((await clusterRead) !== undefined) return { absence: "clusterDocumentPresent" };
+  if ((await subscriptionRead) !== undefined) return { absence: "deleted" };
   throw nothingOfTheSubscription(dependencies, location, "refresh");
 }
 

@@ -2,8 +2,8 @@
  * What `pulumi refresh` does: it reads the persisted status of both halves and reports drift,
  * writing nothing. The next `pulumi up` sees the drift in state and rewrites the half it names.
  *
- * 1. Locate, and read the ServiceProviderCluster document; when it is absent, say what that
- *    means (sync/documents.ts): deleted, or only that document missing, or the settings wrong.
+ * 1. Locate, and read the ServiceProviderCluster document; when it is absent, say what that means
+ *    (sync/documents.ts): deleted, or only that document missing, or the settings wrong.
  * 2. Drift against the last state: a subtree deleted or malformed in Cosmos, entries removed,
  *    added or changed there by someone else (the MSI half's last state keeps fingerprints of its
  *    IDs: core/msiOutputs.ts).
@@ -33,7 +33,7 @@ import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
 import type { DecidedOutcome } from "../core/statusDecision";
 import { recheckDue } from "../core/statusHalf";
 import { askDataPlane, askMsi } from "./azureAnswers";
-import { clusterDocumentDescription, explainMissingServiceProviderCluster, readClusterDocument, readServiceProviderCluster } from "./documents";
+import { clusterDocumentDescription, readClusterDocument, readRefreshDocument } from "./documents";
 import type { SyncDependencies } from "./syncDependencies";
 
 /** The outcome of a refresh. */
@@ -73,9 +73,9 @@ export async function refreshManagedIdentityStatus(
 ): Promise<RefreshResult> {
   // 1. Locate and read.
   const location = locate(cluster);
-  const stored = await readServiceProviderCluster(dependencies, location);
-  if (stored === undefined) {
-    const deleted = (await explainMissingServiceProviderCluster(dependencies, location)) === "deleted";
+  const read = await readRefreshDocument(dependencies, location);
+  if ("absence" in read) {
+    const deleted = read.absence === "deleted";
     const line = deleted
       ? `ServiceProviderCluster document ${location.documentId} no longer exists`
       : `ServiceProviderCluster document ${location.documentId} does not exist, but the cluster's HCPOpenShiftCluster document ` +
@@ -84,6 +84,7 @@ export async function refreshManagedIdentityStatus(
   }
 
   // 2. Drift against the last state.
+  const { stored } = read;
   const persisted = dataPlaneHalf.read(stored.document);
   const persistedMsi = msiHalf.read(stored.document);
   const known = typeof lastKnown === "function" ? lastKnown(Object.keys(persisted.status.identities ?? {})) : lastKnown;
