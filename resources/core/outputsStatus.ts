@@ -45,6 +45,13 @@ export interface OutputsStatus {
 /** The 12 hex digits identifying a Cosmos key in the outputs. */
 export const keyHashOf: (key: string) => string = boundedMemo((key) => createHash("sha256").update(key, "utf8").digest("hex").slice(0, 12));
 
+/** Finds the key of a key hash among the keys at hand (both halves' outputs name identities by hash); undefined when it is not among them. */
+export function keyFinder(candidateKeys: Iterable<string>): (keyHash: string) => string | undefined {
+  const keysByHash = new Map<string, string>();
+  for (const key of candidateKeys) keysByHash.set(keyHashOf(key), key);
+  return (keyHash) => keysByHash.get(keyHash);
+}
+
 /**
  * Digest of the declared inputs `diff` compares (the checked operator map, names sorted and IDs
  * canonical as `check` returns them, or null; the service managed identity or null; the identity
@@ -119,11 +126,10 @@ export function encodeOutputsStatus(status: DataPlaneOperatorsManagedIdentities,
  * `(operator <name>)`, which equals no real key, so every comparison sees it as different.
  */
 export function decodeOutputsStatus(status: OutputsStatus, candidateKeys: Iterable<string>): DataPlaneOperatorsManagedIdentities {
-  const keysByHash = new Map<string, string>();
-  for (const key of candidateKeys) keysByHash.set(keyHashOf(key), key);
+  const keyOf = keyFinder(candidateKeys);
   const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = { ...status.identities };
   for (const [name, entry] of Object.entries(status.operators ?? {})) {
-    const key = keysByHash.get(entry.keyHash) ?? `(operator ${name})`;
+    const key = keyOf(entry.keyHash) ?? `(operator ${name})`;
     const { keyHash: _keyHash, resourceID, ...values } = entry;
     identities[key] = { resourceID: resourceID ?? key, ...values };
   }

@@ -69,7 +69,7 @@ export function statusCounts(status: OutputsStatus): StatusCounts {
 }
 
 /** The value of JSON text; `undefined` (which JSON cannot hold) when it is not JSON. */
-function parsedJsonText(text: string): unknown {
+export function parsedJsonText(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {
