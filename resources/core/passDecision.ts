@@ -112,7 +112,7 @@ export function decideHalves(
  * identity is reported only while the persisted status still records one for it: after a
  * conflict, the other writer may have just recorded a fresh answer. Pure.
  */
-export function reportPass(location: DocumentLocation, written: SyncResult, halves: PassDecisions, wroteHalves: StatusHalves): SyncResult {
+export function reportPass(location: DocumentLocation, written: Omit<SyncResult, "failures">, halves: PassDecisions, wroteHalves: StatusHalves): SyncResult {
   const { dataPlane, dataPlaneAnswer, msi } = halves;
   const failures: IdentityLookupFailure[] =
     dataPlane.kind === "work" && dataPlaneAnswer !== undefined && "outcomes" in dataPlaneAnswer

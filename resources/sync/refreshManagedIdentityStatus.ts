@@ -24,11 +24,11 @@ import { CosmosDocumentError } from "../core/errors";
 import { goToLower } from "../core/goStrings";
 import { isFailedRetrievalError } from "../core/identityStatus";
 import { planMsiHalf } from "../core/msiDecision";
-import type { MsiManagedIdentities } from "../core/msiManagedIdentities";
+import type { MsiManagedIdentities, StoredMsiStatus } from "../core/msiManagedIdentities";
 import { msiHalf } from "../core/msiManagedIdentities";
 import type { MsiFingerprint } from "../core/msiOutputs";
 import { fingerprintDifferences, msiFingerprintOf } from "../core/msiOutputs";
-import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
+import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities, StoredStatus } from "../core/serviceProviderClusterDocument";
 import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
 import type { DecidedOutcome } from "../core/statusDecision";
 import { recheckDue } from "../core/statusHalf";
@@ -138,7 +138,7 @@ export async function refreshManagedIdentityStatus(
 }
 
 /** The data plane operators' half in Cosmos against the last state. */
-function cosmosDrift(known: DataPlaneOperatorsManagedIdentities, persisted: ReturnType<typeof dataPlaneHalf.read>): string[] {
+function cosmosDrift(known: DataPlaneOperatorsManagedIdentities, persisted: StoredStatus): string[] {
   const drift: string[] = [];
   if (!persisted.present && Object.keys(known.identities ?? {}).length > 0) drift.push("the status subtree was deleted in Cosmos");
   for (const problem of persisted.problems) drift.push(`the status subtree in Cosmos is malformed: ${problem}`);
@@ -151,7 +151,7 @@ function cosmosDrift(known: DataPlaneOperatorsManagedIdentities, persisted: Retu
 }
 
 /** The MSI half in Cosmos against the fingerprints of the last state. */
-function msiCosmosDrift(lastKnown: KnownMsiStatus, persisted: ReturnType<typeof msiHalf.read>): string[] {
+function msiCosmosDrift(lastKnown: KnownMsiStatus, persisted: StoredMsiStatus): string[] {
   const smi = persisted.status.serviceManagedIdentity?.resourceId;
   const keys = [...Object.keys(persisted.status.controlPlaneOperatorsIdentities ?? {}), ...(smi === undefined ? [] : [goToLower(smi)])];
   const known = lastKnown(keys).fingerprint;

@@ -127,7 +127,7 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
   );
 
   // 6. Report.
-  const result: SyncResult = {
+  const result = {
     ...base,
     serviceManagedIdentity,
     status: written.written.dataPlane ?? dataPlaneHalf.read(written.document).status,
@@ -139,7 +139,6 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
     wrote: written.wrote,
     writeAttempts: written.writeAttempts,
     lookups: dataPlane.kind === "work" ? dataPlane.desired.length : 0,
-    failures: [],
   };
   return reportPass(location, result, decisions, written.written);
 }
