@@ -76,4 +76,10 @@ describe("one half of the status, for both halves", () => {
       problems: ["msiManagedIdentities.earliestRecheckTime is not an RFC 3339 timestamp"],
     });
   });
+
+  it("carries fields it does not know over after the known ones, except the claimedBy earlier builds wrote", () => {
+    const stored = { claimedBy: "0123456789abcdef", tenantWide: true, identities: { [keyA]: { resourceID: identityA, tenantId: "t" } } };
+    const json = dataPlaneHalf.toJson({ identities: { [keyA]: { resourceID: identityA, clientId: "c" } } }, stored);
+    expect(JSON.stringify(json)).toBe(JSON.stringify({ identities: { [keyA]: { resourceID: identityA, clientId: "c", tenantId: "t" } }, tenantWide: true }));
+  });
 });
