@@ -1,6 +1,7 @@
 /**
- * One half of a cluster's identity status, written once for both: `dataPlaneOperatorsManagedIdentities`
- * (serviceProviderClusterDocument.ts) and `msiManagedIdentities` (msiManagedIdentities.ts). What
+ * One half of a cluster's identity status, written once for both halves:
+ * `dataPlaneOperatorsManagedIdentities` (serviceProviderClusterDocument.ts) and
+ * `msiManagedIdentities` (msiManagedIdentities.ts). What
  * differs between the halves is data: the Go struct the JSON mirrors ({@link GoStruct}) and where
  * each desired identity sits in it ({@link defineHalf}'s `slots`). Everything else is here:
  * reading the subtree as Go's decoder tolerates it, writing it as Go's encoder does, upstream's
@@ -12,10 +13,10 @@ import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
 import type { GoStruct } from "./goJson";
 import { decodeGoStruct, encodeGoStruct, parseTimestamp } from "./goJson";
+import { isFailedRetrievalError } from "./retrievalError";
 
 export type { GoStruct } from "./goJson";
 export { parseTimestamp } from "./goJson";
-import { isFailedRetrievalError } from "./retrievalError";
 
 /** Why a half has work to do by upstream's gate, or undefined when it says skip. */
 export type GateReason = "desiredSetChanged" | "neverChecked" | "recheckDue";
