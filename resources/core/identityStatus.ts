@@ -5,25 +5,10 @@
  */
 import { goToLower } from "./goStrings";
 import type { KeyedIdentity } from "./statusHalf";
-
-export type { WorkReason } from "./statusHalf";
-export { parseTimestamp } from "./statusHalf";
 import type { LookupErrorDetails } from "./retrievalError";
 import { formatRetrievalError, sameFailureKind } from "./retrievalError";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
 import type { DataPlaneOperatorsManagedIdentities, DataPlaneOperatorManagedIdentityEntry } from "./serviceProviderClusterDocument";
-
-// The retrievalError text lives in retrievalError.ts; re-exported for the callers of the decisions.
-export type { LookupErrorDetails } from "./retrievalError";
-export {
-  formatRetrievalError,
-  isFailedRetrievalError,
-  isNotFoundRetrievalError,
-  maxRetrievalErrorLength,
-  redactSecrets,
-  shortMessage,
-  truncateCodePoints,
-} from "./retrievalError";
 
 /** Upstream recheck interval (12 h). */
 export const recheckIntervalInMs = 12 * 60 * 60 * 1000;

@@ -4,7 +4,7 @@
  */
 import { describeType } from "./azureResourceId";
 import type { StatusCounts } from "./identityStatus";
-import { isFailedRetrievalError, isNotFoundRetrievalError } from "./identityStatus";
+import { isFailedRetrievalError, isNotFoundRetrievalError } from "./retrievalError";
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
 import type { OperatorStatusEntry, OutputsStatus } from "./outputsStatus";

@@ -9,7 +9,7 @@ import type { DocumentLocation } from "./documentLocation";
 import type { IdentityLookupFailure } from "./errors";
 import { UserAssignedIdentityReadError } from "./errors";
 import type { DesiredIdentity } from "./identityStatus";
-import { isFailedRetrievalError } from "./identityStatus";
+import { isFailedRetrievalError } from "./retrievalError";
 import type { JsonObject } from "./json";
 import type { MsiPlan, StandIn } from "./msiDecision";
 import { decideMsiWrite, msiPlanError } from "./msiDecision";

@@ -23,8 +23,11 @@
  * Rules 3 and 4 are the write rule both halves share (statusHalf.ts `decideWrite`).
  */
 import { goToLower } from "./goStrings";
-import type { DesiredIdentity, IdentityLookupOutcome, LookupErrorDetails } from "./identityStatus";
-import { entryFor, isFailedRetrievalError, keepRecordedFailures, nextRecheckTime, parseTimestamp } from "./identityStatus";
+import type { DesiredIdentity, IdentityLookupOutcome } from "./identityStatus";
+import type { LookupErrorDetails } from "./retrievalError";
+import { entryFor, keepRecordedFailures, nextRecheckTime } from "./identityStatus";
+import { isFailedRetrievalError } from "./retrievalError";
+import { parseTimestamp } from "./goJson";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities, StoredStatus } from "./serviceProviderClusterDocument";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 import { AzureAccessError } from "./azureAccessError";

@@ -15,9 +15,6 @@ import type { GoStruct } from "./goJson";
 import { decodeGoStruct, encodeGoStruct, parseTimestamp } from "./goJson";
 import { isFailedRetrievalError } from "./retrievalError";
 
-export type { GoStruct } from "./goJson";
-export { parseTimestamp } from "./goJson";
-
 /** Why a half has work to do by upstream's gate, or undefined when it says skip. */
 export type GateReason = "desiredSetChanged" | "neverChecked" | "recheckDue";
 

@@ -15,7 +15,7 @@ import { locate } from "../core/documentLocation";
 import { msiDesiredSet } from "../core/msiDecision";
 import { decodeMsiOutputs } from "../core/msiOutputs";
 import { decodeOutputsStatus } from "../core/outputsStatus";
-import { parseTimestamp } from "../core/identityStatus";
+import { parseTimestamp } from "../core/goJson";
 import { readLive } from "../sync/documents";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import type { ProviderInputs } from "./providerInputs";

@@ -22,7 +22,7 @@ import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { locate } from "../core/documentLocation";
 import { CosmosDocumentError } from "../core/errors";
 import { goToLower } from "../core/goStrings";
-import { isFailedRetrievalError } from "../core/identityStatus";
+import { isFailedRetrievalError } from "../core/retrievalError";
 import { planMsiHalf } from "../core/msiDecision";
 import type { MsiManagedIdentities, StoredMsiStatus } from "../core/msiManagedIdentities";
 import { msiHalf } from "../core/msiManagedIdentities";

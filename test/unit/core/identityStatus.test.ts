@@ -1,20 +1,15 @@
 import { describe, expect, it } from "vitest";
+import { compareStrings, desiredIdentitySet, entryFor, formatTimestamp, nextRecheckTime, recheckIntervalInMs } from "../../../resources/core/identityStatus";
 import {
-  compareStrings,
-  desiredIdentitySet,
-  entryFor,
   formatRetrievalError,
-  formatTimestamp,
   isFailedRetrievalError,
   isNotFoundRetrievalError,
   maxRetrievalErrorLength,
-  nextRecheckTime,
-  parseTimestamp,
-  recheckIntervalInMs,
   redactSecrets,
   shortMessage,
   truncateCodePoints,
-} from "../../../resources/core/identityStatus";
+} from "../../../resources/core/retrievalError";
+import { parseTimestamp } from "../../../resources/core/goJson";
 import { statusCounts } from "../../../resources/core/outputsStatusText";
 import type { DesiredIdentity } from "../../../resources/core/identityStatus";
 import type { DataPlaneOperatorsManagedIdentities } from "../../../resources/core/serviceProviderClusterDocument";
