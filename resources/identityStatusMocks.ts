@@ -10,11 +10,11 @@ import { goToLower } from "./core/goStrings";
 import { isJsonObject } from "./core/json";
 import { keyHashOf } from "./core/outputsStatus";
 import type { DataPlaneOperatorManagedIdentityEntry } from "./core/serviceProviderClusterDocument";
-import { readStatusSubtree } from "./core/serviceProviderClusterDocument";
-import { readMsiSubtree } from "./core/msiManagedIdentities";
 import type { ProviderInputs } from "./provider/providerInputs";
 import { checkInputs, unknownValue } from "./provider/providerInputs";
 import { toOutputs } from "./provider/providerOutputs";
+import { dataPlaneHalf } from "./core/serviceProviderClusterDocument";
+import { msiHalf } from "./core/msiManagedIdentities";
 
 /** One identity's recorded values in a mocked status: what `status.operators[name]` shows. */
 export interface MockedIdentityEntry {
@@ -126,12 +126,12 @@ export function identityStatusMockState(inputs: unknown, given?: IdentityStatusM
     record(property, parsed.resourceId.key, { resourceID, ...values });
   }
 
-  const subtree = readStatusSubtree({
+  const subtree = dataPlaneHalf.readSubtree({
     identities,
     ...(status.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: status.earliestRecheckTime }),
   });
   problems.push(...subtree.problems.map((problem) => `status.${problem}`));
-  const msi = readMsiSubtree(
+  const msi = msiHalf.readSubtree(
     status.msi === undefined
       ? undefined
       : {

@@ -4,16 +4,16 @@
  */
 import { isJsonObject } from "../../resources/core/json";
 import type { DataPlaneOperatorManagedIdentityEntry } from "../../resources/core/serviceProviderClusterDocument";
-import { readStatusSubtree } from "../../resources/core/serviceProviderClusterDocument";
 import type { Sandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet, seedNamedCluster } from "../../sandbox/seed";
+import { dataPlaneHalf } from "../../resources/core/serviceProviderClusterDocument";
 
 /** The identity entries of a stored ServiceProviderCluster document, read with the product's own reader. */
 export function storedIdentities(document: unknown): Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>> {
   const properties = isJsonObject(document) ? document.properties : undefined;
   const status = isJsonObject(properties) ? properties.status : undefined;
-  return readStatusSubtree(isJsonObject(status) ? status.dataPlaneOperatorsManagedIdentities : undefined).status.identities ?? {};
+  return dataPlaneHalf.readSubtree(isJsonObject(status) ? status.dataPlaneOperatorsManagedIdentities : undefined).status.identities ?? {};
 }
 
 /** Identities whose clientId/principalId in Cosmos match ARM (read directly, uncounted). */

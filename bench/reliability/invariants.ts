@@ -12,9 +12,9 @@ import type { Document } from "./reliabilitySandbox";
 import { foreignFields, msiHalf, ownedStatus } from "./reliabilitySandbox";
 import { encodeOutputsStatus, operatorNamesFromOutputs } from "../../resources/core/outputsStatus";
 import { readOutputsStatusText } from "../../resources/core/outputsStatusText";
-import { readStatusSubtree } from "../../resources/core/serviceProviderClusterDocument";
 import type { NonDefinitiveAnswers } from "./nonDefinitiveAnswers";
 import { nonDefinitiveViolations } from "./nonDefinitiveAnswers";
+import { dataPlaneHalf } from "../../resources/core/serviceProviderClusterDocument";
 
 /**
  * The outputs' status (its JSON text, by operator name) is exactly the persisted
@@ -23,7 +23,7 @@ import { nonDefinitiveViolations } from "./nonDefinitiveAnswers";
  */
 function reportsPersistedStatus(reported: string, persisted: Document): boolean {
   const outputs = readOutputsStatusText(reported);
-  const subtree = readStatusSubtree(persisted);
+  const subtree = dataPlaneHalf.readSubtree(persisted);
   if (outputs.problems.length > 0 || subtree.problems.length > 0) return false;
   return isDeepStrictEqual(outputs.status, encodeOutputsStatus(subtree.status, operatorNamesFromOutputs(outputs.status)));
 }

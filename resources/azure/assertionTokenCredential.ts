@@ -24,7 +24,7 @@
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
 import type { Pipeline, PipelineResponse } from "@azure/core-rest-pipeline";
 import type { Agent } from "node:https";
-import { redactSecrets, shortMessage } from "../core/identityStatus";
+import { redactSecrets, shortMessage } from "../core/retrievalError";
 import { isJsonObject } from "../core/json";
 import type { CertificateCredentialMaterial } from "./certificateBundle";
 import { signClientAssertion } from "./clientAssertion";

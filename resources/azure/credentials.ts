@@ -15,7 +15,7 @@
  * never carry tokens: they are built from the first line of the SDK's messages, redacted.
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
-import { redactSecrets } from "../core/identityStatus";
+import { redactSecrets } from "../core/retrievalError";
 import type { Settings } from "../core/settings";
 import { projectName } from "../core/settings";
 

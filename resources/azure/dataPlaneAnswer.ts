@@ -11,7 +11,7 @@
 import type { CertificateCredentialMaterial } from "./certificateBundle";
 import { CertificateBundleError, parseCertificateBundle } from "./certificateBundle";
 import { goToLower } from "../core/goStrings";
-import { shortMessage } from "../core/identityStatus";
+import { shortMessage } from "../core/retrievalError";
 import { describeType } from "../core/azureResourceId";
 
 /** Why a data plane answer, or the first party's token for it, could not be had. */

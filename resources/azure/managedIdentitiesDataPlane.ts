@@ -35,7 +35,7 @@ import { guidPattern } from "../core/azureResourceId";
 import { dataPlaneRequestBody, dataPlaneRequestUrl } from "../core/dataPlaneRequestUrl";
 import type { DataPlaneHosts } from "../core/identityUrl";
 import { identityUrlField, readIdentityUrl } from "../core/identityUrl";
-import { shortMessage } from "../core/identityStatus";
+import { shortMessage } from "../core/retrievalError";
 import type { DataPlaneIdentity, ServiceManagedIdentityCredential } from "./dataPlaneAnswer";
 import { credentialOf, DataPlaneError, entryFor, readDataPlaneAnswer } from "./dataPlaneAnswer";
 

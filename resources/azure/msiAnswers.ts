@@ -1,5 +1,5 @@
 /**
- * Where the MSI half of a pass (sync/msiHalf.ts) gets its one answer about a cluster's control
+ * Where the MSI half of a pass (sync/azureAnswers.ts) gets its one answer about a cluster's control
  * plane operator identities and service managed identity, per credential mode:
  *
  * - `clusterServiceManagedIdentity`: the Managed Identities data plane, asked as the first party at
@@ -10,22 +10,15 @@
  *
  * (`processCredential` has no source here: the pass reads each identity through ARM instead.)
  */
-import type { MsiAnswerEntry } from "../core/msiDecision";
+import type { MsiAnswerEntry, StandIn } from "../core/msiDecision";
 import { standInAnswer } from "../core/msiDecision";
 import type { ManagedIdentitiesDataPlane } from "./managedIdentitiesDataPlane";
 
 /** One answer naming every identity asked for. */
 export interface MsiAnswerSource {
   answer(identityUrl: string, identityIds: readonly string[], options: { readonly abortSignal: AbortSignal }): Promise<readonly MsiAnswerEntry[]>;
-  /** Set for upstream's stand-in: the IDs it answers for every identity (sync/msiHalf.ts guards stored IDs that are not these). */
-  readonly standIn?: StandInIdentity;
-}
-
-/** The fixed identity's IDs, and whether they may replace stored IDs that are not theirs. */
-export interface StandInIdentity {
-  readonly clientId: string;
-  readonly principalId: string;
-  readonly overwriteAllowed: boolean;
+  /** Set for upstream's stand-in: the IDs it answers for every identity (core/msiDecision.ts guards stored IDs that are not these). */
+  readonly standIn?: StandIn;
 }
 
 /** The data plane as the first party asks it. */

@@ -2,7 +2,7 @@
  * The error that ends a pass meeting a failure not about one identity (errors.ts,
  * LookupErrorKind `global`). Pure, no SDK imports.
  */
-import type { LookupErrorDetails } from "./identityStatus";
+import type { LookupErrorDetails } from "./retrievalError";
 import { clusterMessage, nothingWritten, serviceProviderClusterDocumentLabel } from "./clusterMessage";
 
 /**

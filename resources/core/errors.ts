@@ -2,8 +2,8 @@
  * Error classes and the one place where Azure and Cosmos errors are classified. No SDK imports:
  * guards read `name`, `code` and `statusCode`.
  */
-import type { LookupErrorDetails } from "./identityStatus";
-import { shortMessage } from "./identityStatus";
+import type { LookupErrorDetails } from "./retrievalError";
+import { shortMessage } from "./retrievalError";
 import { goToLower } from "./goStrings";
 import { azureErrorCode } from "./azureErrorCode";
 export { azureErrorCode } from "./azureErrorCode";

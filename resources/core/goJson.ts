@@ -2,9 +2,13 @@
  * How Go's encoding/json lays out the subtrees this hook writes, so that each half is what
  * upstream's Go types give after decoding it: struct fields in declaration order (the callers
  * write them so), map keys sorted by their UTF-8 bytes (not JavaScript's UTF-16 order), and
- * fields a newer upstream added carried over after the known ones. Pure.
+ * fields a newer upstream added carried over after the known ones; and how its decoder reads
+ * them back, tolerating what it tolerates. Pure.
  */
+import { describeType } from "./azureResourceId";
+import { goToLower } from "./goStrings";
 import type { JsonObject, JsonValue } from "./json";
+import { isJsonObject } from "./json";
 
 /** Go's order of map keys: by their UTF-8 bytes. */
 export function compareGoMapKeys(left: string, right: string): number {
@@ -29,4 +33,122 @@ export function withUnknownFields(json: JsonObject, stored: Readonly<Record<stri
     if (!known.has(name)) setOwnField(json, name, value);
   }
   return json;
+}
+
+/**
+ * The Go struct a half of the status mirrors: its fields in declaration order (`time` a
+ * metav1.Time, `map` a map of entries keyed by the lowercased identity ID, `entry` one entry), and
+ * an entry's fields (all strings) in declaration order, the identity's resource ID first.
+ */
+export interface GoStruct {
+  /** The half's field under `properties.status`. */
+  readonly name: string;
+  /** How problems name the subtree, and the prefix of its fields in them. */
+  readonly problemsNamed: { readonly subtree: string; readonly fieldPrefix: string };
+  /** Field name → kind, in declaration order. */
+  readonly fields: Readonly<Record<string, "time" | "map" | "entry">>;
+  readonly entryFields: readonly [string, ...string[]];
+  /**
+   * The data plane operators' entries name their identity (`resourceID` required, keyed by it
+   * lowercased, a `null` entry invalid); an MSI entry may be empty (Go decodes `null` into a nil entry).
+   */
+  readonly strictEntries?: boolean;
+  /** Fields earlier builds of this hook wrote that upstream's type lacks: a write drops them. */
+  readonly dropped?: readonly string[];
+}
+
+type Entry = Readonly<Partial<Record<string, string>>>;
+
+/** Parses an RFC 3339 timestamp; undefined when absent or unparseable. */
+export function parseTimestamp(value: unknown): Date | undefined {
+  const instant = typeof value === "string" && value.length > 0 ? new Date(value) : undefined;
+  return instant === undefined || Number.isNaN(instant.getTime()) ? undefined : instant;
+}
+
+/**
+ * Reads a subtree as the struct's decoder would, tolerating what it tolerates (a missing subtree,
+ * null maps). Malformed parts are dropped and named in `problems`, so a later write replaces them.
+ */
+export function decodeGoStruct(
+  struct: GoStruct,
+  subtree: unknown,
+): { readonly status: Readonly<Record<string, unknown>>; readonly present: boolean; readonly problems: readonly string[] } {
+  if (subtree === undefined || subtree === null) return { status: {}, present: false, problems: [] };
+  if (!isJsonObject(subtree))
+    return { status: {}, present: true, problems: [`${struct.problemsNamed.subtree} is ${describeType(subtree)}, expected an object`] };
+  const problems: string[] = [];
+  const status: JsonObject = {};
+  for (const [name, kind] of Object.entries(struct.fields)) {
+    const raw = subtree[name];
+    const path = `${struct.problemsNamed.fieldPrefix}${name}`;
+    if (raw === undefined || raw === null) continue;
+    if (kind === "time") {
+      if (typeof raw === "string" && parseTimestamp(raw) !== undefined) status[name] = raw;
+      else problems.push(`${path} is not an RFC 3339 timestamp`);
+    } else if (kind === "entry") {
+      const entry = decodeEntry(struct, raw);
+      if (entry === undefined) problems.push(`${path} is not a valid entry`);
+      else status[name] = entry;
+    } else if (!isJsonObject(raw)) {
+      problems.push(`${path} is ${describeType(raw)}, expected an object`);
+    } else {
+      const map: JsonObject = {};
+      for (const [key, rawEntry] of Object.entries(raw)) {
+        const entry = decodeEntry(struct, rawEntry);
+        if (entry === undefined) problems.push(`${path}['${key}'] is not a valid entry`);
+        else if (struct.strictEntries === true && key !== goToLower(key)) problems.push(`${path}['${key}'] is not keyed by the lowercased resource ID`);
+        else setOwnField(map, key, entry);
+      }
+      if (Object.keys(map).length > 0) status[name] = map;
+    }
+  }
+  return { status, present: true, problems };
+}
+
+function decodeEntry(struct: GoStruct, value: JsonValue): JsonObject | undefined {
+  if (value === null && struct.strictEntries !== true) return {};
+  if (!isJsonObject(value) || (struct.strictEntries === true && typeof value[struct.entryFields[0]] !== "string")) return undefined;
+  const entry: JsonObject = {};
+  for (const field of struct.entryFields) {
+    const fieldValue = value[field];
+    if (typeof fieldValue === "string") entry[field] = fieldValue;
+    else if (fieldValue !== undefined && fieldValue !== null) return undefined;
+  }
+  return entry;
+}
+
+/**
+ * A subtree as the struct's encoder writes it, empty optional fields omitted. With `stored` (the
+ * subtree as it is in the document), fields this hook does not know, beside the known ones or
+ * inside an entry it keeps, are carried over after them (say a `tenantId` upstream adds to each
+ * entry); an entry left out goes whole.
+ */
+export function encodeGoStruct(struct: GoStruct, status: object, stored: JsonValue | undefined): JsonObject {
+  const storedSubtree = isJsonObject(stored) ? stored : {};
+  const json: JsonObject = {};
+  for (const [name, kind] of Object.entries(struct.fields)) {
+    const value = (status as Readonly<Record<string, unknown>>)[name];
+    const storedField = ownField(storedSubtree, name);
+    if (value === undefined) continue;
+    if (kind === "time") json[name] = value as string;
+    else if (kind === "entry") json[name] = encodeEntry(struct, value as Entry, storedField);
+    else if (Object.keys(value as object).length > 0) {
+      const storedMap = isJsonObject(storedField) ? storedField : {};
+      json[name] = goMap(value as Readonly<Record<string, Entry>>, (key, entry) => encodeEntry(struct, entry, ownField(storedMap, key)));
+    }
+  }
+  return withUnknownFields(json, storedSubtree, new Set([...Object.keys(struct.fields), ...(struct.dropped ?? [])]));
+}
+
+function encodeEntry(struct: GoStruct, entry: Entry, stored: JsonValue | undefined): JsonObject {
+  const json: JsonObject = {};
+  for (const field of struct.entryFields) {
+    const value = entry[field];
+    if (value !== undefined) json[field] = value;
+  }
+  return isJsonObject(stored) ? withUnknownFields(json, stored, new Set(struct.entryFields)) : json;
+}
+
+function ownField(object: JsonObject, name: string): JsonValue | undefined {
+  return Object.prototype.hasOwnProperty.call(object, name) ? object[name] : undefined;
 }

@@ -99,8 +99,3 @@ export function goToLower(text: string): string {
   }
   return lowered;
 }
-
-/** Whether two strings are equal once both are lowercased the Go way (ARM IDs, resource types). */
-export function equalIgnoringCase(left: string, right: string): boolean {
-  return left === right || goToLower(left) === goToLower(right);
-}

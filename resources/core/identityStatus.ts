@@ -1,30 +1,14 @@
 /**
- * The pure core: every decision of a sync pass, from plain values.
- *
- * Nothing here performs I/O or reads the clock; time and randomness are arguments. Imports only
- * other pure modules.
+ * What the data plane operators' half is made of: the desired set read from an operator map (also
+ * the MSI half's control plane operators), one entry per lookup outcome, the recheck time, and the
+ * rule that keeps another writer's wording of a failure. Pure: time and randomness are arguments.
  */
 import { goToLower } from "./goStrings";
 import type { KeyedIdentity } from "./statusHalf";
-import { gateReason, holdsExactly, sameEntries, sameInstant, sameResourceId } from "./statusHalf";
-
-export { parseTimestamp } from "./statusHalf";
 import type { LookupErrorDetails } from "./retrievalError";
-import { formatRetrievalError, isFailedRetrievalError, isNotFoundRetrievalError, sameFailureKind } from "./retrievalError";
+import { formatRetrievalError, sameFailureKind } from "./retrievalError";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
 import type { DataPlaneOperatorsManagedIdentities, DataPlaneOperatorManagedIdentityEntry } from "./serviceProviderClusterDocument";
-
-// The retrievalError text lives in retrievalError.ts; re-exported for the callers of the decisions.
-export type { LookupErrorDetails } from "./retrievalError";
-export {
-  formatRetrievalError,
-  isFailedRetrievalError,
-  isNotFoundRetrievalError,
-  maxRetrievalErrorLength,
-  redactSecrets,
-  shortMessage,
-  truncateCodePoints,
-} from "./retrievalError";
 
 /** Upstream recheck interval (12 h). */
 export const recheckIntervalInMs = 12 * 60 * 60 * 1000;
@@ -112,62 +96,12 @@ export function nextRecheckTime(now: Date, random: () => number): string {
   return formatTimestamp(new Date(now.getTime() + recheckIntervalInMs + jitter));
 }
 
-/** Why a pass has work to do, or undefined when upstream's gate says skip. */
-export type WorkReason = "desiredSetChanged" | "neverChecked" | "recheckDue" | "entryHasError";
-
-/**
- * Upstream's needsWork gate, plus one improvement: an entry whose retrievalError records a real
- * failure (throttling, 403, 5xx, a timeout, ...) is worth another look inside the window. A
- * NotFound entry is data, as upstream records it: it follows the recheck gate like a resolved one,
- * otherwise a fleet with one deleted identity would call ARM and show changes on every pass.
- */
-export function workReason(desired: readonly DesiredIdentity[], stored: DataPlaneOperatorsManagedIdentities, now: Date): WorkReason | undefined {
-  const storedIdentities = stored.identities ?? {};
-  const gate = gateReason(holdsExactly(desired, storedIdentities), stored.earliestRecheckTime, now);
-  if (gate !== undefined) return gate;
-  return Object.values(storedIdentities).some((entry) => isFailedRetrievalError(entry.retrievalError)) ? "entryHasError" : undefined;
-}
-
-/**
- * Semantic equality as upstream registers it: resource IDs compare case-insensitively, times by
- * instant, a missing map equals an empty one. Entry values compare exactly.
- */
-export function statusEquals(left: DataPlaneOperatorsManagedIdentities, right: DataPlaneOperatorsManagedIdentities): boolean {
-  return sameInstant(left.earliestRecheckTime, right.earliestRecheckTime) && identitiesEqual(left.identities ?? {}, right.identities ?? {});
-}
-
-/** Entry maps equal under the same rules as {@link statusEquals}. */
-export function identitiesEqual(
-  left: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>,
-  right: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>,
-): boolean {
-  return sameEntries(
-    left,
-    right,
-    (a, b) =>
-      sameResourceId(a.resourceID, b.resourceID) && a.clientId === b.clientId && a.principalId === b.principalId && a.retrievalError === b.retrievalError,
-  );
-}
-
 /** Counts of entries by outcome. */
 export interface StatusCounts {
   readonly identityCount: number;
   readonly resolvedCount: number;
   readonly notFoundCount: number;
   readonly failedCount: number;
-}
-
-/** Classifies persisted entries: resolved (no error), not found (a ResourceNotFound error), failed. */
-export function countEntries(status: DataPlaneOperatorsManagedIdentities): StatusCounts {
-  const entries = Object.values(status.identities ?? {});
-  const notFoundCount = entries.filter((entry) => isNotFoundRetrievalError(entry.retrievalError)).length;
-  const failedCount = entries.filter((entry) => isFailedRetrievalError(entry.retrievalError)).length;
-  return {
-    identityCount: entries.length,
-    resolvedCount: entries.length - notFoundCount - failedCount,
-    notFoundCount,
-    failedCount,
-  };
 }
 
 /** Code-unit order, independent of locale: deterministic across machines. */

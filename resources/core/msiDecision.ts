@@ -5,8 +5,9 @@
  * - Desired set: the cluster document's control plane operator identities, de-duplicated by
  *   lowercased ID (the spelling of the operator that sorts first is kept), plus its service
  *   managed identity, which is required.
- * - Gate: the stored recheck time is honoured only while the stored SMI and control plane keys
- *   match the desired set; otherwise there is work at once.
+ * - Plan: the gate of statusHalf.ts (the stored recheck time is honoured only while the stored SMI
+ *   and control plane keys match the desired set), nothing for a cluster without an identity URL,
+ *   and the stand-in's refusal to overwrite IDs that are not its own.
  * - Decision: one answer names every requested identity (matched by lowercased `resource_id`,
  *   order and casing not assumed); its `client_id` and `object_id` are written as answered, a null
  *   leaving the field out (the data plane answers null for both of an identity that no longer
@@ -19,16 +20,14 @@ import { goToLower } from "./goStrings";
 import type { DesiredIdentity } from "./identityStatus";
 import { desiredIdentitySet, nextRecheckTime } from "./identityStatus";
 import { describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
-import type { MsiIdentityEntry, MsiManagedIdentities } from "./msiManagedIdentities";
-import type { GateReason } from "./statusHalf";
-import { gateReason, holdsExactly } from "./statusHalf";
+import type { MsiDesired, MsiIdentityEntry, MsiManagedIdentities, StoredMsiStatus } from "./msiManagedIdentities";
+import { msiHalf } from "./msiManagedIdentities";
+import type { ClusterDesiredSet } from "./clusterDocument";
+import type { DocumentLocation } from "./documentLocation";
+import { MsiIdentitiesError } from "./msiError";
+import type { HalfPlan } from "./statusHalf";
 
-/** What the MSI half resolves for one cluster. */
-export interface MsiDesired {
-  /** Sorted by key. */
-  readonly controlPlaneOperators: readonly DesiredIdentity[];
-  readonly serviceManagedIdentity: DesiredIdentity;
-}
+export type { MsiDesired } from "./msiManagedIdentities";
 
 /** The path of the control plane operators in the cluster document, for messages. */
 export const controlPlaneOperatorsPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators";
@@ -62,24 +61,6 @@ export function msiDesiredSet(
 /** The identities one request asks for, as upstream's: every control plane operator identity, then the SMI. */
 export function msiRequestedIdentities(desired: MsiDesired): string[] {
   return [...desired.controlPlaneOperators.map((identity) => identity.resourceId), desired.serviceManagedIdentity.resourceId];
-}
-
-/** Why the MSI half has work to do, or undefined when the gate says skip. */
-export type MsiWorkReason = GateReason;
-
-/** Upstream's needsWork for this half: its identities are the stored SMI and control plane operator keys. */
-export function msiWorkReason(desired: MsiDesired, stored: MsiManagedIdentities, now: Date): MsiWorkReason | undefined {
-  return gateReason(msiDesiredMatches(desired, stored), stored.earliestRecheckTime, now);
-}
-
-/** Whether the stored SMI and control plane keys are the desired ones (IDs compared case-insensitively; values ignored). */
-export function msiDesiredMatches(desired: MsiDesired, stored: MsiManagedIdentities): boolean {
-  const storedSmi = stored.serviceManagedIdentity?.resourceId;
-  return (
-    storedSmi !== undefined &&
-    goToLower(storedSmi) === desired.serviceManagedIdentity.key &&
-    holdsExactly(desired.controlPlaneOperators, stored.controlPlaneOperatorsIdentities ?? {})
-  );
 }
 
 /** One answered identity: what the data plane (or a stand-in) said. */
@@ -159,4 +140,77 @@ export function realIdsUnderStandIn(stored: MsiManagedIdentities, standIn: { rea
         (entry.clientId !== undefined && entry.clientId !== standIn.clientId) || (entry.principalId !== undefined && entry.principalId !== standIn.principalId),
     )
     .map((entry) => entry.resourceId ?? "(an entry without resourceId)");
+}
+
+/** The IDs upstream's fixed-identity stand-in answers for every identity, and whether it may write them over real ones. */
+export interface StandIn {
+  readonly clientId: string;
+  readonly principalId: string;
+  readonly overwriteAllowed: boolean;
+}
+
+/** What the MSI half has to do in a pass: its gate's plan, or why it does nothing or cannot be decided. */
+export type MsiPlan =
+  | HalfPlan<MsiDesired>
+  | { readonly kind: "skipped"; readonly reason: "identityUrlNotSet" }
+  | { readonly kind: "unreadable"; readonly problems: readonly string[] }
+  | { readonly kind: "refused"; readonly reason: string; readonly details: readonly string[] };
+
+/**
+ * Plans the half from the cluster document's verdict and the stored subtree: nothing for a cluster
+ * without an identity URL yet (upstream skips it too); and the stand-in (`fixedIdentity`) refuses
+ * to write its own IDs over stored ones that are not its own unless allowed.
+ */
+export function planMsiHalf(
+  fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>,
+  stored: StoredMsiStatus,
+  now: Date,
+  force: boolean,
+  standIn?: StandIn,
+): MsiPlan {
+  if (fromCluster.identityUrl === undefined) return { kind: "skipped", reason: "identityUrlNotSet" };
+  const desired = msiDesiredSet(fromCluster.controlPlaneOperators, fromCluster.serviceManagedIdentity);
+  if (!desired.ok) return { kind: "unreadable", problems: desired.problems };
+  const plan = msiHalf.plan(desired.desired, stored, now, force);
+  const overwritten = plan.kind !== "work" || standIn === undefined || standIn.overwriteAllowed ? [] : realIdsUnderStandIn(stored.status, standIn);
+  if (overwritten.length === 0) return plan;
+  return {
+    kind: "refused",
+    reason:
+      `credentialMode fixedIdentity would write the fixed identity's IDs over ${overwritten.length} stored identit${overwritten.length === 1 ? "y" : "ies"} ` +
+      "whose IDs are not its own (a real data plane recorded them); set 'aro-hcp-identity-status:allowFixedIdentityOverwrite' " +
+      "(or ARO_HCP_ALLOW_FIXED_IDENTITY_OVERWRITE) to true for the one update that means it",
+    details: overwritten,
+  };
+}
+
+/** Why the half cannot be decided at all: the cluster document cannot name its identities, or the stand-in refuses. */
+export function msiPlanError(
+  location: Pick<DocumentLocation, "documentId" | "clusterName" | "clusterDocumentId">,
+  plan: Extract<MsiPlan, { kind: "unreadable" | "refused" }>,
+): MsiIdentitiesError {
+  const { documentId, clusterName } = location;
+  if (plan.kind === "refused") return new MsiIdentitiesError({ documentId, clusterName, reason: plan.reason, details: plan.details });
+  return new MsiIdentitiesError({
+    documentId,
+    clusterName,
+    reason: `the cluster's HCPOpenShiftCluster document ${location.clusterDocumentId} does not name its control plane operator identities in a form upstream writes`,
+    details: plan.problems,
+  });
+}
+
+/**
+ * The half a complete answer leaves, decided again against each document the write reads: after
+ * a conflict, nothing when the other writer left the half current, or left IDs the stand-in must
+ * not overwrite.
+ */
+export function decideMsiWrite(
+  options: { readonly desired: MsiDesired; readonly answered: MsiManagedIdentities; readonly standIn: StandIn | undefined; readonly now: Date },
+  current: StoredMsiStatus,
+  reread: boolean,
+): MsiManagedIdentities | undefined {
+  const { desired, answered, standIn, now } = options;
+  return msiHalf.decideWrite({ desired, current, reread, now }, (stored) =>
+    reread && standIn !== undefined && !standIn.overwriteAllowed && realIdsUnderStandIn(stored, standIn).length > 0 ? undefined : answered,
+  );
 }

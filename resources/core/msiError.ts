@@ -1,5 +1,5 @@
 /**
- * Why the MSI half of a pass (sync/msiHalf.ts) wrote nothing. Pure, no SDK imports.
+ * Why the MSI half of a pass (core/msiDecision.ts, sync/azureAnswers.ts) wrote nothing. Pure, no SDK imports.
  */
 import { clusterMessage, serviceProviderClusterDocumentLabel } from "./clusterMessage";
 
@@ -33,8 +33,3 @@ export class MsiIdentitiesError extends Error {
 }
 // On the prototype, like Error's own `name`: not an enumerable field of every instance.
 MsiIdentitiesError.prototype.name = "MsiIdentitiesError";
-
-/** Guard by name. */
-export function isMsiIdentitiesError(error: unknown): error is MsiIdentitiesError {
-  return error instanceof Error && error.name === "MsiIdentitiesError";
-}

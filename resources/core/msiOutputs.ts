@@ -12,7 +12,8 @@ import { createHash } from "node:crypto";
 import { goToLower } from "./goStrings";
 import { describeType } from "./azureResourceId";
 import { isJsonObject } from "./json";
-import { keyHashOf } from "./outputsStatus";
+import { keyFinder, keyHashOf } from "./outputsStatus";
+import { parsedJsonText } from "./outputsStatusText";
 import type { MsiIdentityEntry, MsiManagedIdentities } from "./msiManagedIdentities";
 
 /** The half as the outputs store it (its JSON text). */
@@ -75,9 +76,8 @@ export function decodeMsiOutputs(
   stored: StoredMsiOutputs,
   candidateKeys: Iterable<string>,
 ): { readonly status: MsiManagedIdentities; readonly fingerprint: MsiFingerprint } {
-  const keysByHash = new Map<string, string>();
-  for (const key of candidateKeys) keysByHash.set(keyHashOf(key), key);
-  const keyOf = (hash: string): string => keysByHash.get(hash) ?? `(identity ${hash})`;
+  const find = keyFinder(candidateKeys);
+  const keyOf = (hash: string): string => find(hash) ?? `(identity ${hash})`;
   const fingerprint = new Map<string, string>();
   const operators: Record<string, MsiIdentityEntry> = {};
   for (const [hash, values] of Object.entries(stored.controlPlaneOperators ?? {})) {
@@ -116,12 +116,7 @@ const valueHashPattern = /^[0-9a-f]{8}$/;
 /** Reads the stored half (JSON text; absent is the empty half); malformed parts are named in `problems`. */
 export function readMsiOutputsText(value: unknown): { readonly status: StoredMsiOutputs; readonly problems: readonly string[] } {
   if (value === undefined || value === null) return { status: {}, problems: [] };
-  let parsed: unknown;
-  try {
-    parsed = typeof value === "string" ? JSON.parse(value) : undefined;
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = typeof value === "string" ? parsedJsonText(value) : undefined;
   if (!isJsonObject(parsed)) return { status: {}, problems: [`is ${describeType(value)}, expected the MSI status as JSON text of an object`] };
   const record = parsed as Record<string, unknown>;
   const problems: string[] = [];

@@ -13,14 +13,14 @@
  * cluster document, or an entry someone else added) stay in `identities`, as in Cosmos.
  *
  * Decoding gives back the subtree up to the case of `resourceID`, which every comparison of
- * stored entries ignores (identityStatus.ts identitiesEqual, upstream's rule). Pure: only
+ * stored entries ignores (dataPlaneHalf.equals, upstream's rule). Pure: only
  * node:crypto.
  */
 import { createHash } from "node:crypto";
 import { goToLower } from "./goStrings";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./serviceProviderClusterDocument";
-import { statusToJson } from "./serviceProviderClusterDocument";
 import { boundedMemo } from "./boundedMemo";
+import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 
 /** One operator's entry in the outputs. */
 export interface OperatorStatusEntry {
@@ -44,6 +44,13 @@ export interface OutputsStatus {
 
 /** The 12 hex digits identifying a Cosmos key in the outputs. */
 export const keyHashOf: (key: string) => string = boundedMemo((key) => createHash("sha256").update(key, "utf8").digest("hex").slice(0, 12));
+
+/** Finds the key of a key hash among the keys at hand (both halves' outputs name identities by hash); undefined when it is not among them. */
+export function keyFinder(candidateKeys: Iterable<string>): (keyHash: string) => string | undefined {
+  const keysByHash = new Map<string, string>();
+  for (const key of candidateKeys) keysByHash.set(keyHashOf(key), key);
+  return (keyHash) => keysByHash.get(keyHash);
+}
 
 /**
  * Digest of the declared inputs `diff` compares (the checked operator map, names sorted and IDs
@@ -94,7 +101,7 @@ export function operatorNamesFromOutputs(status: OutputsStatus): OperatorNamesBy
 export function encodeOutputsStatus(status: DataPlaneOperatorsManagedIdentities, operatorNames: OperatorNamesByKeyHash): OutputsStatus {
   const operators: Record<string, OperatorStatusEntry> = {};
   const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-  const subtree = statusToJson(status) as { identities?: Record<string, DataPlaneOperatorManagedIdentityEntry> };
+  const subtree = dataPlaneHalf.toJson(status) as { identities?: Record<string, DataPlaneOperatorManagedIdentityEntry> };
   for (const [key, entry] of Object.entries(subtree.identities ?? {})) {
     const keyHash = keyHashOf(key);
     const names = operatorNames.get(keyHash) ?? [];
@@ -119,11 +126,10 @@ export function encodeOutputsStatus(status: DataPlaneOperatorsManagedIdentities,
  * `(operator <name>)`, which equals no real key, so every comparison sees it as different.
  */
 export function decodeOutputsStatus(status: OutputsStatus, candidateKeys: Iterable<string>): DataPlaneOperatorsManagedIdentities {
-  const keysByHash = new Map<string, string>();
-  for (const key of candidateKeys) keysByHash.set(keyHashOf(key), key);
+  const keyOf = keyFinder(candidateKeys);
   const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = { ...status.identities };
   for (const [name, entry] of Object.entries(status.operators ?? {})) {
-    const key = keysByHash.get(entry.keyHash) ?? `(operator ${name})`;
+    const key = keyOf(entry.keyHash) ?? `(operator ${name})`;
     const { keyHash: _keyHash, resourceID, ...values } = entry;
     identities[key] = { resourceID: resourceID ?? key, ...values };
   }

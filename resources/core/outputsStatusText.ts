@@ -4,11 +4,11 @@
  */
 import { describeType } from "./azureResourceId";
 import type { StatusCounts } from "./identityStatus";
-import { isFailedRetrievalError, isNotFoundRetrievalError } from "./identityStatus";
+import { isFailedRetrievalError, isNotFoundRetrievalError } from "./retrievalError";
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
 import type { OperatorStatusEntry, OutputsStatus } from "./outputsStatus";
-import { readStatusSubtree } from "./serviceProviderClusterDocument";
+import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 
 /**
  * The status as the outputs store it: JSON text of {@link OutputsStatus} with each operator's entry
@@ -69,7 +69,7 @@ export function statusCounts(status: OutputsStatus): StatusCounts {
 }
 
 /** The value of JSON text; `undefined` (which JSON cannot hold) when it is not JSON. */
-function parsedJsonText(text: string): unknown {
+export function parsedJsonText(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -83,7 +83,7 @@ function readOutputsStatusObject(value: unknown): { readonly status: OutputsStat
     return { status: {}, problems: [`is ${describeType(value)}, expected an object`] };
   }
   const record = value as Record<string, unknown>;
-  const subtree = readStatusSubtree({ identities: record.identities ?? null, earliestRecheckTime: record.earliestRecheckTime ?? null });
+  const subtree = dataPlaneHalf.readSubtree({ identities: record.identities ?? null, earliestRecheckTime: record.earliestRecheckTime ?? null });
   const problems = [...subtree.problems];
   const operators: Record<string, OperatorStatusEntry> = {};
   const rawOperators = record.operators;

@@ -9,7 +9,8 @@ import { goToLower } from "./goStrings";
 import { describeType, serviceProviderClusterResourceType } from "./azureResourceId";
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
-import { goMap, withUnknownFields } from "./goJson";
+import type { Half, KeyedIdentity, StoredHalf } from "./statusHalf";
+import { defineHalf } from "./statusHalf";
 
 /**
  * Version of the provider outputs' shape, 1 since the first release: the small status of
@@ -70,114 +71,19 @@ export function serviceProviderClusterDocumentProblems(document: JsonObject): st
   return problems;
 }
 
-/**
- * Reads the owned subtree from a document, tolerating what upstream tolerates (missing subtree,
- * null maps). Malformed parts are dropped from the result and listed in `problems`, so a later
- * write replaces them.
- */
-export function readStoredStatus(document: JsonObject): StoredStatus {
-  const properties = isJsonObject(document.properties) ? document.properties : {};
-  const status = isJsonObject(properties.status) ? properties.status : {};
-  return readStatusSubtree(status.dataPlaneOperatorsManagedIdentities);
-}
+/** The data plane operators' half: upstream's `DataPlaneOperatorsManagedIdentities` struct (core/statusHalf.ts). */
+export const dataPlaneHalf: Half<DataPlaneOperatorsManagedIdentities, readonly KeyedIdentity[]> = defineHalf(
+  {
+    name: "dataPlaneOperatorsManagedIdentities",
+    problemsNamed: { subtree: "the status subtree", fieldPrefix: "" },
+    fields: { identities: "map", earliestRecheckTime: "time" },
+    entryFields: ["resourceID", "clientId", "principalId", "retrievalError"],
+    strictEntries: true,
+    // Written beside `identities` by earlier builds of this hook; upstream's type lacks it.
+    dropped: ["claimedBy"],
+  },
+  (desired) => ({ identities: desired }),
+);
 
 /** The owned subtree as read: what is usable, whether it was there, and what was dropped. */
-export interface StoredStatus {
-  readonly status: DataPlaneOperatorsManagedIdentities;
-  readonly present: boolean;
-  readonly problems: readonly string[];
-}
-
-/** Reads the owned subtree itself (as in a document, or as recorded in the provider's outputs). See {@link readStoredStatus}. */
-export function readStatusSubtree(subtree: unknown): StoredStatus {
-  if (subtree === undefined || subtree === null) {
-    return { status: {}, present: false, problems: [] };
-  }
-  if (!isJsonObject(subtree)) {
-    return { status: {}, present: true, problems: [`the status subtree is ${describeType(subtree)}, expected an object`] };
-  }
-  const problems: string[] = [];
-  const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-  const rawIdentities = subtree.identities;
-  if (rawIdentities !== undefined && rawIdentities !== null && !isJsonObject(rawIdentities)) {
-    problems.push(`identities is ${describeType(rawIdentities)}, expected an object`);
-  }
-  for (const [key, rawEntry] of Object.entries(isJsonObject(rawIdentities) ? rawIdentities : {})) {
-    const entry = readEntry(rawEntry);
-    if (entry === undefined) {
-      problems.push(`identities['${key}'] is not a valid entry`);
-    } else if (key !== goToLower(key)) {
-      problems.push(`identities['${key}'] is not keyed by the lowercased resource ID`);
-    } else {
-      identities[key] = entry;
-    }
-  }
-  const rawTime = subtree.earliestRecheckTime;
-  let earliestRecheckTime: string | undefined;
-  if (typeof rawTime === "string" && !Number.isNaN(new Date(rawTime).getTime())) {
-    earliestRecheckTime = rawTime;
-  } else if (rawTime !== undefined && rawTime !== null) {
-    problems.push("earliestRecheckTime is not an RFC 3339 timestamp");
-  }
-  const result: { identities?: Record<string, DataPlaneOperatorManagedIdentityEntry>; earliestRecheckTime?: string } = {};
-  if (Object.keys(identities).length > 0) {
-    result.identities = identities;
-  }
-  if (earliestRecheckTime !== undefined) {
-    result.earliestRecheckTime = earliestRecheckTime;
-  }
-  return { status: result, present: true, problems };
-}
-
-function readEntry(value: JsonValue): DataPlaneOperatorManagedIdentityEntry | undefined {
-  if (!isJsonObject(value) || typeof value.resourceID !== "string") {
-    return undefined;
-  }
-  const entry: { -readonly [K in keyof DataPlaneOperatorManagedIdentityEntry]: DataPlaneOperatorManagedIdentityEntry[K] } = {
-    resourceID: value.resourceID,
-  };
-  for (const field of ["clientId", "principalId", "retrievalError"] as const) {
-    const fieldValue = value[field];
-    if (typeof fieldValue === "string") {
-      entry[field] = fieldValue;
-    } else if (fieldValue !== undefined && fieldValue !== null) {
-      return undefined;
-    }
-  }
-  return entry;
-}
-
-/**
- * The fields of the subtree and of its entries this hook reads and writes; any other field is kept
- * as stored, except `claimedBy`, which earlier builds of this hook wrote beside `identities` (a
- * field upstream's type lacks): a write drops it.
- */
-const knownSubtreeFields: ReadonlySet<string> = new Set(["identities", "earliestRecheckTime", "claimedBy"]);
-const knownEntryFields: ReadonlySet<string> = new Set(["resourceID", "clientId", "principalId", "retrievalError"]);
-
-/**
- * The subtree as JSON, as Go's encoder writes upstream's type (core/goJson.ts), omitting empty optional fields. With `stored`
- * (the subtree as it is in the document), every field this hook does not know — beside
- * `identities`, or inside an entry it keeps — is carried over unchanged, after the known ones
- * (say a `tenantId` upstream adds to each entry); an identity left out of `status` goes whole.
- */
-export function statusToJson(status: DataPlaneOperatorsManagedIdentities, stored?: JsonValue): JsonObject {
-  const storedSubtree = isJsonObject(stored) ? stored : {};
-  const storedIdentities = isJsonObject(storedSubtree.identities) ? storedSubtree.identities : {};
-  const json: JsonObject = {};
-  const identities = status.identities ?? {};
-  if (Object.keys(identities).length > 0) {
-    json.identities = goMap(identities, (key, entry) => {
-      const entryJson: JsonObject = { resourceID: entry.resourceID };
-      if (entry.clientId !== undefined) entryJson.clientId = entry.clientId;
-      if (entry.principalId !== undefined) entryJson.principalId = entry.principalId;
-      if (entry.retrievalError !== undefined) entryJson.retrievalError = entry.retrievalError;
-      const storedEntry = Object.prototype.hasOwnProperty.call(storedIdentities, key) ? storedIdentities[key] : undefined;
-      return isJsonObject(storedEntry) ? withUnknownFields(entryJson, storedEntry, knownEntryFields) : entryJson;
-    });
-  }
-  if (status.earliestRecheckTime !== undefined) {
-    json.earliestRecheckTime = status.earliestRecheckTime;
-  }
-  return withUnknownFields(json, storedSubtree, knownSubtreeFields);
-}
+export type StoredStatus = StoredHalf<DataPlaneOperatorsManagedIdentities>;

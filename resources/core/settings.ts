@@ -64,7 +64,7 @@ export interface Settings {
   readonly fixedIdentityPrincipalId: string | undefined;
   /**
    * `fixedIdentity`: whether the stand-in's IDs may replace stored MSI IDs that are not its own
-   * (sync/msiHalf.ts); false unless set, for the one update that means it.
+   * (core/msiDecision.ts); false unless set, for the one update that means it.
    */
   readonly allowFixedIdentityOverwrite: boolean;
 }

@@ -1,6 +1,8 @@
 /**
- * Where the decision to write is made: from a pass's lookup outcomes and the subtree as stored,
- * the subtree to persist, or nothing. Pure: time and randomness are arguments, no I/O.
+ * The data plane operators' half's decisions: whether the pass may go on at all (the cluster
+ * document's set, and the inputs' agreement with it), whether its lookups say anything about one
+ * identity, and from the lookup outcomes and the subtree as stored, the subtree to persist or
+ * nothing. Pure: time and randomness are arguments, no I/O.
  *
  * The rules (docs/design.md, "What may change a stored ID"):
  *
@@ -17,20 +19,23 @@
  *    (`reread`): when that document needs no work, nothing is written; an entry the other writer
  *    changed since our read is theirs to keep, never replaced by our older results.
  * 4. Nothing is written when the result equals what is stored (upstream's semantic equality).
+ *
+ * Rules 3 and 4 are the write rule both halves share (statusHalf.ts `decideWrite`).
  */
 import { goToLower } from "./goStrings";
-import type { DesiredIdentity, IdentityLookupOutcome, LookupErrorDetails } from "./identityStatus";
-import {
-  entryFor,
-  identitiesEqual,
-  isFailedRetrievalError,
-  keepRecordedFailures,
-  nextRecheckTime,
-  parseTimestamp,
-  statusEquals,
-  workReason,
-} from "./identityStatus";
+import type { DesiredIdentity, IdentityLookupOutcome } from "./identityStatus";
+import type { LookupErrorDetails } from "./retrievalError";
+import { entryFor, keepRecordedFailures, nextRecheckTime } from "./identityStatus";
+import { isFailedRetrievalError } from "./retrievalError";
+import { parseTimestamp } from "./goJson";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities, StoredStatus } from "./serviceProviderClusterDocument";
+import { dataPlaneHalf } from "./serviceProviderClusterDocument";
+import { AzureAccessError } from "./azureAccessError";
+import type { ClusterDesiredSet } from "./clusterDocument";
+import { clusterMessage } from "./clusterMessage";
+import { desiredSetDisagreement } from "./desiredSetDisagreement";
+import type { DocumentLocation } from "./documentLocation";
+import { CosmosDocumentError } from "./errors";
 
 /** What a failed lookup does to the stored IDs of its entry: `keep` (the default) or upstream's `clear`. */
 export type IdsOnLookupFailure = "keep" | "clear";
@@ -70,16 +75,52 @@ export function transientFailureClass(error: LookupErrorDetails): "Timeout" | "T
 }
 
 /**
- * The transient class shared by every outcome when each one failed with it; undefined when any
- * lookup succeeded, was not found, or failed otherwise (or there was no lookup).
+ * The error that ends the half (or a refresh) before any write, or undefined: a failure not about
+ * one identity (credential, ARM 401, ARM unreachable), or, with `idsOnLookupFailure: keep`, every
+ * lookup failing with one transient class (an ARM brownout, a hanging proxy), which says nothing
+ * about any one identity either. `shared: false` leaves the second out.
  */
-export function sharedTransientFailure(outcomes: readonly DecidedOutcome[]): { readonly failureClass: string; readonly error: LookupErrorDetails } | undefined {
-  if (outcomes.length === 0) return undefined;
-  const classes = outcomes.map((outcome) => (outcome.kind === "failed" ? transientFailureClass(outcome.error) : undefined));
-  const first = classes[0];
-  const firstOutcome = outcomes[0];
-  if (first === undefined || firstOutcome.kind !== "failed" || classes.some((failureClass) => failureClass !== first)) return undefined;
-  return { failureClass: first, error: firstOutcome.error };
+export function lookupsAccessError(
+  location: Pick<DocumentLocation, "documentId" | "clusterName">,
+  outcomes: readonly IdentityLookupOutcome[],
+  options: { readonly credential: string | undefined; readonly idsOnLookupFailure: IdsOnLookupFailure; readonly shared: boolean },
+): AzureAccessError | undefined {
+  const context = { documentId: location.documentId, clusterName: location.clusterName, credential: options.credential };
+  const global = outcomes.find((outcome) => outcome.kind === "global");
+  if (global !== undefined) return new AzureAccessError({ ...context, error: global.error });
+  if (options.idsOnLookupFailure !== "keep" || !options.shared || outcomes.length === 0) return undefined;
+  const first = outcomes[0];
+  const failureClass = first.kind === "failed" ? transientFailureClass(first.error) : undefined;
+  const shared = failureClass !== undefined && outcomes.every((outcome) => outcome.kind === "failed" && transientFailureClass(outcome.error) === failureClass);
+  return shared && first.kind === "failed"
+    ? new AzureAccessError({ ...context, error: first.error, everyLookup: { failureClass, count: outcomes.length } })
+    : undefined;
+}
+
+/**
+ * Why the pass cannot go on at all: a cluster document whose set cannot be read (the document is
+ * the authority on the set, also when the inputs name one: nothing to check them against), or
+ * inputs that name another set than the document (desiredSetDisagreement.ts; the document's own
+ * set is the one upstream's controller writes). Undefined when neither.
+ */
+export function dataPlaneRefusal(
+  fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>,
+  requested: readonly DesiredIdentity[] | undefined,
+  location: DocumentLocation,
+): Error | undefined {
+  if (fromCluster.kind === "unreadable") {
+    return new CosmosDocumentError({
+      documentId: location.clusterDocumentId,
+      message: clusterMessage({
+        cause: "the cluster's HCPOpenShiftCluster document does not name its data plane operator identities in a form upstream writes",
+        clusterName: location.clusterName,
+        outcome: "nothing was written",
+        reference: `HCPOpenShiftCluster document ${location.clusterDocumentId}`,
+        details: fromCluster.problems,
+      }),
+    });
+  }
+  return requested === undefined ? undefined : desiredSetDisagreement(requested, fromCluster.identities, location.clusterDocumentId, location.clusterName);
 }
 
 /** Everything one decision needs. */
@@ -103,30 +144,26 @@ export interface StatusDecisionOptions {
 /** The subtree to persist, or `undefined` when nothing should be written. See the module comment. */
 export function decideStatus(options: StatusDecisionOptions): DataPlaneOperatorsManagedIdentities | undefined {
   const { current, basis, now } = options;
-  const currentIdentities = current.status.identities ?? {};
-  const basisIdentities = basis.identities ?? {};
-  if (options.reread && current.present && current.problems.length === 0 && workReason(options.desired, current.status, now) === undefined) {
-    // The other writer left a complete, current status: our results are older than theirs.
-    return undefined;
-  }
-  const ours: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-  const theirs: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-  options.desired.forEach((identity, index) => {
-    const stored = currentIdentities[identity.key];
-    if (options.reread && stored !== undefined && !sameEntry(stored, basisIdentities[identity.key])) {
-      theirs[identity.key] = stored;
-      return;
-    }
-    ours[identity.key] = entryAfter(identity, options.outcomes[index], stored, options);
+  return dataPlaneHalf.decideWrite({ desired: options.desired, current, reread: options.reread, now }, (stored) => {
+    const currentIdentities = stored.identities ?? {};
+    const basisIdentities = basis.identities ?? {};
+    const ours: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+    const theirs: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+    options.desired.forEach((identity, index) => {
+      const entry = currentIdentities[identity.key];
+      if (options.reread && entry !== undefined && !dataPlaneHalf.entryEquals(entry, basisIdentities[identity.key])) {
+        theirs[identity.key] = entry;
+        return;
+      }
+      ours[identity.key] = entryAfter(identity, options.outcomes[index], entry, options);
+    });
+    // A failure the other writer already recorded in its own words is kept as stored, so the two
+    // writers do not rewrite each other's text on every pass.
+    const identities = { ...keepRecordedFailures(ours, stored), ...theirs };
+    const sorted: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+    for (const key of Object.keys(identities).sort()) sorted[key] = identities[key];
+    return withRecheckTime(sorted, stored, options);
   });
-  // A failure the other writer already recorded in its own words is kept as stored, so the two
-  // writers do not rewrite each other's text on every pass.
-  const identities = { ...keepRecordedFailures(ours, current.status), ...theirs };
-  const sorted: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-  for (const key of Object.keys(identities).sort()) sorted[key] = identities[key];
-  const next = withRecheckTime(sorted, current.status, options);
-  const unchanged = current.present && current.problems.length === 0 && statusEquals(next, current.status);
-  return unchanged ? undefined : next;
 }
 
 /** The entry one outcome leaves, given what is stored for that identity (rule 1). */
@@ -165,12 +202,12 @@ function withRecheckTime(
     return { identities };
   }
   const storedRecheck = parseTimestamp(stored.earliestRecheckTime);
-  if (storedRecheck !== undefined && storedRecheck.getTime() > options.now.getTime() && identitiesEqual(identities, stored.identities ?? {})) {
+  if (
+    storedRecheck !== undefined &&
+    storedRecheck.getTime() > options.now.getTime() &&
+    dataPlaneHalf.equals({ identities }, { identities: stored.identities })
+  ) {
     return { identities, earliestRecheckTime: stored.earliestRecheckTime };
   }
   return { identities, earliestRecheckTime: nextRecheckTime(options.now, options.random) };
-}
-
-function sameEntry(left: DataPlaneOperatorManagedIdentityEntry, right: DataPlaneOperatorManagedIdentityEntry | undefined): boolean {
-  return right !== undefined && identitiesEqual({ entry: left }, { entry: right });
 }

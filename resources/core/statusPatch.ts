@@ -6,9 +6,9 @@
 import type { JsonObject } from "./json";
 import { isJsonObject } from "./json";
 import type { MsiManagedIdentities } from "./msiManagedIdentities";
-import { msiStatusToJson } from "./msiManagedIdentities";
 import type { DataPlaneOperatorsManagedIdentities, PatchOperation } from "./serviceProviderClusterDocument";
-import { statusToJson } from "./serviceProviderClusterDocument";
+import { dataPlaneHalf } from "./serviceProviderClusterDocument";
+import { msiHalf } from "./msiManagedIdentities";
 
 /** The halves one write sets; a half left out stays as stored. */
 export interface StatusHalves {
@@ -17,18 +17,10 @@ export interface StatusHalves {
 }
 
 /**
- * The patch that writes `status` (the data plane operators' half) into `document`: see
- * {@link identityStatusPatchOperations}.
- */
-export function statusPatchOperations(document: JsonObject, status: DataPlaneOperatorsManagedIdentities, basedOnEtag: string): PatchOperation[] {
-  return identityStatusPatchOperations(document, { dataPlane: status }, basedOnEtag);
-}
-
-/**
  * The patch that writes the given halves into `document` and keeps upstream's bookkeeping:
  * instanceVersion goes up by one (a missing value counts as 1) and `cosmosMetadata.etag` records
  * the etag the write was based on, as upstream's Replace does. Fields of a subtree this hook does
- * not know are carried over (statusToJson, msiStatusToJson).
+ * not know are carried over (core/goJson.ts encodeGoStruct).
  */
 export function identityStatusPatchOperations(document: JsonObject, halves: StatusHalves, basedOnEtag: string): PatchOperation[] {
   const properties = isJsonObject(document.properties) ? document.properties : {};
@@ -37,11 +29,11 @@ export function identityStatusPatchOperations(document: JsonObject, halves: Stat
   const subtrees: Array<[string, () => JsonObject]> = [];
   if (halves.msi !== undefined) {
     const msi = halves.msi;
-    subtrees.push(["msiManagedIdentities", () => msiStatusToJson(msi, status?.msiManagedIdentities)]);
+    subtrees.push(["msiManagedIdentities", () => msiHalf.toJson(msi, status?.msiManagedIdentities)]);
   }
   if (halves.dataPlane !== undefined) {
     const dataPlane = halves.dataPlane;
-    subtrees.push(["dataPlaneOperatorsManagedIdentities", () => statusToJson(dataPlane, status?.dataPlaneOperatorsManagedIdentities)]);
+    subtrees.push(["dataPlaneOperatorsManagedIdentities", () => dataPlaneHalf.toJson(dataPlane, status?.dataPlaneOperatorsManagedIdentities)]);
   }
   if (status !== undefined) {
     for (const [name, json] of subtrees) operations.push({ op: "set", path: `/properties/status/${name}`, value: json() });

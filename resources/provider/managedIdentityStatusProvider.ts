@@ -11,7 +11,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { AzureAdapters } from "./azureAdapters";
 import { sharedAzureAdapters } from "./azureAdapters";
 import { decodeMsiOutputs } from "../core/msiOutputs";
-import { msiDriftPrefix } from "../sync/msiRefresh";
+import { msiDriftPrefix } from "../sync/refreshManagedIdentityStatus";
 import { hasWork } from "./providerDiff";
 import { fleetSettingsProblem } from "./settingsCheck";
 import type { ProviderInputs } from "./providerInputs";

@@ -10,18 +10,19 @@
  *   runs the pass, which names the problem and writes nothing.
  */
 import { desiredFromClusterDocument } from "../core/clusterDocument";
-import { workReason } from "../core/identityStatus";
 import type { DesiredIdentity } from "../core/identityStatus";
 import { locate } from "../core/documentLocation";
-import { msiDesiredSet, msiWorkReason } from "../core/msiDecision";
+import { msiDesiredSet } from "../core/msiDecision";
 import { decodeMsiOutputs } from "../core/msiOutputs";
 import { decodeOutputsStatus } from "../core/outputsStatus";
-import { parseTimestamp } from "../core/identityStatus";
-import { readLive } from "../sync/documentReads";
+import { parseTimestamp } from "../core/goJson";
+import { readLive } from "../sync/documents";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import type { ProviderInputs } from "./providerInputs";
 import { desiredFromInputs, parseCluster } from "./providerInputs";
 import type { StoredOutputs } from "./providerOutputs";
+import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
+import { msiHalf } from "../core/msiManagedIdentities";
 
 /** Whether the last state's halves call for an update now (see the module comment). */
 export async function hasWork(dependencies: () => SyncDependencies, old: StoredOutputs, news: ProviderInputs, now: Date): Promise<boolean> {
@@ -45,7 +46,7 @@ export async function hasWork(dependencies: () => SyncDependencies, old: StoredO
   const msi = msiDesiredSet(fromCluster.controlPlaneOperators, fromCluster.serviceManagedIdentity);
   if (!msi.ok) return true;
   const keys = [...msi.desired.controlPlaneOperators.map((identity) => identity.key), msi.desired.serviceManagedIdentity.key];
-  return msiWorkReason(msi.desired, decodeMsiOutputs(old.msiStatus, keys).status, now) !== undefined;
+  return msiHalf.workReason(msi.desired, decodeMsiOutputs(old.msiStatus, keys).status, now) !== undefined;
 }
 
 function dataPlaneHasWork(old: StoredOutputs, desired: readonly DesiredIdentity[], now: Date): boolean {
@@ -53,5 +54,5 @@ function dataPlaneHasWork(old: StoredOutputs, desired: readonly DesiredIdentity[
     old.status,
     desired.map((identity) => identity.key),
   );
-  return workReason(desired, known, now) !== undefined;
+  return dataPlaneHalf.workReason(desired, known, now) !== undefined;
 }

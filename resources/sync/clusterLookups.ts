@@ -21,13 +21,9 @@ import { DataPlaneError } from "../azure/managedIdentitiesDataPlane";
 import { withDeadline } from "../core/abort";
 import { AzureAccessError } from "../core/azureAccessError";
 import type { SyncDependencies } from "./syncDependencies";
-import type { ParsedResourceId } from "../core/azureResourceId";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { goToLower } from "../core/goStrings";
-import { readClusterDocument } from "../core/clusterDocument";
 import type { DocumentLocation } from "../core/documentLocation";
-import { CosmosDocumentError } from "../core/errors";
-import { clusterDocumentDescription, readLive } from "./documentReads";
 
 /** The service managed identity and identity URL a resource's inputs (or its last state) declare. */
 export interface DeclaredCredential {
@@ -50,7 +46,8 @@ export async function lookupDependenciesFor(
   if (source === undefined) {
     return dependencies;
   }
-  refuseDisagreeingInputs(dependencies, request, declared);
+  const refusal = credentialRefusal(dependencies, request, declared);
+  if (refusal !== undefined) throw refusal;
   try {
     const { reader, description } = await withDeadline(dependencies.options.lookupTimeoutInMs, (abortSignal) => source.readerFor(request, { abortSignal }));
     return { ...dependencies, userAssignedIdentityReader: reader, credentialDescription: description, credentialScope: "cluster" };
@@ -76,46 +73,18 @@ export async function lookupDependenciesFor(
 }
 
 /**
- * The lookup dependencies of a refresh that asks Azure: with cluster credentials, the cluster
- * document's service managed identity and identity URL (read only now, and only in that mode),
- * which the values the resource last declared must agree with. A missing cluster document fails
- * the refresh: state stays as it was.
- */
-export async function refreshLookupDependencies(
-  dependencies: SyncDependencies,
-  cluster: ParsedResourceId,
-  declared: DeclaredCredential,
-  location: DocumentLocation,
-): Promise<SyncDependencies> {
-  if (dependencies.clusterCredentials === undefined) {
-    return dependencies;
-  }
-  const description = clusterDocumentDescription(location);
-  const clusterDocument = await readLive(dependencies, location.partitionKey, location.clusterDocumentId, description);
-  if (clusterDocument === undefined) {
-    throw new CosmosDocumentError({
-      documentId: location.clusterDocumentId,
-      message: `${description} does not exist, so the credential of the cluster's service managed identity cannot be found; nothing was compared or written`,
-    });
-  }
-  const fromDocument = readClusterDocument(clusterDocument.document);
-  return lookupDependenciesFor(
-    dependencies,
-    { cluster, serviceManagedIdentity: fromDocument.serviceManagedIdentity, identityUrl: fromDocument.identityUrl },
-    declared,
-    location,
-  );
-}
-
-/**
- * With cluster credentials, fails the cluster when its inputs name another service managed
- * identity or identity URL than its document: a pass checks this before either half reads
+ * With cluster credentials, the error that fails the cluster when its inputs name another service
+ * managed identity or identity URL than its document: a pass checks this before either half reads
  * anything, since the MSI half is asked about the document's SMI.
  */
-export function refuseDisagreeingInputs(dependencies: SyncDependencies, request: ClusterCredentialRequest, declared: DeclaredCredential): void {
-  if (dependencies.clusterCredentials === undefined) return;
+export function credentialRefusal(
+  dependencies: Pick<SyncDependencies, "clusterCredentials">,
+  request: ClusterCredentialRequest,
+  declared: DeclaredCredential,
+): ClusterCredentialError | undefined {
+  if (dependencies.clusterCredentials === undefined) return undefined;
   const disagreement = credentialDisagreement(request, declared);
-  if (disagreement !== undefined) throw new ClusterCredentialError(disagreement.message, { cluster: request.cluster, field: disagreement.field });
+  return disagreement === undefined ? undefined : new ClusterCredentialError(disagreement.message, { cluster: request.cluster, field: disagreement.field });
 }
 
 /** Where the declared values and the cluster document's part ways, named with both values. */

@@ -38,7 +38,8 @@
 import { untilAborted, withDeadline } from "../core/abort";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { classifyLookupError, isEndpointUnreachableCode, retryAfterInMs } from "../core/errors";
-import type { IdentityLookupOutcome, LookupErrorDetails } from "../core/identityStatus";
+import type { IdentityLookupOutcome } from "../core/identityStatus";
+import type { LookupErrorDetails } from "../core/retrievalError";
 import type { SyncDependencies } from "./syncDependencies";
 
 /** Attempts per lookup answered without a Retry-After, the first included. */

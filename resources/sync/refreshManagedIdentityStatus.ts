@@ -1,34 +1,40 @@
 /**
- * What `pulumi refresh` does.
+ * What `pulumi refresh` does: it reads the persisted status of both halves and reports drift,
+ * writing nothing. The next `pulumi up` sees the drift in state and rewrites the half it names.
  *
- * Refresh reads the persisted subtree and reports drift, writing nothing:
- * - against the last known state: a deleted or malformed subtree, or entries removed, added or
- *   changed in Cosmos by someone else;
- * - against Azure, only for entries whose recheck is due or that record a real failure (upstream's
- *   gate; a NotFound entry waits for the recheck time like a resolved one):
- *   a clientId/principalId that changed, an identity that now resolves, or one that now fails.
- * The next `pulumi up` sees the drift in state and rewrites the subtree. A failure not about one
- * identity (credential, ARM 401, ARM unreachable) is not drift: the refresh fails with
- * AzureAccessError and reports nothing.
+ * 1. Locate, and read the ServiceProviderCluster document; when it is absent, say what that means
+ *    (sync/documents.ts): deleted, or only that document missing, or the settings wrong.
+ * 2. Drift against the last state: a subtree deleted or malformed in Cosmos, entries removed,
+ *    added or changed there by someone else (the MSI half's last state keeps fingerprints of its
+ *    IDs: core/msiOutputs.ts).
+ * 3. What is due in Azure, by upstream's gate: the data plane operators' entries once their recheck
+ *    is due, or that record a real failure (a NotFound entry waits like a resolved one); the MSI
+ *    half once its recheck time has passed.
+ * 4. The cluster document, read once and only when what is due needs it (the MSI half's desired
+ *    set and identity URL; the cluster's own credential in `clusterServiceManagedIdentity` mode).
+ * 5. Ask Azure (sync/azureAnswers.ts), both halves at once; report what differs: a clientId or
+ *    principalId that changed, an identity that now resolves, or one that now fails. A failure not
+ *    about one identity, or an MSI answer that cannot be had, is not drift: the refresh fails.
  */
 import type { ParsedResourceId } from "../core/azureResourceId";
-import { AzureAccessError } from "../core/azureAccessError";
-import type { IdentityLookupOutcome } from "../core/identityStatus";
-import type { DecidedOutcome } from "../core/statusDecision";
-import { sharedTransientFailure } from "../core/statusDecision";
-import { isFailedRetrievalError, parseTimestamp } from "../core/identityStatus";
-import { lookUpIdentity } from "./lookUpIdentity";
-import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
-import { readStoredStatus } from "../core/serviceProviderClusterDocument";
-import type { SyncDependencies } from "./syncDependencies";
+import type { ClusterDesiredSet } from "../core/clusterDocument";
+import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { locate } from "../core/documentLocation";
-import { changedFields } from "../core/statusHalf";
-import { readLive, serviceProviderClusterDescription } from "./documentReads";
-import type { MsiManagedIdentities } from "../core/msiManagedIdentities";
-import type { KnownMsiStatus } from "./msiRefresh";
-import { refreshMsiHalf } from "./msiRefresh";
-import { refreshLookupDependencies } from "./clusterLookups";
-import { explainMissingServiceProviderCluster } from "./documentAbsence";
+import { CosmosDocumentError } from "../core/errors";
+import { goToLower } from "../core/goStrings";
+import { isFailedRetrievalError } from "../core/retrievalError";
+import { planMsiHalf } from "../core/msiDecision";
+import type { MsiManagedIdentities, StoredMsiStatus } from "../core/msiManagedIdentities";
+import { msiHalf } from "../core/msiManagedIdentities";
+import type { MsiFingerprint } from "../core/msiOutputs";
+import { fingerprintDifferences, msiFingerprintOf } from "../core/msiOutputs";
+import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities, StoredStatus } from "../core/serviceProviderClusterDocument";
+import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
+import type { DecidedOutcome } from "../core/statusDecision";
+import { recheckDue } from "../core/statusHalf";
+import { askDataPlane, askMsi } from "./azureAnswers";
+import { clusterDocumentDescription, readClusterDocument, readRefreshDocument } from "./documents";
+import type { SyncDependencies } from "./syncDependencies";
 
 /** The outcome of a refresh. */
 export interface RefreshResult {
@@ -36,11 +42,11 @@ export interface RefreshResult {
    * `deleted`: the cluster's documents are gone from where the fleet's documents are (the resource
    * leaves state); `serviceProviderClusterMissing`: only the ServiceProviderCluster document is
    * missing while the cluster document exists (the resource stays, with a drift line); `present`
-   * otherwise. Documents that cannot be proved gone fail the refresh (sync/documentAbsence.ts).
+   * otherwise. Documents that cannot be proved gone fail the refresh (sync/documents.ts).
    */
   readonly presence: "present" | "deleted" | "serviceProviderClusterMissing";
   readonly status: DataPlaneOperatorsManagedIdentities;
-  /** The MSI half as stored (empty when the document is missing, or no last state of it was given). */
+  /** The MSI half as stored (empty when the document is missing). */
   readonly msiStatus: MsiManagedIdentities;
   readonly drift: readonly string[];
   readonly lookups: number;
@@ -52,119 +58,135 @@ export interface RefreshResult {
  */
 export type KnownStatus = DataPlaneOperatorsManagedIdentities | ((persistedKeys: readonly string[]) => DataPlaneOperatorsManagedIdentities);
 
-/** Reads the persisted status and compares it with `known` (the last state) and with Azure. */
+/** The MSI half as recorded in the last state, from the keys found in Cosmos: its identities, recheck time and fingerprint. */
+export type KnownMsiStatus = (persistedKeys: readonly string[]) => { readonly status: MsiManagedIdentities; readonly fingerprint: MsiFingerprint };
+
+/** Every drift line of the MSI half starts with it: an update forces that half's pass when one is there. */
+export const msiDriftPrefix = "msiManagedIdentities: ";
+
+/** Reads the persisted status and compares it with the last state and, where due, with Azure. See the module comment. */
 export async function refreshManagedIdentityStatus(
   dependencies: SyncDependencies,
   cluster: ParsedResourceId,
   lastKnown: KnownStatus,
   lastKnownMsi?: KnownMsiStatus,
 ): Promise<RefreshResult> {
+  // 1. Locate and read.
   const location = locate(cluster);
-  const stored = await readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
-  if (stored === undefined) {
-    const absence = await explainMissingServiceProviderCluster(dependencies, location, "refresh");
-    return absence === "deleted"
-      ? { presence: "deleted", status: {}, msiStatus: {}, drift: [`ServiceProviderCluster document ${location.documentId} no longer exists`], lookups: 0 }
-      : {
-          presence: "serviceProviderClusterMissing",
-          status: {},
-          msiStatus: {},
-          drift: [
-            `ServiceProviderCluster document ${location.documentId} does not exist, but the cluster's HCPOpenShiftCluster document ` +
-              `${location.clusterDocumentId} does: the resource stays in state and \`pulumi up\` waits for the document`,
-          ],
-          lookups: 0,
-        };
-  }
-  const persisted = readStoredStatus(stored.document);
-  const drift: string[] = [];
-  const known = typeof lastKnown === "function" ? lastKnown(Object.keys(persisted.status.identities ?? {})) : lastKnown;
-  const knownIdentities = known.identities ?? {};
-  if (!persisted.present && Object.keys(knownIdentities).length > 0) {
-    drift.push("the status subtree was deleted in Cosmos");
-  }
-  for (const problem of persisted.problems) {
-    drift.push(`the status subtree in Cosmos is malformed: ${problem}`);
-  }
-  const persistedIdentities = persisted.status.identities ?? {};
-  for (const key of Object.keys(knownIdentities).sort()) {
-    const before = knownIdentities[key];
-    const after = persistedIdentities[key];
-    if (after === undefined) {
-      if (persisted.present) drift.push(`identity ${key} was removed from the status in Cosmos`);
-    } else {
-      for (const field of changedFields(before, after, ["resourceID", "clientId", "principalId", "retrievalError"], "resourceID")) {
-        drift.push(`identity ${key}: ${field} was changed in Cosmos`);
-      }
-    }
-  }
-  for (const key of Object.keys(persistedIdentities).sort()) {
-    if (!(key in knownIdentities)) {
-      drift.push(`identity ${key} was added to the status in Cosmos`);
-    }
+  const read = await readRefreshDocument(dependencies, location);
+  if ("absence" in read) {
+    const deleted = read.absence === "deleted";
+    const line = deleted
+      ? `ServiceProviderCluster document ${location.documentId} no longer exists`
+      : `ServiceProviderCluster document ${location.documentId} does not exist, but the cluster's HCPOpenShiftCluster document ` +
+        `${location.clusterDocumentId} does: the resource stays in state and \`pulumi up\` waits for the document`;
+    return { presence: deleted ? "deleted" : "serviceProviderClusterMissing", status: {}, msiStatus: {}, drift: [line], lookups: 0 };
   }
 
-  // The MSI half at the same time: its own gate, its own answer.
-  const msiRefresh = lastKnownMsi === undefined ? Promise.resolve(undefined) : refreshMsiHalf(dependencies, location, stored.document, lastKnownMsi);
-  // Never left unobserved: a rejection is met by the await below (a DP failure that throws first leaves it settled quietly).
-  msiRefresh.catch(() => undefined);
-  const due = dueEntries(persisted.status, dependencies.now());
-  const lookups = due.length === 0 ? dependencies : await refreshLookupDependencies(dependencies, cluster, {}, location);
-  const outcomes = await Promise.all(due.map(([, entry]) => lookUpIdentity(lookups, entry.resourceID)));
-  const globalFailure = outcomes.find((outcome): outcome is Extract<IdentityLookupOutcome, { kind: "global" }> => outcome.kind === "global");
-  if (globalFailure !== undefined) {
-    throw new AzureAccessError({
-      documentId: location.documentId,
-      clusterName: location.clusterName,
-      error: globalFailure.error,
-      credential: lookups.credentialDescription,
+  // 2. Drift against the last state.
+  const { stored } = read;
+  const persisted = dataPlaneHalf.read(stored.document);
+  const persistedMsi = msiHalf.read(stored.document);
+  const known = typeof lastKnown === "function" ? lastKnown(Object.keys(persisted.status.identities ?? {})) : lastKnown;
+  const drift = cosmosDrift(known, persisted);
+  const msiDrift = lastKnownMsi === undefined ? [] : msiCosmosDrift(lastKnownMsi, persistedMsi);
+
+  // 3. What is due in Azure.
+  const now = dependencies.now();
+  const due = Object.entries(persisted.status.identities ?? {})
+    .filter(([, entry]) => recheckDue(persisted.status.earliestRecheckTime, now) || isFailedRetrievalError(entry.retrievalError))
+    .sort(([left], [right]) => (left < right ? -1 : 1));
+  const msiDue = lastKnownMsi !== undefined && persistedMsi.problems.length === 0 && recheckDue(persistedMsi.status.earliestRecheckTime, now);
+
+  // 4. The cluster document, once, when what is due needs it.
+  const needsCluster = msiDue || (due.length > 0 && dependencies.clusterCredentials !== undefined);
+  const clusterDocument = needsCluster ? await readClusterDocument(dependencies, location) : undefined;
+  const fromCluster: ClusterDesiredSet | undefined = clusterDocument === undefined ? undefined : desiredFromClusterDocument(clusterDocument.document);
+  if (due.length > 0 && dependencies.clusterCredentials !== undefined && fromCluster === undefined) {
+    throw new CosmosDocumentError({
+      documentId: location.clusterDocumentId,
+      message: `${clusterDocumentDescription(location)} does not exist, so the credential of the cluster's service managed identity cannot be found; nothing was compared or written`,
     });
   }
-  const decided = outcomes as DecidedOutcome[];
-  // Only where it would be reported as drift: entries that already record a failure stay quiet.
-  const wouldReport = due.some(([, entry]) => entry.retrievalError === undefined);
-  const shared = dependencies.options.idsOnLookupFailure === "keep" && wouldReport ? sharedTransientFailure(decided) : undefined;
-  if (shared !== undefined) {
-    // As in a pass: an ARM brownout says nothing about any identity, so it is not drift either.
-    throw new AzureAccessError({
-      documentId: location.documentId,
-      clusterName: location.clusterName,
-      error: shared.error,
-      credential: lookups.credentialDescription,
-      everyLookup: { failureClass: shared.failureClass, count: decided.length },
-    });
-  }
+  const msiPlan = msiDue && fromCluster !== undefined && fromCluster.kind !== "deleting" ? planMsiHalf(fromCluster, persistedMsi, now, true) : undefined;
+
+  // 5. Ask Azure, both halves at once, and report what differs.
+  const [dataPlaneAnswer, msiAnswer] = await Promise.all([
+    due.length === 0
+      ? undefined
+      : askDataPlane(
+          dependencies,
+          due.map(([, entry]) => entry.resourceID),
+          {
+            request: { cluster, serviceManagedIdentity: fromCluster?.serviceManagedIdentity, identityUrl: fromCluster?.identityUrl },
+            declared: {},
+          },
+          location,
+          // Only where it would be reported as drift: entries that already record a failure stay quiet.
+          due.some(([, entry]) => entry.retrievalError === undefined),
+        ),
+    msiPlan?.kind === "work" && fromCluster?.identityUrl !== undefined ? askMsi(dependencies, msiPlan.desired, fromCluster.identityUrl, location) : undefined,
+  ]);
+  if (dataPlaneAnswer !== undefined && "error" in dataPlaneAnswer) throw dataPlaneAnswer.error;
+  if (msiAnswer !== undefined && "error" in msiAnswer) throw msiAnswer.error;
   due.forEach(([key, entry], index) => {
-    const line = azureDriftOf(key, entry, decided[index]);
+    const line = dataPlaneAnswer === undefined ? undefined : azureDriftOf(key, entry, dataPlaneAnswer.outcomes[index]);
     if (line !== undefined) drift.push(line);
   });
-  const msi = await msiRefresh;
-  return { presence: "present", status: persisted.status, msiStatus: msi?.status ?? {}, drift: [...drift, ...(msi?.drift ?? [])], lookups: due.length };
+  if (msiAnswer !== undefined) msiDrift.push(...msiAzureDrift(persistedMsi.status, msiAnswer.answered));
+  return { presence: "present", status: persisted.status, msiStatus: persistedMsi.status, drift: [...drift, ...msiDrift], lookups: due.length };
 }
 
-/** Entries worth asking Azure about: all of them once the recheck is due, else those recording a real failure. */
-function dueEntries(status: DataPlaneOperatorsManagedIdentities, now: Date): Array<[string, DataPlaneOperatorManagedIdentityEntry]> {
-  const recheck = parseTimestamp(status.earliestRecheckTime);
-  const recheckDue = recheck === undefined || now.getTime() >= recheck.getTime();
-  return Object.entries(status.identities ?? {})
-    .filter(([, entry]) => recheckDue || isFailedRetrievalError(entry.retrievalError))
-    .sort(([left], [right]) => (left < right ? -1 : 1));
+/** The data plane operators' half in Cosmos against the last state. */
+function cosmosDrift(known: DataPlaneOperatorsManagedIdentities, persisted: StoredStatus): string[] {
+  const drift: string[] = [];
+  if (!persisted.present && Object.keys(known.identities ?? {}).length > 0) drift.push("the status subtree was deleted in Cosmos");
+  for (const problem of persisted.problems) drift.push(`the status subtree in Cosmos is malformed: ${problem}`);
+  for (const { key, change, fields } of dataPlaneHalf.changes(known, persisted.status)) {
+    if (change === "changed") drift.push(...fields.map((field) => `identity ${key}: ${field} was changed in Cosmos`));
+    // A subtree deleted whole is the one line above.
+    else if (change === "added" || persisted.present) drift.push(`identity ${key} was ${change} ${change === "added" ? "to" : "from"} the status in Cosmos`);
+  }
+  return drift;
+}
+
+/** The MSI half in Cosmos against the fingerprints of the last state. */
+function msiCosmosDrift(lastKnown: KnownMsiStatus, persisted: StoredMsiStatus): string[] {
+  const smi = persisted.status.serviceManagedIdentity?.resourceId;
+  const keys = [...Object.keys(persisted.status.controlPlaneOperatorsIdentities ?? {}), ...(smi === undefined ? [] : [goToLower(smi)])];
+  const known = lastKnown(keys).fingerprint;
+  const drift: string[] = [];
+  if (!persisted.present && known.size > 0) drift.push(`${msiDriftPrefix}the subtree was deleted in Cosmos`);
+  for (const problem of persisted.problems) drift.push(`${msiDriftPrefix}the subtree in Cosmos is malformed: ${problem}`);
+  if (!persisted.present) return drift;
+  for (const { key, change, serviceManagedIdentity } of fingerprintDifferences(known, msiFingerprintOf(persisted.status))) {
+    const what = serviceManagedIdentity ? "the service managed identity" : `control plane operator identity ${key}`;
+    drift.push(`${msiDriftPrefix}${what} ${change === "changed" ? "changed" : `was ${change}`} in Cosmos`);
+  }
+  return drift;
+}
+
+/** What differs between the stored MSI half and what Azure answers now, entry by entry (recheck times aside). */
+function msiAzureDrift(before: MsiManagedIdentities, after: MsiManagedIdentities): string[] {
+  return msiHalf.changes(before, after).flatMap(({ key, change, fields }) => {
+    const what = key === undefined ? "the service managed identity" : `control plane operator identity ${key}`;
+    if (change === "changed") return [`${msiDriftPrefix}${what}: ${fields.join(" and ")} changed in Azure`];
+    // Every answer names the service managed identity: one the stored half lacks was never checked.
+    if (change === "added" && key === undefined) return [];
+    return [`${msiDriftPrefix}${what} was ${change} in Azure`];
+  });
 }
 
 /** What one lookup outcome says about a stored entry, as a drift line; undefined when nothing. */
 function azureDriftOf(key: string, entry: DataPlaneOperatorManagedIdentityEntry, outcome: DecidedOutcome): string | undefined {
   if (outcome.kind !== "resolved") {
-    if (entry.retrievalError !== undefined) {
-      return undefined;
-    }
+    if (entry.retrievalError !== undefined) return undefined;
     const status = outcome.error.statusCode === undefined ? "" : ` (HTTP ${outcome.error.statusCode})`;
     return outcome.error.code === "InvalidResourceId"
       ? `identity ${key}: the stored resourceID is not a valid identity ID`
       : `identity ${key}: lookup now fails in Azure with ${outcome.error.code}${status}`;
   }
-  if (entry.retrievalError !== undefined) {
-    return `identity ${key}: now resolves in Azure (was: ${entry.retrievalError.split(":")[0]})`;
-  }
+  if (entry.retrievalError !== undefined) return `identity ${key}: now resolves in Azure (was: ${entry.retrievalError.split(":")[0]})`;
   const changed = [
     (outcome.clientId ?? undefined) !== entry.clientId ? "clientId" : undefined,
     (outcome.principalId ?? undefined) !== entry.principalId ? "principalId" : undefined,

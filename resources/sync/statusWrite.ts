@@ -13,8 +13,8 @@ import type { JsonObject } from "../core/json";
 import type { StatusHalves } from "../core/statusPatch";
 import { identityStatusPatchOperations } from "../core/statusPatch";
 import type { StoredDocument } from "../cosmos/documentStore";
-import type { DocumentDependencies } from "./documentReads";
-import { clusterDocumentDescription, readLive, serviceProviderClusterDescription } from "./documentReads";
+import type { DocumentDependencies } from "./documents";
+import { rereadPassDocuments } from "./documents";
 import { clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
 import { log } from "../logging/logger";
 
@@ -61,39 +61,17 @@ export async function writeStatus(
       const statusCode = cosmosStatusCode(error);
       if (statusCode === 404) {
         // Deleted between our read and our write (Cosmos answers the patch with an empty 404 body).
-        throw new CosmosDocumentError({
-          documentId: location.documentId,
-          statusCode,
-          message: clusterMessage({
-            cause: "the ServiceProviderCluster document was deleted while the status was being written (NotFound, HTTP 404)",
-            clusterName: location.clusterName,
-            outcome: "nothing was written",
-            reference: serviceProviderClusterDocumentLabel(location.documentId),
-          }),
-          cause: error,
-        });
+        throw writeFailure(location, "the ServiceProviderCluster document was deleted while the status was being written (NotFound, HTTP 404)", 404, error);
       }
       if (statusCode !== 412 || attempt >= dependencies.options.maxWriteAttempts) {
         const exhausted = statusCode === 412 ? ` after ${attempt} attempts (the document kept changing between read and write)` : "";
-        throw new CosmosDocumentError({
-          documentId: location.documentId,
-          statusCode,
-          message: clusterMessage({
-            cause: `${describeCosmosError(error).replace(/[.\s]+$/, "")}${exhausted}, writing the ServiceProviderCluster document`,
-            clusterName: location.clusterName,
-            outcome: "nothing was written",
-            reference: serviceProviderClusterDocumentLabel(location.documentId),
-          }),
-          cause: error,
-        });
+        const cause = `${describeCosmosError(error).replace(/[.\s]+$/, "")}${exhausted}, writing the ServiceProviderCluster document`;
+        throw writeFailure(location, cause, statusCode, error);
       }
       // Another writer changed the document: back off briefly, re-read and merge onto the new version.
       log("warning", "write", location.documentId, `HTTP 412 on attempt ${attempt}: another writer changed the document; re-reading`);
       await dependencies.sleep(Math.round((10 + dependencies.random() * 40) * attempt));
-      const [reread, clusterDocument] = await Promise.all([
-        readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location)),
-        readLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location)),
-      ]);
+      const [reread, clusterDocument] = await rereadPassDocuments(dependencies, location);
       if (!clusterAsRead(clusterDocument?.document)) {
         throw new ClusterDocumentChangedError({
           documentId: location.clusterDocumentId,
@@ -106,19 +84,23 @@ export async function writeStatus(
           }),
         });
       }
-      if (reread === undefined) {
-        throw new CosmosDocumentError({
-          documentId: location.documentId,
-          statusCode: 404,
-          message: clusterMessage({
-            cause: "the ServiceProviderCluster document was deleted while the status was being written",
-            clusterName: location.clusterName,
-            outcome: "nothing was written",
-            reference: serviceProviderClusterDocumentLabel(location.documentId),
-          }),
-        });
-      }
+      if (reread === undefined) throw writeFailure(location, "the ServiceProviderCluster document was deleted while the status was being written", 404);
       current = reread;
     }
   }
+}
+
+/** A write that ends with nothing written, naming the cause, the cluster and the document. */
+function writeFailure(location: DocumentLocation, cause: string, statusCode: number | undefined, error?: unknown): CosmosDocumentError {
+  return new CosmosDocumentError({
+    documentId: location.documentId,
+    statusCode,
+    message: clusterMessage({
+      cause,
+      clusterName: location.clusterName,
+      outcome: "nothing was written",
+      reference: serviceProviderClusterDocumentLabel(location.documentId),
+    }),
+    ...(error === undefined ? {} : { cause: error }),
+  });
 }

@@ -10,8 +10,8 @@ import { ownedStatus } from "../../../bench/reliability/reliabilitySandbox";
 import { checkDelete, checkRenameCreate, checkSettingsFault, invariantCatalogue, invariantOf } from "../../../bench/reliability/invariants";
 import { encodeOutputsStatus, operatorNamesFromKeys } from "../../../resources/core/outputsStatus";
 import { outputsStatusText } from "../../../resources/core/outputsStatusText";
-import { readStatusSubtree } from "../../../resources/core/serviceProviderClusterDocument";
 import { buildServiceProviderClusterDocument } from "../../../sandbox/documentBuilders";
+import { dataPlaneHalf } from "../../../resources/core/serviceProviderClusterDocument";
 
 const clusterResourceId = "/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/one";
 const identityKey =
@@ -78,7 +78,7 @@ describe("checkDelete", () => {
 
 describe("checkRenameCreate", () => {
   const document = storedDocument();
-  const subtree = readStatusSubtree(ownedStatus(document));
+  const subtree = dataPlaneHalf.readSubtree(ownedStatus(document));
   const reported = outputsStatusText(encodeOutputsStatus(subtree.status, operatorNamesFromKeys([["operator-0", identityKey]])));
 
   it("passes a create over a current status that wrote nothing and reported the persisted status", () => {

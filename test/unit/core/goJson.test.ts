@@ -10,8 +10,8 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compareGoMapKeys } from "../../../resources/core/goJson";
 import type { JsonObject } from "../../../resources/core/json";
-import { msiStatusToJson } from "../../../resources/core/msiManagedIdentities";
-import { statusToJson } from "../../../resources/core/serviceProviderClusterDocument";
+import { dataPlaneHalf } from "../../../resources/core/serviceProviderClusterDocument";
+import { msiHalf } from "../../../resources/core/msiManagedIdentities";
 
 const projectDirectory = path.resolve(__dirname, "../../..");
 const prefix = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/test-rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/";
@@ -38,7 +38,7 @@ describe("the JSON of both halves", () => {
   });
 
   it("is byte for byte what upstream's Go types write after decoding it", () => {
-    const dataPlane = statusToJson({
+    const dataPlane = dataPlaneHalf.toJson({
       identities: Object.fromEntries(
         ids.map((id, index) => [
           keyOf(id),
@@ -51,7 +51,7 @@ describe("the JSON of both halves", () => {
       ),
       earliestRecheckTime: "2026-08-15T00:00:00Z",
     });
-    const msi = msiStatusToJson({
+    const msi = msiHalf.toJson({
       earliestRecheckTime: "2026-08-15T00:00:00Z",
       controlPlaneOperatorsIdentities: Object.fromEntries(
         ids.slice(0, 3).map((id, index) => [keyOf(id), { resourceId: id, clientId: `c${index}`, principalId: `p${index}` }]),

@@ -12,10 +12,10 @@ import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../../.
 import { cosmosItemIdFor, locate } from "../../../resources/core/documentLocation";
 import { desiredIdentitySet } from "../../../resources/core/identityStatus";
 import type { JsonObject } from "../../../resources/core/json";
-import { readStoredStatus } from "../../../resources/core/serviceProviderClusterDocument";
 import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
 import { createHarness, parsedCluster } from "../../fakes/syncHarness";
 import { buildClusterDocument, buildServiceProviderClusterDocument, type ClusterCoordinates } from "../../fixtures/documents";
+import { dataPlaneHalf } from "../../../resources/core/serviceProviderClusterDocument";
 
 interface ArmVector {
   readonly armResourceId: string;
@@ -107,7 +107,7 @@ describe("a sync pass for a cluster named with İ", () => {
     const result = await syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(cluster), desired, force: false });
     expect(result.wrote).toBe(true);
     const stored = harness.store.get(goPartitionKey(spcVector), spcVector.documentId) as JsonObject;
-    const identitiesWritten = readStoredStatus(stored).status.identities ?? {};
+    const identitiesWritten = dataPlaneHalf.read(stored).status.identities ?? {};
     expect(Object.keys(identitiesWritten)).toEqual([identity.lower]);
     expect(identitiesWritten[identity.lower]).toMatchObject({
       clientId: "11111111-1111-1111-1111-111111111111",

@@ -1,27 +1,20 @@
 import { describe, expect, it } from "vitest";
+import { compareStrings, desiredIdentitySet, entryFor, formatTimestamp, nextRecheckTime, recheckIntervalInMs } from "../../../resources/core/identityStatus";
 import {
-  compareStrings,
-  countEntries,
-  desiredIdentitySet,
-  entryFor,
   formatRetrievalError,
-  formatTimestamp,
-  identitiesEqual,
   isFailedRetrievalError,
   isNotFoundRetrievalError,
   maxRetrievalErrorLength,
-  nextRecheckTime,
-  parseTimestamp,
-  recheckIntervalInMs,
   redactSecrets,
   shortMessage,
-  statusEquals,
   truncateCodePoints,
-  workReason,
-} from "../../../resources/core/identityStatus";
+} from "../../../resources/core/retrievalError";
+import { parseTimestamp } from "../../../resources/core/goJson";
+import { statusCounts } from "../../../resources/core/outputsStatusText";
 import type { DesiredIdentity } from "../../../resources/core/identityStatus";
 import type { DataPlaneOperatorsManagedIdentities } from "../../../resources/core/serviceProviderClusterDocument";
 import { fixedNow, identityResourceId } from "../../fixtures/documents";
+import { dataPlaneHalf } from "../../../resources/core/serviceProviderClusterDocument";
 
 const now = fixedNow;
 const hour = 60 * 60 * 1000;
@@ -135,11 +128,11 @@ describe("workReason (upstream set match and needsWork)", () => {
     ["an empty desired set on a never-synced document has work", [], [], undefined, "neverChecked"],
   ])("%s", (_title, desiredIds, storedKeys, recheckAt, expected) => {
     const status = stored(storedKeys, recheckAt === undefined ? undefined : new Date(recheckAt));
-    expect(workReason(desired(...desiredIds), status, now)).toBe(expected);
+    expect(dataPlaneHalf.workReason(desired(...desiredIds), status, now)).toBe(expected);
   });
 
   it("treats a missing identities map like an empty one", () => {
-    expect(workReason([], { earliestRecheckTime: formatTimestamp(new Date(now.getTime() + hour)) }, now)).toBeUndefined();
+    expect(dataPlaneHalf.workReason([], { earliestRecheckTime: formatTimestamp(new Date(now.getTime() + hour)) }, now)).toBeUndefined();
   });
 
   it.each([
@@ -148,12 +141,12 @@ describe("workReason (upstream set match and needsWork)", () => {
     ["upstream's raw SDK text", upstreamNotFoundText],
   ])("has no work inside the recheck window when the only error is NotFound (%s): it is data", (_title, text) => {
     const status = stored([keyA, keyB], new Date(now.getTime() + hour), { [keyA]: text });
-    expect(workReason(desired(identityA, identityB), status, now)).toBeUndefined();
+    expect(dataPlaneHalf.workReason(desired(identityA, identityB), status, now)).toBeUndefined();
   });
 
   it("still rechecks a NotFound entry once the recheck time has passed", () => {
     const status = stored([keyA], new Date(now.getTime() - hour), { [keyA]: "ResourceNotFound (HTTP 404): gone" });
-    expect(workReason(desired(identityA), status, now)).toBe("recheckDue");
+    expect(dataPlaneHalf.workReason(desired(identityA), status, now)).toBe("recheckDue");
   });
 
   it.each([
@@ -169,11 +162,11 @@ describe("workReason (upstream set match and needsWork)", () => {
     ],
   ])("has work inside the recheck window when an entry records a real failure (%s)", (_title, text) => {
     const status = stored([keyA, keyB], new Date(now.getTime() + hour), { [keyA]: "ResourceNotFound (HTTP 404): gone", [keyB]: text });
-    expect(workReason(desired(identityA, identityB), status, now)).toBe("entryHasError");
+    expect(dataPlaneHalf.workReason(desired(identityA, identityB), status, now)).toBe("entryHasError");
   });
 
   it("treats an unparseable recheck time as never checked", () => {
-    expect(workReason(desired(identityA), { identities: stored([keyA]).identities, earliestRecheckTime: "tomorrow" }, now)).toBe("neverChecked");
+    expect(dataPlaneHalf.workReason(desired(identityA), { identities: stored([keyA]).identities, earliestRecheckTime: "tomorrow" }, now)).toBe("neverChecked");
   });
 });
 
@@ -344,7 +337,7 @@ describe("nextRecheckTime", () => {
   });
 });
 
-describe("statusEquals and identitiesEqual", () => {
+describe("dataPlaneHalf.equals", () => {
   const base: DataPlaneOperatorsManagedIdentities = {
     identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } },
     earliestRecheckTime: "2026-08-15T00:00:00Z",
@@ -365,12 +358,11 @@ describe("statusEquals and identitiesEqual", () => {
     ["a retrievalError added", { ...base, identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p", retrievalError: "x" } } }, false],
     ["another key", { ...base, identities: { [keyB]: { resourceID: identityA, clientId: "c", principalId: "p" } } }, false],
   ])("compares against %s", (_title, other, expected) => {
-    expect(statusEquals(base, other)).toBe(expected);
+    expect(dataPlaneHalf.equals(base, other)).toBe(expected);
   });
 
   it("treats a missing identities map as equal to an empty one", () => {
-    expect(statusEquals({}, { identities: {} })).toBe(true);
-    expect(identitiesEqual({}, {})).toBe(true);
+    expect(dataPlaneHalf.equals({}, { identities: {} })).toBe(true);
   });
 });
 
@@ -404,9 +396,9 @@ describe("isNotFoundRetrievalError and isFailedRetrievalError", () => {
   });
 });
 
-describe("countEntries", () => {
+describe("statusCounts", () => {
   it("classifies resolved, not-found and failed entries", () => {
-    const counts = countEntries({
+    const counts = statusCounts({
       identities: {
         a: { resourceID: "a", clientId: "c", principalId: "p" },
         b: { resourceID: "b", retrievalError: "ResourceNotFound (HTTP 404): gone" },
@@ -419,7 +411,7 @@ describe("countEntries", () => {
   });
 
   it("counts nothing in an empty status", () => {
-    expect(countEntries({})).toEqual({ identityCount: 0, resolvedCount: 0, notFoundCount: 0, failedCount: 0 });
+    expect(statusCounts({})).toEqual({ identityCount: 0, resolvedCount: 0, notFoundCount: 0, failedCount: 0 });
   });
 });
 

@@ -8,9 +8,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { MsiAnswerEntry } from "../../../resources/core/msiDecision";
-import { decideMsiStatus, msiDesiredSet, msiRequestedIdentities, msiWorkReason, standInAnswer } from "../../../resources/core/msiDecision";
+import { decideMsiStatus, msiDesiredSet, msiRequestedIdentities, standInAnswer } from "../../../resources/core/msiDecision";
 import type { JsonObject } from "../../../resources/core/json";
-import { msiStatusEquals, msiStatusToJson, readMsiSubtree } from "../../../resources/core/msiManagedIdentities";
+import { msiHalf } from "../../../resources/core/msiManagedIdentities";
 
 interface MsiVector {
   readonly name: string;
@@ -45,11 +45,11 @@ describe("the msiManagedIdentities subtree", () => {
     const decided = decideMsiStatus(desiredOf(vector), vector.answer, new Date(vector.now), () => vector.random);
     expect(decided.ok).toBe(true);
     if (!decided.ok) return;
-    expect(JSON.stringify(msiStatusToJson(decided.status))).toBe(JSON.stringify(JSON.parse(vector.subtree)));
+    expect(JSON.stringify(msiHalf.toJson(decided.status))).toBe(JSON.stringify(JSON.parse(vector.subtree)));
     // And Go's subtree reads back without a problem, equal to ours.
-    const read = readMsiSubtree(JSON.parse(vector.subtree));
+    const read = msiHalf.readSubtree(JSON.parse(vector.subtree));
     expect(read.problems).toEqual([]);
-    expect(msiStatusEquals(read.status, decided.status)).toBe(true);
+    expect(msiHalf.equals(read.status, decided.status)).toBe(true);
   });
 
   it("keeps fields it does not know, of the subtree and of its entries, after the known ones", () => {
@@ -65,7 +65,7 @@ describe("the msiManagedIdentities subtree", () => {
       controlPlaneOperatorsIdentities: { [cp.toLowerCase()]: { resourceId: cp, tenantId: "t" } },
       serviceManagedIdentity: { resourceId: smi, tenantId: "t" },
     };
-    expect(msiStatusToJson(decided.status, stored)).toEqual({
+    expect(msiHalf.toJson(decided.status, stored)).toEqual({
       earliestRecheckTime: "2026-08-15T00:00:00Z",
       controlPlaneOperatorsIdentities: { [cp.toLowerCase()]: { resourceId: cp, clientId: "c", principalId: "p", tenantId: "t" } },
       serviceManagedIdentity: { resourceId: smi, clientId: "c", principalId: "p", tenantId: "t" },
@@ -134,13 +134,13 @@ describe("the MSI half's decisions", () => {
     const decided = decideMsiStatus(desired, standInAnswer(msiRequestedIdentities(desired), { clientId: "c", principalId: "p" }), now, () => 0);
     if (!decided.ok) throw new Error(decided.problem);
     const stored = decided.status;
-    expect(msiWorkReason(desired, stored, now)).toBeUndefined();
-    expect(msiWorkReason(desired, stored, new Date("2026-08-15T00:00:00Z"))).toBe("recheckDue");
-    expect(msiWorkReason(desired, { ...stored, earliestRecheckTime: undefined }, now)).toBe("neverChecked");
+    expect(msiHalf.workReason(desired, stored, now)).toBeUndefined();
+    expect(msiHalf.workReason(desired, stored, new Date("2026-08-15T00:00:00Z"))).toBe("recheckDue");
+    expect(msiHalf.workReason(desired, { ...stored, earliestRecheckTime: undefined }, now)).toBe("neverChecked");
     const otherSmi = desiredOf({ controlPlaneOperators: { "control-plane": cp }, serviceManagedIdentity: `${smi}-2` });
-    expect(msiWorkReason(otherSmi, stored, now)).toBe("desiredSetChanged");
+    expect(msiHalf.workReason(otherSmi, stored, now)).toBe("desiredSetChanged");
     const fewer = desiredOf({ controlPlaneOperators: {}, serviceManagedIdentity: smi.toUpperCase() });
-    expect(msiWorkReason(fewer, stored, now)).toBe("desiredSetChanged");
-    expect(msiWorkReason(desired, {}, now)).toBe("desiredSetChanged");
+    expect(msiHalf.workReason(fewer, stored, now)).toBe("desiredSetChanged");
+    expect(msiHalf.workReason(desired, {}, now)).toBe("desiredSetChanged");
   });
 });

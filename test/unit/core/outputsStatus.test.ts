@@ -14,7 +14,7 @@ import {
 } from "../../../resources/core/outputsStatus";
 import { outputsStatusText, readOutputsStatusText, statusFromOutputs } from "../../../resources/core/outputsStatusText";
 import type { DataPlaneOperatorsManagedIdentities } from "../../../resources/core/serviceProviderClusterDocument";
-import { identitiesEqual } from "../../../resources/core/identityStatus";
+import { dataPlaneHalf } from "../../../resources/core/serviceProviderClusterDocument";
 
 const identityA =
   "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/test-rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/identity-a";
@@ -95,13 +95,13 @@ describe("decodeOutputsStatus", () => {
   it("gives back the subtree, up to the case of resourceID, from the keys at hand", () => {
     const decoded = decodeOutputsStatus(encoded, [keyB, keyA, foreignKey]);
     expect(decoded.earliestRecheckTime).toBe(subtree.earliestRecheckTime);
-    expect(identitiesEqual(decoded.identities ?? {}, subtree.identities ?? {})).toBe(true);
+    expect(dataPlaneHalf.equals({ identities: decoded.identities }, { identities: subtree.identities })).toBe(true);
   });
 
   it("gives an operator whose key is not at hand a stand-in key that equals no real key", () => {
     const decoded = decodeOutputsStatus(encoded, [keyA]);
     expect(Object.keys(decoded.identities ?? {}).sort()).toEqual(["(operator operator-b)", foreignKey, keyA].sort());
-    expect(identitiesEqual(decoded.identities ?? {}, subtree.identities ?? {})).toBe(false);
+    expect(dataPlaneHalf.equals({ identities: decoded.identities }, { identities: subtree.identities })).toBe(false);
   });
 
   it("recovers the operator names from outputs written earlier (what refresh re-encodes with)", () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject, JsonValue } from "../../../resources/core/json";
 import { isJsonObject } from "../../../resources/core/json";
-import { readStoredStatus, serviceProviderClusterDocumentProblems, statusToJson } from "../../../resources/core/serviceProviderClusterDocument";
-import { statusPatchOperations } from "../../../resources/core/statusPatch";
+import { serviceProviderClusterDocumentProblems } from "../../../resources/core/serviceProviderClusterDocument";
+import { identityStatusPatchOperations } from "../../../resources/core/statusPatch";
 import { applyPatchOperation } from "../../fakes/inMemoryDocumentStore";
 import {
   buildServiceProviderClusterDocument,
@@ -13,6 +13,7 @@ import {
   subtreeOf,
   withoutOwnedFields,
 } from "../../fixtures/documents";
+import { dataPlaneHalf } from "../../../resources/core/serviceProviderClusterDocument";
 
 const identityA = identityResourceId("identity-a");
 const keyA = identityA.toLowerCase();
@@ -43,7 +44,7 @@ describe("readStoredStatus", () => {
       [storedEntry(identityA, { clientId: "c", principalId: "p" }), storedEntry(identityB, { retrievalError: "X: y" })],
       "2026-08-15T00:00:00Z",
     );
-    expect(readStoredStatus(documentWithSubtree(subtree))).toEqual({
+    expect(dataPlaneHalf.read(documentWithSubtree(subtree))).toEqual({
       status: {
         identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" }, [keyB]: { resourceID: identityB, retrievalError: "X: y" } },
         earliestRecheckTime: "2026-08-15T00:00:00Z",
@@ -65,7 +66,7 @@ describe("readStoredStatus", () => {
       { status: { identities: { [keyA]: { resourceID: identityA } } }, present: true, problems: [] },
     ],
   ])("tolerates %s", (_title, subtree, expected) => {
-    expect(readStoredStatus(documentWithSubtree(subtree))).toEqual(expected);
+    expect(dataPlaneHalf.read(documentWithSubtree(subtree))).toEqual(expected);
   });
 
   it.each([
@@ -82,14 +83,14 @@ describe("readStoredStatus", () => {
     ["an unparseable recheck time", { earliestRecheckTime: "soon" }, "earliestRecheckTime is not an RFC 3339 timestamp"],
     ["a numeric recheck time", { earliestRecheckTime: 5 }, "earliestRecheckTime is not an RFC 3339 timestamp"],
   ])("drops and reports %s", (_title, subtree, problem) => {
-    const result = readStoredStatus(documentWithSubtree(subtree));
+    const result = dataPlaneHalf.read(documentWithSubtree(subtree));
     expect(result.present).toBe(true);
     expect(result.problems).toEqual([problem]);
     expect(result.status.identities).toBeUndefined();
   });
 
   it("keeps the good entries next to a malformed one", () => {
-    const result = readStoredStatus(documentWithSubtree({ identities: { [keyA]: { resourceID: identityA, clientId: "c" }, [keyB]: "bad" } }));
+    const result = dataPlaneHalf.read(documentWithSubtree({ identities: { [keyA]: { resourceID: identityA, clientId: "c" }, [keyB]: "bad" } }));
     expect(result.status.identities).toEqual({ [keyA]: { resourceID: identityA, clientId: "c" } });
     expect(result.problems).toHaveLength(1);
   });
@@ -99,7 +100,7 @@ describe("readStoredStatus", () => {
     ["a null status", { properties: { status: null } }],
     ["a status that is a string", { properties: { status: "x" } }],
   ])("reads a document with %s as absent", (_title, document) => {
-    expect(readStoredStatus(document as JsonObject)).toEqual({ status: {}, present: false, problems: [] });
+    expect(dataPlaneHalf.read(document as JsonObject)).toEqual({ status: {}, present: false, problems: [] });
   });
 });
 
@@ -134,7 +135,7 @@ describe("serviceProviderClusterDocumentProblems", () => {
 
 describe("statusToJson", () => {
   it("writes upstream's field order, sorted keys, and omits empty optional fields", () => {
-    const json = statusToJson({
+    const json = dataPlaneHalf.toJson({
       earliestRecheckTime: "2026-08-15T00:00:00Z",
       identities: { [keyB]: { resourceID: identityB, retrievalError: "e" }, [keyA]: { principalId: "", clientId: "c", resourceID: identityA } },
     });
@@ -147,18 +148,18 @@ describe("statusToJson", () => {
   });
 
   it("writes an empty status as an empty object", () => {
-    expect(statusToJson({})).toEqual({});
-    expect(statusToJson({ identities: {} })).toEqual({});
+    expect(dataPlaneHalf.toJson({})).toEqual({});
+    expect(dataPlaneHalf.toJson({ identities: {} })).toEqual({});
   });
 });
 
-describe("statusPatchOperations", () => {
+describe("identityStatusPatchOperations for the data plane half", () => {
   const status = { identities: { [keyA]: { resourceID: identityA, clientId: "c", principalId: "p" } }, earliestRecheckTime: "2026-08-15T00:00:00Z" };
 
   it("sets only the owned subtree and upstream's bookkeeping", () => {
     const document = buildServiceProviderClusterDocument({ instanceVersion: 7 });
-    expect(statusPatchOperations(document, status, '"etag-1"')).toEqual([
-      { op: "set", path: "/properties/status/dataPlaneOperatorsManagedIdentities", value: statusToJson(status) },
+    expect(identityStatusPatchOperations(document, { dataPlane: status }, '"etag-1"')).toEqual([
+      { op: "set", path: "/properties/status/dataPlaneOperatorsManagedIdentities", value: dataPlaneHalf.toJson(status) },
       { op: "set", path: "/properties/cosmosMetadata/instanceVersion", value: 8 },
       { op: "set", path: "/properties/cosmosMetadata/etag", value: '"etag-1"' },
     ]);
@@ -174,7 +175,7 @@ describe("statusPatchOperations", () => {
     const document = buildServiceProviderClusterDocument({
       overrides: { properties: { cosmosMetadata: { instanceVersion: instanceVersion as JsonValue | undefined } } },
     });
-    const operations = statusPatchOperations(document, {}, "e");
+    const operations = identityStatusPatchOperations(document, { dataPlane: {} }, "e");
     expect(operations.find((operation) => operation.path.endsWith("instanceVersion"))).toEqual({
       op: "set",
       path: "/properties/cosmosMetadata/instanceVersion",
@@ -184,18 +185,18 @@ describe("statusPatchOperations", () => {
 
   it("creates the status object when the document has none, keeping foreign status fields out of harm's way", () => {
     const document = buildServiceProviderClusterDocument({ overrides: { properties: { status: undefined } } });
-    const operations = statusPatchOperations(document, status, "e");
-    expect(operations[0]).toEqual({ op: "set", path: "/properties/status", value: { dataPlaneOperatorsManagedIdentities: statusToJson(status) } });
+    const operations = identityStatusPatchOperations(document, { dataPlane: status }, "e");
+    expect(operations[0]).toEqual({ op: "set", path: "/properties/status", value: { dataPlaneOperatorsManagedIdentities: dataPlaneHalf.toJson(status) } });
   });
 
   it("creates cosmosMetadata in a legacy document as upstream's Replace would (instanceVersion read as 1, written as 2)", () => {
     const document = buildServiceProviderClusterDocument({ overrides: { properties: { cosmosMetadata: undefined } } });
     const patched = structuredClone(document);
-    for (const operation of statusPatchOperations(document, status, '"e"')) applyPatchOperation(patched, operation);
+    for (const operation of identityStatusPatchOperations(document, { dataPlane: status }, '"e"')) applyPatchOperation(patched, operation);
     const metadata = (patched.properties as JsonObject).cosmosMetadata as JsonObject;
     expect(Object.keys(metadata)).toEqual(["resourceID", "etag", "instanceVersion", "partitionKey"]);
     expect(metadata).toEqual({ resourceID: document.resourceID, etag: '"e"', instanceVersion: 2, partitionKey: document.partitionKey });
-    expect(subtreeOf(patched)).toEqual(statusToJson(status));
+    expect(subtreeOf(patched)).toEqual(dataPlaneHalf.toJson(status));
   });
 
   it.each([
@@ -205,8 +206,8 @@ describe("statusPatchOperations", () => {
     ["a document with a null status", buildServiceProviderClusterDocument({ overrides: { properties: { status: null } } })],
   ])("applies cleanly to %s and changes nothing else", (_title, document) => {
     const patched = structuredClone(document);
-    for (const operation of statusPatchOperations(document, status, '"e"')) applyPatchOperation(patched, operation);
-    expect(subtreeOf(patched)).toEqual(statusToJson(status));
+    for (const operation of identityStatusPatchOperations(document, { dataPlane: status }, '"e"')) applyPatchOperation(patched, operation);
+    expect(subtreeOf(patched)).toEqual(dataPlaneHalf.toJson(status));
     expect(instanceVersionOf(patched)).toBe(4);
     const before = withoutOwnedFields(document) as JsonObject;
     const after = withoutOwnedFields(patched) as JsonObject;

@@ -4,7 +4,7 @@
  * container does not exist), a 403 with substatus 1008 (the account does not exist) and an
  * account host that does not resolve are configuration errors naming the settings and the values
  * in use, on point reads, on batched and bulk reads (which fall back to point reads) and on
- * patches; readLive and waitForDocument (resources/sync/documentReads.ts) fail at once with them.
+ * patches; readLive and waitForDocument (resources/sync/documents.ts) fail at once with them.
  */
 import type { Container } from "@azure/cosmos";
 import { describe, expect, it } from "vitest";
@@ -12,8 +12,8 @@ import { cosmosStatusCode, isCosmosConfigurationError, isCosmosDocumentError } f
 import type { JsonObject } from "../../../resources/core/json";
 import { createDocumentStore } from "../../../resources/cosmos/documentStore";
 import type { DocumentStore } from "../../../resources/cosmos/documentStore";
-import { readLive, waitForDocument } from "../../../resources/sync/documentReads";
-import type { DocumentDependencies } from "../../../resources/sync/documentReads";
+import { readLive, waitForDocument } from "../../../resources/sync/documents";
+import type { DocumentDependencies } from "../../../resources/sync/documents";
 import { cosmosError } from "../../fakes/inMemoryDocumentStore";
 
 const endpoint = "https://aro-hcp-test.documents.azure.com";

@@ -2,7 +2,6 @@ import { countsOf } from "../../fixtures/storedDocument";
 import type * as pulumi from "@pulumi/pulumi";
 import { standInMsiAnswers } from "../../../resources/azure/msiAnswers";
 import { msiStatusText } from "../../../resources/provider/providerOutputs";
-import { readStoredMsiStatus } from "../../../resources/core/msiManagedIdentities";
 import { standInIds } from "../../fakes/syncHarness";
 import { describe, expect, it } from "vitest";
 import { createConcurrencyLimiter } from "../../../resources/sync/concurrencyLimiter";
@@ -31,6 +30,7 @@ import {
   storedStatus,
   subtreeOf,
 } from "../../fixtures/documents";
+import { msiHalf } from "../../../resources/core/msiManagedIdentities";
 
 type Inputs = ProviderInputs & { readonly __provider?: string };
 type Outputs = ProviderOutputs & { readonly __provider?: string };
@@ -170,7 +170,7 @@ describe("create", () => {
         operators: { "operator-a": [keyHashOf(keyA), "a-client", "a-principal"] },
       }),
       // The MSI half was current in the document: recorded as stored.
-      msiStatus: msiStatusText(readStoredMsiStatus(setupValue.store.get(location.partitionKey, location.documentId) as JsonObject).status),
+      msiStatus: msiStatusText(msiHalf.read(setupValue.store.get(location.partitionKey, location.documentId) as JsonObject).status),
     });
     expect(findUndefined(result.outs)).toEqual([]);
     expect(JSON.parse(JSON.stringify(result.outs))).toEqual(result.outs);
@@ -463,7 +463,7 @@ describe("diff", () => {
       setupValue.store.put(joined);
       expect(await setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).toEqual({ changes: true });
       const updated = { ...outsOf(await setupValue.provider.update(location.documentId, outs, inputs(fromClusterDocument))), __provider: outs.__provider };
-      const msi = readStoredMsiStatus(setupValue.store.get(location.partitionKey, location.documentId) as JsonObject).status;
+      const msi = msiHalf.read(setupValue.store.get(location.partitionKey, location.documentId) as JsonObject).status;
       expect(msi?.controlPlaneOperatorsIdentities?.[identityB.toLowerCase()]).toMatchObject({ resourceId: identityB, clientId: standInIds.clientId });
       expect(await setupValue.provider.diff(location.documentId, updated, inputs(fromClusterDocument))).toEqual({ changes: false });
     });
@@ -538,7 +538,7 @@ describe("update", () => {
     const { msiStatus, ...rest } = outsOf(result);
     expect(rest).toEqual(expected);
     // The outputs keep fingerprints of the MSI half's IDs: the stand-in's now, as Cosmos holds them.
-    expect(msiStatus).toBe(msiStatusText(readStoredMsiStatus(setupValue.store.get(location.partitionKey, location.documentId) as JsonObject).status));
+    expect(msiStatus).toBe(msiStatusText(msiHalf.read(setupValue.store.get(location.partitionKey, location.documentId) as JsonObject).status));
     expect(msiStatus).not.toBe(outs.msiStatus);
   });
 

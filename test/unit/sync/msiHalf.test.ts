@@ -1,5 +1,5 @@
 /**
- * The MSI half of a pass, a refresh and a delete (resources/sync/msiHalf.ts, msiRefresh.ts) at the
+ * The MSI half of a pass, a refresh and a delete (resources/core/msiDecision.ts, resources/sync/azureAnswers.ts, refreshManagedIdentityStatus.ts) at the
  * sync seam, with the real decision code and fakes for the store and the answer: upstream's gate,
  * one answer for every identity, nothing written of this half without a complete answer (the other
  * half still written), a conflict decided again, drift shown by refresh, and a delete that keeps
@@ -9,7 +9,6 @@ import { describe, expect, it } from "vitest";
 import type { MsiAnswerSource } from "../../../resources/azure/msiAnswers";
 import { standInMsiAnswers } from "../../../resources/azure/msiAnswers";
 import type { JsonObject } from "../../../resources/core/json";
-import { readStoredMsiStatus } from "../../../resources/core/msiManagedIdentities";
 import { msiFingerprintOf } from "../../../resources/core/msiOutputs";
 import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
 import { partialResultOf, syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
@@ -18,6 +17,7 @@ import { resourceNotFoundError, restError } from "../../fakes/scriptedUserAssign
 import type { Harness } from "../../fakes/syncHarness";
 import { createHarness, parsedCluster, standInIds } from "../../fakes/syncHarness";
 import { buildServiceProviderClusterDocument, identityResourceId, locationOf } from "../../fixtures/documents";
+import { msiHalf } from "../../../resources/core/msiManagedIdentities";
 
 const location = locationOf();
 const controlPlane = identityResourceId("cp-control-plane");
@@ -45,7 +45,7 @@ function harnessWith(msiAnswers: MsiAnswerSource | "arm", identities: Readonly<R
 }
 
 const documentOf = (harness: Harness): JsonObject => harness.store.get(location.partitionKey, location.documentId) as JsonObject;
-const msiOf = (harness: Harness) => readStoredMsiStatus(documentOf(harness)).status;
+const msiOf = (harness: Harness) => msiHalf.read(documentOf(harness)).status;
 const pass = (harness: Harness, forceMsi = false) =>
   syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired: undefined, force: false, forceMsi });
 

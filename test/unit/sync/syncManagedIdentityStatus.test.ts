@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { isCosmosDocumentError, isUserAssignedIdentityReadError } from "../../../resources/core/errors";
 import type { UserAssignedIdentityReadError } from "../../../resources/core/errors";
-import { desiredIdentitySet, maxRetrievalErrorLength } from "../../../resources/core/identityStatus";
+import { desiredIdentitySet } from "../../../resources/core/identityStatus";
+import { maxRetrievalErrorLength } from "../../../resources/core/retrievalError";
 import type { JsonObject, JsonValue } from "../../../resources/core/json";
 import { locate } from "../../../resources/core/documentLocation";
 import { partialResultOf, syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";

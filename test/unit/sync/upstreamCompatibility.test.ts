@@ -9,11 +9,11 @@ import { describe, expect, it } from "vitest";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../../../resources/core/azureResourceId";
 import { desiredIdentitySet } from "../../../resources/core/identityStatus";
 import type { JsonObject } from "../../../resources/core/json";
-import { readStoredStatus } from "../../../resources/core/serviceProviderClusterDocument";
 import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
 import { resourceNotFoundError } from "../../fakes/scriptedUserAssignedIdentityReader";
 import { createHarness, declareInClusterDocument, parsedCluster } from "../../fakes/syncHarness";
 import { buildServiceProviderClusterDocument, locationOf, withoutOwnedFields } from "../../fixtures/documents";
+import { dataPlaneHalf } from "../../../resources/core/serviceProviderClusterDocument";
 
 const location = locationOf();
 // As the operator typed them (mixed case) and as upstream stores them (re-parsed from the lowercased key).
@@ -51,7 +51,7 @@ const desired = desiredIdentitySet({ "operator-a": typedA, "operator-b": typedB 
 
 describe("a status written by the upstream backend", () => {
   it("is read without a single problem", () => {
-    expect(readStoredStatus(upstreamDocument())).toEqual({ status: upstreamSubtree, present: true, problems: [] });
+    expect(dataPlaneHalf.read(upstreamDocument())).toEqual({ status: upstreamSubtree, present: true, problems: [] });
   });
 
   it("satisfies the gate: inside the recheck window nothing is looked up or written, whatever the ID casing", async () => {
@@ -91,10 +91,10 @@ describe("a status written by the upstream backend", () => {
     expect(harness.store.patches()).toHaveLength(0);
     harness.clock.set(new Date("2026-08-15T03:17:42Z"));
     expect(await syncManagedIdentityStatus(harness.dependencies, request)).toMatchObject({ workReason: "recheckDue", lookups: 1, wrote: true });
-    const written = readStoredStatus(harness.store.get(location.partitionKey, location.documentId) as JsonObject).status.identities?.[keyB];
+    const written = dataPlaneHalf.read(harness.store.get(location.partitionKey, location.documentId) as JsonObject).status.identities?.[keyB];
     // The same failure in the hook's words would only make the two writers rewrite each other.
     expect(written?.retrievalError).toBe(rawText);
-    const recheck = readStoredStatus(harness.store.get(location.partitionKey, location.documentId) as JsonObject).status.earliestRecheckTime;
+    const recheck = dataPlaneHalf.read(harness.store.get(location.partitionKey, location.documentId) as JsonObject).status.earliestRecheckTime;
     expect(Date.parse(recheck ?? "")).toBeGreaterThan(Date.parse("2026-08-15T03:17:42Z"));
   });
 });

@@ -1,0 +1,152 @@
+/**
+ * What one pass over both halves decides once Azure has answered, and what it reports: pure
+ * functions of the plans, the answers and the document the write reads
+ * (sync/syncManagedIdentityStatus.ts does the I/O around them).
+ */
+import type { ParsedResourceId } from "./azureResourceId";
+import { withMsiWritten } from "./clusterMessage";
+import type { DocumentLocation } from "./documentLocation";
+import type { IdentityLookupFailure } from "./errors";
+import { UserAssignedIdentityReadError } from "./errors";
+import type { DesiredIdentity } from "./identityStatus";
+import { isFailedRetrievalError } from "./retrievalError";
+import type { JsonObject } from "./json";
+import type { MsiPlan, StandIn } from "./msiDecision";
+import { decideMsiWrite, msiPlanError } from "./msiDecision";
+import type { MsiManagedIdentities } from "./msiManagedIdentities";
+import { msiHalf } from "./msiManagedIdentities";
+import type { DataPlaneOperatorsManagedIdentities } from "./serviceProviderClusterDocument";
+import { dataPlaneHalf } from "./serviceProviderClusterDocument";
+import type { CredentialScope, DecidedOutcome, IdsOnLookupFailure } from "./statusDecision";
+import { decideStatus } from "./statusDecision";
+import type { HalfPlan, PlanReason } from "./statusHalf";
+import type { StatusHalves } from "./statusPatch";
+
+/** What to reconcile. */
+export interface SyncRequest {
+  readonly cluster: ParsedResourceId;
+  /** The desired set; `undefined` reads it from the cluster document, as upstream does. */
+  readonly desired: readonly DesiredIdentity[] | undefined;
+  /** Skip the data plane operators' recheck gate (drift was detected in that half, or the state is unknown). */
+  readonly force: boolean;
+  /** Skip the MSI half's recheck gate (drift was detected in that half, or the state is unknown). */
+  readonly forceMsi?: boolean;
+  /** The service managed identity and identity URL the inputs declare: they must agree with the cluster document's. */
+  readonly serviceManagedIdentity?: string;
+  readonly identityUrl?: string;
+}
+
+/** What a pass found and did. */
+export interface SyncResult {
+  readonly documentId: string;
+  readonly partitionKey: string;
+  readonly serviceProviderClusterResourceId: string;
+  readonly desiredSource: "inputs" | "clusterDocument";
+  readonly serviceManagedIdentity: string | undefined;
+  /** The subtree as persisted after the pass. */
+  readonly status: DataPlaneOperatorsManagedIdentities;
+  readonly skippedReason: "clusterDeleting" | undefined;
+  /** Why Azure was consulted; undefined when the gate skipped it. */
+  readonly workReason: PlanReason | undefined;
+  readonly wrote: boolean;
+  readonly writeAttempts: number;
+  readonly lookups: number;
+  readonly failures: readonly IdentityLookupFailure[];
+  /** `status.msiManagedIdentities` as persisted after the pass. */
+  readonly msiStatus: MsiManagedIdentities;
+  /** Why the MSI half was not looked at: its cluster has no identity URL yet (upstream skips it too). */
+  readonly msiSkippedReason: "identityUrlNotSet" | undefined;
+  /** Why the MSI half asked for an answer; undefined when its gate skipped it. */
+  readonly msiWorkReason: PlanReason | undefined;
+}
+
+/** The data plane operators' answer: one outcome per identity asked about, in order, and whose credential read them; or why the half writes nothing. */
+export type DataPlaneAnswer = { readonly outcomes: readonly DecidedOutcome[]; readonly credentialScope: CredentialScope } | { readonly error: Error };
+
+/** The MSI half's answer: the half a complete answer leaves, or why the half writes nothing. */
+export type MsiAnswer = { readonly answered: MsiManagedIdentities } | { readonly error: Error };
+
+/** Each half's plan and, for a half with work, Azure's answer. */
+export interface PassDecisions {
+  readonly dataPlane: HalfPlan<readonly DesiredIdentity[]>;
+  readonly dataPlaneAnswer: DataPlaneAnswer | undefined;
+  /** The data plane operators' half as read before the lookups: what "changed since our read" is measured against. */
+  readonly basis: DataPlaneOperatorsManagedIdentities;
+  readonly msi: MsiPlan;
+  readonly msiAnswer: MsiAnswer | undefined;
+}
+
+/** The halves to write into `document` (the one read, or a re-read after a conflict): each half with an answer decided on its own. */
+export function decideHalves(
+  pass: PassDecisions,
+  document: JsonObject,
+  reread: boolean,
+  context: { readonly now: Date; readonly random: () => number; readonly idsOnLookupFailure: IdsOnLookupFailure; readonly standIn: StandIn | undefined },
+): StatusHalves {
+  const { dataPlane, dataPlaneAnswer, msi, msiAnswer } = pass;
+  return {
+    dataPlane:
+      dataPlane.kind === "work" && dataPlaneAnswer !== undefined && "outcomes" in dataPlaneAnswer
+        ? decideStatus({
+            desired: dataPlane.desired,
+            outcomes: dataPlaneAnswer.outcomes,
+            basis: pass.basis,
+            current: dataPlaneHalf.read(document),
+            reread,
+            now: context.now,
+            random: context.random,
+            idsOnLookupFailure: context.idsOnLookupFailure,
+            credentialScope: dataPlaneAnswer.credentialScope,
+          })
+        : undefined,
+    msi:
+      msi.kind === "work" && msiAnswer !== undefined && "answered" in msiAnswer
+        ? decideMsiWrite({ desired: msi.desired, answered: msiAnswer.answered, standIn: context.standIn, now: context.now }, msiHalf.read(document), reread)
+        : undefined,
+  };
+}
+
+/**
+ * The result of a pass that got as far as its write, or the error it throws: the data plane half's
+ * error first, the MSI half's after it, each saying what the other half wrote. A failure of one
+ * identity is reported only while the persisted status still records one for it: after a
+ * conflict, the other writer may have just recorded a fresh answer. Pure.
+ */
+export function reportPass(location: DocumentLocation, written: Omit<SyncResult, "failures">, halves: PassDecisions, wroteHalves: StatusHalves): SyncResult {
+  const { dataPlane, dataPlaneAnswer, msi } = halves;
+  const failures: IdentityLookupFailure[] =
+    dataPlane.kind === "work" && dataPlaneAnswer !== undefined && "outcomes" in dataPlaneAnswer
+      ? dataPlane.desired.flatMap((identity, index) => {
+          const outcome = dataPlaneAnswer.outcomes[index];
+          const recorded = isFailedRetrievalError(written.status.identities?.[identity.key]?.retrievalError);
+          return outcome.kind === "failed" && recorded ? [{ resourceId: identity.resourceId, error: outcome.error }] : [];
+        })
+      : [];
+  const result: SyncResult = { ...written, failures };
+  const dataPlaneError =
+    dataPlaneAnswer !== undefined && "error" in dataPlaneAnswer
+      ? dataPlaneAnswer.error
+      : failures.length > 0
+        ? new UserAssignedIdentityReadError({
+            documentId: location.documentId,
+            clusterName: location.clusterName,
+            failures,
+            persisted: true,
+            total: result.lookups,
+            status: result.status,
+          })
+        : undefined;
+  const msiError =
+    msi.kind === "unreadable" || msi.kind === "refused"
+      ? msiPlanError(location, msi)
+      : halves.msiAnswer !== undefined && "error" in halves.msiAnswer
+        ? halves.msiAnswer.error
+        : undefined;
+  const error = dataPlaneError ?? msiError;
+  if (error === undefined) return result;
+  if (dataPlaneError !== undefined && msiError !== undefined) error.message += `\nand: ${msiError.message}`;
+  else if (dataPlaneError !== undefined && wroteHalves.msi !== undefined) error.message = withMsiWritten(error.message);
+  else if (msiError !== undefined && wroteHalves.dataPlane !== undefined) error.message += " (status.dataPlaneOperatorsManagedIdentities was written)";
+  // The provider records the result in state when anything was written, or when identities failed.
+  throw result.wrote || failures.length > 0 ? Object.assign(error, { result }) : error;
+}

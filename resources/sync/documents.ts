@@ -1,0 +1,235 @@
+/**
+ * Every Cosmos read of a pass and of a refresh: the read step at the edge of each. A document is
+ * waited for a bounded time (this hook never creates one) and a soft-deleted one (envelope
+ * `deletionTimestamp`) reads as absent, as upstream's listers treat it.
+ *
+ * A missing document says "not in this container", never "deleted": Cosmos answers a read of a
+ * deleted document and of one that was never in the container the settings name (another
+ * container of the same database, a copy of the database) alike. So an absence counts only where
+ * the fleet's documents provably are: the resource provider keeps each subscription's own document
+ * (uuid5 of `/subscriptions/<id>`) in the same partition as its clusters' documents for as long as
+ * it knows the subscription, a deleted subscription's included. It is read only once a cluster's
+ * document read as absent, so a pass or refresh over documents that exist pays nothing for it.
+ */
+import type { ClusterDesiredSet } from "../core/clusterDocument";
+import { desiredFromClusterDocument } from "../core/clusterDocument";
+import { clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
+import type { DocumentLocation } from "../core/documentLocation";
+import { CosmosDocumentError, cosmosStatusCode, describeCosmosError, isCosmosConfigurationError, isCosmosDocumentError } from "../core/errors";
+import { serviceProviderClusterDocumentProblems } from "../core/serviceProviderClusterDocument";
+import type { StoredDocument } from "../cosmos/documentStore";
+import { absentEverywhereError } from "../cosmos/settingsProblems";
+import { log } from "../logging/logger";
+import type { SyncDependencies } from "./syncDependencies";
+
+/** What reading and writing documents needs of a pass's dependencies. */
+export type DocumentDependencies = Pick<SyncDependencies, "documentStore" | "now" | "random" | "sleep" | "options">;
+
+/** A pass's documents: the cluster document's verdict, and the ServiceProviderCluster document (absent only for a deleting cluster). */
+export type PassDocuments =
+  | { readonly kind: "deleting"; readonly fromCluster: Extract<ClusterDesiredSet, { kind: "deleting" }>; readonly stored: StoredDocument | undefined }
+  | { readonly kind: "live"; readonly fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>; readonly stored: StoredDocument };
+
+/**
+ * The read step of a pass. Both point reads go out at once (one Cosmos round trip), yet the
+ * cluster document decides first: it is waited for (bounded), its failure is the one reported, a
+ * deleting cluster does not wait for the ServiceProviderCluster document, and `refuse` (the
+ * pass's checks of the verdict against its request) fails the pass before that document is waited
+ * for. When the cluster document had to be waited for, the early ServiceProviderCluster read
+ * predates the wait and is read again. A ServiceProviderCluster document not in upstream's layout
+ * is refused.
+ */
+export async function readPassDocuments(
+  dependencies: DocumentDependencies,
+  location: DocumentLocation,
+  refuse: (fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>) => Error | undefined,
+): Promise<PassDocuments> {
+  const serviceProviderClusterRead = startReadLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
+  const clusterRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
+  const clusterDocument = await waitForClusterDocument(dependencies, location, clusterRead);
+  // Settled by now: the wait awaited it as its first poll (and threw had it failed).
+  const firstServiceProviderClusterRead = (await clusterRead) === undefined ? undefined : serviceProviderClusterRead;
+  const fromCluster = desiredFromClusterDocument(clusterDocument.document);
+  if (fromCluster.kind === "deleting") {
+    const stored = await (firstServiceProviderClusterRead ?? readServiceProviderCluster(dependencies, location));
+    return { kind: "deleting", fromCluster, stored };
+  }
+  const refusal = refuse(fromCluster);
+  if (refusal !== undefined) throw refusal;
+  const stored = await waitForDocument(
+    dependencies,
+    location.partitionKey,
+    location.documentId,
+    serviceProviderClusterDescription(location),
+    firstServiceProviderClusterRead,
+  );
+  const problems = serviceProviderClusterDocumentProblems(stored.document);
+  if (problems.length > 0) {
+    throw new CosmosDocumentError({
+      documentId: location.documentId,
+      message: clusterMessage({
+        cause: `the ServiceProviderCluster document is not in the layout upstream writes`,
+        clusterName: location.clusterName,
+        outcome: "nothing was written",
+        reference: serviceProviderClusterDocumentLabel(location.documentId),
+        details: problems,
+      }),
+    });
+  }
+  return { kind: "live", fromCluster, stored };
+}
+
+/** What a write reads again after a conflict: both documents, at once. */
+export function rereadPassDocuments(
+  dependencies: DocumentDependencies,
+  location: DocumentLocation,
+): Promise<[StoredDocument | undefined, StoredDocument | undefined]> {
+  return Promise.all([readServiceProviderCluster(dependencies, location), readClusterDocument(dependencies, location)]);
+}
+
+/** The ServiceProviderCluster document (soft-deleted reads as absent). */
+function readServiceProviderCluster(dependencies: DocumentDependencies, location: DocumentLocation): Promise<StoredDocument | undefined> {
+  return readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
+}
+
+/** The HCPOpenShiftCluster document (soft-deleted reads as absent). */
+export function readClusterDocument(dependencies: DocumentDependencies, location: DocumentLocation): Promise<StoredDocument | undefined> {
+  return readLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
+}
+
+/**
+ * The read step of a refresh: the ServiceProviderCluster document, or what its absence means:
+ * `clusterDocumentPresent` (the container is the fleet's; only that document is missing) or
+ * `deleted` (neither cluster document is there but the subscription's is). Those two reads go out
+ * at once (one request: they share the partition key).
+ * @throws CosmosDocumentError naming the container, database and endpoint settings when the subscription's document is missing too.
+ */
+export async function readRefreshDocument(
+  dependencies: DocumentDependencies,
+  location: DocumentLocation,
+): Promise<{ readonly stored: StoredDocument } | { readonly absence: "clusterDocumentPresent" | "deleted" }> {
+  const stored = await readServiceProviderCluster(dependencies, location);
+  if (stored !== undefined) return { stored };
+  const clusterRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
+  const subscriptionRead = readEvenSoftDeleted(dependencies, location);
+  subscriptionRead.catch(() => undefined);
+  if ((await clusterRead) !== undefined) return { absence: "clusterDocumentPresent" };
+  if ((await subscriptionRead) !== undefined) return { absence: "deleted" };
+  throw nothingOfTheSubscription(dependencies, location, "refresh");
+}
+
+/**
+ * Waits (bounded) for the cluster's HCPOpenShiftCluster document; when it never appears and
+ * neither the ServiceProviderCluster document nor the subscription's is there either, the pass
+ * fails naming the settings instead of the document.
+ */
+async function waitForClusterDocument(
+  dependencies: DocumentDependencies,
+  location: DocumentLocation,
+  firstRead: Promise<StoredDocument | undefined>,
+): Promise<StoredDocument> {
+  try {
+    return await waitForDocument(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location), firstRead);
+  } catch (error) {
+    if (!isCosmosDocumentError(error) || error.statusCode !== 404 || isCosmosConfigurationError(error)) throw error;
+    // Only a proof changes the report: a read that fails here leaves the missing cluster document as the failure.
+    const [spc, subscription] = await Promise.all([readServiceProviderCluster(dependencies, location), readEvenSoftDeleted(dependencies, location)]).catch(
+      () => [true, true],
+    );
+    throw spc === undefined && subscription === undefined ? nothingOfTheSubscription(dependencies, location, "update") : error;
+  }
+}
+
+function nothingOfTheSubscription(dependencies: DocumentDependencies, location: DocumentLocation, verb: "refresh" | "update"): CosmosDocumentError {
+  return absentEverywhereError(
+    verb,
+    {
+      serviceProviderClusterDocumentId: location.documentId,
+      clusterDocumentId: location.clusterDocumentId,
+      subscriptionDocumentId: location.subscriptionDocumentId,
+      subscriptionResourceId: `/subscriptions/${location.partitionKey}`,
+      clusterName: location.clusterName,
+    },
+    dependencies.documentStore.location,
+  );
+}
+
+/**
+ * Reads a document, polling until it exists or the wait runs out. Never creates it.
+ * @param firstRead - A read of it already started ({@link startReadLive}), used as the first poll.
+ */
+export async function waitForDocument(
+  dependencies: DocumentDependencies,
+  partitionKey: string,
+  id: string,
+  description: string,
+  firstRead?: Promise<StoredDocument | undefined>,
+): Promise<StoredDocument> {
+  const deadline = dependencies.now().getTime() + dependencies.options.documentWaitInMs;
+  // Bounded by the clock and, should the clock stand still, by the number of polls.
+  const maxPolls = Math.ceil(dependencies.options.documentWaitInMs / Math.max(1, dependencies.options.documentPollIntervalInMs)) + 1;
+  for (let poll = 1; ; poll += 1) {
+    const stored = poll === 1 && firstRead !== undefined ? await firstRead : await readLive(dependencies, partitionKey, id, description);
+    if (stored !== undefined) return stored;
+    const remaining = deadline - dependencies.now().getTime();
+    if (remaining <= 0 || poll >= maxPolls) {
+      throw new CosmosDocumentError({
+        documentId: id,
+        statusCode: 404,
+        message:
+          `${description} does not exist after ${Math.round(dependencies.options.documentWaitInMs / 1000)} s ('aro-hcp-identity-status:documentWaitSeconds'): ` +
+          "the resource provider creates it, this hook never does; check that the cluster exists and that cosmosEndpoint/cosmosDatabase/cosmosContainer " +
+          "point at the fleet's container. Nothing was written.",
+      });
+    }
+    if (poll === 1) log("info", "wait", id, `${description} does not exist yet; polling for up to ${Math.round(remaining / 1000)} s`);
+    await dependencies.sleep(Math.min(dependencies.options.documentPollIntervalInMs, remaining));
+  }
+}
+
+/**
+ * Starts {@link readLive} now, for a caller that awaits it later or, when it fails first for
+ * another reason, never: the rejection is handled here, so a read left behind never becomes an
+ * unhandled rejection (which Node treats as a crash by default). Awaiting the returned promise
+ * still throws its error.
+ */
+function startReadLive(dependencies: DocumentDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument | undefined> {
+  const read = readLive(dependencies, partitionKey, id, description);
+  read.catch(() => undefined);
+  return read;
+}
+
+/** Reads a document, treating a soft-deleted one (envelope deletionTimestamp) as absent, as upstream does. */
+export async function readLive(dependencies: DocumentDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument | undefined> {
+  const stored = await readOrFail(dependencies, partitionKey, id, description);
+  return stored === undefined || typeof stored.document.deletionTimestamp === "string" ? undefined : stored;
+}
+
+/** The subscription's document as stored, a soft-deleted one included: any trace of the subscription proves the container. */
+function readEvenSoftDeleted(dependencies: DocumentDependencies, location: DocumentLocation): Promise<StoredDocument | undefined> {
+  return readOrFail(dependencies, location.partitionKey, location.subscriptionDocumentId, `the subscription's document ${location.subscriptionDocumentId}`);
+}
+
+async function readOrFail(dependencies: DocumentDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument | undefined> {
+  try {
+    return await dependencies.documentStore.readDocument(partitionKey, id);
+  } catch (error) {
+    throw new CosmosDocumentError({
+      documentId: id,
+      statusCode: cosmosStatusCode(error),
+      // Cause first; a settings problem already says that nothing was written and what to check.
+      message: `${describeCosmosError(error).replace(/[.\s]+$/, "")}${isCosmosConfigurationError(error) ? "" : "; nothing was written"}. [reading ${description}]`,
+      cause: error,
+    });
+  }
+}
+
+/** How messages name the cluster's HCPOpenShiftCluster document. */
+export function clusterDocumentDescription(location: DocumentLocation): string {
+  return `the HCPOpenShiftCluster document of cluster ${location.clusterName} (${location.clusterDocumentId})`;
+}
+
+/** How messages name the ServiceProviderCluster document of a location. */
+export function serviceProviderClusterDescription(location: DocumentLocation): string {
+  return `the ServiceProviderCluster document of cluster ${location.clusterName} (${location.documentId})`;
+}
