@@ -1,0 +1,121 @@
+/**
+ * The OpenTelemetry side of the hook's spans, loaded only when an OTLP endpoint is configured
+ * (startTracing.ts): a Node tracer provider registered for the process (so the Azure SDK's
+ * @azure/core-tracing, through @azure/opentelemetry-instrumentation-azure-sdk, puts its own
+ * operation and HTTP spans beneath the hook's), exporting over OTLP/gRPC through a batch processor,
+ * every span redacted on its way out (redaction.ts). The sampler is the SDK's, from
+ * `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG` (parent-based always-on by default).
+ */
+import { context, SpanStatusCode, trace } from "@opentelemetry/api";
+import type { Span } from "@opentelemetry/api";
+import type { ExportResult } from "@opentelemetry/core";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-grpc";
+import { Resource } from "@opentelemetry/resources";
+import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
+import { AzureSdkInstrumentation } from "@azure/opentelemetry-instrumentation-azure-sdk";
+import { failureCauseOf } from "../core/failureCause";
+import type { InstalledTracer, SpanAttributes } from "../logging/spans";
+import type { TracingSettings } from "./tracingSettings";
+import { redactAttributes, redactSpanText, secretValuesOf } from "./redaction";
+
+/** The instrumentation scope of the hook's own spans. */
+const scopeName = "aro-hcp-identity-status";
+
+/** Attributes without the undefined ones, which OpenTelemetry would drop with a warning. */
+function defined(attributes: SpanAttributes): Record<string, string | number | boolean> {
+  const result: Record<string, string | number | boolean> = {};
+  for (const [name, value] of Object.entries(attributes)) if (value !== undefined) result[name] = value;
+  return result;
+}
+
+/** A copy of the span as the exporter reads it, every text redacted. */
+function redactedSpan(span: ReadableSpan, secrets: readonly string[]): ReadableSpan {
+  return Object.create(span, {
+    name: { value: redactSpanText(span.name, secrets) },
+    attributes: { value: redactAttributes(span.attributes, secrets) },
+    events: {
+      value: span.events.map((event) => ({
+        ...event,
+        name: redactSpanText(event.name, secrets),
+        ...(event.attributes === undefined ? {} : { attributes: redactAttributes(event.attributes, secrets) }),
+      })),
+    },
+    status: { value: span.status.message === undefined ? span.status : { ...span.status, message: redactSpanText(span.status.message, secrets) } },
+  }) as ReadableSpan;
+}
+
+/** The exporter every span goes through: redacts, then hands over to `inner`. */
+export function redactingExporter(inner: SpanExporter, secretValues: () => readonly string[]): SpanExporter {
+  return {
+    export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void) {
+      const secrets = secretValues();
+      inner.export(
+        spans.map((span) => redactedSpan(span, secrets)),
+        resultCallback,
+      );
+    },
+    shutdown: () => inner.shutdown(),
+    ...(inner.forceFlush === undefined ? {} : { forceFlush: () => (inner.forceFlush as () => Promise<void>).call(inner) }),
+  };
+}
+
+/** Points the Azure SDK's tracing at OpenTelemetry, whether or not @azure/core-tracing is loaded yet. */
+function instrumentAzureSdk(): void {
+  const instrumentation = new AzureSdkInstrumentation();
+  // The instrumentation patches @azure/core-tracing when it is first required; a module loaded
+  // before tracing started is patched here, by the instrumentation's own definition.
+  for (const definition of instrumentation.getModuleDefinitions()) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the module the instrumentation patches, loaded by name
+    definition.patch?.(require(definition.name) as never);
+  }
+}
+
+/**
+ * Builds the tracer and registers its provider for the process. `exporter` replaces the OTLP one
+ * (tests); `secretValues` names setting values no span may carry besides the environment's secrets.
+ */
+export function createOtelTracer(settings: TracingSettings, secretValues: () => readonly string[], exporter?: SpanExporter): InstalledTracer {
+  const resource = Resource.default().merge(new Resource({ "service.name": settings.serviceName }));
+  const provider = new NodeTracerProvider({ resource });
+  const target = exporter ?? new OTLPTraceExporter({ url: settings.endpoint });
+  const processor = new BatchSpanProcessor(
+    redactingExporter(target, () => [...secretValuesOf(process.env), ...secretValues()]),
+    {
+      scheduledDelayMillis: 500,
+    },
+  );
+  provider.addSpanProcessor(processor);
+  provider.register();
+  instrumentAzureSdk();
+  const tracer = trace.getTracer(scopeName);
+  // A context that falls back to the active one (azure/requestCredentialPolicy.ts) may itself be
+  // the active one, inside the SDK's own spans: a lookup never asks itself again.
+  let lookingUp = false;
+  return {
+    inSpan(name, attributes, run) {
+      return tracer.startActiveSpan(name, { attributes: defined(attributes) }, async (span: Span) => {
+        try {
+          return await run({ set: (more) => span.setAttributes(defined(more)) });
+        } catch (error) {
+          const message = error instanceof Error ? `${error.name}: ${failureCauseOf(error.message)}` : "failed";
+          span.setStatus({ code: SpanStatusCode.ERROR, message });
+          throw error;
+        } finally {
+          span.end();
+        }
+      });
+    },
+    contextValue(key) {
+      if (lookingUp) return undefined;
+      lookingUp = true;
+      try {
+        return context.active().getValue(key);
+      } finally {
+        lookingUp = false;
+      }
+    },
+    flush: () => processor.forceFlush(),
+  };
+}

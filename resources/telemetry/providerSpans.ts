@@ -1,0 +1,120 @@
+/**
+ * The provider's two hooks into tracing: a span around each call the engine makes (check, diff,
+ * create, update, read, delete) and a span around each cluster's pass inside it. Both do nothing
+ * but call through while tracing is off; the first call with an endpoint configured loads the
+ * OpenTelemetry SDK (startTracing.ts).
+ *
+ * The provider host is not told the call's URN, nor the engine's trace context: @pulumi/pulumi's
+ * dynamic provider host hands a ResourceProvider only the inputs and outputs, although the engine
+ * puts a `traceparent` in each call's gRPC metadata (docs/operations.md, "Traces"). So each
+ * provider call's span starts a trace of its own and names its resource by type and cluster ID.
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import type { ParsedResourceId } from "../core/azureResourceId";
+import { clusterNameOf } from "../core/clusterMessage";
+import { flushSpans, inSpan, tracingOn } from "../logging/spans";
+import type { SyncDependencies } from "../sync/syncDependencies";
+import type { SyncResult } from "../sync/syncManagedIdentityStatus";
+import { partialResultOf } from "../sync/syncManagedIdentityStatus";
+import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
+import { attribute, failureAttributes, passFailureAttributes, passResultAttributes, refreshResultAttributes } from "./passAttributes";
+import { counterAttributes, tracedDependencies } from "./tracedDependencies";
+import type { PassCounters } from "./tracedDependencies";
+import { startTracingIfConfigured } from "./startTracing";
+
+/** The resource's type token (serviceProviderClusterIdentityStatus.ts; not imported: that module is above this one). */
+const resourceType = "pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus";
+
+type Provider<I, O> = pulumi.dynamic.ResourceProvider<I, O>;
+
+/** The cluster resource ID a call's inputs or outputs name, if any. */
+function clusterIdOf(...bags: unknown[]): string | undefined {
+  for (const bag of bags) {
+    const value = (bag as { clusterResourceId?: unknown } | undefined)?.clusterResourceId;
+    if (typeof value === "string") return value;
+  }
+  return undefined;
+}
+
+/** Runs one provider call in its span, then sends the spans: the engine may stop the host right after the answer. */
+async function providerCall<T>(method: string, clusterResourceId: string | undefined, run: () => Promise<T>): Promise<T> {
+  await startTracingIfConfigured(process.env);
+  if (!tracingOn()) return run();
+  try {
+    return await inSpan(
+      `provider ${method}`,
+      { [attribute.providerMethod]: method, [attribute.resourceType]: resourceType, [attribute.clusterResourceId]: clusterResourceId },
+      async (span) => {
+        try {
+          return await run();
+        } catch (error) {
+          span.set(failureAttributes(error));
+          throw error;
+        }
+      },
+    );
+  } finally {
+    await flushSpans();
+  }
+}
+
+/** The provider with a span around each call; see the module comment. */
+export function traceProviderCalls<I, O>(provider: Provider<I, O>): Provider<I, O> {
+  const check = provider.check?.bind(provider);
+  const diff = provider.diff?.bind(provider);
+  const update = provider.update?.bind(provider);
+  const read = provider.read?.bind(provider);
+  const remove = provider.delete?.bind(provider);
+  return {
+    ...(provider.configure === undefined ? {} : { configure: provider.configure.bind(provider) }),
+    ...(check === undefined ? {} : { check: (olds: I, news: I) => providerCall("check", clusterIdOf(news, olds), () => check(olds, news)) }),
+    ...(diff === undefined ? {} : { diff: (id: string, olds: O, news: I) => providerCall("diff", clusterIdOf(news, olds), () => diff(id, olds, news)) }),
+    create: (inputs: I) => providerCall("create", clusterIdOf(inputs), () => provider.create(inputs)),
+    ...(update === undefined
+      ? {}
+      : { update: (id: string, olds: O, news: I) => providerCall("update", clusterIdOf(news, olds), () => update(id, olds, news)) }),
+    ...(read === undefined ? {} : { read: (id: string, props?: O) => providerCall("read", clusterIdOf(props), () => read(id, props)) }),
+    ...(remove === undefined ? {} : { delete: (id: string, props: O) => providerCall("delete", clusterIdOf(props), () => remove(id, props)) }),
+  };
+}
+
+/** Runs a pass over one cluster in its span when tracing is on: the dependencies it gets trace their I/O. */
+async function tracedPass<R>(
+  kind: "sync" | "refresh",
+  cluster: ParsedResourceId,
+  dependencies: SyncDependencies,
+  run: (dependencies: SyncDependencies) => Promise<R>,
+  resultAttributes: (result: R) => ReturnType<typeof passResultAttributes>,
+): Promise<R> {
+  if (!tracingOn()) return run(dependencies);
+  const clusterName = clusterNameOf(cluster);
+  return inSpan(`cluster ${kind} pass`, { [attribute.passKind]: kind, [attribute.clusterResourceId]: cluster.canonical }, async (span) => {
+    const counters: PassCounters = { retries: 0, throttled: 0, throttleWaitMs: 0, waitMs: 0 };
+    try {
+      const result = await run(tracedDependencies(dependencies, cluster, counters));
+      span.set({ ...resultAttributes(result), ...counterAttributes(counters) });
+      return result;
+    } catch (error) {
+      span.set({ ...passFailureAttributes(error, partialResultOf(error), clusterName), ...counterAttributes(counters) });
+      throw error;
+    }
+  });
+}
+
+/** A sync pass (create, update) in its span. */
+export function traceSyncPass(
+  cluster: ParsedResourceId,
+  dependencies: SyncDependencies,
+  run: (dependencies: SyncDependencies) => Promise<SyncResult>,
+): Promise<SyncResult> {
+  return tracedPass("sync", cluster, dependencies, run, passResultAttributes);
+}
+
+/** A refresh (read) in its span. */
+export function traceRefreshPass(
+  cluster: ParsedResourceId,
+  dependencies: SyncDependencies,
+  run: (dependencies: SyncDependencies) => Promise<RefreshResult>,
+): Promise<RefreshResult> {
+  return tracedPass("refresh", cluster, dependencies, run, refreshResultAttributes);
+}
