@@ -82,10 +82,8 @@ function tracedReader(reader: UserAssignedIdentityReader, half: StatusHalf, coun
     ...(reader.acquireToken === undefined
       ? {}
       : {
-          acquireToken(options: { readonly abortSignal: AbortSignal }) {
-            const acquire = reader.acquireToken as NonNullable<UserAssignedIdentityReader["acquireToken"]>;
-            return traced("arm token", { [attribute.half]: half }, counters, () => acquire.call(reader, options));
-          },
+          acquireToken: (options: { readonly abortSignal: AbortSignal }) =>
+            traced("arm token", { [attribute.half]: half }, counters, () => reader.acquireToken?.(options) ?? Promise.resolve(undefined)),
         }),
   };
 }
