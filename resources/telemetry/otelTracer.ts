@@ -8,7 +8,6 @@
  */
 import { context, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Span } from "@opentelemetry/api";
-import type { ExportResult } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-grpc";
 import { Resource } from "@opentelemetry/resources";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
@@ -16,6 +15,7 @@ import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 import { AzureSdkInstrumentation } from "@azure/opentelemetry-instrumentation-azure-sdk";
 import { failureCauseOf } from "../core/failureCause";
+import { log } from "../logging/logger";
 import type { InstalledTracer, SpanAttributes } from "../logging/spans";
 import type { TracingSettings } from "./tracingSettings";
 import { redactAttributes, redactSpanText, secretValuesOf } from "./redaction";
@@ -49,7 +49,7 @@ function redactedSpan(span: ReadableSpan, secrets: readonly string[]): ReadableS
 /** The exporter every span goes through: redacts, then hands over to `inner`. */
 export function redactingExporter(inner: SpanExporter, secretValues: () => readonly string[]): SpanExporter {
   return {
-    export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void) {
+    export(spans: ReadableSpan[], resultCallback: Parameters<SpanExporter["export"]>[1]) {
       const secrets = secretValues();
       inner.export(
         spans.map((span) => redactedSpan(span, secrets)),
@@ -93,6 +93,7 @@ export function createOtelTracer(settings: TracingSettings, secretValues: () => 
   // A context that falls back to the active one (azure/requestCredentialPolicy.ts) may itself be
   // the active one, inside the SDK's own spans: a lookup never asks itself again.
   let lookingUp = false;
+  let exportFailureReported = false;
   return {
     inSpan(name, attributes, run) {
       return tracer.startActiveSpan(name, { attributes: defined(attributes) }, async (span: Span) => {
@@ -116,6 +117,12 @@ export function createOtelTracer(settings: TracingSettings, secretValues: () => 
         lookingUp = false;
       }
     },
-    flush: () => processor.forceFlush(),
+    // Tracing never fails a call: an endpoint that does not answer costs the spans, said once.
+    flush: () =>
+      processor.forceFlush().catch((error: unknown) => {
+        if (exportFailureReported) return;
+        exportFailureReported = true;
+        log("warning", "tracing", settings.source, `spans could not be exported: ${redactSpanText(error instanceof Error ? error.message : String(error))}`);
+      }),
   };
 }
