@@ -1,6 +1,6 @@
 /**
  * Traces of a fleet run through Pulumi's own flag: the literal `pulumi up --otel-traces=…` in the
- * project directory, in production's credential mode (each cluster in its own tenant, read as its
+ * project directory (and `npm run pulumi -- up --otel-traces=…`), in production's credential mode (each cluster in its own tenant, read as its
  * own service managed identity) with one tenant refusing every token and one ARM read throttled.
  * The engine starts its OTLP receiver and hands it to the provider host, which exports the hook's
  * spans there; the engine writes them to a file together with its own, or forwards them to a
@@ -8,6 +8,7 @@
  * engine's message names, the Azure SDK's spans beneath the hook's, the engine's spans beside
  * them, and no secret anywhere.
  */
+import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -183,5 +184,21 @@ describe("pulumi up --otel-traces through the literal CLI, one tenant failing", 
       ["data plane request", "cluster credential"],
     );
     expectNoSecret(JSON.stringify(collector.spans));
+
+    // And through `npm run pulumi` (the Automation API, which has no option for the flag: cli/otelTraces.ts).
+    const wrapperFile = join(scratchDirectory, "wrapper-traces.json");
+    // Asynchronous: the in-process sandbox answers from this event loop.
+    const wrapped = await new Promise<{ status: number | null; output: string }>((resolveRun) => {
+      const child = execFile(
+        process.execPath,
+        [join(projectDirectory, "dist", "cli", "pulumi.js"), "up", "--stack", stackName, "--continue-on-error", `--otel-traces=file://${wrapperFile}`],
+        { cwd: projectDirectory, env: environment, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 300_000 },
+        (_error, stdout, stderr) => resolveRun({ status: child.exitCode, output: `${stdout}${stderr}` }),
+      );
+    });
+    const wrapperOutput = wrapped.output;
+    expect(wrapped.status, wrapperOutput).toBe(1);
+    expectFleetTrace(readSpanFile(wrapperFile), wrapperOutput, new Map([[failing, ["failed"]]]), ["cluster credential"]);
+    expectNoSecret(readFileSync(wrapperFile, "utf8"));
   }, 600_000);
 });
