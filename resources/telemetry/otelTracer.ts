@@ -6,7 +6,7 @@
  * every span redacted on its way out (redaction.ts). The sampler is the SDK's, from
  * `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG` (parent-based always-on by default).
  */
-import { context, SpanStatusCode, trace } from "@opentelemetry/api";
+import { context, SpanStatusCode } from "@opentelemetry/api";
 import type { Span } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-grpc";
 import { Resource } from "@opentelemetry/resources";
@@ -89,7 +89,8 @@ export function createOtelTracer(settings: TracingSettings, secretValues: () => 
   provider.addSpanProcessor(processor);
   provider.register();
   instrumentAzureSdk();
-  const tracer = trace.getTracer(scopeName);
+  // The provider's own tracer: the hook's spans go to this exporter even where another provider is registered for the process.
+  const tracer = provider.getTracer(scopeName);
   // A context that falls back to the active one (azure/requestCredentialPolicy.ts) may itself be
   // the active one, inside the SDK's own spans: a lookup never asks itself again.
   let lookingUp = false;
