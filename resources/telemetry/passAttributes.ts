@@ -101,9 +101,9 @@ export function passResultAttributes(result: SyncResult): SpanAttributes {
 }
 
 /**
- * A pass that threw. With a result attached (it wrote, or identities failed beside the IDs it
- * kept) the outcome is `kept`: what was answered is persisted, the failed identities keep their
- * stored IDs beside a retrievalError. Without one nothing was written: `failed`.
+ * A pass that threw. With a result attached the outcome is `kept`: what was answered is persisted,
+ * and each identity that failed records a retrievalError beside its stored IDs (kept unless the
+ * answer was definitive: core/statusDecision.ts). Without one nothing was written: `failed`.
  */
 export function passFailureAttributes(error: unknown, partial: SyncResult | undefined, clusterName?: string): SpanAttributes {
   return {

@@ -12,7 +12,7 @@ import { installTracer } from "../../resources/logging/spans";
 import { createOtelTracer } from "../../resources/telemetry/otelTracer";
 import { useClusterModeSandbox } from "../fixtures/clusterModeSandbox";
 
-const fixture = useClusterModeSandbox({ clusters: 3, identitiesPerCluster: 2 });
+const fixture = useClusterModeSandbox({ clusters: 4, identitiesPerCluster: 2 });
 const exporter = new InMemorySpanExporter();
 
 beforeAll(() => {
@@ -39,7 +39,7 @@ function ancestors(span: ReadableSpan, spans: readonly ReadableSpan[]): string[]
 describe("spans of a fleet pass", () => {
   it("records each cluster's pass with its outcome, cause, retries and throttling, the SDK's spans beneath, and no secret", async () => {
     const { sandbox, clusters } = fixture;
-    const [healthy, failing, throttled] = clusters;
+    const [healthy, failing, throttled, refused] = clusters;
     sandbox.faults.add({
       target: "entra",
       kind: "status",
@@ -56,9 +56,18 @@ describe("spans of a fleet pass", () => {
       count: 1,
       match: { resourceId: Object.values(throttled.dataPlaneOperators)[0] },
     });
+    // An answer that says nothing definitive about one identity: the rest is written, its stored IDs are kept.
+    sandbox.faults.add({
+      target: "arm",
+      kind: "status",
+      statusCode: 400,
+      errorCode: "InvalidRequest",
+      count: 10,
+      match: { resourceId: Object.values(refused.dataPlaneOperators)[0] },
+    });
     const provider = fixture.provider();
     const outcomes = await Promise.allSettled(clusters.map((cluster) => provider.create({ clusterResourceId: cluster.clusterResourceId })));
-    expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled", "rejected"]);
     const spans = exporter.getFinishedSpans();
 
     const passOf = (cluster: (typeof clusters)[number]) => {
@@ -77,6 +86,23 @@ describe("spans of a fleet pass", () => {
       "aro_hcp.throttle_wait_ms": 1000,
     });
     expect(Number(passOf(throttled).attributes["aro_hcp.wait_ms"])).toBeGreaterThanOrEqual(1000);
+    expect(passOf(refused).attributes).toMatchObject({
+      "aro_hcp.outcome": "kept",
+      "aro_hcp.failure.class": "UserAssignedIdentityReadError",
+      "aro_hcp.failure.half": "data plane",
+      "aro_hcp.failure.codes": "InvalidRequest (HTTP 400)",
+      "aro_hcp.identities.failed": 1,
+      "aro_hcp.lookups": 2,
+    });
+    expect(passOf(refused).attributes["aro_hcp.failure.cause"]).toBe("a data plane operator managed identity could not be read: InvalidRequest (HTTP 400)");
+    // What the outcome says is what Cosmos holds: the other identity written, the failed one recorded beside no ID.
+    const document = sandbox.documents.read(refused.partitionKey, refused.serviceProviderClusterDocumentId) as unknown as {
+      properties: { status: { dataPlaneOperatorsManagedIdentities: { identities: Record<string, { clientId?: string; retrievalError?: string }> } } };
+    };
+    const [failedId, readId] = Object.values(refused.dataPlaneOperators).map((id) => id.toLowerCase());
+    const identities = document.properties.status.dataPlaneOperatorsManagedIdentities.identities;
+    expect(identities[failedId]?.retrievalError).toMatch(/^InvalidRequest \(HTTP 400\)/);
+    expect(identities[readId]?.clientId).toBe(sandbox.identities.get(Object.values(refused.dataPlaneOperators)[1])?.clientId);
     for (const cluster of clusters) expect(ancestors(passOf(cluster), spans)).toEqual(["provider create"]);
 
     // The hook's own I/O spans beneath the pass, and the Azure SDK's beneath those (Entra, ARM and
