@@ -13,6 +13,7 @@ import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
 export const attribute = {
   clusterResourceId: "aro_hcp.cluster.resource_id",
   resourceType: "pulumi.resource.type",
+  project: "pulumi.project",
   providerMethod: "aro_hcp.provider.method",
   passKind: "aro_hcp.pass.kind",
   outcome: "aro_hcp.outcome",

@@ -7,7 +7,8 @@
  * The provider host is not told the call's URN, nor the engine's trace context: @pulumi/pulumi's
  * dynamic provider host hands a ResourceProvider only the inputs and outputs, although the engine
  * puts a `traceparent` in each call's gRPC metadata (docs/operations.md, "Traces"). So each
- * provider call's span starts a trace of its own and names its resource by type and cluster ID.
+ * provider call's span starts a trace of its own and names its resource by project, type and
+ * cluster ID: all of its URN but the stack, which the host is not told either.
  */
 import type * as pulumi from "@pulumi/pulumi";
 import type { ParsedResourceId } from "../core/azureResourceId";
@@ -43,7 +44,13 @@ async function providerCall<T>(method: string, clusterResourceId: string | undef
   try {
     return await inSpan(
       `provider ${method}`,
-      { [attribute.providerMethod]: method, [attribute.resourceType]: resourceType, [attribute.clusterResourceId]: clusterResourceId },
+      {
+        [attribute.providerMethod]: method,
+        [attribute.resourceType]: resourceType,
+        // The engine names the project to its plugins; the stack it does not.
+        [attribute.project]: process.env.PULUMI_PROJECT,
+        [attribute.clusterResourceId]: clusterResourceId,
+      },
       async (span) => {
         try {
           return await run();

@@ -18,6 +18,7 @@ import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedTenantFleet } from "../../sandbox/seed";
 import { failureCauseOf } from "../../resources/core/failureCause";
+import { resourceTypeToken } from "../../resources/serviceProviderClusterIdentityStatus";
 import { initLiteralStack, removeLiteralStack, runLiteralPulumi } from "./engineHelpers";
 import type { ExportedSpan, TraceCollector } from "./otlpSpans";
 import { ancestorsOf, readSpanFile, startTraceCollector } from "./otlpSpans";
@@ -72,7 +73,14 @@ function expectFleetTrace(
     expect(passes.length, `passes of ${cluster.clusterResourceId}`).toBeGreaterThan(0);
     for (const pass of passes) {
       expect(expected, `outcome of ${cluster.clusterResourceId}`).toContain(pass.attributes["aro_hcp.outcome"]);
-      expect(["provider create", "provider update", "provider read"]).toContain(ancestorsOf(pass, spans)[0]?.name);
+      const call = ancestorsOf(pass, spans)[0];
+      expect(["provider create", "provider update", "provider read"]).toContain(call?.name);
+      // All of the resource's URN the provider host is told: the project, the type, the cluster.
+      expect(call?.attributes).toMatchObject({
+        "pulumi.project": "aro-hcp-identity-status",
+        "pulumi.resource.type": resourceTypeToken,
+        "aro_hcp.cluster.resource_id": cluster.clusterResourceId,
+      });
       if (pass.attributes["aro_hcp.outcome"] === "failed") {
         // The same cause as the engine's message for that cluster (and so as the CLI's summary).
         expect(pass.attributes["aro_hcp.failure.cause"]).toBe(failureCauseOf(engineMessageOf(output, cluster), resourceNameOf(cluster)));
