@@ -52,8 +52,3 @@ export function inSpan<T>(name: string, attributes: SpanAttributes, run: (span: 
 export function activeContextValue(key: symbol): unknown {
   return installed?.contextValue(key);
 }
-
-/** Sends the spans ended so far; resolves at once when tracing is off. */
-export function flushSpans(): Promise<void> {
-  return installed === undefined ? Promise.resolve() : installed.flush();
-}

@@ -72,23 +72,46 @@ function instrumentAzureSdk(): void {
   }
 }
 
+/** How the tracer is built besides its settings. */
+export interface OtelTracerOptions {
+  /** Replaces the OTLP exporter (tests). */
+  readonly exporter?: SpanExporter;
+  /**
+   * Sends the spans not yet sent when the process is interrupted, then lets the signal end it. The
+   * engine interrupts a plugin (SIGINT to its process group) when it is done with it and kills it
+   * 5 s later; the provider host has no other handler of its own.
+   */
+  readonly flushOnInterrupt?: boolean;
+}
+
+/** At most this long for the last spans when interrupted: within the engine's 5 s. */
+const interruptFlushLimitMs = 3_000;
+
 /**
- * Builds the tracer and registers its provider for the process. `exporter` replaces the OTLP one
- * (tests); `secretValues` names setting values no span may carry besides the environment's secrets.
+ * Builds the tracer and registers its provider for the process. `secretValues` names setting
+ * values no span may carry besides the environment's secrets.
  */
-export function createOtelTracer(settings: TracingSettings, secretValues: () => readonly string[], exporter?: SpanExporter): InstalledTracer {
+export function createOtelTracer(settings: TracingSettings, secretValues: () => readonly string[], options: OtelTracerOptions = {}): InstalledTracer {
   const resource = Resource.default().merge(new Resource({ "service.name": settings.serviceName }));
   const provider = new NodeTracerProvider({ resource });
-  const target = exporter ?? new OTLPTraceExporter({ url: settings.endpoint });
+  const target = options.exporter ?? new OTLPTraceExporter({ url: settings.endpoint });
   const processor = new BatchSpanProcessor(
     redactingExporter(target, () => [...secretValuesOf(process.env), ...secretValues()]),
-    {
-      scheduledDelayMillis: 500,
-    },
+    // Sent in the background every fifth of a second; no provider call waits for it.
+    { scheduledDelayMillis: 200 },
   );
   provider.addSpanProcessor(processor);
   provider.register();
   instrumentAzureSdk();
+  if (options.flushOnInterrupt === true) {
+    const flushThenStop = (signal: NodeJS.Signals): void => {
+      const limit = new Promise<void>((resolve) => setTimeout(resolve, interruptFlushLimitMs).unref());
+      // Once: the listener is gone, so the signal raised again ends the process as it would have.
+      void Promise.race([processor.forceFlush().catch(() => undefined), limit]).then(() => process.kill(process.pid, signal));
+    };
+    process.once("SIGINT", flushThenStop);
+    process.once("SIGTERM", flushThenStop);
+  }
   // The provider's own tracer: the hook's spans go to this exporter even where another provider is registered for the process.
   const tracer = provider.getTracer(scopeName);
   // A context that falls back to the active one (azure/requestCredentialPolicy.ts) may itself be

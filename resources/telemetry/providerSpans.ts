@@ -13,7 +13,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterNameOf } from "../core/clusterMessage";
-import { flushSpans, inSpan, tracingOn } from "../logging/spans";
+import { inSpan, tracingOn } from "../logging/spans";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
 import { partialResultOf } from "../sync/syncManagedIdentityStatus";
@@ -37,32 +37,28 @@ function clusterIdOf(...bags: unknown[]): string | undefined {
   return undefined;
 }
 
-/** Runs one provider call in its span, then sends the spans: the engine may stop the host right after the answer. */
+/** Runs one provider call in its span (the spans go out in the background: telemetry/otelTracer.ts). */
 async function providerCall<T>(method: string, clusterResourceId: string | undefined, run: () => Promise<T>): Promise<T> {
   await startTracingIfConfigured(process.env);
   if (!tracingOn()) return run();
-  try {
-    return await inSpan(
-      `provider ${method}`,
-      {
-        [attribute.providerMethod]: method,
-        [attribute.resourceType]: resourceType,
-        // The engine names the project to its plugins; the stack it does not.
-        [attribute.project]: process.env.PULUMI_PROJECT,
-        [attribute.clusterResourceId]: clusterResourceId,
-      },
-      async (span) => {
-        try {
-          return await run();
-        } catch (error) {
-          span.set(failureAttributes(error));
-          throw error;
-        }
-      },
-    );
-  } finally {
-    await flushSpans();
-  }
+  return inSpan(
+    `provider ${method}`,
+    {
+      [attribute.providerMethod]: method,
+      [attribute.resourceType]: resourceType,
+      // The engine names the project to its plugins; the stack it does not.
+      [attribute.project]: process.env.PULUMI_PROJECT,
+      [attribute.clusterResourceId]: clusterResourceId,
+    },
+    async (span) => {
+      try {
+        return await run();
+      } catch (error) {
+        span.set(failureAttributes(error));
+        throw error;
+      }
+    },
+  );
 }
 
 /** The provider with a span around each call; see the module comment. */

@@ -33,7 +33,7 @@ export function startTracingIfConfigured(environment: Readonly<Record<string, st
   if (decision.kind === "off") return Promise.resolve();
   started = true;
   starting = import("./otelTracer")
-    .then(({ createOtelTracer }) => installTracer(createOtelTracer(decision.settings, () => [...secretSettings])))
+    .then(({ createOtelTracer }) => installTracer(createOtelTracer(decision.settings, () => [...secretSettings], { flushOnInterrupt: true })))
     .catch((error: unknown) => {
       // Tracing never fails a run: the provider goes on without spans.
       log("warning", "tracing", decision.settings.source, `spans cannot be exported: ${error instanceof Error ? error.message : String(error)}`);

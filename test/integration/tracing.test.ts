@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
+import type { InstalledTracer } from "../../resources/logging/spans";
 import { installTracer } from "../../resources/logging/spans";
 import { createOtelTracer } from "../../resources/telemetry/otelTracer";
 import { useClusterModeSandbox } from "../fixtures/clusterModeSandbox";
@@ -15,14 +16,15 @@ import { useClusterModeSandbox } from "../fixtures/clusterModeSandbox";
 const fixture = useClusterModeSandbox({ clusters: 4, identitiesPerCluster: 2 });
 const exporter = new InMemorySpanExporter();
 
+let tracer: InstalledTracer;
+
 beforeAll(() => {
-  installTracer(
-    createOtelTracer(
-      { endpoint: "http://127.0.0.1:1", source: "OTEL_EXPORTER_OTLP_ENDPOINT", serviceName: "tracing-test" },
-      () => [fixture.sandbox.cosmosKey],
-      exporter,
-    ),
+  tracer = createOtelTracer(
+    { endpoint: "http://127.0.0.1:1", source: "OTEL_EXPORTER_OTLP_ENDPOINT", serviceName: "tracing-test" },
+    () => [fixture.sandbox.cosmosKey],
+    { exporter },
   );
+  installTracer(tracer);
 });
 afterAll(() => installTracer(undefined));
 
@@ -68,6 +70,7 @@ describe("spans of a fleet pass", () => {
     const provider = fixture.provider();
     const outcomes = await Promise.allSettled(clusters.map((cluster) => provider.create({ clusterResourceId: cluster.clusterResourceId })));
     expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled", "rejected"]);
+    await tracer.flush();
     const spans = exporter.getFinishedSpans();
 
     const passOf = (cluster: (typeof clusters)[number]) => {

@@ -18,7 +18,7 @@ afterEach(() => {
 describe("createOtelTracer", () => {
   it("exports every span redacted: attributes, status message and name; the span's identity unchanged", async () => {
     const exporter = new InMemorySpanExporter();
-    const tracer = createOtelTracer(settings, () => [secretSetting], exporter);
+    const tracer = createOtelTracer(settings, () => [secretSetting], { exporter });
     await tracer
       .inSpan(
         "outer",
@@ -47,7 +47,7 @@ describe("createOtelTracer", () => {
   it("records nothing when OTEL_TRACES_SAMPLER says always_off", async () => {
     process.env.OTEL_TRACES_SAMPLER = "always_off";
     const exporter = new InMemorySpanExporter();
-    const tracer = createOtelTracer(settings, () => [], exporter);
+    const tracer = createOtelTracer(settings, () => [], { exporter });
     expect(await tracer.inSpan("sampled out", {}, () => Promise.resolve("ran"))).toBe("ran");
     await tracer.flush();
     expect(exporter.getFinishedSpans()).toEqual([]);
