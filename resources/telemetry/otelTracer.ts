@@ -46,15 +46,36 @@ function redactedSpan(span: ReadableSpan, secrets: readonly string[]): ReadableS
   }) as ReadableSpan;
 }
 
-/** The exporter every span goes through: redacts, then hands over to `inner`. */
-export function redactingExporter(inner: SpanExporter, secretValues: () => readonly string[]): SpanExporter {
+/** An exporter that can say when the exports it started have all answered. */
+export interface SettlingExporter extends SpanExporter {
+  /** Resolves when every export started so far has answered (or failed). */
+  settled(): Promise<void>;
+}
+
+/**
+ * The exporter every span goes through: redacts, then hands over to `inner`. It keeps the exports
+ * in flight: the batch processor's flush does not wait for one its timer started, and the process
+ * must not end before it answered.
+ */
+export function redactingExporter(inner: SpanExporter, secretValues: () => readonly string[]): SettlingExporter {
+  const inFlight = new Set<Promise<void>>();
   return {
     export(spans: ReadableSpan[], resultCallback: Parameters<SpanExporter["export"]>[1]) {
       const secrets = secretValues();
+      let answered: () => void = () => undefined;
+      const exported = new Promise<void>((resolve) => (answered = resolve));
+      inFlight.add(exported);
       inner.export(
         spans.map((span) => redactedSpan(span, secrets)),
-        resultCallback,
+        (result) => {
+          inFlight.delete(exported);
+          answered();
+          resultCallback(result);
+        },
       );
+    },
+    settled: async () => {
+      await Promise.all([...inFlight]);
     },
     shutdown: () => inner.shutdown(),
     ...(inner.forceFlush === undefined ? {} : { forceFlush: () => (inner.forceFlush as () => Promise<void>).call(inner) }),
@@ -95,19 +116,24 @@ export function createOtelTracer(settings: TracingSettings, secretValues: () => 
   const resource = Resource.default().merge(new Resource({ "service.name": settings.serviceName }));
   const provider = new NodeTracerProvider({ resource });
   const target = options.exporter ?? new OTLPTraceExporter({ url: settings.endpoint });
+  const exporter = redactingExporter(target, () => [...secretValuesOf(process.env), ...secretValues()]);
   const processor = new BatchSpanProcessor(
-    redactingExporter(target, () => [...secretValuesOf(process.env), ...secretValues()]),
+    exporter,
     // Sent in the background every fifth of a second; no provider call waits for it.
     { scheduledDelayMillis: 200 },
   );
   provider.addSpanProcessor(processor);
   provider.register();
   instrumentAzureSdk();
+  // Every ended span sent and answered: the batch the timer sent included.
+  const sendAll = async (): Promise<void> => {
+    await processor.forceFlush().finally(() => exporter.settled());
+  };
   if (options.flushOnInterrupt === true) {
     const flushThenStop = (signal: NodeJS.Signals): void => {
       const limit = new Promise<void>((resolve) => setTimeout(resolve, interruptFlushLimitMs).unref());
       // Once: the listener is gone, so the signal raised again ends the process as it would have.
-      void Promise.race([processor.forceFlush().catch(() => undefined), limit]).then(() => process.kill(process.pid, signal));
+      void Promise.race([sendAll().catch(() => undefined), limit]).then(() => process.kill(process.pid, signal));
     };
     process.once("SIGINT", flushThenStop);
     process.once("SIGTERM", flushThenStop);
@@ -143,7 +169,7 @@ export function createOtelTracer(settings: TracingSettings, secretValues: () => 
     },
     // Tracing never fails a call: an endpoint that does not answer costs the spans, said once.
     flush: () =>
-      processor.forceFlush().catch((error: unknown) => {
+      sendAll().catch((error: unknown) => {
         if (exportFailureReported) return;
         exportFailureReported = true;
         log("warning", "tracing", settings.source, `spans could not be exported: ${redactSpanText(error instanceof Error ? error.message : String(error))}`);

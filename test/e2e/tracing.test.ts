@@ -193,6 +193,25 @@ describe("pulumi up --otel-traces through the literal CLI, one tenant failing", 
     );
     expectNoSecret(JSON.stringify(collector.spans));
 
+    // Without the flag, the standard variables: the hook's spans go to the collector under the
+    // service name given, the engine's nowhere.
+    const before = collector.spans.length;
+    await runLiteralPulumi(
+      projectDirectory,
+      { ...environment, OTEL_EXPORTER_OTLP_ENDPOINT: `http://${collector.address}`, OTEL_SERVICE_NAME: "fleet-ci" },
+      stackName,
+      "refresh",
+      "--yes",
+    );
+    const standard = collector.spans.slice(before);
+    for (const cluster of [healthy, throttled]) {
+      const pass = standard.find(
+        (span) => span.name === "cluster refresh pass" && span.attributes["aro_hcp.cluster.resource_id"] === cluster.clusterResourceId,
+      );
+      expect(pass?.service, cluster.clusterResourceId).toBe("fleet-ci");
+    }
+    expect(standard.every((span) => span.service === "fleet-ci")).toBe(true);
+
     // And through `npm run pulumi` (the Automation API, which has no option for the flag: cli/otelTraces.ts).
     const wrapperFile = join(scratchDirectory, "wrapper-traces.json");
     // Asynchronous: the in-process sandbox answers from this event loop.
