@@ -1,8 +1,8 @@
 /**
  * The provider's two hooks into tracing: a span around each call the engine makes (check, diff,
- * create, update, read, delete) and a span around each cluster's pass inside it. Both do nothing
- * but call through while tracing is off; the first call with an endpoint configured loads the
- * OpenTelemetry SDK (startTracing.ts).
+ * create, update, read, delete) and a span around each cluster's pass inside it. Both only call
+ * through while tracing is off; the first call with an endpoint configured loads the
+ * OpenTelemetry SDK (startTracing.ts) and the spans' code (tracedCalls.ts).
  *
  * The provider host is not told the call's URN, nor the engine's trace context: @pulumi/pulumi's
  * dynamic provider host hands a ResourceProvider only the inputs and outputs, although the engine
@@ -12,19 +12,11 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import type { ParsedResourceId } from "../core/azureResourceId";
-import { clusterNameOf } from "../core/clusterMessage";
-import { inSpan, tracingOn } from "../logging/spans";
+import { tracingOn } from "../logging/spans";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
-import { partialResultOf } from "../sync/syncManagedIdentityStatus";
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
-import { attribute, failureAttributes, passFailureAttributes, passResultAttributes, refreshResultAttributes } from "./passAttributes";
-import { counterAttributes, tracedDependencies } from "./tracedDependencies";
-import type { PassCounters } from "./tracedDependencies";
 import { startTracingIfConfigured } from "./startTracing";
-
-/** The resource's type token (serviceProviderClusterIdentityStatus.ts; not imported: that module is above this one). */
-const resourceType = "pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus";
 
 type Provider<I, O> = pulumi.dynamic.ResourceProvider<I, O>;
 
@@ -37,28 +29,12 @@ function clusterIdOf(...bags: unknown[]): string | undefined {
   return undefined;
 }
 
-/** Runs one provider call in its span (the spans go out in the background: telemetry/otelTracer.ts). */
+/** Runs one provider call, in its span while tracing is on (the spans go out in the background: otelTracer.ts). */
 async function providerCall<T>(method: string, clusterResourceId: string | undefined, run: () => Promise<T>): Promise<T> {
   await startTracingIfConfigured(process.env);
   if (!tracingOn()) return run();
-  return inSpan(
-    `provider ${method}`,
-    {
-      [attribute.providerMethod]: method,
-      [attribute.resourceType]: resourceType,
-      // The engine names the project to its plugins; the stack it does not.
-      [attribute.project]: process.env.PULUMI_PROJECT,
-      [attribute.clusterResourceId]: clusterResourceId,
-    },
-    async (span) => {
-      try {
-        return await run();
-      } catch (error) {
-        span.set(failureAttributes(error));
-        throw error;
-      }
-    },
-  );
+  const { callSpan } = await import("./tracedCalls");
+  return callSpan(method, clusterResourceId, run);
 }
 
 /** The provider with a span around each call; see the module comment. */
@@ -81,43 +57,24 @@ export function traceProviderCalls<I, O>(provider: Provider<I, O>): Provider<I, 
   };
 }
 
-/** Runs a pass over one cluster in its span when tracing is on: the dependencies it gets trace their I/O. */
-async function tracedPass<R>(
-  kind: "sync" | "refresh",
-  cluster: ParsedResourceId,
-  dependencies: SyncDependencies,
-  run: (dependencies: SyncDependencies) => Promise<R>,
-  resultAttributes: (result: R) => ReturnType<typeof passResultAttributes>,
-): Promise<R> {
-  if (!tracingOn()) return run(dependencies);
-  const clusterName = clusterNameOf(cluster);
-  return inSpan(`cluster ${kind} pass`, { [attribute.passKind]: kind, [attribute.clusterResourceId]: cluster.canonical }, async (span) => {
-    const counters: PassCounters = { retries: 0, throttled: 0, throttleWaitMs: 0, waitMs: 0 };
-    try {
-      const result = await run(tracedDependencies(dependencies, cluster, counters));
-      span.set({ ...resultAttributes(result), ...counterAttributes(counters) });
-      return result;
-    } catch (error) {
-      span.set({ ...passFailureAttributes(error, partialResultOf(error), clusterName), ...counterAttributes(counters) });
-      throw error;
-    }
-  });
-}
-
-/** A sync pass (create, update) in its span. */
-export function traceSyncPass(
+/** A sync pass (create, update), in its span while tracing is on. */
+export async function traceSyncPass(
   cluster: ParsedResourceId,
   dependencies: SyncDependencies,
   run: (dependencies: SyncDependencies) => Promise<SyncResult>,
 ): Promise<SyncResult> {
-  return tracedPass("sync", cluster, dependencies, run, passResultAttributes);
+  if (!tracingOn()) return run(dependencies);
+  const { syncPassSpan } = await import("./tracedCalls");
+  return syncPassSpan(cluster, dependencies, run);
 }
 
-/** A refresh (read) in its span. */
-export function traceRefreshPass(
+/** A refresh (read), in its span while tracing is on. */
+export async function traceRefreshPass(
   cluster: ParsedResourceId,
   dependencies: SyncDependencies,
   run: (dependencies: SyncDependencies) => Promise<RefreshResult>,
 ): Promise<RefreshResult> {
-  return tracedPass("refresh", cluster, dependencies, run, refreshResultAttributes);
+  if (!tracingOn()) return run(dependencies);
+  const { refreshPassSpan } = await import("./tracedCalls");
+  return refreshPassSpan(cluster, dependencies, run);
 }

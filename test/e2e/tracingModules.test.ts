@@ -1,6 +1,6 @@
 /**
- * Free when off: without an OTLP endpoint the provider host loads no OpenTelemetry module, through
- * every provider call; with one (the engine's PULUMI_OTEL_EXPORTER_OTLP_ENDPOINT), the first call
+ * Free when off: without an OTLP endpoint the provider host loads no OpenTelemetry module, and of
+ * the hook's telemetry/ only what decides, through every provider call; with one (the engine's PULUMI_OTEL_EXPORTER_OTLP_ENDPOINT), the first call
  * loads the SDK and the Azure SDK's instrumentation. Checked in a separate Node process over the
  * built package (module loading is what is measured).
  */
@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 const script = `
 const dist = process.argv[1] + "/dist/resources";
 const loaded = () => [...new Set(Object.keys(require.cache)
-  .map((key) => /node_modules\\/(@opentelemetry\\/[^/]+|@azure\\/opentelemetry-instrumentation-azure-sdk)\\//.exec(key)?.[1])
+  .map((key) => /node_modules\\/(@opentelemetry\\/[^/]+|@azure\\/opentelemetry-instrumentation-azure-sdk)\\//.exec(key)?.[1] ?? /dist\\/resources\\/(telemetry\\/[^/]+)\\.js$/.exec(key)?.[1])
   .filter((name) => name !== undefined))].sort();
 const { implementation } = require(dist + "/providerEntry.js");
 const cluster = "/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c";
@@ -36,7 +36,8 @@ function modulesAfterCalls(environment: Readonly<Record<string, string>>): strin
 
 describe("OpenTelemetry modules in the provider host", () => {
   it("loads none without an endpoint, and the SDK, its OTLP exporter and the Azure SDK's instrumentation with one", () => {
-    expect(modulesAfterCalls({})).toEqual([]);
+    // Of the hook's own telemetry code, only the door and the decision.
+    expect(modulesAfterCalls({})).toEqual(["telemetry/providerSpans", "telemetry/startTracing", "telemetry/tracingSettings"]);
     // Port 9 refuses the connection: only what the calls load matters.
     const withEndpoint = modulesAfterCalls({ PULUMI_OTEL_EXPORTER_OTLP_ENDPOINT: "127.0.0.1:9" });
     expect(withEndpoint).toEqual(
@@ -45,6 +46,8 @@ describe("OpenTelemetry modules in the provider host", () => {
         "@opentelemetry/sdk-trace-node",
         "@opentelemetry/exporter-trace-otlp-grpc",
         "@azure/opentelemetry-instrumentation-azure-sdk",
+        "telemetry/otelTracer",
+        "telemetry/tracedCalls",
       ]),
     );
   });
