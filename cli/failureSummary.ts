@@ -11,7 +11,7 @@
  * (Automation API `onEvent`).
  */
 import type { EngineEvent } from "@pulumi/pulumi/automation";
-import { clusterMarker } from "../resources/core/clusterMessage";
+import { failureCauseOf } from "../resources/core/failureCause";
 
 /** One failed resource: its name in the stack (the cluster) and the engine's message for it. */
 export interface ResourceFailure {
@@ -31,23 +31,12 @@ export interface FailureGroup {
 // Terminal colours, which the engine adds with `color: "always"` or "auto" on a terminal.
 // eslint-disable-next-line no-control-regex
 const ansi = /\u001b\[[0-9;]*m|<\{%[^%]*%\}>/g;
-const armId = /\/subscriptions\/[^\s,;)\]'"]+/gi;
-const uuid = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
 
-/** The cause of a failure message, the same for every cluster that failed the same way. */
+/** The cause of a failure message, the same for every cluster that failed the same way (as the spans name it: core/failureCause.ts). */
 export function causeOf(failure: ResourceFailure): string {
   // The engine may put the failed step before the provider's message ("Preview failed: ").
   const firstLine = (failure.message.replace(ansi, "").trim().split("\n")[0] ?? "").replace(/^[A-Za-z ]{0,30}failed: /, "");
-  const marker = firstLine.indexOf(clusterMarker);
-  const cause = marker === -1 ? firstLine : firstLine.slice(0, marker);
-  return cause
-    .split(failure.resource)
-    .join("<cluster>")
-    .replace(armId, "<id>")
-    .replace(uuid, "<id>")
-    .replace(/\s+/g, " ")
-    .replace(/[\s.;:]+$/, "")
-    .trim();
+  return failureCauseOf(firstLine, failure.resource);
 }
 
 /** Groups failures by cause, the most frequent first. */

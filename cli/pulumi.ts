@@ -23,6 +23,7 @@ import type { SandboxDescription } from "./sandboxSettings";
 import { sandboxSettings, sandboxStackName } from "./sandboxSettings";
 import { missingPassphraseMessage, stackSettingsFileName } from "./stackSecrets";
 import { failureCollector, formatFailureSummary } from "./failureSummary";
+import { tracingCommand } from "./otelTraces";
 
 const programCommands = ["preview", "up", "update", "refresh", "destroy"] as const;
 
@@ -65,7 +66,7 @@ async function main(): Promise<void> {
   const command = argumentsList.shift();
   if (command === undefined || command === "help" || command === "--help") {
     console.log(
-      "usage: npm run pulumi -- <preview|up|refresh|destroy> [--stack NAME] [--secrets-provider URL] [--diff] [--expect-no-changes] [--refresh] [--continue-on-error] [--clear-pending-creates]\n" +
+      "usage: npm run pulumi -- <preview|up|refresh|destroy> [--stack NAME] [--secrets-provider URL] [--diff] [--expect-no-changes] [--refresh] [--continue-on-error] [--clear-pending-creates] [--otel-traces=file://…|grpc://…]\n" +
         "       npm run pulumi -- <any other pulumi command>   (passed to the built CLI, in the project directory)",
     );
     return;
@@ -104,6 +105,7 @@ async function main(): Promise<void> {
   }
 
   const secretsProvider = takeOption(argumentsList, "secrets-provider");
+  const otelTraces = takeOption(argumentsList, "otel-traces");
   const problem = missingPassphraseMessage({
     stackName,
     stackSettingsText: stackSettingsText(stackName),
@@ -115,7 +117,7 @@ async function main(): Promise<void> {
     throw new Error(problem);
   }
   const stack = await openStack({
-    engine,
+    engine: otelTraces === undefined ? engine : { ...engine, command: tracingCommand(engine.command, otelTraces) },
     stackName,
     environment,
     ...(settings === undefined ? {} : { config: settings.config }),

@@ -8,6 +8,9 @@
  * runs the same with the provider host's V8 heap limited to MB (`NODE_OPTIONS=--max-old-space-size`
  * for the engine and the host it starts; the inline programs run in this process), as a container's
  * memory limit or an operator's setting would, and prints the block instead of writing it.
+ * `--production --otel-traces=<file://…|grpc://…>` runs it with Pulumi's trace flag on every
+ * engine run (the floors' included: cli/otelTraces.ts), so the block's ratios say what tracing costs
+ * the hook, and prints the block too.
  *
  * Not a test: nothing here fails on a slow machine. Targets that do not hold are reported in the
  * table with the factor by which they missed.
@@ -20,6 +23,7 @@ import { defaultEngineParallelism, engineCommand, projectDirectory, refreshParal
 import type { BenchmarkFleetExtras, FleetScenarioResult } from "./fleetScenario";
 import { benchmarkFleet, runBenchmarkFleet } from "./fleetScenario";
 import { productionReport } from "./credentialReport";
+import { tracingCommand } from "../../cli/otelTraces";
 import { runHostMemoryByIdentities } from "./hostMemoryScenario";
 import { runOptInScenario } from "./optInScenario";
 import { runProviderCreateScenarios } from "./providerScenario";
@@ -196,6 +200,7 @@ async function productionOnly(engine: Awaited<ReturnType<typeof engineCommand>>,
   // With ARO_HCP_PROFILE_DIRECTORY set, every provider host writes its CPU and sampling heap profiles there (hostProfiler.ts).
   const profileDirectory = process.env.ARO_HCP_PROFILE_DIRECTORY;
   const heapLimit = process.argv.find((argument) => argument.startsWith("--host-heap-limit="))?.slice("--host-heap-limit=".length);
+  const otelTraces = process.argv.find((argument) => argument.startsWith("--otel-traces="))?.slice("--otel-traces=".length);
   if (heapLimit !== undefined && !/^[1-9][0-9]*$/.test(heapLimit)) throw new Error(`--host-heap-limit takes megabytes (a whole number), got "${heapLimit}"`);
   const nodeOptions = [
     ...(heapLimit === undefined ? [] : [`--max-old-space-size=${heapLimit}`]),
@@ -203,9 +208,11 @@ async function productionOnly(engine: Awaited<ReturnType<typeof engineCommand>>,
   ];
   log(
     "9. each cluster's own credential: 2000 clusters, each in its own tenant and subscription, clusterServiceManagedIdentity (alone)" +
-      (heapLimit === undefined ? "" : `, the provider host's heap limited to ${heapLimit} MB`),
+      (heapLimit === undefined ? "" : `, the provider host's heap limited to ${heapLimit} MB`) +
+      (otelTraces === undefined ? "" : `, traced to ${otelTraces}`),
   );
-  const result = await runBenchmarkFleet(engine, log, 2000, true, {
+  const traced = otelTraces === undefined ? engine : { ...engine, command: tracingCommand(engine.command, otelTraces) };
+  const result = await runBenchmarkFleet(traced, log, 2000, true, {
     perClusterCredentials: true,
     followUpRepetitions: 3,
     upRepetitions: 3,
@@ -227,9 +234,13 @@ async function productionOnly(engine: Awaited<ReturnType<typeof engineCommand>>,
     engineParallel: Number(process.env.PULUMI_PARALLEL ?? defaultEngineParallelism()),
     refreshParallel: Number(refreshParallelism() ?? process.env.PULUMI_PARALLEL),
   });
-  if (profileDirectory !== undefined || heapLimit !== undefined) {
-    // Profilers slow the hosts they watch, and a heap limit is not the default: such a run's figures are printed, never written as the page's.
-    console.log(heapLimit === undefined ? generated : `Provider host with NODE_OPTIONS=--max-old-space-size=${heapLimit}:\n\n${generated}`);
+  if (profileDirectory !== undefined || heapLimit !== undefined || otelTraces !== undefined) {
+    // Profilers slow the hosts they watch, and a heap limit or tracing is not the default: such a run's figures are printed, never written as the page's.
+    const conditions = [
+      ...(heapLimit === undefined ? [] : [`the provider host with NODE_OPTIONS=--max-old-space-size=${heapLimit}`]),
+      ...(otelTraces === undefined ? [] : [`every engine run with --otel-traces=${otelTraces}`]),
+    ];
+    console.log(conditions.length === 0 ? generated : `${conditions.join("; ")}:\n\n${generated}`);
     return;
   }
   const path = join(projectDirectory, "docs", "performance.md");

@@ -16,13 +16,18 @@
 import type { TokenCredential } from "@azure/identity";
 import type { PipelinePolicy, PipelineRequest, PipelineResponse, SendRequest } from "@azure/core-rest-pipeline";
 import type { UserAssignedIdentitiesGetOptionalParams as OperationOptions } from "@azure/arm-msi";
+import { activeContextValue } from "../logging/spans";
 
 const credentialKey = Symbol("aro-hcp-identity-status request credential");
 
-/** A tracing context that holds values and nothing else, immutable as the SDK's contract asks. */
+/**
+ * A tracing context that holds values, immutable as the SDK's contract asks. A key it does not
+ * hold reads from the context active where the SDK asks (while tracing is on: the span of the
+ * identity read, so the SDK's own spans nest beneath it; logging/spans.ts).
+ */
 function valueContext(values: ReadonlyMap<symbol, unknown>): NonNullable<NonNullable<OperationOptions["tracingOptions"]>["tracingContext"]> {
   return {
-    getValue: (key) => values.get(key),
+    getValue: (key) => (values.has(key) ? values.get(key) : activeContextValue(key)),
     setValue: (key, value) => valueContext(new Map([...values, [key, value]])),
     deleteValue: (key) => {
       const rest = new Map(values);

@@ -25,6 +25,8 @@ import { readSettings, settingsEnvironmentKey, snapshotStackConfig } from "../co
 import { decodeOutputsStatus } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
+import { traceProviderCalls, traceRefreshPass, traceSyncPass } from "../telemetry/providerSpans";
+import { addSecretSettingValues } from "../telemetry/startTracing";
 
 /** Test seams. Production passes nothing. */
 export interface ProviderOverrides {
@@ -104,7 +106,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       ...declaredCredentialOf(inputs),
     };
     try {
-      const result = await syncManagedIdentityStatus(dependencies(), request);
+      const result = await traceSyncPass(cluster, dependencies(), (traced) => syncManagedIdentityStatus(traced, request));
       return { id: result.documentId, outs: toOutputs(inputs, result, []) };
     } catch (error) {
       const partial = partialResultOf(error);
@@ -125,9 +127,12 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     }
   };
 
-  return {
+  // Each call in a span, while tracing is on (telemetry/providerSpans.ts).
+  return traceProviderCalls({
     configure(request: pulumi.dynamic.ConfigureRequest) {
       configured.snapshot = snapshotStackConfig(request.config);
+      // A Cosmos key from the stack config is a secret no span may carry.
+      addSecretSettingValues([configured.snapshot.cosmosKey]);
       return Promise.resolve();
     },
 
@@ -185,11 +190,14 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { id, props };
       }
       const { status: lastStatus, msiStatus: lastMsi } = stored.value;
-      const result = await refreshManagedIdentityStatus(
-        dependencies(),
-        parseCluster(stored.value.clusterResourceId),
-        (persistedKeys) => decodeOutputsStatus(lastStatus, persistedKeys),
-        (persistedKeys) => decodeMsiOutputs(lastMsi, persistedKeys),
+      const cluster = parseCluster(stored.value.clusterResourceId);
+      const result = await traceRefreshPass(cluster, dependencies(), (traced) =>
+        refreshManagedIdentityStatus(
+          traced,
+          cluster,
+          (persistedKeys) => decodeOutputsStatus(lastStatus, persistedKeys),
+          (persistedKeys) => decodeMsiOutputs(lastMsi, persistedKeys),
+        ),
       );
       if (result.presence === "deleted") {
         // The cluster's documents are gone from where the fleet's are, so is the record: the engine drops the resource.
@@ -210,7 +218,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       log("info", "delete", cluster, "relinquished: the status in Cosmos stays as last written; nothing was written");
       return Promise.resolve();
     },
-  };
+  });
 }
 
 /**

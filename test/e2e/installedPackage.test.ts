@@ -33,6 +33,7 @@ import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
 import projectManifest from "../../package.json";
 import { engineModule, literalCliEnvironment, outputCollector, runLiteralPulumi } from "./engineHelpers";
+import { ancestorsOf, readSpanFile } from "./otlpSpans";
 
 const projectDirectory = resolve(__dirname, "..", "..");
 const projectRequire = createRequire(join(projectDirectory, "package.json"));
@@ -377,11 +378,26 @@ describe("the packed package installed into a separate program", () => {
     }
     await pulumi("config", "set", "clusters", clustersConfig());
 
-    const up = await pulumi("up", "--yes", "--skip-preview");
+    // With Pulumi's trace flag: the installed package exports its spans to the engine's receiver.
+    const traceFile = join(scratchDirectory, "consumer-traces.json");
+    const up = await pulumi("up", "--yes", "--skip-preview", `--otel-traces=file://${traceFile}`);
     expect(up).toMatch(new RegExp(`\\+ ${fleet.length + 1} created`));
     for (const cluster of fleet) {
       await expectRecorded(cluster);
     }
+    const spans = readSpanFile(traceFile);
+    for (const cluster of fleet) {
+      const pass = spans.find((span) => span.name === "cluster sync pass" && span.attributes["aro_hcp.cluster.resource_id"] === cluster.clusterResourceId);
+      // The Automation API's stack above recorded these clusters already: the passes find them current.
+      expect(pass?.attributes["aro_hcp.outcome"], cluster.clusterResourceId).toBe("current");
+      expect(pass?.service).toBe("aro-hcp-identity-status");
+    }
+    // Current: the passes read the documents and ask Azure nothing (test/e2e/tracing.test.ts has the SDK's spans).
+    const documentReadBeneathPass = spans.some(
+      (span) => span.name === "cosmos read document" && ancestorsOf(span, spans).some((ancestor) => ancestor.name === "cluster sync pass"),
+    );
+    expect(documentReadBeneathPass, "a document read beneath a pass").toBe(true);
+    expect(readFileSync(traceFile, "utf8").includes(sandbox.cosmosKey), "the Cosmos key in the exported spans").toBe(false);
     // The program's exports are the stack's outputs, as the user sees them.
     const outputs = JSON.parse(await pulumi("stack", "output", "--json")) as { clientIds?: unknown };
     expect(outputs.clientIds).toEqual(expectedClientIds());

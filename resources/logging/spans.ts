@@ -1,0 +1,54 @@
+/**
+ * The hook's spans, as every layer starts them: a door that does nothing until a tracer is
+ * installed. It loads no package, so a run without tracing loads no OpenTelemetry code; the
+ * provider installs the OpenTelemetry tracer (telemetry/startTracing.ts) only when an OTLP
+ * endpoint is configured (docs/operations.md, "Traces").
+ */
+
+/** A value a span attribute may hold; `undefined` leaves the attribute out. */
+export type SpanAttributeValue = string | number | boolean | undefined;
+
+/** Attributes by name. */
+export type SpanAttributes = Readonly<Record<string, SpanAttributeValue>>;
+
+/** The span a function runs in: it may add attributes while it runs. */
+export interface SpanScope {
+  set(attributes: SpanAttributes): void;
+}
+
+/** What the OpenTelemetry side implements (telemetry/otelTracer.ts). */
+export interface InstalledTracer {
+  /**
+   * Runs `run` in a new span, the child of the span active where it is called; ends it when `run`
+   * settles, with an error status (and the failure's class and cause) when it rejects.
+   */
+  inSpan<T>(name: string, attributes: SpanAttributes, run: (span: SpanScope) => Promise<T>): Promise<T>;
+  /** A value of the active tracing context (the Azure SDK's per-request store falls back to it). */
+  contextValue(key: symbol): unknown;
+  /** Sends every ended span to the endpoint; resolves when it answered or gave up. */
+  flush(): Promise<void>;
+}
+
+const noScope: SpanScope = { set: () => undefined };
+
+let installed: InstalledTracer | undefined;
+
+/** Installs the tracer every later span goes to; `undefined` turns spans off again (tests). */
+export function installTracer(tracer: InstalledTracer | undefined): void {
+  installed = tracer;
+}
+
+/** Whether spans are being recorded. */
+export function tracingOn(): boolean {
+  return installed !== undefined;
+}
+
+/** Runs `run` in a span named `name` when tracing is on; otherwise just runs it. */
+export function inSpan<T>(name: string, attributes: SpanAttributes, run: (span: SpanScope) => Promise<T>): Promise<T> {
+  return installed === undefined ? run(noScope) : installed.inSpan(name, attributes, run);
+}
+
+/** A value of the active tracing context; `undefined` when tracing is off. */
+export function activeContextValue(key: symbol): unknown {
+  return installed?.contextValue(key);
+}

@@ -1,0 +1,94 @@
+/**
+ * What no exported span may carry: a token, a key, a certificate, the query string of an identity
+ * URL (or of any URL), or the value of a secret setting. Every span leaves the process through
+ * {@link redactSpanText} (otelTracer.ts applies it to the name, every string attribute, every event
+ * and the status message of each span, the Azure SDK's included), so a message that quotes one
+ * by accident is cut on the way out. Pure.
+ */
+import { redactSecrets } from "../core/retrievalError";
+
+/** What replaces a redacted value. */
+export const redacted = "[redacted]";
+
+/** Query parameters whose values say nothing secret and help reading a request. */
+const keptQueryParameters = new Set(["api-version"]);
+
+/** A PEM block: a certificate or a private key. */
+const pemBlock = /-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(?:-----END [A-Z0-9 ]+-----|$)/g;
+
+/** A URL with a query string. */
+const urlWithQuery = /\b([a-z][a-z0-9+.-]*:\/\/[^\s?#"'<>]*)\?([^\s#"'<>]*)/gi;
+
+/**
+ * Key material: a run of base64 or base64url characters long enough to be a key, a client secret or
+ * a certificate's bytes. Without `/`, it must mix upper and lower case letters and digits; with
+ * `/` (standard base64), it must also carry a `+` or end in `=` padding, which no resource ID,
+ * path or GUID does.
+ */
+const keyMaterial = /[A-Za-z0-9+/=_~.-]{32,}/g;
+
+function looksLikeKeyMaterial(run: string): boolean {
+  const mixed = /[a-z]/.test(run) && /[A-Z]/.test(run) && /[0-9]/.test(run);
+  return mixed && (!run.includes("/") || run.includes("+") || /[A-Za-z0-9]=+$/.test(run));
+}
+
+/** Every run of {@link keyMaterial} redacted, or the slash-free parts of a run that is a path. */
+function redactKeyMaterial(text: string): string {
+  return text.replace(keyMaterial, (run) =>
+    looksLikeKeyMaterial(run)
+      ? redacted
+      : run
+          .split("/")
+          .map((part) => (part.length >= 32 && looksLikeKeyMaterial(part) ? redacted : part))
+          .join("/"),
+  );
+}
+
+function redactQuery(query: string): string {
+  return query
+    .split("&")
+    .map((parameter) => {
+      const name = parameter.split("=")[0] ?? "";
+      return keptQueryParameters.has(name.toLowerCase()) ? parameter : `${name}=${redacted}`;
+    })
+    .join("&");
+}
+
+/** Environment variables whose values are secrets: keys, secrets, passwords, passphrases, tokens. */
+const secretVariableName = /KEY|SECRET|PASSWORD|PASSPHRASE|TOKEN|CERTIFICATE|CONNECTION_STRING|IDENTITY_HEADER/i;
+
+/** The values of the environment's secret variables (8 characters or more: shorter ones would redact ordinary words). */
+export function secretValuesOf(environment: Readonly<Record<string, string | undefined>>): string[] {
+  return Object.entries(environment)
+    .filter(([name, value]) => secretVariableName.test(name) && value !== undefined && value.length >= 8)
+    .map(([, value]) => value as string);
+}
+
+/**
+ * The text with every secret taken out: known secret values, PEM blocks, URL query strings (but
+ * `api-version`), bearer tokens, JWTs, `key=`/`sig=` values and long key-like runs.
+ */
+export function redactSpanText(text: string, secretValues: readonly string[] = []): string {
+  let result = text;
+  for (const secret of secretValues) {
+    if (result.includes(secret)) result = result.split(secret).join(redacted);
+  }
+  result = result.replace(pemBlock, redacted).replace(urlWithQuery, (_match, base: string, query: string) => `${base}?${redactQuery(query)}`);
+  result = redactSecrets(result);
+  return redactKeyMaterial(result);
+}
+
+/** Attributes with every string value (and every string of an array value) redacted. */
+export function redactAttributes<T>(attributes: Readonly<Record<string, T>>, secretValues: readonly string[] = []): Record<string, T> {
+  const result: Record<string, T> = {};
+  for (const [name, value] of Object.entries(attributes)) {
+    result[name] = (
+      typeof value === "string"
+        ? redactSpanText(value, secretValues)
+        : Array.isArray(value)
+          ? value.map((item: unknown) => (typeof item === "string" ? redactSpanText(item, secretValues) : item))
+          : value
+    ) as T;
+  }
+  return result;
+}

@@ -1,0 +1,79 @@
+/**
+ * Whether the provider exports spans, and where: decided from the environment alone. Pure.
+ *
+ * 1. `PULUMI_OTEL_EXPORTER_OTLP_ENDPOINT`: the engine's own OTLP receiver, which `pulumi
+ *    up|preview|refresh|destroy --otel-traces=<file://…|grpc://…>` starts and hands to every plugin
+ *    (`host:port`, gRPC without TLS). The engine writes or forwards what it receives together with
+ *    its own spans.
+ * 2. Otherwise the standard variables, for a program that runs the package without the flag:
+ *    `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT`, spoken over OTLP/gRPC
+ *    (`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`/`OTEL_EXPORTER_OTLP_PROTOCOL` must be unset or `grpc`).
+ *
+ * `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` turn tracing off whatever is set.
+ * `OTEL_SERVICE_NAME` names the service (`aro-hcp-identity-status` by default);
+ * `OTEL_TRACES_SAMPLER`/`OTEL_TRACES_SAMPLER_ARG` are read by the OpenTelemetry SDK itself.
+ */
+
+/** The service name spans carry unless `OTEL_SERVICE_NAME` says otherwise. */
+export const defaultServiceName = "aro-hcp-identity-status";
+
+/** Where spans go. */
+export interface TracingSettings {
+  /** The OTLP/gRPC endpoint, as a URL (`http://host:port` is gRPC without TLS, `https://…` with it). */
+  readonly endpoint: string;
+  /** Which variable named it, for messages. */
+  readonly source: "PULUMI_OTEL_EXPORTER_OTLP_ENDPOINT" | "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" | "OTEL_EXPORTER_OTLP_ENDPOINT";
+  readonly serviceName: string;
+}
+
+/** Tracing off, or on with its settings, or refused with the reason (a protocol this package does not speak). */
+export type TracingDecision =
+  { readonly kind: "off" } | { readonly kind: "on"; readonly settings: TracingSettings } | { readonly kind: "refused"; readonly reason: string };
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/** The variables the decision reads, joined: the provider decides again only when it changes. */
+export function tracingEnvironmentKey(environment: Environment): string {
+  return [
+    environment.PULUMI_OTEL_EXPORTER_OTLP_ENDPOINT,
+    environment.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+    environment.OTEL_EXPORTER_OTLP_ENDPOINT,
+    environment.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
+    environment.OTEL_EXPORTER_OTLP_PROTOCOL,
+    environment.OTEL_SDK_DISABLED,
+    environment.OTEL_TRACES_EXPORTER,
+    environment.OTEL_SERVICE_NAME,
+  ].join("\u0000");
+}
+
+const nonEmpty = (value: string | undefined): string | undefined => (value === undefined || value.trim() === "" ? undefined : value.trim());
+
+/** A `host:port` (the engine's form) as a URL; a URL as it is. */
+function asUrl(endpoint: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(endpoint) ? endpoint : `http://${endpoint}`;
+}
+
+/** Decides from the environment; see the module comment. */
+export function tracingDecision(environment: Environment): TracingDecision {
+  if (nonEmpty(environment.OTEL_SDK_DISABLED)?.toLowerCase() === "true") return { kind: "off" };
+  if (nonEmpty(environment.OTEL_TRACES_EXPORTER)?.toLowerCase() === "none") return { kind: "off" };
+  const serviceName = nonEmpty(environment.OTEL_SERVICE_NAME) ?? defaultServiceName;
+  const pulumiEndpoint = nonEmpty(environment.PULUMI_OTEL_EXPORTER_OTLP_ENDPOINT);
+  if (pulumiEndpoint !== undefined) {
+    return { kind: "on", settings: { endpoint: asUrl(pulumiEndpoint), source: "PULUMI_OTEL_EXPORTER_OTLP_ENDPOINT", serviceName } };
+  }
+  const tracesEndpoint = nonEmpty(environment.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+  const endpoint = tracesEndpoint ?? nonEmpty(environment.OTEL_EXPORTER_OTLP_ENDPOINT);
+  if (endpoint === undefined) return { kind: "off" };
+  const source = tracesEndpoint === undefined ? "OTEL_EXPORTER_OTLP_ENDPOINT" : "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT";
+  const protocolVariable =
+    nonEmpty(environment.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) === undefined ? "OTEL_EXPORTER_OTLP_PROTOCOL" : "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL";
+  const protocol = nonEmpty(environment[protocolVariable]);
+  if (protocol !== undefined && protocol.toLowerCase() !== "grpc") {
+    return {
+      kind: "refused",
+      reason: `${protocolVariable} is '${protocol}': aro-hcp-identity-status exports spans over OTLP/gRPC only; set it to 'grpc' (or unset it) and point ${source} at the collector's gRPC port (4317 by default)`,
+    };
+  }
+  return { kind: "on", settings: { endpoint: asUrl(endpoint), source, serviceName } };
+}
