@@ -33,21 +33,34 @@ export interface FailureGroup {
 const ansi = /\u001b\[[0-9;]*m|<\{%[^%]*%\}>/g;
 const armId = /\/subscriptions\/[^\s,;)\]'"]+/gi;
 const uuid = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
+// Entra ID's refusals end with a trace and correlation ID and a timestamp, new on every answer.
+const entraTrace = /\s*(?:Trace ID|Correlation ID|Timestamp):\s*(?:[0-9a-f-]{36}|\d{4}-\d{2}-\d{2}[ T][\d:.]+Z?)/gi;
+const timestamp = /\b\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:\.\d+)?Z?/g;
 
 /** The cause of a failure message, the same for every cluster that failed the same way. */
 export function causeOf(failure: ResourceFailure): string {
   // The engine may put the failed step before the provider's message ("Preview failed: ").
-  const firstLine = (failure.message.replace(ansi, "").trim().split("\n")[0] ?? "").replace(/^[A-Za-z ]{0,30}failed: /, "");
+  // The engine wraps an update's error as a list ("1 error occurred:" then "\t* <message>"): the message is the cause.
+  const text = failure.message
+    .replace(ansi, "")
+    .trim()
+    .replace(/^\d+ errors? occurred:\s*\*?\s*/, "");
+  const firstLine = (text.split("\n")[0] ?? "").replace(/^[A-Za-z ]{0,30}failed: /, "");
   const marker = firstLine.indexOf(clusterMarker);
   const cause = marker === -1 ? firstLine : firstLine.slice(0, marker);
-  return cause
-    .split(failure.resource)
-    .join("<cluster>")
-    .replace(armId, "<id>")
-    .replace(uuid, "<id>")
-    .replace(/\s+/g, " ")
-    .replace(/[\s.;:]+$/, "")
-    .trim();
+  return (
+    cause
+      .split(failure.resource)
+      .join("<cluster>")
+      .replace(armId, "<id>")
+      .replace(entraTrace, "")
+      .replace(timestamp, "<time>")
+      // A tenant is the cause of a refusal, the same for every cluster of that tenant: its ID stays.
+      .replace(uuid, (id: string, offset: number, text: string) => (/\btenant $/i.test(text.slice(Math.max(0, offset - 7), offset)) ? id : "<id>"))
+      .replace(/\s+/g, " ")
+      .replace(/[\s.;:]+$/, "")
+      .trim()
+  );
 }
 
 /** Groups failures by cause, the most frequent first. */

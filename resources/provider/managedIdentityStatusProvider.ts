@@ -25,6 +25,10 @@ import { readSettings, settingsEnvironmentKey, snapshotStackConfig } from "../co
 import { decodeOutputsStatus } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
+import type { RunRecord } from "../report/runRecord";
+import { appendRunRecord, recordOfFailedPass, recordOfPass, recordOfRefresh } from "../report/runRecord";
+import { clusterNameOf } from "../core/clusterMessage";
+import { withoutStackTrace } from "./expectedFailures";
 
 /** Test seams. Production passes nothing. */
 export interface ProviderOverrides {
@@ -94,7 +98,19 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     return settingsChecked.problem;
   };
 
-  const reconcile = async (inputs: Inputs, force: { readonly dataPlane: boolean; readonly msi: boolean }): Promise<{ id: string; outs: Outputs }> => {
+  // The run report's record of one operation on one cluster (report/runRecord.ts).
+  const recordOf = (operation: RunRecord["operation"], clusterResourceId: string): Pick<RunRecord, "cluster" | "clusterResourceId" | "operation" | "at"> => ({
+    cluster: clusterNameOf(parseCluster(clusterResourceId)),
+    clusterResourceId,
+    operation,
+    at: (overrides.now ?? (() => new Date()))().toISOString(),
+  });
+
+  const reconcile = async (
+    inputs: Inputs,
+    force: { readonly dataPlane: boolean; readonly msi: boolean },
+    operation: "create" | "update",
+  ): Promise<{ id: string; outs: Outputs }> => {
     const cluster = parseCluster(inputs.clusterResourceId);
     const request = {
       cluster,
@@ -105,8 +121,10 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     };
     try {
       const result = await syncManagedIdentityStatus(dependencies(), request);
+      appendRunRecord(recordOfPass(recordOf(operation, inputs.clusterResourceId), result, force));
       return { id: result.documentId, outs: toOutputs(inputs, result, []) };
     } catch (error) {
+      appendRunRecord(recordOfFailedPass(recordOf(operation, inputs.clusterResourceId), error, force));
       const partial = partialResultOf(error);
       if (partial !== undefined) {
         // Something was persisted (or identities failed beside it); record it in state and fail the
@@ -157,11 +175,14 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news)) {
         return { changes: true };
       }
-      return { changes: await hasWork(dependencies, old, news, (overrides.now ?? (() => new Date()))()) };
+      const changes = await hasWork(dependencies, old, news, (overrides.now ?? (() => new Date()))());
+      // No work: the run report counts the cluster current (an update records what it does instead).
+      if (!changes) appendRunRecord({ ...recordOf("diff", old.clusterResourceId), dataPlane: "current", msi: "current" });
+      return { changes };
     },
 
     async create(inputs: Inputs) {
-      return reconcile(inputs, { dataPlane: false, msi: false });
+      return reconcile(inputs, { dataPlane: false, msi: false }, "create");
     },
 
     async update(_id: string, olds: Outputs, news: Inputs) {
@@ -172,7 +193,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         dataPlane: !stored.ok || drift.some((line) => !line.startsWith(msiDriftPrefix)),
         msi: !stored.ok || drift.some((line) => line.startsWith(msiDriftPrefix)),
       };
-      const { outs } = await reconcile(news, force);
+      const { outs } = await reconcile(news, force, "update");
       return { outs };
     },
 
@@ -185,12 +206,18 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { id, props };
       }
       const { status: lastStatus, msiStatus: lastMsi } = stored.value;
+      const record = recordOf("read", stored.value.clusterResourceId);
       const result = await refreshManagedIdentityStatus(
         dependencies(),
         parseCluster(stored.value.clusterResourceId),
         (persistedKeys) => decodeOutputsStatus(lastStatus, persistedKeys),
         (persistedKeys) => decodeMsiOutputs(lastMsi, persistedKeys),
-      );
+      ).catch((error: unknown) => {
+        appendRunRecord(recordOfFailedPass(record, error));
+        // The engine shows the message under the resource; the SDK's provider host would also print its stack.
+        throw withoutStackTrace(error);
+      });
+      appendRunRecord(recordOfRefresh(record, result));
       if (result.presence === "deleted") {
         // The cluster's documents are gone from where the fleet's are, so is the record: the engine drops the resource.
         return { id: "", props };

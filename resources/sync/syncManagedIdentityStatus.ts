@@ -86,6 +86,8 @@ export interface SyncResult {
   readonly msiSkippedReason: "identityUrlNotSet" | undefined;
   /** Why the MSI half asked for an answer; undefined when its gate skipped it. */
   readonly msiWorkReason: MsiWorkReason | "forced" | "storedStatusMalformed" | undefined;
+  /** Which halves the pass wrote (the run report's per-half outcome); absent when it wrote nothing. */
+  readonly halvesWritten?: { readonly dataPlane: boolean; readonly msi: boolean };
 }
 
 /** Runs one pass, started over when the cluster document changes under its write. See the module comment for the steps and their outcomes. */
@@ -186,6 +188,7 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
     workReason: dataPlane.kind === "work" ? dataPlane.reason : undefined,
     msiWorkReason: msi.kind === "work" ? msi.reason : undefined,
     wrote: written.wrote,
+    halvesWritten: { dataPlane: written.written.dataPlane !== undefined, msi: written.written.msi !== undefined },
     writeAttempts: written.writeAttempts,
     lookups: dataPlane.kind === "work" ? dataPlane.desired.length : 0,
     failures,
