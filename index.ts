@@ -12,6 +12,7 @@ import { declarationBatchSize, declareFleet, resourceNameFor } from "./program/d
 import { clustersInStack } from "./program/stackState";
 import { allowEmptyFleetKey, checkEmptyFleet } from "./program/emptyFleet";
 import { clusterListFromFile, parseClusterList } from "./program/fleet";
+import { checkRecheck } from "./program/recheck";
 import { quietSdkRegistrationDebugLogs, registerWithoutStackTraces } from "./resources";
 
 // Settled as a promise, so a bad configuration is a rejection for whoever awaits the program.
@@ -58,6 +59,11 @@ async function declareProgram(): Promise<Record<string, unknown>> {
     await checkEmptyFleet({ source, allowEmptyFleet });
     return { clusters: (await declareFleet([])).outputs };
   }
+  // ARO_HCP_RECHECK, set for one command, must name declared clusters (program/recheck.ts).
+  checkRecheck(
+    process.env.ARO_HCP_RECHECK,
+    clusters.map((cluster) => cluster.clusterResourceId),
+  );
   // Read whatever the fleet, so that a value other than true or false is refused, naming the key.
   const allowClusterRemovals = config.getBoolean(allowClusterRemovalsKey) ?? false;
   // One read of the stack's last saved state, before anything is declared: what this update would

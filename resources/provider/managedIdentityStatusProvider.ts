@@ -26,9 +26,9 @@ import { decodeOutputsStatus } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
 import type { RunRecord } from "../report/runRecord";
-import { appendRunRecord, recordOfFailedPass, recordOfPass, recordOfRefresh } from "../report/runRecord";
-import { clusterNameOf } from "../core/clusterMessage";
+import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh } from "../report/runRecord";
 import { withoutStackTrace } from "./expectedFailures";
+import { parseRecheck, rechecksNow } from "./recheckRequest";
 
 /** Test seams. Production passes nothing. */
 export interface ProviderOverrides {
@@ -98,18 +98,15 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     return settingsChecked.problem;
   };
 
-  // The run report's record of one operation on one cluster (report/runRecord.ts).
-  const recordOf = (operation: RunRecord["operation"], clusterResourceId: string): Pick<RunRecord, "cluster" | "clusterResourceId" | "operation" | "at"> => ({
-    cluster: clusterNameOf(parseCluster(clusterResourceId)),
-    clusterResourceId,
-    operation,
-    at: (overrides.now ?? (() => new Date()))().toISOString(),
-  });
+  const recordOf = (operation: RunRecord["operation"], clusterResourceId: string): ReturnType<typeof recordHeader> =>
+    recordHeader(operation, clusterResourceId, (overrides.now ?? (() => new Date()))());
 
   const reconcile = async (
     inputs: Inputs,
     force: { readonly dataPlane: boolean; readonly msi: boolean },
     operation: "create" | "update",
+    // The halves a refresh's drift forced: a write there corrects drift (the run report says so).
+    driftForced: { readonly dataPlane: boolean; readonly msi: boolean } = { dataPlane: false, msi: false },
   ): Promise<{ id: string; outs: Outputs }> => {
     const cluster = parseCluster(inputs.clusterResourceId);
     const request = {
@@ -121,10 +118,10 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     };
     try {
       const result = await syncManagedIdentityStatus(dependencies(), request);
-      appendRunRecord(recordOfPass(recordOf(operation, inputs.clusterResourceId), result, force));
+      appendRunRecord(recordOfPass(recordOf(operation, inputs.clusterResourceId), result, driftForced));
       return { id: result.documentId, outs: toOutputs(inputs, result, []) };
     } catch (error) {
-      appendRunRecord(recordOfFailedPass(recordOf(operation, inputs.clusterResourceId), error, force));
+      appendRunRecord(recordOfFailedPass(recordOf(operation, inputs.clusterResourceId), error, driftForced));
       const partial = partialResultOf(error);
       if (partial !== undefined) {
         // Something was persisted (or identities failed beside it); record it in state and fail the
@@ -153,6 +150,8 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       // Settings wrong for every cluster fail the first check, once, before any request (settingsCheck.ts).
       const settingsProblem = fleetSettings();
       if (settingsProblem !== undefined) return Promise.resolve({ inputs: news, failures: [{ property: "", reason: settingsProblem }] });
+      const recheck = parseRecheck(process.env.ARO_HCP_RECHECK);
+      if (!recheck.ok) return Promise.resolve({ inputs: news, failures: [{ property: "", reason: recheck.reason }] });
       // The engine's bag is untyped: parse it. On failure the engine reports the failures and uses no inputs.
       const parsed = parseInputs(news);
       return Promise.resolve(parsed.ok ? { inputs: parsed.value, failures: [] } : { inputs: news, failures: [...parsed.failures] });
@@ -172,7 +171,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { changes: true };
       }
       const old = stored.value;
-      if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news)) {
+      if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news) || rechecksNow(old.clusterResourceId)) {
         return { changes: true };
       }
       const changes = await hasWork(dependencies, old, news, (overrides.now ?? (() => new Date()))());
@@ -182,18 +181,22 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     },
 
     async create(inputs: Inputs) {
-      return reconcile(inputs, { dataPlane: false, msi: false }, "create");
+      const now = rechecksNow(inputs.clusterResourceId);
+      return reconcile(inputs, { dataPlane: now, msi: now }, "create");
     },
 
     async update(_id: string, olds: Outputs, news: Inputs) {
       const stored = parseStoredOutputs(olds);
       // Drift forces the half it was found in; unknown state forces both.
       const drift = stored.ok ? stored.value.drift : [];
-      const force = {
-        dataPlane: !stored.ok || drift.some((line) => !line.startsWith(msiDriftPrefix)),
-        msi: !stored.ok || drift.some((line) => line.startsWith(msiDriftPrefix)),
+      const driftForced = {
+        dataPlane: drift.some((line) => !line.startsWith(msiDriftPrefix)),
+        msi: drift.some((line) => line.startsWith(msiDriftPrefix)),
       };
-      const { outs } = await reconcile(news, force, "update");
+      // ARO_HCP_RECHECK forces both halves as well.
+      const now = rechecksNow(news.clusterResourceId) || !stored.ok;
+      const force = { dataPlane: now || driftForced.dataPlane, msi: now || driftForced.msi };
+      const { outs } = await reconcile(news, force, "update", driftForced);
       return { outs };
     },
 

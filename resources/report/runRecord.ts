@@ -12,6 +12,8 @@ import { partialResultOf } from "../sync/syncManagedIdentityStatus";
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
 import { msiDriftPrefix } from "../sync/msiRefresh";
 import { goToLower } from "../core/goStrings";
+import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
+import { clusterNameOf } from "../core/clusterMessage";
 
 /** The variable naming the records file of a run (one JSON line per cluster operation). */
 export const runRecordsVariable = "ARO_HCP_RUN_RECORDS";
@@ -45,6 +47,12 @@ export interface RunRecord {
 }
 
 type Identity = Pick<RunRecord, "cluster" | "clusterResourceId" | "operation" | "at">;
+
+/** What names a record: the cluster as its resource is named (its ID as given when it does not parse), the operation, the time. */
+export function recordHeader(operation: RunRecord["operation"], clusterResourceId: string, at: Date): Identity {
+  const parsed = parseResourceIdOfType(clusterResourceId, clusterResourceType);
+  return { cluster: parsed.ok ? clusterNameOf(parsed.resourceId) : clusterResourceId, clusterResourceId, operation, at: at.toISOString() };
+}
 
 /** Which halves an update was forced in by a refresh's drift. */
 export interface ForcedHalves {

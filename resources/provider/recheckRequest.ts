@@ -1,0 +1,47 @@
+/**
+ * Recheck now: `ARO_HCP_RECHECK`, set for one command, makes the update ask Azure at once for the
+ * clusters it names instead of waiting for their recheck time (about 12 hours after the last
+ * answer, plus jitter), and write what changed. `all` rechecks every cluster; otherwise cluster
+ * resource IDs separated by commas or white space (any casing). The update forces both halves of
+ * those clusters, through the same `force`/`forceMsi` a refresh's drift sets; other clusters are
+ * untouched. A tenant whose credential no longer works fails its cluster's recheck at once: a
+ * recheck of one cluster per tenant is the cheap probe (docs/operations.md, "Recheck now").
+ */
+import { goToLower } from "../core/goStrings";
+import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
+
+/** The variable, read by the provider host and the program at each command. */
+export const recheckVariable = "ARO_HCP_RECHECK";
+
+/** Which clusters to recheck now. */
+export type RecheckRequest = { readonly kind: "none" } | { readonly kind: "all" } | { readonly kind: "clusters"; readonly ids: ReadonlySet<string> };
+
+/** Parses the variable's value; a value that names no cluster ID is refused, naming it. */
+export function parseRecheck(value: string | undefined): { ok: true; value: RecheckRequest } | { ok: false; reason: string } {
+  const text = (value ?? "").trim();
+  if (text.length === 0) return { ok: true, value: { kind: "none" } };
+  if (text.toLowerCase() === "all") return { ok: true, value: { kind: "all" } };
+  const ids = new Set<string>();
+  for (const entry of text.split(/[\s,]+/).filter((part) => part.length > 0)) {
+    const parsed = parseResourceIdOfType(entry, clusterResourceType);
+    if (!parsed.ok) {
+      return {
+        ok: false,
+        reason: `${recheckVariable} names '${entry}', which is not a cluster resource ID (${parsed.reason}): set it to "all" or to cluster resource IDs separated by commas; nothing was asked or written`,
+      };
+    }
+    ids.add(goToLower(entry));
+  }
+  return { ok: true, value: { kind: "clusters", ids } };
+}
+
+/** Whether the request names this cluster. */
+export function recheckRequested(request: RecheckRequest, clusterResourceId: string): boolean {
+  return request.kind === "all" || (request.kind === "clusters" && request.ids.has(goToLower(clusterResourceId)));
+}
+
+/** Whether the variable, as the environment holds it now, names this cluster; a value that does not parse names none (the check refuses it). */
+export function rechecksNow(clusterResourceId: string, environment: NodeJS.ProcessEnv = process.env): boolean {
+  const recheck = parseRecheck(environment[recheckVariable]);
+  return recheck.ok && recheckRequested(recheck.value, clusterResourceId);
+}
