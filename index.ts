@@ -13,6 +13,7 @@ import { clustersInStack } from "./program/stackState";
 import { allowEmptyFleetKey, checkEmptyFleet } from "./program/emptyFleet";
 import { clusterListFromFile, parseClusterList } from "./program/fleet";
 import { checkRecheck } from "./program/recheck";
+import { adoptionNote, clustersNewToStack } from "./program/adoption";
 import { quietSdkRegistrationDebugLogs, registerWithoutStackTraces } from "./resources";
 
 // Settled as a promise, so a bad configuration is a rejection for whoever awaits the program.
@@ -79,6 +80,8 @@ async function declareProgram(): Promise<Record<string, unknown>> {
     return [];
   });
   const ids = clusters.map((cluster) => cluster.clusterResourceId);
+  const newToStack = clustersNewToStack(ids, held);
+  if (pulumi.runtime.isDryRun() && newToStack.length > 0) void pulumi.log.info(adoptionNote(newToStack.length));
   checkClusterRemovals({ source, declared: ids, held, declaredNames: new Set(ids.map(resourceNameFor)), allowClusterRemovals });
   const { outputs } = await declareFleet(clusters, declarationBatchSize, held);
   return { clusters: outputs };

@@ -1,6 +1,7 @@
 /**
  * The run report: per cluster and per half, what a run did (current, written, drift corrected,
- * drift found, kept after a failure, failed, skipped) and why, the failures grouped by cause with
+ * drift found, kept after a failure, failed, skipped; for a preview of clusters new to the stack,
+ * current or would ask Azure) and why, the failures grouped by cause with
  * their clusters. Built from the records the provider host appends to the file named by
  * `ARO_HCP_RUN_RECORDS` (resources/report/runRecord.ts), so it says "failed" for a cluster whose
  * update failed, which the stack's outputs cannot: the engine keeps a failed resource's old outputs
@@ -51,7 +52,7 @@ export interface RunReport {
 }
 
 /** Worst first: a cluster's outcome is the first of these its halves have. */
-const severity: readonly HalfOutcome[] = ["failed", "keptAfterFailure", "driftFound", "driftCorrected", "written", "current", "skipped"];
+const severity: readonly HalfOutcome[] = ["failed", "keptAfterFailure", "driftFound", "wouldAsk", "driftCorrected", "written", "current", "skipped"];
 
 /** Reads the records file: one JSON object a line; a line that is not one is skipped (a cut write). */
 export function parseRunRecords(text: string): RunRecord[] {
@@ -119,6 +120,7 @@ const outcomeWords: Record<HalfOutcome, string> = {
   written: "written",
   current: "current",
   skipped: "skipped",
+  wouldAsk: "would ask Azure",
 };
 
 /**

@@ -11,7 +11,6 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { AzureAdapters } from "./azureAdapters";
 import { sharedAzureAdapters } from "./azureAdapters";
 import { decodeMsiOutputs } from "../core/msiOutputs";
-import { msiDriftPrefix } from "../sync/msiRefresh";
 import { hasWork } from "./providerDiff";
 import { fleetSettingsProblem } from "./settingsCheck";
 import type { ProviderInputs } from "./providerInputs";
@@ -26,9 +25,11 @@ import { decodeOutputsStatus } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
 import type { RunRecord } from "../report/runRecord";
-import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh } from "../report/runRecord";
+import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, runRecorded } from "../report/runRecord";
+import { recordAdoptionPreview } from "../report/adoptionPreview";
 import { withoutStackTrace } from "./expectedFailures";
-import { parseRecheck, rechecksNow } from "./recheckRequest";
+import type { Halves } from "./recheckRequest";
+import { forcedHalves, recheckProblem, rechecksNow } from "./recheckRequest";
 
 /** Test seams. Production passes nothing. */
 export interface ProviderOverrides {
@@ -103,10 +104,10 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
 
   const reconcile = async (
     inputs: Inputs,
-    force: { readonly dataPlane: boolean; readonly msi: boolean },
+    force: Halves,
     operation: "create" | "update",
     // The halves a refresh's drift forced: a write there corrects drift (the run report says so).
-    driftForced: { readonly dataPlane: boolean; readonly msi: boolean } = { dataPlane: false, msi: false },
+    driftForced: Halves = { dataPlane: false, msi: false },
   ): Promise<{ id: string; outs: Outputs }> => {
     const cluster = parseCluster(inputs.clusterResourceId);
     const request = {
@@ -146,15 +147,19 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       return Promise.resolve();
     },
 
-    check(_olds: Inputs, news: Inputs) {
-      // Settings wrong for every cluster fail the first check, once, before any request (settingsCheck.ts).
-      const settingsProblem = fleetSettings();
-      if (settingsProblem !== undefined) return Promise.resolve({ inputs: news, failures: [{ property: "", reason: settingsProblem }] });
-      const recheck = parseRecheck(process.env.ARO_HCP_RECHECK);
-      if (!recheck.ok) return Promise.resolve({ inputs: news, failures: [{ property: "", reason: recheck.reason }] });
+    async check(olds: Partial<Inputs>, news: Inputs) {
+      // Settings wrong for every cluster, or a recheck naming no cluster, fail the first check, once, before any request.
+      const problem = fleetSettings() ?? recheckProblem();
+      if (problem !== undefined) return { inputs: news, failures: [{ property: "", reason: problem }] };
       // The engine's bag is untyped: parse it. On failure the engine reports the failures and uses no inputs.
       const parsed = parseInputs(news);
-      return Promise.resolve(parsed.ok ? { inputs: parsed.value, failures: [] } : { inputs: news, failures: [...parsed.failures] });
+      if (!parsed.ok) return { inputs: news, failures: [...parsed.failures] };
+      const id = parsed.value.clusterResourceId;
+      // A cluster new to the stack, in a recorded run: what its create would change in Cosmos (report/adoptionPreview.ts).
+      if (typeof olds.clusterResourceId !== "string" && runRecorded()) {
+        await recordAdoptionPreview(dependencies, recordOf("preview", id), parseCluster(id), desiredFromInputs(parsed.value), rechecksNow(id));
+      }
+      return { inputs: parsed.value, failures: [] };
     },
 
     async diff(_id: string, olds: Outputs, news: Inputs) {
@@ -187,15 +192,8 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
 
     async update(_id: string, olds: Outputs, news: Inputs) {
       const stored = parseStoredOutputs(olds);
-      // Drift forces the half it was found in; unknown state forces both.
-      const drift = stored.ok ? stored.value.drift : [];
-      const driftForced = {
-        dataPlane: drift.some((line) => !line.startsWith(msiDriftPrefix)),
-        msi: drift.some((line) => line.startsWith(msiDriftPrefix)),
-      };
-      // ARO_HCP_RECHECK forces both halves as well.
-      const now = rechecksNow(news.clusterResourceId) || !stored.ok;
-      const force = { dataPlane: now || driftForced.dataPlane, msi: now || driftForced.msi };
+      // Drift forces the half it was found in; unknown state and ARO_HCP_RECHECK force both.
+      const { force, driftForced } = forcedHalves(stored.ok ? stored.value.drift : undefined, news.clusterResourceId);
       const { outs } = await reconcile(news, force, "update", driftForced);
       return { outs };
     },

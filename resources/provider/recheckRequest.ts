@@ -9,6 +9,7 @@
  */
 import { goToLower } from "../core/goStrings";
 import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
+import { msiDriftPrefix } from "../sync/msiRefresh";
 
 /** The variable, read by the provider host and the program at each command. */
 export const recheckVariable = "ARO_HCP_RECHECK";
@@ -44,4 +45,32 @@ export function recheckRequested(request: RecheckRequest, clusterResourceId: str
 export function rechecksNow(clusterResourceId: string, environment: NodeJS.ProcessEnv = process.env): boolean {
   const recheck = parseRecheck(environment[recheckVariable]);
   return recheck.ok && recheckRequested(recheck.value, clusterResourceId);
+}
+
+/** What is wrong with the variable's value, for the provider's first check; undefined when nothing. */
+export function recheckProblem(environment: NodeJS.ProcessEnv = process.env): string | undefined {
+  const recheck = parseRecheck(environment[recheckVariable]);
+  return recheck.ok ? undefined : recheck.reason;
+}
+
+/** Halves, each a flag. */
+export interface Halves {
+  readonly dataPlane: boolean;
+  readonly msi: boolean;
+}
+
+/**
+ * The halves an update forces past their recheck gate: each half a refresh found drift in
+ * (`driftForced`, which the run report counts as drift corrected), and both when the variable
+ * names the cluster or the state is unknown (`drift` undefined).
+ */
+export function forcedHalves(
+  drift: readonly string[] | undefined,
+  clusterResourceId: string,
+  environment: NodeJS.ProcessEnv = process.env,
+): { force: Halves; driftForced: Halves } {
+  const lines = drift ?? [];
+  const driftForced = { dataPlane: lines.some((line) => !line.startsWith(msiDriftPrefix)), msi: lines.some((line) => line.startsWith(msiDriftPrefix)) };
+  const both = drift === undefined || rechecksNow(clusterResourceId, environment);
+  return { driftForced, force: { dataPlane: both || driftForced.dataPlane, msi: both || driftForced.msi } };
 }

@@ -26,9 +26,11 @@ export const runRecordsVariable = "ARO_HCP_RUN_RECORDS";
  * - `driftFound`: a refresh found it changed outside Pulumi (`pulumi up` restores it);
  * - `keptAfterFailure`: some identities could not be read; their stored IDs were kept beside the error;
  * - `failed`: the pass failed and wrote nothing of this half;
- * - `skipped`: not looked at (the cluster is being deleted, or has no identity URL yet).
+ * - `skipped`: not looked at (the cluster is being deleted, or has no identity URL yet);
+ * - `wouldAsk`: a preview's verdict on a cluster new to the stack: its recheck is due or its status
+ *   missing, so the create asks Azure and writes what changed (adoptionPreview.ts).
  */
-export type HalfOutcome = "current" | "written" | "driftCorrected" | "driftFound" | "keptAfterFailure" | "failed" | "skipped";
+export type HalfOutcome = "current" | "written" | "driftCorrected" | "driftFound" | "keptAfterFailure" | "failed" | "skipped" | "wouldAsk";
 
 /** The outcomes that make a run red. */
 export const failedOutcomes: readonly HalfOutcome[] = ["keptAfterFailure", "failed"];
@@ -38,7 +40,7 @@ export interface RunRecord {
   /** The cluster as its resource is named in the stack (core/clusterMessage.ts clusterNameOf). */
   readonly cluster: string;
   readonly clusterResourceId: string;
-  readonly operation: "create" | "update" | "read" | "diff";
+  readonly operation: "create" | "update" | "read" | "diff" | "preview";
   readonly at: string;
   readonly dataPlane: HalfOutcome;
   readonly msi: HalfOutcome;
@@ -123,6 +125,11 @@ export function recordOfRefresh(identity: Identity, result: Pick<RefreshResult, 
   const msiDrift = result.drift.some((line) => line.startsWith(msiDriftPrefix));
   const dataPlaneDrift = result.drift.some((line) => !line.startsWith(msiDriftPrefix));
   return { ...identity, dataPlane: dataPlaneDrift ? "driftFound" : "current", msi: msiDrift ? "driftFound" : "current" };
+}
+
+/** Whether this run is recorded (`ARO_HCP_RUN_RECORDS` names a file). */
+export function runRecorded(environment: NodeJS.ProcessEnv = process.env): boolean {
+  return (environment[runRecordsVariable] ?? "").length > 0;
 }
 
 /**
