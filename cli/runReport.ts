@@ -54,6 +54,9 @@ export interface RunReport {
 /** Worst first: a cluster's outcome is the first of these its halves have. */
 const severity: readonly HalfOutcome[] = ["failed", "keptAfterFailure", "driftFound", "wouldAsk", "driftCorrected", "written", "current", "skipped"];
 
+/** What a diff (what the update would do) does not replace: a failure or drift the run already found. */
+const standsOverDiff: readonly HalfOutcome[] = ["failed", "keptAfterFailure", "driftFound"];
+
 /** Reads the records file: one JSON object a line; a line that is not one is skipped (a cut write). */
 export function parseRunRecords(text: string): RunRecord[] {
   const records: RunRecord[] = [];
@@ -71,8 +74,8 @@ export function parseRunRecords(text: string): RunRecord[] {
 
 /**
  * The report of a run's records, in the order written. A later record of a cluster decides each
- * half, except a no-change diff: it says only that state needs nothing, which does not undo an
- * earlier failure or drift found by the run's refresh.
+ * half, except a diff: it says only what the update would do, which does not undo an earlier
+ * failure or drift found by the run's refresh.
  */
 export function buildRunReport(records: readonly RunRecord[]): RunReport {
   interface Entry {
@@ -86,7 +89,7 @@ export function buildRunReport(records: readonly RunRecord[]): RunReport {
     const entry = entries.get(record.cluster) ?? { clusterResourceId: record.clusterResourceId };
     entries.set(record.cluster, entry);
     for (const half of ["dataPlane", "msi"] as const) {
-      if (record.operation === "diff" && entry[half] !== undefined) continue;
+      if (record.operation === "diff" && standsOverDiff.includes(entry[half]?.outcome ?? "current")) continue;
       entry[half] = { outcome: record[half], operation: record.operation };
     }
     if (record.message !== undefined) entry.message = record.message;

@@ -176,12 +176,11 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { changes: true };
       }
       const old = stored.value;
-      if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news) || rechecksNow(old.clusterResourceId)) {
-        return { changes: true };
-      }
-      const changes = await hasWork(dependencies, old, news, (overrides.now ?? (() => new Date()))());
-      // No work: the run report counts the cluster current (an update records what it does instead).
-      if (!changes) appendRunRecord({ ...recordOf("diff", old.clusterResourceId), dataPlane: "current", msi: "current" });
+      if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news)) return { changes: true };
+      const changes = rechecksNow(old.clusterResourceId) || (await hasWork(dependencies, old, news, (overrides.now ?? (() => new Date()))()));
+      // For the run report of a preview: current, or a recheck asks Azure (an update records what it does after this).
+      const outcome = changes ? "wouldAsk" : "current";
+      appendRunRecord({ ...recordOf("diff", old.clusterResourceId), dataPlane: outcome, msi: outcome });
       return { changes };
     },
 

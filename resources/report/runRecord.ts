@@ -2,7 +2,7 @@
  * What one provider operation did to one cluster, per half, as the run report reads it
  * (cli/runReport.ts). The provider host is the one process that sees every outcome: after a failed
  * update the engine keeps the failed resource's old outputs and the stack's old outputs, so
- * neither can say "failed". Each create, update, refresh (read) and no-change diff appends one
+ * neither can say "failed". Each create, update, refresh (read) and diff appends one
  * record, a JSON line, to the file `ARO_HCP_RUN_RECORDS` names; without the variable nothing is
  * recorded. The decisions are pure; {@link appendRunRecord} is the only I/O.
  */
@@ -27,8 +27,9 @@ export const runRecordsVariable = "ARO_HCP_RUN_RECORDS";
  * - `keptAfterFailure`: some identities could not be read; their stored IDs were kept beside the error;
  * - `failed`: the pass failed and wrote nothing of this half;
  * - `skipped`: not looked at (the cluster is being deleted, or has no identity URL yet);
- * - `wouldAsk`: a preview's verdict on a cluster new to the stack: its recheck is due or its status
- *   missing, so the create asks Azure and writes what changed (adoptionPreview.ts).
+ * - `wouldAsk`: a preview's verdict: a recheck is due (or asked for), or the status is missing, so
+ *   the update or create asks Azure and writes what changed (a diff; for a cluster new to the
+ *   stack, adoptionPreview.ts).
  */
 export type HalfOutcome = "current" | "written" | "driftCorrected" | "driftFound" | "keptAfterFailure" | "failed" | "skipped" | "wouldAsk";
 

@@ -1,10 +1,11 @@
 /**
  * Adoption says so: `pulumi preview` (the literal CLI over the project's Pulumi.yaml) of a new
- * stack over a fleet whose status is already current, as upstream's controllers keep it. The
- * engine says "+ create" for every cluster; the program's note says a create adopts and writes
- * nothing current, and the run report of the preview (ARO_HCP_RUN_RECORDS) says per cluster and
- * half that nothing changes in Cosmos. No Azure request, no Cosmos write, in the preview nor in
- * the `up` that adopts.
+ * stack over the sandbox's `--seed upstream` fleet, whose documents are as upstream's controllers
+ * leave them (sandbox/upstreamSeed.ts). The engine says "+ create" for every cluster; the program's
+ * note says a create adopts, and the run report of the preview (ARO_HCP_RUN_RECORDS) says per
+ * cluster and half that nothing changes in Cosmos; the `up` that adopts writes nothing. Then the
+ * admin interface moves the fleet's clock past the rechecks, and the next preview says which
+ * halves would ask Azure. No Azure request and no Cosmos write but the rechecks'.
  */
 import { mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +15,8 @@ import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedDemoFleet } from "../../sandbox/seed";
+import { seedUpstreamStatus } from "../../sandbox/upstreamSeed";
+import { SandboxAdminClient } from "../../sandbox/adminClient";
 import { initLiteralStack, removeLiteralStack, runLiteralPulumi } from "./engineHelpers";
 
 const projectDirectory = resolve(__dirname, "..", "..");
@@ -53,10 +56,7 @@ beforeAll(async () => {
     stackName,
     fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId })),
   );
-  // The status made current, as upstream's controllers keep it; then the stack forgotten, its config kept.
-  await pulumi({}, "up", "--yes", "--skip-preview");
-  await pulumi({}, "stack", "rm", "--yes", "--force", "--preserve-config");
-  await pulumi({}, "stack", "init");
+  seedUpstreamStatus(sandbox, fleet);
 }, 600_000);
 
 afterAll(async () => {
@@ -64,7 +64,7 @@ afterAll(async () => {
 });
 
 describe("a preview of adopting a fleet whose status is current", () => {
-  it("says per cluster that nothing changes in Cosmos, asking Azure nothing and writing nothing", async () => {
+  it("says per cluster that nothing changes in Cosmos, asking Azure nothing and writing nothing; once the clock passes the rechecks, that they would ask", async () => {
     const before = await documents();
     const asked = requests();
     const records = join(scratchDirectory, "preview-records.jsonl");
@@ -80,22 +80,20 @@ describe("a preview of adopting a fleet whose status is current", () => {
     }
     expect(formatRunReport(report)).toMatch(/^Run report: OK; 3 clusters: 3 current$/);
 
-    // A cluster whose recheck is due would be asked: the preview says which.
-    const due = fleet[0];
-    sandbox.documents.patch(
-      due.partitionKey,
-      due.serviceProviderClusterDocumentId,
-      "/properties/status/dataPlaneOperatorsManagedIdentities/earliestRecheckTime",
-      "2000-01-01T00:00:00Z",
-    );
+    // Adopting: nothing written, nothing asked; the report of the up says the same as the preview's.
+    const adoption = join(scratchDirectory, "adoption-records.jsonl");
+    expect(await pulumi({ ARO_HCP_RUN_RECORDS: adoption }, "up", "--yes", "--skip-preview")).toMatch(/\+ 4 created/);
+    expect(reportRun(adoption).counts).toEqual({ clusters: 3, current: 3 });
+    expect(requests(), "data plane requests, tokens, ARM reads, Cosmos writes of the preview and the adoption").toEqual(asked);
+    expect(await documents(), "the documents, etags included").toEqual(before);
+
+    // Day 2: 19 hours pass for the fleet (the admin interface's clock): every recheck comes due. A
+    // preview with a refresh (which reads the recheck times from Cosmos) says the update would ask Azure.
+    const admin = new SandboxAdminClient(sandbox.endpoints.admin, sandbox.adminToken);
+    expect(await admin.advanceClock({ hours: 19 })).toBe(6);
     const dueRecords = join(scratchDirectory, "due-records.jsonl");
-    await pulumi({ ARO_HCP_RUN_RECORDS: dueRecords }, "preview");
-    expect(
-      Object.values(reportRun(dueRecords).clusters)
-        .map((cluster) => cluster.dataPlane.outcome)
-        .sort(),
-    ).toEqual(["current", "current", "wouldAsk"]);
-    expect(requests(), "data plane requests, tokens, ARM reads, Cosmos writes of the previews").toEqual(asked);
-    expect((await documents()).slice(1), "the documents, etags included").toEqual(before.slice(1));
+    expect(await pulumi({ ARO_HCP_RUN_RECORDS: dueRecords }, "preview", "--refresh")).toMatch(/~ 3 to update/);
+    expect(reportRun(dueRecords).counts).toEqual({ clusters: 3, wouldAsk: 3 });
+    expect(requests()[3], "Cosmos writes of the preview").toBe(asked[3]);
   }, 600_000);
 });
