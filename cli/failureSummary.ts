@@ -54,6 +54,8 @@ export function causeOf(failure: ResourceFailure): string {
       .join("<cluster>")
       .replace(armId, "<id>")
       .replace(entraTrace, "")
+      // MSAL's list separators left empty by the parts taken out.
+      .replace(/(?:\s+-)+(?=\s)/g, " -")
       .replace(timestamp, "<time>")
       // A tenant is the cause of a refusal, the same for every cluster of that tenant: its ID stays.
       .replace(uuid, (id: string, offset: number, text: string) => (/\btenant $/i.test(text.slice(Math.max(0, offset - 7), offset)) ? id : "<id>"))

@@ -16,8 +16,8 @@ export function clustersNewToStack(declared: readonly string[], held: readonly H
 /** The preview's note for `count` clusters new to the stack. */
 export function adoptionNote(count: number): string {
   return (
-    `${count} cluster${count === 1 ? " is" : "s are"} new to this stack: their "+ create" adopts them. A create never creates a document and writes ` +
-    "to Cosmos only a half whose status is missing or due for its recheck: for a status upstream keeps current, nothing. " +
-    "Per cluster: run the preview with ARO_HCP_RUN_RECORDS=<file>, then `node dist/cli/runReport.js <file>` (`npm run pulumi -- preview` does both)"
+    `${count} cluster${count === 1 ? " is" : "s are"} new to this stack: "+ create" adopts each, writing to Cosmos only a half whose status is ` +
+    "missing or due for its recheck (nothing for a status upstream keeps current), never a document. Per cluster: set " +
+    "ARO_HCP_RUN_RECORDS=<file>, then `node dist/cli/runReport.js <file>` (npm run pulumi does both)"
   );
 }

@@ -49,7 +49,7 @@ describe("the sandbox's day-2 admin routes", () => {
     expect(fleet).toHaveLength(3);
     const halves = (): Array<{ dataPlane: Half; msi: Half }> =>
       fleet.map((cluster) => {
-        const document = sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as {
+        const document = sandbox.documents.read(cluster.partitionKey, cluster.serviceProviderClusterDocumentId) as unknown as {
           properties: { status: { dataPlaneOperatorsManagedIdentities: Half; msiManagedIdentities: Half } };
         };
         return { dataPlane: document.properties.status.dataPlaneOperatorsManagedIdentities, msi: document.properties.status.msiManagedIdentities };
