@@ -33,13 +33,18 @@ const pending = new Set<string>();
 const pendingLimit = 10_000;
 let installed = false;
 
+/** Whether the line is the host's line for an error {@link withoutStackTrace} registered; each is dropped once. */
+export function takeHostLine(line: string): boolean {
+  return pending.delete(line);
+}
+
 /** Drops, once each, the host's line for an error registered in {@link pending}. */
 function installFilter(): void {
   if (installed) return;
   installed = true;
   const original = console.error.bind(console);
   console.error = (...args: unknown[]): void => {
-    if (args.length === 1 && typeof args[0] === "string" && pending.delete(args[0])) return;
+    if (args.length === 1 && typeof args[0] === "string" && takeHostLine(args[0])) return;
     original(...args);
   };
 }
@@ -56,4 +61,9 @@ export function withoutStackTrace(error: unknown): unknown {
   // What the host prints: `${e}: ${e.stack}` (node_modules/@pulumi/pulumi/cmd/dynamic-provider).
   pending.add(`${String(error)}: ${error.stack ?? ""}`);
   return error;
+}
+
+/** Throws {@link withoutStackTrace}'s error: a `catch` handler for the operations whose errors the host prints. */
+export function throwWithoutStackTrace(error: unknown): never {
+  throw withoutStackTrace(error);
 }

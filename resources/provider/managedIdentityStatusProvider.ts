@@ -27,7 +27,7 @@ import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedI
 import type { RunRecord } from "../report/runRecord";
 import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, runRecorded } from "../report/runRecord";
 import { recordAdoptionPreview } from "../report/adoptionPreview";
-import { withoutStackTrace } from "./expectedFailures";
+import { throwWithoutStackTrace, withoutStackTrace } from "./expectedFailures";
 import type { Halves } from "./recheckRequest";
 import { forcedHalves, recheckProblem, rechecksNow } from "./recheckRequest";
 
@@ -177,7 +177,8 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       }
       const old = stored.value;
       if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news)) return { changes: true };
-      const changes = rechecksNow(old.clusterResourceId) || (await hasWork(dependencies, old, news, (overrides.now ?? (() => new Date()))()));
+      const now = (overrides.now ?? (() => new Date()))();
+      const changes = rechecksNow(old.clusterResourceId) || (await hasWork(dependencies, old, news, now).catch(throwWithoutStackTrace));
       // For the run report of a preview: current, or a recheck asks Azure (an update records what it does after this).
       const outcome = changes ? "wouldAsk" : "current";
       appendRunRecord({ ...recordOf("diff", old.clusterResourceId), dataPlane: outcome, msi: outcome });
