@@ -25,7 +25,7 @@ import { decodeOutputsStatus } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
 import type { RunRecord } from "../report/runRecord";
-import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, runRecorded } from "../report/runRecord";
+import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, refusedRecord, runRecorded } from "../report/runRecord";
 import { recordAdoptionPreview } from "../report/adoptionPreview";
 import { throwWithoutStackTrace, withoutStackTrace } from "./expectedFailures";
 import type { Halves } from "./recheckRequest";
@@ -150,15 +150,18 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     async check(olds: Partial<Inputs>, news: Inputs) {
       // Settings wrong for every cluster, or a recheck naming no cluster, fail the first check, once, before any request.
       const problem = fleetSettings() ?? recheckProblem();
-      if (problem !== undefined) return { inputs: news, failures: [{ property: "", reason: problem }] };
+      if (problem !== undefined) {
+        if (typeof news.clusterResourceId === "string") appendRunRecord(refusedRecord(recordOf("check", news.clusterResourceId), problem));
+        return { inputs: news, failures: [{ property: "", reason: problem }] };
+      }
       // The engine's bag is untyped: parse it. On failure the engine reports the failures and uses no inputs.
       const parsed = parseInputs(news);
       if (!parsed.ok) return { inputs: news, failures: [...parsed.failures] };
       const id = parsed.value.clusterResourceId;
       // A cluster new to the stack, in a recorded run: what its create would change in Cosmos (report/adoptionPreview.ts).
-      if (typeof olds.clusterResourceId !== "string" && runRecorded()) {
+      const isNew = typeof olds.clusterResourceId !== "string";
+      if (isNew && runRecorded())
         await recordAdoptionPreview(dependencies, recordOf("preview", id), parseCluster(id), desiredFromInputs(parsed.value), rechecksNow(id));
-      }
       return { inputs: parsed.value, failures: [] };
     },
 
@@ -177,8 +180,8 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       }
       const old = stored.value;
       if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news)) return { changes: true };
-      const now = (overrides.now ?? (() => new Date()))();
-      const changes = rechecksNow(old.clusterResourceId) || (await hasWork(dependencies, old, news, now).catch(throwWithoutStackTrace));
+      const changes =
+        rechecksNow(old.clusterResourceId) || (await hasWork(dependencies, old, news, (overrides.now ?? (() => new Date()))()).catch(throwWithoutStackTrace));
       // For the run report of a preview: current, or a recheck asks Azure (an update records what it does after this).
       const outcome = changes ? "wouldAsk" : "current";
       appendRunRecord({ ...recordOf("diff", old.clusterResourceId), dataPlane: outcome, msi: outcome });
@@ -186,8 +189,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     },
 
     async create(inputs: Inputs) {
-      const now = rechecksNow(inputs.clusterResourceId);
-      return reconcile(inputs, { dataPlane: now, msi: now }, "create");
+      return reconcile(inputs, forcedHalves([], inputs.clusterResourceId).force, "create");
     },
 
     async update(_id: string, olds: Outputs, news: Inputs) {

@@ -2,9 +2,9 @@
  * What one provider operation did to one cluster, per half, as the run report reads it
  * (cli/runReport.ts). The provider host is the one process that sees every outcome: after a failed
  * update the engine keeps the failed resource's old outputs and the stack's old outputs, so
- * neither can say "failed". Each create, update, refresh (read) and diff appends one
- * record, a JSON line, to the file `ARO_HCP_RUN_RECORDS` names; without the variable nothing is
- * recorded. The decisions are pure; {@link appendRunRecord} is the only I/O.
+ * neither can say "failed". Each create, update, refresh (read) and diff, each preview of a cluster
+ * new to the stack and each check refused for the settings appends one record, a JSON line, to the
+ * file `ARO_HCP_RUN_RECORDS` names; without the variable nothing is recorded. The decisions are pure; {@link appendRunRecord} is the only I/O.
  */
 import { appendFileSync } from "node:fs";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
@@ -41,7 +41,7 @@ export interface RunRecord {
   /** The cluster as its resource is named in the stack (core/clusterMessage.ts clusterNameOf). */
   readonly cluster: string;
   readonly clusterResourceId: string;
-  readonly operation: "create" | "update" | "read" | "diff" | "preview";
+  readonly operation: "check" | "create" | "update" | "read" | "diff" | "preview";
   readonly at: string;
   readonly dataPlane: HalfOutcome;
   readonly msi: HalfOutcome;
@@ -118,6 +118,11 @@ function keptIdsOfFailed(result: SyncResult): boolean {
     const entry = result.status.identities?.[goToLower(resourceId)];
     return entry?.clientId !== undefined || entry?.principalId !== undefined;
   });
+}
+
+/** The record of a cluster refused before any request (settings wrong for the whole fleet): both halves failed. */
+export function refusedRecord(identity: Identity, message: string): RunRecord {
+  return { ...identity, dataPlane: "failed", msi: "failed", message };
 }
 
 /** The record of a refresh (read) that succeeded: drift found per half, else current. */
