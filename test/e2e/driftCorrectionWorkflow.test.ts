@@ -214,6 +214,13 @@ describe("the drift-correction workflow's commands, one tenant refused", () => {
     for (const cluster of others) {
       expect(report.clusters[nameOf(cluster)]).toMatchObject({ outcome: "driftCorrected", dataPlane: { outcome: "driftCorrected" } });
     }
+    // Why the report: the stack's `clusters` output is the last successful update's, and says nothing failed.
+    const stale = JSON.parse(await runLiteralPulumi(projectDirectory, environment, stackName, "stack", "output", "clusters", "--json")) as Record<
+      string,
+      { failed: number }
+    >;
+    // The check the workflow made before, `jq 'all(.[]; .failed == 0)'` on it, would have passed.
+    expect(Object.values(stale).every((cluster) => cluster.failed === 0)).toBe(true);
     // The report is in the job's summary; the cause is printed once there, and no JavaScript stack trace anywhere.
     const summary = readFileSync(stepSummary, "utf8");
     expect(summary).toMatch(/^Run report: FAILED \(2 clusters\)/);
