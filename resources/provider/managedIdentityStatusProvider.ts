@@ -25,11 +25,12 @@ import { decodeOutputsStatus } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
 import type { RunRecord } from "../report/runRecord";
-import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, refusedRecord, runRecorded } from "../report/runRecord";
+import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, refusedRecord, runRecorded, diffRecord } from "../report/runRecord";
 import { recordAdoptionPreview } from "../report/adoptionPreview";
 import { throwWithoutStackTrace, withoutStackTrace } from "./expectedFailures";
 import type { Halves } from "./recheckRequest";
 import { forcedHalves, recheckProblem, rechecksNow } from "./recheckRequest";
+import { probesTenant } from "./tenantProbe";
 
 /** Test seams. Production passes nothing. */
 export interface ProviderOverrides {
@@ -180,11 +181,10 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       }
       const old = stored.value;
       if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news)) return { changes: true };
-      const changes =
-        rechecksNow(old.clusterResourceId) || (await hasWork(dependencies, old, news, (overrides.now ?? (() => new Date()))()).catch(throwWithoutStackTrace));
-      // For the run report of a preview: current, or a recheck asks Azure (an update records what it does after this).
-      const outcome = changes ? "wouldAsk" : "current";
-      appendRunRecord({ ...recordOf("diff", old.clusterResourceId), dataPlane: outcome, msi: outcome });
+      const id = old.clusterResourceId;
+      const now = (overrides.now ?? (() => new Date()))();
+      const changes = rechecksNow(id) || (await probesTenant(dependencies, id)) || (await hasWork(dependencies, old, news, now).catch(throwWithoutStackTrace));
+      appendRunRecord(diffRecord(recordOf("diff", id), changes));
       return { changes };
     },
 

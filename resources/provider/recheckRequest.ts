@@ -4,8 +4,9 @@
  * answer, plus jitter), and write what changed. `all` rechecks every cluster; otherwise cluster
  * resource IDs separated by commas or white space (any casing). The update forces both halves of
  * those clusters, through the same `force`/`forceMsi` a refresh's drift sets; other clusters are
- * untouched. A tenant whose credential no longer works fails its cluster's recheck at once: a
- * recheck of one cluster per tenant is the cheap probe (docs/operations.md, "Recheck now").
+ * untouched. A tenant whose credential no longer works fails its cluster's recheck at once:
+ * `tenants` rechecks one cluster of each tenant, the cheap probe (tenantProbe.ts;
+ * docs/operations.md, "Recheck now").
  */
 import { goToLower } from "../core/goStrings";
 import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
@@ -15,20 +16,22 @@ import { msiDriftPrefix } from "../sync/msiRefresh";
 export const recheckVariable = "ARO_HCP_RECHECK";
 
 /** Which clusters to recheck now. */
-export type RecheckRequest = { readonly kind: "none" } | { readonly kind: "all" } | { readonly kind: "clusters"; readonly ids: ReadonlySet<string> };
+export type RecheckRequest =
+  { readonly kind: "none" } | { readonly kind: "all" } | { readonly kind: "tenants" } | { readonly kind: "clusters"; readonly ids: ReadonlySet<string> };
 
 /** Parses the variable's value; a value that names no cluster ID is refused, naming it. */
 export function parseRecheck(value: string | undefined): { ok: true; value: RecheckRequest } | { ok: false; reason: string } {
   const text = (value ?? "").trim();
   if (text.length === 0) return { ok: true, value: { kind: "none" } };
   if (text.toLowerCase() === "all") return { ok: true, value: { kind: "all" } };
+  if (text.toLowerCase() === "tenants") return { ok: true, value: { kind: "tenants" } };
   const ids = new Set<string>();
   for (const entry of text.split(/[\s,]+/).filter((part) => part.length > 0)) {
     const parsed = parseResourceIdOfType(entry, clusterResourceType);
     if (!parsed.ok) {
       return {
         ok: false,
-        reason: `${recheckVariable} names '${entry}', which is not a cluster resource ID (${parsed.reason}): set it to "all" or to cluster resource IDs separated by commas; nothing was asked or written`,
+        reason: `${recheckVariable} names '${entry}', which is not a cluster resource ID (${parsed.reason}): set it to "all", "tenants" or cluster resource IDs separated by commas; nothing was asked or written`,
       };
     }
     ids.add(goToLower(entry));
@@ -36,9 +39,13 @@ export function parseRecheck(value: string | undefined): { ok: true; value: Rech
   return { ok: true, value: { kind: "clusters", ids } };
 }
 
-/** Whether the request names this cluster. */
+/** The clusters this process chose as their tenant's probe (`tenants`; tenantProbe.ts), by lowercased ID. */
+export const tenantProbeClusters = new Set<string>();
+
+/** Whether the request names this cluster (for `tenants`: whether it is its tenant's probe). */
 export function recheckRequested(request: RecheckRequest, clusterResourceId: string): boolean {
-  return request.kind === "all" || (request.kind === "clusters" && request.ids.has(goToLower(clusterResourceId)));
+  const id = goToLower(clusterResourceId);
+  return request.kind === "all" || (request.kind === "clusters" && request.ids.has(id)) || (request.kind === "tenants" && tenantProbeClusters.has(id));
 }
 
 /** Whether the variable, as the environment holds it now, names this cluster; a value that does not parse names none (the check refuses it). */

@@ -120,6 +120,11 @@ function keptIdsOfFailed(result: SyncResult): boolean {
   });
 }
 
+/** The record of a diff: what the update would do, current or a recheck that asks Azure (the update records what it does after it). */
+export function diffRecord(identity: Identity, changes: boolean): RunRecord {
+  return { ...identity, dataPlane: changes ? "wouldAsk" : "current", msi: changes ? "wouldAsk" : "current" };
+}
+
 /** The record of a cluster refused before any request (settings wrong for the whole fleet): both halves failed. */
 export function refusedRecord(identity: Identity, message: string): RunRecord {
   return { ...identity, dataPlane: "failed", msi: "failed", message };

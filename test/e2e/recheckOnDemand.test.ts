@@ -149,6 +149,27 @@ describe("recheck now (ARO_HCP_RECHECK)", () => {
       expect(probed.causes).toHaveLength(1);
       expect(probed.causes[0].resources).toEqual([nameOf(probe)]);
       expect(probed.causes[0].cause).toContain(demoTenantIds[1]);
+
+      // The same probe over the fleet: ARO_HCP_RECHECK=tenants rechecks one cluster of each tenant.
+      const armBefore = { ...sandbox.statistics.snapshot().arm.requestsByIdentity };
+      const tenantRecords = join(scratchDirectory, "tenant-records.jsonl");
+      const probedTenants = await pulumi({ ARO_HCP_RECHECK: "tenants", ARO_HCP_RUN_RECORDS: tenantRecords }, "up", "--yes", "--skip-preview").then(
+        () => "",
+        (error: unknown) => String(error),
+      );
+      expect(probedTenants).toContain(`tenant ${demoTenantIds[1]}`);
+      const byTenant = reportRun(tenantRecords);
+      expect(byTenant.causes.map((group) => group.resources)).toEqual([[nameOf(probe)]]);
+      // Of the first tenant's two clusters, one was asked: its identities alone were read from ARM.
+      const firstTenant = fleet.filter((cluster) => cluster.tenantId === demoTenantIds[0]);
+      const askedClusters = firstTenant.filter((cluster) =>
+        Object.values(cluster.dataPlaneOperators).some(
+          (id) => (sandbox.statistics.snapshot().arm.requestsByIdentity[id.toLowerCase()] ?? 0) !== (armBefore[id.toLowerCase()] ?? 0),
+        ),
+      );
+      expect(askedClusters).toHaveLength(1);
+      // The refused tenant's cluster: nothing written.
+      expect(await document(probe)).toEqual(before[fleet.indexOf(probe)]);
     } finally {
       sandbox.faults.clear();
     }
