@@ -12,6 +12,8 @@ import { declarationBatchSize, declareFleet, resourceNameFor } from "./program/d
 import { clustersInStack } from "./program/stackState";
 import { allowEmptyFleetKey, checkEmptyFleet } from "./program/emptyFleet";
 import { clusterListFromFile, parseClusterList } from "./program/fleet";
+import { checkRecheck } from "./program/recheck";
+import { adoptionNote, clustersNewToStack } from "./program/adoption";
 import { quietSdkRegistrationDebugLogs, registerWithoutStackTraces } from "./resources";
 
 // Settled as a promise, so a bad configuration is a rejection for whoever awaits the program.
@@ -58,6 +60,11 @@ async function declareProgram(): Promise<Record<string, unknown>> {
     await checkEmptyFleet({ source, allowEmptyFleet });
     return { clusters: (await declareFleet([])).outputs };
   }
+  // ARO_HCP_RECHECK, set for one command, must name declared clusters (program/recheck.ts).
+  checkRecheck(
+    process.env.ARO_HCP_RECHECK,
+    clusters.map((cluster) => cluster.clusterResourceId),
+  );
   // Read whatever the fleet, so that a value other than true or false is refused, naming the key.
   const allowClusterRemovals = config.getBoolean(allowClusterRemovalsKey) ?? false;
   // One read of the stack's last saved state, before anything is declared: what this update would
@@ -73,6 +80,8 @@ async function declareProgram(): Promise<Record<string, unknown>> {
     return [];
   });
   const ids = clusters.map((cluster) => cluster.clusterResourceId);
+  const newToStack = clustersNewToStack(ids, held);
+  if (pulumi.runtime.isDryRun() && newToStack.length > 0) void pulumi.log.info(adoptionNote(newToStack.length));
   checkClusterRemovals({ source, declared: ids, held, declaredNames: new Set(ids.map(resourceNameFor)), allowClusterRemovals });
   const { outputs } = await declareFleet(clusters, declarationBatchSize, held);
   return { clusters: outputs };

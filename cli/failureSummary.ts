@@ -35,7 +35,12 @@ const ansi = /\u001b\[[0-9;]*m|<\{%[^%]*%\}>/g;
 /** The cause of a failure message, the same for every cluster that failed the same way (as the spans name it: core/failureCause.ts). */
 export function causeOf(failure: ResourceFailure): string {
   // The engine may put the failed step before the provider's message ("Preview failed: ").
-  const firstLine = (failure.message.replace(ansi, "").trim().split("\n")[0] ?? "").replace(/^[A-Za-z ]{0,30}failed: /, "");
+  // The engine wraps an update's error as a list ("1 error occurred:" then "\t* <message>"): the message is the cause.
+  const text = failure.message
+    .replace(ansi, "")
+    .trim()
+    .replace(/^\d+ errors? occurred:\s*\*?\s*/, "");
+  const firstLine = (text.split("\n")[0] ?? "").replace(/^[A-Za-z ]{0,30}failed: /, "");
   return failureCauseOf(firstLine, failure.resource);
 }
 

@@ -16,7 +16,7 @@
  * Every other stack gets its own config and the caller's environment, untouched.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { engineCommand, openStack, projectDirectory, refreshParallelism, sandboxPassphrase, userEngineEnvironment } from "./engine";
 import type { SandboxDescription } from "./sandboxSettings";
@@ -24,11 +24,30 @@ import { sandboxSettings, sandboxStackName } from "./sandboxSettings";
 import { missingPassphraseMessage, stackSettingsFileName } from "./stackSecrets";
 import { failureCollector, formatFailureSummary } from "./failureSummary";
 import { tracingCommand } from "./otelTraces";
+import { formatRunReport, reportRun } from "./runReport";
+import { runRecordsVariable } from "../resources/report/runRecord";
 
 const programCommands = ["preview", "up", "update", "refresh", "destroy"] as const;
 
-/** The failed clusters of the run, summarised by cause at its end (failureSummary.ts). */
+/** The failed clusters of the run, summarised by cause at its end (failureSummary.ts) when the run recorded nothing. */
 const failures = failureCollector();
+
+/** The run's records and report files (runReport.ts), when this run is a program command. */
+let runFiles: { readonly records: string; readonly report: string } | undefined;
+
+/**
+ * The records file of this run: the caller's ARO_HCP_RUN_RECORDS (appended to, as in CI), else
+ * `.pulumi/runs/<stack>.jsonl`, emptied first; the report goes beside it as `<stack>.json`.
+ */
+function runRecordFiles(stackName: string): { readonly records: string; readonly report: string } {
+  const given = process.env[runRecordsVariable];
+  if (given !== undefined && given.length > 0) return { records: given, report: given.replace(/(\.jsonl)?$/, "-report.json") };
+  const directory = join(projectDirectory, ".pulumi", "runs");
+  mkdirSync(directory, { recursive: true });
+  const records = join(directory, `${stackName.replace(/[^A-Za-z0-9._-]/g, "_")}.jsonl`);
+  writeFileSync(records, "");
+  return { records, report: records.replace(/\.jsonl$/, ".json") };
+}
 
 function takeOption(argumentsList: string[], name: string): string | undefined {
   const index = argumentsList.findIndex((argument) => argument === `--${name}` || argument.startsWith(`--${name}=`));
@@ -116,10 +135,11 @@ async function main(): Promise<void> {
   if (problem !== undefined) {
     throw new Error(problem);
   }
+  runFiles = runRecordFiles(stackName);
   const stack = await openStack({
     engine: otelTraces === undefined ? engine : { ...engine, command: tracingCommand(engine.command, otelTraces) },
     stackName,
-    environment,
+    environment: { ...environment, [runRecordsVariable]: runFiles.records },
     ...(settings === undefined ? {} : { config: settings.config }),
     ...(secretsProvider === undefined ? {} : { secretsProvider }),
   });
@@ -169,6 +189,12 @@ main()
     process.exitCode = 1;
   })
   .finally(() => {
+    // The run report when the provider recorded the run; else (a preview that changed nothing) the engine's failures by cause.
+    const report = runFiles === undefined ? undefined : reportRun(runFiles.records, runFiles.report);
+    if (report !== undefined && runFiles !== undefined && report.verdict !== "noRecords") {
+      console.error(`${formatRunReport(report)}\n(the report as JSON: ${runFiles.report})`);
+      return;
+    }
     const summary = formatFailureSummary(failures.failures);
     if (summary !== undefined) console.error(summary);
   });

@@ -233,6 +233,19 @@ export class SandboxAdminClient {
     return this.call("POST", "/seed/demo");
   }
 
+  /** @returns The demo fleet, its status written as upstream's controllers leave it (`seedUpstreamStatus`). */
+  seedUpstreamFleet(): Promise<FleetClusterDescription[]> {
+    return this.call("POST", "/seed/upstream");
+  }
+
+  /**
+   * Moves the fleet's time forward: every stored recheck time moves back by that much (`advanceFleetClock`).
+   * @returns How many recheck times moved.
+   */
+  async advanceClock(by: { hours?: number; minutes?: number }): Promise<number> {
+    return (await this.call<{ moved: number }>("POST", "/clock/advance", by)).moved;
+  }
+
   /**
    * @param size - Clusters, identities per cluster, and optionally subscriptions.
    * @returns The seeded fleet.

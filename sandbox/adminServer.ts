@@ -8,6 +8,7 @@ import { JsonPointerError } from "./jsonPointer";
 import type { RequestRecorder } from "./requestRecorder";
 import type { FilePrincipalName, SandboxCredentials, SecretFormat } from "./sandboxCredentials";
 import type { SandboxStatistics } from "./sandboxStatistics";
+import { advanceFleetClock, seedUpstreamStatus } from "./upstreamSeed";
 import { seedDemoFleet, seedFleet, seedTenantFleet } from "./seed";
 import type { TokenRegistry } from "./tokenRegistry";
 
@@ -224,9 +225,12 @@ function routeTable(options: AdminServerOptions): Array<[string, RegExp, Route]>
       ({ body }) => {
         const clientId = optionalString(body, "clientId");
         const principalId = optionalString(body, "principalId");
+        // The identity's tenant (its ARM `properties.tenantId`); the sandbox tenant when omitted.
+        const tenantId = optionalString(body, "tenantId");
         return identities.create(requiredString(body, "resourceId"), {
           ...(clientId === undefined ? {} : { clientId }),
           ...(principalId === undefined ? {} : { principalId }),
+          ...(tenantId === undefined ? {} : { tenantId }),
         });
       },
     ],
@@ -331,6 +335,24 @@ function routeTable(options: AdminServerOptions): Array<[string, RegExp, Route]>
       },
     ],
     ["POST", /^\/seed\/demo$/, () => seedDemoFleet({ identities, documents, credentials })],
+    [
+      "POST",
+      /^\/seed\/upstream$/,
+      () => {
+        const fleet = seedDemoFleet({ identities, documents, credentials });
+        seedUpstreamStatus({ identities, documents }, fleet);
+        return fleet;
+      },
+    ],
+    [
+      "POST",
+      /^\/clock\/advance$/,
+      ({ body }) => {
+        const hours = optionalNumber(body, "hours") ?? 0;
+        const minutes = optionalNumber(body, "minutes") ?? 0;
+        return { moved: advanceFleetClock(documents, (hours * 60 + minutes) * 60_000) };
+      },
+    ],
     [
       "POST",
       /^\/seed\/tenants$/,

@@ -3,13 +3,15 @@ import { join, resolve } from "node:path";
 import { sandboxDescription } from "./endpointsFile";
 import { startSandbox } from "./sandbox";
 import { type FleetClusterDescription, seedDemoFleet } from "./seed";
+import { seedUpstreamStatus } from "./upstreamSeed";
 
 /** Settings of `npm run sandbox`, from flags or environment. */
 interface MainSettings {
   armLatencyInMs: number;
   cosmosLatencyInMs: number;
   database?: string;
-  seed: boolean;
+  /** `demo`: the demo fleet with no status; `upstream`: the same, its status as upstream's controllers leave it; `none`. */
+  seed: "demo" | "upstream" | "none";
   directory: string;
   perClusterCredentials: boolean;
   challengeTenantId?: string;
@@ -29,6 +31,16 @@ function numberSetting(flagName: string, environmentName: string): number {
   return value;
 }
 
+/** `--seed upstream` (or `--seed=upstream`, SANDBOX_SEED=upstream), `--no-seed` (SANDBOX_SEED=0), else the demo fleet. */
+function seedSetting(): MainSettings["seed"] {
+  const index = process.argv.indexOf("--seed");
+  const value = flag("seed") ?? (index === -1 ? undefined : process.argv[index + 1]) ?? process.env.SANDBOX_SEED;
+  if (process.argv.includes("--no-seed") || value === "0" || value === "none") return "none";
+  if (value === undefined || value === "demo" || value === "1") return "demo";
+  if (value === "upstream") return "upstream";
+  throw new RangeError(`--seed / SANDBOX_SEED must be demo, upstream or none, got '${value}'`);
+}
+
 function readSettings(): MainSettings {
   const database = flag("database") ?? process.env.SANDBOX_DATABASE;
   const challengeTenantId = flag("challenge-tenant") ?? process.env.SANDBOX_CHALLENGE_TENANT;
@@ -36,7 +48,7 @@ function readSettings(): MainSettings {
     armLatencyInMs: numberSetting("arm-latency-ms", "SANDBOX_ARM_LATENCY_MS"),
     cosmosLatencyInMs: numberSetting("cosmos-latency-ms", "SANDBOX_COSMOS_LATENCY_MS"),
     ...(database === undefined ? {} : { database }),
-    seed: !process.argv.includes("--no-seed") && process.env.SANDBOX_SEED !== "0",
+    seed: seedSetting(),
     directory: resolve(flag("directory") ?? process.env.SANDBOX_DIRECTORY ?? join(__dirname, "..", "..", ".sandbox")),
     perClusterCredentials: process.argv.includes("--per-cluster") || process.env.SANDBOX_PER_CLUSTER === "1",
     ...(challengeTenantId === undefined ? {} : { challengeTenantId }),
@@ -74,7 +86,9 @@ async function main(): Promise<void> {
     ...(settings.challengeTenantId === undefined ? {} : { dataPlaneChallengeTenantId: settings.challengeTenantId }),
   });
   const caBundlePath = sandbox.caBundlePath ?? join(settings.directory, "ca.pem");
-  const demoFleet = settings.seed ? seedDemoFleet(sandbox) : [];
+  const demoFleet = settings.seed === "none" ? [] : seedDemoFleet(sandbox);
+  // Documents as upstream's controllers leave them: adopting the fleet writes nothing (upstreamSeed.ts).
+  if (settings.seed === "upstream") seedUpstreamStatus(sandbox, demoFleet);
   // The complete configuration: a `pulumi up` with the printed settings reconciles this fleet.
   const clustersPath = join(settings.directory, "clusters.json");
   await writeFile(clustersPath, `${JSON.stringify(clusterList(demoFleet), null, 2)}\n`);
@@ -119,7 +133,7 @@ async function main(): Promise<void> {
     "Or through the project's engine (stack 'sandbox', configured from this sandbox):",
     "  npm run pulumi -- up",
     "",
-    `Demo fleet: ${demoFleet.length} clusters`,
+    `Demo fleet: ${demoFleet.length} clusters${settings.seed === "upstream" ? ", their status as upstream's controllers leave it (adopting it writes nothing)" : ""}`,
     ...demoFleet.map(
       (cluster) =>
         `  ${cluster.clusterResourceId}\n    ServiceProviderCluster document ${cluster.partitionKey}/${cluster.serviceProviderClusterDocumentId}, ${Object.keys(cluster.dataPlaneOperators).length} data plane operators`,

@@ -4,6 +4,7 @@
  * (sync/syncManagedIdentityStatus.ts does the I/O around them).
  */
 import type { ParsedResourceId } from "./azureResourceId";
+import type { ClusterDesiredSet } from "./clusterDocument";
 import { withMsiWritten } from "./clusterMessage";
 import type { DocumentLocation } from "./documentLocation";
 import type { IdentityLookupFailure } from "./errors";
@@ -12,10 +13,10 @@ import type { DesiredIdentity } from "./identityStatus";
 import { isFailedRetrievalError } from "./retrievalError";
 import type { JsonObject } from "./json";
 import type { MsiPlan, StandIn } from "./msiDecision";
-import { decideMsiWrite, msiPlanError } from "./msiDecision";
-import type { MsiManagedIdentities } from "./msiManagedIdentities";
+import { decideMsiWrite, msiPlanError, planMsiHalf } from "./msiDecision";
+import type { MsiManagedIdentities, StoredMsiStatus } from "./msiManagedIdentities";
 import { msiHalf } from "./msiManagedIdentities";
-import type { DataPlaneOperatorsManagedIdentities } from "./serviceProviderClusterDocument";
+import type { DataPlaneOperatorsManagedIdentities, StoredStatus } from "./serviceProviderClusterDocument";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 import type { CredentialScope, DecidedOutcome, IdsOnLookupFailure } from "./statusDecision";
 import { decideStatus } from "./statusDecision";
@@ -58,6 +59,38 @@ export interface SyncResult {
   readonly msiSkippedReason: "identityUrlNotSet" | undefined;
   /** Why the MSI half asked for an answer; undefined when its gate skipped it. */
   readonly msiWorkReason: PlanReason | undefined;
+  /** Which halves the pass wrote (the run report's per-half outcome); absent when it wrote nothing. */
+  readonly halvesWritten?: { readonly dataPlane: boolean; readonly msi: boolean };
+}
+
+/** Each half's plan against the stored ServiceProviderCluster document, and what each half holds. */
+export interface HalfPlans {
+  readonly storedStatus: StoredStatus;
+  readonly storedMsi: StoredMsiStatus;
+  readonly dataPlane: HalfPlan<readonly DesiredIdentity[]>;
+  readonly msi: MsiPlan;
+}
+
+/**
+ * Step 3 of a pass: each half decided against what is stored (its gate). The pass and a preview of
+ * a cluster new to the stack (report/adoptionPreview.ts) decide alike.
+ */
+export function planHalves(
+  fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>,
+  request: Pick<SyncRequest, "desired" | "force" | "forceMsi">,
+  document: JsonObject,
+  now: Date,
+  standIn: StandIn | undefined,
+): HalfPlans {
+  const storedStatus = dataPlaneHalf.read(document);
+  const storedMsi = msiHalf.read(document);
+  const desired = request.desired ?? (fromCluster.kind === "desired" ? fromCluster.identities : []);
+  return {
+    storedStatus,
+    storedMsi,
+    dataPlane: dataPlaneHalf.plan(desired, storedStatus, now, request.force),
+    msi: planMsiHalf(fromCluster, storedMsi, now, request.forceMsi === true, standIn),
+  };
 }
 
 /** The data plane operators' answer: one outcome per identity asked about, in order, and whose credential read them; or why the half writes nothing. */

@@ -31,8 +31,15 @@ export function formatRetrievalError(error: LookupErrorDetails): string {
 /** First line of a message, whitespace folded, bearer tokens, signatures and keys redacted. */
 export function shortMessage(message: string): string {
   const firstLine = message.split(/\r?\n/).find((line) => line.trim().length > 0) ?? "";
-  return redactSecrets(firstLine.replace(/\s+/g, " ").trim());
+  return redactSecrets(firstLine.replace(/\s+/g, " ").trim().replace(msalServerError, "$1"));
 }
+
+/**
+ * MSAL's wording of an Entra ID refusal: the codes, the timestamp, the description, the correlation
+ * and trace IDs. Entra's description already ends with the trace ID, correlation ID and timestamp,
+ * so the description alone says it all, once (the trace ID is what Entra's support asks for).
+ */
+const msalServerError = /Error\(s\): [\d, ]+ - Timestamp: [\d-]+ [\d:.]+Z? - Description: (.*?) - Correlation ID: [0-9a-f-]+ - Trace ID: [0-9a-f-]+/i;
 
 /** Replaces credential-looking material with `[redacted]`. Used on every text that leaves the hook. */
 export function redactSecrets(text: string): string {

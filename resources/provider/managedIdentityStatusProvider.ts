@@ -11,7 +11,6 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { AzureAdapters } from "./azureAdapters";
 import { sharedAzureAdapters } from "./azureAdapters";
 import { decodeMsiOutputs } from "../core/msiOutputs";
-import { msiDriftPrefix } from "../sync/refreshManagedIdentityStatus";
 import { hasWork } from "./providerDiff";
 import { fleetSettingsProblem } from "./settingsCheck";
 import type { ProviderInputs } from "./providerInputs";
@@ -27,6 +26,13 @@ import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
 import { traceProviderCalls, traceRefreshPass, traceSyncPass } from "../telemetry/providerSpans";
 import { addSecretSettingValues } from "../telemetry/startTracing";
+import type { RunRecord } from "../report/runRecord";
+import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, refusedRecord, runRecorded, diffRecord } from "../report/runRecord";
+import { recordAdoptionPreview } from "../report/adoptionPreview";
+import { throwWithoutStackTrace, withoutStackTrace } from "./expectedFailures";
+import type { Halves } from "./recheckRequest";
+import { forcedHalves, recheckProblem, rechecksNow } from "./recheckRequest";
+import { probesTenant } from "./tenantProbe";
 
 /** Test seams. Production passes nothing. */
 export interface ProviderOverrides {
@@ -49,20 +55,20 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
 
   // Built again only when `configure` hands over another config or a settings variable changes:
   // reading and checking the settings is per process work, not per call (docs/performance.md).
-  let built: { readonly snapshot: unknown; readonly environment: string; readonly dependencies: SyncDependencies } | undefined;
-  const dependencies = (): SyncDependencies => {
-    const environment = settingsEnvironmentKey(process.env);
-    if (built !== undefined && built.snapshot === configured.snapshot && built.environment === environment) {
-      return built.dependencies;
-    }
-    const dependencies = buildDependencies();
-    built = { snapshot: configured.snapshot, environment, dependencies };
-    return dependencies;
+  const perConfiguration = <T>(compute: (config: ConfigSource | undefined) => T): (() => T) => {
+    let memo: { readonly snapshot: unknown; readonly environment: string; readonly value: T } | undefined;
+    return () => {
+      const environment = settingsEnvironmentKey(process.env);
+      if (memo === undefined || memo.snapshot !== configured.snapshot || memo.environment !== environment) {
+        const snapshot = configured.snapshot;
+        const config: ConfigSource | undefined = overrides.config ?? (snapshot === undefined ? undefined : { get: (key) => snapshot[key] });
+        memo = { snapshot, environment, value: compute(config) };
+      }
+      return memo.value;
+    };
   };
 
-  const buildDependencies = (): SyncDependencies => {
-    const snapshot = configured.snapshot;
-    const config: ConfigSource | undefined = overrides.config ?? (snapshot === undefined ? undefined : { get: (key) => snapshot[key] });
+  const dependencies = perConfiguration((config): SyncDependencies => {
     const needsSettings = overrides.adapters === undefined || overrides.options === undefined;
     const settings = needsSettings ? readSettings(config, process.env) : undefined;
     const defaults: SyncOptions = {
@@ -80,23 +86,22 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       sleep: overrides.sleep ?? ((durationInMs) => new Promise((resolve) => setTimeout(resolve, durationInMs))),
       options: { ...defaults, ...overrides.options },
     };
-  };
+  });
 
-  // Checked once per configuration and settings environment; the fakes of unit tests bring their own adapters.
-  let settingsChecked: { readonly snapshot: unknown; readonly environment: string; readonly problem: string | undefined } | undefined;
-  const fleetSettings = (): string | undefined => {
-    if (overrides.adapters !== undefined) return undefined;
-    const environment = settingsEnvironmentKey(process.env);
-    if (settingsChecked !== undefined && settingsChecked.snapshot === configured.snapshot && settingsChecked.environment === environment) {
-      return settingsChecked.problem;
-    }
-    const snapshot = configured.snapshot;
-    const config: ConfigSource | undefined = overrides.config ?? (snapshot === undefined ? undefined : { get: (key) => snapshot[key] });
-    settingsChecked = { snapshot, environment, problem: fleetSettingsProblem(config, process.env) };
-    return settingsChecked.problem;
-  };
+  // Settings wrong for the whole fleet; the fakes of unit tests bring their own adapters.
+  const fleetSettingsProblemOf = perConfiguration((config) => fleetSettingsProblem(config, process.env));
+  const fleetSettings = (): string | undefined => (overrides.adapters === undefined ? fleetSettingsProblemOf() : undefined);
 
-  const reconcile = async (inputs: Inputs, force: { readonly dataPlane: boolean; readonly msi: boolean }): Promise<{ id: string; outs: Outputs }> => {
+  const recordOf = (operation: RunRecord["operation"], clusterResourceId: string): ReturnType<typeof recordHeader> =>
+    recordHeader(operation, clusterResourceId, (overrides.now ?? (() => new Date()))());
+
+  const reconcile = async (
+    inputs: Inputs,
+    force: Halves,
+    operation: "create" | "update",
+    // The halves a refresh's drift forced: a write there corrects drift (the run report says so).
+    driftForced: Halves = { dataPlane: false, msi: false },
+  ): Promise<{ id: string; outs: Outputs }> => {
     const cluster = parseCluster(inputs.clusterResourceId);
     const request = {
       cluster,
@@ -107,8 +112,10 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     };
     try {
       const result = await traceSyncPass(cluster, dependencies(), (traced) => syncManagedIdentityStatus(traced, request));
+      appendRunRecord(recordOfPass(recordOf(operation, inputs.clusterResourceId), result, driftForced));
       return { id: result.documentId, outs: toOutputs(inputs, result, []) };
     } catch (error) {
+      appendRunRecord(recordOfFailedPass(recordOf(operation, inputs.clusterResourceId), error, driftForced));
       const partial = partialResultOf(error);
       if (partial !== undefined) {
         // Something was persisted (or identities failed beside it); record it in state and fail the
@@ -128,7 +135,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
   };
 
   // Each call in a span, while tracing is on (telemetry/providerSpans.ts).
-  return traceProviderCalls({
+  return traceProviderCalls<Inputs, Outputs>({
     configure(request: pulumi.dynamic.ConfigureRequest) {
       configured.snapshot = snapshotStackConfig(request.config);
       // A Cosmos key from the stack config is a secret no span may carry.
@@ -136,13 +143,22 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       return Promise.resolve();
     },
 
-    check(_olds: Inputs, news: Inputs) {
-      // Settings wrong for every cluster fail the first check, once, before any request (settingsCheck.ts).
-      const settingsProblem = fleetSettings();
-      if (settingsProblem !== undefined) return Promise.resolve({ inputs: news, failures: [{ property: "", reason: settingsProblem }] });
+    async check(olds: Partial<Inputs>, news: Inputs) {
+      // Settings wrong for every cluster, or a recheck naming no cluster, fail the first check, once, before any request.
+      const problem = fleetSettings() ?? recheckProblem();
+      if (problem !== undefined) {
+        if (typeof news.clusterResourceId === "string") appendRunRecord(refusedRecord(recordOf("check", news.clusterResourceId), problem));
+        return { inputs: news, failures: [{ property: "", reason: problem }] };
+      }
       // The engine's bag is untyped: parse it. On failure the engine reports the failures and uses no inputs.
       const parsed = parseInputs(news);
-      return Promise.resolve(parsed.ok ? { inputs: parsed.value, failures: [] } : { inputs: news, failures: [...parsed.failures] });
+      if (!parsed.ok) return { inputs: news, failures: [...parsed.failures] };
+      const id = parsed.value.clusterResourceId;
+      // A cluster new to the stack, in a recorded run: what its create would change in Cosmos (report/adoptionPreview.ts).
+      const isNew = typeof olds.clusterResourceId !== "string";
+      if (isNew && runRecorded())
+        await recordAdoptionPreview(dependencies, recordOf("preview", id), parseCluster(id), desiredFromInputs(parsed.value), rechecksNow(id));
+      return { inputs: parsed.value, failures: [] };
     },
 
     async diff(_id: string, olds: Outputs, news: Inputs) {
@@ -159,25 +175,23 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { changes: true };
       }
       const old = stored.value;
-      if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news)) {
-        return { changes: true };
-      }
-      return { changes: await hasWork(dependencies, old, news, (overrides.now ?? (() => new Date()))()) };
+      if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news)) return { changes: true };
+      const id = old.clusterResourceId;
+      const now = (overrides.now ?? (() => new Date()))();
+      const changes = rechecksNow(id) || (await probesTenant(dependencies, id)) || (await hasWork(dependencies, old, news, now).catch(throwWithoutStackTrace));
+      appendRunRecord(diffRecord(recordOf("diff", id), changes));
+      return { changes };
     },
 
     async create(inputs: Inputs) {
-      return reconcile(inputs, { dataPlane: false, msi: false });
+      return reconcile(inputs, forcedHalves([], inputs.clusterResourceId).force, "create");
     },
 
     async update(_id: string, olds: Outputs, news: Inputs) {
       const stored = parseStoredOutputs(olds);
-      // Drift forces the half it was found in; unknown state forces both.
-      const drift = stored.ok ? stored.value.drift : [];
-      const force = {
-        dataPlane: !stored.ok || drift.some((line) => !line.startsWith(msiDriftPrefix)),
-        msi: !stored.ok || drift.some((line) => line.startsWith(msiDriftPrefix)),
-      };
-      const { outs } = await reconcile(news, force);
+      // Drift forces the half it was found in; unknown state and ARO_HCP_RECHECK force both.
+      const { force, driftForced } = forcedHalves(stored.ok ? stored.value.drift : undefined, news.clusterResourceId);
+      const { outs } = await reconcile(news, force, "update", driftForced);
       return { outs };
     },
 
@@ -190,6 +204,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { id, props };
       }
       const { status: lastStatus, msiStatus: lastMsi } = stored.value;
+      const record = recordOf("read", stored.value.clusterResourceId);
       const cluster = parseCluster(stored.value.clusterResourceId);
       const result = await traceRefreshPass(cluster, dependencies(), (traced) =>
         refreshManagedIdentityStatus(
@@ -198,7 +213,12 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
           (persistedKeys) => decodeOutputsStatus(lastStatus, persistedKeys),
           (persistedKeys) => decodeMsiOutputs(lastMsi, persistedKeys),
         ),
-      );
+      ).catch((error: unknown) => {
+        appendRunRecord(recordOfFailedPass(record, error));
+        // The engine shows the message under the resource; the SDK's provider host would also print its stack.
+        throw withoutStackTrace(error);
+      });
+      appendRunRecord(recordOfRefresh(record, result));
       if (result.presence === "deleted") {
         // The cluster's documents are gone from where the fleet's are, so is the record: the engine drops the resource.
         return { id: "", props };

@@ -24,12 +24,12 @@
 import type { ClusterDesiredSet } from "../core/clusterDocument";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { locate } from "../core/documentLocation";
-import { msiPlanError, planMsiHalf } from "../core/msiDecision";
+import { msiPlanError } from "../core/msiDecision";
 import { msiHalf } from "../core/msiManagedIdentities";
 import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
 import { dataPlaneRefusal } from "../core/statusDecision";
 import type { PassDecisions, SyncRequest, SyncResult } from "../core/passDecision";
-import { decideHalves, reportPass } from "../core/passDecision";
+import { decideHalves, planHalves, reportPass } from "../core/passDecision";
 import { log } from "../logging/logger";
 import { askDataPlane, askMsi } from "./azureAnswers";
 import { credentialRefusal } from "./clusterLookups";
@@ -85,12 +85,7 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
   const serviceManagedIdentity = request.desired === undefined ? fromCluster.serviceManagedIdentity : undefined;
 
   // 3. Decide each half against what is stored.
-  const storedStatus = dataPlaneHalf.read(stored.document);
-  const storedMsi = msiHalf.read(stored.document);
-  const now = dependencies.now();
-  const desired = request.desired ?? (fromCluster.kind === "desired" ? fromCluster.identities : []);
-  const dataPlane = dataPlaneHalf.plan(desired, storedStatus, now, request.force);
-  const msi = planMsiHalf(fromCluster, storedMsi, now, request.forceMsi === true, dependencies.msiAnswers?.standIn);
+  const { storedStatus, storedMsi, dataPlane, msi } = planHalves(fromCluster, request, stored.document, dependencies.now(), dependencies.msiAnswers?.standIn);
   const msiSkippedReason = msi.kind === "skipped" ? msi.reason : undefined;
   if (dataPlane.kind !== "work" && msi.kind !== "work") {
     if (msi.kind === "unreadable" || msi.kind === "refused") throw msiPlanError(location, msi);
@@ -137,6 +132,7 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
     workReason: dataPlane.kind === "work" ? dataPlane.reason : undefined,
     msiWorkReason: msi.kind === "work" ? msi.reason : undefined,
     wrote: written.wrote,
+    halvesWritten: { dataPlane: written.written.dataPlane !== undefined, msi: written.written.msi !== undefined },
     writeAttempts: written.writeAttempts,
     lookups: dataPlane.kind === "work" ? dataPlane.desired.length : 0,
   };

@@ -3,8 +3,8 @@
  *
  * `npm pack` of the built project, installed into a fresh program directory under the system's
  * temporary directory (outside the repository, so no checkout is found by walking up). The program
- * is the README's consumer quick start, its Pulumi.yaml, tsconfig.json, index.ts and index.test.ts
- * taken out of README.md itself, so the two cannot drift; the README's `npx` commands type-check it
+ * is the consumer quick start of docs/using-the-package.md, its Pulumi.yaml, tsconfig.json, index.ts and index.test.ts
+ * taken out of that page itself, so the two cannot drift; the page's `npx` commands type-check it
  * and run its mocked unit test (vitest, `identityStatusMockState`), and `index.ts` also compiles
  * with the Pulumi TypeScript template's settings alone (ES2020, strict, no skipLibCheck). It then
  * goes through `up`, `refresh` and `destroy` of the real engine against the sandbox with no
@@ -45,7 +45,7 @@ const exportedEntryPoints: Readonly<Record<string, string>> = {
   "aro-hcp-identity-status/provider": "dist/resources/providerEntry.js",
   "aro-hcp-identity-status/package.json": "package.json",
 };
-/** The runtime exports of `aro-hcp-identity-status`: the documented surface (README, "Using it"). */
+/** The runtime exports of `aro-hcp-identity-status`: the documented surface (docs/using-the-package.md). */
 const documentedExports = [
   "ServiceProviderClusterIdentityStatus",
   "identityStatusMockState",
@@ -54,11 +54,11 @@ const documentedExports = [
   "resourceTypeToken",
 ];
 
-/** The files of the README's consumer quick start: each fenced block right under a line naming its file. */
+/** The files of the consumer quick start (docs/using-the-package.md): each fenced block right under a line naming its file. */
 const quickStartFileNames = ["Pulumi.yaml", "tsconfig.json", "index.ts", "index.test.ts"];
 
 /**
- * The README's consumer quick start: its files, the major versions of the development tools its
+ * The consumer quick start (docs/using-the-package.md): its files, the major versions of the development tools its
  * `npm install --save-dev` line names, and the `npx` commands it runs in the program's directory.
  */
 function readmeQuickStart(): {
@@ -66,7 +66,7 @@ function readmeQuickStart(): {
   readonly devDependencyMajors: ReadonlyMap<string, string>;
   readonly commands: readonly string[];
 } {
-  const readme = readFileSync(join(projectDirectory, "README.md"), "utf8");
+  const readme = readFileSync(join(projectDirectory, "docs", "using-the-package.md"), "utf8");
   const section = /^### Quick start: a program of your own\n([\s\S]*?)(?=^#{2,3} )/m.exec(readme)?.[1] ?? "";
   const files = new Map<string, string>();
   for (const match of section.matchAll(/^`([\w.-]+)`:\n\n```\w*\n([\s\S]*?)^```$/gm)) {
@@ -113,20 +113,20 @@ beforeAll(async () => {
 
   consumerDirectory = join(scratchDirectory, "program");
   mkdirSync(consumerDirectory);
-  expect([...quickStart.files.keys()], "the README's quick start names its files").toEqual(quickStartFileNames);
+  expect([...quickStart.files.keys()], "the quick start names its files").toEqual(quickStartFileNames);
   expect(consumerProject).not.toBe("");
   for (const [file, text] of quickStart.files) {
     writeFileSync(join(consumerDirectory, file), text);
   }
   expect(consumerPulumiVersion, "the consumer's SDK differs from the project's own").not.toBe(projectManifest.devDependencies["@pulumi/pulumi"]);
   // What the quick start's `npm install` lines install: the development tools at the project's own
-  // versions (the npm cache holds them), each of the major version the README names.
+  // versions (the npm cache holds them), each of the major version the page names.
   const devDependencies = Object.fromEntries(
     [...quickStart.devDependencyMajors].map(([name]) => [name, projectManifest.devDependencies[name as keyof typeof projectManifest.devDependencies]]),
   );
   expect(Object.keys(devDependencies)).toEqual(["typescript", "vitest", "@types/node"]);
   for (const [name, major] of quickStart.devDependencyMajors) {
-    expect(devDependencies[name], `the README's ${name}@${major}`).toMatch(new RegExp(`^${major}\\.`));
+    expect(devDependencies[name], `the quick start's ${name}@${major}`).toMatch(new RegExp(`^${major}\\.`));
   }
   const consumerManifest = {
     name: consumerProject,
@@ -257,7 +257,7 @@ describe("the packed package installed into a separate program", () => {
     expect(Object.keys(consumerRequire("aro-hcp-identity-status/provider") as object)).toEqual(["implementation"]);
   });
 
-  it("type-checks the README's quick start and runs its mocked unit test with the README's own commands (tsc, vitest, setMocks)", () => {
+  it("type-checks the quick start of docs/using-the-package.md and runs its mocked unit test with its own commands (tsc, vitest, setMocks)", () => {
     expect(quickStart.commands.filter((command) => /^npx (tsc|vitest) /.test(command)).length, quickStart.commands.join("; ")).toBe(2);
     for (const command of quickStart.commands) {
       const [program, ...args] = command.split(/\s+/);

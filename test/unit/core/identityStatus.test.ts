@@ -223,6 +223,11 @@ describe("shortMessage", () => {
     ["folds whitespace", "a\t\t b    c", "a b c"],
     ["handles CRLF", "one\r\ntwo", "one"],
     ["returns empty for blank text", "  \n ", ""],
+    [
+      "keeps Entra ID's description alone of MSAL's wording of a refusal, its trace ID, correlation ID and timestamp once",
+      "invalid_client: Error(s): 7000215 - Timestamp: 2026-12-05 02:52:44Z - Description: AADSTS7000215: Invalid client secret. Trace ID: 7e27 Correlation ID: ba01 Timestamp: 2026-12-05 02:52:44Z - Correlation ID: ba01a8dc-26a5-440f-a233-ae3fea49180d - Trace ID: 7e2735f9-db25-4226-9ec7-6ee7edeac056",
+      "invalid_client: AADSTS7000215: Invalid client secret. Trace ID: 7e27 Correlation ID: ba01 Timestamp: 2026-12-05 02:52:44Z",
+    ],
   ])("%s", (_title, input, expected) => {
     expect(shortMessage(input)).toBe(expected);
   });

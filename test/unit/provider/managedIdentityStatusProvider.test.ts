@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { countsOf } from "../../fixtures/storedDocument";
 import type * as pulumi from "@pulumi/pulumi";
 import { standInMsiAnswers } from "../../../resources/azure/msiAnswers";
@@ -887,5 +890,55 @@ describe("configure", () => {
       if (before === undefined) delete process.env[variable];
       else process.env[variable] = before;
     }
+  });
+});
+
+describe("recheck now and the run's records (ARO_HCP_RECHECK, ARO_HCP_RUN_RECORDS)", () => {
+  /** Runs `body` with the variables set, then puts them back. */
+  async function withVariables(values: Record<string, string>, body: () => Promise<void>): Promise<void> {
+    const before = Object.fromEntries(Object.keys(values).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, values);
+    try {
+      await body();
+    } finally {
+      for (const [name, value] of Object.entries(before)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  }
+
+  it("asks Azure at once for a cluster the variable names, though no recheck is due, and records each operation", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("client-a", "principal-a") } });
+    const { provider, reader } = setupValue;
+    const outs = await createdOutputs(setupValue);
+    const asked = reader.calls.length;
+    expect(asked).toBe(1);
+    expect((await provider.diff("id", outs, inputs())).changes).toBe(false);
+    const records = join(mkdtempSync(join(tmpdir(), "run-records-")), "run.jsonl");
+    await withVariables({ ARO_HCP_RECHECK: cluster.toUpperCase(), ARO_HCP_RUN_RECORDS: records }, async () => {
+      expect((await provider.diff("id", outs, inputs())).changes).toBe(true);
+      await provider.update("id", outs, inputs());
+    });
+    expect(reader.calls.length, "identity lookups").toBe(asked + 1);
+    const written = readFileSync(records, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { operation: string; dataPlane: string; msi: string });
+    expect(written.map(({ operation, dataPlane }) => [operation, dataPlane])).toEqual([
+      ["diff", "wouldAsk"],
+      // Asked, and the same answer at the same time: nothing to write.
+      ["update", "current"],
+    ]);
+  });
+
+  it("refuses, in the first check, a value that names no cluster, recording the cluster as failed", async () => {
+    const { provider } = setup();
+    const records = join(mkdtempSync(join(tmpdir(), "run-records-")), "run.jsonl");
+    await withVariables({ ARO_HCP_RECHECK: "not-a-cluster", ARO_HCP_RUN_RECORDS: records }, async () => {
+      const checked = await provider.check({} as Inputs, inputs());
+      expect(checked.failures?.[0]?.reason).toContain("ARO_HCP_RECHECK names 'not-a-cluster', which is not a cluster resource ID");
+    });
+    expect(JSON.parse(readFileSync(records, "utf8"))).toMatchObject({ operation: "check", dataPlane: "failed", msi: "failed" });
   });
 });

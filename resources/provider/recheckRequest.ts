@@ -1,0 +1,83 @@
+/**
+ * Recheck now: `ARO_HCP_RECHECK`, set for one command, makes the update ask Azure at once for the
+ * clusters it names instead of waiting for their recheck time (about 12 hours after the last
+ * answer, plus jitter), and write what changed. `all` rechecks every cluster; otherwise cluster
+ * resource IDs separated by commas or white space (any casing). The update forces both halves of
+ * those clusters, through the same `force`/`forceMsi` a refresh's drift sets; other clusters are
+ * untouched. A tenant whose credential no longer works fails its cluster's recheck at once:
+ * `tenants` rechecks one cluster of each tenant, the cheap probe (tenantProbe.ts;
+ * docs/operations.md, "Recheck now").
+ */
+import { goToLower } from "../core/goStrings";
+import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
+import { msiDriftPrefix } from "../sync/refreshManagedIdentityStatus";
+
+/** The variable, read by the provider host and the program at each command. */
+export const recheckVariable = "ARO_HCP_RECHECK";
+
+/** Which clusters to recheck now. */
+export type RecheckRequest =
+  { readonly kind: "none" } | { readonly kind: "all" } | { readonly kind: "tenants" } | { readonly kind: "clusters"; readonly ids: ReadonlySet<string> };
+
+/** Parses the variable's value; a value that names no cluster ID is refused, naming it. */
+export function parseRecheck(value: string | undefined): { ok: true; value: RecheckRequest } | { ok: false; reason: string } {
+  const text = (value ?? "").trim();
+  if (text.length === 0) return { ok: true, value: { kind: "none" } };
+  if (text.toLowerCase() === "all") return { ok: true, value: { kind: "all" } };
+  if (text.toLowerCase() === "tenants") return { ok: true, value: { kind: "tenants" } };
+  const ids = new Set<string>();
+  for (const entry of text.split(/[\s,]+/).filter((part) => part.length > 0)) {
+    const parsed = parseResourceIdOfType(entry, clusterResourceType);
+    if (!parsed.ok) {
+      return {
+        ok: false,
+        reason: `${recheckVariable} names '${entry}', which is not a cluster resource ID (${parsed.reason}): set it to "all", "tenants" or cluster resource IDs separated by commas; nothing was asked or written`,
+      };
+    }
+    ids.add(goToLower(entry));
+  }
+  return { ok: true, value: { kind: "clusters", ids } };
+}
+
+/** The clusters this process chose as their tenant's probe (`tenants`; tenantProbe.ts), by lowercased ID. */
+export const tenantProbeClusters = new Set<string>();
+
+/** Whether the request names this cluster (for `tenants`: whether it is its tenant's probe). */
+export function recheckRequested(request: RecheckRequest, clusterResourceId: string): boolean {
+  const id = goToLower(clusterResourceId);
+  return request.kind === "all" || (request.kind === "clusters" && request.ids.has(id)) || (request.kind === "tenants" && tenantProbeClusters.has(id));
+}
+
+/** Whether the variable, as the environment holds it now, names this cluster; a value that does not parse names none (the check refuses it). */
+export function rechecksNow(clusterResourceId: string, environment: NodeJS.ProcessEnv = process.env): boolean {
+  const recheck = parseRecheck(environment[recheckVariable]);
+  return recheck.ok && recheckRequested(recheck.value, clusterResourceId);
+}
+
+/** What is wrong with the variable's value, for the provider's first check; undefined when nothing. */
+export function recheckProblem(environment: NodeJS.ProcessEnv = process.env): string | undefined {
+  const recheck = parseRecheck(environment[recheckVariable]);
+  return recheck.ok ? undefined : recheck.reason;
+}
+
+/** Halves, each a flag. */
+export interface Halves {
+  readonly dataPlane: boolean;
+  readonly msi: boolean;
+}
+
+/**
+ * The halves an update forces past their recheck gate: each half a refresh found drift in
+ * (`driftForced`, which the run report counts as drift corrected), and both when the variable
+ * names the cluster or the state is unknown (`drift` undefined).
+ */
+export function forcedHalves(
+  drift: readonly string[] | undefined,
+  clusterResourceId: string,
+  environment: NodeJS.ProcessEnv = process.env,
+): { force: Halves; driftForced: Halves } {
+  const lines = drift ?? [];
+  const driftForced = { dataPlane: lines.some((line) => !line.startsWith(msiDriftPrefix)), msi: lines.some((line) => line.startsWith(msiDriftPrefix)) };
+  const both = drift === undefined || rechecksNow(clusterResourceId, environment);
+  return { driftForced, force: { dataPlane: both || driftForced.dataPlane, msi: both || driftForced.msi } };
+}

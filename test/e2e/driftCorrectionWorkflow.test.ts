@@ -1,0 +1,231 @@
+/**
+ * The example drift-correction workflow (examples/workflows/drift-correction.yml) on a bad day:
+ * its steps' commands, read from the YAML (never copied), run with bash against the sandbox through
+ * the literal `pulumi` CLI over the project's Pulumi.yaml, in production's credential mode, while
+ * Entra ID refuses every token in the tenant of two of the three demo clusters. Every cluster had
+ * its stored IDs changed outside Pulumi. The job must correct the cluster it can, go red, and its
+ * run report must name the tenant's two clusters under one cause; Cosmos is read back.
+ * GitHub's own pieces are stand-ins: `az` copies the sandbox's first-party certificate where the
+ * step asks, `curl` answers a federated token nobody reads (the sandbox's credentials are in the
+ * environment), RUNNER_TEMP, GITHUB_ENV and GITHUB_STEP_SUMMARY are files of the test.
+ */
+import { execFile } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Sandbox } from "../../sandbox/sandbox";
+import { startSandbox } from "../../sandbox/sandbox";
+import type { FleetClusterDescription } from "../../sandbox/seed";
+import { demoTenantIds, seedDemoFleet } from "../../sandbox/seed";
+import { initLiteralStack, removeLiteralStack, runLiteralPulumi } from "./engineHelpers";
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const yaml = require("js-yaml") as { load(text: string): unknown };
+
+const projectDirectory = resolve(__dirname, "..", "..");
+const workflowFile = join(projectDirectory, "examples", "workflows", "drift-correction.yml");
+const stackName = `drift-workflow-${process.pid}`;
+const wrongClientId = "0badc0de-0000-4000-8000-000000000000";
+
+interface Step {
+  readonly name?: string;
+  readonly run?: string;
+}
+
+/** The `run` script of the workflow step named `name`. */
+function stepScript(name: string): string {
+  const workflow = yaml.load(readFileSync(workflowFile, "utf8")) as { jobs: Record<string, { steps: Step[] }> };
+  const step = Object.values(workflow.jobs)
+    .flatMap((job) => job.steps)
+    .find((candidate) => candidate.name === name);
+  if (step?.run === undefined) throw new Error(`${workflowFile} has no step named '${name}' with a run script`);
+  return step.run;
+}
+
+/** Runs a step's script with bash in the project directory, as the runner does; never rejects. */
+function runStep(script: string, environment: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
+  return new Promise((resolveRun) => {
+    execFile(
+      "bash",
+      ["-e", "-c", script],
+      { cwd: projectDirectory, env: environment, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 540_000 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1;
+        resolveRun({ code, output: `${stdout}${stderr}` });
+      },
+    );
+  });
+}
+
+/** `KEY=VALUE` lines a step appended to GITHUB_ENV, for the steps after it. */
+function githubEnvironment(file: string): Record<string, string> {
+  return Object.fromEntries(
+    readFileSync(file, "utf8")
+      .split("\n")
+      .filter((line) => line.includes("="))
+      .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+  );
+}
+
+type Entry = { readonly clientId?: string; readonly principalId?: string };
+
+let sandbox: Sandbox;
+let fleet: FleetClusterDescription[];
+let scratchDirectory: string;
+let environment: NodeJS.ProcessEnv;
+
+/** The key of a cluster's first data plane operator identity in the status (lowercased ID). */
+function firstIdentity(cluster: FleetClusterDescription): string {
+  return (Object.values(cluster.dataPlaneOperators)[0] ?? "").toLowerCase();
+}
+
+async function storedEntry(cluster: FleetClusterDescription): Promise<Entry | undefined> {
+  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<{
+    properties?: { status?: { dataPlaneOperatorsManagedIdentities?: { identities?: Record<string, Entry> } } };
+  }>();
+  return resource?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities?.[firstIdentity(cluster)];
+}
+
+function pointerTo(...tokens: string[]): string {
+  return `/${tokens.map((token) => token.replace(/~/g, "~0").replace(/\//g, "~1")).join("/")}`;
+}
+
+beforeAll(async () => {
+  scratchDirectory = realpathSync(mkdtempSync(join(tmpdir(), "aro-hcp-drift-workflow-")));
+  sandbox = await startSandbox({ certificateDirectory: join(scratchDirectory, "sandbox-ca"), perClusterCredentials: true });
+  fleet = seedDemoFleet(sandbox);
+  environment = await initLiteralStack(
+    sandbox,
+    scratchDirectory,
+    stackName,
+    fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId })),
+  );
+  // As the workflow's comments ask: the certificate file comes from the job (ARO_HCP_FIRST_PARTY_CERTIFICATE_FILE), not the stack.
+  await runLiteralPulumi(projectDirectory, environment, stackName, "config", "rm", "aro-hcp-identity-status:firstPartyCertificateFile");
+  await runLiteralPulumi(
+    projectDirectory,
+    { ...environment, ARO_HCP_FIRST_PARTY_CERTIFICATE_FILE: sandbox.credentialChain.firstPartyApplication.certificateBundlePath },
+    stackName,
+    "up",
+    "--yes",
+    "--skip-preview",
+  );
+}, 600_000);
+
+afterAll(async () => {
+  await removeLiteralStack(sandbox, scratchDirectory, stackName);
+});
+
+describe("the drift-correction workflow's commands, one tenant refused", () => {
+  it("corrects every other cluster, fails the job, and reports the tenant's clusters under one cause", async () => {
+    // Someone changed every cluster's first identity in Cosmos; the refused tenant's clusters are due for their recheck.
+    for (const cluster of fleet) {
+      const path = ["properties", "status", "dataPlaneOperatorsManagedIdentities"];
+      sandbox.documents.patch(
+        cluster.partitionKey,
+        cluster.serviceProviderClusterDocumentId,
+        pointerTo(...path, "identities", firstIdentity(cluster), "clientId"),
+        wrongClientId,
+      );
+      if (cluster.tenantId === demoTenantIds[0]) {
+        sandbox.documents.patch(
+          cluster.partitionKey,
+          cluster.serviceProviderClusterDocumentId,
+          pointerTo(...path, "earliestRecheckTime"),
+          "2000-01-01T00:00:00Z",
+        );
+      }
+    }
+    const refused = fleet.filter((cluster) => cluster.tenantId === demoTenantIds[0]);
+    const others = fleet.filter((cluster) => cluster.tenantId !== demoTenantIds[0]);
+    expect(refused).toHaveLength(2);
+    expect(others).toHaveLength(1);
+    sandbox.faults.add({
+      target: "entra",
+      kind: "status",
+      statusCode: 401,
+      errorCode: "invalid_client",
+      message: "The certificate used by the client has been revoked.",
+      match: { tenantId: demoTenantIds[0], method: "POST" },
+      count: 10_000,
+    });
+
+    // The runner's files and GitHub's tools, as stand-ins.
+    const runnerTemp = join(scratchDirectory, "runner-temp");
+    const tools = join(scratchDirectory, "tools");
+    for (const directory of [runnerTemp, tools]) mkdirSync(directory, { recursive: true });
+    const githubEnv = join(runnerTemp, "github-env");
+    const stepSummary = join(runnerTemp, "step-summary.md");
+    writeFileSync(githubEnv, "");
+    writeFileSync(
+      join(tools, "az"),
+      `#!/bin/bash\n# az keyvault secret download … --file <path>: the sandbox's first-party certificate.\nwhile [ $# -gt 0 ]; do if [ "$1" = "--file" ]; then cp "${sandbox.credentialChain.firstPartyApplication.certificateBundlePath}" "$2"; fi; shift; done\n`,
+    );
+    writeFileSync(join(tools, "curl"), `#!/bin/bash\necho '{"value":"federated-token-stand-in"}'\n`);
+    for (const tool of ["az", "curl"]) chmodSync(join(tools, tool), 0o755);
+    const job: NodeJS.ProcessEnv = {
+      ...environment,
+      PATH: `${tools}:${environment.PATH ?? ""}`,
+      RUNNER_TEMP: runnerTemp,
+      GITHUB_ENV: githubEnv,
+      GITHUB_STEP_SUMMARY: stepSummary,
+      KEY_VAULT: "kv-stand-in",
+      CERTIFICATE: "first-party",
+      ACTIONS_ID_TOKEN_REQUEST_TOKEN: "stand-in",
+      ACTIONS_ID_TOKEN_REQUEST_URL: "https://stand-in.invalid/token?x=1",
+      AZURE_FEDERATED_TOKEN_FILE: join(runnerTemp, "azure-federated-token"),
+      ARO_HCP_RECHECK: "",
+      STACK: stackName,
+    };
+
+    const fetched = await runStep(stepScript("Fetch the first-party certificate"), job);
+    expect(fetched.code, fetched.output).toBe(0);
+    const corrected = await runStep(stepScript("Refresh, then correct drift"), { ...job, ...githubEnvironment(githubEnv) });
+
+    // The job is red.
+    expect(corrected.code, corrected.output).not.toBe(0);
+    // The other tenant's cluster was corrected; the refused tenant's clusters hold what they held: nothing was written.
+    for (const cluster of others) {
+      expect(await storedEntry(cluster), cluster.clusterResourceId).toMatchObject({
+        clientId: sandbox.identities.get(Object.values(cluster.dataPlaneOperators)[0])?.clientId,
+      });
+    }
+    for (const cluster of refused) {
+      expect((await storedEntry(cluster))?.clientId, cluster.clusterResourceId).toBe(wrongClientId);
+    }
+    // The report: failed, the two clusters under one cause naming the tenant, the other corrected.
+    const report = JSON.parse(readFileSync(join(runnerTemp, "run-report.json"), "utf8")) as {
+      verdict: string;
+      causes: Array<{ cause: string; count: number; resources: string[] }>;
+      clusters: Record<string, { outcome: string; dataPlane: { outcome: string }; msi: { outcome: string } }>;
+    };
+    const nameOf = (cluster: FleetClusterDescription): string => {
+      const [, , subscription, , resourceGroup, , , , name] = cluster.clusterResourceId.split("/");
+      return `${subscription}/${resourceGroup}/${name}`.toLowerCase();
+    };
+    expect(report.verdict).toBe("failed");
+    expect(report.causes).toHaveLength(1);
+    expect(report.causes[0].resources.sort()).toEqual(refused.map(nameOf).sort());
+    expect(report.causes[0].cause).toContain(demoTenantIds[0]);
+    for (const cluster of refused) {
+      expect(report.clusters[nameOf(cluster)]).toMatchObject({ outcome: "failed", dataPlane: { outcome: "failed" }, msi: { outcome: "failed" } });
+    }
+    for (const cluster of others) {
+      expect(report.clusters[nameOf(cluster)]).toMatchObject({ outcome: "driftCorrected", dataPlane: { outcome: "driftCorrected" } });
+    }
+    // Why the report: the stack's `clusters` output is the last successful update's, and says nothing failed.
+    const stale = JSON.parse(await runLiteralPulumi(projectDirectory, environment, stackName, "stack", "output", "clusters", "--json")) as Record<
+      string,
+      { failed: number }
+    >;
+    // The check the workflow made before, `jq 'all(.[]; .failed == 0)'` on it, would have passed.
+    expect(Object.values(stale).every((cluster) => cluster.failed === 0)).toBe(true);
+    // The report is in the job's summary; the cause is printed once there, and no JavaScript stack trace anywhere.
+    const summary = readFileSync(stepSummary, "utf8");
+    expect(summary).toMatch(/^Run report: FAILED \(2 clusters\)/);
+    expect(summary.split("\n").filter((line) => line.includes("× "))).toHaveLength(1);
+    expect(corrected.output).not.toMatch(/^\s+at .+\(.+:\d+:\d+\)$/m);
+    expect(corrected.output).not.toMatch(/pulumi:pulumi:Stack .*AzureAccessError/);
+  }, 600_000);
+});
