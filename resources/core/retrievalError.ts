@@ -10,18 +10,14 @@ const maxServiceMessageLength = 400;
 
 /** The normalised facts of a failed lookup (never a raw SDK dump). */
 export interface LookupErrorDetails {
-  /** Azure error code, e.g. `ResourceNotFound`, `AuthorizationFailed`; a local code otherwise. */
+  /** Azure error code, e.g. `ResourceNotFound`; a local code otherwise. */
   readonly code: string;
-  /** HTTP status when a response arrived. */
   readonly statusCode?: number;
-  /** Short human text: first line of the service message, whitespace folded. */
+  /** First line of the service message, whitespace folded. */
   readonly message: string;
 }
 
-/**
- * Formats a retrievalError: `<code> (HTTP <status>): <message>`, one line, secrets redacted,
- * capped at {@link maxRetrievalErrorLength} code points.
- */
+/** `<code> (HTTP <status>): <message>`, one line, secrets redacted, capped at {@link maxRetrievalErrorLength} code points. */
 export function formatRetrievalError(error: LookupErrorDetails): string {
   const status = error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`;
   const message = truncateCodePoints(shortMessage(error.message), maxServiceMessageLength);
@@ -57,15 +53,13 @@ export function truncateCodePoints(text: string, maximum: number): string {
   return text;
 }
 
-/** The hook's own format, see {@link formatRetrievalError}: `<code> (HTTP <status>): <message>`. */
 const hookRetrievalErrorPattern = /^(\S+) \(HTTP (\d{3})\): /;
 
 /**
  * True when a stored retrievalError records that the identity does not exist (data, not a
  * failure): its Azure error code is `ResourceNotFound`, as upstream decides it (the code only,
- * whatever the status; any other 404 is a failure). Read from this hook's
- * `<code> (HTTP <status>): …` (or `<code>: …` when no answer gave a status) or from upstream's raw
- * SDK text (its `ERROR CODE: <code>` line), never from words elsewhere in the message.
+ * whatever the status). Read from this hook's format or from upstream's raw SDK text (its
+ * `ERROR CODE: <code>` line), never from words elsewhere in the message.
  */
 export function isNotFoundRetrievalError(retrievalError: string | undefined): boolean {
   if (typeof retrievalError !== "string") return false;
@@ -77,10 +71,7 @@ export function isFailedRetrievalError(retrievalError: string | undefined): bool
   return typeof retrievalError === "string" && !isNotFoundRetrievalError(retrievalError);
 }
 
-/**
- * The Azure error code and HTTP status a stored retrievalError records, read from this hook's
- * `<code> (HTTP <status>): …` or from upstream's raw SDK text (`RESPONSE 403: …`, `ERROR CODE: …`).
- */
+/** The Azure error code and HTTP status a stored retrievalError records, in this hook's format or upstream's raw SDK text. */
 export function retrievalErrorKind(retrievalError: string): { readonly code: string | undefined; readonly statusCode: string | undefined } {
   const hookFormat = hookRetrievalErrorPattern.exec(retrievalError);
   if (hookFormat !== null) {

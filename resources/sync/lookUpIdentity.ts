@@ -37,7 +37,8 @@
  */
 import { untilAborted, withDeadline } from "../core/abort";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
-import { classifyLookupError, isEndpointUnreachableCode, retryAfterInMs } from "../core/errors";
+import { classifyLookupError, isEndpointUnreachableCode } from "../core/errors";
+import { retryAfterInMs } from "../core/retryAfter";
 import type { IdentityLookupOutcome } from "../core/identityStatus";
 import type { LookupErrorDetails } from "../core/retrievalError";
 import type { SyncDependencies } from "./syncDependencies";

@@ -4,13 +4,13 @@ import { AzureAccessError, isAzureAccessError } from "../../../resources/core/az
 import {
   CosmosDocumentError,
   UserAssignedIdentityReadError,
-  azureErrorCode,
   classifyLookupError,
   cosmosStatusCode,
   describeCosmosError,
   isCosmosDocumentError,
   isUserAssignedIdentityReadError,
 } from "../../../resources/core/errors";
+import { azureErrorCode } from "../../../resources/core/azureErrorCode";
 import { SettingsError } from "../../../resources/core/settings";
 import { cosmosError } from "../../fakes/inMemoryDocumentStore";
 import { restError } from "../../fakes/scriptedUserAssignedIdentityReader";
