@@ -1,5 +1,6 @@
 /** The error that ends a pass meeting a failure not about one identity (errors.ts, LookupErrorKind `global`). */
 import type { LookupErrorDetails } from "./retrievalError";
+import { lookupErrorText } from "./retrievalError";
 import { clusterMessage, nothingWritten, serviceProviderClusterDocumentLabel } from "./clusterMessage";
 
 /** Thrown before any write when a pass meets a failure not about one identity; the message names the credential in use and what to set. */
@@ -43,8 +44,7 @@ function alreadyNamed(cause: string, credential: string): boolean {
 
 function accessErrorMessage(options: AzureAccessErrorOptions): string {
   const { error, everyLookup } = options;
-  const status = error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`;
-  const detail = `${error.code}${status}: ${error.message.replace(/[.\s]+$/, "")}`;
+  const detail = lookupErrorText(error);
   const tail = { clusterName: options.clusterName, reference: serviceProviderClusterDocumentLabel(options.documentId) };
   if (everyLookup !== undefined) {
     const lookups = everyLookup.count === 1 ? "the one identity lookup" : `all ${everyLookup.count} identity lookups`;

@@ -3,7 +3,7 @@
  * guards read `name`, `code` and `statusCode`.
  */
 import type { LookupErrorDetails } from "./retrievalError";
-import { shortMessage } from "./retrievalError";
+import { errorCodeLabel, shortMessage } from "./retrievalError";
 import { goToLower } from "./goStrings";
 import { azureErrorCode } from "./azureErrorCode";
 import { clusterMessage, serviceProviderClusterDocumentLabel } from "./clusterMessage";
@@ -34,15 +34,14 @@ export class UserAssignedIdentityReadError extends Error {
     };
     const lines = options.failures.map(
       (failure) =>
-        `  - ${failure.resourceId}: ${failure.error.code}` +
-        `${failure.error.statusCode === undefined ? "" : ` (HTTP ${failure.error.statusCode})`}: ${failure.error.message}` +
+        `  - ${failure.resourceId}: ${errorCodeLabel(failure.error)}: ${failure.error.message}` +
         (options.persisted && options.status !== undefined ? (keptIds(failure.resourceId) ? " [stored IDs kept]" : " [no IDs stored]") : ""),
     );
     const count = options.failures.length;
     const others =
       count === options.total ? "every entry carries a retrievalError" : "the other identities were written; the failed entries carry a retrievalError";
     const outcome = options.persisted ? others : "nothing was written";
-    const codes = [...new Set(options.failures.map(({ error }) => `${error.code}${error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`}`))];
+    const codes = [...new Set(options.failures.map(({ error }) => errorCodeLabel(error)))];
     super(
       clusterMessage({
         cause: `${count === 1 ? "a data plane operator managed identity" : `${count} data plane operator managed identities`} could not be read: ${codes.join(", ")}`,

@@ -19,9 +19,18 @@ export interface LookupErrorDetails {
 
 /** `<code> (HTTP <status>): <message>`, one line, secrets redacted, capped at {@link maxRetrievalErrorLength} code points. */
 export function formatRetrievalError(error: LookupErrorDetails): string {
-  const status = error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`;
   const message = truncateCodePoints(shortMessage(error.message), maxServiceMessageLength);
-  return truncateCodePoints(`${error.code}${status}: ${message}`, maxRetrievalErrorLength);
+  return truncateCodePoints(`${errorCodeLabel(error)}: ${message}`, maxRetrievalErrorLength);
+}
+
+/** `<code> (HTTP <status>)`, or `<code>` when no answer gave a status. */
+export function errorCodeLabel(error: { readonly code: string; readonly statusCode?: number }): string {
+  return error.statusCode === undefined ? error.code : `${error.code} (HTTP ${error.statusCode})`;
+}
+
+/** `<code> (HTTP <status>): <message>` for a message that goes on: its closing full stop left out. */
+export function lookupErrorText(error: LookupErrorDetails): string {
+  return `${errorCodeLabel(error)}: ${error.message.replace(/[.\s]+$/, "")}`;
 }
 
 /** First line of a message, whitespace folded, bearer tokens, signatures and keys redacted. */
