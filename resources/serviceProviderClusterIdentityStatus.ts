@@ -6,7 +6,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { providerText } from "./provider/providerLoader";
 import type { OutputsStatus } from "./core/outputsStatus";
-import { statusCounts, statusFromOutputs } from "./core/outputsStatusText";
+import { statusCounts, statusFromOutputs } from "./core/outputsStatus";
 import type { MsiOutputsStatus } from "./core/msiOutputs";
 import { msiStatusFromOutputs } from "./core/msiOutputs";
 
