@@ -1,9 +1,8 @@
 /**
  * How Go's encoding/json lays out the subtrees this hook writes, so that each half is what
- * upstream's Go types give after decoding it: struct fields in declaration order (the callers
- * write them so), map keys sorted by their UTF-8 bytes (not JavaScript's UTF-16 order), and
- * fields a newer upstream added carried over after the known ones; and how its decoder reads
- * them back, tolerating what it tolerates. Pure.
+ * upstream's Go types give: struct fields in declaration order, map keys sorted by their UTF-8
+ * bytes (not JavaScript's UTF-16 order), fields a newer upstream added carried over after the known
+ * ones; and how its decoder reads them back, tolerating what it tolerates. Pure.
  */
 import { describeType } from "./azureResourceId";
 import { goToLower } from "./goStrings";
@@ -120,8 +119,7 @@ function decodeEntry(struct: GoStruct, value: JsonValue): JsonObject | undefined
 /**
  * A subtree as the struct's encoder writes it, empty optional fields omitted. With `stored` (the
  * subtree as it is in the document), fields this hook does not know, beside the known ones or
- * inside an entry it keeps, are carried over after them (say a `tenantId` upstream adds to each
- * entry); an entry left out goes whole.
+ * inside an entry it keeps, are carried over after them; an entry left out goes whole.
  */
 export function encodeGoStruct(struct: GoStruct, status: object, stored: JsonValue | undefined): JsonObject {
   const storedSubtree = isJsonObject(stored) ? stored : {};
