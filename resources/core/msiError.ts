@@ -31,5 +31,4 @@ export class MsiIdentitiesError extends Error {
     if (options.cause !== undefined) Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
   }
 }
-// On the prototype, like Error's own `name`: not an enumerable field of every instance.
 MsiIdentitiesError.prototype.name = "MsiIdentitiesError";
