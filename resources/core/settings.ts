@@ -136,8 +136,6 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     problems.push(`${name(specification)} is '${value}'; expected true or false`);
     return false;
   };
-  const positiveInteger = (specification: KeySpecification, fallback: number, maximum: number): number => integer(specification, fallback, 1, maximum);
-  const nonNegativeInteger = (specification: KeySpecification, fallback: number, maximum: number): number => integer(specification, fallback, 0, maximum);
 
   const cosmosEndpoint = url(keys.cosmosEndpoint);
   if (cosmosEndpoint !== "" && azureCloud !== undefined) {
@@ -179,11 +177,11 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     cosmosScope: `${cloud.cosmosAudience}/.default`,
     managedIdentityClientId,
     tlsCaFile: raw(keys.tlsCaFile),
-    lookupConcurrency: positiveInteger(keys.lookupConcurrency, 8, 64),
-    lookupTimeoutInMs: positiveInteger(keys.lookupTimeoutSeconds, 30, 600) * 1000,
-    documentWaitInMs: nonNegativeInteger(keys.documentWaitSeconds, 60, 3600) * 1000,
+    lookupConcurrency: integer(keys.lookupConcurrency, 8, 1, 64),
+    lookupTimeoutInMs: integer(keys.lookupTimeoutSeconds, 30, 1, 600) * 1000,
+    documentWaitInMs: integer(keys.documentWaitSeconds, 60, 0, 3600) * 1000,
     documentPollIntervalInMs: 1000,
-    maxWriteAttempts: positiveInteger(keys.maxWriteAttempts, 5, 20),
+    maxWriteAttempts: integer(keys.maxWriteAttempts, 5, 1, 20),
     idsOnLookupFailure: idsOnLookupFailure ?? "keep",
     credentialMode,
     firstParty,

@@ -3,18 +3,12 @@ import type { ClusterCredentialSource } from "../azure/clusterCredentials";
 import type { MsiAnswerSource } from "../azure/msiAnswers";
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import type { DocumentStore } from "../cosmos/documentStore";
-import type { CredentialScope, IdsOnLookupFailure } from "../core/statusDecision";
+import type { Settings } from "../core/settings";
+import type { CredentialScope } from "../core/statusDecision";
 import type { ConcurrencyLimiter } from "./concurrencyLimiter";
 
-/** Tunables of a pass; defaults live in settings.ts. */
-export interface SyncOptions {
-  readonly lookupTimeoutInMs: number;
-  readonly documentWaitInMs: number;
-  readonly documentPollIntervalInMs: number;
-  readonly maxWriteAttempts: number;
-  /** What a failed lookup does to its entry's stored IDs (core/statusDecision.ts). */
-  readonly idsOnLookupFailure: IdsOnLookupFailure;
-}
+/** Tunables of a pass: the settings' values (core/settings.ts). */
+export type SyncOptions = Pick<Settings, "lookupTimeoutInMs" | "documentWaitInMs" | "documentPollIntervalInMs" | "maxWriteAttempts" | "idsOnLookupFailure">;
 
 /** Everything a pass touches, injected. */
 export interface SyncDependencies {
