@@ -1,12 +1,11 @@
 /**
  * One half of a cluster's identity status, written once for both halves:
  * `dataPlaneOperatorsManagedIdentities` (serviceProviderClusterDocument.ts) and
- * `msiManagedIdentities` (msiManagedIdentities.ts). What
- * differs between the halves is data: the Go struct the JSON mirrors ({@link GoStruct}) and where
- * each desired identity sits in it ({@link defineHalf}'s `slots`). Everything else is here:
- * reading the subtree as Go's decoder tolerates it, writing it as Go's encoder does, upstream's
- * needsWork gate and semantic equality, the differences drift lines name, and the write
- * decision's common rule. Pure.
+ * `msiManagedIdentities` (msiManagedIdentities.ts). What differs between the halves is data: the
+ * Go struct the JSON mirrors ({@link GoStruct}) and where each desired identity sits in it
+ * ({@link defineHalf}'s `slots`). Everything else is here: reading and writing the subtree as Go
+ * does, upstream's needsWork gate and semantic equality, the differences drift lines name, and
+ * the write decision's common rule. Pure.
  */
 import { goToLower } from "./goStrings";
 import type { JsonObject, JsonValue } from "./json";
@@ -57,18 +56,14 @@ export interface EntryChange {
   readonly fields: readonly string[];
 }
 
-/** The operations of one half; see the module comment. */
+/** The operations of one half. */
 export interface Half<Status, Desired> {
   readonly struct: GoStruct;
   /** The half as stored in a ServiceProviderCluster document. */
   read(document: JsonObject): StoredHalf<Status>;
   /** The subtree itself (as in a document, or as recorded in the provider's outputs). */
   readSubtree(subtree: unknown): StoredHalf<Status>;
-  /**
-   * The subtree as Go's encoder writes it, empty optional fields omitted. With `stored` (the
-   * subtree as it is in the document), fields this hook does not know, beside the known ones or
-   * inside an entry it keeps, are carried over after them; an entry left out goes whole.
-   */
+  /** The subtree as Go's encoder writes it, fields this hook does not know carried over from `stored` (goJson.ts encodeGoStruct). */
   toJson(status: Status, stored?: JsonValue): JsonObject;
   /** Upstream's semantic equality: resource IDs case-insensitive, times by instant, a missing map equal to an empty one. */
   equals(left: Status, right: Status): boolean;

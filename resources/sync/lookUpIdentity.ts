@@ -61,7 +61,7 @@ export async function lookUpIdentity(dependencies: LookupDependencies, resourceI
     const result: AttemptResult = await dependencies.limiter.run(() => {
       const slotAt = dependencies.now().getTime();
       deadline = deadline === undefined ? slotAt + dependencies.options.lookupTimeoutInMs : deadline + (slotAt - queuedAt);
-      return attemptOnce(dependencies, parsed.resourceId, deadline - slotAt);
+      return withDeadline(deadline - slotAt, (abortSignal) => attemptOnce(dependencies, parsed.resourceId, abortSignal));
     });
     if ("outcome" in result) {
       return result.outcome;
@@ -81,14 +81,6 @@ export async function lookUpIdentity(dependencies: LookupDependencies, resourceI
 }
 
 async function attemptOnce(
-  dependencies: LookupDependencies,
-  resourceId: Parameters<LookupDependencies["userAssignedIdentityReader"]["getUserAssignedIdentity"]>[0],
-  timeoutInMs: number,
-): Promise<AttemptResult> {
-  return withDeadline(timeoutInMs, (abortSignal) => attemptWithSignal(dependencies, resourceId, abortSignal));
-}
-
-async function attemptWithSignal(
   dependencies: LookupDependencies,
   resourceId: Parameters<LookupDependencies["userAssignedIdentityReader"]["getUserAssignedIdentity"]>[0],
   abortSignal: AbortSignal,
