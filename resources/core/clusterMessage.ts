@@ -41,6 +41,11 @@ export function serviceProviderClusterDocumentLabel(documentId: string): string 
   return `ServiceProviderCluster document ${documentId}`;
 }
 
+/** How a message names the cluster's HCPOpenShiftCluster document. */
+export function clusterDocumentLabel(documentId: string): string {
+  return `HCPOpenShiftCluster document ${documentId}`;
+}
+
 /** Said when a pass ends before any write. */
 export const nothingWritten = "nothing was written (stored clientId/principalId values are unchanged)";
 

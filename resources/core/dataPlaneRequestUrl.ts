@@ -10,10 +10,8 @@
  *   written as `url.Values.Encode` writes them: keys in byte order, each key's values in order
  *   (`api-version` first), each part escaped as `url.QueryEscape` escapes it.
  *
- * The body is `{"identityIds":[…]}` as Go's `encoding/json` writes it ({@link dataPlaneRequestBody}).
- *
- * Checked against what upstream's own client sends, recorded by tools/go-vectors
- * (test/fixtures/goVectors.json). Pure.
+ * The body is `{"identityIds":[…]}` as Go's `encoding/json` writes it. Checked against what
+ * upstream's own client sends (tools/go-vectors, test/fixtures/goVectors.json). Pure.
  */
 
 const hex = "0123456789ABCDEF";

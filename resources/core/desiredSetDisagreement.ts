@@ -7,7 +7,7 @@
  * `diff` its Cosmos read. Pure.
  */
 import type { DesiredIdentity } from "./identityStatus";
-import { clusterMessage } from "./clusterMessage";
+import { clusterDocumentLabel, clusterMessage } from "./clusterMessage";
 
 /** Identities each list of the message names before it counts the rest. */
 export const listedIdentities = 10;
@@ -51,7 +51,7 @@ export function desiredSetDisagreement(
         "declare the document's set in dataPlaneOperators, or leave dataPlaneOperators out to follow the document",
       clusterName,
       outcome: "nothing was read from Azure or written",
-      reference: `HCPOpenShiftCluster document ${clusterDocumentId}`,
+      reference: clusterDocumentLabel(clusterDocumentId),
       details: [
         `The inputs name: ${list(inputs.map((identity) => identity.resourceId))}. The document names: ${list(document.map((identity) => identity.resourceId))}`,
         `only in the inputs: ${list(onlyInputs)}; only in the document: ${list(onlyDocument)}`,

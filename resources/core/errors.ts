@@ -82,6 +82,15 @@ export class CosmosDocumentError extends Error {
 }
 CosmosDocumentError.prototype.name = "CosmosDocumentError";
 
+/** The CosmosDocumentError of a pass that ends with nothing written: the cause, the cluster and the document (`reference`). */
+export function nothingWrittenError(
+  documentId: string,
+  message: { readonly cause: string; readonly clusterName: string; readonly reference: string; readonly details?: readonly string[] },
+  options: { readonly statusCode?: number; readonly cause?: unknown } = {},
+): CosmosDocumentError {
+  return new CosmosDocumentError({ documentId, ...options, message: clusterMessage({ ...message, outcome: "nothing was written" }) });
+}
+
 /** Guards by name, so errors revived from another module instance still match. */
 export function isUserAssignedIdentityReadError(error: unknown): error is UserAssignedIdentityReadError {
   return error instanceof Error && error.name === "UserAssignedIdentityReadError";

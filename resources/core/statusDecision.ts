@@ -27,10 +27,10 @@ import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedId
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 import { AzureAccessError } from "./azureAccessError";
 import type { ClusterDesiredSet } from "./clusterDocument";
-import { clusterMessage } from "./clusterMessage";
+import { clusterDocumentLabel } from "./clusterMessage";
 import { desiredSetDisagreement } from "./desiredSetDisagreement";
 import type { DocumentLocation } from "./documentLocation";
-import { CosmosDocumentError } from "./errors";
+import { nothingWrittenError } from "./errors";
 
 /** What a failed lookup does to the stored IDs of its entry: `keep` (the default) or upstream's `clear`. */
 export type IdsOnLookupFailure = "keep" | "clear";
@@ -95,15 +95,11 @@ export function dataPlaneRefusal(
   location: DocumentLocation,
 ): Error | undefined {
   if (fromCluster.kind === "unreadable") {
-    return new CosmosDocumentError({
-      documentId: location.clusterDocumentId,
-      message: clusterMessage({
-        cause: "the cluster's HCPOpenShiftCluster document does not name its data plane operator identities in a form upstream writes",
-        clusterName: location.clusterName,
-        outcome: "nothing was written",
-        reference: `HCPOpenShiftCluster document ${location.clusterDocumentId}`,
-        details: fromCluster.problems,
-      }),
+    return nothingWrittenError(location.clusterDocumentId, {
+      cause: "the cluster's HCPOpenShiftCluster document does not name its data plane operator identities in a form upstream writes",
+      clusterName: location.clusterName,
+      reference: clusterDocumentLabel(location.clusterDocumentId),
+      details: fromCluster.problems,
     });
   }
   return requested === undefined ? undefined : desiredSetDisagreement(requested, fromCluster.identities, location.clusterDocumentId, location.clusterName);

@@ -17,10 +17,9 @@ export interface StatusHalves {
 }
 
 /**
- * The patch that writes the given halves into `document` and keeps upstream's bookkeeping:
- * instanceVersion goes up by one (a missing value counts as 1) and `cosmosMetadata.etag` records
- * the etag the write was based on, as upstream's Replace does. Fields of a subtree this hook does
- * not know are carried over (core/goJson.ts encodeGoStruct).
+ * The patch that writes the given halves into `document` with upstream's bookkeeping, as its
+ * Replace does: instanceVersion goes up by one (a missing value counts as 1) and
+ * `cosmosMetadata.etag` records the etag the write was based on.
  */
 export function identityStatusPatchOperations(document: JsonObject, halves: StatusHalves, basedOnEtag: string): PatchOperation[] {
   const properties = isJsonObject(document.properties) ? document.properties : {};
@@ -46,9 +45,8 @@ export function identityStatusPatchOperations(document: JsonObject, halves: Stat
     operations.push({ op: "set", path: "/properties/cosmosMetadata/instanceVersion", value: instanceVersion + 1 });
     operations.push({ op: "set", path: "/properties/cosmosMetadata/etag", value: basedOnEtag });
   } else {
-    // A legacy document without the bookkeeping: upstream's reader takes its instanceVersion as 1,
-    // and its Replace writes the whole cosmosMetadata (field order as Go's struct) with 1 + 1.
-    // Creating it here is what lets upstream's change-feed reader see this write.
+    // A legacy document without the bookkeeping: upstream's Replace writes the whole cosmosMetadata
+    // (instanceVersion 1 + 1); creating it is what lets upstream's change-feed reader see this write.
     operations.push({ op: "set", path: "/properties/cosmosMetadata", value: legacyCosmosMetadata(document, basedOnEtag) });
   }
   return operations;

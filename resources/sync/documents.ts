@@ -11,9 +11,16 @@
  */
 import type { ClusterDesiredSet } from "../core/clusterDocument";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
-import { clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
+import { serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
 import type { DocumentLocation } from "../core/documentLocation";
-import { CosmosDocumentError, cosmosStatusCode, describeCosmosError, isCosmosConfigurationError, isCosmosDocumentError } from "../core/errors";
+import {
+  CosmosDocumentError,
+  cosmosStatusCode,
+  describeCosmosError,
+  isCosmosConfigurationError,
+  isCosmosDocumentError,
+  nothingWrittenError,
+} from "../core/errors";
 import { serviceProviderClusterDocumentProblems } from "../core/serviceProviderClusterDocument";
 import type { StoredDocument } from "../cosmos/documentStore";
 import { absentEverywhereError } from "../cosmos/settingsProblems";
@@ -60,15 +67,11 @@ export async function readPassDocuments(
   );
   const problems = serviceProviderClusterDocumentProblems(stored.document);
   if (problems.length > 0) {
-    throw new CosmosDocumentError({
-      documentId: location.documentId,
-      message: clusterMessage({
-        cause: `the ServiceProviderCluster document is not in the layout upstream writes`,
-        clusterName: location.clusterName,
-        outcome: "nothing was written",
-        reference: serviceProviderClusterDocumentLabel(location.documentId),
-        details: problems,
-      }),
+    throw nothingWrittenError(location.documentId, {
+      cause: "the ServiceProviderCluster document is not in the layout upstream writes",
+      clusterName: location.clusterName,
+      reference: serviceProviderClusterDocumentLabel(location.documentId),
+      details: problems,
     });
   }
   return { kind: "live", fromCluster, stored };

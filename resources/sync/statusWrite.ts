@@ -5,7 +5,7 @@
  * the pass read it ends the write with {@link ClusterDocumentChangedError}, so the pass starts over
  * rather than write answers to a question nobody asks any more.
  */
-import { CosmosDocumentError, cosmosStatusCode, describeCosmosError } from "../core/errors";
+import { CosmosDocumentError, cosmosStatusCode, describeCosmosError, nothingWrittenError } from "../core/errors";
 import type { DocumentLocation } from "../core/documentLocation";
 import type { JsonObject } from "../core/json";
 import type { StatusHalves } from "../core/statusPatch";
@@ -13,7 +13,7 @@ import { identityStatusPatchOperations } from "../core/statusPatch";
 import type { StoredDocument } from "../cosmos/documentStore";
 import type { DocumentDependencies } from "./documents";
 import { rereadPassDocuments } from "./documents";
-import { clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
+import { clusterDocumentLabel, clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
 import { log } from "../logging/logger";
 
 /** What a write left: the document it was last based on and the halves it wrote. */
@@ -74,7 +74,7 @@ export async function writeStatus(
             cause: "the cluster's HCPOpenShiftCluster document changed while the status was being written",
             clusterName: location.clusterName,
             outcome: "nothing was written",
-            reference: `HCPOpenShiftCluster document ${location.clusterDocumentId}`,
+            reference: clusterDocumentLabel(location.clusterDocumentId),
           }),
         });
       }
@@ -86,15 +86,6 @@ export async function writeStatus(
 
 /** A write that ends with nothing written, naming the cause, the cluster and the document. */
 function writeFailure(location: DocumentLocation, cause: string, statusCode: number | undefined, error?: unknown): CosmosDocumentError {
-  return new CosmosDocumentError({
-    documentId: location.documentId,
-    statusCode,
-    message: clusterMessage({
-      cause,
-      clusterName: location.clusterName,
-      outcome: "nothing was written",
-      reference: serviceProviderClusterDocumentLabel(location.documentId),
-    }),
-    ...(error === undefined ? {} : { cause: error }),
-  });
+  const reference = serviceProviderClusterDocumentLabel(location.documentId);
+  return nothingWrittenError(location.documentId, { cause, clusterName: location.clusterName, reference }, { statusCode, cause: error });
 }
