@@ -1,7 +1,7 @@
 /**
  * The settings of the credential modes (docs/operations.md, "Credential modes"): which mode, and
  * the first-party application, data plane audience or fixed identity it needs. Read by
- * settings.ts readSettings, whose helpers it borrows so that every message names keys alike.
+ * readSettings, whose helpers it borrows so that every message names keys alike.
  */
 import { guidPattern } from "./azureResourceId";
 import type { KeySpecification } from "./settingsKeys";
