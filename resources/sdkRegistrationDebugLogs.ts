@@ -17,7 +17,7 @@ import { resourceTypeToken } from "./serviceProviderClusterIdentityStatus";
 /** Environment variables, as `process.env` holds them (no Node types in the package's declarations). */
 export type Environment = Readonly<Record<string, string | undefined>>;
 
-export const sdkDebugLogsVariable = "ARO_HCP_SDK_DEBUG_LOGS";
+const sdkDebugLogsVariable = "ARO_HCP_SDK_DEBUG_LOGS";
 export const sdkDebugLogsValues = ["quiet", "all"] as const;
 export type SdkDebugLogs = (typeof sdkDebugLogsValues)[number];
 

@@ -11,8 +11,8 @@ import type { MsiOutputsStatus } from "./core/msiOutputs";
 import { msiStatusFromOutputs } from "./core/msiOutputs";
 
 /** Type token parts: shows as `pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus`. */
-export const resourceModule = "aroHcp";
-export const resourceTypeName = "ServiceProviderClusterIdentityStatus";
+const resourceModule = "aroHcp";
+const resourceTypeName = "ServiceProviderClusterIdentityStatus";
 /** The resource's type token, as the engine's state and a `pulumi.runtime.setMocks` test name it. */
 export const resourceTypeToken = `pulumi-nodejs:dynamic/${resourceModule}:${resourceTypeName}`;
 

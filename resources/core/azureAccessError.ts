@@ -16,11 +16,6 @@ export class AzureAccessError extends Error {
 }
 AzureAccessError.prototype.name = "AzureAccessError";
 
-/** Guards by name. */
-export function isAzureAccessError(error: unknown): error is AzureAccessError {
-  return error instanceof Error && error.name === "AzureAccessError";
-}
-
 export interface AzureAccessErrorOptions {
   readonly documentId: string;
   readonly clusterName?: string;

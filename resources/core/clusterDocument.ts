@@ -21,7 +21,7 @@ export interface ClusterDocumentView {
 }
 
 /** The JSON path of the desired set in the cluster document, for messages. */
-export const dataPlaneOperatorsPath = `${userAssignedIdentitiesPath}.dataPlaneOperators`;
+const dataPlaneOperatorsPath = `${userAssignedIdentitiesPath}.dataPlaneOperators`;
 
 /** Extracts the view; tolerates the omissions upstream tolerates, reports wrong types. */
 export function readClusterDocument(document: JsonObject): ClusterDocumentView {

@@ -17,12 +17,12 @@
 const hex = "0123456789ABCDEF";
 
 /** Go's `url.QueryEscape`: everything but letters, digits and `-_.~` escaped, a space as `+`. */
-export function goQueryEscape(text: string): string {
+function goQueryEscape(text: string): string {
   return escapeBytes(text, (byte) => isUnreserved(byte), true);
 }
 
 /** Go's escaping of a URL path (`encodePath` mode): also keeps `$&+,/:;=@`. */
-export function goPathEscape(text: string): string {
+function goPathEscape(text: string): string {
   return escapeBytes(text, (byte) => isUnreserved(byte) || pathKept.has(byte), false);
 }
 

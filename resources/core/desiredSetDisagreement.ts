@@ -59,7 +59,3 @@ export function desiredSetDisagreement(
     }),
   });
 }
-
-export function isDesiredSetDisagreementError(error: unknown): error is DesiredSetDisagreementError {
-  return error instanceof Error && error.name === "DesiredSetDisagreementError";
-}

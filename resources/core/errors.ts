@@ -92,10 +92,6 @@ export function nothingWrittenError(
 }
 
 /** Guards by name, so errors revived from another module instance still match. */
-export function isUserAssignedIdentityReadError(error: unknown): error is UserAssignedIdentityReadError {
-  return error instanceof Error && error.name === "UserAssignedIdentityReadError";
-}
-
 export function isCosmosDocumentError(error: unknown): error is CosmosDocumentError {
   return error instanceof Error && error.name === "CosmosDocumentError";
 }

@@ -25,7 +25,7 @@ import { MsiIdentitiesError } from "./msiError";
 import type { HalfPlan } from "./statusHalf";
 
 /** The path of the control plane operators in the cluster document, for messages. */
-export const controlPlaneOperatorsPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators";
+const controlPlaneOperatorsPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators";
 const serviceManagedIdentityPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.serviceManagedIdentity";
 
 /** The desired set, or the problems (each naming the document field) that keep it from being read. */

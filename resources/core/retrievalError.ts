@@ -81,7 +81,7 @@ export function isFailedRetrievalError(retrievalError: string | undefined): bool
 }
 
 /** The Azure error code and HTTP status a stored retrievalError records, in this hook's format or upstream's raw SDK text. */
-export function retrievalErrorKind(retrievalError: string): { readonly code: string | undefined; readonly statusCode: string | undefined } {
+function retrievalErrorKind(retrievalError: string): { readonly code: string | undefined; readonly statusCode: string | undefined } {
   const hookFormat = hookRetrievalErrorPattern.exec(retrievalError);
   if (hookFormat !== null) {
     return { code: hookFormat[1], statusCode: hookFormat[2] };

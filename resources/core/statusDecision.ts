@@ -45,7 +45,7 @@ export type CredentialScope = "cluster" | "process";
 export type DecidedOutcome = Exclude<IdentityLookupOutcome, { readonly kind: "global" }>;
 
 /** True when a failed lookup is a definitive answer about the identity, so its stored IDs go: a 403 read with the cluster's own credential. */
-export function isDefinitiveFailure(error: LookupErrorDetails, credentialScope: CredentialScope): boolean {
+function isDefinitiveFailure(error: LookupErrorDetails, credentialScope: CredentialScope): boolean {
   return error.statusCode === 403 && credentialScope === "cluster";
 }
 
@@ -54,7 +54,7 @@ export function isDefinitiveFailure(error: LookupErrorDetails, credentialScope: 
  * `Throttled` (429), `ServerError` (5xx, 408) or `ConnectionFailed`; undefined for any other
  * failure. A pass whose every lookup fails with one class is not about any identity (docs/design.md).
  */
-export function transientFailureClass(error: LookupErrorDetails): "Timeout" | "Throttled" | "ServerError" | "ConnectionFailed" | undefined {
+function transientFailureClass(error: LookupErrorDetails): "Timeout" | "Throttled" | "ServerError" | "ConnectionFailed" | undefined {
   if (error.code === "Timeout") return "Timeout";
   if (error.statusCode === 429) return "Throttled";
   if (error.statusCode !== undefined && (error.statusCode >= 500 || error.statusCode === 408)) return "ServerError";

@@ -35,7 +35,7 @@ export interface DocumentStore {
 }
 
 /** Most operations Cosmos accepts in one batch or one bulk request to a partition key range. */
-export const maxReadsPerBatch = 100;
+const maxReadsPerBatch = 100;
 
 /** Read requests in flight at once: reads arriving meanwhile go together in the next one. */
 export const maxReadRequestsInFlight = 2;

@@ -28,7 +28,7 @@ export interface CosmosAnswer {
 export const ownerResourceNotFoundSubstatus = 1003;
 
 /** Substatus of a 403 from a Cosmos DB account that does not exist. */
-export const databaseAccountNotFoundSubstatus = 1008;
+const databaseAccountNotFoundSubstatus = 1008;
 
 /** True for the substatus of a 404 that says the document itself does not exist (Cosmos sends 0, or none). */
 export function isMissingDocumentSubstatus(substatus: number | undefined): boolean {

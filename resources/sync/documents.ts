@@ -210,6 +210,6 @@ export function clusterDocumentDescription(location: DocumentLocation): string {
   return `the HCPOpenShiftCluster document of cluster ${location.clusterName} (${location.clusterDocumentId})`;
 }
 
-export function serviceProviderClusterDescription(location: DocumentLocation): string {
+function serviceProviderClusterDescription(location: DocumentLocation): string {
   return `the ServiceProviderCluster document of cluster ${location.clusterName} (${location.documentId})`;
 }
