@@ -58,7 +58,6 @@ export interface EntryChange {
 
 /** The operations of one half. */
 export interface Half<Status, Desired> {
-  readonly struct: GoStruct;
   /** The half as stored in a ServiceProviderCluster document. */
   read(document: JsonObject): StoredHalf<Status>;
   /** The subtree itself (as in a document, or as recorded in the provider's outputs). */
@@ -68,8 +67,6 @@ export interface Half<Status, Desired> {
   /** Upstream's semantic equality: resource IDs case-insensitive, times by instant, a missing map equal to an empty one. */
   equals(left: Status, right: Status): boolean;
   entryEquals(left: object | undefined, right: object | undefined): boolean;
-  /** Whether the stored half holds exactly the desired identities (keys only, values ignored). */
-  holds(desired: Desired, status: Status): boolean;
   /** Upstream's needsWork, plus: an entry recording a real failure has work. Undefined: skip. */
   workReason(desired: Desired, status: Status, now: Date): WorkReason | undefined;
   /** The plan of a pass: work when forced, when the stored half does not parse, or when the gate says so. */
@@ -99,6 +96,7 @@ export function defineHalf<Status extends object, Desired>(struct: GoStruct, slo
   const entryEquals = (left: object | undefined, right: object | undefined): boolean =>
     left === undefined || right === undefined ? left === right : changedFields(left as HalfEntry, right as HalfEntry, struct.entryFields, idField).length === 0;
 
+  // Whether the stored half holds exactly the desired identities (keys only, values ignored).
   const holds = (desired: Desired, status: Status): boolean =>
     Object.entries(slots(desired)).every(([field, identities]) => {
       if (Array.isArray(identities)) return holdsExactly(identities as readonly KeyedIdentity[], mapOf(status, field));
@@ -114,7 +112,6 @@ export function defineHalf<Status extends object, Desired>(struct: GoStruct, slo
     });
 
   const half: Half<Status, Desired> = {
-    struct,
     read: (document) => {
       const properties = isJsonObject(document.properties) ? document.properties : {};
       const status = isJsonObject(properties.status) ? properties.status : {};
@@ -129,7 +126,6 @@ export function defineHalf<Status extends object, Desired>(struct: GoStruct, slo
         return sameEntries(mapOf(left, name), mapOf(right, name), entryEquals);
       }),
     entryEquals,
-    holds,
     workReason: (desired, status, now) => {
       const recheckTime = Object.keys(struct.fields).find((name) => struct.fields[name] === "time");
       const gate = gateReason(holds(desired, status), recheckTime === undefined ? undefined : (view(status)[recheckTime] as string | undefined), now);
