@@ -16,3 +16,12 @@ export function parsedJsonText(text: string): unknown {
     return undefined;
   }
 }
+
+/** The record with its keys in code-unit order. */
+export function sortedRecord<T>(record: Readonly<Record<string, T>>): Record<string, T> {
+  return Object.fromEntries(
+    Object.keys(record)
+      .sort()
+      .map((key) => [key, record[key]]),
+  );
+}

@@ -18,7 +18,7 @@ import { createHash } from "node:crypto";
 import { describeType } from "./azureResourceId";
 import { goToLower } from "./goStrings";
 import type { JsonObject, JsonValue } from "./json";
-import { isJsonObject, parsedJsonText } from "./json";
+import { isJsonObject, parsedJsonText, sortedRecord } from "./json";
 import { isFailedRetrievalError, isNotFoundRetrievalError } from "./retrievalError";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./serviceProviderClusterDocument";
 import { boundedMemo } from "./boundedMemo";
@@ -134,14 +134,6 @@ export function decodeOutputsStatus(status: OutputsStatus, candidateKeys: Iterab
     ...(Object.keys(identities).length === 0 ? {} : { identities }),
     ...(status.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: status.earliestRecheckTime }),
   };
-}
-
-function sortedRecord<T>(record: Readonly<Record<string, T>>): Record<string, T> {
-  return Object.fromEntries(
-    Object.keys(record)
-      .sort()
-      .map((key) => [key, record[key]]),
-  );
 }
 
 /**

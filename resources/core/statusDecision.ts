@@ -18,6 +18,7 @@
  * 4. Nothing is written when the result equals what is stored (upstream's semantic equality).
  */
 import { goToLower } from "./goStrings";
+import { sortedRecord } from "./json";
 import type { DesiredIdentity, IdentityLookupOutcome } from "./identityStatus";
 import type { LookupErrorDetails } from "./retrievalError";
 import { entryFor, keepRecordedFailures, nextRecheckTime } from "./identityStatus";
@@ -137,9 +138,7 @@ export function decideStatus(options: StatusDecisionOptions): DataPlaneOperators
     });
     // A failure the other writer already recorded in its own words is kept as stored.
     const identities = { ...keepRecordedFailures(ours, stored), ...theirs };
-    const sorted: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-    for (const key of Object.keys(identities).sort()) sorted[key] = identities[key];
-    return withRecheckTime(sorted, stored, options);
+    return withRecheckTime(sortedRecord(identities), stored, options);
   });
 }
 
