@@ -71,6 +71,9 @@ export type ClusterDesiredSet = ClusterCredentialFields &
     | { readonly kind: "unreadable"; readonly problems: readonly string[] }
   );
 
+/** The verdict on a cluster that is not being deleted: the one a pass decides on. */
+export type LiveClusterDesiredSet = Exclude<ClusterDesiredSet, { kind: "deleting" }>;
+
 /** What every verdict carries besides the data plane operators: the fields the credential and the MSI half read. */
 export interface ClusterCredentialFields {
   readonly serviceManagedIdentity: string | undefined;

@@ -19,7 +19,7 @@ import { desiredIdentitySet, nextRecheckTime } from "./identityStatus";
 import { describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
 import type { MsiDesired, MsiIdentityEntry, MsiManagedIdentities, StoredMsiStatus } from "./msiManagedIdentities";
 import { msiHalf } from "./msiManagedIdentities";
-import type { ClusterDesiredSet } from "./clusterDocument";
+import type { LiveClusterDesiredSet } from "./clusterDocument";
 import type { DocumentLocation } from "./documentLocation";
 import { MsiIdentitiesError } from "./msiError";
 import type { HalfPlan } from "./statusHalf";
@@ -146,13 +146,7 @@ export type MsiPlan =
  * without an identity URL yet (upstream skips it too); and the stand-in (`fixedIdentity`) refuses
  * to write its own IDs over stored ones that are not its own unless allowed.
  */
-export function planMsiHalf(
-  fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>,
-  stored: StoredMsiStatus,
-  now: Date,
-  force: boolean,
-  standIn?: StandIn,
-): MsiPlan {
+export function planMsiHalf(fromCluster: LiveClusterDesiredSet, stored: StoredMsiStatus, now: Date, force: boolean, standIn?: StandIn): MsiPlan {
   if (fromCluster.identityUrl === undefined) return { kind: "skipped", reason: "identityUrlNotSet" };
   const desired = msiDesiredSet(fromCluster.controlPlaneOperators, fromCluster.serviceManagedIdentity);
   if (!desired.ok) return { kind: "unreadable", problems: desired.problems };

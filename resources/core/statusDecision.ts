@@ -27,7 +27,7 @@ import { recheckDue } from "./statusHalf";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities, StoredStatus } from "./serviceProviderClusterDocument";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 import { AzureAccessError } from "./azureAccessError";
-import type { ClusterDesiredSet } from "./clusterDocument";
+import type { LiveClusterDesiredSet } from "./clusterDocument";
 import { clusterDocumentLabel } from "./clusterMessage";
 import { desiredSetDisagreement } from "./desiredSetDisagreement";
 import type { DocumentLocation } from "./documentLocation";
@@ -91,7 +91,7 @@ export function lookupsAccessError(
  * the authority on the set), or inputs that name another set than the document. Undefined when neither.
  */
 export function dataPlaneRefusal(
-  fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>,
+  fromCluster: LiveClusterDesiredSet,
   requested: readonly DesiredIdentity[] | undefined,
   location: DocumentLocation,
 ): Error | undefined {

@@ -9,7 +9,7 @@
  * document (a deleted subscription's too) in the same partition as its clusters'. It is read only
  * once a cluster's document read as absent.
  */
-import type { ClusterDesiredSet } from "../core/clusterDocument";
+import type { ClusterDesiredSet, LiveClusterDesiredSet } from "../core/clusterDocument";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
 import type { DocumentLocation } from "../core/documentLocation";
@@ -32,7 +32,7 @@ export type DocumentDependencies = Pick<SyncDependencies, "documentStore" | "now
 /** A pass's documents: the cluster document's verdict, and the ServiceProviderCluster document (absent only for a deleting cluster). */
 export type PassDocuments =
   | { readonly kind: "deleting"; readonly fromCluster: Extract<ClusterDesiredSet, { kind: "deleting" }>; readonly stored: StoredDocument | undefined }
-  | { readonly kind: "live"; readonly fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>; readonly stored: StoredDocument };
+  | { readonly kind: "live"; readonly fromCluster: LiveClusterDesiredSet; readonly stored: StoredDocument };
 
 /**
  * The read step of a pass. Both point reads go out at once, yet the cluster document decides
@@ -44,7 +44,7 @@ export type PassDocuments =
 export async function readPassDocuments(
   dependencies: DocumentDependencies,
   location: DocumentLocation,
-  refuse: (fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>) => Error | undefined,
+  refuse: (fromCluster: LiveClusterDesiredSet) => Error | undefined,
 ): Promise<PassDocuments> {
   const serviceProviderClusterRead = startReadLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
   const clusterRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));

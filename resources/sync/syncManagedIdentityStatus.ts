@@ -15,7 +15,7 @@
  * 6. Report (core/passDecision.ts): throw what failed, with the pass's result attached when
  *    anything was written.
  */
-import type { ClusterDesiredSet } from "../core/clusterDocument";
+import type { LiveClusterDesiredSet } from "../core/clusterDocument";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { locate } from "../core/documentLocation";
 import { msiPlanError, planMsiHalf } from "../core/msiDecision";
@@ -49,7 +49,7 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
   // 1. Locate.
   const location = locate(request.cluster);
   const declared = { serviceManagedIdentity: request.serviceManagedIdentity, identityUrl: request.identityUrl };
-  const credentialRequest = (fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>) => ({
+  const credentialRequest = (fromCluster: LiveClusterDesiredSet) => ({
     cluster: request.cluster,
     serviceManagedIdentity: fromCluster.serviceManagedIdentity,
     identityUrl: fromCluster.identityUrl,
