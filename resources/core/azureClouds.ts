@@ -32,7 +32,6 @@ export const azureClouds = {
   },
 } as const;
 
-/** A cloud name. */
 export type AzureCloudName = keyof typeof azureClouds;
 
 /** True for hosts that only a local sandbox or emulator uses. */

@@ -7,11 +7,9 @@
 import { goToLower } from "./goStrings";
 import { boundedMemo } from "./boundedMemo";
 
-/** Namespace and type of an HCP OpenShift cluster. */
 export const clusterResourceType = "Microsoft.RedHatOpenShift/hcpOpenShiftClusters";
 /** Resource type of the ServiceProviderCluster child resource (the document this hook writes). */
 export const serviceProviderClusterResourceType = "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/serviceProviderClusters";
-/** Resource type of a user-assigned managed identity. */
 export const userAssignedIdentityResourceType = "Microsoft.ManagedIdentity/userAssignedIdentities";
 
 /** A GUID in its 8-4-4-4-12 hexadecimal form, any case. */

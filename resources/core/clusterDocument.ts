@@ -20,7 +20,6 @@ export interface ClusterDocumentView {
   readonly problems: readonly string[];
 }
 
-/** The JSON path of the desired set in the cluster document, for messages. */
 const dataPlaneOperatorsPath = `${userAssignedIdentitiesPath}.dataPlaneOperators`;
 
 /** Extracts the view; tolerates the omissions upstream tolerates, reports wrong types. */

@@ -36,12 +36,10 @@ export function clusterMessage(parts: {
   return `${parts.reference === undefined ? body : `${body} [${parts.reference}]`}${details}`;
 }
 
-/** How a message names the document this hook writes. */
 export function serviceProviderClusterDocumentLabel(documentId: string): string {
   return `ServiceProviderCluster document ${documentId}`;
 }
 
-/** How a message names the cluster's HCPOpenShiftCluster document. */
 export function clusterDocumentLabel(documentId: string): string {
   return `HCPOpenShiftCluster document ${documentId}`;
 }

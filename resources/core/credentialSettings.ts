@@ -6,7 +6,6 @@
 import { guidPattern } from "./azureResourceId";
 import type { KeySpecification } from "./settingsKeys";
 
-/** The credential modes (docs/operations.md). */
 export const credentialModes = ["processCredential", "clusterServiceManagedIdentity", "fixedIdentity"] as const;
 export type CredentialMode = (typeof credentialModes)[number];
 
@@ -28,7 +27,6 @@ export interface SettingsReader {
   readonly problems: string[];
 }
 
-/** The keys this module reads. */
 export interface CredentialKeys {
   readonly credentialMode: KeySpecification;
   readonly firstPartyClientId: KeySpecification;

@@ -26,7 +26,6 @@ function goPathEscape(text: string): string {
   return escapeBytes(text, (byte) => isUnreserved(byte) || pathKept.has(byte), false);
 }
 
-/** The data plane request URL for an identity URL (see the module comment). */
 export function dataPlaneRequestUrl(identityUrl: string, apiVersion: string): string {
   const authority = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)([^?#]*)(?:\?([^#]*))?/.exec(identityUrl);
   if (authority === null) {

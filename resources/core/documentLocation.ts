@@ -51,7 +51,6 @@ export interface DocumentLocation {
   readonly clusterName: string;
 }
 
-/** Where a cluster's documents live. */
 export function locate(cluster: ParsedResourceId): DocumentLocation {
   const serviceProviderClusterResourceId = serviceProviderClusterIdFor(cluster);
   return {

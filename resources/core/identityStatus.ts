@@ -59,7 +59,6 @@ export function desiredIdentitySet(
   return { identities, failures };
 }
 
-/** What one identity lookup produced. */
 export type IdentityLookupOutcome =
   | { readonly kind: "resolved"; readonly clientId: string | null; readonly principalId: string | null }
   | { readonly kind: "notFound"; readonly error: LookupErrorDetails }

@@ -24,7 +24,6 @@ import type { DocumentLocation } from "./documentLocation";
 import { MsiIdentitiesError } from "./msiError";
 import type { HalfPlan } from "./statusHalf";
 
-/** The path of the control plane operators in the cluster document, for messages. */
 const controlPlaneOperatorsPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators";
 const serviceManagedIdentityPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.serviceManagedIdentity";
 

@@ -40,7 +40,6 @@ function valueHash(entry: MsiIdentityEntry): string {
     .slice(0, 8);
 }
 
-/** The fingerprint of a half as stored in Cosmos. */
 export function msiFingerprintOf(status: MsiManagedIdentities): MsiFingerprint {
   const fingerprint = new Map<string, string>();
   for (const [key, entry] of Object.entries(status.controlPlaneOperatorsIdentities ?? {})) fingerprint.set(key, valueHash(entry));

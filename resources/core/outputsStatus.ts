@@ -24,7 +24,6 @@ import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedId
 import { boundedMemo } from "./boundedMemo";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 
-/** One operator's entry in the outputs. */
 export interface OperatorStatusEntry {
   readonly keyHash: string;
   readonly clientId?: string;

@@ -22,7 +22,6 @@ import { decideStatus } from "./statusDecision";
 import type { HalfPlan, PlanReason } from "./statusHalf";
 import type { StatusHalves } from "./statusPatch";
 
-/** What to reconcile. */
 export interface SyncRequest {
   readonly cluster: ParsedResourceId;
   /** The desired set; `undefined` reads it from the cluster document, as upstream does. */
@@ -36,7 +35,6 @@ export interface SyncRequest {
   readonly identityUrl?: string;
 }
 
-/** What a pass found and did. */
 export interface SyncResult {
   readonly documentId: string;
   readonly partitionKey: string;

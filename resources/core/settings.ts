@@ -23,7 +23,6 @@ export { credentialModes } from "./credentialSettings";
 export { azureClouds, isLoopbackHost } from "./azureClouds";
 export type { AzureCloudName } from "./azureClouds";
 
-/** Validated settings. */
 export interface Settings {
   readonly azureCloud: AzureCloudName;
   readonly cosmosEndpoint: string;

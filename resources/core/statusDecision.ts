@@ -36,7 +36,6 @@ import { nothingWrittenError } from "./errors";
 /** What a failed lookup does to the stored IDs of its entry: `keep` (the default) or upstream's `clear`. */
 export type IdsOnLookupFailure = "keep" | "clear";
 
-/** The values `idsOnLookupFailure` accepts, the default first. */
 export const idsOnLookupFailureValues: readonly IdsOnLookupFailure[] = ["keep", "clear"];
 
 /** Whose credential read the identities: the cluster's own SMI (a 403 then says the identity is not the cluster's), or the hook's own. */

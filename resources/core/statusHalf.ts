@@ -47,7 +47,6 @@ export type HalfSlots = Readonly<Record<string, readonly KeyedIdentity[] | Keyed
 
 /** One entry that differs between two versions of a half. */
 export interface EntryChange {
-  /** The struct field holding it. */
   readonly field: string;
   /** Its key in a `map` field; undefined for an `entry` field. */
   readonly key: string | undefined;
@@ -56,7 +55,6 @@ export interface EntryChange {
   readonly fields: readonly string[];
 }
 
-/** The operations of one half. */
 export interface Half<Status, Desired> {
   /** The half as stored in a ServiceProviderCluster document. */
   read(document: JsonObject): StoredHalf<Status>;

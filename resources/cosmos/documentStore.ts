@@ -19,7 +19,6 @@ import type { PatchOperation } from "../core/serviceProviderClusterDocument";
 import type { CosmosLocation } from "./settingsProblems";
 import { answerOfError, isMissingDocumentSubstatus, settingsErrorFor, unansweredReadError } from "./settingsProblems";
 
-/** A document with the etag it was read at. */
 export interface StoredDocument {
   readonly document: JsonObject;
   readonly etag: string;
@@ -217,7 +216,6 @@ function batchAnswer(result: { statusCode: number; subStatusCode?: unknown; eTag
   return typeof etag === "string" && etag.length > 0 ? { document: document as JsonObject, etag } : "again";
 }
 
-/** Identifies a document across partitions. */
 function documentKey(document: { readonly partitionKey: string; readonly id: string }): string {
   return JSON.stringify([document.partitionKey, document.id]);
 }

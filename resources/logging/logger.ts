@@ -9,7 +9,6 @@ import { createClientLogger } from "@azure/logger";
 
 const logger = createClientLogger("aro-hcp-identity-status");
 
-/** The levels this hook writes at. */
 export type LogLevel = "info" | "warning" | "verbose";
 
 /** Writes one line, e.g. `log("info", "sync", clusterId, "wrote 3 identities")`. */

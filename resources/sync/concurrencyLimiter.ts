@@ -10,14 +10,12 @@ import pLimit from "p-limit";
 export interface ConcurrencyLimiter {
   /** Runs `task` once fewer than `limit` tasks are running. */
   run<T>(task: () => Promise<T>): Promise<T>;
-  /** Tasks running now. */
   readonly active: number;
   /** Most tasks ever running at once. */
   readonly peak: number;
   readonly limit: number;
 }
 
-/** Creates a limiter allowing `limit` (≥ 1) concurrent tasks. */
 export function createConcurrencyLimiter(limit: number): ConcurrencyLimiter {
   if (!Number.isInteger(limit) || limit < 1) {
     throw new RangeError(`concurrency limit must be a whole number of at least 1, got ${limit}`);

@@ -33,7 +33,6 @@ import { askDataPlane, askMsi } from "./azureAnswers";
 import { clusterDocumentDescription, readClusterDocument, readRefreshDocument } from "./documents";
 import type { SyncDependencies } from "./syncDependencies";
 
-/** The outcome of a refresh. */
 export interface RefreshResult {
   /**
    * `deleted`: the cluster's documents are gone from where the fleet's documents are (the resource

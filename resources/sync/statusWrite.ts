@@ -84,7 +84,6 @@ export async function writeStatus(
   }
 }
 
-/** A write that ends with nothing written, naming the cause, the cluster and the document. */
 function writeFailure(location: DocumentLocation, cause: string, statusCode: number | undefined, error?: unknown): CosmosDocumentError {
   const reference = serviceProviderClusterDocumentLabel(location.documentId);
   return nothingWrittenError(location.documentId, { cause, clusterName: location.clusterName, reference }, { statusCode, cause: error });

@@ -10,7 +10,6 @@ import type { ConcurrencyLimiter } from "./concurrencyLimiter";
 /** Tunables of a pass: the settings' values (core/settings.ts). */
 export type SyncOptions = Pick<Settings, "lookupTimeoutInMs" | "documentWaitInMs" | "documentPollIntervalInMs" | "maxWriteAttempts" | "idsOnLookupFailure">;
 
-/** Everything a pass touches, injected. */
 export interface SyncDependencies {
   readonly documentStore: DocumentStore;
   readonly userAssignedIdentityReader: UserAssignedIdentityReader;
