@@ -49,17 +49,8 @@ export function redactSecrets(text: string): string {
 
 /** Keeps the first `maximum` Unicode code points; never splits a surrogate pair. */
 export function truncateCodePoints(text: string, maximum: number): string {
-  let count = 0;
-  let index = 0;
-  while (index < text.length) {
-    if (count === maximum) {
-      return text.slice(0, index);
-    }
-    const codePoint = text.codePointAt(index) as number;
-    index += codePoint > 0xffff ? 2 : 1;
-    count += 1;
-  }
-  return text;
+  const codePoints = Array.from(text);
+  return codePoints.length <= maximum ? text : codePoints.slice(0, maximum).join("");
 }
 
 const hookRetrievalErrorPattern = /^(\S+) \(HTTP (\d{3})\): /;

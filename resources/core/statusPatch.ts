@@ -25,19 +25,15 @@ export function identityStatusPatchOperations(document: JsonObject, halves: Stat
   const properties = isJsonObject(document.properties) ? document.properties : {};
   const operations: PatchOperation[] = [];
   const status = isJsonObject(properties.status) ? properties.status : undefined;
-  const subtrees: Array<[string, () => JsonObject]> = [];
-  if (halves.msi !== undefined) {
-    const msi = halves.msi;
-    subtrees.push(["msiManagedIdentities", () => msiHalf.toJson(msi, status?.msiManagedIdentities)]);
-  }
+  const subtrees: Array<[string, JsonObject]> = [];
+  if (halves.msi !== undefined) subtrees.push(["msiManagedIdentities", msiHalf.toJson(halves.msi, status?.msiManagedIdentities)]);
   if (halves.dataPlane !== undefined) {
-    const dataPlane = halves.dataPlane;
-    subtrees.push(["dataPlaneOperatorsManagedIdentities", () => dataPlaneHalf.toJson(dataPlane, status?.dataPlaneOperatorsManagedIdentities)]);
+    subtrees.push(["dataPlaneOperatorsManagedIdentities", dataPlaneHalf.toJson(halves.dataPlane, status?.dataPlaneOperatorsManagedIdentities)]);
   }
   if (status !== undefined) {
-    for (const [name, json] of subtrees) operations.push({ op: "set", path: `/properties/status/${name}`, value: json() });
+    for (const [name, json] of subtrees) operations.push({ op: "set", path: `/properties/status/${name}`, value: json });
   } else if (subtrees.length > 0) {
-    operations.push({ op: "set", path: "/properties/status", value: Object.fromEntries(subtrees.map(([name, json]) => [name, json()])) });
+    operations.push({ op: "set", path: "/properties/status", value: Object.fromEntries(subtrees) });
   }
   if (isJsonObject(properties.cosmosMetadata)) {
     const current = properties.cosmosMetadata.instanceVersion;
