@@ -79,19 +79,16 @@ export function inputsDigest(
 export type OperatorNamesByKeyHash = ReadonlyMap<string, readonly string[]>;
 
 export function operatorNamesFromKeys(keysByOperator: Iterable<readonly [string, string]>): OperatorNamesByKeyHash {
-  const names = new Map<string, string[]>();
-  for (const [name, key] of keysByOperator) {
-    const hash = keyHashOf(key);
-    names.set(hash, [...(names.get(hash) ?? []), name]);
-  }
-  return names;
+  return namesByKeyHash(Array.from(keysByOperator, ([name, key]) => [name, keyHashOf(key)] as const));
 }
 
 export function operatorNamesFromOutputs(status: OutputsStatus): OperatorNamesByKeyHash {
+  return namesByKeyHash(Object.entries(status.operators ?? {}).map(([name, entry]) => [name, entry.keyHash] as const));
+}
+
+function namesByKeyHash(pairs: ReadonlyArray<readonly [string, string]>): OperatorNamesByKeyHash {
   const names = new Map<string, string[]>();
-  for (const [name, entry] of Object.entries(status.operators ?? {})) {
-    names.set(entry.keyHash, [...(names.get(entry.keyHash) ?? []), name]);
-  }
+  for (const [name, hash] of pairs) names.set(hash, [...(names.get(hash) ?? []), name]);
   return names;
 }
 
