@@ -58,6 +58,11 @@ export interface GoStruct {
 
 type Entry = Readonly<Partial<Record<string, string>>>;
 
+/** RFC 3339 in UTC, truncated to whole seconds, as Go's metav1.Time writes it. */
+export function formatTimestamp(instant: Date): string {
+  return `${instant.toISOString().slice(0, 19)}Z`;
+}
+
 /** Parses an RFC 3339 timestamp; undefined when absent or unparseable. */
 export function parseTimestamp(value: unknown): Date | undefined {
   const instant = typeof value === "string" && value.length > 0 ? new Date(value) : undefined;

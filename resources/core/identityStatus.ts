@@ -3,6 +3,7 @@
  * the MSI half's control plane operators), one entry per lookup outcome, the recheck time, and the
  * rule that keeps another writer's wording of a failure. Pure: time and randomness are arguments.
  */
+import { formatTimestamp } from "./goJson";
 import { goToLower } from "./goStrings";
 import type { KeyedIdentity } from "./statusHalf";
 import type { LookupErrorDetails } from "./retrievalError";
@@ -75,11 +76,6 @@ export function entryFor(identity: DesiredIdentity, outcome: IdentityLookupOutco
     ...(outcome.clientId === null ? {} : { clientId: outcome.clientId }),
     ...(outcome.principalId === null ? {} : { principalId: outcome.principalId }),
   };
-}
-
-/** RFC 3339 in UTC, truncated to whole seconds, as Go's metav1.Time writes it. */
-export function formatTimestamp(instant: Date): string {
-  return `${instant.toISOString().slice(0, 19)}Z`;
 }
 
 /** `now + 12 h + random × 0.5 × 12 h`, whole seconds. `random` returns a value in [0, 1). */

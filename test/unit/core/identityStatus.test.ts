@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { desiredIdentitySet, entryFor, formatTimestamp, nextRecheckTime, recheckIntervalInMs } from "../../../resources/core/identityStatus";
+import { desiredIdentitySet, entryFor, nextRecheckTime, recheckIntervalInMs } from "../../../resources/core/identityStatus";
 import {
   formatRetrievalError,
   isFailedRetrievalError,
@@ -9,7 +9,7 @@ import {
   shortMessage,
   truncateCodePoints,
 } from "../../../resources/core/retrievalError";
-import { parseTimestamp } from "../../../resources/core/goJson";
+import { formatTimestamp, parseTimestamp } from "../../../resources/core/goJson";
 import { statusCounts } from "../../../resources/core/outputsStatus";
 import type { DesiredIdentity } from "../../../resources/core/identityStatus";
 import type { DataPlaneOperatorsManagedIdentities } from "../../../resources/core/serviceProviderClusterDocument";
