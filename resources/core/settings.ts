@@ -12,16 +12,12 @@ import { type IdsOnLookupFailure, idsOnLookupFailureValues } from "./statusDecis
 import type { CertificateIdentity, CredentialMode } from "./credentialSettings";
 import type { KeySpecification } from "./settingsKeys";
 import { SettingsError, keys, projectName } from "./settingsKeys";
-
-export { SettingsError, projectName, settingsEnvironmentKey, settingsKeys } from "./settingsKeys";
-export type { KeySpecification } from "./settingsKeys";
 import { readCredentialSettings } from "./credentialSettings";
 
-export type { CertificateIdentity, CredentialMode } from "./credentialSettings";
-export { credentialModes } from "./credentialSettings";
-
+// The door to the settings for the layers above: what they need of the modules this one reads.
+export { SettingsError, projectName, settingsEnvironmentKey, settingsKeys } from "./settingsKeys";
+export type { CertificateIdentity } from "./credentialSettings";
 export { azureClouds, isLoopbackHost } from "./azureClouds";
-export type { AzureCloudName } from "./azureClouds";
 
 export interface Settings {
   readonly azureCloud: AzureCloudName;
@@ -74,7 +70,6 @@ export interface ConfigSource {
 }
 
 export { programKeys, snapshotStackConfig } from "./stackConfig";
-export type { StackConfig } from "./stackConfig";
 
 /**
  * Reads and validates every setting. Config wins over the environment.
