@@ -8,7 +8,7 @@ import { ServiceProviderClusterIdentityStatus } from "../resources";
 import type { ClusterDeclaration } from "./fleet";
 import type { HeldCluster } from "./stackState";
 import { goToLower } from "../resources/core/goStrings";
-import { statusCounts } from "../resources/core/outputsStatusText";
+import { statusCounts } from "../resources/core/outputsStatus";
 
 /** Per cluster, under its name: the ARM ID, counts and the next recheck time. */
 export interface ClusterSummary {

@@ -1,9 +1,7 @@
 /**
- * The state a `pulumi.runtime.setMocks` test returns for a ServiceProviderClusterIdentityStatus:
- * the outputs the provider returns after a pass that recorded a given status, made by the
- * provider's own output code. A test names what a program reads (operator names, client and
- * principal IDs, retrieval errors); every other output, and the form state stores them in, is
- * filled in here, so a test keeps working when the outputs change shape or gain fields.
+ * The state a `pulumi.runtime.setMocks` test returns for a ServiceProviderClusterIdentityStatus,
+ * made by the provider's own output code: a test names what a program reads, and every other
+ * output, in the form state stores it, is filled in here.
  */
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./core/azureResourceId";
 import { goToLower } from "./core/goStrings";
@@ -20,32 +18,19 @@ import { msiHalf } from "./core/msiManagedIdentities";
 export interface MockedIdentityEntry {
   readonly clientId?: string;
   readonly principalId?: string;
-  /**
-   * The failed lookup, as the provider words it: one that records ARM's ResourceNotFound,
-   * `ResourceNotFound (HTTP 404): …`, counts as not found (`notFoundCount`), any other (another
-   * 404 included) as failed (`failedCount`).
-   */
+  /** The failed lookup as the provider words it: `ResourceNotFound (HTTP 404): …` counts as not found, any other as failed. */
   readonly retrievalError?: string;
 }
 
-/**
- * The status a mock records. Every field is optional, and a field the status gains in a later
- * release is optional here too: a mock written today keeps compiling and running.
- */
+/** The status a mock records. Every field is optional, so a mock written today keeps compiling. */
 export interface IdentityStatusMock {
   /** By operator name; each name must be one the resource's `dataPlaneOperators` input declares. */
   readonly operators?: Readonly<Record<string, MockedIdentityEntry>>;
-  /**
-   * Entries no declared operator names (a resource that reads its operators from the cluster
-   * document records them here), keyed by the identity's ARM ID in any case.
-   */
+  /** Entries no declared operator names, keyed by the identity's ARM ID in any case. */
   readonly identities?: Readonly<Record<string, MockedIdentityEntry>>;
   /** RFC 3339; absent unless the test sets it. */
   readonly earliestRecheckTime?: string;
-  /**
-   * The MSI half (the resource's `msiStatus` output): the control plane operator identities by
-   * ARM ID, the service managed identity with its ARM ID, and the half's recheck time.
-   */
+  /** The MSI half (the `msiStatus` output): control plane operator identities by ARM ID, the service managed identity, its recheck time. */
   readonly msi?: {
     readonly controlPlaneOperators?: Readonly<Record<string, { readonly clientId?: string; readonly principalId?: string }>>;
     readonly serviceManagedIdentity?: { readonly resourceId: string; readonly clientId?: string; readonly principalId?: string };

@@ -6,41 +6,29 @@
 import * as pulumi from "@pulumi/pulumi";
 import { providerText } from "./provider/providerLoader";
 import type { OutputsStatus } from "./core/outputsStatus";
-import { statusCounts, statusFromOutputs } from "./core/outputsStatusText";
+import { statusCounts, statusFromOutputs } from "./core/outputsStatus";
 import type { MsiOutputsStatus } from "./core/msiOutputs";
 import { msiStatusFromOutputs } from "./core/msiOutputs";
 
 /** Type token parts: shows as `pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus`. */
-export const resourceModule = "aroHcp";
-export const resourceTypeName = "ServiceProviderClusterIdentityStatus";
-/**
- * The resource's type token, as the engine and its state name it, and as a `pulumi.runtime.setMocks`
- * test sees it in `newResource`'s `args.type`.
- */
+const resourceModule = "aroHcp";
+const resourceTypeName = "ServiceProviderClusterIdentityStatus";
+/** The resource's type token, as the engine's state and a `pulumi.runtime.setMocks` test name it. */
 export const resourceTypeToken = `pulumi-nodejs:dynamic/${resourceModule}:${resourceTypeName}`;
 
-/** Whether {@link registerWithoutStackTraces} is on in this copy of the package; off unless a program turns it on. */
 let stackTracesOffWhileRegistering = false;
 
 /**
  * Opt-in for a program that declares many of these resources: each one constructed afterwards is
- * registered with V8's stack traces off, and nothing else changes. Off by default: a constructor
- * then leaves `Error` alone.
+ * registered with V8's stack traces off. Off by default: a constructor then leaves `Error` alone.
  *
- * While the SDK registers a resource (the synchronous `super` call of the constructor), it
- * - wraps every input and output property in a promise that records a formatted stack trace
- *   (`debuggablePromise`, shown only when a program leaks promises): with this resource's 13
- *   properties, most of a fleet program's own CPU (docs/performance.md);
- * - records the caller's stack (`Resource.callsites`, which lifts the limit itself), which the
- *   engine stores with the resource: the same loop for every cluster of a fleet program, stored
- *   once per cluster.
- * With this on, the constructor sets `Error.stackTraceLimit` to 0 and `Error.prepareStackTrace` to
- * a one-line formatter for that call only, and puts both back as they were before it returns, also
- * when it throws. The engine then stores no source position or stack trace for the resource, and an
- * error thrown meanwhile keeps its name and message without frames. Code the SDK calls from inside
- * that call runs under the same settings: the SDK's own, and any resource transformation the
- * program applies to the resource (the `transformations` option, or one inherited from a parent or
- * the stack).
+ * While the SDK registers a resource (the synchronous `super` call), it wraps every property in a
+ * promise that records a formatted stack trace (`debuggablePromise`) and records the caller's stack
+ * (`Resource.callsites`), which the engine stores once per resource. With this on, the constructor
+ * sets `Error.stackTraceLimit` to 0 and `Error.prepareStackTrace` to a one-line formatter for that
+ * call only, and puts both back before it returns, also when it throws. An error thrown meanwhile
+ * keeps its name and message without frames; code the SDK calls from inside that call (its own,
+ * and any resource transformation of the program) runs under the same settings.
  * @returns a function that turns it off again.
  */
 export function registerWithoutStackTraces(): () => void {
@@ -50,10 +38,7 @@ export function registerWithoutStackTraces(): () => void {
   };
 }
 
-/**
- * Turns stack traces off, for the registration of one resource when {@link registerWithoutStackTraces}
- * is on; returns what puts `Error` back as it was.
- */
+/** Turns stack traces off; returns what puts `Error` back as it was. */
 function stackTracesOff(): () => void {
   const stackTraceLimit = Error.stackTraceLimit;
   // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was; never called here
@@ -97,14 +82,12 @@ export interface ServiceProviderClusterIdentityStatusArgs {
  * identities (`status`) and its control plane operators' identities with its service managed
  * identity (`msiStatus`).
  *
- * A dynamic resource declared directly (what `pulumi.dynamic.Resource` does: a custom resource of
- * package `pulumi-nodejs` whose `__provider` input is the provider's module text), so that the
- * text is the small hand-written one of providerLoader.ts rather than a serialized closure.
+ * A dynamic resource declared directly (a custom resource of package `pulumi-nodejs` whose
+ * `__provider` input is the provider's module text), so that the text is the small one of
+ * providerLoader.ts rather than a serialized closure.
  *
- * The documents belong to upstream's backend, so removing the resource relinquishes the cluster:
- * `retainOnDelete` is true unless the options say otherwise, and the engine's plan shows each such
- * delete as `delete[retain]`. The provider's delete writes nothing either, for a resource whose
- * options set it to false.
+ * The documents belong to upstream's backend, so `retainOnDelete` is true unless the options say
+ * otherwise, and the provider's delete writes nothing either.
  */
 export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource {
   declare readonly clusterResourceId: pulumi.Output<string>;
@@ -115,16 +98,11 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
       .output(this.declaredOperators)
       .apply((operators) => (operators === undefined || operators === null ? "clusterDocument" : "inputs")));
   }
-  /**
-   * The persisted subtree by operator name (core/outputsStatus.ts). State holds it as JSON text
-   * (outputs schema 1); this output is the object, also from a mock's object, and `{}` when the
-   * state holds none.
-   */
+  /** The persisted subtree by operator name (core/outputsStatus.ts); `{}` when the state holds none. */
   declare readonly status: pulumi.Output<OutputsStatus>;
   /**
-   * Counts of the recorded data plane operator identities, derived from `status` (state does not
-   * repeat them). Each derived output is made when first read: a fleet program that reads none of
-   * them does not pay for thousands of outputs.
+   * Counts of the recorded data plane operator identities, derived from `status`. Each derived
+   * output is made when first read: a fleet program that reads none of them does not pay for them.
    */
   get identityCount(): pulumi.Output<number> {
     return (this.derived.identityCount ??= this.counts().apply((value) => value.identityCount));
@@ -138,11 +116,7 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   get failedCount(): pulumi.Output<number> {
     return (this.derived.failedCount ??= this.counts().apply((value) => value.failedCount));
   }
-  /**
-   * `status.msiManagedIdentities` as persisted (core/msiOutputs.ts): each control plane operator
-   * identity's and the service managed identity's IDs, by the hash of the identity's Cosmos key,
-   * and the half's recheck time; `{}` when the state holds none.
-   */
+  /** The MSI half's recheck time and how many identities it records (core/msiOutputs.ts). */
   declare readonly msiStatus: pulumi.Output<MsiOutputsStatus>;
   /** Why nothing was done (`clusterDeleting`); undefined otherwise. */
   declare readonly skippedReason: pulumi.Output<string | undefined>;
@@ -151,7 +125,6 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   /** What the last refresh found changed outside Pulumi; undefined when nothing. */
   declare readonly drift: pulumi.Output<string[] | undefined>;
 
-  /** The derived outputs made so far (see {@link identityCount}). */
   private readonly derived: {
     counts?: pulumi.Output<ReturnType<typeof statusCounts>>;
     identityCount?: pulumi.Output<number>;
@@ -167,8 +140,6 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   }
 
   constructor(name: string, args: ServiceProviderClusterIdentityStatusArgs, options?: pulumi.CustomResourceOptions) {
-    // Nothing of the process changes unless the program opted in (registerWithoutStackTraces).
-    // Read once: the desired source below comes from the same copy of the arguments.
     const declared = { ...args };
     const restoreStackTraces = stackTracesOffWhileRegistering ? stackTracesOff() : undefined;
     try {
@@ -190,13 +161,11 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
     } finally {
       restoreStackTraces?.();
     }
-    // The SDK made `status` the provider's value, the JSON text: give the program the object, and
-    // `{}` (nothing recorded) where there is none to read (a mock without it, unparsable state),
-    // so the output is what its type says.
+    // The SDK made `status` the provider's value, the JSON text: give the program the object, `{}`
+    // where there is none to read (a mock without it, unparsable state).
     const stored = this.status as pulumi.Output<unknown>;
     (this as { status: pulumi.Output<OutputsStatus> }).status = stored.apply((value) => statusFromOutputs(value) ?? {});
-    // Set here, not as initializers: a class whose fields have initializers must call super() first
-    // thing, and this constructor wraps it (the es2020 build refuses otherwise).
+    // Set here, not as initializers: the es2020 build requires super() first in a class with initializers.
     this.derived = {};
     this.declaredOperators = declared.dataPlaneOperators;
     const storedMsi = this.msiStatus as pulumi.Output<unknown>;

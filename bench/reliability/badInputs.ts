@@ -2,7 +2,7 @@
  * The entries of the bad-input catalogue: what is fed in, what the message must say, and (for the
  * few inputs accepted on purpose) what acceptance means.
  */
-import { statusCounts, statusFromOutputs } from "../../resources/core/outputsStatusText";
+import { statusCounts, statusFromOutputs } from "../../resources/core/outputsStatus";
 import { randomBytes } from "node:crypto";
 import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import type { FleetClusterDescription } from "../../sandbox/seed";

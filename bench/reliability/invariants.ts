@@ -11,7 +11,7 @@ import type { IdentityStore } from "../../sandbox/identityStore";
 import type { Document } from "./reliabilitySandbox";
 import { foreignFields, msiHalf, ownedStatus } from "./reliabilitySandbox";
 import { encodeOutputsStatus, operatorNamesFromOutputs } from "../../resources/core/outputsStatus";
-import { readOutputsStatusText } from "../../resources/core/outputsStatusText";
+import { readOutputsStatusText } from "../../resources/core/outputsStatus";
 import type { NonDefinitiveAnswers } from "./nonDefinitiveAnswers";
 import { nonDefinitiveViolations } from "./nonDefinitiveAnswers";
 import { dataPlaneHalf } from "../../resources/core/serviceProviderClusterDocument";

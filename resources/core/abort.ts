@@ -1,9 +1,6 @@
 /**
  * Deadlines: waiting on promises that may ignore abort signals, and signals whose timer ends with
- * the work (pure: no I/O, no SDK).
- * @azure/core-util's `cancelablePromiseRace` and `createAbortablePromise` come close, but the pure
- * core loads no SDK (.dependency-cruiser.cjs), and this is one `Promise.race` that must also accept
- * the SDKs' AbortSignalLike.
+ * the work. Not @azure/core-util's helpers: the pure core loads no SDK (.dependency-cruiser.cjs).
  */
 
 /** What is used of an abort signal: the DOM's AbortSignal and the Azure SDKs' AbortSignalLike both fit. */
@@ -43,14 +40,10 @@ function abortReason(signal: AbortSignalView): Error {
 }
 
 /**
- * Runs `work` with a signal that aborts after `timeoutInMs` (with the reason `AbortSignal.timeout`
- * gives: a DOMException named TimeoutError), and drops the timer as soon as `work` settles.
- *
- * Why not `AbortSignal.timeout`: its timer stays armed for the whole delay after the work is done,
- * registered with a finalization registry, and Node keeps the signal itself (and every listener's
- * closure) alive while a listener is attached. A pass makes several deadlines of the lookup
- * timeout, so a busy provider process would carry the timers and signals of every pass of that
- * long a window, each outliving its work (docs/performance.md).
+ * Runs `work` with a signal that aborts after `timeoutInMs` (with `AbortSignal.timeout`'s reason, a
+ * DOMException named TimeoutError), and drops the timer as soon as `work` settles. Not
+ * `AbortSignal.timeout`: its timer and signal outlive the work for the whole delay, so a busy
+ * provider process would carry those of every pass in the window.
  */
 export async function withDeadline<T>(timeoutInMs: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();

@@ -1,15 +1,9 @@
-/**
- * The error that ends a pass meeting a failure not about one identity (errors.ts,
- * LookupErrorKind `global`). Pure, no SDK imports.
- */
+/** The error that ends a pass meeting a failure not about one identity (errors.ts, LookupErrorKind `global`). */
 import type { LookupErrorDetails } from "./retrievalError";
+import { lookupErrorText } from "./retrievalError";
 import { clusterMessage, nothingWritten, serviceProviderClusterDocumentLabel } from "./clusterMessage";
 
-/**
- * Thrown when a pass meets a failure that is not about one identity (see LookupErrorKind in errors.ts).
- * Thrown before any write: the stored status is exactly as it was. The message names the
- * credential in use and what to set.
- */
+/** Thrown before any write when a pass meets a failure not about one identity; the message names the credential in use and what to set. */
 export class AzureAccessError extends Error {
   readonly documentId: string;
   readonly error: LookupErrorDetails;
@@ -20,18 +14,10 @@ export class AzureAccessError extends Error {
     this.error = options.error;
   }
 }
-// On the prototype, like Error's own `name`: not an enumerable field of every instance.
 AzureAccessError.prototype.name = "AzureAccessError";
 
-/** Guard by name. */
-export function isAzureAccessError(error: unknown): error is AzureAccessError {
-  return error instanceof Error && error.name === "AzureAccessError";
-}
-
-/** What {@link AzureAccessError} is built from. */
 export interface AzureAccessErrorOptions {
   readonly documentId: string;
-  /** The cluster as messages name it (core/clusterMessage.ts). */
   readonly clusterName?: string;
   readonly error: LookupErrorDetails;
   readonly credential: string | undefined;
@@ -51,11 +37,9 @@ function alreadyNamed(cause: string, credential: string): boolean {
   return cause.includes(credential) || (credential.match(/\/[\w.@+-]+(?:\/[\w.@+-]+)+/g) ?? []).some((path) => cause.includes(path));
 }
 
-/** Cause and fix first, then the cluster, what was written and the document (core/clusterMessage.ts). */
 function accessErrorMessage(options: AzureAccessErrorOptions): string {
   const { error, everyLookup } = options;
-  const status = error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`;
-  const detail = `${error.code}${status}: ${error.message.replace(/[.\s]+$/, "")}`;
+  const detail = lookupErrorText(error);
   const tail = { clusterName: options.clusterName, reference: serviceProviderClusterDocumentLabel(options.documentId) };
   if (everyLookup !== undefined) {
     const lookups = everyLookup.count === 1 ? "the one identity lookup" : `all ${everyLookup.count} identity lookups`;

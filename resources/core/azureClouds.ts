@@ -1,15 +1,9 @@
 /**
- * The Azure clouds and their endpoints. Pure data.
- */
-
-/**
- * Azure clouds this hook knows the endpoints of. Per cloud: the ARM endpoint and token audience,
- * the Entra ID authority (for workload identity and service principals), the host suffix of its
- * Cosmos DB accounts and the cloud-wide Cosmos DB token audience (the fallback `@azure/cosmos`
- * asks for when the account-scoped audience is refused, which it hard-codes to the public cloud's),
- * and the domain of its Managed Identities data plane: an identity URL's host is one label under
- * it (`<region>.identity.azure.net`), as the identity URLs ARM hands out and msi-dataplane's
- * earlier host check have it (core/identityUrl.ts).
+ * The Azure clouds this hook knows the endpoints of. Per cloud: the ARM endpoint and token
+ * audience, the Entra ID authority, the host suffix of its Cosmos DB accounts, the cloud-wide
+ * Cosmos DB token audience (the fallback `@azure/cosmos` asks for when the account-scoped one is
+ * refused, which it hard-codes to the public cloud's), and the domain of its Managed Identities
+ * data plane, under which an identity URL's host is one label (core/identityUrl.ts). Pure data.
  */
 export const azureClouds = {
   AzurePublicCloud: {
@@ -38,7 +32,6 @@ export const azureClouds = {
   },
 } as const;
 
-/** A cloud name. */
 export type AzureCloudName = keyof typeof azureClouds;
 
 /** True for hosts that only a local sandbox or emulator uses. */

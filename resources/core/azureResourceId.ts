@@ -1,19 +1,15 @@
 /**
- * Pure parsing and normalisation of the Azure resource IDs this hook handles.
- *
- * Mirrors the behaviour of the Azure SDK parser that the upstream controller relies on:
- * the segment names `subscriptions`, `resourceGroups` and `providers`
- * match case-insensitively and are printed back in their canonical casing; every other segment
- * keeps the casing it was given. Keys and comparisons use the fully lowercased canonical form.
+ * Parsing and normalisation of the Azure resource IDs this hook handles, as the Azure SDK parser
+ * upstream relies on: `subscriptions`, `resourceGroups` and `providers` match case-insensitively
+ * and are printed back in their canonical casing; every other segment keeps its casing. Keys and
+ * comparisons use the lowercased canonical form. Pure.
  */
 import { goToLower } from "./goStrings";
 import { boundedMemo } from "./boundedMemo";
 
-/** Namespace and type of an HCP OpenShift cluster. */
 export const clusterResourceType = "Microsoft.RedHatOpenShift/hcpOpenShiftClusters";
 /** Resource type of the ServiceProviderCluster child resource (the document this hook writes). */
 export const serviceProviderClusterResourceType = "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/serviceProviderClusters";
-/** Resource type of a user-assigned managed identity. */
 export const userAssignedIdentityResourceType = "Microsoft.ManagedIdentity/userAssignedIdentities";
 
 /** A GUID in its 8-4-4-4-12 hexadecimal form, any case. */
@@ -24,7 +20,6 @@ const resourceGroupPattern = /^[-\w._()\p{L}\p{N}]{1,90}$/u;
 // Resource names: no slashes, no control characters, no surrounding whitespace.
 const resourceNamePattern = /^[^/\\?#%\s\p{Cc}][^/\\?#%\p{Cc}]{0,258}$/u;
 
-/** A resource ID split into the parts this hook needs. */
 export interface ParsedResourceId {
   /** Canonical string: canonical segment names, every other segment as given. */
   readonly canonical: string;
@@ -34,21 +29,16 @@ export interface ParsedResourceId {
   readonly resourceGroupName: string;
   /** `<namespace>/<type>[/<childType>…]` as given. */
   readonly resourceType: string;
-  /** Name of the last segment. */
   readonly name: string;
 }
 
-/** The outcome of a parse: the parsed ID, or a sentence saying what is wrong. */
 export type ResourceIdParseResult = { readonly ok: true; readonly resourceId: ParsedResourceId } | { readonly ok: false; readonly reason: string };
 
 /**
  * Parses `/subscriptions/<guid>/resourceGroups/<rg>/providers/<ns>/<type>/<name>[/<type>/<name>…]`.
- * Leading and trailing whitespace is refused rather than trimmed, so the caller decides.
- *
- * The provider host parses the same IDs in `check`, `diff`, `create` and each lookup, and the
- * Unicode patterns below are a visible part of its CPU at fleet scale. Results of strings are kept
- * (boundedMemo, frozen, as every caller only reads them), a few megabytes at the bound
- * (docs/performance.md).
+ * Leading and trailing whitespace is refused rather than trimmed, so the caller decides. Results
+ * are memoized (and frozen: every caller only reads them): the provider host parses the same IDs
+ * in `check`, `diff`, `create` and each lookup.
  */
 export function parseResourceId(value: unknown): ResourceIdParseResult {
   return typeof value === "string" ? parsedStrings(value) : parseUncached(value);

@@ -1,7 +1,4 @@
-/**
- * Reads what the hook needs from an HCPOpenShiftCluster document (docs/cosmos-data-flow.md).
- * Read only: this hook never writes the cluster document. Pure.
- */
+/** Reads what the hook needs from an HCPOpenShiftCluster document, which it never writes (docs/cosmos-data-flow.md). Pure. */
 import { describeType } from "./azureResourceId";
 import type { DesiredIdentity } from "./identityStatus";
 import { desiredIdentitySet } from "./identityStatus";
@@ -10,28 +7,20 @@ import { isJsonObject } from "./json";
 
 const userAssignedIdentitiesPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities";
 
-/** The fields of a cluster document this hook reads. */
+/** The fields of a cluster document this hook reads (under `…userAssignedIdentities` and `serviceProviderProperties`); `problems` name wrong types. */
 export interface ClusterDocumentView {
-  /** `properties.id`, when present. */
-  readonly clusterResourceId: string | undefined;
-  /** `…userAssignedIdentities.dataPlaneOperators` (operator → identity ID); empty when absent. */
+  /** Operator → identity ID; empty when absent. */
   readonly dataPlaneOperators: Readonly<Record<string, JsonValue>>;
-  /** Whether the document has a `dataPlaneOperators` map at all (an empty one included). */
-  readonly declaresDataPlaneOperators: boolean;
-  /** `…userAssignedIdentities.serviceManagedIdentity`, when set. */
   readonly serviceManagedIdentity: string | undefined;
-  /** `…userAssignedIdentities.controlPlaneOperators` as stored (operator → identity ID), for the MSI half; undefined when absent. */
+  /** As stored, for the MSI half; undefined when absent. */
   readonly controlPlaneOperators: JsonValue | undefined;
-  /** `properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL`, when set: where the SMI's credential comes from. */
+  /** `managedIdentitiesDataPlaneIdentityURL`: where the SMI's credential comes from. */
   readonly identityUrl: string | undefined;
-  /** `properties.serviceProviderProperties.deletionTimestamp`, when set. */
   readonly deletionTimestamp: string | undefined;
-  /** Problems with the document's shape, each naming the field. */
   readonly problems: readonly string[];
 }
 
-/** The JSON path of the desired set in the cluster document, for messages. */
-export const dataPlaneOperatorsPath = `${userAssignedIdentitiesPath}.dataPlaneOperators`;
+const dataPlaneOperatorsPath = `${userAssignedIdentitiesPath}.dataPlaneOperators`;
 
 /** Extracts the view; tolerates the omissions upstream tolerates, reports wrong types. */
 export function readClusterDocument(document: JsonObject): ClusterDocumentView {
@@ -59,9 +48,7 @@ export function readClusterDocument(document: JsonObject): ClusterDocumentView {
     problems.push(`properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL is ${describeType(rawIdentityUrl)}, expected a string`);
   }
   return {
-    clusterResourceId: typeof properties?.id === "string" ? properties.id : undefined,
     dataPlaneOperators,
-    declaresDataPlaneOperators: isJsonObject(rawOperators),
     serviceManagedIdentity: typeof rawServiceManagedIdentity === "string" && rawServiceManagedIdentity.length > 0 ? rawServiceManagedIdentity : undefined,
     controlPlaneOperators: isJsonObject(identities) ? identities.controlPlaneOperators : undefined,
     identityUrl: typeof rawIdentityUrl === "string" && rawIdentityUrl.length > 0 ? rawIdentityUrl : undefined,
@@ -74,19 +61,17 @@ export function readClusterDocument(document: JsonObject): ClusterDocumentView {
  * What a cluster document asks of this hook: its desired set, or that the cluster is being deleted
  * (which wins over everything else), or that the set cannot be read. A value, never an exception:
  * the sync pass refuses an unreadable set (nothing written), a diff reports a change so that the
- * update names the problems; neither drops what the other needs.
+ * update names the problems.
  */
 export type ClusterDesiredSet = ClusterCredentialFields &
   (
-    | {
-        readonly kind: "desired";
-        readonly identities: readonly DesiredIdentity[];
-        /** False when the document has no `dataPlaneOperators` map (the set is then empty). */
-        readonly declared: boolean;
-      }
+    | { readonly kind: "desired"; readonly identities: readonly DesiredIdentity[] }
     | { readonly kind: "deleting" }
     | { readonly kind: "unreadable"; readonly problems: readonly string[] }
   );
+
+/** The verdict on a cluster that is not being deleted: the one a pass decides on. */
+export type LiveClusterDesiredSet = Exclude<ClusterDesiredSet, { kind: "deleting" }>;
 
 /** What every verdict carries besides the data plane operators: the fields the credential and the MSI half read. */
 export interface ClusterCredentialFields {
@@ -108,9 +93,7 @@ export function desiredFromClusterDocument(document: JsonObject): ClusterDesired
   }
   const { identities, failures } = desiredIdentitySet(view.dataPlaneOperators, dataPlaneOperatorsPath);
   const problems = [...view.problems, ...failures.map((failure) => `${failure.property}: ${failure.reason}`)];
-  return problems.length > 0
-    ? { kind: "unreadable", problems, ...fields }
-    : { kind: "desired", identities, declared: view.declaresDataPlaneOperators, ...fields };
+  return problems.length > 0 ? { kind: "unreadable", problems, ...fields } : { kind: "desired", identities, ...fields };
 }
 
 function walk(start: JsonValue | undefined, path: readonly string[]): JsonValue | undefined {

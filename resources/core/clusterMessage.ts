@@ -36,9 +36,12 @@ export function clusterMessage(parts: {
   return `${parts.reference === undefined ? body : `${body} [${parts.reference}]`}${details}`;
 }
 
-/** How a message names the document this hook writes. */
 export function serviceProviderClusterDocumentLabel(documentId: string): string {
   return `ServiceProviderCluster document ${documentId}`;
+}
+
+export function clusterDocumentLabel(documentId: string): string {
+  return `HCPOpenShiftCluster document ${documentId}`;
 }
 
 /** Said when a pass ends before any write. */

@@ -1,12 +1,11 @@
 /**
  * The settings of the credential modes (docs/operations.md, "Credential modes"): which mode, and
  * the first-party application, data plane audience or fixed identity it needs. Read by
- * settings.ts readSettings, whose helpers it borrows so that every message names keys alike.
+ * readSettings, whose helpers it borrows so that every message names keys alike.
  */
 import { guidPattern } from "./azureResourceId";
 import type { KeySpecification } from "./settingsKeys";
 
-/** The credential modes (docs/operations.md). */
 export const credentialModes = ["processCredential", "clusterServiceManagedIdentity", "fixedIdentity"] as const;
 export type CredentialMode = (typeof credentialModes)[number];
 
@@ -28,7 +27,6 @@ export interface SettingsReader {
   readonly problems: string[];
 }
 
-/** The keys this module reads. */
 export interface CredentialKeys {
   readonly credentialMode: KeySpecification;
   readonly firstPartyClientId: KeySpecification;

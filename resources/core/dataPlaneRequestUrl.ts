@@ -10,25 +10,22 @@
  *   written as `url.Values.Encode` writes them: keys in byte order, each key's values in order
  *   (`api-version` first), each part escaped as `url.QueryEscape` escapes it.
  *
- * The body is `{"identityIds":[…]}` as Go's `encoding/json` writes it ({@link dataPlaneRequestBody}).
- *
- * Checked against what upstream's own client sends, recorded by tools/go-vectors
- * (test/fixtures/goVectors.json). Pure.
+ * The body is `{"identityIds":[…]}` as Go's `encoding/json` writes it. Checked against what
+ * upstream's own client sends (tools/go-vectors, test/fixtures/goVectors.json). Pure.
  */
 
 const hex = "0123456789ABCDEF";
 
 /** Go's `url.QueryEscape`: everything but letters, digits and `-_.~` escaped, a space as `+`. */
-export function goQueryEscape(text: string): string {
+function goQueryEscape(text: string): string {
   return escapeBytes(text, (byte) => isUnreserved(byte), true);
 }
 
 /** Go's escaping of a URL path (`encodePath` mode): also keeps `$&+,/:;=@`. */
-export function goPathEscape(text: string): string {
+function goPathEscape(text: string): string {
   return escapeBytes(text, (byte) => isUnreserved(byte) || pathKept.has(byte), false);
 }
 
-/** The data plane request URL for an identity URL (see the module comment). */
 export function dataPlaneRequestUrl(identityUrl: string, apiVersion: string): string {
   const authority = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)([^?#]*)(?:\?([^#]*))?/.exec(identityUrl);
   if (authority === null) {

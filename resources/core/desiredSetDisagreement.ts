@@ -3,11 +3,11 @@
  * cluster's HCPOpenShiftCluster document. The document is the authority: it is all upstream's
  * controller reads, so a hook that wrote another set would undo upstream's entries and be undone
  * by them on every pass. Inputs that name another set fail that cluster, naming both sets, before
- * anything is read from Azure or written; inputs that name the document's set (compared by key, as
- * upstream's gate compares) only spare `diff` its Cosmos read. Pure.
+ * anything is read or written; inputs that name the document's set (compared by key) only spare
+ * `diff` its Cosmos read. Pure.
  */
 import type { DesiredIdentity } from "./identityStatus";
-import { clusterMessage } from "./clusterMessage";
+import { clusterDocumentLabel, clusterMessage } from "./clusterMessage";
 
 /** Identities each list of the message names before it counts the rest. */
 export const listedIdentities = 10;
@@ -21,15 +21,9 @@ export class DesiredSetDisagreementError extends Error {
     this.documentId = options.documentId;
   }
 }
-// On the prototype, like Error's own `name`: not an enumerable field of every instance.
 DesiredSetDisagreementError.prototype.name = "DesiredSetDisagreementError";
 
-/**
- * The error for inputs whose desired set differs from the cluster document's, or undefined when
- * both name the same identities. A document without a `dataPlaneOperators` map declares the empty
- * set, as upstream reads it.
- * @param clusterName - How messages name the cluster (core/clusterMessage.ts).
- */
+/** The error for inputs whose desired set differs from the cluster document's (a document without the map declares the empty set), or undefined. */
 export function desiredSetDisagreement(
   inputs: readonly DesiredIdentity[],
   document: readonly DesiredIdentity[],
@@ -43,7 +37,6 @@ export function desiredSetDisagreement(
   if (onlyInputs.length === 0 && onlyDocument.length === 0) {
     return undefined;
   }
-  // A cluster may declare hundreds of identities: each list names the first few and counts the rest.
   const list = (identities: readonly string[]): string =>
     identities.length === 0
       ? "none"
@@ -58,16 +51,11 @@ export function desiredSetDisagreement(
         "declare the document's set in dataPlaneOperators, or leave dataPlaneOperators out to follow the document",
       clusterName,
       outcome: "nothing was read from Azure or written",
-      reference: `HCPOpenShiftCluster document ${clusterDocumentId}`,
+      reference: clusterDocumentLabel(clusterDocumentId),
       details: [
         `The inputs name: ${list(inputs.map((identity) => identity.resourceId))}. The document names: ${list(document.map((identity) => identity.resourceId))}`,
         `only in the inputs: ${list(onlyInputs)}; only in the document: ${list(onlyDocument)}`,
       ],
     }),
   });
-}
-
-/** True for the error {@link desiredSetDisagreement} returns. */
-export function isDesiredSetDisagreementError(error: unknown): error is DesiredSetDisagreementError {
-  return error instanceof Error && error.name === "DesiredSetDisagreementError";
 }

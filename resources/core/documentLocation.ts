@@ -13,17 +13,13 @@ import { clusterNameOf } from "./clusterMessage";
 /** Upstream's namespace UUID for resource item ids. */
 export const resourceIdNamespace = "bf1ee0a1-0147-41ed-a083-d3cbbf7bea99";
 
-/** The Cosmos `id` of the item holding the resource with this ARM ID. Kept (bounded): a refresh, diff, update or delete of a cluster locates it again. */
+/** The Cosmos `id` of the item holding the resource with this ARM ID (memoized: every operation on a cluster locates it again). */
 export const cosmosItemIdFor: (armResourceId: string) => string = boundedMemo((armResourceId) => uuidVersion5(resourceIdNamespace, goToLower(armResourceId)));
 
 /**
  * RFC 4122 name-based UUID, version 5: what Go's github.com/google/uuid `NewSHA1` computes
- * (test/fixtures/goVectors.json holds ids Go printed; test/unit/core/goLowerCaseIds.test.ts).
- *
- * Kept by hand rather than the `uuid` package: `uuid`'s `v5` gives the same ids (the Go vectors
- * match), but this is twelve lines over node:crypto, which the pure core may load and nothing else
- * (.dependency-cruiser.cjs), while `uuid` would be a new runtime dependency for consumers and more
- * to load in every provider host and program (docs/performance.md).
+ * (test/unit/core/goLowerCaseIds.test.ts holds ids Go printed). By hand rather than the `uuid`
+ * package: the pure core may load node:crypto and nothing else (.dependency-cruiser.cjs).
  */
 export function uuidVersion5(namespace: string, name: string): string {
   const namespaceBytes = Buffer.from(namespace.replace(/-/g, ""), "hex");
@@ -40,24 +36,21 @@ export function uuidVersion5(namespace: string, name: string): string {
 
 /** The ids and partition key of one cluster's two documents, and of its subscription's document. */
 export interface DocumentLocation {
-  /** Cosmos id of the ServiceProviderCluster document (the one this hook writes). */
   readonly documentId: string;
   /** Both documents' partition key: the lowercased subscription ID. */
   readonly partitionKey: string;
   readonly serviceProviderClusterResourceId: string;
-  /** Cosmos id of the HCPOpenShiftCluster document (read only). */
   readonly clusterDocumentId: string;
   /**
-   * Cosmos id of the subscription's own document (`/subscriptions/<id>`), which the frontend keeps in
-   * the same container and partition as long as the resource provider knows the subscription (read
-   * only): it tells "this cluster's documents were deleted" from "the settings point elsewhere".
+   * Cosmos id of the subscription's own document, kept in the same partition as long as the resource
+   * provider knows the subscription: it tells "this cluster's documents were deleted" from "the
+   * settings point elsewhere".
    */
   readonly subscriptionDocumentId: string;
-  /** The cluster as messages name it: `<subscription>/<resourceGroup>/<name>` (core/clusterMessage.ts). */
+  /** The cluster as messages name it (core/clusterMessage.ts). */
   readonly clusterName: string;
 }
 
-/** Where a cluster's documents live. */
 export function locate(cluster: ParsedResourceId): DocumentLocation {
   const serviceProviderClusterResourceId = serviceProviderClusterIdFor(cluster);
   return {

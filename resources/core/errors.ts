@@ -3,11 +3,9 @@
  * guards read `name`, `code` and `statusCode`.
  */
 import type { LookupErrorDetails } from "./retrievalError";
-import { shortMessage } from "./retrievalError";
+import { errorCodeLabel, shortMessage } from "./retrievalError";
 import { goToLower } from "./goStrings";
 import { azureErrorCode } from "./azureErrorCode";
-export { azureErrorCode } from "./azureErrorCode";
-export { retryAfterInMs } from "./retryAfter";
 import { clusterMessage, serviceProviderClusterDocumentLabel } from "./clusterMessage";
 
 /** One identity whose lookup failed with something other than ResourceNotFound. */
@@ -16,20 +14,12 @@ export interface IdentityLookupFailure {
   readonly error: LookupErrorDetails;
 }
 
-/**
- * Thrown after the status was persisted when one or more identity lookups failed. The message
- * names each identity, its Azure error code and HTTP status, so it stands alone in the engine's
- * output.
- */
+/** Thrown after the status was persisted when identity lookups failed; the message names each identity and its error. */
 export class UserAssignedIdentityReadError extends Error {
   readonly failures: readonly IdentityLookupFailure[];
   readonly documentId: string;
 
-  /**
-   * @param options.status - The subtree as persisted after the pass: each failed identity's line
-   * then says whether its stored IDs were kept (a failure that says nothing about the identity)
-   * or cleared (a definitive answer, or `idsOnLookupFailure: clear`).
-   */
+  /** @param options.status - The subtree as persisted: each failed identity's line says whether its IDs were kept or cleared. */
   constructor(options: {
     documentId: string;
     clusterName?: string;
@@ -44,15 +34,14 @@ export class UserAssignedIdentityReadError extends Error {
     };
     const lines = options.failures.map(
       (failure) =>
-        `  - ${failure.resourceId}: ${failure.error.code}` +
-        `${failure.error.statusCode === undefined ? "" : ` (HTTP ${failure.error.statusCode})`}: ${failure.error.message}` +
+        `  - ${failure.resourceId}: ${errorCodeLabel(failure.error)}: ${failure.error.message}` +
         (options.persisted && options.status !== undefined ? (keptIds(failure.resourceId) ? " [stored IDs kept]" : " [no IDs stored]") : ""),
     );
     const count = options.failures.length;
     const others =
       count === options.total ? "every entry carries a retrievalError" : "the other identities were written; the failed entries carry a retrievalError";
     const outcome = options.persisted ? others : "nothing was written";
-    const codes = [...new Set(options.failures.map(({ error }) => `${error.code}${error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`}`))];
+    const codes = [...new Set(options.failures.map(({ error }) => errorCodeLabel(error)))];
     super(
       clusterMessage({
         cause: `${count === 1 ? "a data plane operator managed identity" : `${count} data plane operator managed identities`} could not be read: ${codes.join(", ")}`,
@@ -68,15 +57,14 @@ export class UserAssignedIdentityReadError extends Error {
 // On the prototype, like Error's own `name`: not an enumerable field of every instance.
 UserAssignedIdentityReadError.prototype.name = "UserAssignedIdentityReadError";
 
-/** Thrown when a Cosmos document (the ServiceProviderCluster or the HCPOpenShiftCluster one) cannot be read, waited for or written as required. */
+/** Thrown when a Cosmos document cannot be read, waited for or written as required. */
 export class CosmosDocumentError extends Error {
   readonly documentId: string;
   readonly statusCode: number | undefined;
   /**
-   * Set when the settings, not the document, are at fault: the Cosmos account, database or
-   * container they name does not exist (cosmos/settingsProblems.ts). What is wrong and which
-   * settings to check, as `<code> (HTTP <status>): <text>`. Taken over from a `cause` that has one,
-   * so an error wrapped on its way up is never read as "document absent" (a 404).
+   * Set when the settings, not the document, are at fault (cosmos/settingsProblems.ts): what is
+   * wrong and which settings to check. Taken over from a `cause` that has one, so a wrapped error
+   * is never read as "document absent".
    */
   readonly configurationProblem: string | undefined;
 
@@ -92,15 +80,18 @@ export class CosmosDocumentError extends Error {
     this.statusCode = options.statusCode;
   }
 }
-// On the prototype, like Error's own `name`: not an enumerable field of every instance.
 CosmosDocumentError.prototype.name = "CosmosDocumentError";
 
-/** Guard by name, so errors revived from another module instance still match. */
-export function isUserAssignedIdentityReadError(error: unknown): error is UserAssignedIdentityReadError {
-  return error instanceof Error && error.name === "UserAssignedIdentityReadError";
+/** The CosmosDocumentError of a pass that ends with nothing written: the cause, the cluster and the document (`reference`). */
+export function nothingWrittenError(
+  documentId: string,
+  message: { readonly cause: string; readonly clusterName: string; readonly reference: string; readonly details?: readonly string[] },
+  options: { readonly statusCode?: number; readonly cause?: unknown } = {},
+): CosmosDocumentError {
+  return new CosmosDocumentError({ documentId, ...options, message: clusterMessage({ ...message, outcome: "nothing was written" }) });
 }
 
-/** Guard by name. */
+/** Guards by name, so errors revived from another module instance still match. */
 export function isCosmosDocumentError(error: unknown): error is CosmosDocumentError {
   return error instanceof Error && error.name === "CosmosDocumentError";
 }
@@ -125,39 +116,30 @@ function asErrorLike(error: unknown): ErrorLike {
 /**
  * Which side of the line an identity lookup error falls on (docs/design.md, "Global failures"):
  *
- * - `notFound`: the Azure error code is `ResourceNotFound`, as upstream decides it (its
- *   IsResourceNotFoundErr: the code azcore reads from the answer, whatever the status): the
- *   identity does not exist. Data, not a failure. Any other 404 (`SubscriptionNotFound`,
- *   `ResourceGroupNotFound`, or no Azure error at all, as an endpoint that does not route to ARM
- *   answers) says nothing definitive about the identity and is an `identity` failure.
- * - `identity`: a failure about this identity only (403 on it, other 4xx, 5xx, 429, timeouts,
- *   a connection reset): the entry records a retrievalError (statusDecision.ts says which keep
- *   their stored IDs).
- * - `global`: nothing about this identity; no lookup of the pass can be trusted. The credential
- *   cannot get a token (any @azure/identity failure, which covers the token endpoint being down
- *   or answering 5xx or 401), ARM answers 401 (the token itself is refused, whatever its code), or
- *   the ARM endpoint cannot be reached at all (DNS, connection refused, TLS/certificate). The pass
- *   ends before any write and stored entries stay as they were.
+ * - `notFound`: the Azure error code is `ResourceNotFound`, whatever the status, as upstream's
+ *   IsResourceNotFoundErr decides it: the identity does not exist. Any other 404
+ *   (`SubscriptionNotFound`, no Azure error at all) is an `identity` failure.
+ * - `identity`: a failure about this identity only (403 on it, other 4xx, 5xx, 429, timeouts, a
+ *   connection reset): the entry records a retrievalError.
+ * - `global`: no lookup of the pass can be trusted: the credential cannot get a token (any
+ *   @azure/identity failure), ARM answers 401, or the ARM endpoint cannot be reached at all (DNS,
+ *   connection refused, TLS). The pass ends before any write.
  */
 export type LookupErrorKind = "notFound" | "identity" | "global";
 
 const credentialErrorNames = new Set(["CredentialUnavailableError", "AuthenticationError", "AggregateAuthenticationError", "AuthenticationRequiredError"]);
 
-/** Node error codes that say the endpoint as a whole cannot be reached, not one request. */
 const unreachableCodes = new Set(["ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH"]);
 
 /** TLS failures: the endpoint's certificate is not trusted, so no request can ever succeed. */
 const tlsFailureCode = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_VERIFY_LEAF_SIGNATURE$|UNABLE_TO_GET_ISSUER_CERT|EPROTO$)|CERT/;
 
-/** True when the code says the endpoint is unreachable as a whole (retrying may still help briefly). */
+/** True when the code says the endpoint is unreachable as a whole, not one request. */
 export function isEndpointUnreachableCode(code: string): boolean {
   return unreachableCodes.has(code) || tlsFailureCode.test(code);
 }
 
-/**
- * Classifies an error from an identity lookup into a {@link LookupErrorKind} and normalised,
- * secret-free details.
- */
+/** Classifies an error from an identity lookup into a {@link LookupErrorKind} and secret-free details. */
 export function classifyLookupError(error: unknown): { readonly kind: LookupErrorKind; readonly details: LookupErrorDetails } {
   const like = asErrorLike(error);
   const name = typeof like.name === "string" ? like.name : "Error";
@@ -208,7 +190,7 @@ export function cosmosStatusCode(error: unknown): number | undefined {
 /** A one-line, secret-free description of a Cosmos error for messages. */
 export function describeCosmosError(error: unknown): string {
   if (isCosmosConfigurationError(error)) {
-    // Already in this form, and its advice (which settings to check) is the point: kept whole.
+    // Its advice (which settings to check) is the point: kept whole.
     return error.configurationProblem;
   }
   const like = asErrorLike(error);

@@ -1,9 +1,8 @@
 /**
  * How Go's encoding/json lays out the subtrees this hook writes, so that each half is what
- * upstream's Go types give after decoding it: struct fields in declaration order (the callers
- * write them so), map keys sorted by their UTF-8 bytes (not JavaScript's UTF-16 order), and
- * fields a newer upstream added carried over after the known ones; and how its decoder reads
- * them back, tolerating what it tolerates. Pure.
+ * upstream's Go types give: struct fields in declaration order, map keys sorted by their UTF-8
+ * bytes (not JavaScript's UTF-16 order), fields a newer upstream added carried over after the known
+ * ones; and how its decoder reads them back, tolerating what it tolerates. Pure.
  */
 import { describeType } from "./azureResourceId";
 import { goToLower } from "./goStrings";
@@ -16,19 +15,19 @@ export function compareGoMapKeys(left: string, right: string): number {
 }
 
 /** Sets an own field, whatever its name (a key such as `__proto__` must not reach the prototype). */
-export function setOwnField(json: JsonObject, name: string, value: JsonValue): void {
+function setOwnField(json: JsonObject, name: string, value: JsonValue): void {
   Object.defineProperty(json, name, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** A Go map as JSON: `entries` under their keys, in Go's key order. */
-export function goMap<Value>(entries: Readonly<Record<string, Value>>, json: (key: string, value: Value) => JsonValue): JsonObject {
+function goMap<Value>(entries: Readonly<Record<string, Value>>, json: (key: string, value: Value) => JsonValue): JsonObject {
   const map: JsonObject = {};
   for (const key of Object.keys(entries).sort(compareGoMapKeys)) setOwnField(map, key, json(key, entries[key]));
   return map;
 }
 
 /** `json` followed by the fields of `stored` whose names are not in `known`, as stored. */
-export function withUnknownFields(json: JsonObject, stored: Readonly<Record<string, JsonValue>>, known: ReadonlySet<string>): JsonObject {
+function withUnknownFields(json: JsonObject, stored: Readonly<Record<string, JsonValue>>, known: ReadonlySet<string>): JsonObject {
   for (const [name, value] of Object.entries(stored)) {
     if (!known.has(name)) setOwnField(json, name, value);
   }
@@ -58,6 +57,11 @@ export interface GoStruct {
 }
 
 type Entry = Readonly<Partial<Record<string, string>>>;
+
+/** RFC 3339 in UTC, truncated to whole seconds, as Go's metav1.Time writes it. */
+export function formatTimestamp(instant: Date): string {
+  return `${instant.toISOString().slice(0, 19)}Z`;
+}
 
 /** Parses an RFC 3339 timestamp; undefined when absent or unparseable. */
 export function parseTimestamp(value: unknown): Date | undefined {
@@ -120,8 +124,7 @@ function decodeEntry(struct: GoStruct, value: JsonValue): JsonObject | undefined
 /**
  * A subtree as the struct's encoder writes it, empty optional fields omitted. With `stored` (the
  * subtree as it is in the document), fields this hook does not know, beside the known ones or
- * inside an entry it keeps, are carried over after them (say a `tenantId` upstream adds to each
- * entry); an entry left out goes whole.
+ * inside an entry it keeps, are carried over after them; an entry left out goes whole.
  */
 export function encodeGoStruct(struct: GoStruct, status: object, stored: JsonValue | undefined): JsonObject {
   const storedSubtree = isJsonObject(stored) ? stored : {};

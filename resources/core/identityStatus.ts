@@ -3,6 +3,7 @@
  * the MSI half's control plane operators), one entry per lookup outcome, the recheck time, and the
  * rule that keeps another writer's wording of a failure. Pure: time and randomness are arguments.
  */
+import { formatTimestamp } from "./goJson";
 import { goToLower } from "./goStrings";
 import type { KeyedIdentity } from "./statusHalf";
 import type { LookupErrorDetails } from "./retrievalError";
@@ -10,10 +11,9 @@ import { formatRetrievalError, sameFailureKind } from "./retrievalError";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
 import type { DataPlaneOperatorsManagedIdentities, DataPlaneOperatorManagedIdentityEntry } from "./serviceProviderClusterDocument";
 
-/** Upstream recheck interval (12 h). */
+/** Upstream's recheck interval and jitter: the recheck lands uniformly in [12 h, 18 h). */
 export const recheckIntervalInMs = 12 * 60 * 60 * 1000;
-/** Upstream jitter factor: the recheck lands uniformly in [12 h, 18 h). */
-export const recheckJitterFactor = 0.5;
+const recheckJitterFactor = 0.5;
 
 /** One desired identity: its lowercase key and the canonical ID as the user spelled it. */
 export type DesiredIdentity = KeyedIdentity;
@@ -55,11 +55,11 @@ export function desiredIdentitySet(
       byKey.set(parsed.resourceId.key, { key: parsed.resourceId.key, resourceId: parsed.resourceId.canonical });
     }
   }
-  const identities = [...byKey.values()].sort((left, right) => compareStrings(left.key, right.key));
+  // Code-unit order (sort's default), independent of locale: the same on every machine.
+  const identities = [...byKey.keys()].sort().map((key) => byKey.get(key) as DesiredIdentity);
   return { identities, failures };
 }
 
-/** What one identity lookup produced. */
 export type IdentityLookupOutcome =
   | { readonly kind: "resolved"; readonly clientId: string | null; readonly principalId: string | null }
   | { readonly kind: "notFound"; readonly error: LookupErrorDetails }
@@ -67,27 +67,15 @@ export type IdentityLookupOutcome =
   /** Not about this identity (credential, ARM 401, ARM unreachable): the pass must not write. */
   | { readonly kind: "global"; readonly error: LookupErrorDetails };
 
-/** Builds the persisted entry for one identity from its lookup outcome. Errors never keep IDs. */
+/** The persisted entry for one identity from its lookup outcome. Errors never keep IDs. */
 export function entryFor(identity: DesiredIdentity, outcome: IdentityLookupOutcome): DataPlaneOperatorManagedIdentityEntry {
-  if (outcome.kind === "resolved") {
-    const entry: { -readonly [K in keyof DataPlaneOperatorManagedIdentityEntry]: DataPlaneOperatorManagedIdentityEntry[K] } = {
-      resourceID: identity.resourceId,
-    };
-    // Upstream stores the values as Azure returned them: null stays absent, "" stays "".
-    if (outcome.clientId !== null) {
-      entry.clientId = outcome.clientId;
-    }
-    if (outcome.principalId !== null) {
-      entry.principalId = outcome.principalId;
-    }
-    return entry;
-  }
-  return { resourceID: identity.resourceId, retrievalError: formatRetrievalError(outcome.error) };
-}
-
-/** RFC 3339 in UTC, truncated to whole seconds, as Go's metav1.Time writes it. */
-export function formatTimestamp(instant: Date): string {
-  return `${instant.toISOString().slice(0, 19)}Z`;
+  if (outcome.kind !== "resolved") return { resourceID: identity.resourceId, retrievalError: formatRetrievalError(outcome.error) };
+  // Upstream stores the values as Azure returned them: null stays absent, "" stays "".
+  return {
+    resourceID: identity.resourceId,
+    ...(outcome.clientId === null ? {} : { clientId: outcome.clientId }),
+    ...(outcome.principalId === null ? {} : { principalId: outcome.principalId }),
+  };
 }
 
 /** `now + 12 h + random × 0.5 × 12 h`, whole seconds. `random` returns a value in [0, 1). */
@@ -96,25 +84,9 @@ export function nextRecheckTime(now: Date, random: () => number): string {
   return formatTimestamp(new Date(now.getTime() + recheckIntervalInMs + jitter));
 }
 
-/** Counts of entries by outcome. */
-export interface StatusCounts {
-  readonly identityCount: number;
-  readonly resolvedCount: number;
-  readonly notFoundCount: number;
-  readonly failedCount: number;
-}
-
-/** Code-unit order, independent of locale: deterministic across machines. */
-export function compareStrings(left: string, right: string): number {
-  if (left === right) {
-    return 0;
-  }
-  return left < right ? -1 : 1;
-}
-
 /**
  * Keeps a stored failed entry as it is when the new entry records the same kind of failure for the
- * same identity with the same IDs (none, or the ones kept beside the failure): the two writers word errors differently, and rewriting the
+ * same identity with the same IDs: the two writers word errors differently, and rewriting the
  * other's text on every pass would only churn the document.
  */
 export function keepRecordedFailures(

@@ -2,16 +2,13 @@
  * What the first party checks of a cluster's identity URL before it asks the Managed Identities
  * data plane anything there (azure/managedIdentitiesDataPlane.ts):
  *
- * - it is an `https://` URL on a data plane host of the configured cloud: one DNS label under the
- *   cloud's data plane domain (`<region>.identity.azure.net`, `….identity.usgovcloudapi.net`,
- *   `….identity.chinacloudapi.cn`), on the default port, as ARM hands identity URLs out. A
- *   loopback host is accepted only in a sandbox run, where the first party's tokens come from a
- *   loopback authority host (a sandbox's Entra), so no real token ever reaches a local port;
- * - it names its tenant: exactly one `tid` query parameter, a GUID. The data plane's bearer
- *   challenge must name that tenant, and the first party asks for a token in no other
- *   (a deliberate deviation from upstream's client, which follows any tenant a challenge names).
- *
- * Pure.
+ * - an `https://` URL on a data plane host of the configured cloud (one DNS label under
+ *   `identity.azure.net` or the sovereign clouds' domain, default port), as ARM hands them out. A
+ *   loopback host only in a sandbox run, where the first party's tokens come from a loopback
+ *   authority, so no real token ever reaches a local port;
+ * - exactly one `tid` query parameter, a GUID: the data plane's bearer challenge must name that
+ *   tenant, and the first party asks for a token in no other (a deliberate deviation from
+ *   upstream's client, which follows any tenant a challenge names). Pure.
  */
 import type { AzureCloudName } from "./azureClouds";
 import { azureClouds, isLoopbackHost } from "./azureClouds";

@@ -1,13 +1,27 @@
-/**
- * JSON values as Cosmos stores them. Pure.
- */
+/** JSON values as Cosmos and the provider's outputs store them. Pure. */
 
-/** JSON value as stored in Cosmos. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
-/** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue };
 
 /** True for a plain JSON object (not null, not an array). */
 export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The value of JSON text; `undefined` (which JSON cannot hold) when it is not JSON. */
+export function parsedJsonText(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The record with its keys in code-unit order. */
+export function sortedRecord<T>(record: Readonly<Record<string, T>>): Record<string, T> {
+  return Object.fromEntries(
+    Object.keys(record)
+      .sort()
+      .map((key) => [key, record[key]]),
+  );
 }

@@ -3,18 +3,15 @@
  * makes them, from plain values. Pure.
  *
  * - Desired set: the cluster document's control plane operator identities, de-duplicated by
- *   lowercased ID (the spelling of the operator that sorts first is kept), plus its service
- *   managed identity, which is required.
- * - Plan: the gate of statusHalf.ts (the stored recheck time is honoured only while the stored SMI
- *   and control plane keys match the desired set), nothing for a cluster without an identity URL,
- *   and the stand-in's refusal to overwrite IDs that are not its own.
+ *   lowercased ID, plus its service managed identity, which is required.
+ * - Plan: the gate of statusHalf.ts, nothing for a cluster without an identity URL, and the
+ *   stand-in's refusal to overwrite IDs that are not its own.
  * - Decision: one answer names every requested identity (matched by lowercased `resource_id`,
  *   order and casing not assumed); its `client_id` and `object_id` are written as answered, a null
  *   leaving the field out (the data plane answers null for both of an identity that no longer
- *   exists). An answer that is not that decides nothing and nothing is written: one naming an
- *   identity not asked for, missing one asked for, with another count of entries (upstream's
- *   checks), or with one of the two null and not the other (neither "gone" nor an identity's
- *   values). A complete answer sets the recheck time 12 h (+ up to 50 %) ahead.
+ *   exists). Any other answer decides nothing: one naming an identity not asked for, missing one,
+ *   with another count of entries (upstream's checks), or with one of the two null and not the
+ *   other. A complete answer sets the recheck time 12 h (+ up to 50 %) ahead.
  */
 import { goToLower } from "./goStrings";
 import type { DesiredIdentity } from "./identityStatus";
@@ -22,15 +19,12 @@ import { desiredIdentitySet, nextRecheckTime } from "./identityStatus";
 import { describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
 import type { MsiDesired, MsiIdentityEntry, MsiManagedIdentities, StoredMsiStatus } from "./msiManagedIdentities";
 import { msiHalf } from "./msiManagedIdentities";
-import type { ClusterDesiredSet } from "./clusterDocument";
+import type { LiveClusterDesiredSet } from "./clusterDocument";
 import type { DocumentLocation } from "./documentLocation";
 import { MsiIdentitiesError } from "./msiError";
 import type { HalfPlan } from "./statusHalf";
 
-export type { MsiDesired } from "./msiManagedIdentities";
-
-/** The path of the control plane operators in the cluster document, for messages. */
-export const controlPlaneOperatorsPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators";
+const controlPlaneOperatorsPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators";
 const serviceManagedIdentityPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.serviceManagedIdentity";
 
 /** The desired set, or the problems (each naming the document field) that keep it from being read. */
@@ -70,10 +64,7 @@ export interface MsiAnswerEntry {
   readonly objectId: string | null;
 }
 
-/**
- * The subtree a complete answer leaves (see the module comment), or the problem that keeps the
- * answer from deciding anything.
- */
+/** The subtree a complete answer leaves (see the module comment), or the problem that keeps it from deciding anything. */
 export function decideMsiStatus(
   desired: MsiDesired,
   answer: readonly MsiAnswerEntry[],
@@ -124,22 +115,15 @@ export function standInAnswer(requested: readonly string[], fixed: { readonly cl
   return requested.map((resourceId) => ({ resourceId, clientId: fixed.clientId, objectId: fixed.principalId }));
 }
 
-/**
- * The stored MSI entries whose IDs the stand-in would replace with its own: each entry holding a
- * clientId or principalId other than the stand-in's, named by resource ID. Empty when the half is
- * empty, holds only the stand-in's IDs, or holds entries without IDs.
- */
-export function realIdsUnderStandIn(stored: MsiManagedIdentities, standIn: { readonly clientId: string; readonly principalId: string }): string[] {
-  const entries = [
-    ...Object.values(stored.controlPlaneOperatorsIdentities ?? {}),
-    ...(stored.serviceManagedIdentity === undefined ? [] : [stored.serviceManagedIdentity]),
-  ];
-  return entries
+/** The stored entries whose IDs the stand-in would replace with its own (IDs other than its own), named by resource ID. */
+function realIdsUnderStandIn(stored: MsiManagedIdentities, standIn: { readonly clientId: string; readonly principalId: string }): string[] {
+  return msiHalf
+    .entries(stored)
     .filter(
-      (entry) =>
+      ({ entry }) =>
         (entry.clientId !== undefined && entry.clientId !== standIn.clientId) || (entry.principalId !== undefined && entry.principalId !== standIn.principalId),
     )
-    .map((entry) => entry.resourceId ?? "(an entry without resourceId)");
+    .map(({ entry }) => entry.resourceId ?? "(an entry without resourceId)");
 }
 
 /** The IDs upstream's fixed-identity stand-in answers for every identity, and whether it may write them over real ones. */
@@ -161,13 +145,7 @@ export type MsiPlan =
  * without an identity URL yet (upstream skips it too); and the stand-in (`fixedIdentity`) refuses
  * to write its own IDs over stored ones that are not its own unless allowed.
  */
-export function planMsiHalf(
-  fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>,
-  stored: StoredMsiStatus,
-  now: Date,
-  force: boolean,
-  standIn?: StandIn,
-): MsiPlan {
+export function planMsiHalf(fromCluster: LiveClusterDesiredSet, stored: StoredMsiStatus, now: Date, force: boolean, standIn?: StandIn): MsiPlan {
   if (fromCluster.identityUrl === undefined) return { kind: "skipped", reason: "identityUrlNotSet" };
   const desired = msiDesiredSet(fromCluster.controlPlaneOperators, fromCluster.serviceManagedIdentity);
   if (!desired.ok) return { kind: "unreadable", problems: desired.problems };

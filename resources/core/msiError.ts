@@ -1,13 +1,6 @@
-/**
- * Why the MSI half of a pass (core/msiDecision.ts, sync/azureAnswers.ts) wrote nothing. Pure, no SDK imports.
- */
 import { clusterMessage, serviceProviderClusterDocumentLabel } from "./clusterMessage";
 
-/**
- * Thrown (after the other half was written, when it had anything to write) when the MSI half got
- * no complete answer: its stored clientId and principalId values are unchanged. The message starts
- * with the cause.
- */
+/** Thrown when the MSI half got no complete answer (after the other half was written, when it had anything to write). */
 export class MsiIdentitiesError extends Error {
   readonly documentId: string | undefined;
 
@@ -31,5 +24,4 @@ export class MsiIdentitiesError extends Error {
     if (options.cause !== undefined) Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
   }
 }
-// On the prototype, like Error's own `name`: not an enumerable field of every instance.
 MsiIdentitiesError.prototype.name = "MsiIdentitiesError";

@@ -1,16 +1,12 @@
 /**
  * The other half of a cluster's identity status: `properties.status.msiManagedIdentities` of the
  * ServiceProviderCluster document, as upstream's FetchMSIIdentitiesInfo controller reads and
- * writes it (docs/cosmos-data-flow.md). It holds the clientId and principalId of the cluster's
- * control plane operator identities and of its service managed identity (SMI), resolved through
- * the Managed Identities data plane, and one recheck time for all of them. Pure.
+ * writes it (docs/cosmos-data-flow.md): the clientId and principalId of the cluster's control
+ * plane operator identities and of its service managed identity (SMI), resolved through the
+ * Managed Identities data plane, and one recheck time for all of them. Pure.
  *
- * The JSON is Go's encoding of upstream's types: fields in struct order (`earliestRecheckTime`,
- * `controlPlaneOperatorsIdentities`, `serviceManagedIdentity`; in an entry `resourceId`,
- * `clientId`, `principalId`), nil pointers and empty maps omitted, `""` kept, map keys sorted,
- * times RFC 3339 in UTC with whole seconds; `resourceId` is the ID as the cluster document names
- * it, re-printed by the Azure SDK's parser (note the casing `resourceId`, unlike the data plane
- * operators' `resourceID`). Checked against vectors Go printed (tools/go-vectors).
+ * Note the casing `resourceId`, unlike the data plane operators' `resourceID`; `resourceId` is the
+ * ID as the cluster document names it, re-printed by the Azure SDK's parser.
  */
 import type { Half, KeyedIdentity, StoredHalf } from "./statusHalf";
 import { defineHalf } from "./statusHalf";
@@ -30,9 +26,8 @@ export interface MsiManagedIdentities {
   readonly serviceManagedIdentity?: MsiIdentityEntry;
 }
 
-/** What the MSI half resolves for one cluster. */
+/** What the MSI half resolves for one cluster (control plane operators sorted by key). */
 export interface MsiDesired {
-  /** Sorted by key. */
   readonly controlPlaneOperators: readonly KeyedIdentity[];
   readonly serviceManagedIdentity: KeyedIdentity;
 }
@@ -48,5 +43,4 @@ export const msiHalf: Half<MsiManagedIdentities, MsiDesired> = defineHalf(
   (desired) => ({ controlPlaneOperatorsIdentities: desired.controlPlaneOperators, serviceManagedIdentity: desired.serviceManagedIdentity }),
 );
 
-/** The subtree as read: what is usable, whether it was there, and what was dropped. */
 export type StoredMsiStatus = StoredHalf<MsiManagedIdentities>;

@@ -1,19 +1,15 @@
 /**
  * The MSI half of the status (msiManagedIdentities.ts) as the provider's outputs record it:
- * fingerprints, not IDs, because the engine keeps every output of every cluster in state and a
- * cluster has up to a dozen such identities. Each identity is `keyHash` (outputsStatus.ts
- * keyHashOf: 12 hex digits of the SHA-256 of its Cosmos key) → `valueHash` (8 hex digits of the
- * SHA-256 of its clientId and principalId); the service managed identity is its pair. That is
- * what `diff` (the gate: which identities, and the recheck time), `refresh` (what changed in
- * Cosmos since) and `delete` (is it still what this resource recorded) need; the IDs themselves
- * are in Cosmos. Pure: only node:crypto.
+ * fingerprints, not IDs, because the engine keeps every output of every cluster in state. Each
+ * identity is its `keyHash` (outputsStatus.ts) → `valueHash` (8 hex digits of the SHA-256 of its
+ * clientId and principalId); the service managed identity is the pair. That is what `diff` (the
+ * gate), `refresh` (what changed in Cosmos since) and `delete` need; the IDs are in Cosmos.
  */
 import { createHash } from "node:crypto";
 import { goToLower } from "./goStrings";
 import { describeType } from "./azureResourceId";
-import { isJsonObject } from "./json";
-import { keyFinder, keyHashOf } from "./outputsStatus";
-import { parsedJsonText } from "./outputsStatusText";
+import { isJsonObject, parsedJsonText } from "./json";
+import { keyFinder, keyHashOf, keyHashPattern } from "./outputsStatus";
 import type { MsiIdentityEntry, MsiManagedIdentities } from "./msiManagedIdentities";
 
 /** The half as the outputs store it (its JSON text). */
@@ -44,7 +40,6 @@ function valueHash(entry: MsiIdentityEntry): string {
     .slice(0, 8);
 }
 
-/** The fingerprint of a half as stored in Cosmos. */
 export function msiFingerprintOf(status: MsiManagedIdentities): MsiFingerprint {
   const fingerprint = new Map<string, string>();
   for (const [key, entry] of Object.entries(status.controlPlaneOperatorsIdentities ?? {})) fingerprint.set(key, valueHash(entry));
@@ -53,7 +48,6 @@ export function msiFingerprintOf(status: MsiManagedIdentities): MsiFingerprint {
   return fingerprint;
 }
 
-/** Writes the half small: see the module comment. */
 export function encodeMsiOutputs(status: MsiManagedIdentities): StoredMsiOutputs {
   const operators = Object.keys(status.controlPlaneOperatorsIdentities ?? {})
     .sort()
@@ -110,7 +104,6 @@ export function fingerprintDifferences(
   return differences;
 }
 
-const keyHashPattern = /^[0-9a-f]{12}$/;
 const valueHashPattern = /^[0-9a-f]{8}$/;
 
 /** Reads the stored half (JSON text; absent is the empty half); malformed parts are named in `problems`. */

@@ -23,7 +23,6 @@ import { decideStatus } from "./statusDecision";
 import type { HalfPlan, PlanReason } from "./statusHalf";
 import type { StatusHalves } from "./statusPatch";
 
-/** What to reconcile. */
 export interface SyncRequest {
   readonly cluster: ParsedResourceId;
   /** The desired set; `undefined` reads it from the cluster document, as upstream does. */
@@ -37,7 +36,6 @@ export interface SyncRequest {
   readonly identityUrl?: string;
 }
 
-/** What a pass found and did. */
 export interface SyncResult {
   readonly documentId: string;
   readonly partitionKey: string;

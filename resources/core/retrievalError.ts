@@ -10,22 +10,27 @@ const maxServiceMessageLength = 400;
 
 /** The normalised facts of a failed lookup (never a raw SDK dump). */
 export interface LookupErrorDetails {
-  /** Azure error code, e.g. `ResourceNotFound`, `AuthorizationFailed`; a local code otherwise. */
+  /** Azure error code, e.g. `ResourceNotFound`; a local code otherwise. */
   readonly code: string;
-  /** HTTP status when a response arrived. */
   readonly statusCode?: number;
-  /** Short human text: first line of the service message, whitespace folded. */
+  /** First line of the service message, whitespace folded. */
   readonly message: string;
 }
 
-/**
- * Formats a retrievalError: `<code> (HTTP <status>): <message>`, one line, secrets redacted,
- * capped at {@link maxRetrievalErrorLength} code points.
- */
+/** `<code> (HTTP <status>): <message>`, one line, secrets redacted, capped at {@link maxRetrievalErrorLength} code points. */
 export function formatRetrievalError(error: LookupErrorDetails): string {
-  const status = error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`;
   const message = truncateCodePoints(shortMessage(error.message), maxServiceMessageLength);
-  return truncateCodePoints(`${error.code}${status}: ${message}`, maxRetrievalErrorLength);
+  return truncateCodePoints(`${errorCodeLabel(error)}: ${message}`, maxRetrievalErrorLength);
+}
+
+/** `<code> (HTTP <status>)`, or `<code>` when no answer gave a status. */
+export function errorCodeLabel(error: { readonly code: string; readonly statusCode?: number }): string {
+  return error.statusCode === undefined ? error.code : `${error.code} (HTTP ${error.statusCode})`;
+}
+
+/** `<code> (HTTP <status>): <message>` for a message that goes on: its closing full stop left out. */
+export function lookupErrorText(error: LookupErrorDetails): string {
+  return `${errorCodeLabel(error)}: ${error.message.replace(/[.\s]+$/, "")}`;
 }
 
 /** First line of a message, whitespace folded, bearer tokens, signatures and keys redacted. */
@@ -51,28 +56,17 @@ export function redactSecrets(text: string): string {
 
 /** Keeps the first `maximum` Unicode code points; never splits a surrogate pair. */
 export function truncateCodePoints(text: string, maximum: number): string {
-  let count = 0;
-  let index = 0;
-  while (index < text.length) {
-    if (count === maximum) {
-      return text.slice(0, index);
-    }
-    const codePoint = text.codePointAt(index) as number;
-    index += codePoint > 0xffff ? 2 : 1;
-    count += 1;
-  }
-  return text;
+  const codePoints = Array.from(text);
+  return codePoints.length <= maximum ? text : codePoints.slice(0, maximum).join("");
 }
 
-/** The hook's own format, see {@link formatRetrievalError}: `<code> (HTTP <status>): <message>`. */
 const hookRetrievalErrorPattern = /^(\S+) \(HTTP (\d{3})\): /;
 
 /**
  * True when a stored retrievalError records that the identity does not exist (data, not a
  * failure): its Azure error code is `ResourceNotFound`, as upstream decides it (the code only,
- * whatever the status; any other 404 is a failure). Read from this hook's
- * `<code> (HTTP <status>): …` (or `<code>: …` when no answer gave a status) or from upstream's raw
- * SDK text (its `ERROR CODE: <code>` line), never from words elsewhere in the message.
+ * whatever the status). Read from this hook's format or from upstream's raw SDK text (its
+ * `ERROR CODE: <code>` line), never from words elsewhere in the message.
  */
 export function isNotFoundRetrievalError(retrievalError: string | undefined): boolean {
   if (typeof retrievalError !== "string") return false;
@@ -84,11 +78,8 @@ export function isFailedRetrievalError(retrievalError: string | undefined): bool
   return typeof retrievalError === "string" && !isNotFoundRetrievalError(retrievalError);
 }
 
-/**
- * The Azure error code and HTTP status a stored retrievalError records, read from this hook's
- * `<code> (HTTP <status>): …` or from upstream's raw SDK text (`RESPONSE 403: …`, `ERROR CODE: …`).
- */
-export function retrievalErrorKind(retrievalError: string): { readonly code: string | undefined; readonly statusCode: string | undefined } {
+/** The Azure error code and HTTP status a stored retrievalError records, in this hook's format or upstream's raw SDK text. */
+function retrievalErrorKind(retrievalError: string): { readonly code: string | undefined; readonly statusCode: string | undefined } {
   const hookFormat = hookRetrievalErrorPattern.exec(retrievalError);
   if (hookFormat !== null) {
     return { code: hookFormat[1], statusCode: hookFormat[2] };

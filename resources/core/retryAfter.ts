@@ -1,11 +1,8 @@
-/** How long a throttled or unavailable ARM answer asks the caller to wait. Pure. */
-
 /**
  * The wait a failed ARM response asks for, in milliseconds: `retry-after-ms`,
- * `x-ms-retry-after-ms`, or `retry-after` (seconds or an HTTP date). Undefined when it asks none.
- * Hand-written because @azure/core-rest-pipeline reads these same headers only inside its
- * throttling retry policy and exports no parser of them (checked in 1.24), and that policy is not
- * used (resources/sync/lookUpIdentity.ts says why); the pure core loads no SDK (.dependency-cruiser.cjs).
+ * `x-ms-retry-after-ms`, or `retry-after` (seconds or an HTTP date); undefined when it asks none.
+ * @azure/core-rest-pipeline reads these headers only inside its retry policy, which is not used
+ * (sync/lookUpIdentity.ts says why), and the pure core loads no SDK. Pure.
  */
 export function retryAfterInMs(error: unknown): number | undefined {
   const response = (error as { response?: { headers?: { get?: (name: string) => string | undefined } } } | undefined)?.response;

@@ -1,9 +1,7 @@
 /**
- * The persisted shape: the ServiceProviderCluster document's envelope and the subtree this hook
- * owns, `properties.status.dataPlaneOperatorsManagedIdentities`, exactly as the upstream backend
- * reads and writes it (docs/cosmos-data-flow.md). Pure: no I/O, no SDK imports.
- *
- * Field notes follow the upstream "Written by:" convention; docs/cosmos-data-flow.md has the table.
+ * The ServiceProviderCluster document's envelope and the subtree this hook owns,
+ * `properties.status.dataPlaneOperatorsManagedIdentities`, exactly as the upstream backend reads and
+ * writes it. Field notes follow upstream's "Written by:" convention (docs/cosmos-data-flow.md). Pure.
  */
 import { goToLower } from "./goStrings";
 import { describeType, serviceProviderClusterResourceType } from "./azureResourceId";
@@ -13,12 +11,9 @@ import type { Half, KeyedIdentity, StoredHalf } from "./statusHalf";
 import { defineHalf } from "./statusHalf";
 
 /**
- * Version of the provider outputs' shape, 1 since the first release: the small status of
- * outputsStatus.ts stored as its JSON text (one string instead of a tree of 18 values at 4
- * operators, which the engine and the provider host copy and encode on every call;
- * docs/performance.md). Outputs of any other version are unknown state to this release;
- * docs/design.md ("Migrating state in a later release") says how a release that changes the shape
- * reads the previous one.
+ * Version of the provider outputs' shape: the small status of outputsStatus.ts stored as its JSON
+ * text. Outputs of any other version are unknown state to this release; docs/design.md ("Migrating
+ * state in a later release") says how a release that changes the shape reads the previous one.
  */
 export const outputsSchemaVersion = 1;
 
@@ -85,5 +80,4 @@ export const dataPlaneHalf: Half<DataPlaneOperatorsManagedIdentities, readonly K
   (desired) => ({ identities: desired }),
 );
 
-/** The owned subtree as read: what is usable, whether it was there, and what was dropped. */
 export type StoredStatus = StoredHalf<DataPlaneOperatorsManagedIdentities>;

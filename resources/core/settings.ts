@@ -12,18 +12,13 @@ import { type IdsOnLookupFailure, idsOnLookupFailureValues } from "./statusDecis
 import type { CertificateIdentity, CredentialMode } from "./credentialSettings";
 import type { KeySpecification } from "./settingsKeys";
 import { SettingsError, keys, projectName } from "./settingsKeys";
-
-export { SettingsError, projectName, settingsEnvironmentKey, settingsKeys } from "./settingsKeys";
-export type { KeySpecification } from "./settingsKeys";
 import { readCredentialSettings } from "./credentialSettings";
 
-export type { CertificateIdentity, CredentialMode } from "./credentialSettings";
-export { credentialModes } from "./credentialSettings";
-
+// The door to the settings for the layers above: what they need of the modules this one reads.
+export { SettingsError, projectName, settingsEnvironmentKey, settingsKeys } from "./settingsKeys";
+export type { CertificateIdentity } from "./credentialSettings";
 export { azureClouds, isLoopbackHost } from "./azureClouds";
-export type { AzureCloudName } from "./azureClouds";
 
-/** Validated settings. */
 export interface Settings {
   readonly azureCloud: AzureCloudName;
   readonly cosmosEndpoint: string;
@@ -75,7 +70,6 @@ export interface ConfigSource {
 }
 
 export { programKeys, snapshotStackConfig } from "./stackConfig";
-export type { StackConfig } from "./stackConfig";
 
 /**
  * Reads and validates every setting. Config wins over the environment.
@@ -136,8 +130,6 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     problems.push(`${name(specification)} is '${value}'; expected true or false`);
     return false;
   };
-  const positiveInteger = (specification: KeySpecification, fallback: number, maximum: number): number => integer(specification, fallback, 1, maximum);
-  const nonNegativeInteger = (specification: KeySpecification, fallback: number, maximum: number): number => integer(specification, fallback, 0, maximum);
 
   const cosmosEndpoint = url(keys.cosmosEndpoint);
   if (cosmosEndpoint !== "" && azureCloud !== undefined) {
@@ -179,11 +171,11 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     cosmosScope: `${cloud.cosmosAudience}/.default`,
     managedIdentityClientId,
     tlsCaFile: raw(keys.tlsCaFile),
-    lookupConcurrency: positiveInteger(keys.lookupConcurrency, 8, 64),
-    lookupTimeoutInMs: positiveInteger(keys.lookupTimeoutSeconds, 30, 600) * 1000,
-    documentWaitInMs: nonNegativeInteger(keys.documentWaitSeconds, 60, 3600) * 1000,
+    lookupConcurrency: integer(keys.lookupConcurrency, 8, 1, 64),
+    lookupTimeoutInMs: integer(keys.lookupTimeoutSeconds, 30, 1, 600) * 1000,
+    documentWaitInMs: integer(keys.documentWaitSeconds, 60, 0, 3600) * 1000,
     documentPollIntervalInMs: 1000,
-    maxWriteAttempts: positiveInteger(keys.maxWriteAttempts, 5, 20),
+    maxWriteAttempts: integer(keys.maxWriteAttempts, 5, 1, 20),
     idsOnLookupFailure: idsOnLookupFailure ?? "keep",
     credentialMode,
     firstParty,

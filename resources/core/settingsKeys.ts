@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 /** The Pulumi project name: the namespace of the config keys. */
 export const projectName = "aro-hcp-identity-status";
 
-/** One settings key: its config name, environment fallback and description (used by docs and tests). */
+/** One settings key: its config name and environment fallback. */
 export interface KeySpecification {
   readonly key: string;
   readonly environment: string;

@@ -4,18 +4,13 @@
  */
 import { SettingsError, projectName, settingsKeys } from "./settingsKeys";
 
-/**
- * Keys of the same namespace that the program (index.ts) reads, not the provider: `clusters`,
- * `clustersFile`, `allowEmptyFleet` (program/emptyFleet.ts) and `allowClusterRemovals` (program/clusterRemovals.ts). Known here so that the provider,
- * which receives the whole stack config, does not refuse them as typos.
- */
+/** Keys of the same namespace that the program (index.ts, program/) reads, not the provider: known so that the provider does not refuse them. */
 export const programKeys: readonly string[] = ["clusters", "clustersFile", "allowEmptyFleet", "allowClusterRemovals"];
 
 /**
- * The stack config as the provider host hands it to `configure`. `get` takes a full key
- * (`<namespace>:<key>`). The host's object also carries every key of the stack in `rawConfig`
- * (@pulumi/pulumi 3.248 `cmd/dynamic-provider/config.js`); it is optional here because it is not
- * part of the typed contract, and the unknown-key check is skipped without it.
+ * The stack config as the provider host hands it to `configure`; `get` takes a full key. The
+ * host's object also carries every key in `rawConfig`, which is not part of the typed contract:
+ * without it, the unknown-key check is skipped.
  */
 export interface StackConfig {
   get(key: string): string | undefined;
@@ -23,11 +18,9 @@ export interface StackConfig {
 }
 
 /**
- * Takes the provider's keys out of the stack config `configure` receives, always from the
- * `aro-hcp-identity-status:` namespace (the host would otherwise prefix keys with the name of the
- * running project, which differs when another program uses this resource).
- * @throws SettingsError naming every key of that namespace that neither the provider nor the
- * program reads (a typo would otherwise be ignored silently), and listing the known keys.
+ * Takes the provider's keys out of the stack config, always from the `aro-hcp-identity-status:`
+ * namespace (the host would otherwise prefix keys with the name of the running project).
+ * @throws SettingsError naming every key of that namespace that neither the provider nor the program reads.
  */
 export function snapshotStackConfig(config: StackConfig): Record<string, string | undefined> {
   const rawKeys = config.rawConfig === undefined ? [] : Object.keys(config.rawConfig);

@@ -2,62 +2,50 @@
  * The data plane operators' half's decisions: whether the pass may go on at all (the cluster
  * document's set, and the inputs' agreement with it), whether its lookups say anything about one
  * identity, and from the lookup outcomes and the subtree as stored, the subtree to persist or
- * nothing. Pure: time and randomness are arguments, no I/O.
+ * nothing. Pure.
  *
  * The rules (docs/design.md, "What may change a stored ID"):
  *
- * 1. Stored IDs change only on a definitive answer about that identity: ARM's `ResourceNotFound`
- *    (it does not exist; errors.ts reads the code as upstream does), a read that returns other
- *    values, or a 403 read with the cluster's own credential (the identity is not the cluster's to
- *    read). Any other failure (any other 404, a timeout, throttling after its retries, a 5xx, a
- *    connection reset, a 403 to a credential that is not the cluster's own, a 200 without
- *    properties or with a clientId/principalId that is not a string) keeps the stored
- *    clientId/principalId and records the failure in `retrievalError` beside them. `idsOnLookupFailure: "clear"` restores upstream's rule: any
- *    failed lookup clears the entry's IDs.
+ * 1. Stored IDs change only on a definitive answer about that identity: ARM's `ResourceNotFound`,
+ *    a read that returns other values, or a 403 read with the cluster's own credential. Any other
+ *    failure keeps the stored clientId/principalId and records the failure in `retrievalError`
+ *    beside them. `idsOnLookupFailure: "clear"` restores upstream's rule: any failed lookup clears
+ *    the entry's IDs.
  * 2. A failed entry leaves the recheck time unset, so the next pass retries.
- * 3. After a conflict (HTTP 412) the decision is made again against the document as it is now
- *    (`reread`): when that document needs no work, nothing is written; an entry the other writer
- *    changed since our read is theirs to keep, never replaced by our older results.
+ * 3. After a conflict (HTTP 412) the decision is made again against the document as it is now: an
+ *    entry the other writer changed since our read is theirs to keep (with rule 4, the write rule
+ *    both halves share: statusHalf.ts `decideWrite`).
  * 4. Nothing is written when the result equals what is stored (upstream's semantic equality).
- *
- * Rules 3 and 4 are the write rule both halves share (statusHalf.ts `decideWrite`).
  */
 import { goToLower } from "./goStrings";
+import { sortedRecord } from "./json";
 import type { DesiredIdentity, IdentityLookupOutcome } from "./identityStatus";
 import type { LookupErrorDetails } from "./retrievalError";
 import { entryFor, keepRecordedFailures, nextRecheckTime } from "./identityStatus";
 import { isFailedRetrievalError } from "./retrievalError";
-import { parseTimestamp } from "./goJson";
+import { recheckDue } from "./statusHalf";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities, StoredStatus } from "./serviceProviderClusterDocument";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 import { AzureAccessError } from "./azureAccessError";
-import type { ClusterDesiredSet } from "./clusterDocument";
-import { clusterMessage } from "./clusterMessage";
+import type { LiveClusterDesiredSet } from "./clusterDocument";
+import { clusterDocumentLabel } from "./clusterMessage";
 import { desiredSetDisagreement } from "./desiredSetDisagreement";
 import type { DocumentLocation } from "./documentLocation";
-import { CosmosDocumentError } from "./errors";
+import { nothingWrittenError } from "./errors";
 
 /** What a failed lookup does to the stored IDs of its entry: `keep` (the default) or upstream's `clear`. */
 export type IdsOnLookupFailure = "keep" | "clear";
 
-/** The values `idsOnLookupFailure` accepts, the default first. */
 export const idsOnLookupFailureValues: readonly IdsOnLookupFailure[] = ["keep", "clear"];
 
-/**
- * Whose credential read the identities: `cluster`, the cluster's own service managed identity (a
- * 403 then says the identity is not the cluster's), or `process`, one credential of the hook's
- * own (a 403 then says something about that credential, not about the identity).
- */
+/** Whose credential read the identities: the cluster's own SMI (a 403 then says the identity is not the cluster's), or the hook's own. */
 export type CredentialScope = "cluster" | "process";
 
 /** A lookup outcome as the decision sees it: every kind but `global`, which ends a pass before any decision. */
 export type DecidedOutcome = Exclude<IdentityLookupOutcome, { readonly kind: "global" }>;
 
-/**
- * True when a failed lookup is a definitive answer about the identity, so its stored IDs must go:
- * a 403 read with the cluster's own credential. (ARM's `ResourceNotFound` is a `notFound` outcome, definitive too.)
- */
-export function isDefinitiveFailure(error: LookupErrorDetails, credentialScope: CredentialScope): boolean {
+/** True when a failed lookup is a definitive answer about the identity, so its stored IDs go: a 403 read with the cluster's own credential. */
+function isDefinitiveFailure(error: LookupErrorDetails, credentialScope: CredentialScope): boolean {
   return error.statusCode === 403 && credentialScope === "cluster";
 }
 
@@ -66,7 +54,7 @@ export function isDefinitiveFailure(error: LookupErrorDetails, credentialScope: 
  * `Throttled` (429), `ServerError` (5xx, 408) or `ConnectionFailed`; undefined for any other
  * failure. A pass whose every lookup fails with one class is not about any identity (docs/design.md).
  */
-export function transientFailureClass(error: LookupErrorDetails): "Timeout" | "Throttled" | "ServerError" | "ConnectionFailed" | undefined {
+function transientFailureClass(error: LookupErrorDetails): "Timeout" | "Throttled" | "ServerError" | "ConnectionFailed" | undefined {
   if (error.code === "Timeout") return "Timeout";
   if (error.statusCode === 429) return "Throttled";
   if (error.statusCode !== undefined && (error.statusCode >= 500 || error.statusCode === 408)) return "ServerError";
@@ -99,49 +87,39 @@ export function lookupsAccessError(
 
 /**
  * Why the pass cannot go on at all: a cluster document whose set cannot be read (the document is
- * the authority on the set, also when the inputs name one: nothing to check them against), or
- * inputs that name another set than the document (desiredSetDisagreement.ts; the document's own
- * set is the one upstream's controller writes). Undefined when neither.
+ * the authority on the set), or inputs that name another set than the document. Undefined when neither.
  */
 export function dataPlaneRefusal(
-  fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>,
+  fromCluster: LiveClusterDesiredSet,
   requested: readonly DesiredIdentity[] | undefined,
   location: DocumentLocation,
 ): Error | undefined {
   if (fromCluster.kind === "unreadable") {
-    return new CosmosDocumentError({
-      documentId: location.clusterDocumentId,
-      message: clusterMessage({
-        cause: "the cluster's HCPOpenShiftCluster document does not name its data plane operator identities in a form upstream writes",
-        clusterName: location.clusterName,
-        outcome: "nothing was written",
-        reference: `HCPOpenShiftCluster document ${location.clusterDocumentId}`,
-        details: fromCluster.problems,
-      }),
+    return nothingWrittenError(location.clusterDocumentId, {
+      cause: "the cluster's HCPOpenShiftCluster document does not name its data plane operator identities in a form upstream writes",
+      clusterName: location.clusterName,
+      reference: clusterDocumentLabel(location.clusterDocumentId),
+      details: fromCluster.problems,
     });
   }
   return requested === undefined ? undefined : desiredSetDisagreement(requested, fromCluster.identities, location.clusterDocumentId, location.clusterName);
 }
 
-/** Everything one decision needs. */
 export interface StatusDecisionOptions {
   readonly desired: readonly DesiredIdentity[];
   /** One per desired identity, in the same order. */
   readonly outcomes: readonly DecidedOutcome[];
   /** The subtree as read before the lookups: what "changed since our read" is measured against. */
   readonly basis: DataPlaneOperatorsManagedIdentities;
-  /** The subtree as stored now: the basis itself, or a re-read after a conflict. */
   readonly current: StoredStatus;
-  /** True when `current` is a re-read after a conflict (rule 3). */
   readonly reread: boolean;
   readonly now: Date;
-  /** Uniform in [0, 1): the recheck jitter. */
   readonly random: () => number;
   readonly idsOnLookupFailure: IdsOnLookupFailure;
   readonly credentialScope: CredentialScope;
 }
 
-/** The subtree to persist, or `undefined` when nothing should be written. See the module comment. */
+/** The subtree to persist, or `undefined` when nothing should be written. */
 export function decideStatus(options: StatusDecisionOptions): DataPlaneOperatorsManagedIdentities | undefined {
   const { current, basis, now } = options;
   return dataPlaneHalf.decideWrite({ desired: options.desired, current, reread: options.reread, now }, (stored) => {
@@ -157,12 +135,9 @@ export function decideStatus(options: StatusDecisionOptions): DataPlaneOperators
       }
       ours[identity.key] = entryAfter(identity, options.outcomes[index], entry, options);
     });
-    // A failure the other writer already recorded in its own words is kept as stored, so the two
-    // writers do not rewrite each other's text on every pass.
+    // A failure the other writer already recorded in its own words is kept as stored.
     const identities = { ...keepRecordedFailures(ours, stored), ...theirs };
-    const sorted: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-    for (const key of Object.keys(identities).sort()) sorted[key] = identities[key];
-    return withRecheckTime(sorted, stored, options);
+    return withRecheckTime(sortedRecord(identities), stored, options);
   });
 }
 
@@ -197,16 +172,8 @@ function withRecheckTime(
   stored: DataPlaneOperatorsManagedIdentities,
   options: Pick<StatusDecisionOptions, "now" | "random">,
 ): DataPlaneOperatorsManagedIdentities {
-  const anyFailed = Object.values(identities).some((entry) => isFailedRetrievalError(entry.retrievalError));
-  if (anyFailed) {
-    return { identities };
-  }
-  const storedRecheck = parseTimestamp(stored.earliestRecheckTime);
-  if (
-    storedRecheck !== undefined &&
-    storedRecheck.getTime() > options.now.getTime() &&
-    dataPlaneHalf.equals({ identities }, { identities: stored.identities })
-  ) {
+  if (Object.values(identities).some((entry) => isFailedRetrievalError(entry.retrievalError))) return { identities };
+  if (!recheckDue(stored.earliestRecheckTime, options.now) && dataPlaneHalf.equals({ identities }, { identities: stored.identities })) {
     return { identities, earliestRecheckTime: stored.earliestRecheckTime };
   }
   return { identities, earliestRecheckTime: nextRecheckTime(options.now, options.random) };

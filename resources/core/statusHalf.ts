@@ -1,12 +1,11 @@
 /**
  * One half of a cluster's identity status, written once for both halves:
  * `dataPlaneOperatorsManagedIdentities` (serviceProviderClusterDocument.ts) and
- * `msiManagedIdentities` (msiManagedIdentities.ts). What
- * differs between the halves is data: the Go struct the JSON mirrors ({@link GoStruct}) and where
- * each desired identity sits in it ({@link defineHalf}'s `slots`). Everything else is here:
- * reading the subtree as Go's decoder tolerates it, writing it as Go's encoder does, upstream's
- * needsWork gate and semantic equality, the differences drift lines name, and the write
- * decision's common rule. Pure.
+ * `msiManagedIdentities` (msiManagedIdentities.ts). What differs between the halves is data: the
+ * Go struct the JSON mirrors ({@link GoStruct}) and where each desired identity sits in it
+ * ({@link defineHalf}'s `slots`). Everything else is here: reading and writing the subtree as Go
+ * does, upstream's needsWork gate and semantic equality, the differences drift lines name, and
+ * the write decision's common rule. Pure.
  */
 import { goToLower } from "./goStrings";
 import type { JsonObject, JsonValue } from "./json";
@@ -48,7 +47,6 @@ export type HalfSlots = Readonly<Record<string, readonly KeyedIdentity[] | Keyed
 
 /** One entry that differs between two versions of a half. */
 export interface EntryChange {
-  /** The struct field holding it. */
   readonly field: string;
   /** Its key in a `map` field; undefined for an `entry` field. */
   readonly key: string | undefined;
@@ -57,24 +55,16 @@ export interface EntryChange {
   readonly fields: readonly string[];
 }
 
-/** The operations of one half; see the module comment. */
 export interface Half<Status, Desired> {
-  readonly struct: GoStruct;
   /** The half as stored in a ServiceProviderCluster document. */
   read(document: JsonObject): StoredHalf<Status>;
   /** The subtree itself (as in a document, or as recorded in the provider's outputs). */
   readSubtree(subtree: unknown): StoredHalf<Status>;
-  /**
-   * The subtree as Go's encoder writes it, empty optional fields omitted. With `stored` (the
-   * subtree as it is in the document), fields this hook does not know, beside the known ones or
-   * inside an entry it keeps, are carried over after them; an entry left out goes whole.
-   */
+  /** The subtree as Go's encoder writes it, fields this hook does not know carried over from `stored` (goJson.ts encodeGoStruct). */
   toJson(status: Status, stored?: JsonValue): JsonObject;
   /** Upstream's semantic equality: resource IDs case-insensitive, times by instant, a missing map equal to an empty one. */
   equals(left: Status, right: Status): boolean;
   entryEquals(left: object | undefined, right: object | undefined): boolean;
-  /** Whether the stored half holds exactly the desired identities (keys only, values ignored). */
-  holds(desired: Desired, status: Status): boolean;
   /** Upstream's needsWork, plus: an entry recording a real failure has work. Undefined: skip. */
   workReason(desired: Desired, status: Status, now: Date): WorkReason | undefined;
   /** The plan of a pass: work when forced, when the stored half does not parse, or when the gate says so. */
@@ -104,6 +94,7 @@ export function defineHalf<Status extends object, Desired>(struct: GoStruct, slo
   const entryEquals = (left: object | undefined, right: object | undefined): boolean =>
     left === undefined || right === undefined ? left === right : changedFields(left as HalfEntry, right as HalfEntry, struct.entryFields, idField).length === 0;
 
+  // Whether the stored half holds exactly the desired identities (keys only, values ignored).
   const holds = (desired: Desired, status: Status): boolean =>
     Object.entries(slots(desired)).every(([field, identities]) => {
       if (Array.isArray(identities)) return holdsExactly(identities as readonly KeyedIdentity[], mapOf(status, field));
@@ -119,7 +110,6 @@ export function defineHalf<Status extends object, Desired>(struct: GoStruct, slo
     });
 
   const half: Half<Status, Desired> = {
-    struct,
     read: (document) => {
       const properties = isJsonObject(document.properties) ? document.properties : {};
       const status = isJsonObject(properties.status) ? properties.status : {};
@@ -134,7 +124,6 @@ export function defineHalf<Status extends object, Desired>(struct: GoStruct, slo
         return sameEntries(mapOf(left, name), mapOf(right, name), entryEquals);
       }),
     entryEquals,
-    holds,
     workReason: (desired, status, now) => {
       const recheckTime = Object.keys(struct.fields).find((name) => struct.fields[name] === "time");
       const gate = gateReason(holds(desired, status), recheckTime === undefined ? undefined : (view(status)[recheckTime] as string | undefined), now);

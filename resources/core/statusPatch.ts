@@ -17,28 +17,23 @@ export interface StatusHalves {
 }
 
 /**
- * The patch that writes the given halves into `document` and keeps upstream's bookkeeping:
- * instanceVersion goes up by one (a missing value counts as 1) and `cosmosMetadata.etag` records
- * the etag the write was based on, as upstream's Replace does. Fields of a subtree this hook does
- * not know are carried over (core/goJson.ts encodeGoStruct).
+ * The patch that writes the given halves into `document` with upstream's bookkeeping, as its
+ * Replace does: instanceVersion goes up by one (a missing value counts as 1) and
+ * `cosmosMetadata.etag` records the etag the write was based on.
  */
 export function identityStatusPatchOperations(document: JsonObject, halves: StatusHalves, basedOnEtag: string): PatchOperation[] {
   const properties = isJsonObject(document.properties) ? document.properties : {};
   const operations: PatchOperation[] = [];
   const status = isJsonObject(properties.status) ? properties.status : undefined;
-  const subtrees: Array<[string, () => JsonObject]> = [];
-  if (halves.msi !== undefined) {
-    const msi = halves.msi;
-    subtrees.push(["msiManagedIdentities", () => msiHalf.toJson(msi, status?.msiManagedIdentities)]);
-  }
+  const subtrees: Array<[string, JsonObject]> = [];
+  if (halves.msi !== undefined) subtrees.push(["msiManagedIdentities", msiHalf.toJson(halves.msi, status?.msiManagedIdentities)]);
   if (halves.dataPlane !== undefined) {
-    const dataPlane = halves.dataPlane;
-    subtrees.push(["dataPlaneOperatorsManagedIdentities", () => dataPlaneHalf.toJson(dataPlane, status?.dataPlaneOperatorsManagedIdentities)]);
+    subtrees.push(["dataPlaneOperatorsManagedIdentities", dataPlaneHalf.toJson(halves.dataPlane, status?.dataPlaneOperatorsManagedIdentities)]);
   }
   if (status !== undefined) {
-    for (const [name, json] of subtrees) operations.push({ op: "set", path: `/properties/status/${name}`, value: json() });
+    for (const [name, json] of subtrees) operations.push({ op: "set", path: `/properties/status/${name}`, value: json });
   } else if (subtrees.length > 0) {
-    operations.push({ op: "set", path: "/properties/status", value: Object.fromEntries(subtrees.map(([name, json]) => [name, json()])) });
+    operations.push({ op: "set", path: "/properties/status", value: Object.fromEntries(subtrees) });
   }
   if (isJsonObject(properties.cosmosMetadata)) {
     const current = properties.cosmosMetadata.instanceVersion;
@@ -46,9 +41,8 @@ export function identityStatusPatchOperations(document: JsonObject, halves: Stat
     operations.push({ op: "set", path: "/properties/cosmosMetadata/instanceVersion", value: instanceVersion + 1 });
     operations.push({ op: "set", path: "/properties/cosmosMetadata/etag", value: basedOnEtag });
   } else {
-    // A legacy document without the bookkeeping: upstream's reader takes its instanceVersion as 1,
-    // and its Replace writes the whole cosmosMetadata (field order as Go's struct) with 1 + 1.
-    // Creating it here is what lets upstream's change-feed reader see this write.
+    // A legacy document without the bookkeeping: upstream's Replace writes the whole cosmosMetadata
+    // (instanceVersion 1 + 1); creating it is what lets upstream's change-feed reader see this write.
     operations.push({ op: "set", path: "/properties/cosmosMetadata", value: legacyCosmosMetadata(document, basedOnEtag) });
   }
   return operations;

@@ -3,21 +3,15 @@
  * @azure/cosmos. Every write carries If-Match; there is no unconditional write path.
  *
  * Reads that wait at the same time (a `refresh` or `up` over many clusters) go to Cosmos together:
- * a transactional batch of Read operations when they share a partition, a bulk request of Read
- * operations when they do not (a fleet whose clusters each sit in their own subscription). One
- * round trip at the same request charge as the point reads, and a fraction of their client CPU.
- * At most {@link maxReadRequestsInFlight} read requests are in flight: reads that arrive while
- * they are out wait for one to be answered and then go together, so under load each request
- * carries more reads instead of there being more requests. A request out longer than
- * {@link slowReadRequestMs} (the SDK retrying a throttled read) stops counting. A lone read stays
- * a point read. Whatever the batch or bulk request does not answer with 200 or 404 (a failed
- * request, a throttled or aborted operation) is read again with a point read, so errors are
- * exactly a point read's.
+ * a transactional batch of Reads within one partition, a bulk request across partitions; a lone
+ * read stays a point read. At most {@link maxReadRequestsInFlight} requests are out, so under load
+ * each request carries more reads instead of there being more requests. Whatever a batch or bulk
+ * request does not answer with 200 or 404 is read again with a point read, so errors are exactly a
+ * point read's.
  *
- * Only a 404 for a missing document in an existing container reads as absent. A database,
- * container or account that does not exist fails the read or write with a CosmosDocumentError
- * naming the settings to check (settingsProblems.ts): read as "absent", it made a refresh drop
- * every resource from state.
+ * Only a 404 for a missing document in an existing container reads as absent: a missing database,
+ * container or account fails with a CosmosDocumentError naming the settings (settingsProblems.ts),
+ * never "absent", which would drop resources from state.
  */
 import type { Container } from "@azure/cosmos";
 import type { JsonObject } from "../core/json";
@@ -25,45 +19,27 @@ import type { PatchOperation } from "../core/serviceProviderClusterDocument";
 import type { CosmosLocation } from "./settingsProblems";
 import { answerOfError, isMissingDocumentSubstatus, settingsErrorFor, unansweredReadError } from "./settingsProblems";
 
-/** A document with the etag it was read at. */
 export interface StoredDocument {
   readonly document: JsonObject;
   readonly etag: string;
 }
 
-/** The narrow interface the sync pass uses. */
 export interface DocumentStore {
-  /**
-   * Reads a document; `undefined` when it does not exist in the container.
-   * @throws CosmosDocumentError with a `configurationProblem` when the account, database or
-   * container of the settings does not exist.
-   */
+  /** Reads a document; `undefined` when it does not exist in the container. */
   readDocument(partitionKey: string, id: string): Promise<StoredDocument | undefined>;
-  /**
-   * Applies patch operations if the document still has `ifMatchEtag`.
-   * @throws a Cosmos ErrorResponse with `code` 412 when the etag no longer matches, 404 when gone;
-   * CosmosDocumentError with a `configurationProblem` when the account, database or container of
-   * the settings does not exist.
-   */
+  /** Applies patch operations if the document still has `ifMatchEtag` (else Cosmos's 412; 404 when gone). */
   patchDocument(partitionKey: string, id: string, operations: readonly PatchOperation[], ifMatchEtag: string): Promise<StoredDocument>;
-  /** Where documents are read and written (the values in use, never a key), for messages about the settings. */
+  /** Where documents are read and written (never a key), for messages about the settings. */
   readonly location?: CosmosLocation;
 }
 
 /** Most operations Cosmos accepts in one batch or one bulk request to a partition key range. */
-export const maxReadsPerBatch = 100;
+const maxReadsPerBatch = 100;
 
-/**
- * Read requests (point, batch or bulk) the store has in flight at once. Reads arriving while they
- * are all out wait and go together in the next one: the count of requests adapts to the latency
- * instead of to the engine's parallelism (docs/performance.md, "Cosmos reads").
- */
+/** Read requests in flight at once: reads arriving meanwhile go together in the next one. */
 export const maxReadRequestsInFlight = 2;
 
-/**
- * A read request out this long stops counting against {@link maxReadRequestsInFlight}: one that
- * the SDK is retrying (a throttled partition, Retry-After) must not hold every other read back.
- */
+/** A read request out this long (the SDK retrying a throttled read) stops holding the other reads back. */
 export const slowReadRequestMs = 1_000;
 
 interface PendingRead {
@@ -120,10 +96,8 @@ export function createDocumentStore(container: Container, options: { readonly en
         );
         return documents.map((_, index) => batchAnswer(response.result?.[index]));
       }
-      // `items.bulk` (non-atomic, one request per partition key range) is marked deprecated for
-      // executeBulkOperations, which holds every call at least a second before it answers
-      // (docs/performance.md): fit for loading data, not for reads an engine step waits on. The SDK
-      // is pinned; should a later one drop `bulk`, the build fails here.
+      // `items.bulk` is marked deprecated for executeBulkOperations, which holds every call about a
+      // second before it answers: fit for loading data, not for reads an engine step waits on.
       const response = await container.items.bulk(documents.map(({ partitionKey: key, id }) => ({ operationType: "Read", id, partitionKey: key })));
       return documents.map((_, index) => batchAnswer(response[index]));
     } catch {
@@ -225,10 +199,9 @@ export function createDocumentStore(container: Container, options: { readonly en
 }
 
 /**
- * A document, `undefined` for a missing one, or "again" for anything a point read should answer
- * instead. A batch or bulk request below a missing database or container fails as a whole, so its
- * point reads name the settings; an operation's 404 with a substatus other than a missing
- * document's goes to a point read too.
+ * A document, `undefined` for a missing one, or "again" for what a point read should answer instead
+ * (a failed request, or a 404 with a substatus other than a missing document's), so that errors
+ * name the settings as a point read's do.
  */
 function batchAnswer(result: { statusCode: number; subStatusCode?: unknown; eTag?: string; resourceBody?: unknown } | undefined): Answer {
   if (result?.statusCode === 404) {
@@ -243,7 +216,6 @@ function batchAnswer(result: { statusCode: number; subStatusCode?: unknown; eTag
   return typeof etag === "string" && etag.length > 0 ? { document: document as JsonObject, etag } : "again";
 }
 
-/** Identifies a document across partitions. */
 function documentKey(document: { readonly partitionKey: string; readonly id: string }): string {
   return JSON.stringify([document.partitionKey, document.id]);
 }

@@ -1,11 +1,9 @@
 /**
  * Tells a Cosmos answer about the settings from one about a document. Cosmos answers a request
- * addressed below a database or container that does not exist with 404, as it answers a missing
- * document; only the substatus tells them apart: 1003 ("Owner resource does not exist") for the
- * database or container, 0 (or none) for the document. Read as "document absent", a database typo
- * would make `pulumi refresh` drop every resource from state and `destroy` report success with the
- * subtrees still in Cosmos. A Cosmos DB account that does not exist has no DNS name
- * (ENOTFOUND), or answers 403 with substatus 1008.
+ * below a database or container that does not exist with 404, as it answers a missing document;
+ * only the substatus tells them apart: 1003 ("Owner resource does not exist") for the database or
+ * container, 0 (or none) for the document. A Cosmos DB account that does not exist has no DNS
+ * name (ENOTFOUND), or answers 403 with substatus 1008.
  */
 import { CosmosDocumentError } from "../core/errors";
 import { projectName } from "../core/settings";
@@ -30,7 +28,7 @@ export interface CosmosAnswer {
 export const ownerResourceNotFoundSubstatus = 1003;
 
 /** Substatus of a 403 from a Cosmos DB account that does not exist. */
-export const databaseAccountNotFoundSubstatus = 1008;
+const databaseAccountNotFoundSubstatus = 1008;
 
 /** True for the substatus of a 404 that says the document itself does not exist (Cosmos sends 0, or none). */
 export function isMissingDocumentSubstatus(substatus: number | undefined): boolean {
@@ -51,11 +49,7 @@ export function answerOfError(error: unknown): CosmosAnswer {
   };
 }
 
-/**
- * The configuration error for an answer that says the account, database or container of the
- * settings does not exist, or undefined when the answer is about something else.
- * @param verb - What failed, for the message: `read` or `write`.
- */
+/** The configuration error for an answer that says the account, database or container of the settings does not exist; else undefined. */
 export function settingsErrorFor(answer: CosmosAnswer, verb: "read" | "write", documentId: string, location: CosmosLocation): CosmosDocumentError | undefined {
   let problem: string;
   if (answer.statusCode === 404 && answer.substatus === ownerResourceNotFoundSubstatus) {
@@ -81,7 +75,7 @@ export function settingsErrorFor(answer: CosmosAnswer, verb: "read" | "write", d
 /**
  * The error for a point read answered without a document and not as a missing document: the
  * configuration error when the answer is about the settings, else one shaped like the SDK's
- * `ErrorResponse` (numeric `code`, `substatus`, `body`), which describeCosmosError names.
+ * `ErrorResponse`.
  */
 export function unansweredReadError(answer: CosmosAnswer, documentId: string, location: CosmosLocation): Error {
   const substatus = answer.substatus === undefined ? "" : ` with substatus ${answer.substatus}`;
@@ -103,19 +97,15 @@ export interface AbsentDocuments {
   readonly serviceProviderClusterDocumentId: string;
   readonly clusterDocumentId: string;
   readonly subscriptionDocumentId: string;
-  /** The subscription's ARM ID, `/subscriptions/<id>`. */
   readonly subscriptionResourceId: string;
-  /** The cluster as messages name it (core/clusterMessage.ts). */
   readonly clusterName: string;
 }
 
 /**
  * The configuration error for a cluster none of whose documents is in the container, its
- * subscription's document included. The resource provider keeps a subscription's document for as
- * long as it knows the subscription (a deleted subscription's too), in the same container and
- * partition as its clusters': when even that one is missing, the container is not the fleet's, and
- * the missing documents say nothing about whether the cluster was deleted.
- * @param verb - What failed, for the message: `refresh` or `update` (a create's or update's pass).
+ * subscription's document included: the resource provider keeps a subscription's document (a
+ * deleted subscription's too) beside its clusters', so the container is not the fleet's, and the
+ * missing documents say nothing about whether the cluster was deleted.
  */
 export function absentEverywhereError(verb: "refresh" | "update", documents: AbsentDocuments, location: CosmosLocation | undefined): CosmosDocumentError {
   const where = location === undefined ? "the container" : `container '${location.container}' of database '${location.database}'`;

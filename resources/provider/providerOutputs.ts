@@ -7,7 +7,7 @@ import { parseResourceIdOfType, describeType, userAssignedIdentityResourceType }
 import { isJsonObject } from "../core/json";
 import type { OperatorNamesByKeyHash, OutputsStatus } from "../core/outputsStatus";
 import { encodeOutputsStatus, inputsDigest, operatorNamesFromKeys, operatorNamesFromOutputs } from "../core/outputsStatus";
-import { outputsStatusText, readOutputsStatusText } from "../core/outputsStatusText";
+import { outputsStatusText, readOutputsStatusText } from "../core/outputsStatus";
 import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import type { StoredMsiOutputs } from "../core/msiOutputs";
 import { encodeMsiOutputs, readMsiOutputsText } from "../core/msiOutputs";

@@ -1,23 +1,21 @@
 /**
- * What a pass (or a refresh) asks Azure, once its decisions say a half has work: the only Azure
- * calls of either. Each returns the answer, or the error that says why the half writes nothing.
+ * The only Azure calls of a pass (or a refresh), made once its decisions say a half has work. Each
+ * returns the answer, or the error that says why the half writes nothing.
  *
- * - The data plane operators (upstream's FetchDataPlaneOperatorsManagedIdentitiesInfo): every
- *   identity read through ARM, with bounded concurrency, in key order, each with a timeout that
- *   starts when its first attempt gets a slot (lookUpIdentity.ts), as the cluster's own credential
- *   where the mode says so (clusterLookups.ts). A failure not about one identity, or every lookup
- *   failing the same transient way, is an {@link AzureAccessError} (core/statusDecision.ts).
- * - The MSI identities (upstream's FetchMSIIdentitiesInfo): one answer naming every identity, in
- *   whichever way the credential mode gets it (syncDependencies.ts `msiAnswers`): the Managed
- *   Identities data plane as the first party, upstream's fixed-identity stand-in, or ARM read with
- *   the process credential (`processCredential`, a trial mode: ARM's ResourceNotFound stands for
- *   the data plane's null, any other failure is no answer). Only a complete, well-formed answer
- *   decides anything (core/msiDecision.ts).
+ * - Data plane operators (upstream's FetchDataPlaneOperatorsManagedIdentitiesInfo): every identity
+ *   read through ARM (lookUpIdentity.ts), as the cluster's own credential where the mode says so
+ *   (clusterLookups.ts).
+ * - MSI identities (upstream's FetchMSIIdentitiesInfo): one answer naming every identity, from the
+ *   credential mode's `msiAnswers` (the data plane, or the fixed-identity stand-in), or in
+ *   `processCredential` mode from ARM, where ResourceNotFound stands for the data plane's null and
+ *   any other failure is no answer.
  */
 import { withDeadline } from "../core/abort";
+import { lookupErrorText } from "../core/retrievalError";
 import type { DocumentLocation } from "../core/documentLocation";
 import type { IdentityLookupOutcome } from "../core/identityStatus";
-import type { MsiAnswerEntry, MsiDesired } from "../core/msiDecision";
+import type { MsiAnswerEntry } from "../core/msiDecision";
+import type { MsiDesired } from "../core/msiManagedIdentities";
 import { decideMsiStatus, msiRequestedIdentities } from "../core/msiDecision";
 import { MsiIdentitiesError } from "../core/msiError";
 import type { DecidedOutcome } from "../core/statusDecision";
@@ -30,8 +28,7 @@ import { lookUpIdentity } from "./lookUpIdentity";
 import type { SyncDependencies } from "./syncDependencies";
 
 /**
- * Reads each identity through ARM. The credential is asked for only now that the decisions say
- * there is work (no token request for a cluster that needs none).
+ * Reads each identity through ARM; the credential is asked for only now that there is work.
  * @param shared - Whether every lookup failing the same transient way ends the half (a refresh only counts lookups it would report).
  */
 export async function askDataPlane(
@@ -94,7 +91,6 @@ async function msiAnswer(dependencies: SyncDependencies, requested: readonly str
     const resourceId = requested[index];
     if (outcome.kind === "resolved") return { resourceId, clientId: outcome.clientId, objectId: outcome.principalId };
     if (outcome.kind === "notFound") return { resourceId, clientId: null, objectId: null };
-    const status = outcome.error.statusCode === undefined ? "" : ` (HTTP ${outcome.error.statusCode})`;
-    throw new Error(`${outcome.error.code}${status}: ${outcome.error.message.replace(/[.\s]+$/, "")}, reading ${resourceId} through Azure Resource Manager`);
+    throw new Error(`${lookupErrorText(outcome.error)}, reading ${resourceId} through Azure Resource Manager`);
   });
 }

@@ -1,19 +1,13 @@
 /**
- * The seam between a pass and the credential its lookups use. A pass (and a refresh) calls
- * {@link lookupDependenciesFor} once, after the recheck gate said the cluster needs work and before
- * its first lookup: no data plane call, token request or ARM call happens for a cluster that
- * needs none.
+ * The seam between a pass and the credential its lookups use, asked for once the gate said the
+ * cluster needs work, so no token request or data plane call happens for a cluster that needs none.
  *
- * - Without a cluster credential source (modes `processCredential` and `fixedIdentity`) the
- *   process's one reader serves every cluster.
- * - With one (`clusterServiceManagedIdentity`), the cluster's own reader replaces it for this
- *   pass, and the pass's credential scope becomes `cluster`: a 403 is then a definitive answer
- *   about an identity (core/statusDecision.ts). Whose credential that is, the cluster document
- *   says: its service managed identity and identity URL are the authority, and a resource input
- *   naming others fails the cluster, naming both values, before anything is read or written
- *   (an input may only agree). Its failures end the pass before any write:
- *   {@link ClusterCredentialError} for this cluster alone, {@link AzureAccessError} when the
- *   first-party credential itself failed (every cluster would fail the same way).
+ * - Modes `processCredential` and `fixedIdentity`: the process's one reader serves every cluster.
+ * - `clusterServiceManagedIdentity`: the cluster's own reader, and the credential scope `cluster`
+ *   (a 403 is then a definitive answer about an identity, core/statusDecision.ts). The cluster
+ *   document says whose credential that is; inputs may only agree with it. Its failures end the
+ *   pass before any write: {@link ClusterCredentialError} for this cluster alone,
+ *   {@link AzureAccessError} when the first-party credential itself failed.
  */
 import type { ClusterCredentialRequest } from "../azure/clusterCredentials";
 import { ClusterCredentialError } from "../azure/clusterCredentials";
@@ -31,11 +25,7 @@ export interface DeclaredCredential {
   readonly identityUrl?: string;
 }
 
-/**
- * The dependencies the lookups of one cluster's pass use.
- * @param request - The cluster and what its cluster document says (the authority).
- * @param declared - What the resource's inputs say; each must agree with the document.
- */
+/** The dependencies the lookups of one cluster's pass use: the cluster's own reader where the mode says so. */
 export async function lookupDependenciesFor(
   dependencies: SyncDependencies,
   request: ClusterCredentialRequest,
@@ -74,8 +64,8 @@ export async function lookupDependenciesFor(
 
 /**
  * With cluster credentials, the error that fails the cluster when its inputs name another service
- * managed identity or identity URL than its document: a pass checks this before either half reads
- * anything, since the MSI half is asked about the document's SMI.
+ * managed identity or identity URL than its document, named with both values: a pass checks this
+ * before either half reads anything, since the MSI half is asked about the document's SMI.
  */
 export function credentialRefusal(
   dependencies: Pick<SyncDependencies, "clusterCredentials">,
@@ -83,27 +73,19 @@ export function credentialRefusal(
   declared: DeclaredCredential,
 ): ClusterCredentialError | undefined {
   if (dependencies.clusterCredentials === undefined) return undefined;
-  const disagreement = credentialDisagreement(request, declared);
-  return disagreement === undefined ? undefined : new ClusterCredentialError(disagreement.message, { cluster: request.cluster, field: disagreement.field });
-}
-
-/** Where the declared values and the cluster document's part ways, named with both values. */
-function credentialDisagreement(request: ClusterCredentialRequest, declared: DeclaredCredential): { message: string; field: string } | undefined {
   if (declared.serviceManagedIdentity !== undefined && !sameResourceId(declared.serviceManagedIdentity, request.serviceManagedIdentity)) {
-    return {
-      field: "serviceManagedIdentity",
-      message:
-        `the serviceManagedIdentity input names ${declared.serviceManagedIdentity}, but the cluster's HCPOpenShiftCluster document ` +
+    return new ClusterCredentialError(
+      `the serviceManagedIdentity input names ${declared.serviceManagedIdentity}, but the cluster's HCPOpenShiftCluster document ` +
         `names ${request.serviceManagedIdentity ?? "none"}: remove the input or make it agree (the cluster document says whose credential reads the cluster)`,
-    };
+      { cluster: request.cluster, field: "serviceManagedIdentity" },
+    );
   }
   if (declared.identityUrl !== undefined && declared.identityUrl !== request.identityUrl) {
-    return {
-      field: "managedIdentitiesDataPlaneIdentityURL",
-      message:
-        `the managedIdentitiesDataPlaneIdentityURL input is ${declared.identityUrl}, but the cluster's HCPOpenShiftCluster document ` +
+    return new ClusterCredentialError(
+      `the managedIdentitiesDataPlaneIdentityURL input is ${declared.identityUrl}, but the cluster's HCPOpenShiftCluster document ` +
         `has ${request.identityUrl ?? "none"}: remove the input or make it agree (the cluster document says where its credential comes from)`,
-    };
+      { cluster: request.cluster, field: "managedIdentitiesDataPlaneIdentityURL" },
+    );
   }
   return undefined;
 }

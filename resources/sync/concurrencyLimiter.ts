@@ -1,29 +1,21 @@
 /**
  * The process-wide limiter on concurrent lookups: p-limit, with the `active`/`peak` counters the
- * benchmark and the sandbox checks read. Tasks start in the order they were submitted (first in,
- * first out), and a finishing task's slot goes to the oldest waiter, never to a newcomer of the
- * same tick (test/unit/sync/concurrencyLimiter.test.ts). Slots are held per `run`: a lookup's wait
- * between attempts happens outside it (resources/sync/lookUpIdentity.ts).
- *
- * Why p-limit and not a hand-written queue: its queue (yocto-queue) dequeues in constant time,
- * where a queue over `Array#shift` does not, which tells at tens of thousands of queued lookups
- * (docs/performance.md). Its cost: a small runtime dependency (with yocto-queue), and it is an ES
- * module, so this CommonJS package loads it through `require` of ES modules (Node 20.19 or later,
- * package.json `engines`).
+ * benchmark and the sandbox checks read. Tasks start first in, first out, and a finishing task's
+ * slot goes to the oldest waiter. p-limit rather than a hand-written queue: its queue dequeues in
+ * constant time, where one over `Array#shift` does not, which tells at tens of thousands of
+ * queued lookups. It is an ES module, loaded through `require` of ES modules (Node 20.19 or later).
  */
 import pLimit from "p-limit";
 
 export interface ConcurrencyLimiter {
   /** Runs `task` once fewer than `limit` tasks are running. */
   run<T>(task: () => Promise<T>): Promise<T>;
-  /** Tasks running now. */
   readonly active: number;
   /** Most tasks ever running at once. */
   readonly peak: number;
   readonly limit: number;
 }
 
-/** Creates a limiter allowing `limit` (≥ 1) concurrent tasks. */
 export function createConcurrencyLimiter(limit: number): ConcurrencyLimiter {
   if (!Number.isInteger(limit) || limit < 1) {
     throw new RangeError(`concurrency limit must be a whole number of at least 1, got ${limit}`);

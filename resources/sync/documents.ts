@@ -1,48 +1,50 @@
 /**
- * Every Cosmos read of a pass and of a refresh: the read step at the edge of each. A document is
- * waited for a bounded time (this hook never creates one) and a soft-deleted one (envelope
- * `deletionTimestamp`) reads as absent, as upstream's listers treat it.
+ * Every Cosmos read of a pass and of a refresh. A document is waited for a bounded time (this hook
+ * never creates one) and a soft-deleted one (envelope `deletionTimestamp`) reads as absent, as
+ * upstream's listers treat it.
  *
- * A missing document says "not in this container", never "deleted": Cosmos answers a read of a
- * deleted document and of one that was never in the container the settings name (another
- * container of the same database, a copy of the database) alike. So an absence counts only where
- * the fleet's documents provably are: the resource provider keeps each subscription's own document
- * (uuid5 of `/subscriptions/<id>`) in the same partition as its clusters' documents for as long as
- * it knows the subscription, a deleted subscription's included. It is read only once a cluster's
- * document read as absent, so a pass or refresh over documents that exist pays nothing for it.
+ * A missing document says "not in this container", never "deleted": Cosmos answers alike for a
+ * deleted document and for one in another container than the settings name. So an absence counts
+ * only where the fleet's documents provably are: the resource provider keeps each subscription's
+ * document (a deleted subscription's too) in the same partition as its clusters'. It is read only
+ * once a cluster's document read as absent.
  */
-import type { ClusterDesiredSet } from "../core/clusterDocument";
+import type { ClusterDesiredSet, LiveClusterDesiredSet } from "../core/clusterDocument";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
-import { clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
+import { serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
 import type { DocumentLocation } from "../core/documentLocation";
-import { CosmosDocumentError, cosmosStatusCode, describeCosmosError, isCosmosConfigurationError, isCosmosDocumentError } from "../core/errors";
+import {
+  CosmosDocumentError,
+  cosmosStatusCode,
+  describeCosmosError,
+  isCosmosConfigurationError,
+  isCosmosDocumentError,
+  nothingWrittenError,
+} from "../core/errors";
 import { serviceProviderClusterDocumentProblems } from "../core/serviceProviderClusterDocument";
 import type { StoredDocument } from "../cosmos/documentStore";
 import { absentEverywhereError } from "../cosmos/settingsProblems";
 import { log } from "../logging/logger";
 import type { SyncDependencies } from "./syncDependencies";
 
-/** What reading and writing documents needs of a pass's dependencies. */
 export type DocumentDependencies = Pick<SyncDependencies, "documentStore" | "now" | "random" | "sleep" | "options">;
 
 /** A pass's documents: the cluster document's verdict, and the ServiceProviderCluster document (absent only for a deleting cluster). */
 export type PassDocuments =
   | { readonly kind: "deleting"; readonly fromCluster: Extract<ClusterDesiredSet, { kind: "deleting" }>; readonly stored: StoredDocument | undefined }
-  | { readonly kind: "live"; readonly fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>; readonly stored: StoredDocument };
+  | { readonly kind: "live"; readonly fromCluster: LiveClusterDesiredSet; readonly stored: StoredDocument };
 
 /**
- * The read step of a pass. Both point reads go out at once (one Cosmos round trip), yet the
- * cluster document decides first: it is waited for (bounded), its failure is the one reported, a
- * deleting cluster does not wait for the ServiceProviderCluster document, and `refuse` (the
- * pass's checks of the verdict against its request) fails the pass before that document is waited
- * for. When the cluster document had to be waited for, the early ServiceProviderCluster read
- * predates the wait and is read again. A ServiceProviderCluster document not in upstream's layout
- * is refused.
+ * The read step of a pass. Both point reads go out at once, yet the cluster document decides
+ * first: it is waited for, its failure is the one reported, a deleting cluster does not wait for
+ * the ServiceProviderCluster document, and `refuse` fails the pass before that document is waited
+ * for. After a wait, the early ServiceProviderCluster read is read again. A ServiceProviderCluster
+ * document not in upstream's layout is refused.
  */
 export async function readPassDocuments(
   dependencies: DocumentDependencies,
   location: DocumentLocation,
-  refuse: (fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>) => Error | undefined,
+  refuse: (fromCluster: LiveClusterDesiredSet) => Error | undefined,
 ): Promise<PassDocuments> {
   const serviceProviderClusterRead = startReadLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
   const clusterRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
@@ -65,21 +67,17 @@ export async function readPassDocuments(
   );
   const problems = serviceProviderClusterDocumentProblems(stored.document);
   if (problems.length > 0) {
-    throw new CosmosDocumentError({
-      documentId: location.documentId,
-      message: clusterMessage({
-        cause: `the ServiceProviderCluster document is not in the layout upstream writes`,
-        clusterName: location.clusterName,
-        outcome: "nothing was written",
-        reference: serviceProviderClusterDocumentLabel(location.documentId),
-        details: problems,
-      }),
+    throw nothingWrittenError(location.documentId, {
+      cause: "the ServiceProviderCluster document is not in the layout upstream writes",
+      clusterName: location.clusterName,
+      reference: serviceProviderClusterDocumentLabel(location.documentId),
+      details: problems,
     });
   }
   return { kind: "live", fromCluster, stored };
 }
 
-/** What a write reads again after a conflict: both documents, at once. */
+/** What a write reads again after a conflict: both documents at once. */
 export function rereadPassDocuments(
   dependencies: DocumentDependencies,
   location: DocumentLocation,
@@ -87,22 +85,18 @@ export function rereadPassDocuments(
   return Promise.all([readServiceProviderCluster(dependencies, location), readClusterDocument(dependencies, location)]);
 }
 
-/** The ServiceProviderCluster document (soft-deleted reads as absent). */
 function readServiceProviderCluster(dependencies: DocumentDependencies, location: DocumentLocation): Promise<StoredDocument | undefined> {
   return readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
 }
 
-/** The HCPOpenShiftCluster document (soft-deleted reads as absent). */
 export function readClusterDocument(dependencies: DocumentDependencies, location: DocumentLocation): Promise<StoredDocument | undefined> {
   return readLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
 }
 
 /**
  * The read step of a refresh: the ServiceProviderCluster document, or what its absence means:
- * `clusterDocumentPresent` (the container is the fleet's; only that document is missing) or
- * `deleted` (neither cluster document is there but the subscription's is). Those two reads go out
- * at once (one request: they share the partition key).
- * @throws CosmosDocumentError naming the container, database and endpoint settings when the subscription's document is missing too.
+ * `clusterDocumentPresent` (only that document is missing) or `deleted` (neither cluster document
+ * is there but the subscription's is); with the subscription's missing too, an error naming the settings.
  */
 export async function readRefreshDocument(
   dependencies: DocumentDependencies,
@@ -118,11 +112,7 @@ export async function readRefreshDocument(
   throw nothingOfTheSubscription(dependencies, location, "refresh");
 }
 
-/**
- * Waits (bounded) for the cluster's HCPOpenShiftCluster document; when it never appears and
- * neither the ServiceProviderCluster document nor the subscription's is there either, the pass
- * fails naming the settings instead of the document.
- */
+/** Waits for the cluster document; when neither it, the ServiceProviderCluster document nor the subscription's is there, the error names the settings. */
 async function waitForClusterDocument(
   dependencies: DocumentDependencies,
   location: DocumentLocation,
@@ -154,10 +144,7 @@ function nothingOfTheSubscription(dependencies: DocumentDependencies, location: 
   );
 }
 
-/**
- * Reads a document, polling until it exists or the wait runs out. Never creates it.
- * @param firstRead - A read of it already started ({@link startReadLive}), used as the first poll.
- */
+/** Reads a document, polling until it exists or the wait runs out (`firstRead`, already started, is the first poll). Never creates it. */
 export async function waitForDocument(
   dependencies: DocumentDependencies,
   partitionKey: string,
@@ -187,12 +174,7 @@ export async function waitForDocument(
   }
 }
 
-/**
- * Starts {@link readLive} now, for a caller that awaits it later or, when it fails first for
- * another reason, never: the rejection is handled here, so a read left behind never becomes an
- * unhandled rejection (which Node treats as a crash by default). Awaiting the returned promise
- * still throws its error.
- */
+/** Starts {@link readLive} now for a caller that may never await it: its rejection is handled here, never an unhandled one. */
 function startReadLive(dependencies: DocumentDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument | undefined> {
   const read = readLive(dependencies, partitionKey, id, description);
   read.catch(() => undefined);
@@ -224,12 +206,10 @@ async function readOrFail(dependencies: DocumentDependencies, partitionKey: stri
   }
 }
 
-/** How messages name the cluster's HCPOpenShiftCluster document. */
 export function clusterDocumentDescription(location: DocumentLocation): string {
   return `the HCPOpenShiftCluster document of cluster ${location.clusterName} (${location.clusterDocumentId})`;
 }
 
-/** How messages name the ServiceProviderCluster document of a location. */
-export function serviceProviderClusterDescription(location: DocumentLocation): string {
+function serviceProviderClusterDescription(location: DocumentLocation): string {
   return `the ServiceProviderCluster document of cluster ${location.clusterName} (${location.documentId})`;
 }

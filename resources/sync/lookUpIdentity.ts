@@ -1,43 +1,29 @@
 /**
- * One identity lookup, with the retry policy this hook owns (the ARM client's own retries are
- * off: `retryOptions: { maxRetries: 0 }` in resources/provider/azureAdapters.ts).
- *
- * Why not @azure/core-rest-pipeline's retry policies: they retry inside the client's request, so a
+ * One identity lookup, with the retry policy this hook owns (the ARM client's own retries are off
+ * in provider/azureAdapters.ts). The SDK's retry policies retry inside the client's request, so a
  * lookup would hold its limiter slot through every Retry-After and backoff, and they know nothing of
- * this lookup's deadline or of time queued for a slot. Under heavy throttling the SDK's retries
- * leave lookups failed after their last retry and a fleet does not converge in one `up`; with the
- * policy below it does (docs/performance.md, targets 6a–6g). The backoff takes an injected `random` so tests can pin it, which
- * @azure/core-util's `calculateRetryDelay` does not allow. What this policy does:
+ * this lookup's deadline or of time queued for a slot; under heavy throttling a fleet then does not
+ * converge in one `up`. The backoff takes an injected `random` so tests can pin it.
  *
- * - every attempt holds one slot of the process-wide limiter, and only while its request runs;
- *   waits between attempts happen outside the limiter, so a throttled identity does not block
- *   lookups of other identities (or other subscriptions) for the length of its Retry-After;
+ * - Every attempt holds one slot of the process-wide limiter only while its request runs; waits
+ *   happen outside it, so a throttled identity does not block other lookups.
  * - 429, 408, 500, 502, 503, 504 and connection failures are retried, after the service's
- *   Retry-After (`retry-after-ms`, `x-ms-retry-after-ms` or `retry-after`) when it gives one,
- *   else after an exponential, jittered backoff;
- * - every attempt and every wait fits in one deadline, `lookupTimeoutInMs` from the moment the
- *   first attempt gets its slot: a Retry-After that would cross it ends the lookup at once with
- *   the throttling error rather than waiting in vain;
- * - time spent queued for a slot never counts (the deadline moves by each queue wait): with a long
- *   queue (a large fleet, or throttling elsewhere) a lookup at the back still gets its attempts,
- *   instead of failing with Timeout;
- * - at most {@link maxLookupAttempts} attempts answered without a Retry-After; an answer that
- *   carries one (the service said when to come back) does not use one up, and only the deadline
- *   bounds how often the lookup comes back (plus {@link maxTotalAttempts}, against a service that
- *   asks for no wait at all). Under steady throttling a fixed number of attempts runs out for some
- *   identities of a large fleet by chance alone, though they are only being rate-limited;
- * - each attempt first gets the credential's token (cached after the first, see
- *   sharedTokenCredential.ts), then GETs the identity: any failure while getting the token, the
- *   deadline running out included (a token endpoint that hangs), is `global` with code
- *   CredentialUnavailable. It is not about this identity, so it must never clear its IDs;
- * - a failure not about this identity (errors.ts, LookupErrorKind `global`) ends the lookup with a
- *   `global` outcome: at once for a credential failure or an ARM 401 (retrying cannot help), after
- *   the retries above when the endpoint cannot be reached (DNS, refused, TLS), since a network can
- *   come back within the deadline.
+ *   Retry-After when it gives one, else after an exponential, jittered backoff.
+ * - Every attempt and wait fits in one deadline, `lookupTimeoutInMs` from the moment the first
+ *   attempt gets its slot; time queued for a slot never counts. A Retry-After that would cross it
+ *   ends the lookup at once with the throttling error.
+ * - At most {@link maxLookupAttempts} attempts answered without a Retry-After; one that carries a
+ *   Retry-After does not use one up (steady throttling is not a failure of the identity), bounded
+ *   by the deadline and {@link maxTotalAttempts}.
+ * - Any failure while getting the token, the deadline included, is `global` (CredentialUnavailable):
+ *   it is not about this identity, so it never clears its IDs. A failure not about this identity
+ *   ends the lookup with a `global` outcome: at once for a credential failure or an ARM 401, after
+ *   the retries when the endpoint cannot be reached, since a network can come back.
  */
 import { untilAborted, withDeadline } from "../core/abort";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
-import { classifyLookupError, isEndpointUnreachableCode, retryAfterInMs } from "../core/errors";
+import { classifyLookupError, isEndpointUnreachableCode } from "../core/errors";
+import { retryAfterInMs } from "../core/retryAfter";
 import type { IdentityLookupOutcome } from "../core/identityStatus";
 import type { LookupErrorDetails } from "../core/retrievalError";
 import type { SyncDependencies } from "./syncDependencies";
@@ -75,7 +61,7 @@ export async function lookUpIdentity(dependencies: LookupDependencies, resourceI
     const result: AttemptResult = await dependencies.limiter.run(() => {
       const slotAt = dependencies.now().getTime();
       deadline = deadline === undefined ? slotAt + dependencies.options.lookupTimeoutInMs : deadline + (slotAt - queuedAt);
-      return attemptOnce(dependencies, parsed.resourceId, deadline - slotAt);
+      return withDeadline(deadline - slotAt, (abortSignal) => attemptOnce(dependencies, parsed.resourceId, abortSignal));
     });
     if ("outcome" in result) {
       return result.outcome;
@@ -95,14 +81,6 @@ export async function lookUpIdentity(dependencies: LookupDependencies, resourceI
 }
 
 async function attemptOnce(
-  dependencies: LookupDependencies,
-  resourceId: Parameters<LookupDependencies["userAssignedIdentityReader"]["getUserAssignedIdentity"]>[0],
-  timeoutInMs: number,
-): Promise<AttemptResult> {
-  return withDeadline(timeoutInMs, (abortSignal) => attemptWithSignal(dependencies, resourceId, abortSignal));
-}
-
-async function attemptWithSignal(
   dependencies: LookupDependencies,
   resourceId: Parameters<LookupDependencies["userAssignedIdentityReader"]["getUserAssignedIdentity"]>[0],
   abortSignal: AbortSignal,

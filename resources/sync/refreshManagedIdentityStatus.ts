@@ -3,17 +3,14 @@
  * writing nothing. The next `pulumi up` sees the drift in state and rewrites the half it names.
  *
  * 1. Locate, and read the ServiceProviderCluster document; when it is absent, say what that means
- *    (sync/documents.ts): deleted, or only that document missing, or the settings wrong.
+ *    (sync/documents.ts): deleted, only that document missing, or the settings wrong.
  * 2. Drift against the last state: a subtree deleted or malformed in Cosmos, entries removed,
- *    added or changed there by someone else (the MSI half's last state keeps fingerprints of its
- *    IDs: core/msiOutputs.ts).
+ *    added or changed there by someone else.
  * 3. What is due in Azure, by upstream's gate: the data plane operators' entries once their recheck
- *    is due, or that record a real failure (a NotFound entry waits like a resolved one); the MSI
- *    half once its recheck time has passed.
- * 4. The cluster document, read once and only when what is due needs it (the MSI half's desired
- *    set and identity URL; the cluster's own credential in `clusterServiceManagedIdentity` mode).
- * 5. Ask Azure (sync/azureAnswers.ts), both halves at once; report what differs: a clientId or
- *    principalId that changed, an identity that now resolves, or one that now fails. A failure not
+ *    is due, or that record a real failure; the MSI half once its recheck time has passed.
+ * 4. The cluster document, read only when what is due needs it (the MSI half's desired set and
+ *    identity URL; the cluster's own credential in `clusterServiceManagedIdentity` mode).
+ * 5. Ask Azure (sync/azureAnswers.ts), both halves at once, and report what differs. A failure not
  *    about one identity, or an MSI answer that cannot be had, is not drift: the refresh fails.
  */
 import type { ParsedResourceId } from "../core/azureResourceId";
@@ -22,7 +19,7 @@ import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { locate } from "../core/documentLocation";
 import { CosmosDocumentError } from "../core/errors";
 import { goToLower } from "../core/goStrings";
-import { isFailedRetrievalError } from "../core/retrievalError";
+import { errorCodeLabel, isFailedRetrievalError } from "../core/retrievalError";
 import { planMsiHalf } from "../core/msiDecision";
 import type { MsiManagedIdentities, StoredMsiStatus } from "../core/msiManagedIdentities";
 import { msiHalf } from "../core/msiManagedIdentities";
@@ -36,13 +33,11 @@ import { askDataPlane, askMsi } from "./azureAnswers";
 import { clusterDocumentDescription, readClusterDocument, readRefreshDocument } from "./documents";
 import type { SyncDependencies } from "./syncDependencies";
 
-/** The outcome of a refresh. */
 export interface RefreshResult {
   /**
    * `deleted`: the cluster's documents are gone from where the fleet's documents are (the resource
    * leaves state); `serviceProviderClusterMissing`: only the ServiceProviderCluster document is
-   * missing while the cluster document exists (the resource stays, with a drift line); `present`
-   * otherwise. Documents that cannot be proved gone fail the refresh (sync/documents.ts).
+   * missing (the resource stays, with a drift line).
    */
   readonly presence: "present" | "deleted" | "serviceProviderClusterMissing";
   readonly status: DataPlaneOperatorsManagedIdentities;
@@ -52,10 +47,7 @@ export interface RefreshResult {
   readonly lookups: number;
 }
 
-/**
- * The last state's status, or how to get it from the keys found in Cosmos: the provider's outputs
- * name an operator's identity by a hash of its key (core/outputsStatus.ts).
- */
+/** The last state's status, or how to get it from the keys found in Cosmos (the outputs name identities by key hash). */
 export type KnownStatus = DataPlaneOperatorsManagedIdentities | ((persistedKeys: readonly string[]) => DataPlaneOperatorsManagedIdentities);
 
 /** The MSI half as recorded in the last state, from the keys found in Cosmos: its identities, recheck time and fingerprint. */
@@ -64,7 +56,7 @@ export type KnownMsiStatus = (persistedKeys: readonly string[]) => { readonly st
 /** Every drift line of the MSI half starts with it: an update forces that half's pass when one is there. */
 export const msiDriftPrefix = "msiManagedIdentities: ";
 
-/** Reads the persisted status and compares it with the last state and, where due, with Azure. See the module comment. */
+/** Reads the persisted status and compares it with the last state and, where due, with Azure. */
 export async function refreshManagedIdentityStatus(
   dependencies: SyncDependencies,
   cluster: ParsedResourceId,
@@ -181,10 +173,9 @@ function msiAzureDrift(before: MsiManagedIdentities, after: MsiManagedIdentities
 function azureDriftOf(key: string, entry: DataPlaneOperatorManagedIdentityEntry, outcome: DecidedOutcome): string | undefined {
   if (outcome.kind !== "resolved") {
     if (entry.retrievalError !== undefined) return undefined;
-    const status = outcome.error.statusCode === undefined ? "" : ` (HTTP ${outcome.error.statusCode})`;
     return outcome.error.code === "InvalidResourceId"
       ? `identity ${key}: the stored resourceID is not a valid identity ID`
-      : `identity ${key}: lookup now fails in Azure with ${outcome.error.code}${status}`;
+      : `identity ${key}: lookup now fails in Azure with ${errorCodeLabel(outcome.error)}`;
   }
   if (entry.retrievalError !== undefined) return `identity ${key}: now resolves in Azure (was: ${entry.retrievalError.split(":")[0]})`;
   const changed = [

@@ -1,13 +1,11 @@
 /**
- * The one write path of this hook: a patch of the status subtrees it keeps (either half of the
- * status, or both) plus upstream's bookkeeping, always with If-Match, re-read and recomputed on 412
- * up to `maxWriteAttempts` times. There is no unconditional write and no whole-document replace.
- * On 412 both documents are read again: a cluster document that changed since the pass read it
- * (another desired set, credential or identity URL, or a deletion) ends the write with
- * {@link ClusterDocumentChangedError}, so the pass starts over rather than write answers to a
- * question nobody asks any more.
+ * The one write path of this hook: a patch of the status subtrees it keeps plus upstream's
+ * bookkeeping, always with If-Match, re-read and decided again on 412 up to `maxWriteAttempts`
+ * times; no unconditional write, no whole-document replace. A cluster document that changed since
+ * the pass read it ends the write with {@link ClusterDocumentChangedError}, so the pass starts over
+ * rather than write answers to a question nobody asks any more.
  */
-import { CosmosDocumentError, cosmosStatusCode, describeCosmosError } from "../core/errors";
+import { CosmosDocumentError, cosmosStatusCode, describeCosmosError, nothingWrittenError } from "../core/errors";
 import type { DocumentLocation } from "../core/documentLocation";
 import type { JsonObject } from "../core/json";
 import type { StatusHalves } from "../core/statusPatch";
@@ -15,10 +13,10 @@ import { identityStatusPatchOperations } from "../core/statusPatch";
 import type { StoredDocument } from "../cosmos/documentStore";
 import type { DocumentDependencies } from "./documents";
 import { rereadPassDocuments } from "./documents";
-import { clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
+import { clusterDocumentLabel, clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
 import { log } from "../logging/logger";
 
-/** What a write left: the document it was last based on, the halves it wrote (none when it wrote nothing). */
+/** What a write left: the document it was last based on and the halves it wrote. */
 export interface WriteOutcome {
   readonly document: JsonObject;
   readonly written: StatusHalves;
@@ -30,14 +28,10 @@ export interface WriteOutcome {
 export class ClusterDocumentChangedError extends CosmosDocumentError {}
 
 /**
- * Writes the halves `decide` asks for with If-Match, re-reading and retrying on 412 up to
- * `maxWriteAttempts`. `decide` maps the stored document to the halves to persist (a half left out
- * stays as stored), or `undefined` when nothing needs writing; it is called again on every re-read
- * (`reread` true), so each half is decided again against what the other writer left
- * (core/statusDecision.ts), and its changes to the rest of the document are kept. Fields of a
- * subtree this hook does not know survive the patch (core/statusPatch.ts). `clusterAsRead` tells
- * whether the cluster document, as read again after a conflict, still asks what the pass answered;
- * when it does not, {@link ClusterDocumentChangedError} is thrown and nothing is written.
+ * Writes the halves `decide` asks for (a half left out stays as stored; `undefined`: nothing to
+ * write). `decide` is called again on every re-read (`reread` true), so each half is decided again
+ * against what the other writer left. `clusterAsRead` tells whether the cluster document, read
+ * again after a conflict, still asks what the pass answered.
  */
 export async function writeStatus(
   dependencies: DocumentDependencies,
@@ -80,7 +74,7 @@ export async function writeStatus(
             cause: "the cluster's HCPOpenShiftCluster document changed while the status was being written",
             clusterName: location.clusterName,
             outcome: "nothing was written",
-            reference: `HCPOpenShiftCluster document ${location.clusterDocumentId}`,
+            reference: clusterDocumentLabel(location.clusterDocumentId),
           }),
         });
       }
@@ -90,17 +84,7 @@ export async function writeStatus(
   }
 }
 
-/** A write that ends with nothing written, naming the cause, the cluster and the document. */
 function writeFailure(location: DocumentLocation, cause: string, statusCode: number | undefined, error?: unknown): CosmosDocumentError {
-  return new CosmosDocumentError({
-    documentId: location.documentId,
-    statusCode,
-    message: clusterMessage({
-      cause,
-      clusterName: location.clusterName,
-      outcome: "nothing was written",
-      reference: serviceProviderClusterDocumentLabel(location.documentId),
-    }),
-    ...(error === undefined ? {} : { cause: error }),
-  });
+  const reference = serviceProviderClusterDocumentLabel(location.documentId);
+  return nothingWrittenError(location.documentId, { cause, clusterName: location.clusterName, reference }, { statusCode, cause: error });
 }

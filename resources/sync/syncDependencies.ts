@@ -1,26 +1,15 @@
-/**
- * What a sync pass, a refresh and the document helpers depend on: injected, so that tests pass
- * fakes and production passes the shared Azure and Cosmos adapters. Types only; every module of
- * sync/ imports these from here, below all of them.
- */
+/** What a sync pass and a refresh depend on, injected: tests pass fakes, production the Azure and Cosmos adapters. */
 import type { ClusterCredentialSource } from "../azure/clusterCredentials";
 import type { MsiAnswerSource } from "../azure/msiAnswers";
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import type { DocumentStore } from "../cosmos/documentStore";
-import type { CredentialScope, IdsOnLookupFailure } from "../core/statusDecision";
+import type { Settings } from "../core/settings";
+import type { CredentialScope } from "../core/statusDecision";
 import type { ConcurrencyLimiter } from "./concurrencyLimiter";
 
-/** Tunables of a pass; defaults live in settings.ts. */
-export interface SyncOptions {
-  readonly lookupTimeoutInMs: number;
-  readonly documentWaitInMs: number;
-  readonly documentPollIntervalInMs: number;
-  readonly maxWriteAttempts: number;
-  /** What a failed lookup does to its entry's stored IDs (core/statusDecision.ts): `keep` unless the answer is definitive, or upstream's `clear`. */
-  readonly idsOnLookupFailure: IdsOnLookupFailure;
-}
+/** Tunables of a pass: the settings' values (core/settings.ts). */
+export type SyncOptions = Pick<Settings, "lookupTimeoutInMs" | "documentWaitInMs" | "documentPollIntervalInMs" | "maxWriteAttempts" | "idsOnLookupFailure">;
 
-/** Everything a pass touches, injected. */
 export interface SyncDependencies {
   readonly documentStore: DocumentStore;
   readonly userAssignedIdentityReader: UserAssignedIdentityReader;
@@ -30,24 +19,12 @@ export interface SyncDependencies {
   readonly random: () => number;
   readonly sleep: (durationInMs: number) => Promise<void>;
   readonly options: SyncOptions;
-  /** Which Azure credential the lookups use, for messages (credentials.ts describeCredential). */
+  /** Which Azure credential the lookups use, for messages. */
   readonly credentialDescription?: string;
-  /**
-   * Whose credential reads the identities; `process` (one credential of the hook's own) when
-   * absent. Only with `cluster` (the cluster's own service managed identity) does a 403 clear
-   * stored IDs (core/statusDecision.ts).
-   */
+  /** Whose credential reads the identities (`process` when absent); only with `cluster` does a 403 clear stored IDs. */
   readonly credentialScope?: CredentialScope;
-  /**
-   * Set in `clusterServiceManagedIdentity` mode: each cluster's lookups use the reader of that
-   * cluster's own service managed identity instead of {@link userAssignedIdentityReader}
-   * (sync/clusterLookups.ts).
-   */
+  /** Set in `clusterServiceManagedIdentity` mode: each cluster's lookups use its own service managed identity's reader. */
   readonly clusterCredentials?: ClusterCredentialSource;
-  /**
-   * Where the MSI half gets its answer: the Managed Identities data plane as the first party
-   * (`clusterServiceManagedIdentity`) or upstream's fixed-identity stand-in (`fixedIdentity`).
-   * Absent (`processCredential`, and fakes by default): each identity is read through ARM.
-   */
+  /** Where the MSI half gets its answer; absent (`processCredential`, and fakes by default): each identity is read through ARM. */
   readonly msiAnswers?: MsiAnswerSource;
 }

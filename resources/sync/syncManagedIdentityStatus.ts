@@ -6,22 +6,16 @@
  * only one of the pass that does I/O, in numbered steps; every decision is a pure function of core/.
  *
  * 1. Locate the cluster's documents.
- * 2. Read them (sync/documents.ts): the HCPOpenShiftCluster document on every pass (absent or
- *    soft-deleted → fail naming it, nothing written; a deletion timestamp → skipped, nothing read
- *    from Azure or written), then the ServiceProviderCluster document (never created; one not in
- *    upstream's layout is refused). A cluster document that cannot name its data plane operators,
- *    or inputs that name another set or credential, fail the pass before that second wait.
+ * 2. Read them (sync/documents.ts). A deleting cluster is skipped; a cluster document that cannot
+ *    name its data plane operators, or inputs that name another set or credential, fail the pass.
  * 3. Decide each half against its stored subtree (its gate); a half with no work makes no call.
  * 4. Ask Azure what the decisions need (sync/azureAnswers.ts), both halves at once.
- * 5. Write once, with If-Match, the halves whose decision differs semantically from what is
- *    stored; nothing at all when neither does (sync/statusWrite.ts). On 412 both documents are read
- *    again and each half decided again, a bounded number of times; when the cluster document
- *    changed meanwhile, the pass starts over from step 1 (the same bound counts the passes).
- * 6. Report: throw what failed, the data plane half's error first (a
- *    UserAssignedIdentityReadError for identities that failed), the MSI half's after it,
- *    with the pass's result attached when anything was written.
+ * 5. Write once, with If-Match, the halves whose decision differs from what is stored
+ *    (sync/statusWrite.ts); when the cluster document changed meanwhile, the pass starts over.
+ * 6. Report (core/passDecision.ts): throw what failed, with the pass's result attached when
+ *    anything was written.
  */
-import type { ClusterDesiredSet } from "../core/clusterDocument";
+import type { LiveClusterDesiredSet } from "../core/clusterDocument";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { locate } from "../core/documentLocation";
 import { msiPlanError } from "../core/msiDecision";
@@ -39,7 +33,7 @@ import type { SyncDependencies } from "./syncDependencies";
 
 export type { SyncRequest, SyncResult } from "../core/passDecision";
 
-/** Runs one pass, started over when the cluster document changes under its write. See the module comment for the steps and their outcomes. */
+/** Runs one pass, started over when the cluster document changes under its write. */
 export async function syncManagedIdentityStatus(dependencies: SyncDependencies, request: SyncRequest): Promise<SyncResult> {
   for (let pass = 1; ; pass += 1) {
     try {
@@ -55,7 +49,7 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
   // 1. Locate.
   const location = locate(request.cluster);
   const declared = { serviceManagedIdentity: request.serviceManagedIdentity, identityUrl: request.identityUrl };
-  const credentialRequest = (fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>) => ({
+  const credentialRequest = (fromCluster: LiveClusterDesiredSet) => ({
     cluster: request.cluster,
     serviceManagedIdentity: fromCluster.serviceManagedIdentity,
     identityUrl: fromCluster.identityUrl,

@@ -23,7 +23,7 @@ import { seedFleet } from "../../sandbox/seed";
 import type { TestStack } from "./engineHelpers";
 import { engineModule, openTestStack } from "./engineHelpers";
 import { ownedStatusOf, requireServiceProviderCluster } from "../fixtures/storedDocument";
-import { readOutputsStatusText } from "../../resources/core/outputsStatusText";
+import { readOutputsStatusText } from "../../resources/core/outputsStatus";
 import { outputsSchemaVersion } from "../../resources/core/serviceProviderClusterDocument";
 
 type Resource = { type: string; inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };

@@ -9,7 +9,7 @@ import type { Document } from "../../../bench/reliability/reliabilitySandbox";
 import { ownedStatus } from "../../../bench/reliability/reliabilitySandbox";
 import { checkDelete, checkRenameCreate, checkSettingsFault, invariantCatalogue, invariantOf } from "../../../bench/reliability/invariants";
 import { encodeOutputsStatus, operatorNamesFromKeys } from "../../../resources/core/outputsStatus";
-import { outputsStatusText } from "../../../resources/core/outputsStatusText";
+import { outputsStatusText } from "../../../resources/core/outputsStatus";
 import { buildServiceProviderClusterDocument } from "../../../sandbox/documentBuilders";
 import { dataPlaneHalf } from "../../../resources/core/serviceProviderClusterDocument";
 

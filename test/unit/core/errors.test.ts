@@ -1,16 +1,15 @@
 import { nothingWritten, withMsiWritten } from "../../../resources/core/clusterMessage";
 import { describe, expect, it } from "vitest";
-import { AzureAccessError, isAzureAccessError } from "../../../resources/core/azureAccessError";
+import { AzureAccessError } from "../../../resources/core/azureAccessError";
 import {
   CosmosDocumentError,
   UserAssignedIdentityReadError,
-  azureErrorCode,
   classifyLookupError,
   cosmosStatusCode,
   describeCosmosError,
   isCosmosDocumentError,
-  isUserAssignedIdentityReadError,
 } from "../../../resources/core/errors";
+import { azureErrorCode } from "../../../resources/core/azureErrorCode";
 import { SettingsError } from "../../../resources/core/settings";
 import { cosmosError } from "../../fakes/inMemoryDocumentStore";
 import { restError } from "../../fakes/scriptedUserAssignedIdentityReader";
@@ -204,7 +203,7 @@ describe("AzureAccessError", () => {
       error: { code: "InvalidAuthenticationToken", statusCode: 401, message: "The access token is invalid." },
       credential: "the managed identity with client ID abc",
     });
-    expect(isAzureAccessError(error)).toBe(true);
+    expect(error).toBeInstanceOf(AzureAccessError);
     expect(error.name).toBe("AzureAccessError");
     // Cause first, then the cluster by name, what was written, and the document once.
     expect(error.message).toMatch(
@@ -275,7 +274,7 @@ describe("error classes", () => {
         "  - /a: AuthorizationFailed (HTTP 403): no\n  - /b: Timeout: slow",
     );
     expect(error.name).toBe("UserAssignedIdentityReadError");
-    expect(isUserAssignedIdentityReadError(error)).toBe(true);
+    expect(error).toBeInstanceOf(UserAssignedIdentityReadError);
     expect(isCosmosDocumentError(error)).toBe(false);
   });
 
@@ -305,7 +304,7 @@ describe("error classes", () => {
     ["undefined", undefined],
   ])("the guards refuse %s", (_title, value) => {
     expect(isCosmosDocumentError(value)).toBe(false);
-    expect(isUserAssignedIdentityReadError(value)).toBe(false);
+    expect(value).not.toBeInstanceOf(UserAssignedIdentityReadError);
   });
 
   it("names a SettingsError", () => {

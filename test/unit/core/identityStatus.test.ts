@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compareStrings, desiredIdentitySet, entryFor, formatTimestamp, nextRecheckTime, recheckIntervalInMs } from "../../../resources/core/identityStatus";
+import { desiredIdentitySet, entryFor, nextRecheckTime, recheckIntervalInMs } from "../../../resources/core/identityStatus";
 import {
   formatRetrievalError,
   isFailedRetrievalError,
@@ -9,8 +9,8 @@ import {
   shortMessage,
   truncateCodePoints,
 } from "../../../resources/core/retrievalError";
-import { parseTimestamp } from "../../../resources/core/goJson";
-import { statusCounts } from "../../../resources/core/outputsStatusText";
+import { formatTimestamp, parseTimestamp } from "../../../resources/core/goJson";
+import { statusCounts } from "../../../resources/core/outputsStatus";
 import type { DesiredIdentity } from "../../../resources/core/identityStatus";
 import type { DataPlaneOperatorsManagedIdentities } from "../../../resources/core/serviceProviderClusterDocument";
 import { fixedNow, identityResourceId } from "../../fixtures/documents";
@@ -420,9 +420,12 @@ describe("statusCounts", () => {
   });
 });
 
-describe("compareStrings", () => {
-  it("orders by code unit, not locale", () => {
-    expect(["b", "B", "a", "é", "A"].sort(compareStrings)).toEqual(["A", "B", "a", "b", "é"]);
-    expect(compareStrings("x", "x")).toBe(0);
+describe("desiredIdentitySet order", () => {
+  it("sorts the identities by key in code-unit order, not locale", () => {
+    const id = (name: string) =>
+      `/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/${name}`;
+    const { identities, failures } = desiredIdentitySet({ one: id("f"), two: id("é"), three: id("a"), four: id("_z") });
+    expect(failures).toEqual([]);
+    expect(identities.map((identity) => identity.key.split("/").pop())).toEqual(["_z", "a", "f", "é"]);
   });
 });

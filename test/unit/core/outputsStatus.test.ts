@@ -12,7 +12,7 @@ import {
   operatorNamesFromKeys,
   operatorNamesFromOutputs,
 } from "../../../resources/core/outputsStatus";
-import { outputsStatusText, readOutputsStatusText, statusFromOutputs } from "../../../resources/core/outputsStatusText";
+import { outputsStatusText, readOutputsStatusText, statusFromOutputs } from "../../../resources/core/outputsStatus";
 import type { DataPlaneOperatorsManagedIdentities } from "../../../resources/core/serviceProviderClusterDocument";
 import { dataPlaneHalf } from "../../../resources/core/serviceProviderClusterDocument";
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { AzureAccessError } from "../../../resources/core/azureAccessError";
 import { desiredFromClusterDocument } from "../../../resources/core/clusterDocument";
 import { locate } from "../../../resources/core/documentLocation";
-import { isUserAssignedIdentityReadError } from "../../../resources/core/errors";
+import { UserAssignedIdentityReadError } from "../../../resources/core/errors";
 import { desiredIdentitySet } from "../../../resources/core/identityStatus";
 import { planMsiHalf } from "../../../resources/core/msiDecision";
 import type { PassDecisions, SyncResult } from "../../../resources/core/passDecision";
@@ -94,7 +94,7 @@ describe("what a pass reports", () => {
   it("reports the identities whose failure the persisted status records, with the result attached", () => {
     const status = { identities: { [identityB.toLowerCase()]: { resourceID: identityB, retrievalError: "TooManyRequests (HTTP 429): slow down" } } };
     const error = capture(() => reportPass(location, { ...written, status }, decisions(), { dataPlane: status }));
-    expect(isUserAssignedIdentityReadError(error)).toBe(true);
+    expect(error).toBeInstanceOf(UserAssignedIdentityReadError);
     expect((error as { result?: SyncResult }).result?.failures.map((failure) => failure.resourceId)).toEqual([identityB]);
   });
 

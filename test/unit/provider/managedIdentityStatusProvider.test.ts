@@ -14,7 +14,7 @@ import type { ProviderOutputs } from "../../../resources/provider/providerOutput
 import { unknownValue } from "../../../resources/provider/providerInputs";
 import type { OutputsStatus } from "../../../resources/core/outputsStatus";
 import { decodeOutputsStatus, inputsDigest, keyHashOf } from "../../../resources/core/outputsStatus";
-import { readOutputsStatusText } from "../../../resources/core/outputsStatusText";
+import { readOutputsStatusText } from "../../../resources/core/outputsStatus";
 import type { JsonObject, JsonValue } from "../../../resources/core/json";
 import { FakeClock } from "../../fakes/fakeClock";
 import { InMemoryDocumentStore } from "../../fakes/inMemoryDocumentStore";

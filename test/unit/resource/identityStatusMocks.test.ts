@@ -11,7 +11,7 @@ import { ServiceProviderClusterIdentityStatus, identityStatusMockState, resource
 import type { IdentityStatusMock, OutputsStatus } from "../../../resources";
 import { parseStoredOutputs } from "../../../resources/provider/providerOutputs";
 import { keyHashOf } from "../../../resources/core/outputsStatus";
-import { statusCounts, statusFromOutputs } from "../../../resources/core/outputsStatusText";
+import { statusCounts, statusFromOutputs } from "../../../resources/core/outputsStatus";
 import { clusterResourceIdFor, identityKey, identityResourceId } from "../../fixtures/documents";
 
 const clusterResourceId = clusterResourceIdFor();

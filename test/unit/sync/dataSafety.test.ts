@@ -11,7 +11,7 @@ import { desiredIdentitySet } from "../../../resources/core/identityStatus";
 import type { JsonObject } from "../../../resources/core/json";
 import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
 import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
-import { isDesiredSetDisagreementError } from "../../../resources/core/desiredSetDisagreement";
+import { DesiredSetDisagreementError } from "../../../resources/core/desiredSetDisagreement";
 import { upstreamSyncOnce } from "../../fakes/upstreamController";
 import type { SyncResult } from "../../../resources/sync/syncManagedIdentityStatus";
 import type { IdentityScript } from "../../fakes/scriptedUserAssignedIdentityReader";
@@ -217,7 +217,7 @@ describe("two declarations of one desired set: the cluster document is the autho
       () => undefined,
       (thrown: unknown) => thrown as Error,
     );
-    expect(isDesiredSetDisagreementError(error)).toBe(true);
+    expect(error).toBeInstanceOf(DesiredSetDisagreementError);
     expect(error?.message).toContain(
       `The inputs name: ${identityA}, ${identityB}. The document names: ${identityA}\n  - only in the inputs: ${identityB}; only in the document: none`,
     );
@@ -267,7 +267,7 @@ describe("the hook and upstream's controller in turn on one document: they conve
     for (let round = 0; round < count; round += 1) {
       const hook = await sync(harness, hookInputs, true).then(
         (result) => (result.wrote ? "wrote" : "unchanged"),
-        (error: unknown) => (isDesiredSetDisagreementError(error) ? "refused" : `failed: ${String(error)}`),
+        (error: unknown) => (error instanceof DesiredSetDisagreementError ? "refused" : `failed: ${String(error)}`),
       );
       const upstream = await upstreamSyncOnce({
         store: harness.store,

@@ -8,8 +8,8 @@
  * test/integration/credentialErrors.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { isAzureAccessError } from "../../../resources/core/azureAccessError";
-import { isUserAssignedIdentityReadError } from "../../../resources/core/errors";
+import { AzureAccessError } from "../../../resources/core/azureAccessError";
+import { UserAssignedIdentityReadError } from "../../../resources/core/errors";
 import { desiredIdentitySet } from "../../../resources/core/identityStatus";
 import type { JsonObject } from "../../../resources/core/json";
 import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
@@ -78,8 +78,8 @@ describe("a global failure in a sync pass", () => {
     const harness = harnessWith({ error });
     const before = JSON.stringify(harness.store.get(location.partitionKey, location.documentId));
     const failure = await passFails(harness);
-    expect(isAzureAccessError(failure)).toBe(true);
-    expect(isUserAssignedIdentityReadError(failure)).toBe(false);
+    expect(failure).toBeInstanceOf(AzureAccessError);
+    expect(failure).not.toBeInstanceOf(UserAssignedIdentityReadError);
     const credentialFailure = (error as Error).name !== "RestError" && !("code" in (error as object));
     if (credentialFailure)
       expect(failure.message.startsWith(`${code}. Cluster ${location.clusterName}: no identity was checked; nothing was written`)).toBe(true);
@@ -101,7 +101,7 @@ describe("a global failure in a sync pass", () => {
   it("retries an unreachable endpoint within the deadline before calling it global", async () => {
     const harness = harnessWith({ error: nodeError("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:1") });
     const failure = await passFails(harness);
-    expect(isAzureAccessError(failure)).toBe(true);
+    expect(failure).toBeInstanceOf(AzureAccessError);
     expect(harness.reader.calledKeys.filter((key) => key === identityB.toLowerCase()).length).toBeGreaterThan(1);
     expect(harness.store.patches()).toHaveLength(0);
   });
@@ -119,7 +119,7 @@ describe("a failure about one identity in a sync pass (issue 28 item 3: stored I
     async (_title, error, retrievalError) => {
       const harness = harnessWith({ error });
       const failure = await passFails(harness);
-      expect(isUserAssignedIdentityReadError(failure)).toBe(true);
+      expect(failure).toBeInstanceOf(UserAssignedIdentityReadError);
       expect(failure.message).toContain(`${identityB}: ${retrievalError} [stored IDs kept]`);
       expect(harness.store.patches()).toHaveLength(1);
       const subtree = subtreeOf(harness.store.get(location.partitionKey, location.documentId)) as JsonObject;
@@ -154,7 +154,7 @@ describe("a failure about one identity in a sync pass (issue 28 item 3: stored I
     const harness = createHarness({ documents: [storedDocument()], identities: { [identityA]: { error }, [identityB]: { error } } });
     const before = JSON.stringify(harness.store.get(location.partitionKey, location.documentId));
     const failure = await passFails(harness);
-    expect(isAzureAccessError(failure)).toBe(true);
+    expect(failure).toBeInstanceOf(AzureAccessError);
     expect(failure.message).toContain(`all 2 identity lookups failed the same transient way (${failureClass}: `);
     expect(failure.message).toContain("nothing was written");
     expect(harness.store.patches()).toHaveLength(0);
@@ -167,7 +167,7 @@ describe("a failure about one identity in a sync pass (issue 28 item 3: stored I
       identities: { [identityA]: { error: restError("ServiceUnavailable", 503, "busy") }, [identityB]: { error: restError("TooManyRequests", 429, "slow") } },
     });
     const failure = await passFails(harness);
-    expect(isUserAssignedIdentityReadError(failure)).toBe(true);
+    expect(failure).toBeInstanceOf(UserAssignedIdentityReadError);
     const identities = (subtreeOf(harness.store.get(location.partitionKey, location.documentId)) as JsonObject).identities as JsonObject;
     expect(identities[keyA]).toEqual({
       resourceID: identityA,
@@ -201,7 +201,7 @@ describe("a global failure in a refresh", () => {
       () => undefined,
       (caught: unknown) => caught,
     );
-    expect(isAzureAccessError(failure)).toBe(true);
+    expect(failure).toBeInstanceOf(AzureAccessError);
     expect(harness.store.patches()).toHaveLength(0);
   });
 

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isCosmosDocumentError, isUserAssignedIdentityReadError } from "../../../resources/core/errors";
-import type { UserAssignedIdentityReadError } from "../../../resources/core/errors";
+import { UserAssignedIdentityReadError, isCosmosDocumentError } from "../../../resources/core/errors";
 import { desiredIdentitySet } from "../../../resources/core/identityStatus";
 import { maxRetrievalErrorLength } from "../../../resources/core/retrievalError";
 import type { JsonObject, JsonValue } from "../../../resources/core/json";
@@ -417,7 +416,7 @@ describe("syncManagedIdentityStatus: failures per identity", () => {
     const harness = createHarness({ documents: [spcWith({})], identities: { [identityA]: { error: simulatedFailure } } });
     await syncFailing(harness, [identityA]);
     const error = await syncFailing(harness, [identityA]);
-    expect(isUserAssignedIdentityReadError(error)).toBe(true);
+    expect(error).toBeInstanceOf(UserAssignedIdentityReadError);
     expect(harness.reader.calls).toHaveLength(2);
     expect(harness.store.patches()).toHaveLength(1);
     expect(partialResultOf(error)?.wrote).toBe(false);
