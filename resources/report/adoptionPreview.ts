@@ -13,7 +13,7 @@ import type { DesiredIdentity } from "../core/identityStatus";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { locate } from "../core/documentLocation";
 import { planHalves } from "../core/passDecision";
-import { clusterDocumentDescription, readLive, serviceProviderClusterDescription } from "../sync/documents";
+import { clusterDocumentDescription, readClusterDocument, readServiceProviderCluster, serviceProviderClusterDescription } from "../sync/documents";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import type { RunRecord } from "./runRecord";
 import { appendRunRecord, recordOfFailedPass } from "./runRecord";
@@ -27,8 +27,8 @@ export async function adoptionPreview(
 ): Promise<Pick<RunRecord, "dataPlane" | "msi" | "message">> {
   const location = locate(cluster);
   const [clusterDocument, serviceProviderCluster] = await Promise.all([
-    readLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location)),
-    readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location)),
+    readClusterDocument(dependencies, location),
+    readServiceProviderCluster(dependencies, location),
   ]);
   if (clusterDocument === undefined || serviceProviderCluster === undefined) {
     const missing = clusterDocument === undefined ? clusterDocumentDescription(location) : serviceProviderClusterDescription(location);

@@ -85,7 +85,7 @@ export function rereadPassDocuments(
   return Promise.all([readServiceProviderCluster(dependencies, location), readClusterDocument(dependencies, location)]);
 }
 
-function readServiceProviderCluster(dependencies: DocumentDependencies, location: DocumentLocation): Promise<StoredDocument | undefined> {
+export function readServiceProviderCluster(dependencies: DocumentDependencies, location: DocumentLocation): Promise<StoredDocument | undefined> {
   return readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
 }
 
@@ -210,6 +210,6 @@ export function clusterDocumentDescription(location: DocumentLocation): string {
   return `the HCPOpenShiftCluster document of cluster ${location.clusterName} (${location.clusterDocumentId})`;
 }
 
-function serviceProviderClusterDescription(location: DocumentLocation): string {
+export function serviceProviderClusterDescription(location: DocumentLocation): string {
   return `the ServiceProviderCluster document of cluster ${location.clusterName} (${location.documentId})`;
 }
