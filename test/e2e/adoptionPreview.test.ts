@@ -7,17 +7,13 @@
  * admin interface moves the fleet's clock past the rechecks, and the next preview says which
  * halves would ask Azure. No Azure request and no Cosmos write but the rechecks'.
  */
-import { mkdtempSync, realpathSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../sandbox/sandbox";
-import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
-import { seedDemoFleet } from "../../sandbox/seed";
 import { seedUpstreamStatus } from "../../sandbox/upstreamSeed";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
-import { initLiteralStack, removeLiteralStack, runLiteralPulumi } from "./engineHelpers";
+import { removeLiteralStack, runLiteralPulumi, startLiteralDemoFleet } from "./engineHelpers";
 
 const projectDirectory = resolve(__dirname, "..", "..");
 const stackName = `adoption-preview-${process.pid}`;
@@ -47,15 +43,7 @@ function requests(): number[] {
 }
 
 beforeAll(async () => {
-  scratchDirectory = realpathSync(mkdtempSync(join(tmpdir(), "aro-hcp-adoption-")));
-  sandbox = await startSandbox({ certificateDirectory: join(scratchDirectory, "sandbox-ca"), perClusterCredentials: true });
-  fleet = seedDemoFleet(sandbox);
-  environment = await initLiteralStack(
-    sandbox,
-    scratchDirectory,
-    stackName,
-    fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId })),
-  );
+  ({ scratchDirectory, sandbox, fleet, environment } = await startLiteralDemoFleet("aro-hcp-adoption-", stackName));
   seedUpstreamStatus(sandbox, fleet);
 }, 600_000);
 

@@ -10,15 +10,13 @@
  * environment), RUNNER_TEMP, GITHUB_ENV and GITHUB_STEP_SUMMARY are files of the test.
  */
 import { execFile } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../sandbox/sandbox";
-import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
-import { demoTenantIds, seedDemoFleet } from "../../sandbox/seed";
-import { initLiteralStack, removeLiteralStack, runLiteralPulumi } from "./engineHelpers";
+import { demoTenantIds } from "../../sandbox/seed";
+import { removeLiteralStack, runLiteralPulumi, startLiteralDemoFleet } from "./engineHelpers";
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const yaml = require("js-yaml") as { load(text: string): unknown };
@@ -92,15 +90,7 @@ function pointerTo(...tokens: string[]): string {
 }
 
 beforeAll(async () => {
-  scratchDirectory = realpathSync(mkdtempSync(join(tmpdir(), "aro-hcp-drift-workflow-")));
-  sandbox = await startSandbox({ certificateDirectory: join(scratchDirectory, "sandbox-ca"), perClusterCredentials: true });
-  fleet = seedDemoFleet(sandbox);
-  environment = await initLiteralStack(
-    sandbox,
-    scratchDirectory,
-    stackName,
-    fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId })),
-  );
+  ({ scratchDirectory, sandbox, fleet, environment } = await startLiteralDemoFleet("aro-hcp-drift-workflow-", stackName));
   // As the workflow's comments ask: the certificate file comes from the job (ARO_HCP_FIRST_PARTY_CERTIFICATE_FILE), not the stack.
   await runLiteralPulumi(projectDirectory, environment, stackName, "config", "rm", "aro-hcp-identity-status:firstPartyCertificateFile");
   await runLiteralPulumi(

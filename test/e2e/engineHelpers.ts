@@ -7,11 +7,15 @@
  */
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
 import { expect, inject } from "vitest";
 import type { Sandbox } from "../../sandbox/sandbox";
+import { startSandbox } from "../../sandbox/sandbox";
+import type { FleetClusterDescription } from "../../sandbox/seed";
+import { seedDemoFleet } from "../../sandbox/seed";
 
 const projectDirectory = resolve(__dirname, "..", "..");
 const nativeRequire = createRequire(join(projectDirectory, "package.json"));
@@ -141,6 +145,23 @@ export async function initLiteralStack(
     await runLiteralPulumi(programDirectory, environment, stackName, "config", "set", `aro-hcp-identity-status:${key}`, value);
   }
   return environment;
+}
+
+/** A per-cluster sandbox (production's credential mode) with the demo fleet, and a literal CLI stack over it. */
+export interface LiteralDemoFleet {
+  readonly scratchDirectory: string;
+  readonly sandbox: Sandbox;
+  readonly fleet: FleetClusterDescription[];
+  readonly environment: NodeJS.ProcessEnv;
+}
+
+/** Starts {@link LiteralDemoFleet} in a new scratch directory named after `prefix`; {@link removeLiteralStack} undoes it. */
+export async function startLiteralDemoFleet(prefix: string, stackName: string): Promise<LiteralDemoFleet> {
+  const scratchDirectory = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const sandbox = await startSandbox({ certificateDirectory: join(scratchDirectory, "sandbox-ca"), perClusterCredentials: true });
+  const fleet = seedDemoFleet(sandbox);
+  const clusters = fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId }));
+  return { scratchDirectory, sandbox, fleet, environment: await initLiteralStack(sandbox, scratchDirectory, stackName, clusters) };
 }
 
 /** Undoes {@link initLiteralStack} and the sandbox: the stack's file in the program's directory, the scratch directory. */

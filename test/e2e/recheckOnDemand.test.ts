@@ -6,15 +6,12 @@
  * cluster only. The same recheck of one cluster is the probe of its tenant's credential. Cosmos
  * and the run report are read back.
  */
-import { mkdtempSync, realpathSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../sandbox/sandbox";
-import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
-import { demoTenantIds, seedDemoFleet } from "../../sandbox/seed";
-import { initLiteralStack, removeLiteralStack, runLiteralPulumi } from "./engineHelpers";
+import { demoTenantIds } from "../../sandbox/seed";
+import { removeLiteralStack, runLiteralPulumi, startLiteralDemoFleet } from "./engineHelpers";
 
 const projectDirectory = resolve(__dirname, "..", "..");
 const stackName = `recheck-${process.pid}`;
@@ -45,15 +42,7 @@ function nameOf(cluster: FleetClusterDescription): string {
 }
 
 beforeAll(async () => {
-  scratchDirectory = realpathSync(mkdtempSync(join(tmpdir(), "aro-hcp-recheck-")));
-  sandbox = await startSandbox({ certificateDirectory: join(scratchDirectory, "sandbox-ca"), perClusterCredentials: true });
-  fleet = seedDemoFleet(sandbox);
-  environment = await initLiteralStack(
-    sandbox,
-    scratchDirectory,
-    stackName,
-    fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId })),
-  );
+  ({ scratchDirectory, sandbox, fleet, environment } = await startLiteralDemoFleet("aro-hcp-recheck-", stackName));
   await pulumi({}, "up", "--yes", "--skip-preview");
 }, 600_000);
 
