@@ -24,7 +24,7 @@ import { sandboxSettings, sandboxStackName } from "./sandboxSettings";
 import { missingPassphraseMessage, stackSettingsFileName } from "./stackSecrets";
 import { failureCollector, formatFailureSummary } from "./failureSummary";
 import { tracingCommand } from "./otelTraces";
-import { formatRunReport, reportRun } from "./runReport";
+import { formatRunReport, reportRun } from "../resources/report/runReport";
 import { runRecordsVariable } from "../resources/report/runRecord";
 
 const programCommands = ["preview", "up", "update", "refresh", "destroy"] as const;

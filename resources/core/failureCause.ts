@@ -2,8 +2,9 @@
  * The cause of a per-cluster failure message, the same for every cluster that failed the same way:
  * the text before the cluster's name (core/clusterMessage.ts), with what differs per cluster or per
  * answer taken out (ARM IDs, GUIDs other than a tenant's, Entra's trace and correlation IDs and
- * timestamps). The CLI's summary and run report group failures by it (cli/failureSummary.ts) and
- * each failed pass's span carries it (telemetry/passAttributes.ts), so all name a cause alike. Pure.
+ * timestamps). The CLI's summary (cli/failureSummary.ts) and the run report (report/runReport.ts)
+ * group failures by it and each failed pass's span carries it (telemetry/passAttributes.ts), so all
+ * name a cause alike. Pure.
  */
 import { clusterMarker } from "./clusterMessage";
 
@@ -31,4 +32,49 @@ export function failureCauseOf(message: string, clusterName?: string): string {
       .replace(/[\s.;:]+$/, "")
       .trim()
   );
+}
+
+/** One failed resource: its name in the stack (the cluster) and the engine's or the provider's message for it. */
+export interface ResourceFailure {
+  readonly resource: string;
+  readonly message: string;
+}
+
+/** Failures that share a cause. */
+export interface FailureGroup {
+  /** The cause and its fix, with the cluster-specific parts (names, IDs) taken out. */
+  readonly cause: string;
+  readonly count: number;
+  /** The clusters, in the order their failures arrived. */
+  readonly resources: readonly string[];
+}
+
+// Terminal colours, which the engine adds with `color: "always"` or "auto" on a terminal.
+// eslint-disable-next-line no-control-regex
+const ansi = /\u001b\[[0-9;]*m|<\{%[^%]*%\}>/g;
+
+/** The cause of a failure as the engine or the provider host reports it: the same for every cluster that failed the same way. */
+export function causeOf(failure: ResourceFailure): string {
+  // The engine may put the failed step before the provider's message ("Preview failed: "), and wraps
+  // an update's error as a list ("1 error occurred:" then "\t* <message>"): the message is the cause.
+  const text = failure.message
+    .replace(ansi, "")
+    .trim()
+    .replace(/^\d+ errors? occurred:\s*\*?\s*/, "");
+  const firstLine = (text.split("\n")[0] ?? "").replace(/^[A-Za-z ]{0,30}failed: /, "");
+  return failureCauseOf(firstLine, failure.resource);
+}
+
+/** Groups failures by cause, the most frequent first. */
+export function groupFailures(failures: readonly ResourceFailure[]): FailureGroup[] {
+  const groups = new Map<string, string[]>();
+  for (const failure of failures) {
+    const cause = causeOf(failure);
+    const resources = groups.get(cause) ?? [];
+    if (!resources.includes(failure.resource)) resources.push(failure.resource);
+    groups.set(cause, resources);
+  }
+  return [...groups]
+    .map(([cause, resources]) => ({ cause, count: resources.length, resources }))
+    .sort((left, right) => right.count - left.count || left.cause.localeCompare(right.cause));
 }

@@ -59,7 +59,7 @@ describe("a preview of adopting a fleet whose status is current", () => {
     const preview = await pulumi({ ARO_HCP_RUN_RECORDS: records }, "preview");
     expect(preview).toMatch(/\+ 4 to create/);
     expect(preview).toContain("3 clusters are new to this stack");
-    const { reportRun, formatRunReport } = await import("../../cli/runReport");
+    const { reportRun, formatRunReport } = await import("../../resources/report/runReport");
     const report = reportRun(records);
     expect(report.verdict).toBe("ok");
     expect(report.counts).toEqual({ clusters: 3, current: 3 });

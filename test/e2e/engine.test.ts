@@ -16,7 +16,8 @@ import type { DataPlaneOperatorsManagedIdentities } from "../../resources/core/s
 import { parseStoredOutputs } from "../../resources/provider/providerOutputs";
 import type { ClusterSummary } from "../../program/declareFleet";
 import { resourceNameFor } from "../../program/declareFleet";
-import { failureCollector, groupFailures } from "../../cli/failureSummary";
+import { failureCollector } from "../../cli/failureSummary";
+import { groupFailures } from "../../resources/core/failureCause";
 
 type Document = ServiceProviderClusterJson;
 

@@ -365,10 +365,12 @@ describe("the packed package installed into a separate program", () => {
     const paths = { state: join(scratchDirectory, "literal-state"), home: join(scratchDirectory, "literal-home") };
     mkdirSync(paths.state);
     mkdirSync(paths.home);
+    const records = join(scratchDirectory, "consumer-run-records.jsonl");
     const shell = literalCliEnvironment(command.root, {
       PULUMI_BACKEND_URL: `file://${paths.state}`,
       PULUMI_HOME: paths.home,
       PULUMI_CONFIG_PASSPHRASE: "literal-cli-consumer-passphrase",
+      ARO_HCP_RUN_RECORDS: records,
       ...environment,
     });
     const pulumi = (...args: string[]): Promise<string> => runLiteralPulumi(consumerDirectory, shell, "literal", ...args);
@@ -398,6 +400,17 @@ describe("the packed package installed into a separate program", () => {
     );
     expect(documentReadBeneathPass, "a document read beneath a pass").toBe(true);
     expect(readFileSync(traceFile, "utf8").includes(sandbox.cosmosKey), "the Cosmos key in the exported spans").toBe(false);
+    // The run report, with the installed package's own command: every cluster of the `up`, current.
+    const reportFile = join(scratchDirectory, "consumer-run-report.json");
+    const printed = run("npx", ["--no-install", "aro-hcp-run-report", records, "--json", reportFile], consumerDirectory);
+    expect(printed).toContain(`Run report: OK; ${fleet.length} clusters: ${fleet.length} current`);
+    const report = JSON.parse(readFileSync(reportFile, "utf8")) as { verdict?: string; clusters?: Record<string, { clusterResourceId?: string }> };
+    expect(report.verdict).toBe("ok");
+    expect(
+      Object.values(report.clusters ?? {})
+        .map((cluster) => cluster.clusterResourceId)
+        .sort(),
+    ).toEqual(fleet.map((cluster) => cluster.clusterResourceId).sort());
     // The program's exports are the stack's outputs, as the user sees them.
     const outputs = JSON.parse(await pulumi("stack", "output", "--json")) as { clientIds?: unknown };
     expect(outputs.clientIds).toEqual(expectedClientIds());

@@ -86,7 +86,7 @@ describe("recheck now (ARO_HCP_RECHECK)", () => {
     for (const id of asked) expect(Object.values(first.dataPlaneOperators).map((operator) => operator.toLowerCase())).toContain(id);
 
     // The run report: that cluster written in both halves, the others current.
-    const { reportRun } = await import("../../cli/runReport");
+    const { reportRun } = await import("../../resources/report/runReport");
     const rechecked = reportRun(records);
     expect(rechecked.verdict).toBe("ok");
     expect(rechecked.clusters[nameOf(first)]).toMatchObject({ dataPlane: { outcome: "written", operation: "update" }, msi: { outcome: "written" } });
@@ -132,7 +132,7 @@ describe("recheck now (ARO_HCP_RECHECK)", () => {
       );
       expect(failed).toContain(`tenant ${demoTenantIds[1]}`);
       expect(await Promise.all(fleet.map(document))).toEqual(before);
-      const { reportRun } = await import("../../cli/runReport");
+      const { reportRun } = await import("../../resources/report/runReport");
       const probed = reportRun(records);
       expect(probed.verdict).toBe("failed");
       expect(probed.causes).toHaveLength(1);

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { EngineEvent } from "@pulumi/pulumi/automation";
-import { causeOf, failureCollector, formatFailureSummary, groupFailures } from "../../cli/failureSummary";
+import { failureCollector, formatFailureSummary } from "../../cli/failureSummary";
+import { causeOf, groupFailures } from "../../resources/core/failureCause";
 import { AzureAccessError } from "../../resources/core/azureAccessError";
 import { UserAssignedIdentityReadError } from "../../resources/core/errors";
 

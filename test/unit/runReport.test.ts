@@ -3,8 +3,8 @@
  * what each half of each cluster came to over a refresh and an update, failures grouped by cause.
  */
 import { describe, expect, it } from "vitest";
-import { buildRunReport, formatRunReport, parseRunRecords } from "../../cli/runReport";
-import { causeOf } from "../../cli/failureSummary";
+import { buildRunReport, formatRunReport, parseRunRecords } from "../../resources/report/runReport";
+import { causeOf } from "../../resources/core/failureCause";
 import type { RunRecord } from "../../resources/report/runRecord";
 import { recordOfFailedPass, recordOfPass, recordOfRefresh } from "../../resources/report/runRecord";
 import { AzureAccessError } from "../../resources/core/azureAccessError";

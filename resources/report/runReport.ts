@@ -1,0 +1,181 @@
+/**
+ * The run report: per cluster and per half, what a run did (current, written, drift corrected,
+ * drift found, kept after a failure, failed, skipped; for a preview of clusters new to the stack,
+ * current or would ask Azure) and why, the failures grouped by cause with
+ * their clusters. Built from the records the provider host appends to the file named by
+ * `ARO_HCP_RUN_RECORDS` (resources/report/runRecord.ts), so it says "failed" for a cluster whose
+ * update failed, which the stack's outputs cannot: the engine keeps a failed resource's old outputs
+ * and the stack's. Works the same after the literal `pulumi` CLI and after `npm run pulumi`.
+ *
+ * `aro-hcp-run-report <records file> [--json <report file>]` (the package's bin,
+ * runReportCommand.ts; `node dist/cli/runReport.js` in this repository) prints the report (one
+ * screen) and writes it as JSON for a CI step to check (`jq -e '.verdict == "ok"'`).
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import type { FailureGroup } from "../core/failureCause";
+import { groupFailures } from "../core/failureCause";
+import type { HalfOutcome, RunRecord } from "./runRecord";
+import { failedOutcomes } from "./runRecord";
+
+/** One half of one cluster in the report. */
+export interface HalfReport {
+  readonly outcome: HalfOutcome;
+  /** The operation that decided it (refresh is `read`). */
+  readonly operation: RunRecord["operation"];
+}
+
+/** One cluster in the report. */
+export interface ClusterReport {
+  readonly clusterResourceId: string;
+  /** The worse of the two halves. */
+  readonly outcome: HalfOutcome;
+  readonly dataPlane: HalfReport;
+  readonly msi: HalfReport;
+  /** The failure's cause (as grouped), when a half failed or kept its IDs after a failure. */
+  readonly cause?: string;
+}
+
+/** The report as written to JSON. */
+export interface RunReport {
+  readonly schemaVersion: 1;
+  /**
+   * `failed` when any cluster has a half that failed or kept its IDs after a failure; `noRecords`
+   * when the provider recorded nothing (the variable did not reach it, or the run ended before any
+   * cluster), which is not a green run either.
+   */
+  readonly verdict: "ok" | "failed" | "noRecords";
+  /** Clusters by their overall outcome. */
+  readonly counts: Readonly<Partial<Record<HalfOutcome, number>>> & { readonly clusters: number };
+  /** The failed clusters grouped by cause, the most frequent first. */
+  readonly causes: readonly FailureGroup[];
+  /** Keyed by the cluster's resource name in the stack. */
+  readonly clusters: Readonly<Record<string, ClusterReport>>;
+}
+
+/** Worst first: a cluster's outcome is the first of these its halves have. */
+const severity: readonly HalfOutcome[] = ["failed", "keptAfterFailure", "driftFound", "wouldAsk", "driftCorrected", "written", "current", "skipped"];
+
+/** What a diff (what the update would do) does not replace: a failure or drift the run already found. */
+const standsOverDiff: readonly HalfOutcome[] = ["failed", "keptAfterFailure", "driftFound"];
+
+/** Reads the records file: one JSON object a line; a line that is not one is skipped (a cut write). */
+export function parseRunRecords(text: string): RunRecord[] {
+  const records: RunRecord[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim().length === 0) continue;
+    try {
+      const value = JSON.parse(line) as RunRecord;
+      if (typeof value.cluster === "string" && typeof value.dataPlane === "string" && typeof value.msi === "string") records.push(value);
+    } catch {
+      // A line cut short by a killed provider host: the next operation on that cluster records again.
+    }
+  }
+  return records;
+}
+
+/**
+ * The report of a run's records, in the order written. A later record of a cluster decides each
+ * half, except a diff: it says only what the update would do, which does not undo an earlier
+ * failure or drift found by the run's refresh.
+ */
+export function buildRunReport(records: readonly RunRecord[]): RunReport {
+  interface Entry {
+    clusterResourceId: string;
+    dataPlane?: HalfReport;
+    msi?: HalfReport;
+    message?: string;
+  }
+  const entries = new Map<string, Entry>();
+  for (const record of records) {
+    const entry = entries.get(record.cluster) ?? { clusterResourceId: record.clusterResourceId };
+    entries.set(record.cluster, entry);
+    for (const half of ["dataPlane", "msi"] as const) {
+      if (record.operation === "diff" && standsOverDiff.includes(entry[half]?.outcome ?? "current")) continue;
+      entry[half] = { outcome: record[half], operation: record.operation };
+    }
+    if (record.message !== undefined) entry.message = record.message;
+    else if (record.operation !== "diff") delete entry.message;
+  }
+  const failures: Array<{ resource: string; message: string }> = [];
+  const clusters: Record<string, ClusterReport> = {};
+  const counts: Partial<Record<HalfOutcome, number>> = {};
+  for (const [name, entry] of [...entries].sort(([left], [right]) => left.localeCompare(right))) {
+    const dataPlane = entry.dataPlane ?? { outcome: "current", operation: "diff" };
+    const msi = entry.msi ?? { outcome: "current", operation: "diff" };
+    const outcome = severity.find((candidate) => candidate === dataPlane.outcome || candidate === msi.outcome) ?? "current";
+    const failed = failedOutcomes.includes(outcome);
+    if (failed) failures.push({ resource: name, message: entry.message ?? `${outcome} (no message recorded)` });
+    clusters[name] = { clusterResourceId: entry.clusterResourceId, outcome, dataPlane, msi };
+    counts[outcome] = (counts[outcome] ?? 0) + 1;
+  }
+  const causes = groupFailures(failures);
+  for (const group of causes) {
+    for (const name of group.resources) clusters[name] = { ...clusters[name], cause: group.cause };
+  }
+  const verdict = failures.length > 0 ? "failed" : entries.size === 0 ? "noRecords" : "ok";
+  return { schemaVersion: 1, verdict, counts: { clusters: entries.size, ...counts }, causes, clusters };
+}
+
+const outcomeWords: Record<HalfOutcome, string> = {
+  failed: "failed",
+  keptAfterFailure: "kept after a failure",
+  driftFound: "drift found",
+  driftCorrected: "drift corrected",
+  written: "written",
+  current: "current",
+  skipped: "skipped",
+  wouldAsk: "would ask Azure",
+};
+
+/**
+ * The report for a terminal, in one screen: the verdict and counts, one line per cause with its
+ * clusters, and the clusters that were not simply current (at most `listed`; the JSON has all).
+ */
+export function formatRunReport(report: RunReport, listed = 20): string {
+  const counted = severity
+    .filter((outcome) => (report.counts[outcome] ?? 0) > 0)
+    .map((outcome) => `${report.counts[outcome] ?? 0} ${outcomeWords[outcome]}`)
+    .join(", ");
+  const failed = report.causes.reduce((sum, group) => sum + group.count, 0);
+  const lines = [
+    `Run report: ${report.verdict === "ok" ? "OK" : report.verdict === "noRecords" ? "NO RECORDS (did ARO_HCP_RUN_RECORDS reach the provider?)" : `FAILED (${failed} cluster${failed === 1 ? "" : "s"})`}; ${report.counts.clusters} cluster${report.counts.clusters === 1 ? "" : "s"}: ${counted || "none recorded"}`,
+  ];
+  if (report.causes.length > 0) {
+    lines.push("By cause:");
+    for (const group of report.causes) {
+      lines.push(`  ${group.count} × ${group.cause}`);
+      const rest = group.count - Math.min(5, group.count);
+      lines.push(`      ${group.resources.slice(0, 5).join(", ")}${rest > 0 ? `, and ${rest} more` : ""}`);
+    }
+  }
+  const notCurrent = Object.entries(report.clusters).filter(([, cluster]) => cluster.outcome !== "current");
+  if (notCurrent.length > 0) {
+    const width = Math.max("CLUSTER".length, ...notCurrent.slice(0, listed).map(([name]) => name.length));
+    lines.push(`${"CLUSTER".padEnd(width)}  ${"DATA PLANE OPERATORS".padEnd(22)}  MSI (CONTROL PLANE, SERVICE)`);
+    for (const [name, cluster] of notCurrent.slice(0, listed)) {
+      lines.push(`${name.padEnd(width)}  ${outcomeWords[cluster.dataPlane.outcome].padEnd(22)}  ${outcomeWords[cluster.msi.outcome]}`);
+    }
+    if (notCurrent.length > listed) lines.push(`… and ${notCurrent.length - listed} more (every cluster is in the JSON report)`);
+  }
+  return lines.join("\n");
+}
+
+/** Reads a records file (absent: no records), builds the report, writes it as JSON when asked. */
+export function reportRun(recordsFile: string, jsonFile?: string): RunReport {
+  const report = buildRunReport(existsSync(recordsFile) ? parseRunRecords(readFileSync(recordsFile, "utf8")) : []);
+  if (jsonFile !== undefined) writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
+  return report;
+}
+
+/** The command: `<records file> [--json <report file>]`; prints the report, exit code 2 on a usage error. */
+export function runReportCommand(argumentsList: readonly string[], usageName = "aro-hcp-run-report"): void {
+  const jsonIndex = argumentsList.indexOf("--json");
+  const jsonFile = jsonIndex === -1 ? undefined : argumentsList[jsonIndex + 1];
+  const recordsFile = argumentsList.find((argument, index) => !argument.startsWith("--") && (jsonIndex === -1 || index !== jsonIndex + 1));
+  if (recordsFile === undefined || (jsonIndex !== -1 && jsonFile === undefined)) {
+    console.error(`usage: ${usageName} <records file (ARO_HCP_RUN_RECORDS)> [--json <report file>]`);
+    process.exitCode = 2;
+    return;
+  }
+  console.log(formatRunReport(reportRun(recordsFile, jsonFile)));
+}
