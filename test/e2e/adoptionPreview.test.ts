@@ -7,25 +7,21 @@
  * admin interface moves the fleet's clock past the rechecks, and the next preview says which
  * halves would ask Azure. No Azure request and no Cosmos write but the rechecks'.
  */
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedUpstreamStatus } from "../../sandbox/upstreamSeed";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
-import { removeLiteralStack, runLiteralPulumi, startLiteralDemoFleet } from "./engineHelpers";
+import type { LiteralDemoFleet } from "./engineHelpers";
+import { removeLiteralStack, startLiteralDemoFleet } from "./engineHelpers";
 
-const projectDirectory = resolve(__dirname, "..", "..");
 const stackName = `adoption-preview-${process.pid}`;
 
 let sandbox: Sandbox;
 let fleet: FleetClusterDescription[];
 let scratchDirectory: string;
-let environment: NodeJS.ProcessEnv;
-
-function pulumi(extra: NodeJS.ProcessEnv, ...args: string[]): Promise<string> {
-  return runLiteralPulumi(projectDirectory, { ...environment, ...extra }, stackName, ...args);
-}
+let pulumi: LiteralDemoFleet["pulumi"];
 
 function documents(): Promise<unknown[]> {
   return Promise.all(
@@ -43,7 +39,7 @@ function requests(): number[] {
 }
 
 beforeAll(async () => {
-  ({ scratchDirectory, sandbox, fleet, environment } = await startLiteralDemoFleet("aro-hcp-adoption-", stackName));
+  ({ scratchDirectory, sandbox, fleet, pulumi } = await startLiteralDemoFleet("aro-hcp-adoption-", stackName));
   seedUpstreamStatus(sandbox, fleet);
 }, 600_000);
 

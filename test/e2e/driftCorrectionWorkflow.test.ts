@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { demoTenantIds } from "../../sandbox/seed";
-import { removeLiteralStack, runLiteralPulumi, startLiteralDemoFleet } from "./engineHelpers";
+import { removeLiteralStack, revokedCertificateFault, runLiteralPulumi, startLiteralDemoFleet } from "./engineHelpers";
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const yaml = require("js-yaml") as { load(text: string): unknown };
@@ -131,15 +131,7 @@ describe("the drift-correction workflow's commands, one tenant refused", () => {
     const others = fleet.filter((cluster) => cluster.tenantId !== demoTenantIds[0]);
     expect(refused).toHaveLength(2);
     expect(others).toHaveLength(1);
-    sandbox.faults.add({
-      target: "entra",
-      kind: "status",
-      statusCode: 401,
-      errorCode: "invalid_client",
-      message: "The certificate used by the client has been revoked.",
-      match: { tenantId: demoTenantIds[0], method: "POST" },
-      count: 10_000,
-    });
+    sandbox.faults.add(revokedCertificateFault(demoTenantIds[0]));
 
     // The runner's files and GitHub's tools, as stand-ins.
     const runnerTemp = join(scratchDirectory, "runner-temp");

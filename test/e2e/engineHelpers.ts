@@ -16,6 +16,7 @@ import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedDemoFleet } from "../../sandbox/seed";
+import type { FaultRuleInput } from "../../sandbox/faultInjector";
 
 const projectDirectory = resolve(__dirname, "..", "..");
 const nativeRequire = createRequire(join(projectDirectory, "package.json"));
@@ -153,6 +154,8 @@ export interface LiteralDemoFleet {
   readonly sandbox: Sandbox;
   readonly fleet: FleetClusterDescription[];
   readonly environment: NodeJS.ProcessEnv;
+  /** `pulumi <args>` on the stack, in the project's directory, with `extra` added to the shell's environment. */
+  readonly pulumi: (extra: NodeJS.ProcessEnv, ...args: string[]) => Promise<string>;
 }
 
 /** Starts {@link LiteralDemoFleet} in a new scratch directory named after `prefix`; {@link removeLiteralStack} undoes it. */
@@ -161,7 +164,23 @@ export async function startLiteralDemoFleet(prefix: string, stackName: string): 
   const sandbox = await startSandbox({ certificateDirectory: join(scratchDirectory, "sandbox-ca"), perClusterCredentials: true });
   const fleet = seedDemoFleet(sandbox);
   const clusters = fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId }));
-  return { scratchDirectory, sandbox, fleet, environment: await initLiteralStack(sandbox, scratchDirectory, stackName, clusters) };
+  const environment = await initLiteralStack(sandbox, scratchDirectory, stackName, clusters);
+  const pulumi = (extra: NodeJS.ProcessEnv, ...args: string[]): Promise<string> =>
+    runLiteralPulumi(projectDirectory, { ...environment, ...extra }, stackName, ...args);
+  return { scratchDirectory, sandbox, fleet, environment, pulumi };
+}
+
+/** A sandbox fault by which Entra ID refuses every token request in `tenantId`, as a revoked first-party certificate would. */
+export function revokedCertificateFault(tenantId: string): FaultRuleInput {
+  return {
+    target: "entra",
+    kind: "status",
+    statusCode: 401,
+    errorCode: "invalid_client",
+    message: "The certificate used by the client has been revoked.",
+    match: { tenantId, method: "POST" },
+    count: 10_000,
+  };
 }
 
 /** Undoes {@link initLiteralStack} and the sandbox: the stack's file in the program's directory, the scratch directory. */

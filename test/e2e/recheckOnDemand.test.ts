@@ -6,14 +6,14 @@
  * cluster only. The same recheck of one cluster is the probe of its tenant's credential. Cosmos
  * and the run report are read back.
  */
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { demoTenantIds } from "../../sandbox/seed";
-import { removeLiteralStack, runLiteralPulumi, startLiteralDemoFleet } from "./engineHelpers";
+import type { LiteralDemoFleet } from "./engineHelpers";
+import { removeLiteralStack, revokedCertificateFault, startLiteralDemoFleet } from "./engineHelpers";
 
-const projectDirectory = resolve(__dirname, "..", "..");
 const stackName = `recheck-${process.pid}`;
 
 type Entry = { readonly clientId?: string; readonly principalId?: string };
@@ -25,11 +25,7 @@ interface Status {
 let sandbox: Sandbox;
 let fleet: FleetClusterDescription[];
 let scratchDirectory: string;
-let environment: NodeJS.ProcessEnv;
-
-function pulumi(extra: NodeJS.ProcessEnv, ...args: string[]): Promise<string> {
-  return runLiteralPulumi(projectDirectory, { ...environment, ...extra }, stackName, ...args);
-}
+let pulumi: LiteralDemoFleet["pulumi"];
 
 async function document(cluster: FleetClusterDescription): Promise<{ _etag?: string; properties?: { status?: Status } } | undefined> {
   return (await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<{ properties?: { status?: Status } }>())
@@ -42,7 +38,7 @@ function nameOf(cluster: FleetClusterDescription): string {
 }
 
 beforeAll(async () => {
-  ({ scratchDirectory, sandbox, fleet, environment } = await startLiteralDemoFleet("aro-hcp-recheck-", stackName));
+  ({ scratchDirectory, sandbox, fleet, pulumi } = await startLiteralDemoFleet("aro-hcp-recheck-", stackName));
   await pulumi({}, "up", "--yes", "--skip-preview");
 }, 600_000);
 
@@ -112,15 +108,7 @@ describe("recheck now (ARO_HCP_RECHECK)", () => {
   it("probes a tenant's credential: a recheck of one of its clusters fails at once, named in the report, with nothing written", async () => {
     const probe = fleet.find((cluster) => cluster.tenantId === demoTenantIds[1]);
     if (probe === undefined) throw new Error("the demo fleet has a cluster in its second tenant");
-    sandbox.faults.add({
-      target: "entra",
-      kind: "status",
-      statusCode: 401,
-      errorCode: "invalid_client",
-      message: "The certificate used by the client has been revoked.",
-      match: { tenantId: demoTenantIds[1], method: "POST" },
-      count: 10_000,
-    });
+    sandbox.faults.add(revokedCertificateFault(demoTenantIds[1]));
     try {
       const before = await Promise.all(fleet.map(document));
       const records = join(scratchDirectory, "probe-records.jsonl");
