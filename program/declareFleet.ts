@@ -5,23 +5,68 @@
 import { createHash } from "node:crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { ServiceProviderClusterIdentityStatus } from "../resources";
+import type { HalfName } from "../resources";
 import type { ClusterDeclaration } from "./fleet";
 import type { HeldCluster } from "./stackState";
 import { goToLower } from "../resources/core/goStrings";
 import { statusCounts } from "../resources/core/outputsStatus";
 
-/** Per cluster, under its name: the ARM ID, counts and the next recheck time. */
+/**
+ * One half of a cluster's status in the `clusters` output. `state` is `failed` when the last pass
+ * failed this half (the IDs it kept stay counted) or an identity's last lookup failed, `skipped`
+ * when the half was not looked at, else `ok`.
+ */
+export interface HalfSummary {
+  readonly state: "ok" | "failed" | "skipped";
+  readonly identities: number;
+  /** When the next update asks Azure about this half even without a change. */
+  readonly nextRecheck: string | null;
+}
+
+/** Per cluster, under its name: the ARM ID, each half and, when the last pass failed, its cause. */
 export interface ClusterSummary {
   readonly id: string;
-  readonly identities: number;
-  readonly resolved: number;
-  readonly notFound: number;
-  readonly failed: number;
-  readonly nextRecheck: string | null;
-  /** Why the cluster was skipped (its documents are not there yet), when it was. */
+  readonly dataPlaneOperators: HalfSummary & { readonly resolved: number; readonly notFound: number; readonly failed: number };
+  readonly msiIdentities: HalfSummary;
+  /** The cause of the last create or update's failure, when it failed (the run report has the whole message). */
+  readonly failure?: string;
+  /** Why the cluster was skipped (it is being deleted), when it was. */
   readonly skipped?: string;
   /** What the last refresh found changed outside Pulumi, when it found anything. */
   readonly drift?: readonly string[];
+}
+
+type ResourceOutputs = Pick<ServiceProviderClusterIdentityStatus, "status" | "msiStatus" | "skippedReason" | "msiSkippedReason" | "drift" | "failure">;
+
+/** A cluster's summary from its resource's outputs. Pure. */
+export function clusterSummary(
+  id: string,
+  outputs: { [Key in keyof ResourceOutputs]: ResourceOutputs[Key] extends pulumi.Output<infer Value> ? Value : never },
+): ClusterSummary {
+  const { status, msiStatus, skippedReason, msiSkippedReason, drift, failure } = outputs;
+  const counts = statusCounts(status);
+  const state = (half: HalfName, skipped: boolean, failedLookups: number): HalfSummary["state"] =>
+    failure?.halves.includes(half) === true || failedLookups > 0 ? "failed" : skipped ? "skipped" : "ok";
+  const skipped = skippedReason !== null && skippedReason !== undefined;
+  return {
+    id,
+    dataPlaneOperators: {
+      state: state("dataPlaneOperators", skipped, counts.failedCount),
+      identities: counts.identityCount,
+      resolved: counts.resolvedCount,
+      notFound: counts.notFoundCount,
+      failed: counts.failedCount,
+      nextRecheck: status.earliestRecheckTime ?? null,
+    },
+    msiIdentities: {
+      state: state("msiIdentities", skipped || (msiSkippedReason !== null && msiSkippedReason !== undefined), 0),
+      identities: msiStatus.identityCount,
+      nextRecheck: msiStatus.earliestRecheckTime ?? null,
+    },
+    ...(failure === null || failure === undefined ? {} : { failure: failure.cause }),
+    ...(skipped ? { skipped: skippedReason } : {}),
+    ...(drift === undefined || drift === null || drift.length === 0 ? {} : { drift }),
+  };
 }
 
 /**
@@ -182,7 +227,7 @@ export async function declareFleet(
       // A refresh run with the program (`refresh --run-program`, the wrapper's default) says in its
       // normal output which cluster and identity drifted, without --diff.
       resource.drift.apply((drift) => {
-        if (drift !== undefined && drift.length > 0) {
+        if (drift !== undefined && drift !== null && drift.length > 0) {
           void pulumi.log.warn(`${key}: changed outside Pulumi, \`pulumi up\` restores it: ${drift.join("; ")}`, resource);
         }
       });
@@ -190,26 +235,15 @@ export async function declareFleet(
     },
     batchSize,
   );
-  // The counts straight from `status`, not through the resource's derived outputs: three outputs
-  // per cluster joined instead of seven, and the derived ones never made (docs/performance.md, "The program").
+  // A failed pass's outputs reach the program too (a partial failure, with --continue-on-error), so
+  // a failed cluster says failed here.
   const summaries = resources.map((resource, index) =>
-    pulumi.all([resource.status, resource.skippedReason, resource.drift]).apply(([status, skippedReason, drift]): [string, ClusterSummary] => {
-      const id = clusters[index].clusterResourceId;
-      const counts = statusCounts(status);
-      return [
-        keys.get(id) ?? id,
-        {
-          id,
-          identities: counts.identityCount,
-          resolved: counts.resolvedCount,
-          notFound: counts.notFoundCount,
-          failed: counts.failedCount,
-          nextRecheck: status?.earliestRecheckTime ?? null,
-          ...(skippedReason === null || skippedReason === undefined ? {} : { skipped: skippedReason }),
-          ...(drift === undefined || drift.length === 0 ? {} : { drift }),
-        },
-      ];
-    }),
+    pulumi
+      .all([resource.status, resource.msiStatus, resource.skippedReason, resource.msiSkippedReason, resource.drift, resource.failure])
+      .apply(([status, msiStatus, skippedReason, msiSkippedReason, drift, failure]): [string, ClusterSummary] => {
+        const id = clusters[index].clusterResourceId;
+        return [keys.get(id) ?? id, clusterSummary(id, { status, msiStatus, skippedReason, msiSkippedReason, drift, failure })];
+      }),
   );
   const outputs = pulumi.all(summaries).apply((entries) => Object.fromEntries(entries));
   return { resources, outputs };

@@ -10,4 +10,5 @@ export { identityStatusMockState } from "./identityStatusMocks";
 export type { IdentityStatusMock, MockedIdentityEntry } from "./identityStatusMocks";
 export type { OperatorStatusEntry, OutputsStatus } from "./core/outputsStatus";
 export type { MsiOutputsStatus } from "./core/msiOutputs";
+export type { HalfName, PassFailure } from "./provider/providerOutputs";
 export { quietSdkRegistrationDebugLogs } from "./sdkRegistrationDebugLogs";

@@ -9,6 +9,7 @@ import type { OutputsStatus } from "./core/outputsStatus";
 import { statusCounts, statusFromOutputs } from "./core/outputsStatus";
 import type { MsiOutputsStatus } from "./core/msiOutputs";
 import { msiStatusFromOutputs } from "./core/msiOutputs";
+import type { PassFailure } from "./provider/providerOutputs";
 
 /** Type token parts: shows as `pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus`. */
 const resourceModule = "aroHcp";
@@ -124,6 +125,8 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   declare readonly msiSkippedReason: pulumi.Output<string | undefined>;
   /** What the last refresh found changed outside Pulumi; undefined when nothing. */
   declare readonly drift: pulumi.Output<string[] | undefined>;
+  /** Why the last create or update of the cluster failed and which halves; undefined after a pass that succeeded. */
+  declare readonly failure: pulumi.Output<PassFailure | undefined>;
 
   private readonly derived: {
     counts?: pulumi.Output<ReturnType<typeof statusCounts>>;
@@ -155,6 +158,7 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
           msiStatus: undefined,
           msiSkippedReason: undefined,
           drift: undefined,
+          failure: undefined,
         },
         { ...options, retainOnDelete: options?.retainOnDelete ?? true },
       );
@@ -168,6 +172,9 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
     // Set here, not as initializers: the es2020 build requires super() first in a class with initializers.
     this.derived = {};
     this.declaredOperators = declared.dataPlaneOperators;
+    // A failed pass stores its absent optional outputs as null (provider/providerOutputs.ts failedPassOutputs): undefined here, as after any other pass.
+    const self = this as { skippedReason: pulumi.Output<unknown>; msiSkippedReason: pulumi.Output<unknown>; drift: pulumi.Output<unknown> };
+    for (const key of ["skippedReason", "msiSkippedReason", "drift"] as const) self[key] = self[key].apply((value) => value ?? undefined);
     const storedMsi = this.msiStatus as pulumi.Output<unknown>;
     (this as { msiStatus: pulumi.Output<MsiOutputsStatus> }).msiStatus = storedMsi.apply((value) => msiStatusFromOutputs(value));
   }

@@ -1,10 +1,7 @@
 /**
- * The dynamic provider: thin methods over the sync pass and refresh. A delete relinquishes: it
- * writes nothing anywhere (see `delete`).
- *
- * Runs inside the provider host, required by the provider text in state (providerLoader.ts)
- * through the stable entry ../providerEntry.ts. Settings come
- * from `configure` or the environment at call time. The factory is the seam for tests.
+ * The dynamic provider: thin methods over the sync pass and refresh, inside the provider host
+ * (loaded through providerLoader.ts and ../providerEntry.ts). Settings come from `configure` or the
+ * environment at call time. The factory is the seam for tests.
  */
 import { goToLower } from "../core/goStrings";
 import type * as pulumi from "@pulumi/pulumi";
@@ -16,7 +13,8 @@ import { fleetSettingsProblem } from "./settingsCheck";
 import type { ProviderInputs } from "./providerInputs";
 import { containsUnknown, desiredFromInputs, parseCluster, parseInputs } from "./providerInputs";
 import type { ProviderOutputs } from "./providerOutputs";
-import { declaredCredentialOf, inputsDigestOf, parseStoredOutputs, refreshedOutputs, toOutputs } from "./providerOutputs";
+import { declaredCredentialOf, failedPassOutputs, inputsDigestOf, parseStoredOutputs, passFailureOf, refreshedOutputs, toOutputs } from "./providerOutputs";
+import { locate } from "../core/documentLocation";
 import { refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStatus";
 import { log } from "../logging/logger";
 import type { ConfigSource } from "../core/settings";
@@ -31,7 +29,7 @@ import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, record
 import { recordAdoptionPreview } from "../report/adoptionPreview";
 import { throwWithoutStackTrace, withoutStackTrace } from "./expectedFailures";
 import type { Halves } from "./recheckRequest";
-import { forcedHalves, recheckProblem, rechecksNow } from "./recheckRequest";
+import { forcedHalves, recheckProblem, rechecksNow, refreshFailedThisRun } from "./recheckRequest";
 import { probesTenant } from "./tenantProbe";
 
 /** Test seams. Production passes nothing. */
@@ -53,8 +51,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
   // Filled by `configure` inside the provider host.
   const configured: { snapshot?: Record<string, string | undefined> } = {};
 
-  // Built again only when `configure` hands over another config or a settings variable changes:
-  // reading and checking the settings is per process work, not per call (docs/performance.md).
+  // Built again only when `configure` hands over another config or a settings variable changes.
   const perConfiguration = <T>(compute: (config: ConfigSource | undefined) => T): (() => T) => {
     let memo: { readonly snapshot: unknown; readonly environment: string; readonly value: T } | undefined;
     return () => {
@@ -101,6 +98,8 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     operation: "create" | "update",
     // The halves a refresh's drift forced: a write there corrects drift (the run report says so).
     driftForced: Halves = { dataPlane: false, msi: false },
+    // An update's resource ID and stored outputs, kept as they are when the pass fails.
+    existing?: { readonly id: string; readonly outputs: Outputs },
   ): Promise<{ id: string; outs: Outputs }> => {
     const cluster = parseCluster(inputs.clusterResourceId);
     const request = {
@@ -115,22 +114,21 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       appendRunRecord(recordOfPass(recordOf(operation, inputs.clusterResourceId), result, driftForced));
       return { id: result.documentId, outs: toOutputs(inputs, result, []) };
     } catch (error) {
-      appendRunRecord(recordOfFailedPass(recordOf(operation, inputs.clusterResourceId), error, driftForced));
+      const record = recordOfFailedPass(recordOf(operation, inputs.clusterResourceId), error, driftForced);
+      appendRunRecord(record);
+      // A partial failure: the engine stores these outputs (the status as the pass left it, the failure
+      // beside it) and runs this cluster's update again next time; __provider lets refresh and destroy load this provider.
       const partial = partialResultOf(error);
-      if (partial !== undefined) {
-        // Something was persisted (or identities failed beside it); record it in state and fail the
-        // run ("initialization failed"), keeping __provider so a later refresh or destroy can load this provider.
-        const message = error instanceof Error ? error.message : String(error);
-        // Named as the failure it carries (AzureAccessError, MsiIdentitiesError, …), so callers still tell them apart.
-        const named = new Error(message);
-        if (error instanceof Error) Object.defineProperty(named, "name", { value: error.name, writable: true, configurable: true, enumerable: false });
-        throw Object.assign(named, {
-          id: partial.documentId,
-          properties: { ...toOutputs(inputs, partial, []), ...(inputs.__provider === undefined ? {} : { __provider: inputs.__provider }) },
-          reasons: [message],
-        });
-      }
-      throw error;
+      const message = error instanceof Error ? error.message : String(error);
+      // Named as the failure it carries (AzureAccessError, MsiIdentitiesError, …), so callers still tell them apart.
+      const named = new Error(message);
+      if (error instanceof Error) Object.defineProperty(named, "name", { value: error.name, writable: true, configurable: true, enumerable: false });
+      const outputs = failedPassOutputs(inputs, existing?.outputs, partial, passFailureOf(record));
+      throw Object.assign(named, {
+        id: partial?.documentId ?? existing?.id ?? locate(cluster).documentId,
+        properties: { ...outputs, ...(inputs.__provider === undefined ? {} : { __provider: inputs.__provider }) },
+        reasons: [message],
+      });
     }
   };
 
@@ -175,10 +173,15 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         return { changes: true };
       }
       const old = stored.value;
-      if (old.drift.length > 0 || old.inputsDigest !== inputsDigestOf(news)) return { changes: true };
+      // Drift, other inputs or a failed last pass: the update runs the pass again.
+      if (old.drift.length > 0 || old.failure !== null || old.inputsDigest !== inputsDigestOf(news)) return { changes: true };
       const id = old.clusterResourceId;
       const now = (overrides.now ?? (() => new Date()))();
-      const changes = rechecksNow(id) || (await probesTenant(dependencies, id)) || (await hasWork(dependencies, old, news, now).catch(throwWithoutStackTrace));
+      const changes =
+        rechecksNow(id) ||
+        refreshFailedThisRun(id) ||
+        (await probesTenant(dependencies, id)) ||
+        (await hasWork(dependencies, old, news, now).catch(throwWithoutStackTrace));
       appendRunRecord(diffRecord(recordOf("diff", id), changes));
       return { changes };
     },
@@ -187,20 +190,19 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       return reconcile(inputs, forcedHalves([], inputs.clusterResourceId).force, "create");
     },
 
-    async update(_id: string, olds: Outputs, news: Inputs) {
+    async update(id: string, olds: Outputs, news: Inputs) {
       const stored = parseStoredOutputs(olds);
-      // Drift forces the half it was found in; unknown state and ARO_HCP_RECHECK force both.
+      // Drift forces the half it was found in; unknown state, a failed last pass and ARO_HCP_RECHECK force both.
       const { force, driftForced } = forcedHalves(stored.ok ? stored.value.drift : undefined, news.clusterResourceId);
-      const { outs } = await reconcile(news, force, "update", driftForced);
+      const failedBefore = stored.ok && stored.value.failure !== null;
+      const { outs } = await reconcile(news, failedBefore ? { dataPlane: true, msi: true } : force, "update", driftForced, { id, outputs: olds });
       return { outs };
     },
 
     async read(id: string, props?: Outputs) {
       const stored = parseStoredOutputs(props);
       if (props === undefined || !stored.ok) {
-        // Import or get: there is no state to refresh (dynamic providers cannot import). Outputs this
-        // version does not read have nothing to compare with: they stay as they are until the
-        // update that diff asks for rewrites them.
+        // Import or get: no state to refresh. Outputs this version does not read stay until the update diff asks for.
         return { id, props };
       }
       const { status: lastStatus, msiStatus: lastMsi } = stored.value;
@@ -227,11 +229,8 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     },
 
     /**
-     * Relinquishes the cluster: nothing is written to Cosmos and nothing is read. The status stays
-     * as last written, as upstream leaves it; the documents go with the cluster. The resource's
-     * default `retainOnDelete` (serviceProviderClusterIdentityStatus.ts) keeps the engine from
-     * calling this at all; it runs for resources whose state predates that default, or that set
-     * the option to false.
+     * Relinquishes the cluster: nothing is read or written; the status stays as last written, as upstream
+     * leaves it. Runs only for resources that set `retainOnDelete` false (serviceProviderClusterIdentityStatus.ts).
      */
     delete(_id: string, props: Outputs) {
       const cluster = typeof props.clusterResourceId === "string" ? props.clusterResourceId : "(no cluster ID recorded)";

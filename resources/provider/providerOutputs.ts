@@ -1,7 +1,6 @@
 /**
- * The provider's output boundary: the output shape (the small status of core/outputsStatus.ts,
- * stored as its JSON text), how a pass's result becomes outputs, and the parse of stored outputs
- * for diff, update, read and delete. Pure: no I/O, no SDK imports.
+ * The provider's output boundary: the output shape, how a pass's result becomes outputs, and the
+ * parse of stored outputs for diff, update, read and delete. Pure: no I/O, no SDK imports.
  */
 import { parseResourceIdOfType, describeType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { isJsonObject } from "../core/json";
@@ -17,12 +16,11 @@ import type { CheckFailure, Parsed, ProviderInputs } from "./providerInputs";
 import { unknownValue } from "./providerInputs";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
+import type { RunRecord } from "../report/runRecord";
+import { failedOutcomes } from "../report/runRecord";
+import { failureCauseOf } from "../core/failureCause";
 
-/**
- * Outputs: the persisted status plus what a user needs to read it. Plain JSON only, and small:
- * the engine keeps them for every cluster and rewrites them on each `up`. Optional fields are
- * absent when empty, as Go's `omitempty` writes them.
- */
+/** Outputs: the persisted status plus what a user needs to read it; plain JSON, small, optional fields absent when empty. */
 export interface ProviderOutputs {
   readonly schemaVersion: number;
   readonly clusterResourceId: string;
@@ -30,15 +28,9 @@ export interface ProviderOutputs {
   readonly inputsDigest: string;
   /** The service managed identity read from the cluster document; absent when the inputs name one (or none is there). */
   readonly serviceManagedIdentity?: string;
-  /**
-   * `properties.status.dataPlaneOperatorsManagedIdentities` as persisted, by operator name
-   * (core/outputsStatus.ts), as JSON text: the resource's `status` output gives the object back.
-   */
+  /** `properties.status.dataPlaneOperatorsManagedIdentities` as persisted, by operator name (core/outputsStatus.ts), as JSON text. */
   readonly status: string;
-  /**
-   * `properties.status.msiManagedIdentities` as persisted, by key hash (core/msiOutputs.ts), as
-   * JSON text: the resource's `msiStatus` output gives the object back.
-   */
+  /** `properties.status.msiManagedIdentities` as fingerprints (core/msiOutputs.ts), as JSON text. */
   readonly msiStatus: string;
   /** Why nothing was done, e.g. `clusterDeleting`; absent otherwise. */
   readonly skippedReason?: string;
@@ -46,13 +38,23 @@ export interface ProviderOutputs {
   readonly msiSkippedReason?: string;
   /** Differences `read` (refresh) found between state, Cosmos and Azure, which the next update fixes; absent when none. */
   readonly drift?: readonly string[];
+  /** Why the last create or update of the cluster failed, and which halves; absent after a pass that succeeded. */
+  readonly failure?: PassFailure;
+}
+
+/** The halves of the status, as the stack output names them. */
+export type HalfName = "dataPlaneOperators" | "msiIdentities";
+
+/** A failed pass beside the status it kept: the engine stores these outputs with the error (a partial failure). */
+export interface PassFailure {
+  /** The cause, the same for every cluster that failed the same way (core/failureCause.ts). */
+  readonly cause: string;
+  /** The halves that failed or kept their IDs beside the failure. */
+  readonly halves: readonly HalfName[];
 }
 
 /** Where the inputs say a cluster's credential comes from. */
-export interface DeclaredCredential {
-  readonly serviceManagedIdentity?: string;
-  readonly identityUrl?: string;
-}
+export type DeclaredCredential = { readonly serviceManagedIdentity?: string; readonly identityUrl?: string };
 
 /** The part of stored outputs the provider reads back, with absent fields filled in. */
 export interface StoredOutputs {
@@ -65,6 +67,7 @@ export interface StoredOutputs {
   readonly skippedReason: string | null;
   readonly msiStatus: StoredMsiOutputs;
   readonly msiSkippedReason: string | null;
+  readonly failure: PassFailure | null;
 }
 
 /** The MSI half as outputs store it. */
@@ -123,6 +126,29 @@ export function toOutputs(inputs: ProviderInputs, result: PassOutcome, drift: re
   };
 }
 
+/** The failure a failed pass's run record describes: its cause and the halves that failed or kept their IDs beside it. */
+export function passFailureOf(record: Pick<RunRecord, "cluster" | "dataPlane" | "msi" | "message">): PassFailure {
+  const halves: HalfName[] = [];
+  if (failedOutcomes.includes(record.dataPlane)) halves.push("dataPlaneOperators");
+  if (failedOutcomes.includes(record.msi)) halves.push("msiIdentities");
+  return { cause: failureCauseOf(record.message ?? "", record.cluster), halves };
+}
+
+/** The outputs of a failed pass: what it wrote (`partial`), else the stored outputs as they were (none for a create), the failure beside them. */
+export function failedPassOutputs<Props extends object>(
+  inputs: ProviderInputs,
+  stored: Props | undefined,
+  partial: PassOutcome | undefined,
+  failure: PassFailure,
+): object {
+  const outputs =
+    partial !== undefined
+      ? toOutputs(inputs, partial, [])
+      : (stored ?? toOutputs(inputs, { status: {}, serviceManagedIdentity: undefined, skippedReason: undefined }, []));
+  // The engine gives the program an output a partial failure leaves out as unknown: each optional one is null instead.
+  return { serviceManagedIdentity: null, skippedReason: null, msiSkippedReason: null, drift: null, ...outputs, failure };
+}
+
 /**
  * The outputs a refresh of a resource that stays in state leaves: the stored ones (so `__provider`
  * and any field this version does not read stay) with the status read from Cosmos and what drifted.
@@ -165,12 +191,15 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
   if (schemaVersion !== outputsSchemaVersion) fail("schemaVersion", `${outputsSchemaVersion}`);
   if (typeof clusterResourceId !== "string") fail("clusterResourceId", "a string");
   if (typeof digest !== "string") fail("inputsDigest", "a string");
-  // An empty drift list is left out.
-  const driftList = drift === undefined ? [] : Array.isArray(drift) && drift.every((entry): entry is string => typeof entry === "string") ? drift : undefined;
+  // An empty drift list is left out (null after a failed pass).
+  const driftList =
+    drift === undefined || drift === null ? [] : Array.isArray(drift) && drift.every((entry): entry is string => typeof entry === "string") ? drift : undefined;
   if (driftList === undefined) fail("drift", "a list of strings");
   if (!isOptionalString(serviceManagedIdentity)) fail("serviceManagedIdentity", "a string or null");
   if (!isOptionalString(skippedReason)) fail("skippedReason", "a string or null");
   if (!isOptionalString(value.msiSkippedReason)) fail("msiSkippedReason", "a string or null");
+  const failure = readPassFailure(value.failure);
+  if (failure === undefined) fail("failure", "{cause, halves}");
   const status = readOutputsStatusText(value.status);
   if (status.problems.length > 0) failures.push({ property: "status", reason: status.problems.join("; ") });
   const msiStatus = readMsiOutputsText(value.msiStatus);
@@ -182,7 +211,8 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
     driftList === undefined ||
     !isOptionalString(serviceManagedIdentity) ||
     !isOptionalString(skippedReason) ||
-    !isOptionalString(value.msiSkippedReason)
+    !isOptionalString(value.msiSkippedReason) ||
+    failure === undefined
   ) {
     return { ok: false, failures };
   }
@@ -197,8 +227,19 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
       skippedReason: skippedReason ?? null,
       msiStatus: msiStatus.status,
       msiSkippedReason: value.msiSkippedReason ?? null,
+      failure,
     },
   };
+}
+
+const halfNames: readonly string[] = ["dataPlaneOperators", "msiIdentities"] satisfies HalfName[];
+
+/** A stored {@link PassFailure}: null when absent, undefined when malformed. */
+function readPassFailure(value: unknown): PassFailure | null | undefined {
+  if (value === undefined || value === null) return null;
+  if (!isJsonObject(value) || typeof value.cause !== "string" || !Array.isArray(value.halves)) return undefined;
+  const halves = value.halves.filter((half): half is HalfName => typeof half === "string" && halfNames.includes(half));
+  return halves.length === value.halves.length ? { cause: value.cause, halves } : undefined;
 }
 
 function isOptionalString(value: unknown): value is string | null | undefined {

@@ -11,6 +11,9 @@
 import { goToLower } from "../core/goStrings";
 import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
 import { msiDriftPrefix } from "../sync/refreshManagedIdentityStatus";
+import { readFileSync } from "node:fs";
+import { runRecordsVariable } from "../report/runRecord";
+import { parseRunRecords } from "../report/runReport";
 
 /** The variable, read by the provider host and the program at each command. */
 export const recheckVariable = "ARO_HCP_RECHECK";
@@ -54,6 +57,35 @@ export function rechecksNow(clusterResourceId: string, environment: NodeJS.Proce
   return recheck.ok && recheckRequested(recheck.value, clusterResourceId);
 }
 
+let refreshFailures: { readonly file: string; readonly ids: ReadonlySet<string> } | undefined;
+
+/**
+ * Whether the cluster's latest refresh in this run's records (`ARO_HCP_RUN_RECORDS`, which a run's
+ * refresh and update share) failed: the update then asks Azure again at once, so a passing failure
+ * is corrected in the same run and a lasting one fails the update, which the stack output shows.
+ * The file is read once per process, at the first call (the provider host runs one command).
+ */
+export function refreshFailedThisRun(clusterResourceId: string, environment: NodeJS.ProcessEnv = process.env): boolean {
+  const file = environment[runRecordsVariable] ?? "";
+  if (file.length === 0) return false;
+  if (refreshFailures?.file !== file) {
+    let text = "";
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      // No records yet: no refresh of this run failed.
+    }
+    const ids = new Set<string>();
+    for (const record of parseRunRecords(text).filter((entry) => entry.operation === "read")) {
+      const id = goToLower(record.clusterResourceId);
+      if (record.dataPlane === "failed" || record.msi === "failed") ids.add(id);
+      else ids.delete(id);
+    }
+    refreshFailures = { file, ids };
+  }
+  return refreshFailures.ids.has(goToLower(clusterResourceId));
+}
+
 /** What is wrong with the variable's value, for the provider's first check; undefined when nothing. */
 export function recheckProblem(environment: NodeJS.ProcessEnv = process.env): string | undefined {
   const recheck = parseRecheck(environment[recheckVariable]);
@@ -69,7 +101,7 @@ export interface Halves {
 /**
  * The halves an update forces past their recheck gate: each half a refresh found drift in
  * (`driftForced`, which the run report counts as drift corrected), and both when the variable
- * names the cluster or the state is unknown (`drift` undefined).
+ * names the cluster, its refresh failed in this run or the state is unknown (`drift` undefined).
  */
 export function forcedHalves(
   drift: readonly string[] | undefined,
@@ -78,6 +110,6 @@ export function forcedHalves(
 ): { force: Halves; driftForced: Halves } {
   const lines = drift ?? [];
   const driftForced = { dataPlane: lines.some((line) => !line.startsWith(msiDriftPrefix)), msi: lines.some((line) => line.startsWith(msiDriftPrefix)) };
-  const both = drift === undefined || rechecksNow(clusterResourceId, environment);
+  const both = drift === undefined || rechecksNow(clusterResourceId, environment) || refreshFailedThisRun(clusterResourceId, environment);
   return { driftForced, force: { dataPlane: both || driftForced.dataPlane, msi: both || driftForced.msi } };
 }

@@ -1,8 +1,7 @@
 /**
  * What one provider operation did to one cluster, per half, as the run report reads it
- * (cli/runReport.ts). The provider host is the one process that sees every outcome: after a failed
- * update the engine keeps the failed resource's old outputs and the stack's old outputs, so
- * neither can say "failed". Each create, update, refresh (read) and diff, each preview of a cluster
+ * (report/runReport.ts). The provider host is the one process that sees every operation, a refresh's
+ * included, with its whole message. Each create, update, refresh (read) and diff, each preview of a cluster
  * new to the stack and each check refused for the settings appends one record, a JSON line, to the
  * file `ARO_HCP_RUN_RECORDS` names; without the variable nothing is recorded. The decisions are pure; {@link appendRunRecord} is the only I/O.
  */

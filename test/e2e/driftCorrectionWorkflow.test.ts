@@ -3,8 +3,9 @@
  * its steps' commands, read from the YAML (never copied), run with bash against the sandbox through
  * the literal `pulumi` CLI over the project's Pulumi.yaml, in production's credential mode, while
  * Entra ID refuses every token in the tenant of two of the three demo clusters. Every cluster had
- * its stored IDs changed outside Pulumi. The job must correct the cluster it can, go red, and its
- * run report must name the tenant's two clusters under one cause; Cosmos is read back.
+ * its stored IDs changed outside Pulumi. The job must correct the cluster it can, go red, its run
+ * report must name the tenant's two clusters under one cause, and the stack's `clusters` output
+ * must say failed for both halves of those two; Cosmos is read back.
  * GitHub's own pieces are stand-ins: `az` copies the sandbox's first-party certificate where the
  * step asks, `curl` answers a federated token nobody reads (the sandbox's credentials are in the
  * environment), RUNNER_TEMP, GITHUB_ENV and GITHUB_STEP_SUMMARY are files of the test.
@@ -196,13 +197,22 @@ describe("the drift-correction workflow's commands, one tenant refused", () => {
     for (const cluster of others) {
       expect(report.clusters[nameOf(cluster)]).toMatchObject({ outcome: "driftCorrected", dataPlane: { outcome: "driftCorrected" } });
     }
-    // Why the report: the stack's `clusters` output is the last successful update's, and says nothing failed.
-    const stale = JSON.parse(await runLiteralPulumi(projectDirectory, environment, stackName, "stack", "output", "clusters", "--json")) as Record<
+    // The stack's `clusters` output, written by the same `up`: the refused clusters say failed, for both halves, with the cause.
+    const outputs = JSON.parse(await runLiteralPulumi(projectDirectory, environment, stackName, "stack", "output", "clusters", "--json")) as Record<
       string,
-      { failed: number }
+      { id: string; failure?: string; dataPlaneOperators: { state: string; resolved: number }; msiIdentities: { state: string } }
     >;
-    // The check the workflow made before, `jq 'all(.[]; .failed == 0)'` on it, would have passed.
-    expect(Object.values(stale).every((cluster) => cluster.failed === 0)).toBe(true);
+    const outputOf = (cluster: FleetClusterDescription) => Object.values(outputs).find((value) => value.id === cluster.clusterResourceId);
+    for (const cluster of refused) {
+      expect(outputOf(cluster), cluster.clusterResourceId).toMatchObject({ dataPlaneOperators: { state: "failed" }, msiIdentities: { state: "failed" } });
+      expect(outputOf(cluster)?.failure).toContain(demoTenantIds[0]);
+      // The IDs it kept are still counted as recorded.
+      expect(outputOf(cluster)?.dataPlaneOperators.resolved).toBeGreaterThan(0);
+    }
+    for (const cluster of others) {
+      expect(outputOf(cluster), cluster.clusterResourceId).toMatchObject({ dataPlaneOperators: { state: "ok" }, msiIdentities: { state: "ok" } });
+      expect(outputOf(cluster)?.failure).toBeUndefined();
+    }
     // The report is in the job's summary; the cause is printed once there, and no JavaScript stack trace anywhere.
     const summary = readFileSync(stepSummary, "utf8");
     expect(summary).toMatch(/^Run report: FAILED \(2 clusters\)/);

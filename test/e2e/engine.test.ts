@@ -135,7 +135,7 @@ describe("the hook under the real Pulumi engine", () => {
       );
       expect(foreignFields(document)).toEqual(foreignFields(seededDocument(cluster)));
     }
-    expect(await clusterOutput(fleet[0])).toMatchObject({ identities: 3, resolved: 3, notFound: 0, failed: 0 });
+    expect((await clusterOutput(fleet[0])).dataPlaneOperators).toMatchObject({ state: "ok", identities: 3, resolved: 3, notFound: 0, failed: 0 });
   });
 
   it("reports no changes on an immediate second up, with zero ARM requests and zero Cosmos writes", async () => {
@@ -210,7 +210,7 @@ describe("the hook under the real Pulumi engine", () => {
 
     await testStack.stack.up({ color: "never" });
     expectEntryMatchesArm(ownedStatus(await readDocument(fleet[1])), rotatedId);
-    expect(((await clusterOutput(fleet[1])).nextRecheck ?? "") > new Date().toISOString()).toBe(true);
+    expect(((await clusterOutput(fleet[1])).dataPlaneOperators.nextRecheck ?? "") > new Date().toISOString()).toBe(true);
   });
 
   it("shows a tampered and a deleted status subtree on refresh, and up restores both", async () => {
@@ -259,7 +259,7 @@ describe("the hook under the real Pulumi engine", () => {
     expect(entry?.principalId).toBeUndefined();
     expect(entry?.retrievalError).toMatch(/^ResourceNotFound \(HTTP 404\): /);
     expect((ownedStatus(await readDocument(fleet[1]))?.earliestRecheckTime ?? "") > new Date().toISOString()).toBe(true);
-    expect(await clusterOutput(fleet[1])).toMatchObject({ notFound: 1, failed: 0 });
+    expect((await clusterOutput(fleet[1])).dataPlaneOperators).toMatchObject({ state: "ok", notFound: 1, failed: 0 });
 
     // NotFound is data: the recheck gate holds, so a no-op stays a no-op (issue 10 item 4).
     const documentAfterUp = await readDocument(fleet[1]);

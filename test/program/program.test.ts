@@ -9,7 +9,7 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import program from "../../index";
-import { clusterKeys, declareFleet, declareInBatches, hashedResourceNameFor } from "../../program/declareFleet";
+import { clusterKeys, clusterSummary, declareFleet, declareInBatches, hashedResourceNameFor } from "../../program/declareFleet";
 import { refusePlainCosmosKey } from "../../program/cosmosKeyConfig";
 import type { ClusterDeclaration } from "../../program/fleet";
 import { parseClusterList } from "../../program/fleet";
@@ -168,7 +168,38 @@ describe("declareFleet", () => {
     ]);
     expect(registrations.every((registration) => registration.type === typeToken)).toBe(true);
     expect(Object.keys(summary).sort()).toEqual(["Cluster-B", clusterA.split("/").pop()].sort());
-    expect(summary["Cluster-B"]).toEqual({ id: clusterB, identities: 1, resolved: 1, notFound: 0, failed: 0, nextRecheck: "2026-08-15T00:00:00Z" });
+    expect(summary["Cluster-B"]).toEqual({
+      id: clusterB,
+      dataPlaneOperators: { state: "ok", identities: 1, resolved: 1, notFound: 0, failed: 0, nextRecheck: "2026-08-15T00:00:00Z" },
+      msiIdentities: { state: "ok", identities: 0, nextRecheck: null },
+    });
+  });
+
+  it("says failed, for both halves, with the cause, for a cluster whose last pass failed; its kept IDs still counted", () => {
+    const status = { earliestRecheckTime: "2026-08-15T00:00:00Z", operators: { a: { keyHash: "0123456789ab", clientId: "c", principalId: "p" } } };
+    const msiStatus = { identityCount: 2, earliestRecheckTime: "2026-08-16T00:00:00Z" };
+    const failure = {
+      cause: "invalid_client: the certificate was revoked (tenant 4b6d8f0a-0000-4000-8000-000000000000)",
+      halves: ["dataPlaneOperators", "msiIdentities"] as const,
+    };
+    const base = { status, msiStatus, skippedReason: undefined, msiSkippedReason: undefined, drift: undefined };
+    expect(clusterSummary(clusterB, { ...base, failure: { ...failure, halves: [...failure.halves] } })).toEqual({
+      id: clusterB,
+      dataPlaneOperators: { state: "failed", identities: 1, resolved: 1, notFound: 0, failed: 0, nextRecheck: "2026-08-15T00:00:00Z" },
+      msiIdentities: { state: "failed", identities: 2, nextRecheck: "2026-08-16T00:00:00Z" },
+      failure: failure.cause,
+    });
+    // One half failed; a failed lookup fails its half; a half not looked at is skipped.
+    const msiOnly = clusterSummary(clusterB, { ...base, msiSkippedReason: undefined, failure: { cause: "x", halves: ["msiIdentities"] } });
+    expect([msiOnly.dataPlaneOperators.state, msiOnly.msiIdentities.state]).toEqual(["ok", "failed"]);
+    const lookupFailed = clusterSummary(clusterB, {
+      ...base,
+      status: { operators: { a: { keyHash: "0123456789ab", retrievalError: "InternalServerError (HTTP 500): boom" } } },
+      msiSkippedReason: "identityUrlNotSet",
+      failure: undefined,
+    });
+    expect(lookupFailed).toMatchObject({ dataPlaneOperators: { state: "failed", failed: 1 }, msiIdentities: { state: "skipped" } });
+    expect(lookupFailed.failure).toBeUndefined();
   });
 
   it("declares nothing for an empty fleet", async () => {

@@ -213,15 +213,20 @@ describe("create", () => {
     expect(findUndefined(outs)).toEqual([]);
   });
 
-  it("fails, naming both sets, when the inputs name another set than the cluster document: a plain error, nothing looked up or written", async () => {
+  it("fails, naming both sets, when the inputs name another set than the cluster document: nothing looked up or written, the failure in the outputs", async () => {
     const setupValue = setup({ identities: { [identityA]: resolved("c", "p"), [identityB]: resolved("c2", "p2") } });
     const error = await setupValue.provider.create(inputs({ a: identityA, b: identityB })).then(
       () => undefined,
-      (thrown: unknown) => thrown as Error & { id?: string; properties?: unknown },
+      (thrown: unknown) => thrown as Error & { id?: string; properties?: Outputs; reasons?: string[] },
     );
     expect(error?.message).toContain(`The inputs name: ${identityA}, ${identityB}. The document names: ${identityA}`);
-    expect(error?.id).toBeUndefined();
-    expect(error?.properties).toBeUndefined();
+    // A partial failure: the resource is stored with no status and the failure, both halves named.
+    expect(error?.id).toBe(location.documentId);
+    expect(error?.reasons).toEqual([error?.message]);
+    expect(statusOf(error?.properties)).toEqual({});
+    expect(error?.properties?.failure?.cause).toContain("the dataPlaneOperators input names other identities");
+    expect(error?.properties?.failure?.halves).toEqual(["dataPlaneOperators", "msiIdentities"]);
+    expect(error?.properties?.__provider).toBe(serializedProvider);
     expect(setupValue.reader.calls).toHaveLength(0);
     expect(setupValue.store.patches()).toHaveLength(0);
   });
@@ -266,7 +271,8 @@ describe("create", () => {
     expect(thrown?.message).toContain(`${identityB}: AuthorizationFailed (HTTP 403): The client does not have authorization.`);
     expect(thrown?.properties?.__provider).toBe(serializedProvider);
     expect(countsOf(thrown?.properties)).toMatchObject({ resolvedCount: 1, failedCount: 1 });
-    expect(thrown?.properties?.drift).toBeUndefined();
+    // Null, not absent: the engine would give the program an absent output of a partial failure as unknown.
+    expect(thrown?.properties?.drift).toBeNull();
     expect(statusOf(thrown?.properties).operators?.b).toEqual({
       keyHash: keyHashOf(keyB),
       retrievalError: "AuthorizationFailed (HTTP 403): The client does not have authorization.",
@@ -275,11 +281,13 @@ describe("create", () => {
     expect(Object.keys((persistedSubtree(setupValue.store) as { identities: JsonObject }).identities)).toEqual([keyA, keyB]);
   });
 
-  it("throws a plain error (nothing recorded) when the ServiceProviderCluster document does not exist", async () => {
+  it("fails with no status recorded, the failure beside it, when the ServiceProviderCluster document does not exist", async () => {
     const setupValue = setup({ documents: [] });
-    const error = (await setupValue.provider.create(inputs()).catch((caught: unknown) => caught)) as Error & { id?: string };
+    const error = (await setupValue.provider.create(inputs()).catch((caught: unknown) => caught)) as Error & { id?: string; properties?: Outputs };
     expect(error.name).toBe("CosmosDocumentError");
-    expect(error.id).toBeUndefined();
+    expect(error.id).toBe(location.documentId);
+    expect(statusOf(error.properties)).toEqual({});
+    expect(error.properties?.failure?.halves).toEqual(["dataPlaneOperators", "msiIdentities"]);
     expect(error.message).toMatch(
       new RegExp(`^the ServiceProviderCluster document of cluster ${location.clusterName} \\(${location.documentId}\\) does not exist`),
     );
@@ -511,6 +519,31 @@ describe("update", () => {
     expect({ ...result.outs, __provider: outs.__provider }).toEqual(outs);
     expect(setupValue.reader.calls).toHaveLength(1);
     expect(setupValue.store.appliedPatches()).toHaveLength(1);
+  });
+
+  it("keeps the stored outputs as they were, the failure beside them, when a pass fails with nothing written; the next update asks Azure and clears it", async () => {
+    const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
+    const outs = await createdOutputs(setupValue);
+    const patches = setupValue.store.appliedPatches().length;
+    // Inputs naming another set than the cluster document: the pass fails before Azure is asked.
+    const error = (await setupValue.provider
+      .update(location.documentId, outs, inputs({ a: identityA, b: identityB }))
+      .catch((caught: unknown) => caught)) as Error & { id?: string; properties?: Outputs; reasons?: string[] };
+    expect(error.name).toBe("DesiredSetDisagreementError");
+    expect(error.id).toBe(location.documentId);
+    const { failure, ...kept } = error.properties ?? ({} as Outputs);
+    expect(kept).toEqual({ serviceManagedIdentity: null, skippedReason: null, msiSkippedReason: null, drift: null, ...outs });
+    expect(failure?.cause).toContain("the dataPlaneOperators input names other identities");
+    expect(failure?.halves).toEqual(["dataPlaneOperators", "msiIdentities"]);
+    expect(setupValue.store.appliedPatches()).toHaveLength(patches);
+    expect(setupValue.reader.calls).toHaveLength(1);
+    // The engine stores those outputs: a failed last pass is a change even with the first inputs, inside the recheck window.
+    const failed = error.properties as Outputs;
+    expect(await setupValue.provider.diff(location.documentId, failed, inputs())).toEqual({ changes: true });
+    const result = await setupValue.provider.update(location.documentId, failed, inputs());
+    expect(setupValue.reader.calls).toHaveLength(2);
+    expect(outsOf(result).failure).toBeUndefined();
+    expect(await setupValue.provider.diff(location.documentId, { ...outsOf(result), __provider: outs.__provider }, inputs())).toEqual({ changes: false });
   });
 
   it("forces lookups when refresh recorded drift, repairs the document and clears the drift", async () => {

@@ -249,7 +249,7 @@ describe("parseStoredOutputs", () => {
         skippedReason: null,
         msiStatus: {},
         msiSkippedReason: null,
-        claim: undefined,
+        failure: null,
       },
     });
     expect(parseStoredOutputs({ ...current, drift: ["x"], skippedReason: "clusterDeleting", serviceManagedIdentity: identityB })).toMatchObject({

@@ -1,6 +1,9 @@
 /** ARO_HCP_RECHECK's value (resources/provider/recheckRequest.ts) and the program's check of it (program/recheck.ts). */
 import { describe, expect, it } from "vitest";
-import { parseRecheck, rechecksNow } from "../../../resources/provider/recheckRequest";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { forcedHalves, parseRecheck, rechecksNow, refreshFailedThisRun } from "../../../resources/provider/recheckRequest";
 import { checkRecheck } from "../../../program/recheck";
 import { claimTenantProbe, tenantOfIdentityUrl } from "../../../resources/provider/tenantProbe";
 
@@ -50,5 +53,24 @@ describe("ARO_HCP_RECHECK=tenants", () => {
     expect([cluster("probe-one"), cluster("probe-two"), cluster("probe-three")].map((id) => rechecksNow(id, tenants))).toEqual([true, false, true]);
     expect(rechecksNow(cluster("probe-one"), {})).toBe(false);
     expect(() => checkRecheck("tenants", [cluster("one")])).not.toThrow();
+  });
+});
+
+describe("a refresh that failed in this run", () => {
+  it("makes the run's update recheck the cluster's both halves; a later refresh that passed, another operation or no records file do not", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "recheck-records-")), "run.jsonl");
+    const record = (name: string, operation: string, outcome: string) =>
+      JSON.stringify({ cluster: name, clusterResourceId: cluster(name), operation, at: "2026-12-05T00:00:00.000Z", dataPlane: outcome, msi: outcome });
+    writeFileSync(
+      file,
+      [record("one", "read", "failed"), record("two", "read", "failed"), record("two", "read", "current"), record("three", "update", "failed"), ""].join("\n"),
+    );
+    const environment = { ARO_HCP_RUN_RECORDS: file };
+    expect(refreshFailedThisRun(cluster("ONE").replace("ONE", "one").toUpperCase(), environment)).toBe(true);
+    expect(refreshFailedThisRun(cluster("two"), environment)).toBe(false);
+    expect(refreshFailedThisRun(cluster("three"), environment)).toBe(false);
+    expect(refreshFailedThisRun(cluster("one"), {})).toBe(false);
+    expect(forcedHalves([], cluster("one"), environment).force).toEqual({ dataPlane: true, msi: true });
+    expect(forcedHalves([], cluster("two"), environment).force).toEqual({ dataPlane: false, msi: false });
   });
 });
