@@ -1,15 +1,9 @@
 /**
- * The PKCS#12 key derivation (RFC 7292, appendix B.2), which node-forge's archive reader uses in
- * place of forge's own while it reads an archive (certificateBundle.ts), and with which the
- * sandbox writes its archives.
- *
- * An archive of the Managed Identities data plane derives six blocks of key material (the MAC key,
- * and a key and an IV for each of its two encrypted parts) with 2048 iterations of SHA-1 each.
- * forge hashes each iteration in JavaScript over byte strings, which makes its derivation most of
- * the CPU and of the garbage of reading an archive (docs/performance.md). Here the first hash of a
- * block is Node's, and the rehashes of a 20-byte digest run on 32-bit words ({@link rehashSha1});
- * other digests use Node's hash for every round. The unit test checks it against the published
- * known answers and against forge's own derivation.
+ * The PKCS#12 key derivation (RFC 7292, appendix B.2), used in place of node-forge's while forge
+ * reads an archive (certificateBundle.ts) and by the sandbox to write its archives. forge hashes
+ * each iteration in JavaScript over byte strings; here a block's first hash is Node's and the
+ * rehashes of a SHA-1 digest run on 32-bit words ({@link rehashSha1}). The unit test checks it
+ * against the published known answers and against forge's own derivation.
  */
 import { hash } from "node:crypto";
 
@@ -40,9 +34,8 @@ const h3Initial = 0x10325476;
 const h4Initial = 0xc3d2e1f0 | 0;
 
 /**
- * SHA-1 (FIPS 180-4) applied `rounds` times to a 20-byte digest: each message is one block (the
- * digest, the 0x80 pad and the 160-bit length), hashed on 32-bit words without a call into
- * native code per round, which costs more than the round itself.
+ * SHA-1 (FIPS 180-4) applied `rounds` times to a 20-byte digest, each message one block (digest,
+ * 0x80 pad, 160-bit length), on 32-bit words: a native call per round costs more than the round.
  */
 export function rehashSha1(digest: Uint8Array, rounds: number): Buffer {
   const view = new DataView(digest.buffer, digest.byteOffset, digest.byteLength);
