@@ -14,7 +14,7 @@ import type { HttpClient, Pipeline, PipelineRequest, PipelineRequestOptions, Pip
 import { constants, randomUUID, sign } from "node:crypto";
 import type { Agent } from "node:https";
 import { redactSecrets, shortMessage } from "../core/retrievalError";
-import { isJsonObject } from "../core/json";
+import { isJsonObject, parsedJsonText } from "../core/json";
 import type { CertificateCredentialMaterial } from "./certificateBundle";
 import { credentialError } from "./credentials";
 
@@ -186,13 +186,8 @@ export function assertionTokenCredential(
 
 /** The access token of a 200 answer; an AuthenticationError with Entra's status and first line for anything else. */
 function readTokenResponse(response: PipelineResponse, requestedAt: number): AccessToken {
-  let body: Record<string, unknown> = {};
-  try {
-    const parsed = JSON.parse(response.bodyAsText ?? "") as unknown;
-    if (isJsonObject(parsed)) body = parsed;
-  } catch {
-    // not JSON: reported below by status
-  }
+  const parsed = parsedJsonText(response.bodyAsText ?? "");
+  const body: Record<string, unknown> = isJsonObject(parsed) ? parsed : {};
   if (response.status !== 200) {
     const description = typeof body.error_description === "string" ? body.error_description.split(/\r?\n/)[0] : undefined;
     const code = typeof body.error === "string" ? body.error : `HTTP ${response.status}`;

@@ -7,6 +7,7 @@
  */
 import { describeType } from "../core/azureResourceId";
 import { goToLower } from "../core/goStrings";
+import { parsedJsonText } from "../core/json";
 import { shortMessage } from "../core/retrievalError";
 import type { CertificateCredentialMaterial } from "./certificateBundle";
 import { CertificateBundleError, parseCertificateBundle } from "./certificateBundle";
@@ -70,20 +71,14 @@ export function credentialFor(identities: readonly DataPlaneIdentity[], identity
  * and `client_id` and `object_id` (null or a string).
  */
 export function readDataPlaneAnswer(status: number, body: string, host: string): DataPlaneIdentity[] {
-  let parsed: unknown;
-  let json = true;
-  try {
-    parsed = body.length === 0 ? undefined : JSON.parse(body);
-  } catch {
-    json = false;
-  }
+  const parsed = parsedJsonText(body);
   if (status !== 200) {
     const error = (parsed as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
     const detail = typeof error?.code === "string" ? `${error.code}: ${shortMessage(typeof error.message === "string" ? error.message : "")}` : "no error body";
     throw new DataPlaneError(`the Managed Identities data plane at ${host} answered HTTP ${status} (${detail})`, { statusCode: status });
   }
   const refused = (problem: string): DataPlaneError => new DataPlaneError(`the Managed Identities data plane at ${host} answered ${problem}`);
-  if (!json) throw refused("a body that is not JSON");
+  if (parsed === undefined && body.length > 0) throw refused("a body that is not JSON");
   const typeProblem = goTypeProblem(parsed, managedIdentityCredentials, "");
   if (typeProblem !== undefined) throw refused(`what upstream's client refuses whole: ${typeProblem}`);
   const identities = (parsed as { explicit_identities?: unknown } | null | undefined)?.explicit_identities;

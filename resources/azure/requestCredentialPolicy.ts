@@ -12,6 +12,7 @@ import type { TokenCredential } from "@azure/identity";
 import type { PipelinePolicy, PipelineRequest, PipelineResponse, SendRequest } from "@azure/core-rest-pipeline";
 import type { UserAssignedIdentitiesGetOptionalParams as OperationOptions } from "@azure/arm-msi";
 import { activeContextValue } from "../logging/spans";
+import { parsedJsonText } from "../core/json";
 import { credentialError } from "./credentials";
 
 const credentialKey = Symbol("aro-hcp-identity-status request credential");
@@ -45,12 +46,7 @@ export function continuousAccessChallengeClaims(wwwAuthenticate: string | undefi
   const claims = parameters.get("claims");
   if (parameters.get("error") !== "insufficient_claims" || claims === undefined || claims.length === 0) return undefined;
   const decoded = Buffer.from(claims, "base64").toString("utf8");
-  try {
-    JSON.parse(decoded);
-  } catch {
-    return undefined;
-  }
-  return decoded;
+  return parsedJsonText(decoded) === undefined ? undefined : decoded;
 }
 
 /** The policy; `bearerTokenAuthenticationPolicyName` is the SDK's name for the role. */

@@ -6,8 +6,8 @@ import { goToLower } from "../core/goStrings";
 import type { ManagedServiceIdentityClient, UserAssignedIdentitiesGetOptionalParams } from "@azure/arm-msi";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { describeType } from "../core/azureResourceId";
+import { isJsonObject, parsedJsonText } from "../core/json";
 
-/** The identity values this hook records. */
 export interface UserAssignedIdentityValues {
   readonly clientId: string | null;
   readonly principalId: string | null;
@@ -35,7 +35,7 @@ export function createUserAssignedIdentityReader(
   return {
     ...(acquireToken === undefined ? {} : { acquireToken }),
     async getUserAssignedIdentity(resourceId, options) {
-      // The identity's own subscription, not the cluster's (upstream gap §5.7).
+      // The identity's own subscription, which need not be the cluster's.
       const client = clientFor(goToLower(resourceId.subscriptionId));
       let answer = { kind: "noProperties" } as IdentityAnswer;
       await client.userAssignedIdentities.get(asUpstreamAsks(resourceId.resourceGroupName), asUpstreamAsks(resourceId.name), {
@@ -59,7 +59,7 @@ export function createUserAssignedIdentityReader(
  * deleted identity; such a name is asked for as declared.
  */
 export function asUpstreamAsks(segment: string): string {
-  return [...segment].every((character) => character.charCodeAt(0) < 0x80) ? segment.toLowerCase() : segment;
+  return /[\u0080-\uffff]/.test(segment) ? segment : segment.toLowerCase();
 }
 
 type IdentityAnswer =
@@ -73,17 +73,9 @@ type IdentityAnswer =
  * decoder requires; clientId and principalId must be strings (an identity that exists has both).
  */
 export function readIdentityAnswer(bodyAsText: string | null | undefined): IdentityAnswer {
-  let body: unknown;
-  try {
-    body = typeof bodyAsText === "string" ? JSON.parse(bodyAsText) : undefined;
-  } catch {
-    body = undefined;
-  }
-  const properties = (body as { properties?: unknown } | null | undefined)?.properties;
-  if (typeof properties !== "object" || properties === null || Array.isArray(properties)) {
-    return { kind: "noProperties" };
-  }
-  const fields = properties as Record<string, unknown>;
+  const body = parsedJsonText(bodyAsText ?? "");
+  const fields: unknown = isJsonObject(body) ? body.properties : undefined;
+  if (!isJsonObject(fields)) return { kind: "noProperties" };
   for (const name of ["clientId", "principalId", "tenantId", "isolationScope"]) {
     const value = fields[name];
     const required = name === "clientId" || name === "principalId";
