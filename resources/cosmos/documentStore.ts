@@ -136,17 +136,16 @@ export function createDocumentStore(container: Container, options: { readonly en
         // Whatever arrived meanwhile goes now, together.
         send();
       };
-      const slow = setTimeout(release, slowReadRequestMs);
-      slow.unref();
-      const done = (): void => {
-        clearTimeout(slow);
-        release();
-      };
+      const slow = setTimeout(release, slowReadRequestMs).unref();
       // readTogether settles every read and does not throw; should it, its reads fail with that error.
-      readTogether(taken).then(done, (error: unknown) => {
-        for (const read of taken) read.reject(error);
-        done();
-      });
+      void readTogether(taken)
+        .catch((error: unknown) => {
+          for (const read of taken) read.reject(error);
+        })
+        .finally(() => {
+          clearTimeout(slow);
+          release();
+        });
     }
   };
 
