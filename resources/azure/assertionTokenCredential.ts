@@ -44,7 +44,7 @@ export function createTokenRequestPipeline(options: {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use
   const core = require("@azure/core-rest-pipeline") as typeof import("@azure/core-rest-pipeline");
   const pipeline = core.createPipelineFromOptions({
-    ...(options.agent === undefined ? {} : { agent: options.agent }),
+    agent: options.agent,
     ...(options.maxRetries === undefined ? {} : { retryOptions: { maxRetries: options.maxRetries } }),
     userAgentOptions: { userAgentPrefix: options.userAgentPrefix },
   });
@@ -173,9 +173,9 @@ export function assertionTokenCredential(
             clientId,
             assertion,
             scopes: Array.isArray(scopes) ? scopes : [scopes],
-            ...(getTokenOptions?.claims === undefined ? {} : { claims: getTokenOptions.claims }),
+            claims: getTokenOptions?.claims,
           }),
-          ...(getTokenOptions?.abortSignal === undefined ? {} : { abortSignal: getTokenOptions.abortSignal }),
+          abortSignal: getTokenOptions?.abortSignal,
         },
         (reason, cause) => authenticationError(`Entra ID at ${new URL(tokenEndpoint).host} could not be reached (${reason})`, undefined, cause),
       );

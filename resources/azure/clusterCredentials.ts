@@ -187,11 +187,7 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
         if (error instanceof DataPlaneError && !error.firstParty) {
           throw new ClusterCredentialError(
             `${error.message.replace(/[.\s]+$/, "")}, asked for the credential of the cluster's service managed identity ${smi}`,
-            {
-              cluster: request.cluster,
-              ...(error.statusCode === undefined ? {} : { statusCode: error.statusCode }),
-              cause: error,
-            },
+            { cluster: request.cluster, statusCode: error.statusCode, cause: error },
           );
         }
         throw error;

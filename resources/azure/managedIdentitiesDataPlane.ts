@@ -66,7 +66,7 @@ export function createManagedIdentitiesDataPlane(options: {
   let client: TokenRequestPipeline | undefined;
   const build = (): TokenRequestPipeline => {
     const built = createTokenRequestPipeline({
-      ...(options.agent === undefined ? {} : { agent: options.agent }),
+      agent: options.agent,
       maxRetries: 2,
       userAgentPrefix: options.userAgentPrefix ?? "aro-hcp-identity-status",
     });
@@ -85,7 +85,7 @@ export function createManagedIdentitiesDataPlane(options: {
           method: "POST",
           headers: { "content-type": "application/json", accept: "application/json" },
           body: dataPlaneRequestBody(identityIds),
-          ...(abortSignal === undefined ? {} : { abortSignal }),
+          abortSignal,
         },
         (reason, error) =>
           error instanceof DataPlaneError
