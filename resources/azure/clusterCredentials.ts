@@ -57,10 +57,10 @@ export class ClusterCredentialError extends Error {
         outcome: nothingWritten,
         ...(cluster === undefined ? {} : { clusterName: clusterNameOf(cluster), reference: cluster.canonical }),
       }),
-      options.cause === undefined ? undefined : { cause: options.cause },
     );
     this.field = options.field;
     this.statusCode = options.statusCode;
+    if (options.cause !== undefined) Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
   }
 }
 ClusterCredentialError.prototype.name = "ClusterCredentialError";

@@ -23,11 +23,12 @@ export class DataPlaneError extends Error {
   readonly field: string | undefined;
 
   constructor(message: string, options: { statusCode?: number; firstParty?: boolean; tenantId?: string; field?: string; cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(message);
     this.statusCode = options.statusCode;
     this.firstParty = options.firstParty ?? false;
     this.tenantId = options.tenantId;
     this.field = options.field;
+    if (options.cause !== undefined) Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
   }
 }
 DataPlaneError.prototype.name = "DataPlaneError";
