@@ -11,7 +11,7 @@ import { redactSecrets } from "../core/retrievalError";
 import type { Settings } from "../core/settings";
 import { projectName } from "../core/settings";
 
-export type CredentialChoice =
+type CredentialChoice =
   | { readonly kind: "managedIdentity"; readonly clientId: string }
   /** `authorityHost` is unset when AZURE_AUTHORITY_HOST is set; `workloadIdentity` when its three variables are. */
   | { readonly kind: "default"; readonly authorityHost: string | undefined; readonly workloadIdentity: boolean };
