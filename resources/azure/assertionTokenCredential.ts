@@ -1,33 +1,22 @@
 /**
- * A service managed identity's token credential: its certificate (as the Managed Identities data
- * plane handed it over) signs a client assertion, and one POST to its tenant's token endpoint at
- * the answer's authority asks for the token, over a pipeline every SMI of the process shares.
- *
- * Why not `@azure/identity`'s ClientCertificateCredential, as for the first party: each instance
- * holds an MSAL application, an HTTP pipeline and a token cache of its own, and asks for the
- * authority's metadata before its first token; at one SMI per cluster that is a client built, used
- * once and dropped per cluster, and the provider host's peak memory follows them. Here an SMI costs
- * its parsed key and chain, and one request per token.
+ * A service managed identity's token credential: its certificate signs a client assertion, and one
+ * POST to its tenant's token endpoint asks for the token, over a pipeline every SMI shares. Not
+ * `@azure/identity`'s ClientCertificateCredential: each of those holds an MSAL application, a
+ * pipeline and a cache of its own, and at one SMI per cluster the host's memory would follow them.
  *
  * What is sent is what upstream's client sends (azidentity's ClientCertificateCredential with the
- * chain, MSAL for Go, for an ARM bearer policy that enables continuous access evaluation): the form
- * `claims` (client capability CP1, merged with a challenge's claims), `client_assertion`
- * (clientAssertion.ts), `client_assertion_type`, `client_id`, `client_info=1`,
- * `grant_type=client_credentials` and `scope` (the scope, then `openid offline_access profile`),
- * keys sorted as Go's `url.Values.Encode` writes them. MSAL's metadata request is not made: the
- * token endpoint of an Entra ID authority is `<authority>/<tenant>/oauth2/v2.0/token`.
- *
- * Failures are named as `@azure/identity` names them (errors.ts classifies by name): Entra ID's
- * refusal or an unreachable endpoint is an `AuthenticationError` carrying Entra's status and its
- * first line (AADSTS code and text), never the assertion or a token; an abort passes through.
+ * chain, MSAL for Go, continuous access evaluation enabled), form keys sorted as Go's
+ * `url.Values.Encode` writes them. Failures are named as `@azure/identity` names them, never
+ * carrying the assertion or a token; an abort passes through.
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
-import type { Pipeline, PipelineResponse } from "@azure/core-rest-pipeline";
+import type { HttpClient, Pipeline, PipelineRequest, PipelineRequestOptions, PipelineResponse } from "@azure/core-rest-pipeline";
+import { constants, randomUUID, sign } from "node:crypto";
 import type { Agent } from "node:https";
 import { redactSecrets, shortMessage } from "../core/retrievalError";
-import { isJsonObject } from "../core/json";
+import { isJsonObject, parsedJsonText } from "../core/json";
 import type { CertificateCredentialMaterial } from "./certificateBundle";
-import { signClientAssertion } from "./clientAssertion";
+import { credentialError } from "./credentials";
 
 const jwtBearerAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 /** The client capability azidentity declares when the caller enables continuous access evaluation (ARM's does). */
@@ -36,48 +25,107 @@ const clientCapabilities = { access_token: { xms_cc: { values: ["CP1"] } } };
 const defaultScopes = ["openid", "offline_access", "profile"];
 /** Without a `refresh_in`, a token lasting longer than this is renewed at half its life (as MSAL does). */
 const halfLifeRefreshAboveInSeconds = 2 * 60 * 60;
+/** How long an assertion is valid, as MSAL for Go signs it. */
+const assertionLifetimeInSeconds = 600;
 
-/** One pipeline for every SMI's token requests: retries as azidentity's, the process's agent. */
+/** A pipeline with its module and HTTP client: one for every SMI's token requests, one per data plane client. */
 export interface TokenRequestPipeline {
   readonly core: typeof import("@azure/core-rest-pipeline");
   readonly pipeline: Pipeline;
-  readonly httpClient: import("@azure/core-rest-pipeline").HttpClient;
+  readonly httpClient: HttpClient;
 }
 
-/** Builds the shared pipeline; @azure/core-rest-pipeline is already loaded by the data plane client. */
-export function createTokenRequestPipeline(options: { readonly agent?: Agent; readonly userAgentPrefix: string }): TokenRequestPipeline {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded with the first SMI, as the data plane client loads it
+/** Builds a pipeline with the SDK's retries; @azure/core-rest-pipeline loads with the first SMI or data plane call. */
+export function createTokenRequestPipeline(options: {
+  readonly agent?: Agent;
+  readonly userAgentPrefix: string;
+  readonly maxRetries?: number;
+}): TokenRequestPipeline {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use
   const core = require("@azure/core-rest-pipeline") as typeof import("@azure/core-rest-pipeline");
   const pipeline = core.createPipelineFromOptions({
-    ...(options.agent === undefined ? {} : { agent: options.agent }),
+    agent: options.agent,
+    ...(options.maxRetries === undefined ? {} : { retryOptions: { maxRetries: options.maxRetries } }),
     userAgentOptions: { userAgentPrefix: options.userAgentPrefix },
   });
   return { core, pipeline, httpClient: core.createDefaultHttpClient() };
 }
 
-/** The token endpoint of `tenantId` at an Entra ID authority host. */
+/**
+ * Sends one request (`prepare` sees it first). An abort passes through; any other failure to get an
+ * answer becomes `unreachable(reason, error)`, the reason being the error's code or first line.
+ */
+export async function sendPipelineRequest(
+  { core, pipeline, httpClient }: TokenRequestPipeline,
+  options: Omit<PipelineRequestOptions, "headers"> & { readonly headers: Record<string, string> },
+  unreachable: (reason: string, error: unknown) => Error,
+  prepare?: (request: PipelineRequest) => void,
+): Promise<PipelineResponse> {
+  const request = core.createPipelineRequest({ ...options, headers: core.createHttpHeaders(options.headers) });
+  prepare?.(request);
+  try {
+    return await pipeline.sendRequest(httpClient, request);
+  } catch (error) {
+    const like = error as { name?: unknown; code?: unknown; message?: unknown };
+    if (like.name === "AbortError") throw error;
+    throw unreachable(typeof like.code === "string" ? like.code : shortMessage(typeof like.message === "string" ? like.message : "error"), error);
+  }
+}
+
+/** The token endpoint of `tenantId` at an Entra ID authority host (no metadata request, unlike MSAL). */
 export function tokenEndpointOf(authorityHost: string, tenantId: string): string {
   return `${authorityHost.replace(/\/+$/, "")}/${encodeURIComponent(tenantId)}/oauth2/v2.0/token`;
 }
 
-/** The form of one token request, keys sorted as Go's `url.Values.Encode`. */
+/**
+ * The client assertion (RFC 7523) as MSAL for Go writes it: a PS256 JWT with the leaf's `x5t#S256`
+ * and the chain (`x5c`), keys sorted as Go's encoding/json writes a map.
+ */
+export function signClientAssertion(request: {
+  readonly clientId: string;
+  /** The assertion's audience. */
+  readonly tokenEndpoint: string;
+  readonly material: Pick<CertificateCredentialMaterial, "privateKey" | "x5c" | "x5tS256">;
+  readonly nowInSeconds?: number;
+  readonly jwtId?: string;
+}): string {
+  const now = request.nowInSeconds ?? Math.floor(Date.now() / 1000);
+  const header = { alg: "PS256", typ: "JWT", x5c: request.material.x5c, "x5t#S256": request.material.x5tS256 };
+  const claims = {
+    aud: request.tokenEndpoint,
+    exp: now + assertionLifetimeInSeconds,
+    iss: request.clientId,
+    jti: request.jwtId ?? randomUUID(),
+    nbf: now,
+    sub: request.clientId,
+  };
+  const signingInput = `${Buffer.from(JSON.stringify(header)).toString("base64url")}.${Buffer.from(JSON.stringify(claims)).toString("base64url")}`;
+  const signature = sign("sha256", Buffer.from(signingInput), {
+    key: request.material.privateKey,
+    padding: constants.RSA_PKCS1_PSS_PADDING,
+    // Go's rsa.PSSSaltLengthEqualsHash, as the JWT PS256 profile asks.
+    saltLength: constants.RSA_PSS_SALTLEN_DIGEST,
+  });
+  return `${signingInput}.${signature.toString("base64url")}`;
+}
+
+/** The form of one token request, keys sorted as Go's `url.Values.Encode`; `claims` is a challenge's (JSON). */
 export function tokenRequestForm(fields: {
   readonly clientId: string;
   readonly assertion: string;
   readonly scopes: readonly string[];
-  /** A challenge's claims (JSON), merged with the client capability. */
   readonly claims?: string;
 }): string {
-  const form = new URLSearchParams();
-  form.set("claims", JSON.stringify(mergeClaims(fields.claims)));
-  form.set("client_assertion", fields.assertion);
-  form.set("client_assertion_type", jwtBearerAssertionType);
-  form.set("client_id", fields.clientId);
-  form.set("client_info", "1");
-  form.set("grant_type", "client_credentials");
   const scopes = fields.scopes.map((scope) => scope.trim()).filter((scope) => scope.length > 0 && !defaultScopes.includes(scope));
-  form.set("scope", [...scopes, ...defaultScopes].join(" "));
-  return form.toString();
+  return new URLSearchParams({
+    claims: JSON.stringify(mergeClaims(fields.claims)),
+    client_assertion: fields.assertion,
+    client_assertion_type: jwtBearerAssertionType,
+    client_id: fields.clientId,
+    client_info: "1",
+    grant_type: "client_credentials",
+    scope: [...scopes, ...defaultScopes].join(" "),
+  }).toString();
 }
 
 /** The client capability merged into a challenge's claims without overwriting them (MSAL for Go's merge). */
@@ -95,24 +143,16 @@ function mergeClaims(claims: string | undefined): Record<string, unknown> {
   return challenge;
 }
 
-/** Where an SMI credential authenticates. */
-export interface AssertionCredentialOptions {
-  /** The answer's `authentication_endpoint`. */
-  readonly authorityHost: string;
-  readonly pipeline: TokenRequestPipeline;
-  readonly now?: () => number;
-}
-
 /**
- * A token credential for `clientId` in `tenantId`, signing with `material`. Every call asks Entra
- * ID (sharedTokenCredential.ts caches); a `tenantId` in the call other than its own is refused, as
- * a credential without additionally allowed tenants does.
+ * A token credential for `clientId` in `tenantId`, signing with `material` at `authorityHost` (the
+ * answer's `authentication_endpoint`). Every call asks Entra ID (sharedTokenCredential.ts caches);
+ * another tenant is refused, as by a credential without additionally allowed tenants.
  */
 export function assertionTokenCredential(
   tenantId: string,
   clientId: string,
   material: CertificateCredentialMaterial,
-  options: AssertionCredentialOptions,
+  options: { readonly authorityHost: string; readonly pipeline: TokenRequestPipeline; readonly now?: () => number },
 ): TokenCredential {
   const now = options.now ?? Date.now;
   const tokenEndpoint = tokenEndpointOf(options.authorityHost, tenantId);
@@ -121,48 +161,33 @@ export function assertionTokenCredential(
       if (getTokenOptions?.tenantId !== undefined && getTokenOptions.tenantId !== tenantId) {
         throw authenticationError(`the service managed identity ${clientId} of tenant ${tenantId} cannot get a token in tenant ${getTokenOptions.tenantId}`);
       }
-      const { core, pipeline, httpClient } = options.pipeline;
       const assertion = signClientAssertion({ clientId, tokenEndpoint, material, nowInSeconds: Math.floor(now() / 1000) });
-      const request = core.createPipelineRequest({
-        url: tokenEndpoint,
-        method: "POST",
-        headers: core.createHttpHeaders({
-          "content-type": "application/x-www-form-urlencoded; charset=utf-8",
-          accept: "application/json",
-          "return-client-request-id": "false",
-        }),
-        body: tokenRequestForm({
-          clientId,
-          assertion,
-          scopes: Array.isArray(scopes) ? scopes : [scopes],
-          ...(getTokenOptions?.claims === undefined ? {} : { claims: getTokenOptions.claims }),
-        }),
-        ...(getTokenOptions?.abortSignal === undefined ? {} : { abortSignal: getTokenOptions.abortSignal }),
-      });
       const requestedAt = now();
-      let response: PipelineResponse;
-      try {
-        response = await pipeline.sendRequest(httpClient, request);
-      } catch (error) {
-        if ((error as { name?: unknown }).name === "AbortError") throw error;
-        const like = error as { code?: unknown; message?: unknown };
-        const reason = typeof like.code === "string" ? like.code : shortMessage(typeof like.message === "string" ? like.message : "error");
-        throw authenticationError(`Entra ID at ${new URL(tokenEndpoint).host} could not be reached (${reason})`, undefined, error);
-      }
+      const response = await sendPipelineRequest(
+        options.pipeline,
+        {
+          url: tokenEndpoint,
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded; charset=utf-8", accept: "application/json", "return-client-request-id": "false" },
+          body: tokenRequestForm({
+            clientId,
+            assertion,
+            scopes: Array.isArray(scopes) ? scopes : [scopes],
+            claims: getTokenOptions?.claims,
+          }),
+          abortSignal: getTokenOptions?.abortSignal,
+        },
+        (reason, cause) => authenticationError(`Entra ID at ${new URL(tokenEndpoint).host} could not be reached (${reason})`, undefined, cause),
+      );
       return readTokenResponse(response, requestedAt);
     },
   };
 }
 
-/** The access token of a 200 answer; an {@link authenticationError} for anything else. */
+/** The access token of a 200 answer; an AuthenticationError with Entra's status and first line for anything else. */
 function readTokenResponse(response: PipelineResponse, requestedAt: number): AccessToken {
-  let body: Record<string, unknown> = {};
-  try {
-    const parsed = JSON.parse(response.bodyAsText ?? "") as unknown;
-    if (isJsonObject(parsed)) body = parsed;
-  } catch {
-    // not JSON: reported below by status
-  }
+  const parsed = parsedJsonText(response.bodyAsText ?? "");
+  const body: Record<string, unknown> = isJsonObject(parsed) ? parsed : {};
   if (response.status !== 200) {
     const description = typeof body.error_description === "string" ? body.error_description.split(/\r?\n/)[0] : undefined;
     const code = typeof body.error === "string" ? body.error : `HTTP ${response.status}`;
@@ -183,11 +208,6 @@ function readTokenResponse(response: PipelineResponse, requestedAt: number): Acc
   };
 }
 
-/** An error named as `@azure/identity` names a refused or failed token request; never carries a secret. */
 function authenticationError(message: string, statusCode?: number, cause?: unknown): Error {
-  const error = new Error(redactSecrets(message));
-  Object.defineProperty(error, "name", { value: "AuthenticationError", writable: true, configurable: true, enumerable: false });
-  if (statusCode !== undefined) Object.defineProperty(error, "statusCode", { value: statusCode, enumerable: true });
-  if (cause !== undefined) Object.defineProperty(error, "cause", { value: cause, enumerable: false });
-  return error;
+  return credentialError("AuthenticationError", redactSecrets(message), { statusCode, cause });
 }

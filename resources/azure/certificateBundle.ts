@@ -1,53 +1,37 @@
 /**
- * Certificate credentials as the hook receives them: a bundle holding a certificate chain and its
- * private key, either PEM text (a first-party or fixed-identity bundle file, or what upstream's
- * non-production stand-in hands over) or a PKCS#12 archive without a password (what the Managed
- * Identities data plane hands over, base64 in `client_secret`). Upstream's Go parser
- * (azidentity.ParseCertificates) takes both; so does this one, and it returns the PEM form that
- * `@azure/identity`'s ClientCertificateCredential takes.
- *
- * PKCS#12 is read with node-forge (`pkcs12FromAsn1`), loaded at the first archive: Node's crypto
- * has no PKCS#12 reader, and the data plane's archives use the legacy algorithms (SHA-1 MAC, 3DES
- * and RC2-40 PBE) that Go's parser supports and OpenSSL 3 keeps in its legacy provider, off in
- * Node. forge decrypts with its own ciphers; two of its entry points have stand-ins for the length
- * of a read (see readPkcs12), which is why package.json pins node-forge to one version.
- *
- * Errors never carry the bundle's bytes or the key: {@link CertificateBundleError} names the
- * source and what is wrong with it.
+ * Reads a certificate bundle: a chain and its private key, as PEM text (a bundle file) or as a
+ * PKCS#12 archive without a password (what the Managed Identities data plane hands over), as
+ * upstream's azidentity.ParseCertificates takes both. PKCS#12 is read with node-forge, loaded at the
+ * first archive: Node has no PKCS#12 reader, and the archives' legacy algorithms (SHA-1 MAC, 3DES,
+ * RC2-40) are off in Node's OpenSSL 3. Errors name the source and the problem, never its contents.
  */
 import type { KeyObject } from "node:crypto";
 import { X509Certificate, createHash, createPrivateKey } from "node:crypto";
 import type * as Forge from "node-forge";
 import { derivePkcs12Key, derivesWith } from "./pkcs12KeyDerivation";
 
-/** A usable certificate credential: PEM, leaf certificate first. */
+/** A usable certificate credential, leaf certificate first. */
 export interface CertificateCredentialMaterial {
-  /** The private key and the certificate chain (leaf first), PEM, as ClientCertificateCredential takes them. */
+  /** The private key and the chain, PEM, as ClientCertificateCredential takes them. */
   readonly pem: string;
-  /** SHA-256 thumbprint of the leaf certificate (hex, upper case): tells two bundles apart without their keys. */
+  /** The leaf's SHA-256 thumbprint (hex, upper case): tells two bundles apart without their keys. */
   readonly thumbprint: string;
-  /** The private key, parsed once (a client assertion is signed with it: clientAssertion.ts). */
   readonly privateKey: KeyObject;
-  /** The chain as a client assertion's `x5c` carries it: each certificate's DER in standard base64, leaf first. */
+  /** The chain as an assertion's `x5c` carries it: each DER in standard base64. */
   readonly x5c: readonly string[];
-  /** The leaf certificate's SHA-256 digest in standard base64 (an assertion's `x5t#S256`, as upstream's MSAL writes it). */
+  /** The leaf's SHA-256 digest in standard base64 (an assertion's `x5t#S256`). */
   readonly x5tS256: string;
-  /** The leaf certificate's validity. */
+  /** The leaf's validity. */
   readonly validFrom: Date;
   readonly validTo: Date;
 }
 
-/** Raised for a bundle that cannot be used; the message names its source and the problem, never its contents. */
 export class CertificateBundleError extends Error {}
 CertificateBundleError.prototype.name = "CertificateBundleError";
 
 const pemBlock = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
 
-/**
- * Reads a bundle. `source` names it in errors (a setting and its file, or the data plane answer).
- * @throws CertificateBundleError when it holds no certificate, no key, a key that does not match
- * the leaf certificate, or is neither PEM nor a PKCS#12 archive without a password.
- */
+/** Reads a bundle; `source` names it in errors (a setting and its file, or the data plane answer). */
 export function parseCertificateBundle(bytes: Uint8Array, source: string): CertificateCredentialMaterial {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const text = buffer.toString("latin1");
@@ -93,7 +77,7 @@ function material(certificates: ReadonlyArray<string | Buffer>, keyPem: string |
     throw new CertificateBundleError(`${source}: the key is ${String(key.asymmetricKeyType)}; Entra ID client certificate credentials need an RSA key`);
   }
   const chain = [leaf, ...parsed.filter((_, index) => index !== leafIndex)];
-  // Written when first asked for (a bundle file's credential, ClientCertificateCredential): an SMI's never is.
+  // Written when first asked for: only a bundle file's credential needs it.
   let pem: string | undefined;
   return {
     get pem(): string {
@@ -110,18 +94,14 @@ function material(certificates: ReadonlyArray<string | Buffer>, keyPem: string |
 }
 
 /**
- * The certificates and the key of a PKCS#12 archive without a password, as DER, read by forge with
- * two stand-ins during the read (forge's internal entry points, put back after it whatever the
- * read does, so no other caller of forge in the process sees them):
- * - forge's PKCS#12 key derivation is {@link derivePkcs12Key}: forge's own is most of the CPU and
- *   the garbage of a read (pkcs12KeyDerivation.ts says why);
- * - forge's certificate and private key parsers refuse, so that forge keeps each bag's ASN.1 (its
- *   documented behaviour for a certificate or key type it does not know), which is written back to
- *   DER for Node to parse once: forge would otherwise build its own certificate objects and an RSA
- *   key of big integers, only for them to be written out again for Node.
+ * The certificates and key of a PKCS#12 archive without a password, as DER. During forge's read
+ * two of its internal entry points are replaced (and put back after, whatever happens; package.json
+ * pins forge for this): its key derivation by {@link derivePkcs12Key}, much cheaper; its
+ * certificate and key parsers by a refusal, so that forge keeps each bag's ASN.1 (its documented
+ * behaviour for a type it does not know) for Node to parse once, instead of building its own objects.
  */
 function readPkcs12(buffer: Buffer, source: string): { certificates: Buffer[]; key: Buffer | undefined } {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first archive, see the module comment
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first archive
   const forge = require("node-forge") as typeof Forge;
   let archive: Forge.pkcs12.Pkcs12Pfx | undefined;
   try {
@@ -140,17 +120,11 @@ function readPkcs12(buffer: Buffer, source: string): { certificates: Buffer[]; k
   if (archive === undefined) {
     throw new CertificateBundleError(`${source}: neither PEM nor a PKCS#12 archive without a password`);
   }
-  const der = (bag: Forge.pkcs12.Bag): Buffer | undefined =>
-    bag.asn1 === undefined ? undefined : Buffer.from(forge.asn1.toDer(bag.asn1).getBytes(), "binary");
-  const certificates: Buffer[] = [];
-  let key: Buffer | undefined;
-  for (const bag of archive.getBags({ bagType: forge.pki.oids.certBag })[forge.pki.oids.certBag] ?? []) {
-    const certificate = der(bag);
-    if (certificate !== undefined) certificates.push(certificate);
-  }
-  for (const bagType of [forge.pki.oids.pkcs8ShroudedKeyBag, forge.pki.oids.keyBag]) {
-    for (const bag of archive.getBags({ bagType })[bagType] ?? []) key ??= der(bag);
-  }
+  const found = archive;
+  const bags = (bagType: string): Forge.pkcs12.Bag[] => found.getBags({ bagType })[bagType] ?? [];
+  const der = (bag: Forge.pkcs12.Bag): Buffer[] => (bag.asn1 === undefined ? [] : [Buffer.from(forge.asn1.toDer(bag.asn1).getBytes(), "binary")]);
+  const certificates = bags(forge.pki.oids.certBag).flatMap(der);
+  const key = [...bags(forge.pki.oids.pkcs8ShroudedKeyBag), ...bags(forge.pki.oids.keyBag)].flatMap(der)[0];
   return { certificates, key };
 }
 
@@ -164,7 +138,7 @@ type ForgeDerivation = (
   md?: Forge.md.MessageDigest,
 ) => Forge.util.ByteStringBuffer;
 
-/** Runs `read` with readPkcs12's stand-ins in place of forge's entry points, restoring forge's own afterwards. */
+/** Runs `read` with readPkcs12's stand-ins in forge's entry points, restoring forge's own after. */
 function withForgeStandIns<T>(forge: typeof Forge, read: () => T): T {
   const pbe = (forge.pki as unknown as { pbe: { generatePkcs12Key: ForgeDerivation } }).pbe;
   const pkcs12 = forge.pkcs12 as unknown as { generateKey: ForgeDerivation };

@@ -1,15 +1,10 @@
 /**
- * Client-certificate credentials for a bundle file that an operator rotates (the first-party
- * application, the fixed identity), through `@azure/identity`: one per process. A cluster's service
- * managed identity, whose bundle the Managed Identities data plane hands over, has a lighter
- * credential of its own (assertionTokenCredential.ts).
- *
- * A bundle file is read when the credential is first used and checked again at most once a
- * {@link certificateFileRecheckIntervalInMs} (upstream re-reads its first-party bundle about once
- * a minute), and at once after Entra ID refused the current certificate: a rotated file takes over
- * without a restart. A file caught half-written (unreadable, or a key that matches no certificate)
- * keeps the previous certificate in use until the next check; with no previous one the failure is
- * the credential's, named after its setting.
+ * The credential of a bundle file an operator rotates (the first party, the fixed identity), through
+ * `@azure/identity`'s ClientCertificateCredential with the chain (x5c). The file is read at first use
+ * and checked again at most once a minute, as upstream re-reads its first-party bundle, and at once
+ * after Entra ID refused the current certificate, so a rotated file takes over without a restart. A
+ * file caught half-written keeps the previous certificate in use until the next check; with none
+ * before, the failure is the credential's, named after its setting.
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
 import { readFileSync, statSync } from "node:fs";
@@ -18,47 +13,9 @@ import type { CertificateIdentity } from "../core/settings";
 import { log } from "../logging/logger";
 import type { CertificateCredentialMaterial } from "./certificateBundle";
 import { CertificateBundleError, parseCertificateBundle } from "./certificateBundle";
+import { credentialError } from "./credentials";
 
-/** A bundle file is checked for a new version at most this often. */
-export const certificateFileRecheckIntervalInMs = 60 * 1000;
-
-/** Where a certificate credential authenticates, and how it reaches Entra ID. */
-export interface CertificateCredentialOptions {
-  /** The Entra ID authority host (`https://login.microsoftonline.com`, a regional endpoint, or the sandbox's). */
-  readonly authorityHost: string;
-  /** Turned off for a regional or local authority, as upstream does for service managed identities. */
-  readonly disableInstanceDiscovery: boolean;
-  /** Carries the extra CA of `tlsCaFile`, per client. */
-  readonly agent?: Agent;
-  /**
-   * Tenants besides its own it may get tokens in: `["*"]` for the first party, whose tenant each
-   * cluster's data plane challenge names (upstream builds its first-party credential the same way).
-   */
-  readonly additionallyAllowedTenants?: readonly string[];
-}
-
-/** A credential for a bundle file's certificate material as read; the chain goes with every assertion (x5c). */
-function certificateCredential(
-  tenantId: string,
-  clientId: string,
-  material: CertificateCredentialMaterial,
-  options: CertificateCredentialOptions,
-): TokenCredential {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first certificate credential (credentials.ts explains why)
-  const identity = require("@azure/identity") as typeof import("@azure/identity");
-  return new identity.ClientCertificateCredential(
-    tenantId,
-    clientId,
-    { certificate: material.pem },
-    {
-      authorityHost: options.authorityHost,
-      disableInstanceDiscovery: options.disableInstanceDiscovery,
-      sendCertificateChain: true,
-      ...(options.agent === undefined ? {} : { agent: options.agent }),
-      ...(options.additionallyAllowedTenants === undefined ? {} : { additionallyAllowedTenants: [...options.additionallyAllowedTenants] }),
-    },
-  );
-}
+const certificateFileRecheckIntervalInMs = 60 * 1000;
 
 interface Loaded {
   readonly credential: TokenCredential;
@@ -69,19 +26,9 @@ interface Loaded {
 }
 
 /**
- * A credential error the lookup classifies as the credential's (errors.ts: CredentialUnavailableError),
- * marked as a problem of the local bundle file: reading it again costs nothing, so a failure of it
- * is not held (clusterCredentials.ts), and a file caught half-written during a rotation fails only
- * the passes that met it.
+ * Whether an error (or one it wraps) is a bundle file that could not be read or used: reading it
+ * again costs nothing, so such a failure is never held (sharedTokenCredential.ts).
  */
-function credentialUnavailable(message: string): Error {
-  const error = new Error(message);
-  Object.defineProperty(error, "name", { value: "CredentialUnavailableError", writable: true, configurable: true, enumerable: false });
-  Object.defineProperty(error, "certificateFileProblem", { value: true, enumerable: false });
-  return error;
-}
-
-/** Whether an error (or the error it wraps) is a bundle file that could not be read or used. */
 export function isCertificateFileProblem(error: unknown): boolean {
   for (let current = error, depth = 0; typeof current === "object" && current !== null && depth < 4; depth += 1) {
     if ((current as { certificateFileProblem?: unknown }).certificateFileProblem === true) return true;
@@ -91,13 +38,52 @@ export function isCertificateFileProblem(error: unknown): boolean {
 }
 
 /**
- * A credential for `identity`'s bundle file that follows its rotation (see the module comment).
- * @param now - The clock, injected by tests.
+ * A credential for `identity`'s bundle file that follows its rotation. `disableInstanceDiscovery`
+ * is set for a regional or local authority; `additionallyAllowedTenants` is `["*"]` for the first
+ * party, whose tenant each cluster's data plane challenge names.
  */
-export function certificateFileCredential(identity: CertificateIdentity, options: CertificateCredentialOptions, now: () => number = Date.now): TokenCredential {
+export function certificateFileCredential(
+  identity: CertificateIdentity,
+  options: {
+    readonly authorityHost: string;
+    readonly disableInstanceDiscovery: boolean;
+    readonly agent?: Agent;
+    readonly additionallyAllowedTenants?: readonly string[];
+  },
+  now: () => number = Date.now,
+): TokenCredential {
   let loaded: Loaded | undefined;
   let checkedAt = Number.NEGATIVE_INFINITY;
   const source = `the certificate file ${identity.certificateFile} (${identity.certificateFileSetting})`;
+
+  const credentialOf = (material: CertificateCredentialMaterial): TokenCredential => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first certificate credential, as in credentials.ts
+    const { ClientCertificateCredential } = require("@azure/identity") as typeof import("@azure/identity");
+    return new ClientCertificateCredential(
+      identity.tenantId,
+      identity.clientId,
+      { certificate: material.pem },
+      {
+        authorityHost: options.authorityHost,
+        disableInstanceDiscovery: options.disableInstanceDiscovery,
+        sendCertificateChain: true,
+        ...(options.agent === undefined ? {} : { agent: options.agent }),
+        ...(options.additionallyAllowedTenants === undefined ? {} : { additionallyAllowedTenants: [...options.additionallyAllowedTenants] }),
+      },
+    );
+  };
+
+  const keepOrThrow = (problem: string): boolean => {
+    if (loaded === undefined) {
+      throw credentialError(
+        "CredentialUnavailableError",
+        `${problem}; expected a PEM or PKCS#12 bundle (without a password) of the certificate chain and its private key`,
+        { certificateFileProblem: true },
+      );
+    }
+    log("warning", "credential", identity.clientId, `${problem}; the certificate read before stays in use until the file is readable again`);
+    return false;
+  };
 
   /** Reads the file again when it changed; returns whether another certificate is now in use. */
   const reload = (): boolean => {
@@ -111,8 +97,7 @@ export function certificateFileCredential(identity: CertificateIdentity, options
       bytes = readFileSync(identity.certificateFile);
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      const reason = code === "ENOENT" ? "does not exist" : `cannot be read (${typeof code === "string" ? code : "error"})`;
-      return keepOrThrow(`${source} ${reason}`);
+      return keepOrThrow(`${source} ${code === "ENOENT" ? "does not exist" : `cannot be read (${typeof code === "string" ? code : "error"})`}`);
     }
     let material: CertificateCredentialMaterial;
     try {
@@ -128,16 +113,8 @@ export function certificateFileCredential(identity: CertificateIdentity, options
     if (loaded !== undefined) {
       log("info", "credential", identity.clientId, `${source}: a new certificate (SHA-256 ${material.thumbprint.slice(0, 16)}…) is in use from now on`);
     }
-    loaded = { credential: certificateCredential(identity.tenantId, identity.clientId, material, options), thumbprint: material.thumbprint, mtimeMs, size };
+    loaded = { credential: credentialOf(material), thumbprint: material.thumbprint, mtimeMs, size };
     return true;
-  };
-
-  const keepOrThrow = (problem: string): boolean => {
-    if (loaded === undefined) {
-      throw credentialUnavailable(`${problem}; expected a PEM or PKCS#12 bundle (without a password) of the certificate chain and its private key`);
-    }
-    log("warning", "credential", identity.clientId, `${problem}; the certificate read before stays in use until the file is readable again`);
-    return false;
   };
 
   return {
@@ -147,9 +124,7 @@ export function certificateFileCredential(identity: CertificateIdentity, options
       try {
         return await current.credential.getToken(scopes, getTokenOptions);
       } catch (error) {
-        // Refused with this certificate (rotated and revoked, say): a new file may already be there,
-        // read by this call or by another refused at the same time (the first party asks in
-        // several tenants at once).
+        // Refused with this certificate: a new file may be there, read now or by a concurrent refused call.
         reload();
         const inUse = loaded as Loaded;
         if (inUse.thumbprint !== current.thumbprint) return inUse.credential.getToken(scopes, getTokenOptions);

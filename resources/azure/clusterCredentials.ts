@@ -1,27 +1,16 @@
 /**
- * `clusterServiceManagedIdentity` mode: each cluster's identities are read as that cluster's own
+ * `clusterServiceManagedIdentity` mode: each cluster's identities are read as the cluster's own
  * service managed identity (SMI), whose credential the Managed Identities data plane hands over.
  *
- * - One data plane call per cluster until the answer's `renew_after` (else five minutes before its
- *   `not_after`, else an hour): the credential, its token cache and its ARM client are reused by
- *   every pass of that cluster in the process until then, and concurrent passes share one call. A
- *   failed call is not remembered: the next pass asks again. At most {@link defaultMaxCredentials}
- *   clusters are kept, the oldest going first: a cluster is looked up once per recheck (12 h or
- *   more), so an entry is of use only while its cluster's pass runs. Each entry holds the SMI's
- *   parsed key and chain, its token and its reader; the bound is what an engine keeps in flight. A
- *   pass holds its reader, so an eviction never cuts a pass short.
- * - An entry belongs to one cluster: its key is the cluster, its identity URL and its SMI, so no
- *   cluster is ever handed a reader bound to another cluster's subscription or credential.
- * - The SMI's ARM token is asked for as soon as its credential is built, outside the lookup
- *   limiter (as the data plane call is): the cluster's lookups then find it cached instead of
- *   holding limiter slots while the first of them waits for Entra ID. Best effort: a failure there
- *   is met again, and classified, by the first lookup's own token request.
- * - The credential of one SMI serves only lookups in its cluster's subscription: an identity
- *   outside it fails on its own (IDs kept).
- * - A refusal of the first-party credential is held per tenant by that credential
- *   (sharedTokenCredential.ts): it stays with the clusters whose data plane challenges in that tenant.
- * - An identity URL the first party may not call, or whose challenge names another tenant than its
- *   `tid`, fails the cluster naming the field (managedIdentitiesDataPlane.ts, core/identityUrl.ts).
+ * - One data plane call per cluster until the answer's `renew_after` (else shortly before
+ *   `not_after`, else an hour); concurrent passes share it, a failure is not remembered. Entries are
+ *   bounded, oldest out first: a cluster is looked up once per recheck, so an entry serves only while
+ *   its pass runs, and a pass holds its reader, so an eviction never cuts one short.
+ * - An entry's key is the cluster, its identity URL and its SMI: no cluster is handed a reader bound
+ *   to another's subscription or credential, and an SMI reads only its cluster's subscription.
+ * - The SMI's ARM token is asked for as soon as its credential is built, outside the lookup limiter,
+ *   so the lookups find it cached instead of holding slots while Entra ID answers; best effort (the
+ *   first lookup meets and classifies a failure again).
  * - Nothing of the credential reaches logs, errors or state.
  */
 import type { ManagedServiceIdentityClient, UserAssignedIdentitiesGetOptionalParams } from "@azure/arm-msi";
@@ -35,16 +24,14 @@ import { DataPlaneError } from "./managedIdentitiesDataPlane";
 import type { UserAssignedIdentityReader } from "./userAssignedIdentityReader";
 import { createUserAssignedIdentityReader } from "./userAssignedIdentityReader";
 
-/** What a pass knows about its cluster when it needs the cluster's credential. */
+/** What a pass knows about its cluster: the SMI's ARM ID and `managedIdentitiesDataPlaneIdentityURL`, as its document has them. */
 export interface ClusterCredentialRequest {
   readonly cluster: ParsedResourceId;
-  /** The SMI's ARM resource ID, as the cluster document names it. */
   readonly serviceManagedIdentity: string | undefined;
-  /** `managedIdentitiesDataPlaneIdentityURL`, as the cluster document has it. */
   readonly identityUrl: string | undefined;
 }
 
-/** The reader a pass of one cluster uses, and how messages name its credential. */
+/** A cluster's reader, and how messages name its credential. */
 export interface ClusterReader {
   readonly reader: UserAssignedIdentityReader;
   readonly description: string;
@@ -55,16 +42,13 @@ export interface ClusterCredentialSource {
   readerFor(request: ClusterCredentialRequest, options: { readonly abortSignal?: AbortSignal }): Promise<ClusterReader>;
 }
 
-/**
- * Why a cluster's credential could not be had, before anything was read or written. Per cluster;
- * the message says so at its end.
- */
+/** Why a cluster's credential could not be had, before anything was read or written. */
 export class ClusterCredentialError extends Error {
   /** The setting or document field at fault, when one is (`serviceManagedIdentity`, `managedIdentitiesDataPlaneIdentityURL`). */
   readonly field: string | undefined;
   readonly statusCode: number | undefined;
 
-  /** @param cause - What is wrong and what fixes it; the cluster, its ARM ID and "nothing was written" follow (core/clusterMessage.ts). */
+  /** `cause` says what is wrong and what fixes it; the cluster and "nothing was written" follow (core/clusterMessage.ts). */
   constructor(cause: string, options: { cluster?: ParsedResourceId; field?: string; statusCode?: number; cause?: unknown } = {}) {
     const cluster = options.cluster;
     super(
@@ -82,22 +66,18 @@ export class ClusterCredentialError extends Error {
 ClusterCredentialError.prototype.name = "ClusterCredentialError";
 
 /** What {@link createClusterCredentialSource} builds readers with. */
-export interface ClusterCredentialSourceOptions {
-  /** The SMI's credential from the data plane at the identity URL (managedIdentitiesDataPlane.ts). */
+interface ClusterCredentialSourceOptions {
   readonly fetchCredential: (
     identityUrl: string,
     serviceManagedIdentity: string,
     options: { readonly abortSignal?: AbortSignal },
   ) => Promise<ServiceManagedIdentityCredential>;
-  /** A token credential for the SMI's certificate, at its authority (assertionTokenCredential.ts). */
   readonly credentialFor: (answer: ServiceManagedIdentityCredential) => TokenCredential;
-  /** An arm-msi client for one subscription, to read with one credential. */
   readonly armClientFor: (credential: TokenCredential, subscriptionId: string) => ManagedServiceIdentityClient;
-  /** What each GET carries besides (the credential, when the clients share one pipeline: requestCredentialPolicy.ts). */
+  /** What each GET carries besides (the credential on the shared pipeline: requestCredentialPolicy.ts). */
   readonly operationOptionsFor?: (credential: TokenCredential) => Pick<UserAssignedIdentitiesGetOptionalParams, "tracingOptions">;
-  /** Gets the ARM token the client will send (the lookup times the credential apart from ARM). */
+  /** Gets the ARM token the client will send, so the lookup times the credential apart from ARM. */
   readonly acquireArmToken: (credential: TokenCredential, abortSignal: AbortSignal) => Promise<unknown>;
-  /** SMIs whose credentials the process keeps at once; the oldest goes first beyond it. */
   readonly maxEntries?: number;
   readonly now?: () => number;
 }
@@ -112,17 +92,14 @@ interface Built {
   readonly reader: ClusterReader;
 }
 
-/**
- * Clusters whose credentials a process keeps at once, unless told otherwise: the resources an engine
- * works on at once through the project's doors (16 for `up`, 32 for `refresh`, cli/engine.ts).
- */
+/** Clusters whose credentials a process keeps at once: what an engine works on at once (cli/engine.ts). */
 export const defaultMaxCredentials = 32;
 
 const fallbackLifetimeInMs = 60 * 60 * 1000;
 const prefetchTimeoutInMs = 30 * 1000;
 const notAfterMarginInMs = 5 * 60 * 1000;
 
-/** The source of `clusterServiceManagedIdentity` mode (see the module comment). */
+/** The source of `clusterServiceManagedIdentity` mode. */
 export function createClusterCredentialSource(options: ClusterCredentialSourceOptions): ClusterCredentialSource {
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? defaultMaxCredentials;
@@ -131,7 +108,7 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
   const build = async (request: ClusterCredentialRequest, identityUrl: string, smi: string, abortSignal: AbortSignal | undefined): Promise<Built> => {
     const answer = await options.fetchCredential(identityUrl, smi, abortSignal === undefined ? {} : { abortSignal });
     const credential = options.credentialFor(answer);
-    // Outside the limiter; a failure is the first lookup's to meet and classify (see the module comment).
+    // Best effort, outside the limiter (see the module comment).
     await (
       abortSignal === undefined
         ? withDeadline(prefetchTimeoutInMs, (signal) => options.acquireArmToken(credential, signal))
@@ -155,11 +132,10 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
       ({ abortSignal: signal }) => options.acquireArmToken(credential, signal),
       options.operationOptionsFor?.(credential),
     );
-    const nowInMs = now();
-    const renewAt =
-      answer.renewAfter?.getTime() ?? (answer.notAfter === undefined ? nowInMs + fallbackLifetimeInMs : answer.notAfter.getTime() - notAfterMarginInMs);
+    const beforeNotAfter = answer.notAfter === undefined ? Number.POSITIVE_INFINITY : answer.notAfter.getTime() - notAfterMarginInMs;
+    const renewAt = answer.renewAfter?.getTime() ?? (answer.notAfter === undefined ? now() + fallbackLifetimeInMs : beforeNotAfter);
     return {
-      renewAt: Math.min(renewAt, answer.notAfter === undefined ? Number.POSITIVE_INFINITY : answer.notAfter.getTime() - notAfterMarginInMs),
+      renewAt: Math.min(renewAt, beforeNotAfter),
       reader: {
         reader,
         description: `the service managed identity ${smi} of cluster ${request.cluster.canonical} (credential from the Managed Identities data plane)`,
@@ -211,11 +187,7 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
         if (error instanceof DataPlaneError && !error.firstParty) {
           throw new ClusterCredentialError(
             `${error.message.replace(/[.\s]+$/, "")}, asked for the credential of the cluster's service managed identity ${smi}`,
-            {
-              cluster: request.cluster,
-              ...(error.statusCode === undefined ? {} : { statusCode: error.statusCode }),
-              cause: error,
-            },
+            { cluster: request.cluster, statusCode: error.statusCode, cause: error },
           );
         }
         throw error;

@@ -1,36 +1,22 @@
 /**
- * Which Azure credential the provider uses, and the errors it raises when none works.
- *
- * - `managedIdentityClientId` set → ManagedIdentityCredential for that user-assigned identity (the
- *   cluster's service managed identity), on IMDS or an App Service style endpoint
- *   (IDENTITY_ENDPOINT/IDENTITY_HEADER).
- * - otherwise → DefaultAzureCredential: EnvironmentCredential (AZURE_CLIENT_SECRET…), then
- *   WorkloadIdentityCredential (AZURE_FEDERATED_TOKEN_FILE, AZURE_CLIENT_ID, AZURE_TENANT_ID: CI
- *   with OIDC federation, AKS workload identity), then ManagedIdentityCredential, then developer
- *   sign-ins (Azure CLI…). `AZURE_TOKEN_CREDENTIALS=prod` keeps only the first three.
- *
- * The Entra ID authority follows `azureCloud` unless AZURE_AUTHORITY_HOST says otherwise.
- * A failure to get a token is rethrown with the same `name` (so errors.ts still classifies it as
- * CredentialUnavailable) and a one-line message saying which key or variable to set. Messages
- * never carry tokens: they are built from the first line of the SDK's messages, redacted.
+ * The process's Azure credential and the errors credentials raise. With `managedIdentityClientId`
+ * set it is that user-assigned managed identity (IMDS or IDENTITY_ENDPOINT/IDENTITY_HEADER); else
+ * DefaultAzureCredential (environment, workload identity, managed identity, developer sign-ins;
+ * `AZURE_TOKEN_CREDENTIALS=prod` keeps the first three), at `azureCloud`'s authority unless
+ * AZURE_AUTHORITY_HOST says otherwise. A failure is rethrown under the same `name` (errors.ts
+ * classifies by it) with one redacted line saying what to set.
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
 import { redactSecrets } from "../core/retrievalError";
 import type { Settings } from "../core/settings";
 import { projectName } from "../core/settings";
 
-/** The credential the settings select; pure, so tests can check the selection offline. */
-export type CredentialChoice =
+type CredentialChoice =
   | { readonly kind: "managedIdentity"; readonly clientId: string }
-  | {
-      readonly kind: "default";
-      /** Set when AZURE_AUTHORITY_HOST is not: the cloud's authority. */
-      readonly authorityHost: string | undefined;
-      /** True when the environment has everything WorkloadIdentityCredential needs. */
-      readonly workloadIdentity: boolean;
-    };
+  /** `authorityHost` is unset when AZURE_AUTHORITY_HOST is set; `workloadIdentity` when its three variables are. */
+  | { readonly kind: "default"; readonly authorityHost: string | undefined; readonly workloadIdentity: boolean };
 
-/** Chooses the credential for these settings and this environment. */
+/** The credential these settings and this environment select; pure. */
 export function chooseCredential(
   settings: Pick<Settings, "managedIdentityClientId" | "authorityHost">,
   environment: Readonly<Record<string, string | undefined>>,
@@ -47,7 +33,7 @@ export function chooseCredential(
 }
 
 /** One line naming the credential a choice stands for and the settings that select it. */
-export function describeCredential(choice: CredentialChoice): string {
+function describeCredential(choice: CredentialChoice): string {
   if (choice.kind === "managedIdentity") {
     return `the managed identity with client ID ${choice.clientId} (${clientIdKey})`;
   }
@@ -57,15 +43,14 @@ export function describeCredential(choice: CredentialChoice): string {
 }
 
 /**
- * The Azure credentials of a provider process: one underlying credential (one token cache), seen
- * through two wrappers whose failures name what to set for ARM and for Cosmos DB respectively.
+ * The process's credential (one token cache) through two wrappers whose failures say what to set
+ * for ARM and for Cosmos DB. @azure/identity loads at the first token request, so a run that needs
+ * no token never loads it.
  */
 export function createCredentials(settings: Settings): { readonly arm: TokenCredential; readonly cosmos: TokenCredential; readonly description: string } {
   const choice = chooseCredential(settings, process.env);
   // Playing the first party, it gets tokens in whichever tenant a cluster's data plane challenges in.
   const everyTenant = settings.credentialMode === "clusterServiceManagedIdentity" && settings.firstParty === undefined;
-  // Built at the first token request, so @azure/identity (with MSAL) loads only then: a refresh
-  // with a Cosmos key and no recheck due asks for none, and the provider host never loads it.
   let built: TokenCredential | undefined;
   const credential: TokenCredential = {
     getToken: (scopes, options) => (built ??= buildCredential(choice, everyTenant)).getToken(scopes, options),
@@ -88,21 +73,32 @@ function buildCredential(choice: CredentialChoice, everyTenant: boolean): TokenC
 }
 
 /**
- * For `@azure/cosmos` (`aadCredentials`). The SDK asks for the account's own audience
- * (`https://<account>.documents.azure.<tld>/.default`), right in every cloud, and when Entra ID
- * refuses it (AADSTS500011) falls back to `https://cosmos.azure.com/.default`, which is the public
- * cloud's (4.9.3 `ClientContext.js`, `AAD_DEFAULT_SCOPE`). That fallback is mapped to the
- * configured cloud's (`settings.cosmosScope`); setting the SDK's `aadScope` instead would turn
- * off the account audience and the fallback both.
+ * @azure/cosmos asks for the account's own audience and, refused, falls back to the public cloud's
+ * `https://cosmos.azure.com/.default`; that fallback becomes the configured cloud's. (The SDK's
+ * `aadScope` would turn off both the account audience and the fallback.)
  */
-export function mapCosmosFallbackScope(credential: TokenCredential, cosmosScope: string): TokenCredential {
+function mapCosmosFallbackScope(credential: TokenCredential, cosmosScope: string): TokenCredential {
   const publicCloudScope = "https://cosmos.azure.com/.default";
   return {
-    getToken: (scopes: string | string[], options?: GetTokenOptions): Promise<AccessToken | null> => {
-      const list = (Array.isArray(scopes) ? scopes : [scopes]).map((scope) => (scope === publicCloudScope ? cosmosScope : scope));
-      return credential.getToken(list, options);
-    },
+    getToken: (scopes: string | string[], options?: GetTokenOptions): Promise<AccessToken | null> =>
+      credential.getToken(
+        (Array.isArray(scopes) ? scopes : [scopes]).map((scope) => (scope === publicCloudScope ? cosmosScope : scope)),
+        options,
+      ),
   };
+}
+
+/**
+ * An error named as `@azure/identity` names its own (errors.ts classifies by name). `statusCode` is
+ * enumerable as the SDK's is; `cause` and `certificateFileProblem` are not.
+ */
+export function credentialError(name: string, message: string, extra: { statusCode?: number; cause?: unknown; certificateFileProblem?: boolean } = {}): Error {
+  const error = new Error(message);
+  Object.defineProperty(error, "name", { value: name, writable: true, configurable: true, enumerable: false });
+  if (extra.statusCode !== undefined) Object.defineProperty(error, "statusCode", { value: extra.statusCode, enumerable: true });
+  if (extra.cause !== undefined) Object.defineProperty(error, "cause", { value: extra.cause, enumerable: false });
+  if (extra.certificateFileProblem === true) Object.defineProperty(error, "certificateFileProblem", { value: true, enumerable: false });
+  return error;
 }
 
 const credentialErrorNames = new Set(["CredentialUnavailableError", "AuthenticationError", "AggregateAuthenticationError", "AuthenticationRequiredError"]);
@@ -110,7 +106,7 @@ const credentialErrorNames = new Set(["CredentialUnavailableError", "Authenticat
 const workloadIdentityVariables = "AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_FEDERATED_TOKEN_FILE";
 const clientIdKey = `'${projectName}:managedIdentityClientId' (or ARO_HCP_MANAGED_IDENTITY_CLIENT_ID)`;
 
-// At most ~280 characters: describeCosmosError keeps the first 300 of a Cosmos error's message.
+// Kept short: describeCosmosError keeps only the start of a Cosmos error's message.
 const cosmosGuidance =
   `no Azure credential could get a Cosmos DB token; set COSMOS_KEY (or \`pulumi config set --secret ${projectName}:cosmosKey\`) ` +
   `to use the account key, or '${projectName}:managedIdentityClientId' or AZURE_CLIENT_ID/AZURE_TENANT_ID/AZURE_FEDERATED_TOKEN_FILE for Entra ID`;
@@ -145,11 +141,8 @@ function describeCause(error: { message?: unknown; errors?: unknown }): string {
   return firstSentence(error.message);
 }
 
-/**
- * Wraps a credential so that its failures say what to configure. Other errors (an abort, a
- * timeout) pass through untouched.
- */
-export function withCredentialGuidance(credential: TokenCredential, guidance: (scopes: readonly string[]) => string): TokenCredential {
+/** Wraps a credential so that its failures say what to configure; other errors (an abort) pass through. */
+function withCredentialGuidance(credential: TokenCredential, guidance: (scopes: readonly string[]) => string): TokenCredential {
   return {
     async getToken(scopes: string | string[], options?: GetTokenOptions): Promise<AccessToken | null> {
       try {
@@ -160,12 +153,8 @@ export function withCredentialGuidance(credential: TokenCredential, guidance: (s
           message?: unknown;
           errors?: unknown;
         };
-        if (typeof like.name !== "string" || !credentialErrorNames.has(like.name)) {
-          throw error;
-        }
-        const guided = new Error(redactSecrets(`${guidance(Array.isArray(scopes) ? scopes : [scopes])} (${describeCause(like)})`));
-        Object.defineProperty(guided, "name", { value: like.name, writable: true, configurable: true, enumerable: false });
-        throw guided;
+        if (typeof like.name !== "string" || !credentialErrorNames.has(like.name)) throw error;
+        throw credentialError(like.name, redactSecrets(`${guidance(Array.isArray(scopes) ? scopes : [scopes])} (${describeCause(like)})`));
       }
     },
   };

@@ -1,26 +1,23 @@
 /**
- * What the Managed Identities data plane answers to `POST <identity URL>` with `identityIds`
- * (docs/operations.md, "Credential modes"): `explicit_identities`, one entry per requested
- * identity, snake_case, each with the identity's `resource_id`, `client_id`, `object_id` (null for
- * an identity that no longer exists) and its certificate credential (`client_secret`, base64
- * PKCS#12 or PEM; `tenant_id`; `authentication_endpoint`; validity times). Errors are
- * `{"error":{"code","message"}}`.
- *
- * Messages never carry a bundle, a token or a key.
+ * What the Managed Identities data plane answers to `POST <identity URL>`: `explicit_identities`,
+ * one snake_case entry per requested identity with its `resource_id`, `client_id`, `object_id`
+ * (null for an identity that no longer exists) and its certificate credential (`client_secret`,
+ * base64 PKCS#12 or PEM; `tenant_id`; `authentication_endpoint`; validity times). Errors are
+ * `{"error":{"code","message"}}`. Messages never carry a bundle, a token or a key.
  */
+import { describeType } from "../core/azureResourceId";
+import { goToLower } from "../core/goStrings";
+import { parsedJsonText } from "../core/json";
+import { shortMessage } from "../core/retrievalError";
 import type { CertificateCredentialMaterial } from "./certificateBundle";
 import { CertificateBundleError, parseCertificateBundle } from "./certificateBundle";
-import { goToLower } from "../core/goStrings";
-import { shortMessage } from "../core/retrievalError";
-import { describeType } from "../core/azureResourceId";
 
 /** Why a data plane answer, or the first party's token for it, could not be had. */
 export class DataPlaneError extends Error {
   /** The data plane's HTTP status, when it answered with an error. */
   readonly statusCode: number | undefined;
-  /** True when the first-party credential failed (in {@link tenantId}): not about the cluster's identities. */
+  /** The first-party credential failed (in `tenantId`, the challenge's): not about the cluster's identities. */
   readonly firstParty: boolean;
-  /** The tenant the data plane's challenge named, when the first party failed in it. */
   readonly tenantId: string | undefined;
   /** The cluster document field at fault, when the hook refused to call the data plane or to follow its challenge. */
   readonly field: string | undefined;
@@ -36,13 +33,11 @@ export class DataPlaneError extends Error {
 }
 DataPlaneError.prototype.name = "DataPlaneError";
 
-/** One entry of `explicit_identities`, as answered. */
+/** One entry of `explicit_identities`: `client_id` and `object_id` are null for an identity that no longer exists. */
 export interface DataPlaneIdentity {
-  /** `resource_id` as answered (casing not assumed). */
+  /** As answered (casing not assumed). */
   readonly resourceId: string;
-  /** `client_id`; null when the answer has none (the identity no longer exists). */
   readonly clientId: string | null;
-  /** `object_id` (the principal ID); null when the answer has none. */
   readonly objectId: string | null;
   /** The whole entry, for {@link credentialOf}. */
   readonly entry: Readonly<Record<string, unknown>>;
@@ -56,42 +51,39 @@ export interface ServiceManagedIdentityCredential {
   /** The Entra ID authority host to authenticate at (possibly regional). */
   readonly authenticationEndpoint: string;
   readonly material: CertificateCredentialMaterial;
-  /** When a new credential would be issued; undefined when the answer did not say. */
   readonly renewAfter: Date | undefined;
-  /** When this credential stops working; undefined when the answer did not say. */
   readonly notAfter: Date | undefined;
 }
 
+/** The credential of `identityId` in an answer; a DataPlaneError when the answer holds none usable. */
+export function credentialFor(identities: readonly DataPlaneIdentity[], identityId: string, now: number = Date.now()): ServiceManagedIdentityCredential {
+  const wanted = goToLower(identityId);
+  const identity = identities.find((candidate) => goToLower(candidate.resourceId) === wanted);
+  if (identity === undefined) {
+    throw new DataPlaneError(`the Managed Identities data plane's answer holds no credential for ${identityId}`);
+  }
+  return credentialOf(identity, now);
+}
+
 /**
- * The entries of an answer, as strict as upstream's client (msi-dataplane, Go's encoding/json into
- * typed structs): an answer with a field of another type than its struct's anywhere is refused
- * whole. Stricter where "the identity is gone" is at stake: each entry must name its identity
- * (`resource_id`, as upstream's controller requires) and carry `client_id` and `object_id`, null
- * or a string (a missing field is no answer about the identity).
- * @throws DataPlaneError for an error status, a body that is not JSON, a field of another type, no
- * `explicit_identities` array, or an entry without resource_id, client_id or object_id.
+ * The entries of an answer (`explicit_identities`), as strict as upstream's client (Go's
+ * encoding/json into msi-dataplane's structs): a field of another type anywhere refuses the whole
+ * answer. Stricter where "the identity is gone" is at stake: each entry must carry `resource_id`,
+ * and `client_id` and `object_id` (null or a string).
  */
 export function readDataPlaneAnswer(status: number, body: string, host: string): DataPlaneIdentity[] {
-  let parsed: unknown;
-  let json = true;
-  try {
-    parsed = body.length === 0 ? undefined : JSON.parse(body);
-  } catch {
-    json = false;
-  }
+  const parsed = parsedJsonText(body);
   if (status !== 200) {
     const error = (parsed as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
     const detail = typeof error?.code === "string" ? `${error.code}: ${shortMessage(typeof error.message === "string" ? error.message : "")}` : "no error body";
     throw new DataPlaneError(`the Managed Identities data plane at ${host} answered HTTP ${status} (${detail})`, { statusCode: status });
   }
   const refused = (problem: string): DataPlaneError => new DataPlaneError(`the Managed Identities data plane at ${host} answered ${problem}`);
-  if (!json) throw refused("a body that is not JSON");
+  if (parsed === undefined && body.length > 0) throw refused("a body that is not JSON");
   const typeProblem = goTypeProblem(parsed, managedIdentityCredentials, "");
   if (typeProblem !== undefined) throw refused(`what upstream's client refuses whole: ${typeProblem}`);
   const identities = (parsed as { explicit_identities?: unknown } | null | undefined)?.explicit_identities;
-  if (!Array.isArray(identities)) {
-    throw refused("with no explicit_identities");
-  }
+  if (!Array.isArray(identities)) throw refused("with no explicit_identities");
   return identities.map((candidate: unknown, index): DataPlaneIdentity => {
     // A null entry decodes in Go as an entry with every field empty.
     const entry = typeof candidate === "object" && candidate !== null ? (candidate as Record<string, unknown>) : {};
@@ -110,14 +102,13 @@ export function readDataPlaneAnswer(status: number, body: string, host: string):
 type GoShape = "string" | { readonly fields: Readonly<Record<string, GoShape>> } | { readonly items: GoShape };
 
 const text = "string" as const;
-const customClaims: GoShape = { fields: { xms_az_nwperimid: { items: text }, xms_az_tm: text } };
 const credentialFields = {
   authentication_endpoint: text,
   cannot_renew_after: text,
   client_id: text,
   client_secret: text,
   client_secret_url: text,
-  custom_claims: customClaims,
+  custom_claims: { fields: { xms_az_nwperimid: { items: text }, xms_az_tm: text } },
   mtls_authentication_endpoint: text,
   not_after: text,
   not_before: text,
@@ -125,35 +116,30 @@ const credentialFields = {
   renew_after: text,
   tenant_id: text,
 };
-/** msi-dataplane v0.4.3's UserAssignedIdentityCredentials. */
+/** msi-dataplane's UserAssignedIdentityCredentials, DelegatedResource and ManagedIdentityCredentials (the whole answer). */
 const userAssignedIdentityCredentials: GoShape = { fields: { ...credentialFields, resource_id: text } };
-/** Its DelegatedResource. */
-const delegatedResource: GoShape = {
-  fields: {
-    delegation_id: text,
-    delegation_url: text,
-    explicit_identities: { items: userAssignedIdentityCredentials },
-    implicit_identity: userAssignedIdentityCredentials,
-    internal_id: text,
-    resource_id: text,
-  },
-};
-/** Its ManagedIdentityCredentials: the whole answer. */
 const managedIdentityCredentials: GoShape = {
   fields: {
     ...credentialFields,
-    delegated_resources: { items: delegatedResource },
+    delegated_resources: {
+      items: {
+        fields: {
+          delegation_id: text,
+          delegation_url: text,
+          explicit_identities: { items: userAssignedIdentityCredentials },
+          implicit_identity: userAssignedIdentityCredentials,
+          internal_id: text,
+          resource_id: text,
+        },
+      },
+    },
     delegation_url: text,
     explicit_identities: { items: userAssignedIdentityCredentials },
     internal_id: text,
   },
 };
 
-/**
- * Where `value` does not fit `shape` as Go's decoder sees it, named by its path, or undefined. Null
- * fits every shape (a nil pointer or slice, an empty struct); fields the types do not name are
- * ignored, as Go ignores them.
- */
+/** Where `value` does not fit `shape` as Go's decoder sees it (null fits all; unknown fields are ignored), or undefined. */
 function goTypeProblem(value: unknown, shape: GoShape, path: string): string | undefined {
   if (value === null || value === undefined) return undefined;
   const where = path === "" ? "the answer" : path;
@@ -176,19 +162,8 @@ function goTypeProblem(value: unknown, shape: GoShape, path: string): string | u
   return undefined;
 }
 
-/** The entry of `identityId` (matched by its lowercased ID), or undefined. */
-export function entryFor(identities: readonly DataPlaneIdentity[], identityId: string): DataPlaneIdentity | undefined {
-  const wanted = goToLower(identityId);
-  return identities.find((identity) => goToLower(identity.resourceId) === wanted);
-}
-
-/**
- * The certificate credential an entry carries.
- * @param now - The clock, for the `not_after` check.
- * @throws DataPlaneError naming the missing or unusable field.
- */
-export function credentialOf(identity: DataPlaneIdentity, now: number = Date.now()): ServiceManagedIdentityCredential {
-  const { entry, resourceId } = identity;
+/** The certificate credential an entry carries; a DataPlaneError naming a missing, unusable or expired field. */
+function credentialOf({ entry, resourceId }: DataPlaneIdentity, now: number = Date.now()): ServiceManagedIdentityCredential {
   const field = (name: string): string => {
     const value = entry[name];
     if (typeof value !== "string" || value.length === 0) {

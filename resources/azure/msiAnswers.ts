@@ -1,14 +1,8 @@
 /**
- * Where the MSI half of a pass (sync/azureAnswers.ts) gets its one answer about a cluster's control
- * plane operator identities and service managed identity, per credential mode:
- *
- * - `clusterServiceManagedIdentity`: the Managed Identities data plane, asked as the first party at
- *   the cluster's identity URL for every identity at once (one request, as upstream's
- *   FetchMSIIdentitiesInfo makes it); each entry's `client_id` and `object_id` as answered.
- * - `fixedIdentity`: upstream's stand-in where no data plane exists: the fixed identity's client
- *   and principal IDs for every identity asked for, without a call.
- *
- * (`processCredential` has no source here: the pass reads each identity through ARM instead.)
+ * The MSI half's one answer about a cluster's identities (sync/azureAnswers.ts): in
+ * `clusterServiceManagedIdentity` mode the data plane, asked once for every identity as upstream's
+ * FetchMSIIdentitiesInfo does; in `fixedIdentity` mode upstream's stand-in, the fixed identity's IDs
+ * for every identity, without a call. (`processCredential` reads each identity through ARM instead.)
  */
 import type { MsiAnswerEntry, StandIn } from "../core/msiDecision";
 import { standInAnswer } from "../core/msiDecision";
@@ -21,7 +15,7 @@ export interface MsiAnswerSource {
   readonly standIn?: StandIn;
 }
 
-/** The data plane as the first party asks it. */
+/** The data plane as the first party asks it; each entry's IDs only, never its credential. */
 export function dataPlaneMsiAnswers(dataPlane: ManagedIdentitiesDataPlane): MsiAnswerSource {
   return {
     async answer(identityUrl, identityIds, options) {

@@ -1,24 +1,18 @@
 /**
- * The PKCS#12 key derivation (RFC 7292, appendix B.2), which node-forge's archive reader uses in
- * place of forge's own while it reads an archive (certificateBundle.ts), and with which the
- * sandbox writes its archives.
- *
- * An archive of the Managed Identities data plane derives six blocks of key material (the MAC key,
- * and a key and an IV for each of its two encrypted parts) with 2048 iterations of SHA-1 each.
- * forge hashes each iteration in JavaScript over byte strings, which makes its derivation most of
- * the CPU and of the garbage of reading an archive (docs/performance.md). Here the first hash of a
- * block is Node's, and the rehashes of a 20-byte digest run on 32-bit words ({@link rehashSha1});
- * other digests use Node's hash for every round. The unit test checks it against the published
- * known answers and against forge's own derivation.
+ * The PKCS#12 key derivation (RFC 7292, appendix B.2), used in place of node-forge's while forge
+ * reads an archive (certificateBundle.ts) and by the sandbox to write its archives. forge hashes
+ * each iteration in JavaScript over byte strings; here a block's first hash is Node's and the
+ * rehashes of a SHA-1 digest run on 32-bit words ({@link rehashSha1}). The unit test checks it
+ * against the published known answers and against forge's own derivation.
  */
 import { hash } from "node:crypto";
 
-/** Digest and block lengths (bytes) of the digests PKCS#12 archives use, by their name in Node and in forge. */
-const digests: Readonly<Record<string, { readonly node: string; readonly u: number; readonly v: number } | undefined>> = {
-  sha1: { node: "sha1", u: 20, v: 64 },
-  sha256: { node: "sha256", u: 32, v: 64 },
-  sha384: { node: "sha384", u: 48, v: 128 },
-  sha512: { node: "sha512", u: 64, v: 128 },
+/** Digest (u) and block (v) lengths in bytes of the digests PKCS#12 archives use, named as Node and forge name them. */
+const digests: Readonly<Record<string, { readonly u: number; readonly v: number } | undefined>> = {
+  sha1: { u: 20, v: 64 },
+  sha256: { u: 32, v: 64 },
+  sha384: { u: 48, v: 128 },
+  sha512: { u: 64, v: 128 },
 };
 
 /** Whether {@link derivePkcs12Key} derives with this digest. */
@@ -40,9 +34,8 @@ const h3Initial = 0x10325476;
 const h4Initial = 0xc3d2e1f0 | 0;
 
 /**
- * SHA-1 (FIPS 180-4) applied `rounds` times to a 20-byte digest: each message is one block (the
- * digest, the 0x80 pad and the 160-bit length), hashed on 32-bit words without a call into
- * native code per round, which costs more than the round itself.
+ * SHA-1 (FIPS 180-4) applied `rounds` times to a 20-byte digest, each message one block (digest,
+ * 0x80 pad, 160-bit length), on 32-bit words: a native call per round costs more than the round.
  */
 export function rehashSha1(digest: Uint8Array, rounds: number): Buffer {
   const view = new DataView(digest.buffer, digest.byteOffset, digest.byteLength);
@@ -126,18 +119,15 @@ export function derivePkcs12Key(password: string | null | undefined, salt: Buffe
   const known = digests[digest];
   if (known === undefined) throw new RangeError(`no PKCS#12 key derivation here for digest ${digest}`);
   if (!(iterations >= 1)) throw new RangeError("PKCS#12 key derivation needs at least one iteration");
-  const { node, u, v } = known;
-  const passwordBytes = Buffer.alloc(password === null || password === undefined ? 0 : (password.length + 1) * 2);
-  for (let index = 0; password !== null && password !== undefined && index < password.length; index += 1) {
-    passwordBytes.writeUInt16BE(password.charCodeAt(index), index * 2);
-  }
+  const { u, v } = known;
+  const passwordBytes = password === null || password === undefined ? Buffer.alloc(0) : Buffer.from(`${password}\0`, "utf16le").swap16();
   const diversifier = Buffer.alloc(v, id);
   const input = Buffer.concat([repeatTo(salt, v * Math.ceil(salt.length / v)), repeatTo(passwordBytes, v * Math.ceil(passwordBytes.length / v))]);
   const blocks: Uint8Array[] = [];
   for (let produced = 0; produced < length; produced += u) {
-    let digestValue: Buffer = hash(node, Buffer.concat([diversifier, input]), "buffer");
-    if (node === "sha1") digestValue = rehashSha1(digestValue, iterations - 1);
-    else for (let round = 1; round < iterations; round += 1) digestValue = hash(node, digestValue, "buffer");
+    let digestValue: Buffer = hash(digest, Buffer.concat([diversifier, input]), "buffer");
+    if (digest === "sha1") digestValue = rehashSha1(digestValue, iterations - 1);
+    else for (let round = 1; round < iterations; round += 1) digestValue = hash(digest, digestValue, "buffer");
     blocks.push(digestValue);
     // I_j = (I_j + B + 1) mod 2^(8v) for each v-byte block of I, B being the digest repeated to v bytes.
     const b = repeatTo(digestValue, v);

@@ -1,29 +1,25 @@
 /**
- * One arm-msi pipeline for every cluster's service managed identity: the credential travels with
- * each request instead of being built into a pipeline per SMI.
+ * One arm-msi pipeline for every cluster's service managed identity: each request carries its
+ * credential in its tracing context, the SDK's per-operation store that core-client passes to the
+ * pipeline request as it is. A request without one is refused, never sent unauthenticated.
  *
- * A request names its credential in its tracing context ({@link requestCredentialOptions}): the
- * SDK's per-operation key-value store, which core-client hands to the operation's pipeline request
- * as it is (the tracing policy starts its span from it without replacing it). The unit tests and
- * every cluster-mode integration test read through it, so an SDK that stopped passing it on would
- * fail them, loudly: a request without a credential is refused, never sent unauthenticated.
- * The policy here stands where the SDK's bearer token policy stands, under its name (so arm-msi does
- * not add one of its own to the shared pipeline), and does what it does: the credential's token on
- * each request (the credential caches it: sharedTokenCredential.ts), and after a 401 that carries a
- * continuous access evaluation challenge (`insufficient_claims` with `claims`), one new token with
- * those claims and one retry, as upstream's ARM bearer policy does.
+ * The policy stands in the SDK's bearer token policy's place, under its name (so arm-msi adds none),
+ * and does what it does: the credential's token on each request, and after a 401 with a continuous
+ * access evaluation challenge (`insufficient_claims` with `claims`), one token with those claims and
+ * one retry, as upstream's ARM bearer policy does.
  */
 import type { TokenCredential } from "@azure/identity";
 import type { PipelinePolicy, PipelineRequest, PipelineResponse, SendRequest } from "@azure/core-rest-pipeline";
 import type { UserAssignedIdentitiesGetOptionalParams as OperationOptions } from "@azure/arm-msi";
 import { activeContextValue } from "../logging/spans";
+import { parsedJsonText } from "../core/json";
+import { credentialError } from "./credentials";
 
 const credentialKey = Symbol("aro-hcp-identity-status request credential");
 
 /**
- * A tracing context that holds values, immutable as the SDK's contract asks. A key it does not
- * hold reads from the context active where the SDK asks (while tracing is on: the span of the
- * identity read, so the SDK's own spans nest beneath it; logging/spans.ts).
+ * An immutable tracing context holding values; a key it does not hold reads from the active context
+ * (while tracing, the identity read's span, so the SDK's spans nest beneath it: logging/spans.ts).
  */
 function valueContext(values: ReadonlyMap<symbol, unknown>): NonNullable<NonNullable<OperationOptions["tracingOptions"]>["tracingContext"]> {
   return {
@@ -50,12 +46,7 @@ export function continuousAccessChallengeClaims(wwwAuthenticate: string | undefi
   const claims = parameters.get("claims");
   if (parameters.get("error") !== "insufficient_claims" || claims === undefined || claims.length === 0) return undefined;
   const decoded = Buffer.from(claims, "base64").toString("utf8");
-  try {
-    JSON.parse(decoded);
-  } catch {
-    return undefined;
-  }
-  return decoded;
+  return parsedJsonText(decoded) === undefined ? undefined : decoded;
 }
 
 /** The policy; `bearerTokenAuthenticationPolicyName` is the SDK's name for the role. */
@@ -66,7 +57,7 @@ export function requestCredentialPolicy(scope: string, bearerTokenAuthentication
       enableCae: true,
       ...(claims === undefined ? {} : { claims }),
     });
-    if (token === null) throw Object.assign(new Error("the credential returned no token"), { name: "AuthenticationError" });
+    if (token === null) throw credentialError("AuthenticationError", "the credential returned no token");
     request.headers.set("authorization", `Bearer ${token.token}`);
   };
   return {

@@ -1,19 +1,15 @@
 /**
- * One token per scope for a whole provider process, reused until shortly before it expires.
+ * One token per tenant and scope for a whole provider process, reused until shortly before it
+ * expires: every arm-msi client has its own bearer policy and cache, and their first requests would
+ * otherwise each ask the token endpoint at once. Concurrent callers share one request; a request
+ * carrying `claims` (a continuous access evaluation challenge) bypasses the cache. A failure is not
+ * cached, each caller stops at its own abort signal, and a shared request left unanswered too long
+ * is not joined any more, so a token endpoint that hung once does not hold the process after it
+ * recovers.
  *
- * Every arm-msi client (one per subscription) has its own bearer-token policy with its own cache;
- * without this wrapper their first requests would each ask the token endpoint, at once, where one
- * request is enough. Concurrent callers share one request. Requests carrying `claims` (a continuous-access-evaluation challenge) bypass the cache.
- * A failed request is not cached: the next caller asks again. Each caller stops waiting when its own
- * abort signal fires (its lookup deadline), and a shared request still unanswered after
- * {@link pendingTokenRequestStaleAfterMs} is given up on: the next caller asks again, so a token
- * endpoint that hung once does not keep the whole process waiting after it recovers.
- *
- * With `holdFailuresForMs`, a refusal is answered again to the callers of the same tenant and
- * scope for that long without asking the inner credential (the first party: a certificate Entra ID
- * refused is refused for every cluster whose data plane challenges in that tenant, and asking again
- * for each would cost a token request per cluster). Other tenants are asked as usual. A failure of
- * the local bundle file is never held (certificateCredential.ts: reading it again costs nothing).
+ * With `holdFailuresForMs` (the first party), a refusal is answered again to callers of the same
+ * tenant and scope for that long: a certificate Entra ID refused is refused for every cluster of
+ * that tenant. A failure of the local bundle file is never held (certificateCredential.ts).
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
 import { untilAborted } from "../core/abort";
@@ -46,18 +42,12 @@ export function sharedTokenCredential(
     token !== undefined && now() < Math.min(token.expiresOnTimestamp - tokenRefreshMarginInMs, token.refreshAfterTimestamp ?? Number.POSITIVE_INFINITY);
   return {
     async getToken(scopes: string | string[], options?: GetTokenOptions): Promise<AccessToken | null> {
-      if (options?.claims !== undefined) {
-        return inner.getToken(scopes, options);
-      }
+      if (options?.claims !== undefined) return inner.getToken(scopes, options);
       const key = `${options?.tenantId ?? ""} ${(Array.isArray(scopes) ? scopes : [scopes]).join(" ")}`;
       const entry = entries.get(key) ?? {};
       entries.set(key, entry);
-      if (isFresh(entry.token)) {
-        return entry.token;
-      }
-      if (entry.heldUntil !== undefined && now() < entry.heldUntil) {
-        throw entry.failure;
-      }
+      if (isFresh(entry.token)) return entry.token;
+      if (entry.heldUntil !== undefined && now() < entry.heldUntil) throw entry.failure;
       if (entry.pending === undefined || now() - (entry.pendingSince ?? 0) > pendingTokenRequestStaleAfterMs) {
         // Shared by every caller waiting now, so it carries no single caller's abort signal.
         const request: Promise<AccessToken | null> = inner
@@ -78,9 +68,7 @@ export function sharedTokenCredential(
             },
           )
           .finally(() => {
-            if (entry.pending === request) {
-              entry.pending = undefined;
-            }
+            if (entry.pending === request) entry.pending = undefined;
           });
         entry.pending = request;
         entry.pendingSince = now();

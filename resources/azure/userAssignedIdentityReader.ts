@@ -1,40 +1,32 @@
 /**
- * Reads user-assigned managed identities from Azure Resource Manager with @azure/arm-msi.
- * The clients come from `clientFor` (provider/azureAdapters.ts), which requires the SDK at the
- * first lookup (docs/design.md, "Serialization"); this module only uses its types.
+ * Reads user-assigned managed identities from ARM with @azure/arm-msi, whose clients come from
+ * `clientFor` (provider/azureAdapters.ts loads the SDK at the first lookup).
  */
 import { goToLower } from "../core/goStrings";
 import type { ManagedServiceIdentityClient, UserAssignedIdentitiesGetOptionalParams } from "@azure/arm-msi";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { describeType } from "../core/azureResourceId";
+import { isJsonObject, parsedJsonText } from "../core/json";
 
-/** The identity values this hook records. */
 export interface UserAssignedIdentityValues {
   readonly clientId: string | null;
   readonly principalId: string | null;
 }
 
-/** The narrow interface the sync pass uses. */
 export interface UserAssignedIdentityReader {
   /**
-   * GETs one identity. Resolves `undefined` when ARM answered 200 without `properties`.
-   * @throws the SDK's RestError (code, statusCode), a {@link MalformedAnswerError} for a 200 whose
-   * values are not strings, or an AbortError when `abortSignal` fires.
+   * GETs one identity; `undefined` for a 200 without `properties`. Throws the SDK's RestError, a
+   * {@link MalformedAnswerError}, or an AbortError.
    */
   getUserAssignedIdentity(resourceId: ParsedResourceId, options: { readonly abortSignal: AbortSignal }): Promise<UserAssignedIdentityValues | undefined>;
   /**
-   * Gets (or finds cached) the ARM token the next GET will send, so that the lookup can tell time
-   * spent waiting for the credential from time spent on the identity: a token endpoint that hangs
-   * is a failure of the credential, never of one identity (lookUpIdentity.ts). Optional: a reader
-   * without it (a test fake) is looked up without that split.
+   * Gets (or finds cached) the ARM token the next GET sends, so that a token endpoint that hangs
+   * fails the credential, never one identity (lookUpIdentity.ts). A fake may leave it out.
    */
   acquireToken?(options: { readonly abortSignal: AbortSignal }): Promise<unknown>;
 }
 
-/**
- * Builds a reader over per-subscription arm-msi clients supplied by `clientFor`. `operationOptions`
- * go with every GET (a cluster's credential on the shared pipeline: requestCredentialPolicy.ts).
- */
+/** A reader over per-subscription arm-msi clients; `operationOptions` go with every GET (requestCredentialPolicy.ts). */
 export function createUserAssignedIdentityReader(
   clientFor: (subscriptionId: string) => ManagedServiceIdentityClient,
   acquireToken?: (options: { readonly abortSignal: AbortSignal }) => Promise<unknown>,
@@ -43,7 +35,7 @@ export function createUserAssignedIdentityReader(
   return {
     ...(acquireToken === undefined ? {} : { acquireToken }),
     async getUserAssignedIdentity(resourceId, options) {
-      // The identity's own subscription, not the cluster's (upstream gap §5.7).
+      // The identity's own subscription, which need not be the cluster's.
       const client = clientFor(goToLower(resourceId.subscriptionId));
       let answer = { kind: "noProperties" } as IdentityAnswer;
       await client.userAssignedIdentities.get(asUpstreamAsks(resourceId.resourceGroupName), asUpstreamAsks(resourceId.name), {
@@ -61,42 +53,29 @@ export function createUserAssignedIdentityReader(
 }
 
 /**
- * A path segment as upstream asks ARM for it: lowercased (upstream reads each identity by its map
- * key, the lowercased ID, parsed again), so the request is the one upstream's client sends. Only
- * for ASCII: ARM compares names case-insensitively by upper-casing, under which a Go-lowercased
- * non-ASCII letter need not find its original (`İ` lowercases to `i`, which upper-cases to `I`), and
- * such a name is asked for as declared rather than risk a 404 that upstream would take for a
- * deleted identity.
+ * A path segment as upstream asks ARM for it: lowercased, as upstream reads each identity by its
+ * lowercased map key. Only for ASCII: ARM compares by upper-casing, under which a lowercased
+ * non-ASCII letter need not find its original (`İ` → `i` → `I`), and a 404 there would read as a
+ * deleted identity; such a name is asked for as declared.
  */
 export function asUpstreamAsks(segment: string): string {
-  return [...segment].every((character) => character.charCodeAt(0) < 0x80) ? segment.toLowerCase() : segment;
+  return /[\u0080-\uffff]/.test(segment) ? segment : segment.toLowerCase();
 }
 
-/** What a 200 answer to an identity GET says, read from its raw text. */
-export type IdentityAnswer =
+type IdentityAnswer =
   | { readonly kind: "values"; readonly values: { readonly clientId: string; readonly principalId: string } }
   | { readonly kind: "noProperties" }
   | { readonly kind: "malformed"; readonly problem: string };
 
 /**
- * Reads the raw text of a 200 answer to an identity GET. `noProperties` when it is not JSON with an
- * object `properties`. The fields of `properties` that upstream's SDK decodes as strings (clientId,
- * principalId, tenantId, isolationScope) must be strings or null where present, as Go's decoder
- * requires; clientId and principalId must be strings: an identity that exists has both, so an
- * answer without one says nothing definitive about it (`malformed`, naming the field).
+ * The raw text of a 200 answer to an identity GET: `noProperties` unless JSON with an object
+ * `properties`, whose fields upstream's SDK decodes as strings must be strings or null, as Go's
+ * decoder requires; clientId and principalId must be strings (an identity that exists has both).
  */
 export function readIdentityAnswer(bodyAsText: string | null | undefined): IdentityAnswer {
-  let body: unknown;
-  try {
-    body = typeof bodyAsText === "string" ? JSON.parse(bodyAsText) : undefined;
-  } catch {
-    body = undefined;
-  }
-  const properties = (body as { properties?: unknown } | null | undefined)?.properties;
-  if (typeof properties !== "object" || properties === null || Array.isArray(properties)) {
-    return { kind: "noProperties" };
-  }
-  const fields = properties as Record<string, unknown>;
+  const body = parsedJsonText(bodyAsText ?? "");
+  const fields: unknown = isJsonObject(body) ? body.properties : undefined;
+  if (!isJsonObject(fields)) return { kind: "noProperties" };
   for (const name of ["clientId", "principalId", "tenantId", "isolationScope"]) {
     const value = fields[name];
     const required = name === "clientId" || name === "principalId";
@@ -107,7 +86,7 @@ export function readIdentityAnswer(bodyAsText: string | null | undefined): Ident
   return { kind: "values", values: { clientId: fields.clientId as string, principalId: fields.principalId as string } };
 }
 
-/** A 200 answer whose values are not what an identity has (readIdentityAnswer): a failure of that identity, not an answer about it. */
+/** A 200 answer whose values are not what an identity has: a failure of that identity, not an answer about it. */
 export class MalformedAnswerError extends Error {
   readonly code = "MalformedAnswer";
   readonly statusCode = 200;

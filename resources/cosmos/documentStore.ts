@@ -1,23 +1,19 @@
 /**
- * Reads and conditionally patches documents in the Cosmos `Resources` container with
- * @azure/cosmos. Every write carries If-Match; there is no unconditional write path.
+ * Reads and conditionally patches documents in the Cosmos `Resources` container with @azure/cosmos.
+ * Every write carries If-Match; there is no unconditional write path.
  *
- * Reads that wait at the same time (a `refresh` or `up` over many clusters) go to Cosmos together:
- * a transactional batch of Reads within one partition, a bulk request across partitions; a lone
- * read stays a point read. At most {@link maxReadRequestsInFlight} requests are out, so under load
- * each request carries more reads instead of there being more requests. Whatever a batch or bulk
- * request does not answer with 200 or 404 is read again with a point read, so errors are exactly a
- * point read's.
- *
- * Only a 404 for a missing document in an existing container reads as absent: a missing database,
- * container or account fails with a CosmosDocumentError naming the settings (settingsProblems.ts),
- * never "absent", which would drop resources from state.
+ * Reads waiting at the same time go together: a transactional batch of Reads within one partition,
+ * a bulk request across partitions, a lone read as a point read. With few requests in flight, each
+ * carries more reads under load. Whatever a batch or bulk request does not answer with 200 or 404 is
+ * read again with a point read, so errors are a point read's. Only a 404 for a missing document
+ * reads as absent: a missing database, container or account is a configuration error
+ * (settingsProblems.ts), never "absent", which would drop resources from state.
  */
 import type { Container } from "@azure/cosmos";
 import type { JsonObject } from "../core/json";
 import type { PatchOperation } from "../core/serviceProviderClusterDocument";
 import type { CosmosLocation } from "./settingsProblems";
-import { answerOfError, isMissingDocumentSubstatus, settingsErrorFor, unansweredReadError } from "./settingsProblems";
+import { answerOfError, settingsErrorFor, unansweredReadError } from "./settingsProblems";
 
 export interface StoredDocument {
   readonly document: JsonObject;
@@ -29,11 +25,11 @@ export interface DocumentStore {
   readDocument(partitionKey: string, id: string): Promise<StoredDocument | undefined>;
   /** Applies patch operations if the document still has `ifMatchEtag` (else Cosmos's 412; 404 when gone). */
   patchDocument(partitionKey: string, id: string, operations: readonly PatchOperation[], ifMatchEtag: string): Promise<StoredDocument>;
-  /** Where documents are read and written (never a key), for messages about the settings. */
+  /** Where documents are read and written, for messages about the settings. */
   readonly location?: CosmosLocation;
 }
 
-/** Most operations Cosmos accepts in one batch or one bulk request to a partition key range. */
+/** Most operations Cosmos accepts in one batch, or one bulk request to a partition key range. */
 const maxReadsPerBatch = 100;
 
 /** Read requests in flight at once: reads arriving meanwhile go together in the next one. */
@@ -51,13 +47,12 @@ interface PendingRead {
 
 type Answer = StoredDocument | undefined | "again";
 
-/** Builds the store over a container handle; `options.endpoint` (as configured) is named in configuration errors. */
+/** The store over a container handle; `options.endpoint` (as configured) is named in configuration errors. */
 export function createDocumentStore(container: Container, options: { readonly endpoint?: string } = {}): DocumentStore {
   const waiting: PendingRead[] = [];
   let flushScheduled = false;
   let inFlight = 0;
   const location: CosmosLocation = { ...options, database: container.database.id, container: container.id };
-  /** The error to throw for an SDK error: a configuration error when it is about the settings. */
   const classified = (error: unknown, verb: "read" | "write", id: string): unknown => settingsErrorFor(answerOfError(error), verb, id, location) ?? error;
 
   const pointRead = async (partitionKey: string, id: string): Promise<StoredDocument | undefined> => {
@@ -67,14 +62,9 @@ export function createDocumentStore(container: Container, options: { readonly en
       .catch((error: unknown) => {
         throw classified(error, "read", id);
       });
-    if (response.statusCode === 404 && isMissingDocumentSubstatus(response.substatus)) {
-      return undefined;
-    }
-    if (response.resource === undefined) {
-      // Any other answer without a document (a missing database or container, a read session not
-      // yet available) says nothing about the document: never "absent".
-      throw unansweredReadError(response, id, location);
-    }
+    if (response.statusCode === 404 && isMissingDocument(response.substatus)) return undefined;
+    // Any other answer without a document (a missing container, a read session not yet available) is never "absent".
+    if (response.resource === undefined) throw unansweredReadError(response, id, location);
     return { document: response.resource, etag: response.etag };
   };
   const settleWithPointRead = async (read: PendingRead): Promise<void> => {
@@ -96,8 +86,8 @@ export function createDocumentStore(container: Container, options: { readonly en
         );
         return documents.map((_, index) => batchAnswer(response.result?.[index]));
       }
-      // `items.bulk` is marked deprecated for executeBulkOperations, which holds every call about a
-      // second before it answers: fit for loading data, not for reads an engine step waits on.
+      // Not executeBulkOperations, which `bulk`'s deprecation points to: it holds every call before
+      // answering, fit for loading data, not for reads an engine step waits on.
       const response = await container.items.bulk(documents.map(({ partitionKey: key, id }) => ({ operationType: "Read", id, partitionKey: key })));
       return documents.map((_, index) => batchAnswer(response[index]));
     } catch {
@@ -111,18 +101,14 @@ export function createDocumentStore(container: Container, options: { readonly en
       await settleWithPointRead(reads[0]);
       return;
     }
-    // One operation per distinct document; every one of them gets an answer (requestTogether).
-    const keys = reads.map(documentKey);
-    const distinct = new Map<string, PendingRead>();
-    reads.forEach((read, index) => {
-      if (!distinct.has(keys[index])) distinct.set(keys[index], read);
-    });
+    // One operation per distinct document, each answered (requestTogether).
+    const distinct = new Map(reads.map((read) => [JSON.stringify([read.partitionKey, read.id]), read]));
     const answerList = await requestTogether([...distinct.values()]);
     const answers = new Map([...distinct.keys()].map((key, index) => [key, answerList[index]]));
     const handedOut = new Set<string>();
     await Promise.all(
-      reads.map(async (read, index) => {
-        const key = keys[index];
+      reads.map(async (read) => {
+        const key = JSON.stringify([read.partitionKey, read.id]);
         // Every key has an answer, so `undefined` here is Cosmos's 404.
         const answer = answers.get(key);
         if (answer === "again") {
@@ -150,23 +136,17 @@ export function createDocumentStore(container: Container, options: { readonly en
         // Whatever arrived meanwhile goes now, together.
         send();
       };
-      const slow = setTimeout(release, slowReadRequestMs);
-      slow.unref();
-      const done = (): void => {
-        clearTimeout(slow);
-        release();
-      };
-      // readTogether settles every read it took and does not throw; should it, its reads fail with that error.
-      readTogether(taken).then(done, (error: unknown) => {
-        for (const read of taken) read.reject(error);
-        done();
-      });
+      const slow = setTimeout(release, slowReadRequestMs).unref();
+      // readTogether settles every read and does not throw; should it, its reads fail with that error.
+      void readTogether(taken)
+        .catch((error: unknown) => {
+          for (const read of taken) read.reject(error);
+        })
+        .finally(() => {
+          clearTimeout(slow);
+          release();
+        });
     }
-  };
-
-  const flush = (): void => {
-    flushScheduled = false;
-    send();
   };
 
   return {
@@ -176,37 +156,32 @@ export function createDocumentStore(container: Container, options: { readonly en
         waiting.push({ partitionKey, id, resolve, reject });
         if (!flushScheduled) {
           flushScheduled = true;
-          setImmediate(flush);
+          setImmediate(() => {
+            flushScheduled = false;
+            send();
+          });
         }
       });
     },
     async patchDocument(partitionKey, id, operations, ifMatchEtag) {
-      if (ifMatchEtag.length === 0) {
-        throw new RangeError("refusing an unconditional write: no etag to match");
-      }
+      if (ifMatchEtag.length === 0) throw new RangeError("refusing an unconditional write: no etag to match");
       const response = await container
         .item(id, partitionKey)
         .patch<JsonObject>({ operations: operations.map((operation) => ({ ...operation })) }, { accessCondition: { type: "IfMatch", condition: ifMatchEtag } })
         .catch((error: unknown) => {
           throw classified(error, "write", id);
         });
-      if (response.resource === undefined) {
-        throw new Error(`Cosmos returned no document after patching ${id}`);
-      }
+      if (response.resource === undefined) throw new Error(`Cosmos returned no document after patching ${id}`);
       return { document: response.resource, etag: response.etag };
     },
   };
 }
 
-/**
- * A document, `undefined` for a missing one, or "again" for what a point read should answer instead
- * (a failed request, or a 404 with a substatus other than a missing document's), so that errors
- * name the settings as a point read's do.
- */
+/** A document, `undefined` for a missing one, or "again" for what a point read answers instead, so errors are a point read's. */
 function batchAnswer(result: { statusCode: number; subStatusCode?: unknown; eTag?: string; resourceBody?: unknown } | undefined): Answer {
   if (result?.statusCode === 404) {
     const substatus = result.subStatusCode;
-    return substatus === undefined || (typeof substatus === "number" && isMissingDocumentSubstatus(substatus)) ? undefined : "again";
+    return substatus === undefined || (typeof substatus === "number" && isMissingDocument(substatus)) ? undefined : "again";
   }
   const document = result?.resourceBody;
   if (result?.statusCode !== 200 || typeof document !== "object" || document === null || Array.isArray(document)) {
@@ -216,6 +191,7 @@ function batchAnswer(result: { statusCode: number; subStatusCode?: unknown; eTag
   return typeof etag === "string" && etag.length > 0 ? { document: document as JsonObject, etag } : "again";
 }
 
-function documentKey(document: { readonly partitionKey: string; readonly id: string }): string {
-  return JSON.stringify([document.partitionKey, document.id]);
+/** A 404's substatus for a missing document: 0 or none (1003 is a missing database or container). */
+function isMissingDocument(substatus: number | undefined): boolean {
+  return substatus === undefined || substatus === 0;
 }

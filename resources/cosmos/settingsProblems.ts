@@ -1,39 +1,29 @@
 /**
  * Tells a Cosmos answer about the settings from one about a document. Cosmos answers a request
- * below a database or container that does not exist with 404, as it answers a missing document;
- * only the substatus tells them apart: 1003 ("Owner resource does not exist") for the database or
- * container, 0 (or none) for the document. A Cosmos DB account that does not exist has no DNS
- * name (ENOTFOUND), or answers 403 with substatus 1008.
+ * below a missing database or container with 404 as for a missing document; only the substatus
+ * tells them apart (1003 "owner resource does not exist", against 0 or none). A missing account has
+ * no DNS name (ENOTFOUND) or answers 403 with substatus 1008.
  */
 import { CosmosDocumentError } from "../core/errors";
 import { projectName } from "../core/settings";
 
 /** Where a store's container is, for messages: the values in use, never a key. */
 export interface CosmosLocation {
-  /** The account endpoint as configured; unknown when the store is built over a bare container handle. */
+  /** As configured; unknown for a store over a bare container handle. */
   readonly endpoint?: string;
   readonly database: string;
   readonly container: string;
 }
 
-/** What identifies an answer: an SDK response (`statusCode`, `substatus`) or error (`code`, `substatus`). */
-export interface CosmosAnswer {
+/** An SDK response's or error's status; `networkCode` is a Node error code (`ENOTFOUND`) of a request that got no answer. */
+interface CosmosAnswer {
   readonly statusCode?: number;
   readonly substatus?: number;
-  /** A Node error code (`ENOTFOUND`) of a request that got no answer. */
   readonly networkCode?: string;
 }
 
-/** Substatus of a 404 for a request below a database or container that does not exist. */
-export const ownerResourceNotFoundSubstatus = 1003;
-
-/** Substatus of a 403 from a Cosmos DB account that does not exist. */
+const ownerResourceNotFoundSubstatus = 1003;
 const databaseAccountNotFoundSubstatus = 1008;
-
-/** True for the substatus of a 404 that says the document itself does not exist (Cosmos sends 0, or none). */
-export function isMissingDocumentSubstatus(substatus: number | undefined): boolean {
-  return substatus === undefined || substatus === 0;
-}
 
 /** The answer an error of @azure/cosmos carries: `ErrorResponse` has a numeric `code`, a failed request a string one. */
 export function answerOfError(error: unknown): CosmosAnswer {
@@ -49,7 +39,7 @@ export function answerOfError(error: unknown): CosmosAnswer {
   };
 }
 
-/** The configuration error for an answer that says the account, database or container of the settings does not exist; else undefined. */
+/** The configuration error for an answer saying the settings' account, database or container does not exist; else undefined. */
 export function settingsErrorFor(answer: CosmosAnswer, verb: "read" | "write", documentId: string, location: CosmosLocation): CosmosDocumentError | undefined {
   let problem: string;
   if (answer.statusCode === 404 && answer.substatus === ownerResourceNotFoundSubstatus) {
@@ -72,11 +62,7 @@ export function settingsErrorFor(answer: CosmosAnswer, verb: "read" | "write", d
   });
 }
 
-/**
- * The error for a point read answered without a document and not as a missing document: the
- * configuration error when the answer is about the settings, else one shaped like the SDK's
- * `ErrorResponse`.
- */
+/** The error for a point read answered without a document, not as a missing one: shaped like the SDK's `ErrorResponse` unless about the settings. */
 export function unansweredReadError(answer: CosmosAnswer, documentId: string, location: CosmosLocation): Error {
   const substatus = answer.substatus === undefined ? "" : ` with substatus ${answer.substatus}`;
   return (
@@ -92,8 +78,7 @@ export function unansweredReadError(answer: CosmosAnswer, documentId: string, lo
   );
 }
 
-/** Which the cluster's documents are, for {@link absentEverywhereError}. */
-export interface AbsentDocuments {
+interface AbsentDocuments {
   readonly serviceProviderClusterDocumentId: string;
   readonly clusterDocumentId: string;
   readonly subscriptionDocumentId: string;
@@ -103,9 +88,8 @@ export interface AbsentDocuments {
 
 /**
  * The configuration error for a cluster none of whose documents is in the container, its
- * subscription's document included: the resource provider keeps a subscription's document (a
- * deleted subscription's too) beside its clusters', so the container is not the fleet's, and the
- * missing documents say nothing about whether the cluster was deleted.
+ * subscription's included: the resource provider keeps a subscription's document beside its
+ * clusters', so the container is not the fleet's and the cluster is not shown deleted.
  */
 export function absentEverywhereError(verb: "refresh" | "update", documents: AbsentDocuments, location: CosmosLocation | undefined): CosmosDocumentError {
   const where = location === undefined ? "the container" : `container '${location.container}' of database '${location.database}'`;
