@@ -69,6 +69,20 @@ export function clusterSummary(
   };
 }
 
+/** One line per cause of the clusters whose last create or update failed, naming them (the first `listed`). Pure. */
+export function failureLines(summary: Readonly<Record<string, ClusterSummary>>, listed = 10): string[] {
+  const byCause = new Map<string, string[]>();
+  for (const [key, cluster] of Object.entries(summary)) {
+    if (cluster.failure !== undefined) byCause.set(cluster.failure, [...(byCause.get(cluster.failure) ?? []), key]);
+  }
+  return [...byCause]
+    .sort(([, left], [, right]) => right.length - left.length)
+    .map(([cause, keys]) => {
+      const more = keys.length > listed ? ` and ${keys.length - listed} more` : "";
+      return `${keys.length} ${keys.length === 1 ? "cluster" : "clusters"} failed: ${cause}: ${keys.slice(0, listed).join(", ")}${more}`;
+    });
+}
+
 /**
  * A stable unique name: the cluster name plus a hash of its ARM ID, for resources declared per
  * cluster whose names must not collide across resource groups and subscriptions
@@ -246,5 +260,7 @@ export async function declareFleet(
       }),
   );
   const outputs = pulumi.all(summaries).apply((entries) => Object.fromEntries(entries));
+  // One line per cause under the stack, whichever CLI runs the update, beside each cluster's own message.
+  outputs.apply((summary) => failureLines(summary).forEach((line) => void pulumi.log.warn(line)));
   return { resources, outputs };
 }

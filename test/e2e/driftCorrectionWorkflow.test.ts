@@ -213,6 +213,10 @@ describe("the drift-correction workflow's commands, one tenant refused", () => {
       expect(outputOf(cluster), cluster.clusterResourceId).toMatchObject({ dataPlaneOperators: { state: "ok" }, msiIdentities: { state: "ok" } });
       expect(outputOf(cluster)?.failure).toBeUndefined();
     }
+    // The engine's output says the cause once under the stack, naming both clusters, beside each cluster's own message.
+    const causeLines = corrected.output.split("\n").filter((line) => /^\s+warning: 2 clusters failed: invalid_client/.test(line));
+    expect(causeLines, corrected.output).toHaveLength(1);
+    expect(causeLines[0]).toContain(demoTenantIds[0]);
     // The report is in the job's summary; the cause is printed once there, and no JavaScript stack trace anywhere.
     const summary = readFileSync(stepSummary, "utf8");
     expect(summary).toMatch(/^Run report: FAILED \(2 clusters\)/);

@@ -5,6 +5,7 @@
  * Identities data plane hands to the first-party application. Asserts on what Cosmos holds
  * afterwards, and counts the sandbox's data plane and token requests.
  */
+import { expectStateKeptWithFailure } from "../fixtures/storedDocument";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../resources/core/json";
 import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
@@ -262,8 +263,8 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
         ),
       );
       expect(error?.message).toContain(cluster.clusterResourceId);
-      // Nothing recorded in state: the create carries no outputs.
-      expect(error?.properties).toBeUndefined();
+      // No status recorded in state: the create carries the failure only.
+      expectStateKeptWithFailure(error);
       expect(documentOf(cluster)).toEqual(before);
       const requests = sandbox.recorder.snapshot().requests;
       // The data plane was asked without a token only (the challenge), Entra for nothing in the other tenant, ARM for nothing.
@@ -312,7 +313,7 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
       expect(error?.message).toMatch(/^the cluster's identity URL \(properties\.serviceProviderProperties\.managedIdentitiesDataPlaneIdentityURL\) /);
       expect(error?.message).toMatch(message);
       expect(error?.message).toContain(cluster.clusterResourceId);
-      expect(error?.properties).toBeUndefined();
+      expectStateKeptWithFailure(error);
       expect(documentOf(cluster)).toEqual(before);
       const statistics = sandbox.statistics.snapshot();
       expect([statistics.dataPlane.requests, statistics.entra.tokensIssued, statistics.arm.getRequests]).toEqual([0, 0, 0]);

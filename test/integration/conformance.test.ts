@@ -18,6 +18,7 @@
  * The Go program is built once into .cache/conformance (tools/build-go-tool.sh conformance) and reused
  * while its sources do not change.
  */
+import { expectStateKeptWithFailure } from "../fixtures/storedDocument";
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -413,7 +414,7 @@ describe("the hook's requests against upstream's client's, as the sandbox receiv
       expect(error?.name).toBe("ClusterCredentialError");
       expect(error?.message).toContain(`challenged for a token in tenant ${challengeTenant}, but the cluster's identity URL`);
       expect(error?.message).toContain(`names tenant ${third.tenantId ?? ""} (its tid)`);
-      expect(error?.properties, "nothing recorded in state").toBeUndefined();
+      expectStateKeptWithFailure(error);
       expect(sandbox.documents.read(third.partitionKey, third.serviceProviderClusterDocumentId)).toEqual(before);
       // The hook: the challenge only, no first-party token for that tenant (nor any token, any ARM read).
       expect(atThird(hook).length).toBeGreaterThan(0);

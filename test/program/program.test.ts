@@ -9,7 +9,7 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import program from "../../index";
-import { clusterKeys, clusterSummary, declareFleet, declareInBatches, hashedResourceNameFor } from "../../program/declareFleet";
+import { clusterKeys, clusterSummary, declareFleet, declareInBatches, failureLines, hashedResourceNameFor } from "../../program/declareFleet";
 import { refusePlainCosmosKey } from "../../program/cosmosKeyConfig";
 import type { ClusterDeclaration } from "../../program/fleet";
 import { parseClusterList } from "../../program/fleet";
@@ -200,6 +200,22 @@ describe("declareFleet", () => {
     });
     expect(lookupFailed).toMatchObject({ dataPlaneOperators: { state: "failed", failed: 1 }, msiIdentities: { state: "skipped" } });
     expect(lookupFailed.failure).toBeUndefined();
+  });
+
+  it("says each cause of the clusters whose last pass failed once, naming them, the most frequent first", () => {
+    const ok = clusterSummary(clusterA, {
+      status: {},
+      msiStatus: { identityCount: 0 },
+      skippedReason: undefined,
+      msiSkippedReason: undefined,
+      drift: undefined,
+      failure: undefined,
+    });
+    const failed = (cause: string) => ({ ...ok, failure: cause });
+    const summary = { one: failed("revoked in tenant T"), two: failed("revoked in tenant T"), three: failed("throttled"), four: ok };
+    expect(failureLines(summary)).toEqual(["2 clusters failed: revoked in tenant T: one, two", "1 cluster failed: throttled: three"]);
+    expect(failureLines(summary, 1)[0]).toBe("2 clusters failed: revoked in tenant T: one and 1 more");
+    expect(failureLines({ four: ok })).toEqual([]);
   });
 
   it("declares nothing for an empty fleet", async () => {
