@@ -39,7 +39,9 @@ const retryableStatusCodes = new Set([408, 429, 500, 502, 503, 504]);
 type LookupDependencies = Pick<SyncDependencies, "userAssignedIdentityReader" | "limiter" | "now" | "random" | "sleep" | "options">;
 
 type AttemptResult =
-  { readonly outcome: IdentityLookupOutcome } | { readonly retry: LookupErrorDetails; readonly global: boolean; readonly delayInMs: number | undefined };
+  | { readonly outcome: IdentityLookupOutcome }
+  | { readonly retry: LookupErrorDetails; readonly global: boolean; readonly delayInMs: number | undefined }
+  | { readonly cutByDeadline: true };
 
 /** Looks one identity up, retrying transient failures within the lookup deadline. */
 export async function lookUpIdentity(dependencies: LookupDependencies, resourceId: string): Promise<IdentityLookupOutcome> {
@@ -65,6 +67,11 @@ export async function lookUpIdentity(dependencies: LookupDependencies, resourceI
     });
     if ("outcome" in result) {
       return result.outcome;
+    }
+    // An attempt the deadline cut gave no answer: the lookup ends with the last answer it had, a
+    // Timeout only when there was none, so lookups failing on one transient class all end with it.
+    if ("cutByDeadline" in result) {
+      break;
     }
     lastError = result.retry;
     lastErrorIsGlobal = result.global;
@@ -101,6 +108,9 @@ async function attemptOnce(
     const classified = classifyLookupError(error);
     if (!gotToken) {
       return { outcome: { kind: "global", error: tokenFailure(classified.details) } };
+    }
+    if (abortSignal.aborted) {
+      return { cutByDeadline: true };
     }
     if (classified.kind === "notFound") {
       return { outcome: { kind: "notFound", error: classified.details } };
