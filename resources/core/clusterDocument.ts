@@ -57,12 +57,7 @@ export function readClusterDocument(document: JsonObject): ClusterDocumentView {
   };
 }
 
-/**
- * What a cluster document asks of this hook: its desired set, or that the cluster is being deleted
- * (which wins over everything else), or that the set cannot be read. A value, never an exception:
- * the sync pass refuses an unreadable set (nothing written), a diff reports a change so that the
- * update names the problems.
- */
+/** What a cluster document asks of this hook: its desired set, deletion (which wins), or an unreadable set; a value, never an exception. */
 export type ClusterDesiredSet = ClusterCredentialFields &
   (
     | { readonly kind: "desired"; readonly identities: readonly DesiredIdentity[] }
@@ -88,9 +83,7 @@ export function desiredFromClusterDocument(document: JsonObject): ClusterDesired
     identityUrl: view.identityUrl,
     controlPlaneOperators: view.controlPlaneOperators,
   };
-  if (view.deletionTimestamp !== undefined) {
-    return { kind: "deleting", ...fields };
-  }
+  if (view.deletionTimestamp !== undefined) return { kind: "deleting", ...fields };
   const { identities, failures } = desiredIdentitySet(view.dataPlaneOperators, dataPlaneOperatorsPath);
   const problems = [...view.problems, ...failures.map((failure) => `${failure.property}: ${failure.reason}`)];
   return problems.length > 0 ? { kind: "unreadable", problems, ...fields } : { kind: "desired", identities, ...fields };
@@ -99,9 +92,7 @@ export function desiredFromClusterDocument(document: JsonObject): ClusterDesired
 function walk(start: JsonValue | undefined, path: readonly string[]): JsonValue | undefined {
   let current: JsonValue | undefined = start;
   for (const segment of path) {
-    if (!isJsonObject(current)) {
-      return undefined;
-    }
+    if (!isJsonObject(current)) return undefined;
     current = current[segment];
   }
   return current;

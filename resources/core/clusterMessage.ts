@@ -1,9 +1,4 @@
-/**
- * The shape every per-cluster error message shares: what is wrong and which setting or field fixes
- * it, then `Cluster <name>: <what was written>.`, then the document ID once. The cluster is named
- * as its resource is in the stack, so a message reads the same in the engine's output, in a log
- * and in the summary the CLI wrapper groups by cause (cli/failureSummary.ts). Pure.
- */
+/** The shape every per-cluster error message shares, so the CLI wrapper can group them by cause. */
 import { goToLower } from "./goStrings";
 import type { ParsedResourceId } from "./azureResourceId";
 
@@ -15,10 +10,7 @@ export function clusterNameOf(cluster: ParsedResourceId): string {
   return goToLower(`${cluster.subscriptionId}/${cluster.resourceGroupName}/${cluster.name}`);
 }
 
-/**
- * `<cause>. Cluster <name>: <outcome>. [<document>]`: the cause (its final period optional), the
- * cluster and what was written, and its full reference (a document ID, an ARM ID), once at the end.
- */
+/** `<cause>. Cluster <name>: <outcome>. [<reference>]`, the cause's final period optional. */
 export function clusterMessage(parts: {
   readonly cause: string;
   readonly clusterName?: string;

@@ -1,8 +1,4 @@
-/**
- * The settings of the credential modes (docs/operations.md, "Credential modes"): which mode, and
- * the first-party application, data plane audience or fixed identity it needs. Read by
- * readSettings, whose helpers it borrows so that every message names keys alike.
- */
+/** The credential modes' settings (docs/operations.md, "Credential modes"), read by readSettings with its helpers. */
 import { guidPattern } from "./azureResourceId";
 import type { KeySpecification } from "./settingsKeys";
 

@@ -1,9 +1,4 @@
-/**
- * Settings that are not per cluster: where Cosmos and ARM are, how to authenticate, and the
- * tunables of a pass. Read at run time from the stack config the provider's `configure` receives,
- * falling back to environment variables; never evaluated at module load (the stack config is only
- * known once `configure` runs in the provider host) and never taken from resource inputs.
- */
+/** Settings that are not per cluster, read at `configure` from the stack config, falling back to environment variables. */
 
 import type { AzureCloudName } from "./azureClouds";
 import { azureClouds, isLoopbackHost } from "./azureClouds";
@@ -46,10 +41,7 @@ export interface Settings {
   readonly idsOnLookupFailure: IdsOnLookupFailure;
   /** Whose credential reads each cluster's identities (docs/operations.md, "Credential modes"). */
   readonly credentialMode: CredentialMode;
-  /**
-   * `clusterServiceManagedIdentity`: the first-party application's certificate credential, or
-   * undefined to use the process credential (managed identity, workload identity…) as the first party.
-   */
+  /** `clusterServiceManagedIdentity`: the first party's certificate credential, or undefined for the process credential. */
   readonly firstParty: CertificateIdentity | undefined;
   /** `clusterServiceManagedIdentity`: the Managed Identities data plane audience (token scope without `/.default`). */
   readonly dataPlaneAudience: string | undefined;
@@ -57,10 +49,7 @@ export interface Settings {
   readonly fixedIdentity: CertificateIdentity | undefined;
   /** `fixedIdentity`: that service principal's object ID, recorded as every MSI-based identity's principal ID. */
   readonly fixedIdentityPrincipalId: string | undefined;
-  /**
-   * `fixedIdentity`: whether the stand-in's IDs may replace stored MSI IDs that are not its own
-   * (core/msiDecision.ts); false unless set, for the one update that means it.
-   */
+  /** `fixedIdentity`: whether the stand-in's IDs may replace stored MSI IDs not its own. */
   readonly allowFixedIdentityOverwrite: boolean;
 }
 
@@ -71,10 +60,7 @@ export interface ConfigSource {
 
 export { programKeys, snapshotStackConfig } from "./stackConfig";
 
-/**
- * Reads and validates every setting. Config wins over the environment.
- * @throws SettingsError listing every problem, each naming `<project>:<key>` and its variable.
- */
+/** Reads and validates every setting (config wins over environment); throws a SettingsError listing every problem. */
 export function readSettings(config: ConfigSource | undefined, environment: Readonly<Record<string, string | undefined>>): Settings {
   const problems: string[] = [];
   const raw = (specification: KeySpecification): string | undefined => {
@@ -113,9 +99,7 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
   };
   const integer = (specification: KeySpecification, fallback: number, minimum: number, maximum: number): number => {
     const value = raw(specification);
-    if (value === undefined) {
-      return fallback;
-    }
+    if (value === undefined) return fallback;
     const parsed = Number(value);
     if (!Number.isInteger(parsed) || parsed < minimum || parsed > maximum) {
       problems.push(`${name(specification)} is '${value}'; expected a whole number from ${minimum} to ${maximum}`);

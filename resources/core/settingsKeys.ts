@@ -1,8 +1,4 @@
-/**
- * The settings' keys: each config key of the project's namespace and its environment variable,
- * and the error a bad value raises. A leaf module: settings.ts, credentialSettings.ts and
- * stackConfig.ts all read it.
- */
+/** Each setting's config key and environment variable, and the error a bad value raises. */
 import { createHash } from "node:crypto";
 
 /** The Pulumi project name: the namespace of the config keys. */
@@ -41,10 +37,7 @@ export const keys = {
   allowFixedIdentityOverwrite: { key: "allowFixedIdentityOverwrite", environment: "ARO_HCP_ALLOW_FIXED_IDENTITY_OVERWRITE" },
 } as const satisfies Record<string, KeySpecification>;
 
-/**
- * A digest of the environment variables {@link readSettings} reads: equal digests (with the same
- * config) give equal settings. Hashed, so COSMOS_KEY is not kept in one more string.
- */
+/** A digest of the environment variables readSettings reads, hashed so COSMOS_KEY is not kept in one more string. */
 export function settingsEnvironmentKey(environment: Readonly<Record<string, string | undefined>>): string {
   return createHash("sha256")
     .update(JSON.stringify(Object.values(keys).map((specification) => environment[specification.environment] ?? null)))

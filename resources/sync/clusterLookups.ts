@@ -1,13 +1,7 @@
 /**
- * The seam between a pass and the credential its lookups use, asked for once the gate said the
- * cluster needs work, so no token request or data plane call happens for a cluster that needs none.
- *
- * - Modes `processCredential` and `fixedIdentity`: the process's one reader serves every cluster.
- * - `clusterServiceManagedIdentity`: the cluster's own reader, and the credential scope `cluster`
- *   (a 403 is then a definitive answer about an identity, core/statusDecision.ts). The cluster
- *   document says whose credential that is; inputs may only agree with it. Its failures end the
- *   pass before any write: {@link ClusterCredentialError} for this cluster alone,
- *   {@link AzureAccessError} when the first-party credential itself failed.
+ * The credential a pass's lookups use, asked for only once a half has work: the process's reader,
+ * or in `clusterServiceManagedIdentity` mode the cluster's own (scope `cluster`: a 403 is then a
+ * definitive answer). Its failures end the pass before any write.
  */
 import type { ClusterCredentialRequest } from "../azure/clusterCredentials";
 import { ClusterCredentialError } from "../azure/clusterCredentials";
@@ -33,9 +27,7 @@ export async function lookupDependenciesFor(
   location: Pick<DocumentLocation, "documentId" | "clusterName">,
 ): Promise<SyncDependencies> {
   const source = dependencies.clusterCredentials;
-  if (source === undefined) {
-    return dependencies;
-  }
+  if (source === undefined) return dependencies;
   const refusal = credentialRefusal(dependencies, request, declared);
   if (refusal !== undefined) throw refusal;
   try {
@@ -62,11 +54,7 @@ export async function lookupDependenciesFor(
   }
 }
 
-/**
- * With cluster credentials, the error that fails the cluster when its inputs name another service
- * managed identity or identity URL than its document, named with both values: a pass checks this
- * before either half reads anything, since the MSI half is asked about the document's SMI.
- */
+/** With cluster credentials: inputs naming another SMI or identity URL than the document fail the cluster before any read. */
 export function credentialRefusal(
   dependencies: Pick<SyncDependencies, "clusterCredentials">,
   request: ClusterCredentialRequest,

@@ -1,13 +1,7 @@
 /**
- * Every Cosmos read of a pass and of a refresh. A document is waited for a bounded time (this hook
- * never creates one) and a soft-deleted one (envelope `deletionTimestamp`) reads as absent, as
- * upstream's listers treat it.
- *
- * A missing document says "not in this container", never "deleted": Cosmos answers alike for a
- * deleted document and for one in another container than the settings name. So an absence counts
- * only where the fleet's documents provably are: the resource provider keeps each subscription's
- * document (a deleted subscription's too) in the same partition as its clusters'. It is read only
- * once a cluster's document read as absent.
+ * Every Cosmos read of a pass and a refresh. A document is waited for a bounded time; a soft-deleted
+ * one reads as absent, as upstream's listers treat it. Absence means "not in this container", so it
+ * counts as deletion only when the subscription's document (same partition) is there.
  */
 import type { ClusterDesiredSet, LiveClusterDesiredSet } from "../core/clusterDocument";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
@@ -35,11 +29,8 @@ export type PassDocuments =
   | { readonly kind: "live"; readonly fromCluster: LiveClusterDesiredSet; readonly stored: StoredDocument };
 
 /**
- * The read step of a pass. Both point reads go out at once, yet the cluster document decides
- * first: it is waited for, its failure is the one reported, a deleting cluster does not wait for
- * the ServiceProviderCluster document, and `refuse` fails the pass before that document is waited
- * for. After a wait, the early ServiceProviderCluster read is read again. A ServiceProviderCluster
- * document not in upstream's layout is refused.
+ * The read step of a pass: both point reads at once, but the cluster document decides first (its
+ * failure is reported, a deleting cluster waits for nothing else, `refuse` fails before the wait).
  */
 export async function readPassDocuments(
   dependencies: DocumentDependencies,
@@ -93,11 +84,7 @@ export function readClusterDocument(dependencies: DocumentDependencies, location
   return readLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
 }
 
-/**
- * The read step of a refresh: the ServiceProviderCluster document, or what its absence means:
- * `clusterDocumentPresent` (only that document is missing) or `deleted` (neither cluster document
- * is there but the subscription's is); with the subscription's missing too, an error naming the settings.
- */
+/** The read step of a refresh: the ServiceProviderCluster document, or what its absence means (`clusterDocumentPresent`, `deleted`, or an error). */
 export async function readRefreshDocument(
   dependencies: DocumentDependencies,
   location: DocumentLocation,

@@ -1,17 +1,7 @@
 /**
- * What `pulumi refresh` does: it reads the persisted status of both halves and reports drift,
- * writing nothing. The next `pulumi up` sees the drift in state and rewrites the half it names.
- *
- * 1. Locate, and read the ServiceProviderCluster document; when it is absent, say what that means
- *    (sync/documents.ts): deleted, only that document missing, or the settings wrong.
- * 2. Drift against the last state: a subtree deleted or malformed in Cosmos, entries removed,
- *    added or changed there by someone else.
- * 3. What is due in Azure, by upstream's gate: the data plane operators' entries once their recheck
- *    is due, or that record a real failure; the MSI half once its recheck time has passed.
- * 4. The cluster document, read only when what is due needs it (the MSI half's desired set and
- *    identity URL; the cluster's own credential in `clusterServiceManagedIdentity` mode).
- * 5. Ask Azure (sync/azureAnswers.ts), both halves at once, and report what differs. A failure not
- *    about one identity, or an MSI answer that cannot be had, is not drift: the refresh fails.
+ * What `pulumi refresh` does, writing nothing: read the ServiceProviderCluster document, report
+ * drift against the last state, and ask Azure about what upstream's gate says is due (reading the
+ * cluster document only when that needs it). A failure not about one identity fails the refresh.
  */
 import type { ParsedResourceId } from "../core/azureResourceId";
 import type { ClusterDesiredSet } from "../core/clusterDocument";
@@ -34,11 +24,7 @@ import { clusterDocumentDescription, readClusterDocument, readRefreshDocument } 
 import type { SyncDependencies } from "./syncDependencies";
 
 export interface RefreshResult {
-  /**
-   * `deleted`: the cluster's documents are gone from where the fleet's documents are (the resource
-   * leaves state); `serviceProviderClusterMissing`: only the ServiceProviderCluster document is
-   * missing (the resource stays, with a drift line).
-   */
+  /** `deleted`: the documents are gone (the resource leaves state); `serviceProviderClusterMissing`: only that document is (a drift line). */
   readonly presence: "present" | "deleted" | "serviceProviderClusterMissing";
   readonly status: DataPlaneOperatorsManagedIdentities;
   /** The MSI half as stored (empty when the document is missing). */

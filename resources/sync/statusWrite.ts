@@ -1,9 +1,6 @@
 /**
- * The one write path of this hook: a patch of the status subtrees it keeps plus upstream's
- * bookkeeping, always with If-Match, re-read and decided again on 412 up to `maxWriteAttempts`
- * times; no unconditional write, no whole-document replace. A cluster document that changed since
- * the pass read it ends the write with {@link ClusterDocumentChangedError}, so the pass starts over
- * rather than write answers to a question nobody asks any more.
+ * The one write path: a patch of the status with If-Match, re-read and decided again on 412 up to
+ * `maxWriteAttempts`. A cluster document changed since the read ends it with ClusterDocumentChangedError.
  */
 import { CosmosDocumentError, cosmosStatusCode, describeCosmosError, nothingWrittenError } from "../core/errors";
 import type { DocumentLocation } from "../core/documentLocation";
@@ -28,10 +25,8 @@ export interface WriteOutcome {
 export class ClusterDocumentChangedError extends CosmosDocumentError {}
 
 /**
- * Writes the halves `decide` asks for (a half left out stays as stored; `undefined`: nothing to
- * write). `decide` is called again on every re-read (`reread` true), so each half is decided again
- * against what the other writer left. `clusterAsRead` tells whether the cluster document, read
- * again after a conflict, still asks what the pass answered.
+ * Writes the halves `decide` asks for, deciding again on every re-read after a conflict;
+ * `clusterAsRead` tells whether the re-read cluster document still asks what the pass answered.
  */
 export async function writeStatus(
   dependencies: DocumentDependencies,

@@ -1,19 +1,8 @@
 /**
- * One sync pass over both halves of a cluster's identity status: upstream's two SyncOnce
- * controllers, FetchDataPlaneOperatorsManagedIdentitiesInfo and FetchMSIIdentitiesInfo, with their
- * gaps closed. The halves read the same documents and are written together, but decided on their
- * own: one half's failure never keeps the other's answer from being written. This function is the
- * only one of the pass that does I/O, in numbered steps; every decision is a pure function of core/.
- *
- * 1. Locate the cluster's documents.
- * 2. Read them (sync/documents.ts). A deleting cluster is skipped; a cluster document that cannot
- *    name its data plane operators, or inputs that name another set or credential, fail the pass.
- * 3. Decide each half against its stored subtree (its gate); a half with no work makes no call.
- * 4. Ask Azure what the decisions need (sync/azureAnswers.ts), both halves at once.
- * 5. Write once, with If-Match, the halves whose decision differs from what is stored
- *    (sync/statusWrite.ts); when the cluster document changed meanwhile, the pass starts over.
- * 6. Report (core/passDecision.ts): throw what failed, with the pass's result attached when
- *    anything was written.
+ * One sync pass over both halves, upstream's two SyncOnce controllers in one: locate, read the
+ * documents, decide each half (core/), ask Azure what the decisions need, write once with If-Match
+ * (starting over when the cluster document changed), report. The halves are decided on their own:
+ * one half's failure never keeps the other's answer from being written.
  */
 import type { LiveClusterDesiredSet } from "../core/clusterDocument";
 import { desiredFromClusterDocument } from "../core/clusterDocument";

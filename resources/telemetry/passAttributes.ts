@@ -1,9 +1,4 @@
-/**
- * The attributes an operator filters a run's spans by (docs/operations.md, "Traces"): what a pass
- * did (its outcome), why it failed (the failure's class and cause, named as the engine's messages
- * and the CLI's summary name them), and which half of the status a failure or a request belongs to.
- * Pure.
- */
+/** The span attributes an operator filters a run by (docs/operations.md, "Traces"): outcome, failure class and cause, half. */
 import { failureCauseOf } from "../core/failureCause";
 import type { SpanAttributes } from "../logging/spans";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
@@ -48,10 +43,7 @@ export type PassOutcome = "written" | "current" | "kept" | "failed";
 /** The halves of the status, as the summary table names them. */
 export type StatusHalf = "data plane" | "msi" | "both";
 
-/**
- * The half a failure belongs to, by its class: the data plane operators' lookups through ARM, the
- * MSI half's one answer, or both (a document, the settings, a credential every read needs).
- */
+/** The half a failure belongs to by its class; a document, setting or credential failure is both. */
 export function halfOfFailure(errorName: string): StatusHalf {
   switch (errorName) {
     case "UserAssignedIdentityReadError":
@@ -101,11 +93,7 @@ export function passResultAttributes(result: SyncResult): SpanAttributes {
   return { [attribute.outcome]: result.wrote ? "written" : "current", ...syncResultAttributes(result) };
 }
 
-/**
- * A pass that threw. With a result attached the outcome is `kept`: what was answered is persisted,
- * and each identity that failed records a retrievalError beside its stored IDs (kept unless the
- * answer was definitive: core/statusDecision.ts). Without one nothing was written: `failed`.
- */
+/** A pass that threw: `kept` with a result attached (answers persisted, failures beside kept IDs), else `failed`. */
 export function passFailureAttributes(error: unknown, partial: SyncResult | undefined, clusterName?: string): SpanAttributes {
   return {
     [attribute.outcome]: partial === undefined ? "failed" : "kept",

@@ -1,14 +1,7 @@
 /**
- * The provider's two hooks into tracing: a span around each call the engine makes (check, diff,
- * create, update, read, delete) and a span around each cluster's pass inside it. Both only call
- * through while tracing is off; the first call with an endpoint configured loads the
- * OpenTelemetry SDK (startTracing.ts) and the spans' code (tracedCalls.ts).
- *
- * The provider host is not told the call's URN, nor the engine's trace context: @pulumi/pulumi's
- * dynamic provider host hands a ResourceProvider only the inputs and outputs, although the engine
- * puts a `traceparent` in each call's gRPC metadata (docs/operations.md, "Traces"). So each
- * provider call's span starts a trace of its own and names its resource by project, type and
- * cluster ID: all of its URN but the stack, which the host is not told either.
+ * A span around each provider call and each cluster's pass; they only call through until an
+ * endpoint is configured. The dynamic provider host is told neither the URN nor the engine's trace
+ * context, so each call starts its own trace and names its resource by project, type and cluster.
  */
 import type * as pulumi from "@pulumi/pulumi";
 import type { ParsedResourceId } from "../core/azureResourceId";

@@ -1,7 +1,4 @@
-/**
- * The spans of a provider call and of a cluster's pass, with their attributes: what
- * providerSpans.ts runs while tracing is on, loaded then (a run without tracing loads none of it).
- */
+/** The spans of a provider call and of a pass, loaded only while tracing is on. */
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterNameOf } from "../core/clusterMessage";
 import type { SpanAttributes } from "../logging/spans";

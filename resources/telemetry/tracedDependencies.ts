@@ -1,12 +1,6 @@
 /**
- * A pass's dependencies with a span around each of its I/O calls, children of the pass's span:
- * the Cosmos document reads and the write, the ARM token and identity reads, the data plane
- * request for a cluster's credential and the MSI half's data plane answer. The Azure SDK's own
- * spans (its operations and HTTP requests, through @azure/core-tracing) nest beneath these.
- * While it wraps, it counts what the pass's span reports: the retried requests, the throttled
- * answers and their Retry-After waits, and the time spent waiting.
- *
- * Used only while tracing is on (providerSpans.ts); the pass itself is unchanged.
+ * A pass's dependencies with a span around each I/O call (the SDK's spans nest beneath), counting
+ * what the pass's span reports: retried requests, throttled answers and the time spent waiting.
  */
 import type { ClusterCredentialSource, ClusterReader } from "../azure/clusterCredentials";
 import type { MsiAnswerSource } from "../azure/msiAnswers";
