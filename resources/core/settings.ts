@@ -142,7 +142,7 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
   const idsOnLookupFailure = idsOnLookupFailureValues.find((value) => value === lookupFailureValue);
   if (idsOnLookupFailure === undefined) problems.push(`${name(keys.idsOnLookupFailure)} is '${lookupFailureValue}'; expected 'keep' or 'clear'`);
   const authorityHost = url(keys.authorityHost, cloud.authorityHost);
-  const { credentialMode, firstParty, dataPlaneAudience, fixedIdentity, fixedIdentityPrincipalId } = readCredentialSettings({ raw, name, url, problems }, keys);
+  const { credentialMode, firstParty, dataPlaneAudience, fixedIdentity, fixedIdentityPrincipalId } = readCredentialSettings({ raw, name, url, problems });
   const settings: Settings = {
     azureCloud: azureCloud ?? "AzurePublicCloud",
     cosmosEndpoint,

@@ -10,6 +10,7 @@ import type { SyncDependencies } from "../sync/syncDependencies";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
 import { startTracingIfConfigured } from "./startTracing";
+import type { PassKind, PassResults } from "./tracedCalls";
 
 type Provider<I, O> = pulumi.dynamic.ResourceProvider<I, O>;
 
@@ -50,24 +51,19 @@ export function traceProviderCalls<I, O>(provider: Provider<I, O>): Provider<I, 
   };
 }
 
-/** A sync pass (create, update), in its span while tracing is on. */
-export async function traceSyncPass(
+/** A cluster's pass in its span while tracing is on: a sync (create, update) or a refresh (read). */
+async function tracePass<K extends PassKind>(
+  kind: K,
   cluster: ParsedResourceId,
   dependencies: SyncDependencies,
-  run: (dependencies: SyncDependencies) => Promise<SyncResult>,
-): Promise<SyncResult> {
+  run: (dependencies: SyncDependencies) => Promise<PassResults[K]>,
+): Promise<PassResults[K]> {
   if (!tracingOn()) return run(dependencies);
-  const { syncPassSpan } = await import("./tracedCalls");
-  return syncPassSpan(cluster, dependencies, run);
+  const { passSpan } = await import("./tracedCalls");
+  return passSpan(kind, cluster, dependencies, run);
 }
 
-/** A refresh (read), in its span while tracing is on. */
-export async function traceRefreshPass(
-  cluster: ParsedResourceId,
-  dependencies: SyncDependencies,
-  run: (dependencies: SyncDependencies) => Promise<RefreshResult>,
-): Promise<RefreshResult> {
-  if (!tracingOn()) return run(dependencies);
-  const { refreshPassSpan } = await import("./tracedCalls");
-  return refreshPassSpan(cluster, dependencies, run);
-}
+export const traceSyncPass = (cluster: ParsedResourceId, dependencies: SyncDependencies, run: (traced: SyncDependencies) => Promise<SyncResult>) =>
+  tracePass("sync", cluster, dependencies, run);
+export const traceRefreshPass = (cluster: ParsedResourceId, dependencies: SyncDependencies, run: (traced: SyncDependencies) => Promise<RefreshResult>) =>
+  tracePass("refresh", cluster, dependencies, run);
