@@ -11,7 +11,6 @@ export const clusterResourceType = "Microsoft.RedHatOpenShift/hcpOpenShiftCluste
 export const serviceProviderClusterResourceType = "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/serviceProviderClusters";
 export const userAssignedIdentityResourceType = "Microsoft.ManagedIdentity/userAssignedIdentities";
 
-/** A GUID in its 8-4-4-4-12 hexadecimal form, any case. */
 export const guidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // ARM resource group names: 1-90 characters of letters, digits, underscores, parentheses, hyphens,
 // periods (not ending in a period) and Unicode letters/digits.
@@ -102,7 +101,6 @@ export function parseResourceIdOfType(value: unknown, expectedType: string): Res
   return result;
 }
 
-/** ARM ID of the ServiceProviderCluster singleton of a cluster. */
 export function serviceProviderClusterIdFor(cluster: ParsedResourceId): string {
   return `${cluster.canonical}/serviceProviderClusters/default`;
 }

@@ -36,7 +36,6 @@ export function clusterDocumentLabel(documentId: string): string {
   return `HCPOpenShiftCluster document ${documentId}`;
 }
 
-/** Said when a pass ends before any write. */
 export const nothingWritten = "nothing was written (stored clientId/principalId values are unchanged)";
 
 /** A data plane operators' failure whose pass wrote the MSI half: its "nothing was written" says which half was not. */

@@ -11,7 +11,6 @@ import type { DataPlaneOperatorsManagedIdentities, DataPlaneOperatorManagedIdent
 export const recheckIntervalInMs = 12 * 60 * 60 * 1000;
 const recheckJitterFactor = 0.5;
 
-/** One desired identity: its lowercase key and the canonical ID as the user spelled it. */
 export type DesiredIdentity = KeyedIdentity;
 
 /** A per-field problem with the desired set, in the shape of a Pulumi check failure. */

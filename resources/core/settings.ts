@@ -22,11 +22,8 @@ export interface Settings {
   /** Master key; undefined means Entra ID authentication with the Azure credential. */
   readonly cosmosKey: string | undefined;
   readonly armEndpoint: string;
-  /** Token scope for ARM, e.g. `https://management.azure.com/.default`. */
   readonly armScope: string;
-  /** Entra ID authority of the cloud, e.g. `https://login.microsoftonline.com`. */
   readonly authorityHost: string;
-  /** The cloud-wide Cosmos DB token scope, e.g. `https://cosmos.azure.com/.default`. */
   readonly cosmosScope: string;
   /** Client ID of a user-assigned managed identity to authenticate as; undefined → DefaultAzureCredential. */
   readonly managedIdentityClientId: string | undefined;

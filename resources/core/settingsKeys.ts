@@ -4,7 +4,6 @@ import { createHash } from "node:crypto";
 /** The Pulumi project name: the namespace of the config keys. */
 export const projectName = "aro-hcp-identity-status";
 
-/** One settings key: its config name and environment fallback. */
 export interface KeySpecification {
   readonly key: string;
   readonly environment: string;
@@ -44,12 +43,10 @@ export function settingsEnvironmentKey(environment: Readonly<Record<string, stri
     .digest("base64");
 }
 
-/** Every config key the hook reads (without namespace). */
 export const settingsKeys: readonly string[] = Object.values(keys).map((specification) => specification.key);
 
 /** Raised for a missing or malformed setting; the message names the key and the expected form. */
 export class SettingsError extends Error {
-  /** Each problem on its own (the message joins them). */
   readonly problems: readonly string[];
   constructor(message: string, problems: readonly string[] = [message]) {
     super(message);

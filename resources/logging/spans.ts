@@ -3,7 +3,6 @@
 /** A value a span attribute may hold; `undefined` leaves the attribute out. */
 export type SpanAttributeValue = string | number | boolean | undefined;
 
-/** Attributes by name. */
 export type SpanAttributes = Readonly<Record<string, SpanAttributeValue>>;
 
 /** The span a function runs in: it may add attributes while it runs. */
@@ -30,7 +29,6 @@ export function installTracer(tracer: InstalledTracer | undefined): void {
   installed = tracer;
 }
 
-/** Whether spans are being recorded. */
 export function tracingOn(): boolean {
   return installed !== undefined;
 }

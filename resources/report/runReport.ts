@@ -9,14 +9,12 @@ import { groupFailures } from "../core/failureCause";
 import type { HalfOutcome, RunRecord } from "./runRecord";
 import { failedOutcomes } from "./runRecord";
 
-/** One half of one cluster in the report. */
 export interface HalfReport {
   readonly outcome: HalfOutcome;
   /** The operation that decided it (refresh is `read`). */
   readonly operation: RunRecord["operation"];
 }
 
-/** One cluster in the report. */
 export interface ClusterReport {
   readonly clusterResourceId: string;
   /** The worse of the two halves. */
@@ -27,7 +25,6 @@ export interface ClusterReport {
   readonly cause?: string;
 }
 
-/** The report as written to JSON. */
 export interface RunReport {
   readonly schemaVersion: 1;
   /** `noRecords` (the provider recorded nothing) is not a green run either. */

@@ -17,7 +17,6 @@ import type { InstalledTracer, SpanAttributes } from "../logging/spans";
 import type { TracingSettings } from "./tracingSettings";
 import { redactAttributes, redactSpanText, secretValuesOf } from "./redaction";
 
-/** The instrumentation scope of the hook's own spans. */
 const scopeName = "aro-hcp-identity-status";
 
 /** Attributes without the undefined ones, which OpenTelemetry would drop with a warning. */
@@ -86,7 +85,6 @@ function instrumentAzureSdk(): void {
   }
 }
 
-/** How the tracer is built besides its settings. */
 export interface OtelTracerOptions {
   /** Replaces the OTLP exporter (tests). */
   readonly exporter?: SpanExporter;

@@ -1,5 +1,6 @@
 /** The span attributes an operator filters a run by (docs/operations.md, "Traces"): outcome, failure class and cause, half. */
 import { failureCauseOf } from "../core/failureCause";
+import { errorCodeLabel } from "../core/retrievalError";
 import type { SpanAttributes } from "../logging/spans";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
@@ -37,10 +38,8 @@ export const attribute = {
   retryAfterMs: "aro_hcp.retry_after_ms",
 } as const;
 
-/** What a pass did, as an operator asks it. */
 export type PassOutcome = "written" | "current" | "kept" | "failed";
 
-/** The halves of the status, as the summary table names them. */
 export type StatusHalf = "data plane" | "msi" | "both";
 
 /** The half a failure belongs to by its class; a document, setting or credential failure is both. */
@@ -57,7 +56,6 @@ export function halfOfFailure(errorName: string): StatusHalf {
   }
 }
 
-/** The failure's class (the error's name), cause and half. */
 export function failureAttributes(error: unknown, clusterName?: string): SpanAttributes {
   const name = error instanceof Error ? error.name : "Error";
   const message = error instanceof Error ? error.message : String(error);
@@ -68,9 +66,8 @@ export function failureAttributes(error: unknown, clusterName?: string): SpanAtt
   };
 }
 
-/** The identities' failure codes, `<code> (HTTP <status>)`, distinct, in order. */
 function failureCodes(result: SyncResult): string | undefined {
-  const codes = [...new Set(result.failures.map(({ error }) => `${error.code}${error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`}`))];
+  const codes = [...new Set(result.failures.map(({ error }) => errorCodeLabel(error)))];
   return codes.length === 0 ? undefined : codes.join(", ");
 }
 

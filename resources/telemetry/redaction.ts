@@ -1,7 +1,6 @@
 /** What no exported span may carry (tokens, keys, certificates, URL queries, secret settings): every span text passes {@link redactSpanText}. */
 import { redactSecrets } from "../core/retrievalError";
 
-/** What replaces a redacted value. */
 export const redacted = "[redacted]";
 
 /** Query parameters whose values say nothing secret and help reading a request. */
@@ -10,7 +9,6 @@ const keptQueryParameters = new Set(["api-version"]);
 /** A PEM block: a certificate or a private key. */
 const pemBlock = /-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(?:-----END [A-Z0-9 ]+-----|$)/g;
 
-/** A URL with a query string. */
 const urlWithQuery = /\b([a-z][a-z0-9+.-]*:\/\/[^\s?#"'<>]*)\?([^\s#"'<>]*)/gi;
 
 /** Key-like base64 runs: mixed case and digits, and with `/` also a `+` or `=` padding, which no resource ID, path or GUID has. */

@@ -7,7 +7,6 @@
 /** The service name spans carry unless `OTEL_SERVICE_NAME` says otherwise. */
 export const defaultServiceName = "aro-hcp-identity-status";
 
-/** Where spans go. */
 export interface TracingSettings {
   /** The OTLP/gRPC endpoint, as a URL (`http://host:port` is gRPC without TLS, `https://…` with it). */
   readonly endpoint: string;
@@ -43,7 +42,6 @@ function asUrl(endpoint: string): string {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(endpoint) ? endpoint : `http://${endpoint}`;
 }
 
-/** Decides from the environment; see the module comment. */
 export function tracingDecision(environment: Environment): TracingDecision {
   if (nonEmpty(environment.OTEL_SDK_DISABLED)?.toLowerCase() === "true") return { kind: "off" };
   if (nonEmpty(environment.OTEL_TRACES_EXPORTER)?.toLowerCase() === "none") return { kind: "off" };
