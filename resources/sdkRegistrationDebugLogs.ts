@@ -9,7 +9,7 @@ import { resourceTypeToken } from "./serviceProviderClusterIdentityStatus";
 export type Environment = Readonly<Record<string, string | undefined>>;
 
 const sdkDebugLogsVariable = "ARO_HCP_SDK_DEBUG_LOGS";
-export const sdkDebugLogsValues = ["quiet", "all"] as const;
+const sdkDebugLogsValues = ["quiet", "all"] as const;
 export type SdkDebugLogs = (typeof sdkDebugLogsValues)[number];
 
 export function sdkDebugLogsFrom(environment: Environment): SdkDebugLogs {

@@ -28,6 +28,12 @@ function abortReason(signal: AbortSignalView): Error {
   return Object.assign(new Error(typeof reason === "string" ? reason : "the operation was aborted"), { name: "AbortError" });
 }
 
+/** Whether an error is an abort or a deadline (the names the DOM, Node and the Azure SDKs give them). */
+export function isAbortError(error: unknown): boolean {
+  const name = (error as { name?: unknown } | undefined)?.name;
+  return name === "AbortError" || name === "TimeoutError";
+}
+
 /**
  * Runs `work` with a signal that aborts after `timeoutInMs` (a TimeoutError DOMException) and drops
  * the timer once `work` settles, which `AbortSignal.timeout` does not.

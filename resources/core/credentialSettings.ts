@@ -3,7 +3,7 @@ import { guidPattern } from "./azureResourceId";
 import type { KeySpecification } from "./settingsKeys";
 import { keys } from "./settingsKeys";
 
-export const credentialModes = ["processCredential", "clusterServiceManagedIdentity", "fixedIdentity"] as const;
+const credentialModes = ["processCredential", "clusterServiceManagedIdentity", "fixedIdentity"] as const;
 export type CredentialMode = (typeof credentialModes)[number];
 
 /** An application or service principal that authenticates with a certificate bundle file. */

@@ -3,6 +3,7 @@ import type { LookupErrorDetails } from "./retrievalError";
 import { errorCodeLabel, shortMessage } from "./retrievalError";
 import { goToLower } from "./goStrings";
 import { azureErrorCode } from "./azureErrorCode";
+import { isAbortError } from "./abort";
 import { clusterMessage, serviceProviderClusterDocumentLabel } from "./clusterMessage";
 
 export interface IdentityLookupFailure {
@@ -131,7 +132,7 @@ export function classifyLookupError(error: unknown): { readonly kind: LookupErro
   const answeredCode = statusCode === undefined ? undefined : azureErrorCode(like);
   let code: string;
   let kind: LookupErrorKind = "identity";
-  if (name === "AbortError" || name === "TimeoutError") {
+  if (isAbortError(error)) {
     code = "Timeout";
   } else if (credentialErrorNames.has(name)) {
     code = "CredentialUnavailable";

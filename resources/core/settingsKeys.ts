@@ -36,6 +36,9 @@ export const keys = {
   allowFixedIdentityOverwrite: { key: "allowFixedIdentityOverwrite", environment: "ARO_HCP_ALLOW_FIXED_IDENTITY_OVERWRITE" },
 } as const satisfies Record<string, KeySpecification>;
 
+/** The lookup timeout setting as messages name it. */
+export const lookupTimeoutSetting = "'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS)";
+
 /** A digest of the environment variables readSettings reads, hashed so COSMOS_KEY is not kept in one more string. */
 export function settingsEnvironmentKey(environment: Readonly<Record<string, string | undefined>>): string {
   return createHash("sha256")

@@ -3,7 +3,7 @@
  * through ARM, the MSI half's one answer from the credential mode (the data plane, the fixed
  * stand-in, or in `processCredential` mode ARM, where ResourceNotFound stands for null).
  */
-import { withDeadline } from "../core/abort";
+import { isAbortError, withDeadline } from "../core/abort";
 import { lookupErrorText } from "../core/retrievalError";
 import type { DocumentLocation } from "../core/documentLocation";
 import type { IdentityLookupOutcome } from "../core/identityStatus";
@@ -15,7 +15,7 @@ import type { DecidedOutcome } from "../core/statusDecision";
 import type { DataPlaneAnswer, MsiAnswer } from "../core/passDecision";
 import { lookupsAccessError } from "../core/statusDecision";
 import type { DeclaredCredential } from "./clusterLookups";
-import { lookupDependenciesFor } from "./clusterLookups";
+import { dataPlaneTimedOut, lookupDependenciesFor } from "./clusterLookups";
 import type { ClusterCredentialRequest } from "../azure/clusterCredentials";
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { SyncDependencies } from "./syncDependencies";
@@ -56,13 +56,7 @@ export async function askMsi(
   try {
     answer = await msiAnswer(dependencies, msiRequestedIdentities(desired), identityUrl);
   } catch (error) {
-    const name = (error as { name?: unknown } | undefined)?.name;
-    const reason =
-      name === "AbortError" || name === "TimeoutError"
-        ? "the Managed Identities data plane did not answer within 'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS)"
-        : error instanceof Error
-          ? error.message
-          : String(error);
+    const reason = isAbortError(error) ? dataPlaneTimedOut : error instanceof Error ? error.message : String(error);
     return { error: new MsiIdentitiesError({ documentId, clusterName, reason, cause: error }) };
   }
   const decided = decideMsiStatus(desired, answer, dependencies.now(), dependencies.random);

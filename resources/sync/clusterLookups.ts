@@ -6,12 +6,15 @@
 import type { ClusterCredentialRequest } from "../azure/clusterCredentials";
 import { ClusterCredentialError } from "../azure/clusterCredentials";
 import { DataPlaneError } from "../azure/managedIdentitiesDataPlane";
-import { withDeadline } from "../core/abort";
+import { isAbortError, withDeadline } from "../core/abort";
 import { AzureAccessError } from "../core/azureAccessError";
 import type { SyncDependencies } from "./syncDependencies";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { goToLower } from "../core/goStrings";
+import { lookupTimeoutSetting } from "../core/settingsKeys";
 import type { DocumentLocation } from "../core/documentLocation";
+
+export const dataPlaneTimedOut = `the Managed Identities data plane did not answer within ${lookupTimeoutSetting}`;
 
 /** The service managed identity and identity URL a resource's inputs (or its last state) declare. */
 export interface DeclaredCredential {
@@ -42,13 +45,9 @@ export async function lookupDependenciesFor(
         credential: dependencies.credentialDescription,
       });
     }
-    const name = (error as { name?: unknown } | undefined)?.name;
-    if (name === "AbortError" || name === "TimeoutError") {
-      throw new ClusterCredentialError(
-        "the Managed Identities data plane did not answer within 'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS) " +
-          "when asked for the credential of the cluster's service managed identity",
-        { cluster: request.cluster, cause: error },
-      );
+    if (isAbortError(error)) {
+      const message = `${dataPlaneTimedOut} when asked for the credential of the cluster's service managed identity`;
+      throw new ClusterCredentialError(message, { cluster: request.cluster, cause: error });
     }
     throw error;
   }

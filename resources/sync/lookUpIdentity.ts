@@ -9,6 +9,7 @@ import { untilAborted, withDeadline } from "../core/abort";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { classifyLookupError, isEndpointUnreachableCode } from "../core/errors";
 import { retryAfterInMs } from "../core/retryAfter";
+import { lookupTimeoutSetting } from "../core/settingsKeys";
 import type { IdentityLookupOutcome } from "../core/identityStatus";
 import type { LookupErrorDetails } from "../core/retrievalError";
 import type { SyncDependencies } from "./syncDependencies";
@@ -103,7 +104,7 @@ function tokenFailure(details: LookupErrorDetails): LookupErrorDetails {
       code: "CredentialUnavailable",
       message:
         "the credential did not get a token within the lookup deadline: its token endpoint (IMDS, IDENTITY_ENDPOINT, or Entra ID) did not answer in time; " +
-        "check that endpoint, or raise 'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS)",
+        `check that endpoint, or raise ${lookupTimeoutSetting}`,
     };
   }
   return details.code === "CredentialUnavailable" ? details : { ...details, code: "CredentialUnavailable", message: `${details.code}: ${details.message}` };

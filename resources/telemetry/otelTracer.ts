@@ -43,13 +43,13 @@ function redactedSpan(span: ReadableSpan, secrets: readonly string[]): ReadableS
 }
 
 /** An exporter that can say when the exports it started have all answered. */
-export interface SettlingExporter extends SpanExporter {
+interface SettlingExporter extends SpanExporter {
   /** Resolves when every export started so far has answered (or failed). */
   settled(): Promise<void>;
 }
 
 /** Redacts, then hands over to `inner`, keeping exports in flight so the process does not end before they are answered. */
-export function redactingExporter(inner: SpanExporter, secretValues: () => readonly string[]): SettlingExporter {
+function redactingExporter(inner: SpanExporter, secretValues: () => readonly string[]): SettlingExporter {
   const inFlight = new Set<Promise<void>>();
   return {
     export(spans: ReadableSpan[], resultCallback: Parameters<SpanExporter["export"]>[1]) {
@@ -85,7 +85,7 @@ function instrumentAzureSdk(): void {
   }
 }
 
-export interface OtelTracerOptions {
+interface OtelTracerOptions {
   /** Replaces the OTLP exporter (tests). */
   readonly exporter?: SpanExporter;
   /** Sends pending spans when the engine interrupts the plugin (SIGINT, a kill follows), then lets the signal end it. */

@@ -43,7 +43,7 @@ export type PassOutcome = "written" | "current" | "kept" | "failed";
 export type StatusHalf = "data plane" | "msi" | "both";
 
 /** The half a failure belongs to by its class; a document, setting or credential failure is both. */
-export function halfOfFailure(errorName: string): StatusHalf {
+function halfOfFailure(errorName: string): StatusHalf {
   switch (errorName) {
     case "UserAssignedIdentityReadError":
     case "AzureAccessError":

@@ -5,7 +5,7 @@
  */
 
 /** The service name spans carry unless `OTEL_SERVICE_NAME` says otherwise. */
-export const defaultServiceName = "aro-hcp-identity-status";
+const defaultServiceName = "aro-hcp-identity-status";
 
 export interface TracingSettings {
   /** The OTLP/gRPC endpoint, as a URL (`http://host:port` is gRPC without TLS, `https://…` with it). */
