@@ -93,10 +93,7 @@ export function parseResourceIdOfType(value: unknown, expectedType: string): Res
   const result = parseResourceId(value);
   if (!result.ok) return result;
   if (goToLower(result.resourceId.resourceType) !== goToLower(expectedType)) {
-    return {
-      ok: false,
-      reason: `must be a ${expectedType} ID, but names a ${result.resourceId.resourceType}`,
-    };
+    return { ok: false, reason: `must be a ${expectedType} ID, but names a ${result.resourceId.resourceType}` };
   }
   return result;
 }

@@ -59,11 +59,7 @@ function halfOfFailure(errorName: string): StatusHalf {
 export function failureAttributes(error: unknown, clusterName?: string): SpanAttributes {
   const name = error instanceof Error ? error.name : "Error";
   const message = error instanceof Error ? error.message : String(error);
-  return {
-    [attribute.failureClass]: name,
-    [attribute.failureCause]: failureCauseOf(message, clusterName),
-    [attribute.failureHalf]: halfOfFailure(name),
-  };
+  return { [attribute.failureClass]: name, [attribute.failureCause]: failureCauseOf(message, clusterName), [attribute.failureHalf]: halfOfFailure(name) };
 }
 
 function failureCodes(result: SyncResult): string | undefined {
@@ -101,10 +97,5 @@ export function passFailureAttributes(error: unknown, partial: SyncResult | unde
 
 /** A refresh: `current` (it writes nothing), with what it found. */
 export function refreshResultAttributes(result: RefreshResult): SpanAttributes {
-  return {
-    [attribute.outcome]: "current",
-    [attribute.presence]: result.presence,
-    [attribute.drift]: result.drift.length,
-    [attribute.lookups]: result.lookups,
-  };
+  return { [attribute.outcome]: "current", [attribute.presence]: result.presence, [attribute.drift]: result.drift.length, [attribute.lookups]: result.lookups };
 }
