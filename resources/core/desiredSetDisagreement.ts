@@ -1,7 +1,4 @@
-/**
- * The cluster document is the authority on the desired set (all upstream's controller reads):
- * inputs that name another set fail that cluster, naming both sets, before anything is read or written.
- */
+/** The cluster document is the authority on the desired set: inputs naming another set fail the cluster before anything is read or written. */
 import type { DesiredIdentity } from "./identityStatus";
 import { clusterDocumentLabel, clusterMessage } from "./clusterMessage";
 

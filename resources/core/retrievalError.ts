@@ -47,10 +47,7 @@ export function truncateCodePoints(text: string, maximum: number): string {
 
 const hookRetrievalErrorPattern = /^(\S+) \(HTTP (\d{3})\): /;
 
-/**
- * True when a stored retrievalError records that the identity does not exist (data, not a failure):
- * Azure code `ResourceNotFound`, read from this hook's format or upstream's raw `ERROR CODE:` line only.
- */
+/** True when a stored retrievalError records that the identity does not exist (data, not a failure): code `ResourceNotFound`, in either writer's format. */
 export function isNotFoundRetrievalError(retrievalError: string | undefined): boolean {
   if (typeof retrievalError !== "string") return false;
   return retrievalErrorKind(retrievalError).code === "ResourceNotFound" || retrievalError.startsWith("ResourceNotFound: ");

@@ -46,10 +46,7 @@ function transientFailureClass(error: LookupErrorDetails): "Timeout" | "Throttle
   return undefined;
 }
 
-/**
- * The error that ends the half before any write: a failure not about one identity, or (with `keep`
- * and `shared`) every lookup failing with one transient class, which says nothing about any identity.
- */
+/** The error that ends the half before any write: a failure not about one identity, or (`keep`, `shared`) every lookup failing with one transient class. */
 export function lookupsAccessError(
   location: Pick<DocumentLocation, "documentId" | "clusterName">,
   outcomes: readonly IdentityLookupOutcome[],

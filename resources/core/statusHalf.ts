@@ -1,7 +1,4 @@
-/**
- * One half of the identity status, written once for both: what differs is data, the Go struct the
- * JSON mirrors and where each desired identity sits in it (`slots`).
- */
+/** One half of the identity status, written once for both: what differs is the Go struct the JSON mirrors and where desired identities sit (`slots`). */
 import { goToLower } from "./goStrings";
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";

@@ -1,7 +1,4 @@
-/**
- * The hook's logger over `@azure/logger` (`AZURE_LOG_LEVEL`, to stderr, off by default): lines read
- * `<operation> <subject> => <message>`; never keys, tokens or whole documents.
- */
+/** The logger over `@azure/logger` (`AZURE_LOG_LEVEL`, stderr, off by default): `<operation> <subject> => <message>`; never keys, tokens or documents. */
 import { createClientLogger } from "@azure/logger";
 
 const logger = createClientLogger("aro-hcp-identity-status");

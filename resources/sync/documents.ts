@@ -28,10 +28,7 @@ export type PassDocuments =
   | { readonly kind: "deleting"; readonly fromCluster: Extract<ClusterDesiredSet, { kind: "deleting" }>; readonly stored: StoredDocument | undefined }
   | { readonly kind: "live"; readonly fromCluster: LiveClusterDesiredSet; readonly stored: StoredDocument };
 
-/**
- * The read step of a pass: both point reads at once, but the cluster document decides first (its
- * failure is reported, a deleting cluster waits for nothing else, `refuse` fails before the wait).
- */
+/** The read step of a pass: both reads at once, the cluster document deciding first (its failure reported, `refuse` before any wait). */
 export async function readPassDocuments(
   dependencies: DocumentDependencies,
   location: DocumentLocation,

@@ -1,7 +1,4 @@
-/**
- * The one write path: a patch of the status with If-Match, re-read and decided again on 412 up to
- * `maxWriteAttempts`. A cluster document changed since the read ends it with ClusterDocumentChangedError.
- */
+/** The one write path: a status patch with If-Match, re-read and decided again on 412 up to `maxWriteAttempts` times. */
 import { CosmosDocumentError, cosmosStatusCode, describeCosmosError, nothingWrittenError } from "../core/errors";
 import type { DocumentLocation } from "../core/documentLocation";
 import type { JsonObject } from "../core/json";
@@ -24,10 +21,7 @@ export interface WriteOutcome {
 /** The cluster document changed between the pass's read and a conflict on its write: the pass starts over. */
 export class ClusterDocumentChangedError extends CosmosDocumentError {}
 
-/**
- * Writes the halves `decide` asks for, deciding again on every re-read after a conflict;
- * `clusterAsRead` tells whether the re-read cluster document still asks what the pass answered.
- */
+/** Writes the halves `decide` asks for, deciding again after each conflict; `clusterAsRead`: the re-read cluster document still asks the same. */
 export async function writeStatus(
   dependencies: DocumentDependencies,
   location: DocumentLocation,

@@ -1,7 +1,4 @@
-/**
- * A pass's dependencies with a span around each I/O call (the SDK's spans nest beneath), counting
- * what the pass's span reports: retried requests, throttled answers and the time spent waiting.
- */
+/** A pass's dependencies with a span around each I/O call, counting retries, throttled answers and time spent waiting for the pass's span. */
 import type { ClusterCredentialSource, ClusterReader } from "../azure/clusterCredentials";
 import type { MsiAnswerSource } from "../azure/msiAnswers";
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
