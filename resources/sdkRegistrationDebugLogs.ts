@@ -48,13 +48,9 @@ export function quietSdkRegistrationLines(typeToken: string, logModule: DebugLog
   const undo = (): void => {
     if (!active) return;
     active = false;
-    if (logModule.debug === wrapper) {
-      logModule.debug = inner;
-    }
+    if (logModule.debug === wrapper) logModule.debug = inner;
     filters.delete(typeToken);
-    if (filters.size === 0) {
-      installed.delete(logModule);
-    }
+    if (filters.size === 0) installed.delete(logModule);
   };
   filters.set(typeToken, undo);
   installed.set(logModule, filters);

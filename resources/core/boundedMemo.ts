@@ -6,9 +6,7 @@ export function boundedMemo<Value>(compute: (key: string) => Value, bound = 20_0
     const known = values.get(key);
     if (known !== undefined || values.has(key)) return known as Value;
     const value = compute(key);
-    if (values.size >= bound) {
-      values.clear();
-    }
+    if (values.size >= bound) values.clear();
     values.set(key, value);
     return value;
   };

@@ -178,9 +178,7 @@ export function describeCosmosError(error: unknown): string {
     if (typeof bodyRecord.code === "string") code = bodyRecord.code;
     if (typeof bodyRecord.message === "string") message = bodyRecord.message;
   }
-  if (code === undefined && typeof like.code === "string") {
-    code = like.code;
-  }
+  if (code === undefined && typeof like.code === "string") code = like.code;
   // Cosmos messages carry JSON fragments and activity IDs on later lines; keep the first sentence.
   const text = shortMessage(message.replace(/^Message:\s*/i, "").replace(/^\{"Errors":\["?/, "")).slice(0, 300);
   return `${code ?? "CosmosError"}${status === undefined ? "" : ` (HTTP ${status})`}: ${text}`;

@@ -53,9 +53,7 @@ export async function lookUpIdentity(dependencies: LookupDependencies, resourceI
     if ("cutByDeadline" in result) break;
     lastError = result.retry;
     lastErrorIsGlobal = result.global;
-    if (result.delayInMs === undefined) {
-      attempt += 1;
-    }
+    if (result.delayInMs === undefined) attempt += 1;
     const delayInMs = result.delayInMs ?? backoffInMs(attempt, dependencies.random);
     if (attempt === maxLookupAttempts || total === maxTotalAttempts || deadline === undefined || dependencies.now().getTime() + delayInMs >= deadline) break;
     await dependencies.sleep(delayInMs);
