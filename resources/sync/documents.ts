@@ -34,8 +34,8 @@ export async function readPassDocuments(
   location: DocumentLocation,
   refuse: (fromCluster: LiveClusterDesiredSet) => Error | undefined,
 ): Promise<PassDocuments> {
-  const serviceProviderClusterRead = startReadLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
-  const clusterRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
+  const serviceProviderClusterRead = readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
+  const clusterRead = readLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
   const clusterDocument = await waitForClusterDocument(dependencies, location, clusterRead);
   // Settled by now: the wait awaited it as its first poll (and threw had it failed).
   const firstServiceProviderClusterRead = (await clusterRead) === undefined ? undefined : serviceProviderClusterRead;
@@ -88,7 +88,7 @@ export async function readRefreshDocument(
 ): Promise<{ readonly stored: StoredDocument } | { readonly absence: "clusterDocumentPresent" | "deleted" }> {
   const stored = await readServiceProviderCluster(dependencies, location);
   if (stored !== undefined) return { stored };
-  const clusterRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
+  const clusterRead = readLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
   const subscriptionRead = readEvenSoftDeleted(dependencies, location);
   subscriptionRead.catch(() => undefined);
   if ((await clusterRead) !== undefined) return { absence: "clusterDocumentPresent" };
@@ -158,17 +158,14 @@ export async function waitForDocument(
   }
 }
 
-/** Starts {@link readLive} now for a caller that may never await it: its rejection is handled here, never an unhandled one. */
-function startReadLive(dependencies: DocumentDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument | undefined> {
-  const read = readLive(dependencies, partitionKey, id, description);
+/** Reads a document, treating a soft-deleted one (envelope deletionTimestamp) as absent, as upstream does. */
+export function readLive(dependencies: DocumentDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument | undefined> {
+  const read = readOrFail(dependencies, partitionKey, id, description).then((stored) =>
+    stored === undefined || typeof stored.document.deletionTimestamp === "string" ? undefined : stored,
+  );
+  // Started early by a pass that may never await it: its rejection is handled here, never an unhandled one.
   read.catch(() => undefined);
   return read;
-}
-
-/** Reads a document, treating a soft-deleted one (envelope deletionTimestamp) as absent, as upstream does. */
-export async function readLive(dependencies: DocumentDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument | undefined> {
-  const stored = await readOrFail(dependencies, partitionKey, id, description);
-  return stored === undefined || typeof stored.document.deletionTimestamp === "string" ? undefined : stored;
 }
 
 /** The subscription's document as stored, a soft-deleted one included: any trace of the subscription proves the container. */

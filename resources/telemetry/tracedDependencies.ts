@@ -35,19 +35,13 @@ export function counterAttributes(counters: PassCounters): SpanAttributes {
   };
 }
 
-/** The HTTP status of an Azure or Cosmos error, if it has one. */
-function statusOf(error: unknown): number | undefined {
-  const like = error as { statusCode?: unknown } | undefined;
-  return typeof like?.statusCode === "number" ? like.statusCode : cosmosStatusCode(error);
-}
-
 /** Runs `run` in a span; a rejection records its HTTP status and counts a throttled answer. */
 function traced<T>(name: string, attributes: SpanAttributes, counters: PassCounters, run: (span: SpanScope) => Promise<T>): Promise<T> {
   return inSpan(name, attributes, async (span) => {
     try {
       return await run(span);
     } catch (error) {
-      const statusCode = statusOf(error);
+      const statusCode = cosmosStatusCode(error);
       const retryAfterMs = retryAfterInMs(error);
       span.set({ [attribute.statusCode]: statusCode, [attribute.retryAfterMs]: retryAfterMs });
       if (statusCode === 429) {
