@@ -18,6 +18,7 @@ import { fingerprintDifferences, msiFingerprintOf } from "../core/msiOutputs";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities, StoredStatus } from "../core/serviceProviderClusterDocument";
 import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
 import type { DecidedOutcome } from "../core/statusDecision";
+import type { StoredHalf } from "../core/statusHalf";
 import { recheckDue } from "../core/statusHalf";
 import { askDataPlane, askMsi } from "./azureAnswers";
 import { clusterDocumentDescription, readClusterDocument, readRefreshDocument } from "./documents";
@@ -117,9 +118,7 @@ export async function refreshManagedIdentityStatus(
 
 /** The data plane operators' half in Cosmos against the last state. */
 function cosmosDrift(known: DataPlaneOperatorsManagedIdentities, persisted: StoredStatus): string[] {
-  const drift: string[] = [];
-  if (!persisted.present && Object.keys(known.identities ?? {}).length > 0) drift.push("the status subtree was deleted in Cosmos");
-  for (const problem of persisted.problems) drift.push(`the status subtree in Cosmos is malformed: ${problem}`);
+  const drift = subtreeDrift("the status subtree", persisted, Object.keys(known.identities ?? {}).length > 0);
   for (const { key, change, fields } of dataPlaneHalf.changes(known, persisted.status)) {
     if (change === "changed") drift.push(...fields.map((field) => `identity ${key}: ${field} was changed in Cosmos`));
     // A subtree deleted whole is the one line above.
@@ -128,14 +127,20 @@ function cosmosDrift(known: DataPlaneOperatorsManagedIdentities, persisted: Stor
   return drift;
 }
 
+/** A half's subtree deleted in Cosmos (when the last state recorded anything) or malformed there. */
+function subtreeDrift(subtree: string, persisted: StoredHalf<object>, recorded: boolean): string[] {
+  return [
+    ...(!persisted.present && recorded ? [`${subtree} was deleted in Cosmos`] : []),
+    ...persisted.problems.map((problem) => `${subtree} in Cosmos is malformed: ${problem}`),
+  ];
+}
+
 /** The MSI half in Cosmos against the fingerprints of the last state. */
 function msiCosmosDrift(lastKnown: KnownMsiStatus, persisted: StoredMsiStatus): string[] {
   const smi = persisted.status.serviceManagedIdentity?.resourceId;
   const keys = [...Object.keys(persisted.status.controlPlaneOperatorsIdentities ?? {}), ...(smi === undefined ? [] : [goToLower(smi)])];
   const known = lastKnown(keys).fingerprint;
-  const drift: string[] = [];
-  if (!persisted.present && known.size > 0) drift.push(`${msiDriftPrefix}the subtree was deleted in Cosmos`);
-  for (const problem of persisted.problems) drift.push(`${msiDriftPrefix}the subtree in Cosmos is malformed: ${problem}`);
+  const drift = subtreeDrift(`${msiDriftPrefix}the subtree`, persisted, known.size > 0);
   if (!persisted.present) return drift;
   for (const { key, change, serviceManagedIdentity } of fingerprintDifferences(known, msiFingerprintOf(persisted.status))) {
     const what = serviceManagedIdentity ? "the service managed identity" : `control plane operator identity ${key}`;
