@@ -49,7 +49,8 @@ export interface ServiceProviderClusterIdentityStatusArgs {
 /**
  * The recorded managed identity status of one cluster: data plane operators (`status`) and control
  * plane operators with the service managed identity (`msiStatus`). The documents are upstream's, so
- * `retainOnDelete` defaults to true and delete writes nothing.
+ * `retainOnDelete` defaults to true and delete writes nothing. Declared as a custom resource of
+ * `pulumi-nodejs` whose `__provider` is providerLoader.ts's small text, not a serialized closure.
  */
 export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource {
   declare readonly clusterResourceId: pulumi.Output<string>;

@@ -1,7 +1,8 @@
 /**
  * The Azure error code of a failed answer as upstream's azcore reads it (x-ms-error-code header,
  * else the JSON body's error code, else an XML `<Code>`; `""` when none), so "the identity is gone"
- * is decided on upstream's code. Undefined when the error carries no answer text.
+ * is decided on upstream's code. Undefined when the error carries no answer text. Not
+ * @azure/core-client's `code`: it reads the body only, and keeps a code of any type.
  */
 export function azureErrorCode(error: unknown): string | undefined {
   const response = (error as { response?: { headers?: { get?: (name: string) => string | undefined }; bodyAsText?: unknown } } | undefined)?.response;

@@ -1,4 +1,4 @@
-/** Settings that are not per cluster, read at `configure` from the stack config, falling back to environment variables. */
+/** Settings that are not per cluster, read at `configure` (never at module load) from the stack config, falling back to the environment. */
 
 import type { AzureCloudName } from "./azureClouds";
 import { azureClouds, isLoopbackHost } from "./azureClouds";

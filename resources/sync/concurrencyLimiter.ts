@@ -1,4 +1,7 @@
-/** The process-wide FIFO limiter on concurrent lookups (p-limit, whose queue dequeues in constant time), with `active`/`peak` counters. */
+/**
+ * The process-wide FIFO limiter on concurrent lookups, with `active`/`peak` counters: p-limit, whose
+ * queue dequeues in constant time; an ES module, loaded through require(esm) (Node 20.19 or later).
+ */
 import pLimit from "p-limit";
 
 export interface ConcurrencyLimiter {

@@ -2,8 +2,10 @@
  * One identity lookup with this hook's retry policy (the ARM client's is off: it would hold the
  * limiter slot through every wait and knows nothing of the deadline). Each attempt holds a slot only
  * while its request runs; 408, 429, 5xx and connection failures are retried after Retry-After or a
- * jittered backoff; all fits in one deadline from the first slot, queueing excluded. A token
- * failure is `global` (CredentialUnavailable), never a failure of the identity.
+ * jittered backoff; all fits in one deadline from the first slot, queueing excluded, and a Retry-After
+ * that would cross it ends the lookup with the throttling error. An answer with Retry-After uses up no
+ * attempt (steady throttling is no failure of the identity). A token failure or ARM 401 is `global` at
+ * once; an unreachable endpoint is `global` after the retries, since a network can come back.
  */
 import { untilAborted, withDeadline } from "../core/abort";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";

@@ -1,4 +1,4 @@
-/** The one write path: a status patch with If-Match, re-read and decided again on 412 up to `maxWriteAttempts` times. */
+/** The one write path: a status patch, always with If-Match (never a whole-document replace), re-read and decided again on 412. */
 import { CosmosDocumentError, cosmosStatusCode, describeCosmosError, nothingWrittenError } from "../core/errors";
 import type { DocumentLocation } from "../core/documentLocation";
 import type { JsonObject } from "../core/json";
