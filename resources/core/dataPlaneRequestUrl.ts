@@ -3,6 +3,7 @@
  * from an identity URL: its scheme, host and path, the query re-encoded as Go's url.Values with
  * `api-version` added, and the body as Go's encoding/json writes it. Checked against Go vectors.
  */
+import { compareGoMapKeys } from "./goJson";
 
 const hex = "0123456789ABCDEF";
 
@@ -22,11 +23,8 @@ export function dataPlaneRequestUrl(identityUrl: string, apiVersion: string): st
   const [, scheme, host, rawPath, rawQuery] = authority;
   const path = goPathEscape(goUnescape(rawPath, false) ?? rawPath);
   const pairs: Array<[string, string]> = [["api-version", apiVersion], ...goParseQuery(rawQuery ?? "")];
-  // Values.Encode: keys sorted by bytes; a key's values keep their order (a stable sort).
-  const sorted = pairs
-    .map((pair, index) => ({ pair, index, key: Buffer.from(pair[0], "utf8") }))
-    .sort((left, right) => Buffer.compare(left.key, right.key) || left.index - right.index)
-    .map(({ pair: [key, value] }) => `${goQueryEscape(key)}=${goQueryEscape(value)}`);
+  // Values.Encode: keys in Go's byte order; a key's values keep their order (sort is stable).
+  const sorted = pairs.sort(([left], [right]) => compareGoMapKeys(left, right)).map(([key, value]) => `${goQueryEscape(key)}=${goQueryEscape(value)}`);
   return `${scheme.toLowerCase()}://${host}${path}?${sorted.join("&")}`;
 }
 

@@ -59,17 +59,8 @@ export function goToLowerCodePoint(codePoint: number): number {
 
 /** Go's `strings.ToLower(text)`; a lone surrogate is kept (it cannot come from Go). */
 export function goToLower(text: string): string {
-  let onlyAscii = true;
-  for (let index = 0; index < text.length; index++) {
-    if (text.charCodeAt(index) >= 0x80) {
-      onlyAscii = false;
-      break;
-    }
-  }
-  if (onlyAscii) {
-    // For ASCII, JavaScript's rule and Go's are the same: A–Z to a–z, nothing else.
-    return text.toLowerCase();
-  }
+  // For ASCII, JavaScript's rule and Go's are the same: A–Z to a–z, nothing else.
+  if (!/[\u0080-\uffff]/.test(text)) return text.toLowerCase();
   let lowered = "";
   for (const character of text) {
     const codePoint = character.codePointAt(0) as number;
