@@ -1,5 +1,6 @@
 /** The shape every per-cluster error message shares, so the CLI wrapper can group them by cause. */
 import { goToLower } from "./goStrings";
+import { withoutFinalPeriod } from "./retrievalError";
 import type { ParsedResourceId } from "./azureResourceId";
 
 /** What marks the end of a message's cause: the summary groups failures by the text before it. */
@@ -21,8 +22,8 @@ export function clusterMessage(parts: {
 }): string {
   // One detail reads best inside the cause; several are listed below the message.
   const inline = parts.details?.length === 1 ? `: ${parts.details[0]}` : "";
-  const cause = `${parts.cause}${inline}`.replace(/[.\s]+$/, "");
-  const outcome = parts.outcome.replace(/[.\s]+$/, "");
+  const cause = withoutFinalPeriod(`${parts.cause}${inline}`);
+  const outcome = withoutFinalPeriod(parts.outcome);
   const body = parts.clusterName === undefined ? `${cause}; ${outcome}.` : `${cause}.${clusterMarker}${parts.clusterName}: ${outcome}.`;
   const details = parts.details === undefined || parts.details.length < 2 ? "" : `\n  - ${parts.details.join("\n  - ")}`;
   return `${parts.reference === undefined ? body : `${body} [${parts.reference}]`}${details}`;

@@ -21,7 +21,12 @@ export function errorCodeLabel(error: { readonly code: string; readonly statusCo
 }
 
 export function lookupErrorText(error: LookupErrorDetails): string {
-  return `${errorCodeLabel(error)}: ${error.message.replace(/[.\s]+$/, "")}`;
+  return `${errorCodeLabel(error)}: ${withoutFinalPeriod(error.message)}`;
+}
+
+/** The text without its closing full stop and trailing space, for a sentence that goes on. */
+export function withoutFinalPeriod(text: string): string {
+  return text.replace(/[.\s]+$/, "");
 }
 
 export function shortMessage(message: string): string {

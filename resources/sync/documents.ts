@@ -15,6 +15,7 @@ import {
   isCosmosDocumentError,
   nothingWrittenError,
 } from "../core/errors";
+import { withoutFinalPeriod } from "../core/retrievalError";
 import { serviceProviderClusterDocumentProblems } from "../core/serviceProviderClusterDocument";
 import type { StoredDocument } from "../cosmos/documentStore";
 import { absentEverywhereError } from "../cosmos/settingsProblems";
@@ -181,7 +182,7 @@ async function readOrFail(dependencies: DocumentDependencies, partitionKey: stri
       documentId: id,
       statusCode: cosmosStatusCode(error),
       // Cause first; a settings problem already says that nothing was written and what to check.
-      message: `${describeCosmosError(error).replace(/[.\s]+$/, "")}${isCosmosConfigurationError(error) ? "" : "; nothing was written"}. [reading ${description}]`,
+      message: `${withoutFinalPeriod(describeCosmosError(error))}${isCosmosConfigurationError(error) ? "" : "; nothing was written"}. [reading ${description}]`,
       cause: error,
     });
   }

@@ -1,6 +1,7 @@
 /** The one write path: a status patch, always with If-Match (never a whole-document replace), re-read and decided again on 412. */
 import { CosmosDocumentError, cosmosStatusCode, describeCosmosError, nothingWrittenError } from "../core/errors";
 import type { DocumentLocation } from "../core/documentLocation";
+import { withoutFinalPeriod } from "../core/retrievalError";
 import type { JsonObject } from "../core/json";
 import type { StatusHalves } from "../core/statusPatch";
 import { identityStatusPatchOperations } from "../core/statusPatch";
@@ -48,7 +49,7 @@ export async function writeStatus(
       }
       if (statusCode !== 412 || attempt >= dependencies.options.maxWriteAttempts) {
         const exhausted = statusCode === 412 ? ` after ${attempt} attempts (the document kept changing between read and write)` : "";
-        const cause = `${describeCosmosError(error).replace(/[.\s]+$/, "")}${exhausted}, writing the ServiceProviderCluster document`;
+        const cause = `${withoutFinalPeriod(describeCosmosError(error))}${exhausted}, writing the ServiceProviderCluster document`;
         throw writeFailure(location, cause, statusCode, error);
       }
       // Another writer changed the document: back off briefly, re-read and merge onto the new version.
