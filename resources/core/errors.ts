@@ -63,15 +63,17 @@ export class CosmosDocumentError extends Error {
   constructor(options: { documentId: string; message: string; statusCode?: number; cause?: unknown; configurationProblem?: string }) {
     super(options.message);
     this.configurationProblem = options.configurationProblem ?? (isCosmosConfigurationError(options.cause) ? options.cause.configurationProblem : undefined);
-    if (options.cause !== undefined) {
-      // Not Error's options bag (ES2022; consumers compile against ES2020); non-enumerable like it.
-      Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
-    }
+    setCause(this, options.cause);
     this.documentId = options.documentId;
     this.statusCode = options.statusCode;
   }
 }
 CosmosDocumentError.prototype.name = "CosmosDocumentError";
+
+/** Sets an error's `cause` as Error's options bag does (ES2022; consumers compile against ES2020): non-enumerable. */
+export function setCause(error: Error, cause: unknown): void {
+  if (cause !== undefined) Object.defineProperty(error, "cause", { value: cause, writable: true, configurable: true, enumerable: false });
+}
 
 /** The CosmosDocumentError of a pass that ends with nothing written: the cause, the cluster and the document (`reference`). */
 export function nothingWrittenError(
