@@ -13,8 +13,15 @@ import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core
 import { goToLower } from "../core/goStrings";
 import { lookupTimeoutSetting } from "../core/settingsKeys";
 import type { DocumentLocation } from "../core/documentLocation";
+import type { ParsedResourceId } from "../core/azureResourceId";
+import type { ClusterCredentialFields } from "../core/clusterDocument";
 
 export const dataPlaneTimedOut = `the Managed Identities data plane did not answer within ${lookupTimeoutSetting}`;
+
+/** What the cluster's credential is asked by: the SMI and identity URL its cluster document names. */
+export function credentialRequestOf(cluster: ParsedResourceId, fromCluster: ClusterCredentialFields | undefined): ClusterCredentialRequest {
+  return { cluster, serviceManagedIdentity: fromCluster?.serviceManagedIdentity, identityUrl: fromCluster?.identityUrl };
+}
 
 /** The service managed identity and identity URL a resource's inputs (or its last state) declare. */
 export interface DeclaredCredential {

@@ -21,6 +21,7 @@ import type { DecidedOutcome } from "../core/statusDecision";
 import type { StoredHalf } from "../core/statusHalf";
 import { recheckDue } from "../core/statusHalf";
 import { askDataPlane, askMsi } from "./azureAnswers";
+import { credentialRequestOf } from "./clusterLookups";
 import { clusterDocumentDescription, readClusterDocument, readRefreshDocument } from "./documents";
 import type { SyncDependencies } from "./syncDependencies";
 
@@ -96,10 +97,7 @@ export async function refreshManagedIdentityStatus(
       : askDataPlane(
           dependencies,
           due.map(([, entry]) => entry.resourceID),
-          {
-            request: { cluster, serviceManagedIdentity: fromCluster?.serviceManagedIdentity, identityUrl: fromCluster?.identityUrl },
-            declared: {},
-          },
+          { request: credentialRequestOf(cluster, fromCluster), declared: {} },
           location,
           // Only where it would be reported as drift: entries that already record a failure stay quiet.
           due.some(([, entry]) => entry.retrievalError === undefined),

@@ -4,7 +4,6 @@
  * (starting over when the cluster document changed), report. The halves are decided on their own:
  * one half's failure never keeps the other's answer from being written.
  */
-import type { LiveClusterDesiredSet } from "../core/clusterDocument";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { locate } from "../core/documentLocation";
 import { msiPlanError } from "../core/msiDecision";
@@ -15,7 +14,7 @@ import type { PassDecisions, SyncRequest, SyncResult } from "../core/passDecisio
 import { decideHalves, planHalves, reportPass } from "../core/passDecision";
 import { log } from "../logging/logger";
 import { askDataPlane, askMsi } from "./azureAnswers";
-import { credentialRefusal } from "./clusterLookups";
+import { credentialRefusal, credentialRequestOf } from "./clusterLookups";
 import { readPassDocuments } from "./documents";
 import { ClusterDocumentChangedError, writeStatus } from "./statusWrite";
 import type { SyncDependencies } from "./syncDependencies";
@@ -38,17 +37,13 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
   // 1. Locate.
   const location = locate(request.cluster);
   const declared = { serviceManagedIdentity: request.serviceManagedIdentity, identityUrl: request.identityUrl };
-  const credentialRequest = (fromCluster: LiveClusterDesiredSet) => ({
-    cluster: request.cluster,
-    serviceManagedIdentity: fromCluster.serviceManagedIdentity,
-    identityUrl: fromCluster.identityUrl,
-  });
 
   // 2. Read both documents.
   const read = await readPassDocuments(
     dependencies,
     location,
-    (fromCluster) => dataPlaneRefusal(fromCluster, request.desired, location) ?? credentialRefusal(dependencies, credentialRequest(fromCluster), declared),
+    (fromCluster) =>
+      dataPlaneRefusal(fromCluster, request.desired, location) ?? credentialRefusal(dependencies, credentialRequestOf(request.cluster, fromCluster), declared),
   );
   const base = {
     documentId: location.documentId,
@@ -81,7 +76,7 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
       ? askDataPlane(
           dependencies,
           dataPlane.desired.map((identity) => identity.resourceId),
-          { request: credentialRequest(fromCluster), declared },
+          { request: credentialRequestOf(request.cluster, fromCluster), declared },
           location,
         )
       : undefined,
