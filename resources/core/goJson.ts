@@ -40,7 +40,7 @@ export interface GoStruct {
   readonly entryFields: readonly [string, ...string[]];
   /** Data plane entries name their identity (`resourceID` required, lowercased key, no `null` entry); an MSI entry may be empty. */
   readonly strictEntries?: boolean;
-  /** Fields earlier builds of this hook wrote that upstream's type lacks: a write drops them. */
+  /** Fields of this hook's own older documents that upstream's type lacks: a write drops them. */
   readonly dropped?: readonly string[];
 }
 

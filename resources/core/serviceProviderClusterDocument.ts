@@ -63,7 +63,7 @@ export const dataPlaneHalf: Half<DataPlaneOperatorsManagedIdentities, readonly K
     fields: { identities: "map", earliestRecheckTime: "time" },
     entryFields: ["resourceID", "clientId", "principalId", "retrievalError"],
     strictEntries: true,
-    // Written beside `identities` by earlier builds of this hook; upstream's type lacks it.
+    // A field of this hook's own older documents, beside `identities`; upstream's type lacks it.
     dropped: ["claimedBy"],
   },
   (desired) => ({ identities: desired }),
