@@ -35,8 +35,8 @@ export async function readPassDocuments(
   location: DocumentLocation,
   refuse: (fromCluster: LiveClusterDesiredSet) => Error | undefined,
 ): Promise<PassDocuments> {
-  const serviceProviderClusterRead = readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
-  const clusterRead = readLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
+  const serviceProviderClusterRead = readServiceProviderCluster(dependencies, location);
+  const clusterRead = readClusterDocument(dependencies, location);
   const clusterDocument = await waitForClusterDocument(dependencies, location, clusterRead);
   // Settled by now: the wait awaited it as its first poll (and threw had it failed).
   const firstServiceProviderClusterRead = (await clusterRead) === undefined ? undefined : serviceProviderClusterRead;
@@ -89,9 +89,8 @@ export async function readRefreshDocument(
 ): Promise<{ readonly stored: StoredDocument } | { readonly absence: "clusterDocumentPresent" | "deleted" }> {
   const stored = await readServiceProviderCluster(dependencies, location);
   if (stored !== undefined) return { stored };
-  const clusterRead = readLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
+  const clusterRead = readClusterDocument(dependencies, location);
   const subscriptionRead = readEvenSoftDeleted(dependencies, location);
-  subscriptionRead.catch(() => undefined);
   if ((await clusterRead) !== undefined) return { absence: "clusterDocumentPresent" };
   if ((await subscriptionRead) !== undefined) return { absence: "deleted" };
   throw nothingOfTheSubscription(dependencies, location, "refresh");
@@ -171,7 +170,14 @@ export function readLive(dependencies: DocumentDependencies, partitionKey: strin
 
 /** The subscription's document as stored, a soft-deleted one included: any trace of the subscription proves the container. */
 function readEvenSoftDeleted(dependencies: DocumentDependencies, location: DocumentLocation): Promise<StoredDocument | undefined> {
-  return readOrFail(dependencies, location.partitionKey, location.subscriptionDocumentId, `the subscription's document ${location.subscriptionDocumentId}`);
+  const read = readOrFail(
+    dependencies,
+    location.partitionKey,
+    location.subscriptionDocumentId,
+    `the subscription's document ${location.subscriptionDocumentId}`,
+  );
+  read.catch(() => undefined);
+  return read;
 }
 
 async function readOrFail(dependencies: DocumentDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument | undefined> {
