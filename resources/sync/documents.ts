@@ -91,6 +91,7 @@ export async function readRefreshDocument(
   if (stored !== undefined) return { stored };
   const clusterRead = readClusterDocument(dependencies, location);
   const subscriptionRead = readEvenSoftDeleted(dependencies, location);
+  subscriptionRead.catch(() => undefined);
   if ((await clusterRead) !== undefined) return { absence: "clusterDocumentPresent" };
   if ((await subscriptionRead) !== undefined) return { absence: "deleted" };
   throw nothingOfTheSubscription(dependencies, location, "refresh");
@@ -170,14 +171,7 @@ export function readLive(dependencies: DocumentDependencies, partitionKey: strin
 
 /** The subscription's document as stored, a soft-deleted one included: any trace of the subscription proves the container. */
 function readEvenSoftDeleted(dependencies: DocumentDependencies, location: DocumentLocation): Promise<StoredDocument | undefined> {
-  const read = readOrFail(
-    dependencies,
-    location.partitionKey,
-    location.subscriptionDocumentId,
-    `the subscription's document ${location.subscriptionDocumentId}`,
-  );
-  read.catch(() => undefined);
-  return read;
+  return readOrFail(dependencies, location.partitionKey, location.subscriptionDocumentId, `the subscription's document ${location.subscriptionDocumentId}`);
 }
 
 async function readOrFail(dependencies: DocumentDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument | undefined> {
