@@ -1,8 +1,4 @@
-/**
- * The state a `pulumi.runtime.setMocks` test returns for a ServiceProviderClusterIdentityStatus,
- * made by the provider's own output code: a test names what a program reads, and every other
- * output, in the form state stores it, is filled in here.
- */
+/** The state a `pulumi.runtime.setMocks` test returns for a ServiceProviderClusterIdentityStatus. */
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./core/azureResourceId";
 import { goToLower } from "./core/goStrings";
 import { isJsonObject } from "./core/json";
@@ -41,20 +37,14 @@ export interface IdentityStatusMock {
 const entryFields = ["clientId", "principalId", "retrievalError"] as const;
 
 /**
- * The mock state of one resource, for `newResource` of `pulumi.runtime.setMocks` when `args.type`
- * is `resourceTypeToken`: `state: identityStatusMockState(args.inputs, { operators: { … } })`.
- * The resource's `status` output is then the given status (`{}` when none is given), its counts
- * follow from it, and its other outputs are what the provider would return. Inputs the provider's
- * check refuses, or a status that could not come from these inputs, throw an error naming the field.
- * @param inputs - `args.inputs`: the resource's inputs as the mock receives them.
- * @param given - What the status records; nothing (or null) for a cluster with no identity recorded.
+ * The mock state of one resource for `pulumi.runtime.setMocks`' `newResource`, made by the
+ * provider's own output code: `status` as given (`{}` when none), the other outputs as the provider
+ * returns them. Inputs or a status the provider could not produce throw, naming the field.
  */
 export function identityStatusMockState(inputs: unknown, given?: IdentityStatusMock | null): Record<string, unknown> {
   const status: IdentityStatusMock = given ?? {};
   const checked = checkInputs(inputs);
-  if (checked.failures.length > 0) {
-    throw mockError(checked.failures.map((failure) => `inputs.${failure.property} ${failure.reason}`));
-  }
+  if (checked.failures.length > 0) throw mockError(checked.failures.map((failure) => `inputs.${failure.property} ${failure.reason}`));
   const providerInputs = checked.inputs as ProviderInputs;
   const problems: string[] = [];
   const declared =

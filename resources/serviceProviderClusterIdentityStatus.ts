@@ -1,8 +1,4 @@
-/**
- * The resource users declare: one per cluster. Its provider reads the data plane operator
- * identities from Azure and records their clientId/principalId in the cluster's
- * ServiceProviderCluster document.
- */
+/** The resource users declare, one per cluster: its provider records the cluster's managed identity IDs in its ServiceProviderCluster document. */
 import * as pulumi from "@pulumi/pulumi";
 import { providerText } from "./provider/providerLoader";
 import type { OutputsStatus } from "./core/outputsStatus";
@@ -11,26 +7,15 @@ import type { MsiOutputsStatus } from "./core/msiOutputs";
 import { msiStatusFromOutputs } from "./core/msiOutputs";
 import type { PassFailure } from "./provider/providerOutputs";
 
-/** Type token parts: shows as `pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus`. */
-const resourceModule = "aroHcp";
-const resourceTypeName = "ServiceProviderClusterIdentityStatus";
-/** The resource's type token, as the engine's state and a `pulumi.runtime.setMocks` test name it. */
-export const resourceTypeToken = `pulumi-nodejs:dynamic/${resourceModule}:${resourceTypeName}`;
+/** The resource's type token, as the engine's state and `pulumi.runtime.setMocks` name it. */
+export const resourceTypeToken = "pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus";
 
 let stackTracesOffWhileRegistering = false;
 
 /**
- * Opt-in for a program that declares many of these resources: each one constructed afterwards is
- * registered with V8's stack traces off. Off by default: a constructor then leaves `Error` alone.
- *
- * While the SDK registers a resource (the synchronous `super` call), it wraps every property in a
- * promise that records a formatted stack trace (`debuggablePromise`) and records the caller's stack
- * (`Resource.callsites`), which the engine stores once per resource. With this on, the constructor
- * sets `Error.stackTraceLimit` to 0 and `Error.prepareStackTrace` to a one-line formatter for that
- * call only, and puts both back before it returns, also when it throws. An error thrown meanwhile
- * keeps its name and message without frames; code the SDK calls from inside that call (its own,
- * and any resource transformation of the program) runs under the same settings.
- * @returns a function that turns it off again.
+ * Opt-in for a fleet program: each resource constructed afterwards is registered with V8's stack
+ * traces off (the SDK records a formatted stack per property promise and per resource), and `Error`
+ * is put back before the constructor returns. Returns a function that turns it off again.
  */
 export function registerWithoutStackTraces(): () => void {
   stackTracesOffWhileRegistering = true;
@@ -39,7 +24,6 @@ export function registerWithoutStackTraces(): () => void {
   };
 }
 
-/** Turns stack traces off; returns what puts `Error` back as it was. */
 function stackTracesOff(): () => void {
   const stackTraceLimit = Error.stackTraceLimit;
   // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was; never called here
@@ -52,43 +36,22 @@ function stackTracesOff(): () => void {
   };
 }
 
-/** Inputs of {@link ServiceProviderClusterIdentityStatus}. */
 export interface ServiceProviderClusterIdentityStatusArgs {
   /** ARM ID of the HCP cluster: `/subscriptions/<sub>/resourceGroups/<rg>/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/<name>`. */
   readonly clusterResourceId: pulumi.Input<string>;
-  /**
-   * Operator name → ARM ID of a `Microsoft.ManagedIdentity/userAssignedIdentities`. When omitted,
-   * the desired set is read from the cluster's HCPOpenShiftCluster document, as upstream does; when
-   * given, it must name the document's set (the document is the authority), and spares `diff` a read.
-   */
+  /** Operator name → user-assigned identity ARM ID. When omitted, read from the cluster document (the authority), as upstream does. */
   readonly dataPlaneOperators?: pulumi.Input<Record<string, pulumi.Input<string>>>;
-  /**
-   * ARM ID of the cluster's service managed identity: with `credentialMode`
-   * `clusterServiceManagedIdentity`, whose credential reads the cluster's identities. The cluster
-   * document names it and is the authority on it, so leave it out; declare it only for a cluster
-   * whose document names none yet, and then as the identity the document will name (a declared
-   * value is used as it is). No other mode reads as it.
-   */
+  /** ARM ID of the cluster's service managed identity for `clusterServiceManagedIdentity` mode; only for a cluster whose document names none yet. */
   readonly serviceManagedIdentity?: pulumi.Input<string>;
-  /**
-   * The cluster's identity URL at the Managed Identities data plane (the cluster document's
-   * `properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL` when omitted), in
-   * `clusterServiceManagedIdentity` mode.
-   */
+  /** The cluster's Managed Identities data plane identity URL (the cluster document's when omitted). */
   readonly managedIdentitiesDataPlaneIdentityURL?: pulumi.Input<string>;
 }
 
 /**
- * The recorded managed identity status of one cluster, both halves: its data plane operators'
- * identities (`status`) and its control plane operators' identities with its service managed
- * identity (`msiStatus`).
- *
- * A dynamic resource declared directly (a custom resource of package `pulumi-nodejs` whose
- * `__provider` input is the provider's module text), so that the text is the small one of
- * providerLoader.ts rather than a serialized closure.
- *
- * The documents belong to upstream's backend, so `retainOnDelete` is true unless the options say
- * otherwise, and the provider's delete writes nothing either.
+ * The recorded managed identity status of one cluster: data plane operators (`status`) and control
+ * plane operators with the service managed identity (`msiStatus`). The documents are upstream's, so
+ * `retainOnDelete` defaults to true and delete writes nothing. Declared as a custom resource of
+ * `pulumi-nodejs` whose `__provider` is providerLoader.ts's small text, not a serialized closure.
  */
 export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource {
   declare readonly clusterResourceId: pulumi.Output<string>;
@@ -101,10 +64,7 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   }
   /** The persisted subtree by operator name (core/outputsStatus.ts); `{}` when the state holds none. */
   declare readonly status: pulumi.Output<OutputsStatus>;
-  /**
-   * Counts of the recorded data plane operator identities, derived from `status`. Each derived
-   * output is made when first read: a fleet program that reads none of them does not pay for them.
-   */
+  /** Counts derived from `status`, each made when first read. */
   get identityCount(): pulumi.Output<number> {
     return (this.derived.identityCount ??= this.counts().apply((value) => value.identityCount));
   }
@@ -165,8 +125,7 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
     } finally {
       restoreStackTraces?.();
     }
-    // The SDK made `status` the provider's value, the JSON text: give the program the object, `{}`
-    // where there is none to read (a mock without it, unparsable state).
+    // The SDK made `status` the provider's JSON text: give the program the object, `{}` when unreadable.
     const stored = this.status as pulumi.Output<unknown>;
     (this as { status: pulumi.Output<OutputsStatus> }).status = stored.apply((value) => statusFromOutputs(value) ?? {});
     // Set here, not as initializers: the es2020 build requires super() first in a class with initializers.

@@ -1,7 +1,4 @@
-/**
- * Deadlines: waiting on promises that may ignore abort signals, and signals whose timer ends with
- * the work. Not @azure/core-util's helpers: the pure core loads no SDK (.dependency-cruiser.cjs).
- */
+/** Deadlines over promises that may ignore abort signals. Not @azure/core-util: the pure core loads no SDK. */
 
 /** What is used of an abort signal: the DOM's AbortSignal and the Azure SDKs' AbortSignalLike both fit. */
 export interface AbortSignalView {
@@ -11,15 +8,9 @@ export interface AbortSignalView {
   removeEventListener(type: "abort", listener: () => void): void;
 }
 
-/**
- * Settles like `promise`, or rejects with the signal's reason once it aborts, whichever comes
- * first, so a deadline holds even when the work (a reader, or a credential it waits on) ignores its
- * abort signal. The promise itself goes on; only this wait ends.
- */
+/** Settles like `promise`, or rejects with the signal's reason once it aborts, so a deadline holds even when the work ignores its signal. */
 export function untilAborted<T>(promise: Promise<T>, signal: AbortSignalView): Promise<T> {
-  if (signal.aborted) {
-    return Promise.reject(abortReason(signal));
-  }
+  if (signal.aborted) return Promise.reject(abortReason(signal));
   let onAbort = (): void => undefined;
   const aborted = new Promise<never>((_resolve, reject) => {
     onAbort = () => reject(abortReason(signal));
@@ -33,17 +24,19 @@ export function untilAborted<T>(promise: Promise<T>, signal: AbortSignalView): P
 /** The signal's reason as an Error (AbortSignal.timeout gives a DOMException, which is one). */
 function abortReason(signal: AbortSignalView): Error {
   const reason = signal.reason;
-  if (reason instanceof Error) {
-    return reason;
-  }
+  if (reason instanceof Error) return reason;
   return Object.assign(new Error(typeof reason === "string" ? reason : "the operation was aborted"), { name: "AbortError" });
 }
 
+/** Whether an error is an abort or a deadline (the names the DOM, Node and the Azure SDKs give them). */
+export function isAbortError(error: unknown): boolean {
+  const name = (error as { name?: unknown } | undefined)?.name;
+  return name === "AbortError" || name === "TimeoutError";
+}
+
 /**
- * Runs `work` with a signal that aborts after `timeoutInMs` (with `AbortSignal.timeout`'s reason, a
- * DOMException named TimeoutError), and drops the timer as soon as `work` settles. Not
- * `AbortSignal.timeout`: its timer and signal outlive the work for the whole delay, so a busy
- * provider process would carry those of every pass in the window.
+ * Runs `work` with a signal that aborts after `timeoutInMs` (a TimeoutError), dropping the timer once
+ * `work` settles: `AbortSignal.timeout`'s timer outlives the work.
  */
 export async function withDeadline<T>(timeoutInMs: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();

@@ -1,6 +1,7 @@
 /** The error that ends a pass meeting a failure not about one identity (errors.ts, LookupErrorKind `global`). */
 import type { LookupErrorDetails } from "./retrievalError";
 import { lookupErrorText } from "./retrievalError";
+import { lookupTimeoutSetting } from "./settingsKeys";
 import { clusterMessage, nothingWritten, serviceProviderClusterDocumentLabel } from "./clusterMessage";
 
 /** Thrown before any write when a pass meets a failure not about one identity; the message names the credential in use and what to set. */
@@ -46,7 +47,7 @@ function accessErrorMessage(options: AzureAccessErrorOptions): string {
     return clusterMessage({
       cause:
         `${lookups} failed the same transient way (${everyLookup.failureClass}: ${detail}), which says nothing about any one identity; ` +
-        "check Azure Resource Manager's health, the network path to it and 'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS)",
+        `check Azure Resource Manager's health, the network path to it and ${lookupTimeoutSetting}`,
       outcome: `${nothingWritten}; the next pass tries again`,
       ...tail,
     });

@@ -1,9 +1,7 @@
 /**
- * The Azure clouds this hook knows the endpoints of. Per cloud: the ARM endpoint and token
- * audience, the Entra ID authority, the host suffix of its Cosmos DB accounts, the cloud-wide
- * Cosmos DB token audience (the fallback `@azure/cosmos` asks for when the account-scoped one is
- * refused, which it hard-codes to the public cloud's), and the domain of its Managed Identities
- * data plane, under which an identity URL's host is one label (core/identityUrl.ts). Pure data.
+ * The Azure clouds this hook knows: ARM endpoint and audience, Entra authority, Cosmos host suffix
+ * and cloud-wide audience (`@azure/cosmos` hard-codes the public cloud's fallback), and the Managed
+ * Identities data plane domain.
  */
 export const azureClouds = {
   AzurePublicCloud: {

@@ -1,11 +1,8 @@
 /**
- * The Azure error code of a failed answer as upstream's Go SDK reads it (azcore's
- * NewResponseError), so that "the identity is gone" is decided on the same code upstream's
- * IsResourceNotFoundErr decides it on: the `x-ms-error-code` header, else `code` of the JSON body's
- * `error` (or `odata.error`, or of the body itself) when it is a string, else an XML `<Code>`; `""`
- * when the answer carries none. Undefined when the error carries no answer text (a network
- * failure, a fake): the error's own `code` stands then. Not @azure/core-client's `code`: it reads
- * the body only, and keeps a code of any type. Pure.
+ * The Azure error code of a failed answer as upstream's azcore reads it (x-ms-error-code header,
+ * else the JSON body's error code, else an XML `<Code>`; `""` when none), so "the identity is gone"
+ * is decided on upstream's code. Undefined when the error carries no answer text. Not
+ * @azure/core-client's `code`: it reads the body only, and keeps a code of any type.
  */
 export function azureErrorCode(error: unknown): string | undefined {
   const response = (error as { response?: { headers?: { get?: (name: string) => string | undefined }; bodyAsText?: unknown } } | undefined)?.response;

@@ -1,8 +1,7 @@
 /**
- * Parsing and normalisation of the Azure resource IDs this hook handles, as the Azure SDK parser
- * upstream relies on: `subscriptions`, `resourceGroups` and `providers` match case-insensitively
- * and are printed back in their canonical casing; every other segment keeps its casing. Keys and
- * comparisons use the lowercased canonical form. Pure.
+ * Azure resource IDs as the SDK parser upstream relies on reads them: `subscriptions`,
+ * `resourceGroups` and `providers` case-insensitive and printed canonically, other segments as
+ * written; keys are the lowercased canonical form.
  */
 import { goToLower } from "./goStrings";
 import { boundedMemo } from "./boundedMemo";
@@ -12,7 +11,6 @@ export const clusterResourceType = "Microsoft.RedHatOpenShift/hcpOpenShiftCluste
 export const serviceProviderClusterResourceType = "Microsoft.RedHatOpenShift/hcpOpenShiftClusters/serviceProviderClusters";
 export const userAssignedIdentityResourceType = "Microsoft.ManagedIdentity/userAssignedIdentities";
 
-/** A GUID in its 8-4-4-4-12 hexadecimal form, any case. */
 export const guidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // ARM resource group names: 1-90 characters of letters, digits, underscores, parentheses, hyphens,
 // periods (not ending in a period) and Unicode letters/digits.
@@ -34,12 +32,7 @@ export interface ParsedResourceId {
 
 export type ResourceIdParseResult = { readonly ok: true; readonly resourceId: ParsedResourceId } | { readonly ok: false; readonly reason: string };
 
-/**
- * Parses `/subscriptions/<guid>/resourceGroups/<rg>/providers/<ns>/<type>/<name>[/<type>/<name>…]`.
- * Leading and trailing whitespace is refused rather than trimmed, so the caller decides. Results
- * are memoized (and frozen: every caller only reads them): the provider host parses the same IDs
- * in `check`, `diff`, `create` and each lookup.
- */
+/** Parses `/subscriptions/<guid>/resourceGroups/<rg>/providers/<ns>/<type>/<name>…`; whitespace is refused, results memoized and frozen. */
 export function parseResourceId(value: unknown): ResourceIdParseResult {
   return typeof value === "string" ? parsedStrings(value) : parseUncached(value);
 }
@@ -50,32 +43,16 @@ const parsedStrings = boundedMemo((value: string): ResourceIdParseResult => {
 });
 
 function parseUncached(value: unknown): ResourceIdParseResult {
-  if (typeof value !== "string") {
-    return { ok: false, reason: `must be a string, got ${describeType(value)}` };
-  }
-  if (value.length === 0) {
-    return { ok: false, reason: "must not be empty" };
-  }
-  if (value.trim() !== value) {
-    return { ok: false, reason: "must not have leading or trailing whitespace" };
-  }
-  if (value.length > 1024) {
-    return { ok: false, reason: `is ${value.length} characters long; an ARM ID has at most 1024` };
-  }
-  if (!value.startsWith("/")) {
-    return { ok: false, reason: "must start with '/subscriptions/'" };
-  }
+  if (typeof value !== "string") return { ok: false, reason: `must be a string, got ${describeType(value)}` };
+  if (value.length === 0) return { ok: false, reason: "must not be empty" };
+  if (value.trim() !== value) return { ok: false, reason: "must not have leading or trailing whitespace" };
+  if (value.length > 1024) return { ok: false, reason: `is ${value.length} characters long; an ARM ID has at most 1024` };
+  if (!value.startsWith("/")) return { ok: false, reason: "must start with '/subscriptions/'" };
   const segments = value.slice(1).split("/");
-  if (segments.some((segment) => segment.length === 0)) {
-    return { ok: false, reason: "has an empty segment (double or trailing '/')" };
-  }
-  if (goToLower(segments[0]) !== "subscriptions" || segments.length < 2) {
-    return { ok: false, reason: "must start with '/subscriptions/<subscription ID>'" };
-  }
+  if (segments.some((segment) => segment.length === 0)) return { ok: false, reason: "has an empty segment (double or trailing '/')" };
+  if (goToLower(segments[0]) !== "subscriptions" || segments.length < 2) return { ok: false, reason: "must start with '/subscriptions/<subscription ID>'" };
   const subscriptionId = segments[1];
-  if (!guidPattern.test(subscriptionId)) {
-    return { ok: false, reason: `has subscription '${subscriptionId}', which is not a GUID` };
-  }
+  if (!guidPattern.test(subscriptionId)) return { ok: false, reason: `has subscription '${subscriptionId}', which is not a GUID` };
   if (segments.length < 4 || goToLower(segments[2]) !== "resourcegroups") {
     return { ok: false, reason: "must continue with '/resourceGroups/<name>' after the subscription" };
   }
@@ -83,9 +60,7 @@ function parseUncached(value: unknown): ResourceIdParseResult {
   if (!resourceGroupPattern.test(resourceGroupName) || resourceGroupName.endsWith(".")) {
     return { ok: false, reason: `has resource group '${resourceGroupName}', which is not a valid name` };
   }
-  if (segments.length < 5 || goToLower(segments[4]) !== "providers") {
-    return { ok: false, reason: "must continue with '/providers/<namespace>/<type>/<name>'" };
-  }
+  if (segments.length < 5 || goToLower(segments[4]) !== "providers") return { ok: false, reason: "must continue with '/providers/<namespace>/<type>/<name>'" };
   const providerSegments = segments.slice(5);
   if (providerSegments.length < 3 || providerSegments.length % 2 === 0) {
     return { ok: false, reason: "must name a resource as '/providers/<namespace>/<type>/<name>[/<type>/<name>…]'" };
@@ -95,9 +70,7 @@ function parseUncached(value: unknown): ResourceIdParseResult {
   for (let index = 0; index < typeAndNames.length; index += 2) {
     types.push(typeAndNames[index]);
     const name = typeAndNames[index + 1];
-    if (!resourceNamePattern.test(name) || name.trim() !== name) {
-      return { ok: false, reason: `has resource name '${name}', which is not a valid name` };
-    }
+    if (!resourceNamePattern.test(name) || name.trim() !== name) return { ok: false, reason: `has resource name '${name}', which is not a valid name` };
   }
   const joined = ["", "subscriptions", subscriptionId, "resourceGroups", resourceGroupName, "providers", ...providerSegments].join("/");
   // The given string when it is canonical already (the usual case): one copy fewer in the memo.
@@ -118,30 +91,20 @@ function parseUncached(value: unknown): ResourceIdParseResult {
 /** Parses and additionally requires the given resource type (compared case-insensitively). */
 export function parseResourceIdOfType(value: unknown, expectedType: string): ResourceIdParseResult {
   const result = parseResourceId(value);
-  if (!result.ok) {
-    return result;
-  }
+  if (!result.ok) return result;
   if (goToLower(result.resourceId.resourceType) !== goToLower(expectedType)) {
-    return {
-      ok: false,
-      reason: `must be a ${expectedType} ID, but names a ${result.resourceId.resourceType}`,
-    };
+    return { ok: false, reason: `must be a ${expectedType} ID, but names a ${result.resourceId.resourceType}` };
   }
   return result;
 }
 
-/** ARM ID of the ServiceProviderCluster singleton of a cluster. */
 export function serviceProviderClusterIdFor(cluster: ParsedResourceId): string {
   return `${cluster.canonical}/serviceProviderClusters/default`;
 }
 
 /** A short description of a value's type for error messages (never the value itself). */
 export function describeType(value: unknown): string {
-  if (value === null) {
-    return "null";
-  }
-  if (Array.isArray(value)) {
-    return "an array";
-  }
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }

@@ -26,43 +26,33 @@ const dataPlaneOperatorsPath = `${userAssignedIdentitiesPath}.dataPlaneOperators
 export function readClusterDocument(document: JsonObject): ClusterDocumentView {
   const problems: string[] = [];
   const properties = isJsonObject(document.properties) ? document.properties : undefined;
-  if (properties === undefined) {
-    problems.push(`properties is ${describeType(document.properties)}, expected an object`);
-  }
-  const identities = walk(properties, ["customerProperties", "platform", "operatorsAuthentication", "userAssignedIdentities"]);
-  let dataPlaneOperators: Record<string, JsonValue> = {};
-  const rawOperators = isJsonObject(identities) ? identities.dataPlaneOperators : undefined;
-  if (isJsonObject(rawOperators)) {
-    dataPlaneOperators = rawOperators;
-  } else if (rawOperators !== undefined && rawOperators !== null) {
+  if (properties === undefined) problems.push(`properties is ${describeType(document.properties)}, expected an object`);
+  const identities = objectAt(properties, ["customerProperties", "platform", "operatorsAuthentication", "userAssignedIdentities"]);
+  const serviceProviderProperties = objectAt(properties, ["serviceProviderProperties"]);
+  const rawOperators = identities.dataPlaneOperators;
+  if (rawOperators !== undefined && rawOperators !== null && !isJsonObject(rawOperators)) {
     problems.push(`${dataPlaneOperatorsPath} is ${describeType(rawOperators)}, expected an object`);
   }
-  const rawServiceManagedIdentity = isJsonObject(identities) ? identities.serviceManagedIdentity : undefined;
-  if (rawServiceManagedIdentity !== undefined && rawServiceManagedIdentity !== null && typeof rawServiceManagedIdentity !== "string") {
-    problems.push(`${userAssignedIdentitiesPath}.serviceManagedIdentity is ${describeType(rawServiceManagedIdentity)}, expected a string`);
-  }
-  const serviceProviderProperties = walk(properties, ["serviceProviderProperties"]);
-  const rawDeletion = isJsonObject(serviceProviderProperties) ? serviceProviderProperties.deletionTimestamp : undefined;
-  const rawIdentityUrl = isJsonObject(serviceProviderProperties) ? serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL : undefined;
-  if (rawIdentityUrl !== undefined && rawIdentityUrl !== null && typeof rawIdentityUrl !== "string") {
-    problems.push(`properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL is ${describeType(rawIdentityUrl)}, expected a string`);
-  }
+  // A non-empty string; another type is a problem named by `path` (none for the deletion timestamp).
+  const text = (value: JsonValue | undefined, path?: string): string | undefined => {
+    if (typeof value === "string") return value.length > 0 ? value : undefined;
+    if (value !== undefined && value !== null && path !== undefined) problems.push(`${path} is ${describeType(value)}, expected a string`);
+    return undefined;
+  };
   return {
-    dataPlaneOperators,
-    serviceManagedIdentity: typeof rawServiceManagedIdentity === "string" && rawServiceManagedIdentity.length > 0 ? rawServiceManagedIdentity : undefined,
-    controlPlaneOperators: isJsonObject(identities) ? identities.controlPlaneOperators : undefined,
-    identityUrl: typeof rawIdentityUrl === "string" && rawIdentityUrl.length > 0 ? rawIdentityUrl : undefined,
-    deletionTimestamp: typeof rawDeletion === "string" && rawDeletion.length > 0 ? rawDeletion : undefined,
+    dataPlaneOperators: isJsonObject(rawOperators) ? rawOperators : {},
+    serviceManagedIdentity: text(identities.serviceManagedIdentity, `${userAssignedIdentitiesPath}.serviceManagedIdentity`),
+    controlPlaneOperators: identities.controlPlaneOperators,
+    identityUrl: text(
+      serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL,
+      "properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL",
+    ),
+    deletionTimestamp: text(serviceProviderProperties.deletionTimestamp),
     problems,
   };
 }
 
-/**
- * What a cluster document asks of this hook: its desired set, or that the cluster is being deleted
- * (which wins over everything else), or that the set cannot be read. A value, never an exception:
- * the sync pass refuses an unreadable set (nothing written), a diff reports a change so that the
- * update names the problems.
- */
+/** What a cluster document asks of this hook: its desired set, deletion (which wins), or an unreadable set; a value, never an exception. */
 export type ClusterDesiredSet = ClusterCredentialFields &
   (
     | { readonly kind: "desired"; readonly identities: readonly DesiredIdentity[] }
@@ -88,21 +78,15 @@ export function desiredFromClusterDocument(document: JsonObject): ClusterDesired
     identityUrl: view.identityUrl,
     controlPlaneOperators: view.controlPlaneOperators,
   };
-  if (view.deletionTimestamp !== undefined) {
-    return { kind: "deleting", ...fields };
-  }
+  if (view.deletionTimestamp !== undefined) return { kind: "deleting", ...fields };
   const { identities, failures } = desiredIdentitySet(view.dataPlaneOperators, dataPlaneOperatorsPath);
   const problems = [...view.problems, ...failures.map((failure) => `${failure.property}: ${failure.reason}`)];
   return problems.length > 0 ? { kind: "unreadable", problems, ...fields } : { kind: "desired", identities, ...fields };
 }
 
-function walk(start: JsonValue | undefined, path: readonly string[]): JsonValue | undefined {
+/** The object at `path` under `start`; `{}` where there is none. */
+function objectAt(start: JsonValue | undefined, path: readonly string[]): JsonObject {
   let current: JsonValue | undefined = start;
-  for (const segment of path) {
-    if (!isJsonObject(current)) {
-      return undefined;
-    }
-    current = current[segment];
-  }
-  return current;
+  for (const segment of path) current = isJsonObject(current) ? current[segment] : undefined;
+  return isJsonObject(current) ? current : {};
 }

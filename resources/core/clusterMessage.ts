@@ -1,10 +1,6 @@
-/**
- * The shape every per-cluster error message shares: what is wrong and which setting or field fixes
- * it, then `Cluster <name>: <what was written>.`, then the document ID once. The cluster is named
- * as its resource is in the stack, so a message reads the same in the engine's output, in a log
- * and in the summary the CLI wrapper groups by cause (cli/failureSummary.ts). Pure.
- */
+/** The shape every per-cluster error message shares, so the CLI wrapper can group them by cause. */
 import { goToLower } from "./goStrings";
+import { withoutFinalPeriod } from "./retrievalError";
 import type { ParsedResourceId } from "./azureResourceId";
 
 /** What marks the end of a message's cause: the summary groups failures by the text before it. */
@@ -15,10 +11,7 @@ export function clusterNameOf(cluster: ParsedResourceId): string {
   return goToLower(`${cluster.subscriptionId}/${cluster.resourceGroupName}/${cluster.name}`);
 }
 
-/**
- * `<cause>. Cluster <name>: <outcome>. [<document>]`: the cause (its final period optional), the
- * cluster and what was written, and its full reference (a document ID, an ARM ID), once at the end.
- */
+/** `<cause>. Cluster <name>: <outcome>. [<reference>]`, the cause's final period optional. */
 export function clusterMessage(parts: {
   readonly cause: string;
   readonly clusterName?: string;
@@ -29,8 +22,8 @@ export function clusterMessage(parts: {
 }): string {
   // One detail reads best inside the cause; several are listed below the message.
   const inline = parts.details?.length === 1 ? `: ${parts.details[0]}` : "";
-  const cause = `${parts.cause}${inline}`.replace(/[.\s]+$/, "");
-  const outcome = parts.outcome.replace(/[.\s]+$/, "");
+  const cause = withoutFinalPeriod(`${parts.cause}${inline}`);
+  const outcome = withoutFinalPeriod(parts.outcome);
   const body = parts.clusterName === undefined ? `${cause}; ${outcome}.` : `${cause}.${clusterMarker}${parts.clusterName}: ${outcome}.`;
   const details = parts.details === undefined || parts.details.length < 2 ? "" : `\n  - ${parts.details.join("\n  - ")}`;
   return `${parts.reference === undefined ? body : `${body} [${parts.reference}]`}${details}`;
@@ -44,7 +37,6 @@ export function clusterDocumentLabel(documentId: string): string {
   return `HCPOpenShiftCluster document ${documentId}`;
 }
 
-/** Said when a pass ends before any write. */
 export const nothingWritten = "nothing was written (stored clientId/principalId values are unchanged)";
 
 /** A data plane operators' failure whose pass wrote the MSI half: its "nothing was written" says which half was not. */

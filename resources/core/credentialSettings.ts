@@ -1,12 +1,9 @@
-/**
- * The settings of the credential modes (docs/operations.md, "Credential modes"): which mode, and
- * the first-party application, data plane audience or fixed identity it needs. Read by
- * readSettings, whose helpers it borrows so that every message names keys alike.
- */
+/** The credential modes' settings (docs/operations.md, "Credential modes"), read by readSettings with its helpers. */
 import { guidPattern } from "./azureResourceId";
 import type { KeySpecification } from "./settingsKeys";
+import { keys } from "./settingsKeys";
 
-export const credentialModes = ["processCredential", "clusterServiceManagedIdentity", "fixedIdentity"] as const;
+const credentialModes = ["processCredential", "clusterServiceManagedIdentity", "fixedIdentity"] as const;
 export type CredentialMode = (typeof credentialModes)[number];
 
 /** An application or service principal that authenticates with a certificate bundle file. */
@@ -27,23 +24,8 @@ export interface SettingsReader {
   readonly problems: string[];
 }
 
-export interface CredentialKeys {
-  readonly credentialMode: KeySpecification;
-  readonly firstPartyClientId: KeySpecification;
-  readonly firstPartyTenantId: KeySpecification;
-  readonly firstPartyCertificateFile: KeySpecification;
-  readonly dataPlaneAudience: KeySpecification;
-  readonly fixedIdentityClientId: KeySpecification;
-  readonly fixedIdentityTenantId: KeySpecification;
-  readonly fixedIdentityCertificateFile: KeySpecification;
-  readonly fixedIdentityPrincipalId: KeySpecification;
-}
-
 /** Reads and cross-checks the credential settings; problems go to `reader.problems`. */
-export function readCredentialSettings(
-  reader: SettingsReader,
-  keys: CredentialKeys,
-): {
+export function readCredentialSettings(reader: SettingsReader): {
   credentialMode: CredentialMode;
   firstParty: CertificateIdentity | undefined;
   dataPlaneAudience: string | undefined;

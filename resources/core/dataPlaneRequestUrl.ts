@@ -1,18 +1,9 @@
 /**
- * The URL the Managed Identities data plane is asked at, computed exactly as upstream's Go client
- * (github.com/Azure/msi-dataplane) computes it from a cluster's identity URL, so the service sees
- * the same request from this hook as from upstream's backend:
- *
- * - the identity URL's scheme (lowercased), host and path are the request's, nothing appended; the
- *   path is decoded and escaped again as Go's `url.URL.String` escapes a path;
- * - the query is `api-version` plus every parameter of the identity URL, decoded as Go's
- *   `url.ParseQuery` decodes them (`+` is a space; a pair with `;` or a bad escape is dropped), then
- *   written as `url.Values.Encode` writes them: keys in byte order, each key's values in order
- *   (`api-version` first), each part escaped as `url.QueryEscape` escapes it.
- *
- * The body is `{"identityIds":[…]}` as Go's `encoding/json` writes it. Checked against what
- * upstream's own client sends (tools/go-vectors, test/fixtures/goVectors.json). Pure.
+ * The Managed Identities data plane request as upstream's Go client (Azure/msi-dataplane) builds it
+ * from an identity URL: its scheme, host and path, the query re-encoded as Go's url.Values with
+ * `api-version` added, and the body as Go's encoding/json writes it. Checked against Go vectors.
  */
+import { compareGoMapKeys } from "./goJson";
 
 const hex = "0123456789ABCDEF";
 
@@ -28,24 +19,16 @@ function goPathEscape(text: string): string {
 
 export function dataPlaneRequestUrl(identityUrl: string, apiVersion: string): string {
   const authority = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)([^?#]*)(?:\?([^#]*))?/.exec(identityUrl);
-  if (authority === null) {
-    throw new TypeError("the identity URL is not an absolute URL with a host");
-  }
+  if (authority === null) throw new TypeError("the identity URL is not an absolute URL with a host");
   const [, scheme, host, rawPath, rawQuery] = authority;
   const path = goPathEscape(goUnescape(rawPath, false) ?? rawPath);
   const pairs: Array<[string, string]> = [["api-version", apiVersion], ...goParseQuery(rawQuery ?? "")];
-  // Values.Encode: keys sorted by bytes; a key's values keep their order (a stable sort).
-  const sorted = pairs
-    .map((pair, index) => ({ pair, index, key: Buffer.from(pair[0], "utf8") }))
-    .sort((left, right) => Buffer.compare(left.key, right.key) || left.index - right.index)
-    .map(({ pair: [key, value] }) => `${goQueryEscape(key)}=${goQueryEscape(value)}`);
+  // Values.Encode: keys in Go's byte order; a key's values keep their order (sort is stable).
+  const sorted = pairs.sort(([left], [right]) => compareGoMapKeys(left, right)).map(([key, value]) => `${goQueryEscape(key)}=${goQueryEscape(value)}`);
   return `${scheme.toLowerCase()}://${host}${path}?${sorted.join("&")}`;
 }
 
-/**
- * The request body for these identities, byte for byte as Go's `json.Marshal` writes it: like
- * `JSON.stringify`, except that `<`, `>`, `&`, U+2028 and U+2029 are written as `\u` escapes.
- */
+/** The request body as Go's `json.Marshal` writes it: `<`, `>`, `&`, U+2028 and U+2029 escaped. */
 export function dataPlaneRequestBody(identityIds: readonly string[]): string {
   return JSON.stringify({ identityIds }).replace(/[<>&\u2028\u2029]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

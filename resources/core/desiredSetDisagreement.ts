@@ -1,10 +1,6 @@
 /**
- * Two declarations of one desired set: the provider's inputs (`dataPlaneOperators`) and the
- * cluster's HCPOpenShiftCluster document. The document is the authority: it is all upstream's
- * controller reads, so a hook that wrote another set would undo upstream's entries and be undone
- * by them on every pass. Inputs that name another set fail that cluster, naming both sets, before
- * anything is read or written; inputs that name the document's set (compared by key) only spare
- * `diff` its Cosmos read. Pure.
+ * The cluster document is the authority on the desired set: a hook writing another set would undo
+ * upstream's entries and be undone by them, so inputs naming another set fail the cluster first.
  */
 import type { DesiredIdentity } from "./identityStatus";
 import { clusterDocumentLabel, clusterMessage } from "./clusterMessage";
@@ -34,9 +30,7 @@ export function desiredSetDisagreement(
   const inputKeys = new Set(inputs.map((identity) => identity.key));
   const onlyInputs = inputs.filter((identity) => !documentKeys.has(identity.key)).map((identity) => identity.resourceId);
   const onlyDocument = document.filter((identity) => !inputKeys.has(identity.key)).map((identity) => identity.resourceId);
-  if (onlyInputs.length === 0 && onlyDocument.length === 0) {
-    return undefined;
-  }
+  if (onlyInputs.length === 0 && onlyDocument.length === 0) return undefined;
   const list = (identities: readonly string[]): string =>
     identities.length === 0
       ? "none"

@@ -1,8 +1,4 @@
-/**
- * Where a cluster's documents live in the Cosmos container: item ids as the upstream backend
- * derives them (a UUID version 5, SHA-1, of the lowercased ARM resource ID in a fixed namespace,
- * docs/cosmos-data-flow.md) and the partition key (the lowercased subscription ID). Pure.
- */
+/** Where a cluster's documents live: item ids as upstream derives them (UUIDv5 of the lowercased ARM ID) and the partition key. */
 import { createHash } from "node:crypto";
 import { goToLower } from "./goStrings";
 import { boundedMemo } from "./boundedMemo";
@@ -16,16 +12,10 @@ export const resourceIdNamespace = "bf1ee0a1-0147-41ed-a083-d3cbbf7bea99";
 /** The Cosmos `id` of the item holding the resource with this ARM ID (memoized: every operation on a cluster locates it again). */
 export const cosmosItemIdFor: (armResourceId: string) => string = boundedMemo((armResourceId) => uuidVersion5(resourceIdNamespace, goToLower(armResourceId)));
 
-/**
- * RFC 4122 name-based UUID, version 5: what Go's github.com/google/uuid `NewSHA1` computes
- * (test/unit/core/goLowerCaseIds.test.ts holds ids Go printed). By hand rather than the `uuid`
- * package: the pure core may load node:crypto and nothing else (.dependency-cruiser.cjs).
- */
+/** RFC 4122 version 5 UUID, as Go's google/uuid `NewSHA1` computes it (the pure core loads only node:crypto). */
 export function uuidVersion5(namespace: string, name: string): string {
   const namespaceBytes = Buffer.from(namespace.replace(/-/g, ""), "hex");
-  if (namespaceBytes.length !== 16) {
-    throw new RangeError(`namespace must be a UUID, got '${namespace}'`);
-  }
+  if (namespaceBytes.length !== 16) throw new RangeError(`namespace must be a UUID, got '${namespace}'`);
   const hash = createHash("sha1").update(namespaceBytes).update(Buffer.from(name, "utf8")).digest();
   const bytes = hash.subarray(0, 16);
   bytes[6] = (bytes[6] & 0x0f) | 0x50;
@@ -41,11 +31,7 @@ export interface DocumentLocation {
   readonly partitionKey: string;
   readonly serviceProviderClusterResourceId: string;
   readonly clusterDocumentId: string;
-  /**
-   * Cosmos id of the subscription's own document, kept in the same partition as long as the resource
-   * provider knows the subscription: it tells "this cluster's documents were deleted" from "the
-   * settings point elsewhere".
-   */
+  /** The subscription's own document: it tells "this cluster's documents were deleted" from "the settings point elsewhere". */
   readonly subscriptionDocumentId: string;
   /** The cluster as messages name it (core/clusterMessage.ts). */
   readonly clusterName: string;

@@ -1,14 +1,11 @@
-/**
- * Error classes and the one place where Azure and Cosmos errors are classified. No SDK imports:
- * guards read `name`, `code` and `statusCode`.
- */
+/** Error classes, and the one place Azure and Cosmos errors are classified (by `name`, `code`, `statusCode`: no SDK imports). */
 import type { LookupErrorDetails } from "./retrievalError";
 import { errorCodeLabel, shortMessage } from "./retrievalError";
 import { goToLower } from "./goStrings";
 import { azureErrorCode } from "./azureErrorCode";
+import { isAbortError } from "./abort";
 import { clusterMessage, serviceProviderClusterDocumentLabel } from "./clusterMessage";
 
-/** One identity whose lookup failed with something other than ResourceNotFound. */
 export interface IdentityLookupFailure {
   readonly resourceId: string;
   readonly error: LookupErrorDetails;
@@ -19,7 +16,6 @@ export class UserAssignedIdentityReadError extends Error {
   readonly failures: readonly IdentityLookupFailure[];
   readonly documentId: string;
 
-  /** @param options.status - The subtree as persisted: each failed identity's line says whether its IDs were kept or cleared. */
   constructor(options: {
     documentId: string;
     clusterName?: string;
@@ -61,26 +57,23 @@ UserAssignedIdentityReadError.prototype.name = "UserAssignedIdentityReadError";
 export class CosmosDocumentError extends Error {
   readonly documentId: string;
   readonly statusCode: number | undefined;
-  /**
-   * Set when the settings, not the document, are at fault (cosmos/settingsProblems.ts): what is
-   * wrong and which settings to check. Taken over from a `cause` that has one, so a wrapped error
-   * is never read as "document absent".
-   */
+  /** Set when the settings, not the document, are at fault; taken over from a `cause` that has one, so it never reads as "document absent". */
   readonly configurationProblem: string | undefined;
 
   constructor(options: { documentId: string; message: string; statusCode?: number; cause?: unknown; configurationProblem?: string }) {
     super(options.message);
     this.configurationProblem = options.configurationProblem ?? (isCosmosConfigurationError(options.cause) ? options.cause.configurationProblem : undefined);
-    if (options.cause !== undefined) {
-      // Not Error's options bag: that constructor overload is ES2022, and consumers compile with
-      // the Pulumi templates' ES2020 lib. Non-enumerable, like the one the options bag sets.
-      Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
-    }
+    setCause(this, options.cause);
     this.documentId = options.documentId;
     this.statusCode = options.statusCode;
   }
 }
 CosmosDocumentError.prototype.name = "CosmosDocumentError";
+
+/** Sets an error's `cause` as Error's options bag does (ES2022; consumers compile against ES2020): non-enumerable. */
+export function setCause(error: Error, cause: unknown): void {
+  if (cause !== undefined) Object.defineProperty(error, "cause", { value: cause, writable: true, configurable: true, enumerable: false });
+}
 
 /** The CosmosDocumentError of a pass that ends with nothing written: the cause, the cluster and the document (`reference`). */
 export function nothingWrittenError(
@@ -96,7 +89,6 @@ export function isCosmosDocumentError(error: unknown): error is CosmosDocumentEr
   return error instanceof Error && error.name === "CosmosDocumentError";
 }
 
-/** A CosmosDocumentError about the settings (a missing account, database or container), never "document absent". */
 export function isCosmosConfigurationError(error: unknown): error is CosmosDocumentError & { readonly configurationProblem: string } {
   return isCosmosDocumentError(error) && typeof error.configurationProblem === "string";
 }
@@ -114,16 +106,9 @@ function asErrorLike(error: unknown): ErrorLike {
 }
 
 /**
- * Which side of the line an identity lookup error falls on (docs/design.md, "Global failures"):
- *
- * - `notFound`: the Azure error code is `ResourceNotFound`, whatever the status, as upstream's
- *   IsResourceNotFoundErr decides it: the identity does not exist. Any other 404
- *   (`SubscriptionNotFound`, no Azure error at all) is an `identity` failure.
- * - `identity`: a failure about this identity only (403 on it, other 4xx, 5xx, 429, timeouts, a
- *   connection reset): the entry records a retrievalError.
- * - `global`: no lookup of the pass can be trusted: the credential cannot get a token (any
- *   @azure/identity failure), ARM answers 401, or the ARM endpoint cannot be reached at all (DNS,
- *   connection refused, TLS). The pass ends before any write.
+ * `notFound`: Azure code `ResourceNotFound` whatever the status (upstream's IsResourceNotFoundErr).
+ * `identity`: a failure about this identity only; its entry records a retrievalError.
+ * `global`: no lookup can be trusted (no token, ARM 401, ARM unreachable); the pass writes nothing.
  */
 export type LookupErrorKind = "notFound" | "identity" | "global";
 
@@ -131,29 +116,25 @@ const credentialErrorNames = new Set(["CredentialUnavailableError", "Authenticat
 
 const unreachableCodes = new Set(["ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH"]);
 
-/** TLS failures: the endpoint's certificate is not trusted, so no request can ever succeed. */
 const tlsFailureCode = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_VERIFY_LEAF_SIGNATURE$|UNABLE_TO_GET_ISSUER_CERT|EPROTO$)|CERT/;
 
-/** True when the code says the endpoint is unreachable as a whole, not one request. */
 export function isEndpointUnreachableCode(code: string): boolean {
   return unreachableCodes.has(code) || tlsFailureCode.test(code);
 }
 
-/** Classifies an error from an identity lookup into a {@link LookupErrorKind} and secret-free details. */
 export function classifyLookupError(error: unknown): { readonly kind: LookupErrorKind; readonly details: LookupErrorDetails } {
   const like = asErrorLike(error);
   const name = typeof like.name === "string" ? like.name : "Error";
   const statusCode = typeof like.statusCode === "number" ? like.statusCode : undefined;
   const rawMessage = typeof like.message === "string" ? like.message : String(error);
-  // core-rest-pipeline keeps Node's code (ECONNREFUSED…) on the RestError; some paths only keep
-  // it on the cause.
+  // core-rest-pipeline keeps Node's code on the RestError, or on some paths only on its cause.
   const causeCode = (like as { cause?: { code?: unknown } }).cause?.code;
   const ownCode = typeof like.code === "string" && like.code !== "REQUEST_SEND_ERROR" ? like.code : undefined;
   const nodeCode = ownCode ?? (typeof causeCode === "string" ? causeCode : undefined);
   const answeredCode = statusCode === undefined ? undefined : azureErrorCode(like);
   let code: string;
   let kind: LookupErrorKind = "identity";
-  if (name === "AbortError" || name === "TimeoutError") {
+  if (isAbortError(error)) {
     code = "Timeout";
   } else if (credentialErrorNames.has(name)) {
     code = "CredentialUnavailable";
@@ -178,16 +159,12 @@ export function classifyLookupError(error: unknown): { readonly kind: LookupErro
   return { kind, details: statusCode === undefined ? { code, message } : { code, statusCode, message } };
 }
 
-/** HTTP status of a Cosmos error (`ErrorResponse.code` is numeric), or undefined. */
 export function cosmosStatusCode(error: unknown): number | undefined {
   const like = asErrorLike(error);
-  if (typeof like.code === "number") {
-    return like.code;
-  }
+  if (typeof like.code === "number") return like.code;
   return typeof like.statusCode === "number" ? like.statusCode : undefined;
 }
 
-/** A one-line, secret-free description of a Cosmos error for messages. */
 export function describeCosmosError(error: unknown): string {
   if (isCosmosConfigurationError(error)) {
     // Its advice (which settings to check) is the point: kept whole.
@@ -203,9 +180,7 @@ export function describeCosmosError(error: unknown): string {
     if (typeof bodyRecord.code === "string") code = bodyRecord.code;
     if (typeof bodyRecord.message === "string") message = bodyRecord.message;
   }
-  if (code === undefined && typeof like.code === "string") {
-    code = like.code;
-  }
+  if (code === undefined && typeof like.code === "string") code = like.code;
   // Cosmos messages carry JSON fragments and activity IDs on later lines; keep the first sentence.
   const text = shortMessage(message.replace(/^Message:\s*/i, "").replace(/^\{"Errors":\["?/, "")).slice(0, 300);
   return `${code ?? "CosmosError"}${status === undefined ? "" : ` (HTTP ${status})`}: ${text}`;

@@ -1,9 +1,4 @@
-/**
- * How Go's encoding/json lays out the subtrees this hook writes, so that each half is what
- * upstream's Go types give: struct fields in declaration order, map keys sorted by their UTF-8
- * bytes (not JavaScript's UTF-16 order), fields a newer upstream added carried over after the known
- * ones; and how its decoder reads them back, tolerating what it tolerates. Pure.
- */
+/** Go's encoding/json layout of the subtrees: struct field order, map keys by UTF-8 bytes, unknown fields carried over; and its tolerant decoding. */
 import { describeType } from "./azureResourceId";
 import { goToLower } from "./goStrings";
 import type { JsonObject, JsonValue } from "./json";
@@ -34,11 +29,7 @@ function withUnknownFields(json: JsonObject, stored: Readonly<Record<string, Jso
   return json;
 }
 
-/**
- * The Go struct a half of the status mirrors: its fields in declaration order (`time` a
- * metav1.Time, `map` a map of entries keyed by the lowercased identity ID, `entry` one entry), and
- * an entry's fields (all strings) in declaration order, the identity's resource ID first.
- */
+/** The Go struct a half mirrors: fields in declaration order (`time`, `map` of entries by lowercased ID, one `entry`), and an entry's string fields. */
 export interface GoStruct {
   /** The half's field under `properties.status`. */
   readonly name: string;
@@ -47,12 +38,9 @@ export interface GoStruct {
   /** Field name → kind, in declaration order. */
   readonly fields: Readonly<Record<string, "time" | "map" | "entry">>;
   readonly entryFields: readonly [string, ...string[]];
-  /**
-   * The data plane operators' entries name their identity (`resourceID` required, keyed by it
-   * lowercased, a `null` entry invalid); an MSI entry may be empty (Go decodes `null` into a nil entry).
-   */
+  /** Data plane entries name their identity (`resourceID` required, lowercased key, no `null` entry); an MSI entry may be empty. */
   readonly strictEntries?: boolean;
-  /** Fields earlier builds of this hook wrote that upstream's type lacks: a write drops them. */
+  /** Fields of this hook's own older documents that upstream's type lacks: a write drops them. */
   readonly dropped?: readonly string[];
 }
 
@@ -69,10 +57,7 @@ export function parseTimestamp(value: unknown): Date | undefined {
   return instant === undefined || Number.isNaN(instant.getTime()) ? undefined : instant;
 }
 
-/**
- * Reads a subtree as the struct's decoder would, tolerating what it tolerates (a missing subtree,
- * null maps). Malformed parts are dropped and named in `problems`, so a later write replaces them.
- */
+/** Reads a subtree as Go's decoder would; malformed parts are dropped and named in `problems`, so a later write replaces them. */
 export function decodeGoStruct(
   struct: GoStruct,
   subtree: unknown,
@@ -121,11 +106,7 @@ function decodeEntry(struct: GoStruct, value: JsonValue): JsonObject | undefined
   return entry;
 }
 
-/**
- * A subtree as the struct's encoder writes it, empty optional fields omitted. With `stored` (the
- * subtree as it is in the document), fields this hook does not know, beside the known ones or
- * inside an entry it keeps, are carried over after them; an entry left out goes whole.
- */
+/** A subtree as Go's encoder writes it; fields this hook does not know, beside known ones or inside a kept entry, are carried over from `stored`. */
 export function encodeGoStruct(struct: GoStruct, status: object, stored: JsonValue | undefined): JsonObject {
   const storedSubtree = isJsonObject(stored) ? stored : {};
   const json: JsonObject = {};

@@ -1,8 +1,4 @@
-/**
- * What the data plane operators' half is made of: the desired set read from an operator map (also
- * the MSI half's control plane operators), one entry per lookup outcome, the recheck time, and the
- * rule that keeps another writer's wording of a failure. Pure: time and randomness are arguments.
- */
+/** The data plane operators' half: the desired set, one entry per lookup outcome, the recheck time. */
 import { formatTimestamp } from "./goJson";
 import { goToLower } from "./goStrings";
 import type { KeyedIdentity } from "./statusHalf";
@@ -15,7 +11,6 @@ import type { DataPlaneOperatorsManagedIdentities, DataPlaneOperatorManagedIdent
 export const recheckIntervalInMs = 12 * 60 * 60 * 1000;
 const recheckJitterFactor = 0.5;
 
-/** One desired identity: its lowercase key and the canonical ID as the user spelled it. */
 export type DesiredIdentity = KeyedIdentity;
 
 /** A per-field problem with the desired set, in the shape of a Pulumi check failure. */
@@ -24,11 +19,7 @@ export interface DesiredSetFailure {
   readonly reason: string;
 }
 
-/**
- * Builds the desired set from an operator → identity ID map: validated, deduplicated
- * case-insensitively, sorted by key. When two operators name one identity in different casing,
- * the spelling of the operator that sorts first is kept.
- */
+/** The desired set of an operator → identity ID map: validated, deduplicated case-insensitively (first operator's spelling), sorted by key. */
 export function desiredIdentitySet(
   dataPlaneOperators: Readonly<Record<string, unknown>>,
   propertyPrefix = "dataPlaneOperators",
@@ -84,11 +75,7 @@ export function nextRecheckTime(now: Date, random: () => number): string {
   return formatTimestamp(new Date(now.getTime() + recheckIntervalInMs + jitter));
 }
 
-/**
- * Keeps a stored failed entry as it is when the new entry records the same kind of failure for the
- * same identity with the same IDs: the two writers word errors differently, and rewriting the
- * other's text on every pass would only churn the document.
- */
+/** Keeps a stored failed entry when the new one records the same kind of failure with the same IDs: the writers word errors differently. */
 export function keepRecordedFailures(
   identities: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>,
   stored: DataPlaneOperatorsManagedIdentities,

@@ -1,14 +1,7 @@
 /**
- * What the first party checks of a cluster's identity URL before it asks the Managed Identities
- * data plane anything there (azure/managedIdentitiesDataPlane.ts):
- *
- * - an `https://` URL on a data plane host of the configured cloud (one DNS label under
- *   `identity.azure.net` or the sovereign clouds' domain, default port), as ARM hands them out. A
- *   loopback host only in a sandbox run, where the first party's tokens come from a loopback
- *   authority, so no real token ever reaches a local port;
- * - exactly one `tid` query parameter, a GUID: the data plane's bearer challenge must name that
- *   tenant, and the first party asks for a token in no other (a deliberate deviation from
- *   upstream's client, which follows any tenant a challenge names). Pure.
+ * What the first party checks of an identity URL before asking the data plane: `https://` on a data
+ * plane host of the configured cloud (loopback only in a sandbox run), and exactly one `tid` GUID,
+ * the only tenant it asks a token in (unlike upstream's client, which follows any challenge).
  */
 import type { AzureCloudName } from "./azureClouds";
 import { azureClouds, isLoopbackHost } from "./azureClouds";
@@ -40,10 +33,7 @@ export type IdentityUrlReading = { readonly ok: true; readonly host: string; rea
 
 const label = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
-/**
- * Reads the URL the data plane is to be asked at (the identity URL as it is sent).
- * @returns the host and the tenant (lowercased), or the problem, naming the field and the value at fault.
- */
+/** The host and lowercased tenant of the URL the data plane is asked at, or the problem naming the field and value. */
 export function readIdentityUrl(identityUrl: string, hosts: DataPlaneHosts): IdentityUrlReading {
   const subject = `the cluster's identity URL (properties.serviceProviderProperties.${identityUrlField})`;
   let url: URL;

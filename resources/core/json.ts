@@ -3,7 +3,6 @@
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
-/** True for a plain JSON object (not null, not an array). */
 export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -17,7 +16,6 @@ export function parsedJsonText(text: string): unknown {
   }
 }
 
-/** The record with its keys in code-unit order. */
 export function sortedRecord<T>(record: Readonly<Record<string, T>>): Record<string, T> {
   return Object.fromEntries(
     Object.keys(record)

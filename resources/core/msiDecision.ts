@@ -1,17 +1,7 @@
 /**
- * The decisions of the MSI half (msiManagedIdentities.ts), as upstream's FetchMSIIdentitiesInfo
- * makes them, from plain values. Pure.
- *
- * - Desired set: the cluster document's control plane operator identities, de-duplicated by
- *   lowercased ID, plus its service managed identity, which is required.
- * - Plan: the gate of statusHalf.ts, nothing for a cluster without an identity URL, and the
- *   stand-in's refusal to overwrite IDs that are not its own.
- * - Decision: one answer names every requested identity (matched by lowercased `resource_id`,
- *   order and casing not assumed); its `client_id` and `object_id` are written as answered, a null
- *   leaving the field out (the data plane answers null for both of an identity that no longer
- *   exists). Any other answer decides nothing: one naming an identity not asked for, missing one,
- *   with another count of entries (upstream's checks), or with one of the two null and not the
- *   other. A complete answer sets the recheck time 12 h (+ up to 50 %) ahead.
+ * The MSI half's decisions, as upstream's FetchMSIIdentitiesInfo makes them. An answer decides only
+ * when it names exactly the requested identities (by lowercased `resource_id`); a null ID leaves
+ * the field out, and only both null (an identity that no longer exists) is accepted.
  */
 import { goToLower } from "./goStrings";
 import type { DesiredIdentity } from "./identityStatus";
@@ -140,11 +130,7 @@ export type MsiPlan =
   | { readonly kind: "unreadable"; readonly problems: readonly string[] }
   | { readonly kind: "refused"; readonly reason: string; readonly details: readonly string[] };
 
-/**
- * Plans the half from the cluster document's verdict and the stored subtree: nothing for a cluster
- * without an identity URL yet (upstream skips it too); and the stand-in (`fixedIdentity`) refuses
- * to write its own IDs over stored ones that are not its own unless allowed.
- */
+/** Nothing for a cluster without an identity URL (as upstream); the stand-in refuses to overwrite IDs not its own unless allowed. */
 export function planMsiHalf(fromCluster: LiveClusterDesiredSet, stored: StoredMsiStatus, now: Date, force: boolean, standIn?: StandIn): MsiPlan {
   if (fromCluster.identityUrl === undefined) return { kind: "skipped", reason: "identityUrlNotSet" };
   const desired = msiDesiredSet(fromCluster.controlPlaneOperators, fromCluster.serviceManagedIdentity);
@@ -177,11 +163,7 @@ export function msiPlanError(
   });
 }
 
-/**
- * The half a complete answer leaves, decided again against each document the write reads: after
- * a conflict, nothing when the other writer left the half current, or left IDs the stand-in must
- * not overwrite.
- */
+/** The half a complete answer leaves, decided again after a conflict against the document as it is now. */
 export function decideMsiWrite(
   options: { readonly desired: MsiDesired; readonly answered: MsiManagedIdentities; readonly standIn: StandIn | undefined; readonly now: Date },
   current: StoredMsiStatus,

@@ -1,4 +1,5 @@
 import { clusterMessage, serviceProviderClusterDocumentLabel } from "./clusterMessage";
+import { setCause } from "./errors";
 
 /** Thrown when the MSI half got no complete answer (after the other half was written, when it had anything to write). */
 export class MsiIdentitiesError extends Error {
@@ -21,7 +22,7 @@ export class MsiIdentitiesError extends Error {
       }),
     );
     this.documentId = options.documentId;
-    if (options.cause !== undefined) Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
+    setCause(this, options.cause);
   }
 }
 MsiIdentitiesError.prototype.name = "MsiIdentitiesError";

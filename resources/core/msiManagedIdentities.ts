@@ -1,13 +1,4 @@
-/**
- * The other half of a cluster's identity status: `properties.status.msiManagedIdentities` of the
- * ServiceProviderCluster document, as upstream's FetchMSIIdentitiesInfo controller reads and
- * writes it (docs/cosmos-data-flow.md): the clientId and principalId of the cluster's control
- * plane operator identities and of its service managed identity (SMI), resolved through the
- * Managed Identities data plane, and one recheck time for all of them. Pure.
- *
- * Note the casing `resourceId`, unlike the data plane operators' `resourceID`; `resourceId` is the
- * ID as the cluster document names it, re-printed by the Azure SDK's parser.
- */
+/** The MSI half, `properties.status.msiManagedIdentities`, as upstream's FetchMSIIdentitiesInfo writes it (note `resourceId`, not `resourceID`). */
 import type { Half, KeyedIdentity, StoredHalf } from "./statusHalf";
 import { defineHalf } from "./statusHalf";
 

@@ -1,8 +1,4 @@
-/**
- * What one pass over both halves decides once Azure has answered, and what it reports: pure
- * functions of the plans, the answers and the document the write reads
- * (sync/syncManagedIdentityStatus.ts does the I/O around them).
- */
+/** What one pass decides once Azure has answered, and what it reports: pure functions (sync/syncManagedIdentityStatus.ts does the I/O). */
 import type { ParsedResourceId } from "./azureResourceId";
 import type { ClusterDesiredSet } from "./clusterDocument";
 import { withMsiWritten } from "./clusterMessage";
@@ -69,10 +65,7 @@ export interface HalfPlans {
   readonly msi: MsiPlan;
 }
 
-/**
- * Step 3 of a pass: each half decided against what is stored (its gate). The pass and a preview of
- * a cluster new to the stack (report/adoptionPreview.ts) decide alike.
- */
+/** Each half decided against what is stored (its gate), by a pass and by a preview of a cluster new to the stack alike. */
 export function planHalves(
   fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>,
   request: Pick<SyncRequest, "desired" | "force" | "forceMsi">,
@@ -138,10 +131,8 @@ export function decideHalves(
 }
 
 /**
- * The result of a pass that got as far as its write, or the error it throws: the data plane half's
- * error first, the MSI half's after it, each saying what the other half wrote. A failure of one
- * identity is reported only while the persisted status still records one for it: after a
- * conflict, the other writer may have just recorded a fresh answer. Pure.
+ * The result of a pass that reached its write, or the error it throws (the data plane half's first,
+ * each saying what the other half wrote); an identity's failure is reported only while it is still recorded.
  */
 export function reportPass(location: DocumentLocation, written: Omit<SyncResult, "failures">, halves: PassDecisions, wroteHalves: StatusHalves): SyncResult {
   const { dataPlane, dataPlaneAnswer, msi } = halves;

@@ -1,8 +1,4 @@
-/**
- * The ServiceProviderCluster document's envelope and the subtree this hook owns,
- * `properties.status.dataPlaneOperatorsManagedIdentities`, exactly as the upstream backend reads and
- * writes it. Field notes follow upstream's "Written by:" convention (docs/cosmos-data-flow.md). Pure.
- */
+/** The ServiceProviderCluster document and its `dataPlaneOperatorsManagedIdentities` half, as upstream reads and writes them. */
 import { goToLower } from "./goStrings";
 import { describeType, serviceProviderClusterResourceType } from "./azureResourceId";
 import type { JsonObject, JsonValue } from "./json";
@@ -10,11 +6,7 @@ import { isJsonObject } from "./json";
 import type { Half, KeyedIdentity, StoredHalf } from "./statusHalf";
 import { defineHalf } from "./statusHalf";
 
-/**
- * Version of the provider outputs' shape: the small status of outputsStatus.ts stored as its JSON
- * text. Outputs of any other version are unknown state to this release; docs/design.md ("Migrating
- * state in a later release") says how a release that changes the shape reads the previous one.
- */
+/** Version of the provider outputs' shape; other versions are unknown state (docs/design.md, "Migrating state"). */
 export const outputsSchemaVersion = 1;
 
 /** One identity entry, keyed in the map by the lowercased identity resource ID. */
@@ -40,10 +32,7 @@ export interface DataPlaneOperatorsManagedIdentities {
 /** A Cosmos patch operation (the subset this hook issues). */
 export type PatchOperation = { readonly op: "set"; readonly path: string; readonly value: JsonValue } | { readonly op: "remove"; readonly path: string };
 
-/**
- * Checks that a document is a ServiceProviderCluster in the upstream layout, well enough to write
- * into. Returns the problems, each naming the field; empty when the document is usable.
- */
+/** The problems, each naming its field, that keep a document from being a ServiceProviderCluster to write into. */
 export function serviceProviderClusterDocumentProblems(document: JsonObject): string[] {
   const problems: string[] = [];
   const resourceType = document.resourceType;
@@ -74,7 +63,7 @@ export const dataPlaneHalf: Half<DataPlaneOperatorsManagedIdentities, readonly K
     fields: { identities: "map", earliestRecheckTime: "time" },
     entryFields: ["resourceID", "clientId", "principalId", "retrievalError"],
     strictEntries: true,
-    // Written beside `identities` by earlier builds of this hook; upstream's type lacks it.
+    // A field of this hook's own older documents, beside `identities`; upstream's type lacks it.
     dropped: ["claimedBy"],
   },
   (desired) => ({ identities: desired }),

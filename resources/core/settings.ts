@@ -1,9 +1,4 @@
-/**
- * Settings that are not per cluster: where Cosmos and ARM are, how to authenticate, and the
- * tunables of a pass. Read at run time from the stack config the provider's `configure` receives,
- * falling back to environment variables; never evaluated at module load (the stack config is only
- * known once `configure` runs in the provider host) and never taken from resource inputs.
- */
+/** Settings that are not per cluster, read at `configure` (never at module load) from the stack config, falling back to the environment. */
 
 import type { AzureCloudName } from "./azureClouds";
 import { azureClouds, isLoopbackHost } from "./azureClouds";
@@ -27,11 +22,8 @@ export interface Settings {
   /** Master key; undefined means Entra ID authentication with the Azure credential. */
   readonly cosmosKey: string | undefined;
   readonly armEndpoint: string;
-  /** Token scope for ARM, e.g. `https://management.azure.com/.default`. */
   readonly armScope: string;
-  /** Entra ID authority of the cloud, e.g. `https://login.microsoftonline.com`. */
   readonly authorityHost: string;
-  /** The cloud-wide Cosmos DB token scope, e.g. `https://cosmos.azure.com/.default`. */
   readonly cosmosScope: string;
   /** Client ID of a user-assigned managed identity to authenticate as; undefined → DefaultAzureCredential. */
   readonly managedIdentityClientId: string | undefined;
@@ -46,10 +38,7 @@ export interface Settings {
   readonly idsOnLookupFailure: IdsOnLookupFailure;
   /** Whose credential reads each cluster's identities (docs/operations.md, "Credential modes"). */
   readonly credentialMode: CredentialMode;
-  /**
-   * `clusterServiceManagedIdentity`: the first-party application's certificate credential, or
-   * undefined to use the process credential (managed identity, workload identity…) as the first party.
-   */
+  /** `clusterServiceManagedIdentity`: the first party's certificate credential, or undefined for the process credential. */
   readonly firstParty: CertificateIdentity | undefined;
   /** `clusterServiceManagedIdentity`: the Managed Identities data plane audience (token scope without `/.default`). */
   readonly dataPlaneAudience: string | undefined;
@@ -57,10 +46,7 @@ export interface Settings {
   readonly fixedIdentity: CertificateIdentity | undefined;
   /** `fixedIdentity`: that service principal's object ID, recorded as every MSI-based identity's principal ID. */
   readonly fixedIdentityPrincipalId: string | undefined;
-  /**
-   * `fixedIdentity`: whether the stand-in's IDs may replace stored MSI IDs that are not its own
-   * (core/msiDecision.ts); false unless set, for the one update that means it.
-   */
+  /** `fixedIdentity`: whether the stand-in's IDs may replace stored MSI IDs not its own. */
   readonly allowFixedIdentityOverwrite: boolean;
 }
 
@@ -71,10 +57,7 @@ export interface ConfigSource {
 
 export { programKeys, snapshotStackConfig } from "./stackConfig";
 
-/**
- * Reads and validates every setting. Config wins over the environment.
- * @throws SettingsError listing every problem, each naming `<project>:<key>` and its variable.
- */
+/** Reads and validates every setting (config wins over environment); throws a SettingsError listing every problem. */
 export function readSettings(config: ConfigSource | undefined, environment: Readonly<Record<string, string | undefined>>): Settings {
   const problems: string[] = [];
   const raw = (specification: KeySpecification): string | undefined => {
@@ -113,9 +96,7 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
   };
   const integer = (specification: KeySpecification, fallback: number, minimum: number, maximum: number): number => {
     const value = raw(specification);
-    if (value === undefined) {
-      return fallback;
-    }
+    if (value === undefined) return fallback;
     const parsed = Number(value);
     if (!Number.isInteger(parsed) || parsed < minimum || parsed > maximum) {
       problems.push(`${name(specification)} is '${value}'; expected a whole number from ${minimum} to ${maximum}`);
@@ -158,7 +139,7 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
   const idsOnLookupFailure = idsOnLookupFailureValues.find((value) => value === lookupFailureValue);
   if (idsOnLookupFailure === undefined) problems.push(`${name(keys.idsOnLookupFailure)} is '${lookupFailureValue}'; expected 'keep' or 'clear'`);
   const authorityHost = url(keys.authorityHost, cloud.authorityHost);
-  const { credentialMode, firstParty, dataPlaneAudience, fixedIdentity, fixedIdentityPrincipalId } = readCredentialSettings({ raw, name, url, problems }, keys);
+  const { credentialMode, firstParty, dataPlaneAudience, fixedIdentity, fixedIdentityPrincipalId } = readCredentialSettings({ raw, name, url, problems });
   const settings: Settings = {
     azureCloud: azureCloud ?? "AzurePublicCloud",
     cosmosEndpoint,

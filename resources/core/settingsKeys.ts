@@ -1,14 +1,9 @@
-/**
- * The settings' keys: each config key of the project's namespace and its environment variable,
- * and the error a bad value raises. A leaf module: settings.ts, credentialSettings.ts and
- * stackConfig.ts all read it.
- */
+/** Each setting's config key and environment variable, and the error a bad value raises. */
 import { createHash } from "node:crypto";
 
 /** The Pulumi project name: the namespace of the config keys. */
 export const projectName = "aro-hcp-identity-status";
 
-/** One settings key: its config name and environment fallback. */
 export interface KeySpecification {
   readonly key: string;
   readonly environment: string;
@@ -41,22 +36,20 @@ export const keys = {
   allowFixedIdentityOverwrite: { key: "allowFixedIdentityOverwrite", environment: "ARO_HCP_ALLOW_FIXED_IDENTITY_OVERWRITE" },
 } as const satisfies Record<string, KeySpecification>;
 
-/**
- * A digest of the environment variables {@link readSettings} reads: equal digests (with the same
- * config) give equal settings. Hashed, so COSMOS_KEY is not kept in one more string.
- */
+/** The lookup timeout setting as messages name it. */
+export const lookupTimeoutSetting = "'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS)";
+
+/** A digest of the environment variables readSettings reads, hashed so COSMOS_KEY is not kept in one more string. */
 export function settingsEnvironmentKey(environment: Readonly<Record<string, string | undefined>>): string {
   return createHash("sha256")
     .update(JSON.stringify(Object.values(keys).map((specification) => environment[specification.environment] ?? null)))
     .digest("base64");
 }
 
-/** Every config key the hook reads (without namespace). */
 export const settingsKeys: readonly string[] = Object.values(keys).map((specification) => specification.key);
 
 /** Raised for a missing or malformed setting; the message names the key and the expected form. */
 export class SettingsError extends Error {
-  /** Each problem on its own (the message joins them). */
   readonly problems: readonly string[];
   constructor(message: string, problems: readonly string[] = [message]) {
     super(message);

@@ -1,21 +1,9 @@
 /**
- * The data plane operators' half's decisions: whether the pass may go on at all (the cluster
- * document's set, and the inputs' agreement with it), whether its lookups say anything about one
- * identity, and from the lookup outcomes and the subtree as stored, the subtree to persist or
- * nothing. Pure.
- *
- * The rules (docs/design.md, "What may change a stored ID"):
- *
- * 1. Stored IDs change only on a definitive answer about that identity: ARM's `ResourceNotFound`,
- *    a read that returns other values, or a 403 read with the cluster's own credential. Any other
- *    failure keeps the stored clientId/principalId and records the failure in `retrievalError`
- *    beside them. `idsOnLookupFailure: "clear"` restores upstream's rule: any failed lookup clears
- *    the entry's IDs.
- * 2. A failed entry leaves the recheck time unset, so the next pass retries.
- * 3. After a conflict (HTTP 412) the decision is made again against the document as it is now: an
- *    entry the other writer changed since our read is theirs to keep (with rule 4, the write rule
- *    both halves share: statusHalf.ts `decideWrite`).
- * 4. Nothing is written when the result equals what is stored (upstream's semantic equality).
+ * The data plane operators' half's decisions (docs/design.md, "What may change a stored ID"):
+ * stored IDs change only on a definitive answer (ResourceNotFound, other values, a 403 with the
+ * cluster's own credential); any other failure keeps them beside a `retrievalError` (`clear` is
+ * upstream's rule), and leaves the recheck time unset. After a conflict, an entry the other writer
+ * changed since our read is theirs.
  */
 import { goToLower } from "./goStrings";
 import { sortedRecord } from "./json";
@@ -49,11 +37,7 @@ function isDefinitiveFailure(error: LookupErrorDetails, credentialScope: Credent
   return error.statusCode === 403 && credentialScope === "cluster";
 }
 
-/**
- * The class of a failure that says nothing about the identity and may pass on its own: `Timeout`,
- * `Throttled` (429), `ServerError` (5xx, 408) or `ConnectionFailed`; undefined for any other
- * failure. A pass whose every lookup fails with one class is not about any identity (docs/design.md).
- */
+/** The class of a failure that says nothing about the identity and may pass on its own; undefined for any other. */
 function transientFailureClass(error: LookupErrorDetails): "Timeout" | "Throttled" | "ServerError" | "ConnectionFailed" | undefined {
   if (error.code === "Timeout") return "Timeout";
   if (error.statusCode === 429) return "Throttled";
@@ -62,12 +46,7 @@ function transientFailureClass(error: LookupErrorDetails): "Timeout" | "Throttle
   return undefined;
 }
 
-/**
- * The error that ends the half (or a refresh) before any write, or undefined: a failure not about
- * one identity (credential, ARM 401, ARM unreachable), or, with `idsOnLookupFailure: keep`, every
- * lookup failing with one transient class (an ARM brownout, a hanging proxy), which says nothing
- * about any one identity either. `shared: false` leaves the second out.
- */
+/** The error that ends the half before any write: a failure not about one identity, or (`keep`, `shared`) every lookup failing with one transient class. */
 export function lookupsAccessError(
   location: Pick<DocumentLocation, "documentId" | "clusterName">,
   outcomes: readonly IdentityLookupOutcome[],
@@ -85,10 +64,7 @@ export function lookupsAccessError(
     : undefined;
 }
 
-/**
- * Why the pass cannot go on at all: a cluster document whose set cannot be read (the document is
- * the authority on the set), or inputs that name another set than the document. Undefined when neither.
- */
+/** Why the pass cannot go on: a cluster document whose set cannot be read, or inputs naming another set. */
 export function dataPlaneRefusal(
   fromCluster: LiveClusterDesiredSet,
   requested: readonly DesiredIdentity[] | undefined,
@@ -155,9 +131,7 @@ function entryAfter(
     !isDefinitiveFailure(outcome.error, options.credentialScope) &&
     stored !== undefined &&
     goToLower(stored.resourceID) === identity.key;
-  if (!keepsIds) {
-    return entry;
-  }
+  if (!keepsIds) return entry;
   return {
     resourceID: entry.resourceID,
     ...(stored.clientId === undefined ? {} : { clientId: stored.clientId }),

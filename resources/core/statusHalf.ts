@@ -1,12 +1,4 @@
-/**
- * One half of a cluster's identity status, written once for both halves:
- * `dataPlaneOperatorsManagedIdentities` (serviceProviderClusterDocument.ts) and
- * `msiManagedIdentities` (msiManagedIdentities.ts). What differs between the halves is data: the
- * Go struct the JSON mirrors ({@link GoStruct}) and where each desired identity sits in it
- * ({@link defineHalf}'s `slots`). Everything else is here: reading and writing the subtree as Go
- * does, upstream's needsWork gate and semantic equality, the differences drift lines name, and
- * the write decision's common rule. Pure.
- */
+/** One half of the identity status, written once for both: what differs is the Go struct the JSON mirrors and where desired identities sit (`slots`). */
 import { goToLower } from "./goStrings";
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
@@ -73,11 +65,7 @@ export interface Half<Status, Desired> {
   changes(before: Status, after: Status): EntryChange[];
   /** Every entry of the half with its field and key. */
   entries(status: Status): Array<{ readonly field: string; readonly key: string | undefined; readonly entry: Readonly<Partial<Record<string, string>>> }>;
-  /**
-   * The write decision both halves share: after a conflict, nothing when the other writer left the
-   * half clean and current; otherwise `next` (built from what is stored now), unless it equals
-   * what is stored.
-   */
+  /** After a conflict, nothing when the other writer left the half clean and current; else `next(stored)` unless it equals what is stored. */
   decideWrite(
     context: { readonly desired: Desired; readonly current: StoredHalf<Status>; readonly reread: boolean; readonly now: Date },
     next: (current: Status) => Status | undefined,

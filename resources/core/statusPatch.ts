@@ -1,8 +1,4 @@
-/**
- * The patch that writes the status into a ServiceProviderCluster document: either half or both
- * (`dataPlaneOperatorsManagedIdentities`, `msiManagedIdentities`) in one conditional write, plus
- * upstream's bookkeeping. Nothing else in the document is touched. Pure.
- */
+/** The patch that writes either half or both in one conditional write, touching nothing else of the document. */
 import type { JsonObject } from "./json";
 import { isJsonObject } from "./json";
 import type { MsiManagedIdentities } from "./msiManagedIdentities";
@@ -16,11 +12,7 @@ export interface StatusHalves {
   readonly msi?: MsiManagedIdentities;
 }
 
-/**
- * The patch that writes the given halves into `document` with upstream's bookkeeping, as its
- * Replace does: instanceVersion goes up by one (a missing value counts as 1) and
- * `cosmosMetadata.etag` records the etag the write was based on.
- */
+/** The patch of the given halves with upstream's Replace bookkeeping: instanceVersion + 1 (missing counts as 1), the etag it was based on. */
 export function identityStatusPatchOperations(document: JsonObject, halves: StatusHalves, basedOnEtag: string): PatchOperation[] {
   const properties = isJsonObject(document.properties) ? document.properties : {};
   const operations: PatchOperation[] = [];

@@ -1,10 +1,4 @@
-/**
- * The hook's one logger, over the Azure SDKs' `@azure/logger`: one switch (`AZURE_LOG_LEVEL`) for
- * the hook and the SDK clients it drives; lines go to the provider host's stderr, none by default.
- * Lines read `<operation> <subject> => <message>`. Never log keys, tokens or whole documents:
- * subjects are ARM IDs and Cosmos document ids, and messages come from redacted errors
- * (core/retrievalError.ts redactSecrets).
- */
+/** The logger over `@azure/logger` (`AZURE_LOG_LEVEL`, stderr, off by default): `<operation> <subject> => <message>`; never keys, tokens or documents. */
 import { createClientLogger } from "@azure/logger";
 
 const logger = createClientLogger("aro-hcp-identity-status");

@@ -1,14 +1,8 @@
-/**
- * The hook's spans, as every layer starts them: a door that does nothing until a tracer is
- * installed. It loads no package, so a run without tracing loads no OpenTelemetry code; the
- * provider installs the OpenTelemetry tracer (telemetry/startTracing.ts) only when an OTLP
- * endpoint is configured (docs/operations.md, "Traces").
- */
+/** The hook's spans: a door that does nothing until a tracer is installed, so a run without tracing loads no OpenTelemetry. */
 
 /** A value a span attribute may hold; `undefined` leaves the attribute out. */
 export type SpanAttributeValue = string | number | boolean | undefined;
 
-/** Attributes by name. */
 export type SpanAttributes = Readonly<Record<string, SpanAttributeValue>>;
 
 /** The span a function runs in: it may add attributes while it runs. */
@@ -18,10 +12,7 @@ export interface SpanScope {
 
 /** What the OpenTelemetry side implements (telemetry/otelTracer.ts). */
 export interface InstalledTracer {
-  /**
-   * Runs `run` in a new span, the child of the span active where it is called; ends it when `run`
-   * settles, with an error status (and the failure's class and cause) when it rejects.
-   */
+  /** Runs `run` in a child span of the active one, ended when it settles, with an error status and class when it rejects. */
   inSpan<T>(name: string, attributes: SpanAttributes, run: (span: SpanScope) => Promise<T>): Promise<T>;
   /** A value of the active tracing context (the Azure SDK's per-request store falls back to it). */
   contextValue(key: symbol): unknown;
@@ -38,7 +29,6 @@ export function installTracer(tracer: InstalledTracer | undefined): void {
   installed = tracer;
 }
 
-/** Whether spans are being recorded. */
 export function tracingOn(): boolean {
   return installed !== undefined;
 }

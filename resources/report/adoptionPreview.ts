@@ -1,12 +1,7 @@
 /**
- * What creating a cluster's resource would change in Cosmos, for the run report of a preview.
- * The engine does not call a dynamic provider's create during a preview, so `pulumi preview` of a
- * fleet upstream already keeps says only "+ create". The provider's check of a resource new to
- * the stack (no old inputs) calls this when the run is recorded (ARO_HCP_RUN_RECORDS): one read of
- * each of the cluster's two documents and the same gates the create's pass runs, no Azure request,
- * nothing written. A half that needs no work is `current` (the create writes nothing of it); one
- * whose recheck is due or whose status is missing is `wouldAsk` (the create asks Azure and writes
- * only what changed).
+ * What creating a cluster's resource would change, for a preview's run report (the engine does not
+ * call a dynamic provider's create in a preview): the create's gates over one read of each
+ * document, no Azure request, nothing written.
  */
 import type { ParsedResourceId } from "../core/azureResourceId";
 import type { DesiredIdentity } from "../core/identityStatus";

@@ -1,15 +1,7 @@
 /**
- * The run report: per cluster and per half, what a run did (current, written, drift corrected,
- * drift found, kept after a failure, failed, skipped; for a preview of clusters new to the stack,
- * current or would ask Azure) and why, the failures grouped by cause with
- * their clusters. Built from the records the provider host appends to the file named by
- * `ARO_HCP_RUN_RECORDS` (resources/report/runRecord.ts), so it says "failed" for a cluster whose
- * update failed, which the stack's outputs cannot: the engine keeps a failed resource's old outputs
- * and the stack's. Works the same after the literal `pulumi` CLI and after `npm run pulumi`.
- *
- * `aro-hcp-run-report <records file> [--json <report file>]` (the package's bin,
- * runReportCommand.ts; `node dist/cli/runReport.js` in this repository) prints the report (one
- * screen) and writes it as JSON for a CI step to check (`jq -e '.verdict == "ok"'`).
+ * The run report: per cluster and half, what a run did and why, failures grouped by cause. Built
+ * from the provider's records (`ARO_HCP_RUN_RECORDS`, runRecord.ts), so it says "failed" where the
+ * stack's outputs keep a failed resource's old values. `aro-hcp-run-report <records> [--json <file>]`.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { FailureGroup } from "../core/failureCause";
@@ -17,14 +9,12 @@ import { groupFailures } from "../core/failureCause";
 import type { HalfOutcome, RunRecord } from "./runRecord";
 import { failedOutcomes } from "./runRecord";
 
-/** One half of one cluster in the report. */
 export interface HalfReport {
   readonly outcome: HalfOutcome;
   /** The operation that decided it (refresh is `read`). */
   readonly operation: RunRecord["operation"];
 }
 
-/** One cluster in the report. */
 export interface ClusterReport {
   readonly clusterResourceId: string;
   /** The worse of the two halves. */
@@ -35,14 +25,9 @@ export interface ClusterReport {
   readonly cause?: string;
 }
 
-/** The report as written to JSON. */
 export interface RunReport {
   readonly schemaVersion: 1;
-  /**
-   * `failed` when any cluster has a half that failed or kept its IDs after a failure; `noRecords`
-   * when the provider recorded nothing (the variable did not reach it, or the run ended before any
-   * cluster), which is not a green run either.
-   */
+  /** `noRecords` (the provider recorded nothing) is not a green run either. */
   readonly verdict: "ok" | "failed" | "noRecords";
   /** Clusters by their overall outcome. */
   readonly counts: Readonly<Partial<Record<HalfOutcome, number>>> & { readonly clusters: number };
@@ -73,11 +58,7 @@ export function parseRunRecords(text: string): RunRecord[] {
   return records;
 }
 
-/**
- * The report of a run's records, in the order written. A later record of a cluster decides each
- * half, except a diff: it says only what the update would do, which does not undo an earlier
- * failure or drift found by the run's refresh.
- */
+/** The report of a run's records in order: a later record decides each half, except a diff, which does not undo a failure or drift found. */
 export function buildRunReport(records: readonly RunRecord[]): RunReport {
   interface Entry {
     clusterResourceId: string;
@@ -127,10 +108,7 @@ const outcomeWords: Record<HalfOutcome, string> = {
   wouldAsk: "would ask Azure",
 };
 
-/**
- * The report for a terminal, in one screen: the verdict and counts, one line per cause with its
- * clusters, and the clusters that were not simply current (at most `listed`; the JSON has all).
- */
+/** The report for a terminal: verdict and counts, one line per cause with its clusters, and at most `listed` clusters not simply current. */
 export function formatRunReport(report: RunReport, listed = 20): string {
   const counted = severity
     .filter((outcome) => (report.counts[outcome] ?? 0) > 0)

@@ -1,16 +1,9 @@
 /**
- * The only Azure calls of a pass (or a refresh), made once its decisions say a half has work. Each
- * returns the answer, or the error that says why the half writes nothing.
- *
- * - Data plane operators (upstream's FetchDataPlaneOperatorsManagedIdentitiesInfo): every identity
- *   read through ARM (lookUpIdentity.ts), as the cluster's own credential where the mode says so
- *   (clusterLookups.ts).
- * - MSI identities (upstream's FetchMSIIdentitiesInfo): one answer naming every identity, from the
- *   credential mode's `msiAnswers` (the data plane, or the fixed-identity stand-in), or in
- *   `processCredential` mode from ARM, where ResourceNotFound stands for the data plane's null and
- *   any other failure is no answer.
+ * The only Azure calls of a pass or a refresh, made once a half has work: the data plane operators
+ * through ARM, the MSI half's one answer from the credential mode (the data plane, the fixed
+ * stand-in, or in `processCredential` mode ARM, where ResourceNotFound stands for null).
  */
-import { withDeadline } from "../core/abort";
+import { isAbortError, withDeadline } from "../core/abort";
 import { lookupErrorText } from "../core/retrievalError";
 import type { DocumentLocation } from "../core/documentLocation";
 import type { IdentityLookupOutcome } from "../core/identityStatus";
@@ -22,15 +15,12 @@ import type { DecidedOutcome } from "../core/statusDecision";
 import type { DataPlaneAnswer, MsiAnswer } from "../core/passDecision";
 import { lookupsAccessError } from "../core/statusDecision";
 import type { DeclaredCredential } from "./clusterLookups";
-import { lookupDependenciesFor } from "./clusterLookups";
+import { dataPlaneTimedOut, lookupDependenciesFor } from "./clusterLookups";
 import type { ClusterCredentialRequest } from "../azure/clusterCredentials";
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { SyncDependencies } from "./syncDependencies";
 
-/**
- * Reads each identity through ARM; the credential is asked for only now that there is work.
- * @param shared - Whether every lookup failing the same transient way ends the half (a refresh only counts lookups it would report).
- */
+/** Reads each identity through ARM, asking for the credential only now; `shared`: whether one transient class failing every lookup ends the half. */
 export async function askDataPlane(
   dependencies: SyncDependencies,
   resourceIds: readonly string[],
@@ -66,13 +56,7 @@ export async function askMsi(
   try {
     answer = await msiAnswer(dependencies, msiRequestedIdentities(desired), identityUrl);
   } catch (error) {
-    const name = (error as { name?: unknown } | undefined)?.name;
-    const reason =
-      name === "AbortError" || name === "TimeoutError"
-        ? "the Managed Identities data plane did not answer within 'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS)"
-        : error instanceof Error
-          ? error.message
-          : String(error);
+    const reason = isAbortError(error) ? dataPlaneTimedOut : error instanceof Error ? error.message : String(error);
     return { error: new MsiIdentitiesError({ documentId, clusterName, reason, cause: error }) };
   }
   const decided = decideMsiStatus(desired, answer, dependencies.now(), dependencies.random);

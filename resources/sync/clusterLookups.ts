@@ -1,23 +1,27 @@
 /**
- * The seam between a pass and the credential its lookups use, asked for once the gate said the
- * cluster needs work, so no token request or data plane call happens for a cluster that needs none.
- *
- * - Modes `processCredential` and `fixedIdentity`: the process's one reader serves every cluster.
- * - `clusterServiceManagedIdentity`: the cluster's own reader, and the credential scope `cluster`
- *   (a 403 is then a definitive answer about an identity, core/statusDecision.ts). The cluster
- *   document says whose credential that is; inputs may only agree with it. Its failures end the
- *   pass before any write: {@link ClusterCredentialError} for this cluster alone,
- *   {@link AzureAccessError} when the first-party credential itself failed.
+ * The credential a pass's lookups use, asked for only once a half has work: the process's reader,
+ * or in `clusterServiceManagedIdentity` mode the cluster's own (scope `cluster`: a 403 is then a
+ * definitive answer). Its failures end the pass before any write.
  */
 import type { ClusterCredentialRequest } from "../azure/clusterCredentials";
 import { ClusterCredentialError } from "../azure/clusterCredentials";
 import { DataPlaneError } from "../azure/managedIdentitiesDataPlane";
-import { withDeadline } from "../core/abort";
+import { isAbortError, withDeadline } from "../core/abort";
 import { AzureAccessError } from "../core/azureAccessError";
 import type { SyncDependencies } from "./syncDependencies";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { goToLower } from "../core/goStrings";
+import { lookupTimeoutSetting } from "../core/settingsKeys";
 import type { DocumentLocation } from "../core/documentLocation";
+import type { ParsedResourceId } from "../core/azureResourceId";
+import type { ClusterCredentialFields } from "../core/clusterDocument";
+
+export const dataPlaneTimedOut = `the Managed Identities data plane did not answer within ${lookupTimeoutSetting}`;
+
+/** What the cluster's credential is asked by: the SMI and identity URL its cluster document names. */
+export function credentialRequestOf(cluster: ParsedResourceId, fromCluster: ClusterCredentialFields | undefined): ClusterCredentialRequest {
+  return { cluster, serviceManagedIdentity: fromCluster?.serviceManagedIdentity, identityUrl: fromCluster?.identityUrl };
+}
 
 /** The service managed identity and identity URL a resource's inputs (or its last state) declare. */
 export interface DeclaredCredential {
@@ -33,9 +37,7 @@ export async function lookupDependenciesFor(
   location: Pick<DocumentLocation, "documentId" | "clusterName">,
 ): Promise<SyncDependencies> {
   const source = dependencies.clusterCredentials;
-  if (source === undefined) {
-    return dependencies;
-  }
+  if (source === undefined) return dependencies;
   const refusal = credentialRefusal(dependencies, request, declared);
   if (refusal !== undefined) throw refusal;
   try {
@@ -50,23 +52,15 @@ export async function lookupDependenciesFor(
         credential: dependencies.credentialDescription,
       });
     }
-    const name = (error as { name?: unknown } | undefined)?.name;
-    if (name === "AbortError" || name === "TimeoutError") {
-      throw new ClusterCredentialError(
-        "the Managed Identities data plane did not answer within 'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS) " +
-          "when asked for the credential of the cluster's service managed identity",
-        { cluster: request.cluster, cause: error },
-      );
+    if (isAbortError(error)) {
+      const message = `${dataPlaneTimedOut} when asked for the credential of the cluster's service managed identity`;
+      throw new ClusterCredentialError(message, { cluster: request.cluster, cause: error });
     }
     throw error;
   }
 }
 
-/**
- * With cluster credentials, the error that fails the cluster when its inputs name another service
- * managed identity or identity URL than its document, named with both values: a pass checks this
- * before either half reads anything, since the MSI half is asked about the document's SMI.
- */
+/** With cluster credentials: inputs naming another SMI or identity URL than the document fail the cluster before any read. */
 export function credentialRefusal(
   dependencies: Pick<SyncDependencies, "clusterCredentials">,
   request: ClusterCredentialRequest,

@@ -1,9 +1,6 @@
 /**
- * The process-wide limiter on concurrent lookups: p-limit, with the `active`/`peak` counters the
- * benchmark and the sandbox checks read. Tasks start first in, first out, and a finishing task's
- * slot goes to the oldest waiter. p-limit rather than a hand-written queue: its queue dequeues in
- * constant time, where one over `Array#shift` does not, which tells at tens of thousands of
- * queued lookups. It is an ES module, loaded through `require` of ES modules (Node 20.19 or later).
+ * The process-wide FIFO limiter on concurrent lookups, with `active`/`peak` counters: p-limit, whose
+ * queue dequeues in constant time; an ES module, loaded through require(esm) (Node 20.19 or later).
  */
 import pLimit from "p-limit";
 
@@ -17,9 +14,7 @@ export interface ConcurrencyLimiter {
 }
 
 export function createConcurrencyLimiter(limit: number): ConcurrencyLimiter {
-  if (!Number.isInteger(limit) || limit < 1) {
-    throw new RangeError(`concurrency limit must be a whole number of at least 1, got ${limit}`);
-  }
+  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`concurrency limit must be a whole number of at least 1, got ${limit}`);
   const limited = pLimit(limit);
   let peak = 0;
   return {

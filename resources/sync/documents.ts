@@ -1,13 +1,7 @@
 /**
- * Every Cosmos read of a pass and of a refresh. A document is waited for a bounded time (this hook
- * never creates one) and a soft-deleted one (envelope `deletionTimestamp`) reads as absent, as
- * upstream's listers treat it.
- *
- * A missing document says "not in this container", never "deleted": Cosmos answers alike for a
- * deleted document and for one in another container than the settings name. So an absence counts
- * only where the fleet's documents provably are: the resource provider keeps each subscription's
- * document (a deleted subscription's too) in the same partition as its clusters'. It is read only
- * once a cluster's document read as absent.
+ * Every Cosmos read of a pass and a refresh. A document is waited for a bounded time; a soft-deleted
+ * one reads as absent, as upstream's listers treat it. Absence means "not in this container", so it
+ * counts as deletion only when the subscription's document (same partition) is there.
  */
 import type { ClusterDesiredSet, LiveClusterDesiredSet } from "../core/clusterDocument";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
@@ -21,6 +15,7 @@ import {
   isCosmosDocumentError,
   nothingWrittenError,
 } from "../core/errors";
+import { withoutFinalPeriod } from "../core/retrievalError";
 import { serviceProviderClusterDocumentProblems } from "../core/serviceProviderClusterDocument";
 import type { StoredDocument } from "../cosmos/documentStore";
 import { absentEverywhereError } from "../cosmos/settingsProblems";
@@ -34,20 +29,14 @@ export type PassDocuments =
   | { readonly kind: "deleting"; readonly fromCluster: Extract<ClusterDesiredSet, { kind: "deleting" }>; readonly stored: StoredDocument | undefined }
   | { readonly kind: "live"; readonly fromCluster: LiveClusterDesiredSet; readonly stored: StoredDocument };
 
-/**
- * The read step of a pass. Both point reads go out at once, yet the cluster document decides
- * first: it is waited for, its failure is the one reported, a deleting cluster does not wait for
- * the ServiceProviderCluster document, and `refuse` fails the pass before that document is waited
- * for. After a wait, the early ServiceProviderCluster read is read again. A ServiceProviderCluster
- * document not in upstream's layout is refused.
- */
+/** The read step of a pass: both reads at once, the cluster document deciding first (its failure reported, `refuse` before any wait). */
 export async function readPassDocuments(
   dependencies: DocumentDependencies,
   location: DocumentLocation,
   refuse: (fromCluster: LiveClusterDesiredSet) => Error | undefined,
 ): Promise<PassDocuments> {
-  const serviceProviderClusterRead = startReadLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
-  const clusterRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
+  const serviceProviderClusterRead = readServiceProviderCluster(dependencies, location);
+  const clusterRead = readClusterDocument(dependencies, location);
   const clusterDocument = await waitForClusterDocument(dependencies, location, clusterRead);
   // Settled by now: the wait awaited it as its first poll (and threw had it failed).
   const firstServiceProviderClusterRead = (await clusterRead) === undefined ? undefined : serviceProviderClusterRead;
@@ -93,18 +82,14 @@ export function readClusterDocument(dependencies: DocumentDependencies, location
   return readLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
 }
 
-/**
- * The read step of a refresh: the ServiceProviderCluster document, or what its absence means:
- * `clusterDocumentPresent` (only that document is missing) or `deleted` (neither cluster document
- * is there but the subscription's is); with the subscription's missing too, an error naming the settings.
- */
+/** The read step of a refresh: the ServiceProviderCluster document, or what its absence means (`clusterDocumentPresent`, `deleted`, or an error). */
 export async function readRefreshDocument(
   dependencies: DocumentDependencies,
   location: DocumentLocation,
 ): Promise<{ readonly stored: StoredDocument } | { readonly absence: "clusterDocumentPresent" | "deleted" }> {
   const stored = await readServiceProviderCluster(dependencies, location);
   if (stored !== undefined) return { stored };
-  const clusterRead = startReadLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
+  const clusterRead = readClusterDocument(dependencies, location);
   const subscriptionRead = readEvenSoftDeleted(dependencies, location);
   subscriptionRead.catch(() => undefined);
   if ((await clusterRead) !== undefined) return { absence: "clusterDocumentPresent" };
@@ -174,17 +159,14 @@ export async function waitForDocument(
   }
 }
 
-/** Starts {@link readLive} now for a caller that may never await it: its rejection is handled here, never an unhandled one. */
-function startReadLive(dependencies: DocumentDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument | undefined> {
-  const read = readLive(dependencies, partitionKey, id, description);
+/** Reads a document, treating a soft-deleted one (envelope deletionTimestamp) as absent, as upstream does. */
+export function readLive(dependencies: DocumentDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument | undefined> {
+  const read = readOrFail(dependencies, partitionKey, id, description).then((stored) =>
+    stored === undefined || typeof stored.document.deletionTimestamp === "string" ? undefined : stored,
+  );
+  // Started early by a pass that may never await it: its rejection is handled here, never an unhandled one.
   read.catch(() => undefined);
   return read;
-}
-
-/** Reads a document, treating a soft-deleted one (envelope deletionTimestamp) as absent, as upstream does. */
-export async function readLive(dependencies: DocumentDependencies, partitionKey: string, id: string, description: string): Promise<StoredDocument | undefined> {
-  const stored = await readOrFail(dependencies, partitionKey, id, description);
-  return stored === undefined || typeof stored.document.deletionTimestamp === "string" ? undefined : stored;
 }
 
 /** The subscription's document as stored, a soft-deleted one included: any trace of the subscription proves the container. */
@@ -200,7 +182,7 @@ async function readOrFail(dependencies: DocumentDependencies, partitionKey: stri
       documentId: id,
       statusCode: cosmosStatusCode(error),
       // Cause first; a settings problem already says that nothing was written and what to check.
-      message: `${describeCosmosError(error).replace(/[.\s]+$/, "")}${isCosmosConfigurationError(error) ? "" : "; nothing was written"}. [reading ${description}]`,
+      message: `${withoutFinalPeriod(describeCosmosError(error))}${isCosmosConfigurationError(error) ? "" : "; nothing was written"}. [reading ${description}]`,
       cause: error,
     });
   }

@@ -1,29 +1,17 @@
 /**
- * One identity lookup, with the retry policy this hook owns (the ARM client's own retries are off
- * in provider/azureAdapters.ts). The SDK's retry policies retry inside the client's request, so a
- * lookup would hold its limiter slot through every Retry-After and backoff, and they know nothing of
- * this lookup's deadline or of time queued for a slot; under heavy throttling a fleet then does not
- * converge in one `up`. The backoff takes an injected `random` so tests can pin it.
- *
- * - Every attempt holds one slot of the process-wide limiter only while its request runs; waits
- *   happen outside it, so a throttled identity does not block other lookups.
- * - 429, 408, 500, 502, 503, 504 and connection failures are retried, after the service's
- *   Retry-After when it gives one, else after an exponential, jittered backoff.
- * - Every attempt and wait fits in one deadline, `lookupTimeoutInMs` from the moment the first
- *   attempt gets its slot; time queued for a slot never counts. A Retry-After that would cross it
- *   ends the lookup at once with the throttling error.
- * - At most {@link maxLookupAttempts} attempts answered without a Retry-After; one that carries a
- *   Retry-After does not use one up (steady throttling is not a failure of the identity), bounded
- *   by the deadline and {@link maxTotalAttempts}.
- * - Any failure while getting the token, the deadline included, is `global` (CredentialUnavailable):
- *   it is not about this identity, so it never clears its IDs. A failure not about this identity
- *   ends the lookup with a `global` outcome: at once for a credential failure or an ARM 401, after
- *   the retries when the endpoint cannot be reached, since a network can come back.
+ * One identity lookup with this hook's retry policy (the ARM client's is off: it would hold the
+ * limiter slot through every wait and knows nothing of the deadline). Each attempt holds a slot only
+ * while its request runs; 408, 429, 5xx and connection failures are retried after Retry-After or a
+ * jittered backoff; all fits in one deadline from the first slot, queueing excluded, and a Retry-After
+ * that would cross it ends the lookup with the throttling error. An answer with Retry-After uses up no
+ * attempt (steady throttling is no failure of the identity). A token failure or ARM 401 is `global` at
+ * once; an unreachable endpoint is `global` after the retries, since a network can come back.
  */
 import { untilAborted, withDeadline } from "../core/abort";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { classifyLookupError, isEndpointUnreachableCode } from "../core/errors";
 import { retryAfterInMs } from "../core/retryAfter";
+import { lookupTimeoutSetting } from "../core/settingsKeys";
 import type { IdentityLookupOutcome } from "../core/identityStatus";
 import type { LookupErrorDetails } from "../core/retrievalError";
 import type { SyncDependencies } from "./syncDependencies";
@@ -39,14 +27,14 @@ const retryableStatusCodes = new Set([408, 429, 500, 502, 503, 504]);
 type LookupDependencies = Pick<SyncDependencies, "userAssignedIdentityReader" | "limiter" | "now" | "random" | "sleep" | "options">;
 
 type AttemptResult =
-  { readonly outcome: IdentityLookupOutcome } | { readonly retry: LookupErrorDetails; readonly global: boolean; readonly delayInMs: number | undefined };
+  | { readonly outcome: IdentityLookupOutcome }
+  | { readonly retry: LookupErrorDetails; readonly global: boolean; readonly delayInMs: number | undefined }
+  | { readonly cutByDeadline: true };
 
 /** Looks one identity up, retrying transient failures within the lookup deadline. */
 export async function lookUpIdentity(dependencies: LookupDependencies, resourceId: string): Promise<IdentityLookupOutcome> {
   const parsed = parseResourceIdOfType(resourceId, userAssignedIdentityResourceType);
-  if (!parsed.ok) {
-    return { kind: "failed", error: { code: "InvalidResourceId", message: `identity resource ID ${parsed.reason}` } };
-  }
+  if (!parsed.ok) return { kind: "failed", error: { code: "InvalidResourceId", message: `identity resource ID ${parsed.reason}` } };
   // Set when the first attempt gets its slot; moved later by every later wait for a slot.
   let deadline: number | undefined;
   let lastError: LookupErrorDetails = { code: "Timeout", message: "the lookup did not complete within the configured lookup timeout" };
@@ -54,27 +42,22 @@ export async function lookUpIdentity(dependencies: LookupDependencies, resourceI
   // `attempt` counts the attempts that used up one of maxLookupAttempts (no Retry-After).
   let attempt = 0;
   for (let total = 1; total <= maxTotalAttempts; total += 1) {
-    if (deadline !== undefined && deadline <= dependencies.now().getTime()) {
-      break;
-    }
+    if (deadline !== undefined && deadline <= dependencies.now().getTime()) break;
     const queuedAt = dependencies.now().getTime();
     const result: AttemptResult = await dependencies.limiter.run(() => {
       const slotAt = dependencies.now().getTime();
       deadline = deadline === undefined ? slotAt + dependencies.options.lookupTimeoutInMs : deadline + (slotAt - queuedAt);
       return withDeadline(deadline - slotAt, (abortSignal) => attemptOnce(dependencies, parsed.resourceId, abortSignal));
     });
-    if ("outcome" in result) {
-      return result.outcome;
-    }
+    if ("outcome" in result) return result.outcome;
+    // An attempt the deadline cut gave no answer: the lookup ends with the last answer it had, a
+    // Timeout only when there was none, so lookups failing on one transient class all end with it.
+    if ("cutByDeadline" in result) break;
     lastError = result.retry;
     lastErrorIsGlobal = result.global;
-    if (result.delayInMs === undefined) {
-      attempt += 1;
-    }
+    if (result.delayInMs === undefined) attempt += 1;
     const delayInMs = result.delayInMs ?? backoffInMs(attempt, dependencies.random);
-    if (attempt === maxLookupAttempts || total === maxTotalAttempts || deadline === undefined || dependencies.now().getTime() + delayInMs >= deadline) {
-      break;
-    }
+    if (attempt === maxLookupAttempts || total === maxTotalAttempts || deadline === undefined || dependencies.now().getTime() + delayInMs >= deadline) break;
     await dependencies.sleep(delayInMs);
   }
   return { kind: lastErrorIsGlobal ? "global" : "failed", error: lastError };
@@ -99,16 +82,11 @@ async function attemptOnce(
     return { outcome: { kind: "resolved", clientId: values.clientId, principalId: values.principalId } };
   } catch (error) {
     const classified = classifyLookupError(error);
-    if (!gotToken) {
-      return { outcome: { kind: "global", error: tokenFailure(classified.details) } };
-    }
-    if (classified.kind === "notFound") {
-      return { outcome: { kind: "notFound", error: classified.details } };
-    }
+    if (!gotToken) return { outcome: { kind: "global", error: tokenFailure(classified.details) } };
+    if (abortSignal.aborted) return { cutByDeadline: true };
+    if (classified.kind === "notFound") return { outcome: { kind: "notFound", error: classified.details } };
     const unreachable = isEndpointUnreachableCode(classified.details.code);
-    if (classified.kind === "global" && !unreachable) {
-      return { outcome: { kind: "global", error: classified.details } };
-    }
+    if (classified.kind === "global" && !unreachable) return { outcome: { kind: "global", error: classified.details } };
     const retryable =
       (classified.details.statusCode !== undefined && retryableStatusCodes.has(classified.details.statusCode)) ||
       classified.details.code === "ConnectionFailed" ||
@@ -126,7 +104,7 @@ function tokenFailure(details: LookupErrorDetails): LookupErrorDetails {
       code: "CredentialUnavailable",
       message:
         "the credential did not get a token within the lookup deadline: its token endpoint (IMDS, IDENTITY_ENDPOINT, or Entra ID) did not answer in time; " +
-        "check that endpoint, or raise 'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS)",
+        `check that endpoint, or raise ${lookupTimeoutSetting}`,
     };
   }
   return details.code === "CredentialUnavailable" ? details : { ...details, code: "CredentialUnavailable", message: `${details.code}: ${details.message}` };

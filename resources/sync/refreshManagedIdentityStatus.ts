@@ -1,17 +1,7 @@
 /**
- * What `pulumi refresh` does: it reads the persisted status of both halves and reports drift,
- * writing nothing. The next `pulumi up` sees the drift in state and rewrites the half it names.
- *
- * 1. Locate, and read the ServiceProviderCluster document; when it is absent, say what that means
- *    (sync/documents.ts): deleted, only that document missing, or the settings wrong.
- * 2. Drift against the last state: a subtree deleted or malformed in Cosmos, entries removed,
- *    added or changed there by someone else.
- * 3. What is due in Azure, by upstream's gate: the data plane operators' entries once their recheck
- *    is due, or that record a real failure; the MSI half once its recheck time has passed.
- * 4. The cluster document, read only when what is due needs it (the MSI half's desired set and
- *    identity URL; the cluster's own credential in `clusterServiceManagedIdentity` mode).
- * 5. Ask Azure (sync/azureAnswers.ts), both halves at once, and report what differs. A failure not
- *    about one identity, or an MSI answer that cannot be had, is not drift: the refresh fails.
+ * What `pulumi refresh` does, writing nothing: read the ServiceProviderCluster document, report
+ * drift against the last state, and ask Azure about what upstream's gate says is due (reading the
+ * cluster document only when that needs it). A failure not about one identity fails the refresh.
  */
 import type { ParsedResourceId } from "../core/azureResourceId";
 import type { ClusterDesiredSet } from "../core/clusterDocument";
@@ -28,17 +18,15 @@ import { fingerprintDifferences, msiFingerprintOf } from "../core/msiOutputs";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities, StoredStatus } from "../core/serviceProviderClusterDocument";
 import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
 import type { DecidedOutcome } from "../core/statusDecision";
+import type { StoredHalf } from "../core/statusHalf";
 import { recheckDue } from "../core/statusHalf";
 import { askDataPlane, askMsi } from "./azureAnswers";
+import { credentialRequestOf } from "./clusterLookups";
 import { clusterDocumentDescription, readClusterDocument, readRefreshDocument } from "./documents";
 import type { SyncDependencies } from "./syncDependencies";
 
 export interface RefreshResult {
-  /**
-   * `deleted`: the cluster's documents are gone from where the fleet's documents are (the resource
-   * leaves state); `serviceProviderClusterMissing`: only the ServiceProviderCluster document is
-   * missing (the resource stays, with a drift line).
-   */
+  /** `deleted`: the documents are gone (the resource leaves state); `serviceProviderClusterMissing`: only that document is (a drift line). */
   readonly presence: "present" | "deleted" | "serviceProviderClusterMissing";
   readonly status: DataPlaneOperatorsManagedIdentities;
   /** The MSI half as stored (empty when the document is missing). */
@@ -109,10 +97,7 @@ export async function refreshManagedIdentityStatus(
       : askDataPlane(
           dependencies,
           due.map(([, entry]) => entry.resourceID),
-          {
-            request: { cluster, serviceManagedIdentity: fromCluster?.serviceManagedIdentity, identityUrl: fromCluster?.identityUrl },
-            declared: {},
-          },
+          { request: credentialRequestOf(cluster, fromCluster), declared: {} },
           location,
           // Only where it would be reported as drift: entries that already record a failure stay quiet.
           due.some(([, entry]) => entry.retrievalError === undefined),
@@ -131,9 +116,7 @@ export async function refreshManagedIdentityStatus(
 
 /** The data plane operators' half in Cosmos against the last state. */
 function cosmosDrift(known: DataPlaneOperatorsManagedIdentities, persisted: StoredStatus): string[] {
-  const drift: string[] = [];
-  if (!persisted.present && Object.keys(known.identities ?? {}).length > 0) drift.push("the status subtree was deleted in Cosmos");
-  for (const problem of persisted.problems) drift.push(`the status subtree in Cosmos is malformed: ${problem}`);
+  const drift = subtreeDrift("the status subtree", persisted, Object.keys(known.identities ?? {}).length > 0);
   for (const { key, change, fields } of dataPlaneHalf.changes(known, persisted.status)) {
     if (change === "changed") drift.push(...fields.map((field) => `identity ${key}: ${field} was changed in Cosmos`));
     // A subtree deleted whole is the one line above.
@@ -142,14 +125,20 @@ function cosmosDrift(known: DataPlaneOperatorsManagedIdentities, persisted: Stor
   return drift;
 }
 
+/** A half's subtree deleted in Cosmos (when the last state recorded anything) or malformed there. */
+function subtreeDrift(subtree: string, persisted: StoredHalf<object>, recorded: boolean): string[] {
+  return [
+    ...(!persisted.present && recorded ? [`${subtree} was deleted in Cosmos`] : []),
+    ...persisted.problems.map((problem) => `${subtree} in Cosmos is malformed: ${problem}`),
+  ];
+}
+
 /** The MSI half in Cosmos against the fingerprints of the last state. */
 function msiCosmosDrift(lastKnown: KnownMsiStatus, persisted: StoredMsiStatus): string[] {
   const smi = persisted.status.serviceManagedIdentity?.resourceId;
   const keys = [...Object.keys(persisted.status.controlPlaneOperatorsIdentities ?? {}), ...(smi === undefined ? [] : [goToLower(smi)])];
   const known = lastKnown(keys).fingerprint;
-  const drift: string[] = [];
-  if (!persisted.present && known.size > 0) drift.push(`${msiDriftPrefix}the subtree was deleted in Cosmos`);
-  for (const problem of persisted.problems) drift.push(`${msiDriftPrefix}the subtree in Cosmos is malformed: ${problem}`);
+  const drift = subtreeDrift(`${msiDriftPrefix}the subtree`, persisted, known.size > 0);
   if (!persisted.present) return drift;
   for (const { key, change, serviceManagedIdentity } of fingerprintDifferences(known, msiFingerprintOf(persisted.status))) {
     const what = serviceManagedIdentity ? "the service managed identity" : `control plane operator identity ${key}`;

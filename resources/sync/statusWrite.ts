@@ -1,12 +1,7 @@
-/**
- * The one write path of this hook: a patch of the status subtrees it keeps plus upstream's
- * bookkeeping, always with If-Match, re-read and decided again on 412 up to `maxWriteAttempts`
- * times; no unconditional write, no whole-document replace. A cluster document that changed since
- * the pass read it ends the write with {@link ClusterDocumentChangedError}, so the pass starts over
- * rather than write answers to a question nobody asks any more.
- */
+/** The one write path: a status patch, always with If-Match (never a whole-document replace), re-read and decided again on 412. */
 import { CosmosDocumentError, cosmosStatusCode, describeCosmosError, nothingWrittenError } from "../core/errors";
 import type { DocumentLocation } from "../core/documentLocation";
+import { withoutFinalPeriod } from "../core/retrievalError";
 import type { JsonObject } from "../core/json";
 import type { StatusHalves } from "../core/statusPatch";
 import { identityStatusPatchOperations } from "../core/statusPatch";
@@ -27,12 +22,7 @@ export interface WriteOutcome {
 /** The cluster document changed between the pass's read and a conflict on its write: the pass starts over. */
 export class ClusterDocumentChangedError extends CosmosDocumentError {}
 
-/**
- * Writes the halves `decide` asks for (a half left out stays as stored; `undefined`: nothing to
- * write). `decide` is called again on every re-read (`reread` true), so each half is decided again
- * against what the other writer left. `clusterAsRead` tells whether the cluster document, read
- * again after a conflict, still asks what the pass answered.
- */
+/** Writes the halves `decide` asks for, deciding again after each conflict; `clusterAsRead`: the re-read cluster document still asks the same. */
 export async function writeStatus(
   dependencies: DocumentDependencies,
   location: DocumentLocation,
@@ -59,7 +49,7 @@ export async function writeStatus(
       }
       if (statusCode !== 412 || attempt >= dependencies.options.maxWriteAttempts) {
         const exhausted = statusCode === 412 ? ` after ${attempt} attempts (the document kept changing between read and write)` : "";
-        const cause = `${describeCosmosError(error).replace(/[.\s]+$/, "")}${exhausted}, writing the ServiceProviderCluster document`;
+        const cause = `${withoutFinalPeriod(describeCosmosError(error))}${exhausted}, writing the ServiceProviderCluster document`;
         throw writeFailure(location, cause, statusCode, error);
       }
       // Another writer changed the document: back off briefly, re-read and merge onto the new version.

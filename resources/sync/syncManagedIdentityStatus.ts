@@ -1,21 +1,9 @@
 /**
- * One sync pass over both halves of a cluster's identity status: upstream's two SyncOnce
- * controllers, FetchDataPlaneOperatorsManagedIdentitiesInfo and FetchMSIIdentitiesInfo, with their
- * gaps closed. The halves read the same documents and are written together, but decided on their
- * own: one half's failure never keeps the other's answer from being written. This function is the
- * only one of the pass that does I/O, in numbered steps; every decision is a pure function of core/.
- *
- * 1. Locate the cluster's documents.
- * 2. Read them (sync/documents.ts). A deleting cluster is skipped; a cluster document that cannot
- *    name its data plane operators, or inputs that name another set or credential, fail the pass.
- * 3. Decide each half against its stored subtree (its gate); a half with no work makes no call.
- * 4. Ask Azure what the decisions need (sync/azureAnswers.ts), both halves at once.
- * 5. Write once, with If-Match, the halves whose decision differs from what is stored
- *    (sync/statusWrite.ts); when the cluster document changed meanwhile, the pass starts over.
- * 6. Report (core/passDecision.ts): throw what failed, with the pass's result attached when
- *    anything was written.
+ * One sync pass over both halves, upstream's two SyncOnce controllers in one: locate, read the
+ * documents, decide each half (core/), ask Azure what the decisions need, write once with If-Match
+ * (starting over when the cluster document changed), report. The halves are decided on their own:
+ * one half's failure never keeps the other's answer from being written.
  */
-import type { LiveClusterDesiredSet } from "../core/clusterDocument";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { locate } from "../core/documentLocation";
 import { msiPlanError } from "../core/msiDecision";
@@ -26,7 +14,7 @@ import type { PassDecisions, SyncRequest, SyncResult } from "../core/passDecisio
 import { decideHalves, planHalves, reportPass } from "../core/passDecision";
 import { log } from "../logging/logger";
 import { askDataPlane, askMsi } from "./azureAnswers";
-import { credentialRefusal } from "./clusterLookups";
+import { credentialRefusal, credentialRequestOf } from "./clusterLookups";
 import { readPassDocuments } from "./documents";
 import { ClusterDocumentChangedError, writeStatus } from "./statusWrite";
 import type { SyncDependencies } from "./syncDependencies";
@@ -49,17 +37,13 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
   // 1. Locate.
   const location = locate(request.cluster);
   const declared = { serviceManagedIdentity: request.serviceManagedIdentity, identityUrl: request.identityUrl };
-  const credentialRequest = (fromCluster: LiveClusterDesiredSet) => ({
-    cluster: request.cluster,
-    serviceManagedIdentity: fromCluster.serviceManagedIdentity,
-    identityUrl: fromCluster.identityUrl,
-  });
 
   // 2. Read both documents.
   const read = await readPassDocuments(
     dependencies,
     location,
-    (fromCluster) => dataPlaneRefusal(fromCluster, request.desired, location) ?? credentialRefusal(dependencies, credentialRequest(fromCluster), declared),
+    (fromCluster) =>
+      dataPlaneRefusal(fromCluster, request.desired, location) ?? credentialRefusal(dependencies, credentialRequestOf(request.cluster, fromCluster), declared),
   );
   const base = {
     documentId: location.documentId,
@@ -92,7 +76,7 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
       ? askDataPlane(
           dependencies,
           dataPlane.desired.map((identity) => identity.resourceId),
-          { request: credentialRequest(fromCluster), declared },
+          { request: credentialRequestOf(request.cluster, fromCluster), declared },
           location,
         )
       : undefined,

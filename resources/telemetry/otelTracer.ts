@@ -1,10 +1,7 @@
 /**
- * The OpenTelemetry side of the hook's spans, loaded only when an OTLP endpoint is configured
- * (startTracing.ts): a Node tracer provider registered for the process (so the Azure SDK's
- * @azure/core-tracing, through @azure/opentelemetry-instrumentation-azure-sdk, puts its own
- * operation and HTTP spans beneath the hook's), exporting over OTLP/gRPC through a batch processor,
- * every span redacted on its way out (redaction.ts). The sampler is the SDK's, from
- * `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG` (parent-based always-on by default).
+ * The OpenTelemetry side of the spans, loaded only when an endpoint is configured: a process-wide
+ * Node tracer provider (the Azure SDK's spans nest beneath the hook's), OTLP/gRPC through a batch
+ * processor, every span redacted on its way out; the sampler from `OTEL_TRACES_SAMPLER`.
  */
 import { context, SpanStatusCode } from "@opentelemetry/api";
 import type { Span } from "@opentelemetry/api";
@@ -20,7 +17,6 @@ import type { InstalledTracer, SpanAttributes } from "../logging/spans";
 import type { TracingSettings } from "./tracingSettings";
 import { redactAttributes, redactSpanText, secretValuesOf } from "./redaction";
 
-/** The instrumentation scope of the hook's own spans. */
 const scopeName = "aro-hcp-identity-status";
 
 /** Attributes without the undefined ones, which OpenTelemetry would drop with a warning. */
@@ -47,17 +43,13 @@ function redactedSpan(span: ReadableSpan, secrets: readonly string[]): ReadableS
 }
 
 /** An exporter that can say when the exports it started have all answered. */
-export interface SettlingExporter extends SpanExporter {
+interface SettlingExporter extends SpanExporter {
   /** Resolves when every export started so far has answered (or failed). */
   settled(): Promise<void>;
 }
 
-/**
- * The exporter every span goes through: redacts, then hands over to `inner`. It keeps the exports
- * in flight: the batch processor's flush does not wait for one its timer started, and the process
- * must not end before it answered.
- */
-export function redactingExporter(inner: SpanExporter, secretValues: () => readonly string[]): SettlingExporter {
+/** Redacts, then hands over to `inner`, keeping exports in flight so the process does not end before they are answered. */
+function redactingExporter(inner: SpanExporter, secretValues: () => readonly string[]): SettlingExporter {
   const inFlight = new Set<Promise<void>>();
   return {
     export(spans: ReadableSpan[], resultCallback: Parameters<SpanExporter["export"]>[1]) {
@@ -93,25 +85,17 @@ function instrumentAzureSdk(): void {
   }
 }
 
-/** How the tracer is built besides its settings. */
-export interface OtelTracerOptions {
+interface OtelTracerOptions {
   /** Replaces the OTLP exporter (tests). */
   readonly exporter?: SpanExporter;
-  /**
-   * Sends the spans not yet sent when the process is interrupted, then lets the signal end it. The
-   * engine interrupts a plugin (SIGINT to its process group) when it is done with it and kills it
-   * 5 s later; the provider host has no other handler of its own.
-   */
+  /** Sends pending spans when the engine interrupts the plugin (SIGINT, a kill follows), then lets the signal end it. */
   readonly flushOnInterrupt?: boolean;
 }
 
 /** At most this long for the last spans when interrupted: within the engine's 5 s. */
 const interruptFlushLimitMs = 3_000;
 
-/**
- * Builds the tracer and registers its provider for the process. `secretValues` names setting
- * values no span may carry besides the environment's secrets.
- */
+/** Builds the tracer and registers its provider; `secretValues` are setting values no span may carry. */
 export function createOtelTracer(settings: TracingSettings, secretValues: () => readonly string[], options: OtelTracerOptions = {}): InstalledTracer {
   const resource = Resource.default().merge(new Resource({ "service.name": settings.serviceName }));
   const provider = new NodeTracerProvider({ resource });

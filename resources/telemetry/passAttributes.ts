@@ -1,10 +1,6 @@
-/**
- * The attributes an operator filters a run's spans by (docs/operations.md, "Traces"): what a pass
- * did (its outcome), why it failed (the failure's class and cause, named as the engine's messages
- * and the CLI's summary name them), and which half of the status a failure or a request belongs to.
- * Pure.
- */
+/** The span attributes an operator filters a run by (docs/operations.md, "Traces"): outcome, failure class and cause, half. */
 import { failureCauseOf } from "../core/failureCause";
+import { errorCodeLabel } from "../core/retrievalError";
 import type { SpanAttributes } from "../logging/spans";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
@@ -42,17 +38,12 @@ export const attribute = {
   retryAfterMs: "aro_hcp.retry_after_ms",
 } as const;
 
-/** What a pass did, as an operator asks it. */
 export type PassOutcome = "written" | "current" | "kept" | "failed";
 
-/** The halves of the status, as the summary table names them. */
 export type StatusHalf = "data plane" | "msi" | "both";
 
-/**
- * The half a failure belongs to, by its class: the data plane operators' lookups through ARM, the
- * MSI half's one answer, or both (a document, the settings, a credential every read needs).
- */
-export function halfOfFailure(errorName: string): StatusHalf {
+/** The half a failure belongs to by its class; a document, setting or credential failure is both. */
+function halfOfFailure(errorName: string): StatusHalf {
   switch (errorName) {
     case "UserAssignedIdentityReadError":
     case "AzureAccessError":
@@ -65,20 +56,14 @@ export function halfOfFailure(errorName: string): StatusHalf {
   }
 }
 
-/** The failure's class (the error's name), cause and half. */
 export function failureAttributes(error: unknown, clusterName?: string): SpanAttributes {
   const name = error instanceof Error ? error.name : "Error";
   const message = error instanceof Error ? error.message : String(error);
-  return {
-    [attribute.failureClass]: name,
-    [attribute.failureCause]: failureCauseOf(message, clusterName),
-    [attribute.failureHalf]: halfOfFailure(name),
-  };
+  return { [attribute.failureClass]: name, [attribute.failureCause]: failureCauseOf(message, clusterName), [attribute.failureHalf]: halfOfFailure(name) };
 }
 
-/** The identities' failure codes, `<code> (HTTP <status>)`, distinct, in order. */
 function failureCodes(result: SyncResult): string | undefined {
-  const codes = [...new Set(result.failures.map(({ error }) => `${error.code}${error.statusCode === undefined ? "" : ` (HTTP ${error.statusCode})`}`))];
+  const codes = [...new Set(result.failures.map(({ error }) => errorCodeLabel(error)))];
   return codes.length === 0 ? undefined : codes.join(", ");
 }
 
@@ -101,11 +86,7 @@ export function passResultAttributes(result: SyncResult): SpanAttributes {
   return { [attribute.outcome]: result.wrote ? "written" : "current", ...syncResultAttributes(result) };
 }
 
-/**
- * A pass that threw. With a result attached the outcome is `kept`: what was answered is persisted,
- * and each identity that failed records a retrievalError beside its stored IDs (kept unless the
- * answer was definitive: core/statusDecision.ts). Without one nothing was written: `failed`.
- */
+/** A pass that threw: `kept` with a result attached (answers persisted, failures beside kept IDs), else `failed`. */
 export function passFailureAttributes(error: unknown, partial: SyncResult | undefined, clusterName?: string): SpanAttributes {
   return {
     [attribute.outcome]: partial === undefined ? "failed" : "kept",
@@ -116,10 +97,5 @@ export function passFailureAttributes(error: unknown, partial: SyncResult | unde
 
 /** A refresh: `current` (it writes nothing), with what it found. */
 export function refreshResultAttributes(result: RefreshResult): SpanAttributes {
-  return {
-    [attribute.outcome]: "current",
-    [attribute.presence]: result.presence,
-    [attribute.drift]: result.drift.length,
-    [attribute.lookups]: result.lookups,
-  };
+  return { [attribute.outcome]: "current", [attribute.presence]: result.presence, [attribute.drift]: result.drift.length, [attribute.lookups]: result.lookups };
 }

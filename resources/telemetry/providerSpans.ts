@@ -1,14 +1,7 @@
 /**
- * The provider's two hooks into tracing: a span around each call the engine makes (check, diff,
- * create, update, read, delete) and a span around each cluster's pass inside it. Both only call
- * through while tracing is off; the first call with an endpoint configured loads the
- * OpenTelemetry SDK (startTracing.ts) and the spans' code (tracedCalls.ts).
- *
- * The provider host is not told the call's URN, nor the engine's trace context: @pulumi/pulumi's
- * dynamic provider host hands a ResourceProvider only the inputs and outputs, although the engine
- * puts a `traceparent` in each call's gRPC metadata (docs/operations.md, "Traces"). So each
- * provider call's span starts a trace of its own and names its resource by project, type and
- * cluster ID: all of its URN but the stack, which the host is not told either.
+ * A span around each provider call and each cluster's pass; they only call through until an
+ * endpoint is configured. The dynamic provider host is told neither the URN nor the engine's trace
+ * context, so each call starts its own trace and names its resource by project, type and cluster.
  */
 import type * as pulumi from "@pulumi/pulumi";
 import type { ParsedResourceId } from "../core/azureResourceId";
@@ -17,6 +10,7 @@ import type { SyncDependencies } from "../sync/syncDependencies";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
 import { startTracingIfConfigured } from "./startTracing";
+import type { PassKind, PassResults } from "./tracedCalls";
 
 type Provider<I, O> = pulumi.dynamic.ResourceProvider<I, O>;
 
@@ -57,24 +51,19 @@ export function traceProviderCalls<I, O>(provider: Provider<I, O>): Provider<I, 
   };
 }
 
-/** A sync pass (create, update), in its span while tracing is on. */
-export async function traceSyncPass(
+/** A cluster's pass in its span while tracing is on: a sync (create, update) or a refresh (read). */
+async function tracePass<K extends PassKind>(
+  kind: K,
   cluster: ParsedResourceId,
   dependencies: SyncDependencies,
-  run: (dependencies: SyncDependencies) => Promise<SyncResult>,
-): Promise<SyncResult> {
+  run: (dependencies: SyncDependencies) => Promise<PassResults[K]>,
+): Promise<PassResults[K]> {
   if (!tracingOn()) return run(dependencies);
-  const { syncPassSpan } = await import("./tracedCalls");
-  return syncPassSpan(cluster, dependencies, run);
+  const { passSpan } = await import("./tracedCalls");
+  return passSpan(kind, cluster, dependencies, run);
 }
 
-/** A refresh (read), in its span while tracing is on. */
-export async function traceRefreshPass(
-  cluster: ParsedResourceId,
-  dependencies: SyncDependencies,
-  run: (dependencies: SyncDependencies) => Promise<RefreshResult>,
-): Promise<RefreshResult> {
-  if (!tracingOn()) return run(dependencies);
-  const { refreshPassSpan } = await import("./tracedCalls");
-  return refreshPassSpan(cluster, dependencies, run);
-}
+export const traceSyncPass = (cluster: ParsedResourceId, dependencies: SyncDependencies, run: (traced: SyncDependencies) => Promise<SyncResult>) =>
+  tracePass("sync", cluster, dependencies, run);
+export const traceRefreshPass = (cluster: ParsedResourceId, dependencies: SyncDependencies, run: (traced: SyncDependencies) => Promise<RefreshResult>) =>
+  tracePass("refresh", cluster, dependencies, run);

@@ -1,13 +1,6 @@
-/**
- * What no exported span may carry: a token, a key, a certificate, the query string of an identity
- * URL (or of any URL), or the value of a secret setting. Every span leaves the process through
- * {@link redactSpanText} (otelTracer.ts applies it to the name, every string attribute, every event
- * and the status message of each span, the Azure SDK's included), so a message that quotes one
- * by accident is cut on the way out. Pure.
- */
+/** What no exported span may carry (tokens, keys, certificates, URL queries, secret settings): every span text passes {@link redactSpanText}. */
 import { redactSecrets } from "../core/retrievalError";
 
-/** What replaces a redacted value. */
 export const redacted = "[redacted]";
 
 /** Query parameters whose values say nothing secret and help reading a request. */
@@ -16,15 +9,9 @@ const keptQueryParameters = new Set(["api-version"]);
 /** A PEM block: a certificate or a private key. */
 const pemBlock = /-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(?:-----END [A-Z0-9 ]+-----|$)/g;
 
-/** A URL with a query string. */
 const urlWithQuery = /\b([a-z][a-z0-9+.-]*:\/\/[^\s?#"'<>]*)\?([^\s#"'<>]*)/gi;
 
-/**
- * Key material: a run of base64 or base64url characters long enough to be a key, a client secret or
- * a certificate's bytes. Without `/`, it must mix upper and lower case letters and digits; with
- * `/` (standard base64), it must also carry a `+` or end in `=` padding, which no resource ID,
- * path or GUID does.
- */
+/** Key-like base64 runs: mixed case and digits, and with `/` also a `+` or `=` padding, which no resource ID, path or GUID has. */
 const keyMaterial = /[A-Za-z0-9+/=_~.-]{32,}/g;
 
 function looksLikeKeyMaterial(run: string): boolean {
@@ -64,10 +51,7 @@ export function secretValuesOf(environment: Readonly<Record<string, string | und
     .map(([, value]) => value as string);
 }
 
-/**
- * The text with every secret taken out: known secret values, PEM blocks, URL query strings (but
- * `api-version`), bearer tokens, JWTs, `key=`/`sig=` values and long key-like runs.
- */
+/** The text without known secret values, PEM blocks, URL queries (but `api-version`), bearer tokens, JWTs, `key=`/`sig=` values, key-like runs. */
 export function redactSpanText(text: string, secretValues: readonly string[] = []): string {
   let result = text;
   for (const secret of secretValues) {

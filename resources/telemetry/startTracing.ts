@@ -1,8 +1,4 @@
-/**
- * Starts tracing in this process when the environment names an OTLP endpoint
- * (tracingSettings.ts), once: the OpenTelemetry SDK (otelTracer.ts) is loaded only then, so a run
- * without an endpoint loads none of it. Decided again only when those variables change.
- */
+/** Starts tracing once when the environment names an OTLP endpoint, loading the OpenTelemetry SDK only then. */
 import { log } from "../logging/logger";
 import { installTracer } from "../logging/spans";
 import { tracingDecision, tracingEnvironmentKey } from "./tracingSettings";

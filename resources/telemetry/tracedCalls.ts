@@ -1,7 +1,4 @@
-/**
- * The spans of a provider call and of a cluster's pass, with their attributes: what
- * providerSpans.ts runs while tracing is on, loaded then (a run without tracing loads none of it).
- */
+/** The spans of a provider call and of a pass, loaded only while tracing is on. */
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterNameOf } from "../core/clusterMessage";
 import type { SpanAttributes } from "../logging/spans";
@@ -39,42 +36,34 @@ export function callSpan<T>(method: string, clusterResourceId: string | undefine
   );
 }
 
+export interface PassResults {
+  readonly sync: SyncResult;
+  readonly refresh: RefreshResult;
+}
+export type PassKind = keyof PassResults;
+
+const resultAttributes: { readonly [K in PassKind]: (result: PassResults[K]) => SpanAttributes } = {
+  sync: passResultAttributes,
+  refresh: refreshResultAttributes,
+};
+
 /** One cluster's pass in its span: the dependencies it gets trace their I/O and count retries and waits. */
-function passSpan<R>(
-  kind: "sync" | "refresh",
+export function passSpan<K extends PassKind>(
+  kind: K,
   cluster: ParsedResourceId,
   dependencies: SyncDependencies,
-  run: (dependencies: SyncDependencies) => Promise<R>,
-  resultAttributes: (result: R) => SpanAttributes,
-): Promise<R> {
+  run: (dependencies: SyncDependencies) => Promise<PassResults[K]>,
+): Promise<PassResults[K]> {
   const clusterName = clusterNameOf(cluster);
   return inSpan(`cluster ${kind} pass`, { [attribute.passKind]: kind, [attribute.clusterResourceId]: cluster.canonical }, async (span) => {
     const counters: PassCounters = { retries: 0, throttled: 0, throttleWaitMs: 0, waitMs: 0 };
     try {
       const result = await run(tracedDependencies(dependencies, cluster, counters));
-      span.set({ ...resultAttributes(result), ...counterAttributes(counters) });
+      span.set({ ...(resultAttributes[kind] as (result: PassResults[K]) => SpanAttributes)(result), ...counterAttributes(counters) });
       return result;
     } catch (error) {
       span.set({ ...passFailureAttributes(error, partialResultOf(error), clusterName), ...counterAttributes(counters) });
       throw error;
     }
   });
-}
-
-/** A sync pass (create, update) in its span. */
-export function syncPassSpan(
-  cluster: ParsedResourceId,
-  dependencies: SyncDependencies,
-  run: (dependencies: SyncDependencies) => Promise<SyncResult>,
-): Promise<SyncResult> {
-  return passSpan("sync", cluster, dependencies, run, passResultAttributes);
-}
-
-/** A refresh (read) in its span. */
-export function refreshPassSpan(
-  cluster: ParsedResourceId,
-  dependencies: SyncDependencies,
-  run: (dependencies: SyncDependencies) => Promise<RefreshResult>,
-): Promise<RefreshResult> {
-  return passSpan("refresh", cluster, dependencies, run, refreshResultAttributes);
 }

@@ -1,13 +1,4 @@
-/**
- * A pass's dependencies with a span around each of its I/O calls, children of the pass's span:
- * the Cosmos document reads and the write, the ARM token and identity reads, the data plane
- * request for a cluster's credential and the MSI half's data plane answer. The Azure SDK's own
- * spans (its operations and HTTP requests, through @azure/core-tracing) nest beneath these.
- * While it wraps, it counts what the pass's span reports: the retried requests, the throttled
- * answers and their Retry-After waits, and the time spent waiting.
- *
- * Used only while tracing is on (providerSpans.ts); the pass itself is unchanged.
- */
+/** A pass's dependencies with a span around each I/O call, counting retries, throttled answers and time spent waiting for the pass's span. */
 import type { ClusterCredentialSource, ClusterReader } from "../azure/clusterCredentials";
 import type { MsiAnswerSource } from "../azure/msiAnswers";
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
@@ -44,19 +35,13 @@ export function counterAttributes(counters: PassCounters): SpanAttributes {
   };
 }
 
-/** The HTTP status of an Azure or Cosmos error, if it has one. */
-function statusOf(error: unknown): number | undefined {
-  const like = error as { statusCode?: unknown } | undefined;
-  return typeof like?.statusCode === "number" ? like.statusCode : cosmosStatusCode(error);
-}
-
 /** Runs `run` in a span; a rejection records its HTTP status and counts a throttled answer. */
 function traced<T>(name: string, attributes: SpanAttributes, counters: PassCounters, run: (span: SpanScope) => Promise<T>): Promise<T> {
   return inSpan(name, attributes, async (span) => {
     try {
       return await run(span);
     } catch (error) {
-      const statusCode = statusOf(error);
+      const statusCode = cosmosStatusCode(error);
       const retryAfterMs = retryAfterInMs(error);
       span.set({ [attribute.statusCode]: statusCode, [attribute.retryAfterMs]: retryAfterMs });
       if (statusCode === 429) {

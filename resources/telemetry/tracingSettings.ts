@@ -1,23 +1,12 @@
 /**
- * Whether the provider exports spans, and where: decided from the environment alone. Pure.
- *
- * 1. `PULUMI_OTEL_EXPORTER_OTLP_ENDPOINT`: the engine's own OTLP receiver, which `pulumi
- *    up|preview|refresh|destroy --otel-traces=<file://…|grpc://…>` starts and hands to every plugin
- *    (`host:port`, gRPC without TLS). The engine writes or forwards what it receives together with
- *    its own spans.
- * 2. Otherwise the standard variables, for a program that runs the package without the flag:
- *    `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT`, spoken over OTLP/gRPC
- *    (`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`/`OTEL_EXPORTER_OTLP_PROTOCOL` must be unset or `grpc`).
- *
- * `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` turn tracing off whatever is set.
- * `OTEL_SERVICE_NAME` names the service (`aro-hcp-identity-status` by default);
- * `OTEL_TRACES_SAMPLER`/`OTEL_TRACES_SAMPLER_ARG` are read by the OpenTelemetry SDK itself.
+ * Whether and where spans are exported: `PULUMI_OTEL_EXPORTER_OTLP_ENDPOINT` (the engine's receiver
+ * under `--otel-traces`), else the standard OTLP/gRPC variables. `OTEL_SDK_DISABLED=true` or
+ * `OTEL_TRACES_EXPORTER=none` turn it off; `OTEL_SERVICE_NAME` names the service.
  */
 
 /** The service name spans carry unless `OTEL_SERVICE_NAME` says otherwise. */
-export const defaultServiceName = "aro-hcp-identity-status";
+const defaultServiceName = "aro-hcp-identity-status";
 
-/** Where spans go. */
 export interface TracingSettings {
   /** The OTLP/gRPC endpoint, as a URL (`http://host:port` is gRPC without TLS, `https://…` with it). */
   readonly endpoint: string;
@@ -53,7 +42,6 @@ function asUrl(endpoint: string): string {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(endpoint) ? endpoint : `http://${endpoint}`;
 }
 
-/** Decides from the environment; see the module comment. */
 export function tracingDecision(environment: Environment): TracingDecision {
   if (nonEmpty(environment.OTEL_SDK_DISABLED)?.toLowerCase() === "true") return { kind: "off" };
   if (nonEmpty(environment.OTEL_TRACES_EXPORTER)?.toLowerCase() === "none") return { kind: "off" };

@@ -12,13 +12,14 @@ import { AzureAccessError } from "../../../resources/core/azureAccessError";
 import { UserAssignedIdentityReadError } from "../../../resources/core/errors";
 import { desiredIdentitySet } from "../../../resources/core/identityStatus";
 import type { JsonObject } from "../../../resources/core/json";
+import type { ParsedResourceId } from "../../../resources/core/azureResourceId";
 import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
 import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
 import { restError } from "../../fakes/scriptedUserAssignedIdentityReader";
 import type { IdentityScript } from "../../fakes/scriptedUserAssignedIdentityReader";
 import type { Harness } from "../../fakes/syncHarness";
 import { createHarness, declareInClusterDocument, parsedCluster } from "../../fakes/syncHarness";
-import { buildServiceProviderClusterDocument, identityResourceId, locationOf, storedEntry, storedStatus, subtreeOf } from "../../fixtures/documents";
+import { buildServiceProviderClusterDocument, fixedNow, identityResourceId, locationOf, storedEntry, storedStatus, subtreeOf } from "../../fixtures/documents";
 
 const location = locationOf();
 const identityA = identityResourceId("identity-a");
@@ -157,6 +158,33 @@ describe("a failure about one identity in a sync pass (issue 28 item 3: stored I
     expect(failure).toBeInstanceOf(AzureAccessError);
     expect(failure.message).toContain(`all 2 identity lookups failed the same transient way (${failureClass}: `);
     expect(failure.message).toContain("nothing was written");
+    expect(harness.store.patches()).toHaveLength(0);
+    expect(JSON.stringify(harness.store.get(location.partitionKey, location.documentId))).toBe(before);
+  });
+
+  it("503 on every lookup, one retry cut by the deadline: still one transient class, a global failure, nothing written", async () => {
+    const harness = createHarness({ documents: [storedDocument()], syncOptions: { lookupTimeoutInMs: 1_000 } });
+    let callsOfB = 0;
+    const reader = {
+      getUserAssignedIdentity: (resourceId: ParsedResourceId, options: { readonly abortSignal: AbortSignal }) => {
+        if (resourceId.key === identityB.toLowerCase() && (callsOfB += 1) > 1) {
+          // B's retry hangs until the lookup deadline aborts it.
+          return new Promise<never>((_resolve, reject) => options.abortSignal.addEventListener("abort", () => reject(options.abortSignal.reason as Error)));
+        }
+        return Promise.reject(restError("ServiceUnavailable", 503, "busy"));
+      },
+    };
+    // Real time from the fixture's now: the deadline is a real timer, so the clock the backoff reads must run too.
+    const start = Date.now();
+    const realTime = {
+      now: () => new Date(fixedNow.getTime() + Date.now() - start),
+      sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+    };
+    const before = JSON.stringify(harness.store.get(location.partitionKey, location.documentId));
+    const failure = await passFails({ ...harness, dependencies: { ...harness.dependencies, ...realTime, userAssignedIdentityReader: reader } });
+    expect(callsOfB).toBe(2);
+    expect(failure).toBeInstanceOf(AzureAccessError);
+    expect(failure.message).toContain("all 2 identity lookups failed the same transient way (ServerError: ServiceUnavailable (HTTP 503): busy)");
     expect(harness.store.patches()).toHaveLength(0);
     expect(JSON.stringify(harness.store.get(location.partitionKey, location.documentId))).toBe(before);
   });

@@ -261,6 +261,33 @@ describe("lookUpIdentity", () => {
     expect(clock.sleeps).toEqual([1_000, 1_000]);
   });
 
+  it("ends with the last answer, not Timeout, when the deadline cuts the retry that follows a 503", async () => {
+    const { dependencies, calls, clock } = harness([armError("ServiceUnavailable", 503)], { timeoutInMs: 400 });
+    const reader = {
+      getUserAssignedIdentity(resourceId: ParsedResourceId) {
+        return calls.length === 0
+          ? dependencies.userAssignedIdentityReader.getUserAssignedIdentity(resourceId)
+          : new Promise<never>(() => calls.push(resourceId));
+      },
+    };
+    expect(await lookUpIdentity({ ...dependencies, userAssignedIdentityReader: reader }, identityId)).toEqual({
+      kind: "failed",
+      error: { code: "ServiceUnavailable", statusCode: 503, message: "ServiceUnavailable message" },
+    });
+    expect(calls).toHaveLength(2);
+    expect(clock.sleeps).toEqual([375]);
+  });
+
+  it("ends with Timeout when the deadline cuts the first attempt before any answer", async () => {
+    const { dependencies, calls } = harness([], { timeoutInMs: 20 });
+    const reader = { getUserAssignedIdentity: (resourceId: ParsedResourceId) => new Promise<never>(() => calls.push(resourceId)) };
+    expect(await lookUpIdentity({ ...dependencies, userAssignedIdentityReader: reader }, identityId)).toMatchObject({
+      kind: "failed",
+      error: { code: "Timeout" },
+    });
+    expect(calls).toHaveLength(1);
+  });
+
   it("refuses an identity ID it cannot parse without calling Azure", async () => {
     const { dependencies, calls } = harness([]);
     expect(await lookUpIdentity(dependencies, "/subscriptions/x")).toMatchObject({ kind: "failed", error: { code: "InvalidResourceId" } });
