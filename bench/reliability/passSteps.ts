@@ -2,6 +2,7 @@
  * Steps of one campaign pass that are not about faults: the changes made in ARM and Cosmos before
  * the pass (as the world changes between reconciles), and how a provider failure is classified.
  */
+import { partialResultOf } from "../../resources/sync/syncManagedIdentityStatus";
 import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import type { Sandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
@@ -79,18 +80,20 @@ export function classifyFailure(error: unknown): { outcome: PassOutcome; message
   if (error instanceof Error && error.name === "ClusterCredentialError") {
     return { outcome: "clusterFailure", message, properties: carried };
   }
-  if (error instanceof Error && carried !== undefined) {
+  // A pass that wrote, then failed on some identities, carries its result (sync/syncManagedIdentityStatus.ts partialResultOf).
+  if (error instanceof Error && partialResultOf(error) !== undefined) {
     return { outcome: "lookupFailed", message, properties: carried };
   }
+  // Any other failure carries the outputs as they were with the failure beside them: the engine stores those.
   if (error instanceof Error && error.name === "CosmosDocumentError") {
-    return { outcome: "writeFailed", message, properties: undefined };
+    return { outcome: "writeFailed", message, properties: carried };
   }
   return { outcome: "crashed", message: `${error instanceof Error ? error.name : typeof error}: ${message}`, properties: undefined };
 }
 
-/** The status carried by a lookup failure (the engine records it in state): its JSON text. */
+/** The status a pass that wrote reports with its failure (the engine records it in state): its JSON text. A failure that wrote nothing reports the state as it was. */
 export function reportedStatusOf(error: unknown): string | undefined {
-  const properties = (error as { properties?: { status?: unknown } } | undefined)?.properties;
-  const status = properties?.status;
+  if (partialResultOf(error) === undefined) return undefined;
+  const status = (error as { properties?: { status?: unknown } } | undefined)?.properties?.status;
   return typeof status === "string" ? status : undefined;
 }

@@ -120,11 +120,10 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       // beside it) and runs this cluster's update again next time; __provider lets refresh and destroy load this provider.
       const partial = partialResultOf(error);
       const message = error instanceof Error ? error.message : String(error);
-      // Named as the failure it carries (AzureAccessError, MsiIdentitiesError, …), so callers still tell them apart.
-      const named = new Error(message);
-      if (error instanceof Error) Object.defineProperty(named, "name", { value: error.name, writable: true, configurable: true, enumerable: false });
+      // The failure itself (its class and fields stay for callers), carrying what the host passes to the engine.
+      const failed = error instanceof Error ? error : new Error(message);
       const outputs = failedPassOutputs(inputs, existing?.outputs, partial, passFailureOf(record));
-      throw Object.assign(named, {
+      throw Object.assign(failed, {
         id: partial?.documentId ?? existing?.id ?? locate(cluster).documentId,
         properties: { ...outputs, ...(inputs.__provider === undefined ? {} : { __provider: inputs.__provider }) },
         reasons: [message],
