@@ -19,8 +19,8 @@ import { withDeadline } from "../core/abort";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { goToLower } from "../core/goStrings";
 import { clusterMessage, clusterNameOf, nothingWritten } from "../core/clusterMessage";
-import type { ServiceManagedIdentityCredential } from "./managedIdentitiesDataPlane";
-import { DataPlaneError } from "./managedIdentitiesDataPlane";
+import type { ServiceManagedIdentityCredential } from "./dataPlaneAnswer";
+import { DataPlaneError } from "./dataPlaneAnswer";
 import type { UserAssignedIdentityReader } from "./userAssignedIdentityReader";
 import { createUserAssignedIdentityReader } from "./userAssignedIdentityReader";
 
