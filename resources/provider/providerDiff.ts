@@ -1,13 +1,8 @@
 /**
- * `diff`: whether an update has anything to do, decided without any Azure call. Each half of the
- * status applies its own gate (upstream's needsWork) to what the last state recorded:
- *
- * - inputs that name the data plane operators (their digest unchanged): that half against its
- *   recorded keys and recheck time, and the MSI half against its recorded recheck time alone — no
- *   Cosmos read, so a no-op `up` of such a fleet reads nothing;
- * - otherwise one read of the cluster document (no wait), which names both desired sets: each
- *   half against them. A document that is gone or cannot be read is a change, so that the update
- *   runs the pass, which names the problem and writes nothing.
+ * `diff`: whether an update has anything to do, without any Azure call: each half's gate (upstream's
+ * needsWork) on what the last state recorded. Inputs that name the operators need no Cosmos read
+ * (the MSI half goes by its recheck time); otherwise one read of the cluster document names both
+ * desired sets, and a document that is gone or unreadable is a change, so the pass names the problem.
  */
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import type { DesiredIdentity } from "../core/identityStatus";
@@ -24,7 +19,7 @@ import type { StoredOutputs } from "./providerOutputs";
 import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
 import { msiHalf } from "../core/msiManagedIdentities";
 
-/** Whether the last state's halves call for an update now (see the module comment). */
+/** Whether the last state's halves call for an update now. */
 export async function hasWork(dependencies: () => SyncDependencies, old: StoredOutputs, news: ProviderInputs, now: Date): Promise<boolean> {
   const desired = desiredFromInputs(news);
   if (desired !== undefined) {

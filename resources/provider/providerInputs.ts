@@ -67,76 +67,62 @@ export function checkInputs(news: unknown): { inputs: Partial<ProviderInputs>; f
       failures.push({ property, reason: `is not a property of ServiceProviderClusterIdentityStatus; expected ${knownProperties.join(", ")}` });
     }
   }
+  /** One value: the unknown placeholder as it is, else its checked form, or undefined after recording why not. */
+  const check = (property: string, value: unknown, parse: (value: unknown) => { reason: string } | { value: string }): string | undefined => {
+    if (value === unknownValue) return value;
+    const checked = parse(value);
+    if ("value" in checked) return checked.value;
+    failures.push({ property, reason: checked.reason });
+    return undefined;
+  };
+  const resourceIdOf =
+    (type: string, prefix = "") =>
+    (value: unknown): { reason: string } | { value: string } => {
+      const parsed = parseResourceIdOfType(value, type);
+      return parsed.ok ? { value: parsed.resourceId.canonical } : { reason: prefix + parsed.reason };
+    };
+  const present = (value: unknown): boolean => value !== undefined && value !== null;
   const inputs: { -readonly [Key in keyof ProviderInputs]?: ProviderInputs[Key] } = {};
 
-  const cluster = news.clusterResourceId;
-  if (cluster === undefined || cluster === null) {
+  if (!present(news.clusterResourceId)) {
     failures.push({ property: "clusterResourceId", reason: `is required: the ARM ID of the ${clusterResourceType} cluster` });
-  } else if (cluster === unknownValue) {
-    inputs.clusterResourceId = cluster;
-  } else {
-    const parsed = parseResourceIdOfType(cluster, clusterResourceType);
-    if (parsed.ok) {
-      inputs.clusterResourceId = parsed.resourceId.canonical;
-    } else {
-      failures.push({ property: "clusterResourceId", reason: parsed.reason });
-    }
   }
+  const clusterResourceId = present(news.clusterResourceId) ? check("clusterResourceId", news.clusterResourceId, resourceIdOf(clusterResourceType)) : undefined;
+  if (clusterResourceId !== undefined) inputs.clusterResourceId = clusterResourceId;
 
   const operators = news.dataPlaneOperators;
   if (operators === unknownValue) {
     inputs.dataPlaneOperators = operators;
-  } else if (operators !== undefined && operators !== null) {
+  } else if (present(operators)) {
     if (!isJsonObject(operators)) {
       failures.push({ property: "dataPlaneOperators", reason: `must be a map of operator name to identity resource ID, got ${describeType(operators)}` });
+    } else if (Object.keys(operators).length > maxDataPlaneOperators) {
+      failures.push({
+        property: "dataPlaneOperators",
+        reason: `has ${Object.keys(operators).length} operators; at most ${maxDataPlaneOperators} are supported`,
+      });
     } else {
-      const entries = Object.entries(operators);
-      if (entries.length > maxDataPlaneOperators) {
-        failures.push({ property: "dataPlaneOperators", reason: `has ${entries.length} operators; at most ${maxDataPlaneOperators} are supported` });
-      } else {
-        const normalized: Record<string, string> = {};
-        for (const [name, value] of entries.sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))) {
-          const property = `dataPlaneOperators.${name}`;
-          if (name.trim().length === 0) {
-            failures.push({ property, reason: "operator name must not be empty or whitespace" });
-          } else if (value === unknownValue) {
-            normalized[name] = value;
-          } else {
-            const parsed = parseResourceIdOfType(value, userAssignedIdentityResourceType);
-            if (parsed.ok) {
-              normalized[name] = parsed.resourceId.canonical;
-            } else {
-              failures.push({ property, reason: `identity resource ID ${parsed.reason}` });
-            }
-          }
+      const normalized: Record<string, string> = {};
+      for (const [name, value] of Object.entries(operators).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))) {
+        const property = `dataPlaneOperators.${name}`;
+        if (name.trim().length === 0) {
+          failures.push({ property, reason: "operator name must not be empty or whitespace" });
+          continue;
         }
-        inputs.dataPlaneOperators = normalized;
+        const identity = check(property, value, resourceIdOf(userAssignedIdentityResourceType, "identity resource ID "));
+        if (identity !== undefined) normalized[name] = identity;
       }
+      inputs.dataPlaneOperators = normalized;
     }
   }
 
-  const serviceManagedIdentity = news.serviceManagedIdentity;
-  if (serviceManagedIdentity === unknownValue) {
-    inputs.serviceManagedIdentity = serviceManagedIdentity;
-  } else if (serviceManagedIdentity !== undefined && serviceManagedIdentity !== null) {
-    const parsed = parseResourceIdOfType(serviceManagedIdentity, userAssignedIdentityResourceType);
-    if (parsed.ok) {
-      inputs.serviceManagedIdentity = parsed.resourceId.canonical;
-    } else {
-      failures.push({ property: "serviceManagedIdentity", reason: parsed.reason });
-    }
+  if (present(news.serviceManagedIdentity)) {
+    const identity = check("serviceManagedIdentity", news.serviceManagedIdentity, resourceIdOf(userAssignedIdentityResourceType));
+    if (identity !== undefined) inputs.serviceManagedIdentity = identity;
   }
-
-  const identityUrl = news.managedIdentitiesDataPlaneIdentityURL;
-  if (identityUrl === unknownValue) {
-    inputs.managedIdentitiesDataPlaneIdentityURL = identityUrl;
-  } else if (identityUrl !== undefined && identityUrl !== null) {
-    const reason = identityUrlProblem(identityUrl);
-    if (reason === undefined) {
-      inputs.managedIdentitiesDataPlaneIdentityURL = identityUrl as string;
-    } else {
-      failures.push({ property: "managedIdentitiesDataPlaneIdentityURL", reason });
-    }
+  if (present(news.managedIdentitiesDataPlaneIdentityURL)) {
+    const url = check("managedIdentitiesDataPlaneIdentityURL", news.managedIdentitiesDataPlaneIdentityURL, identityUrlProblem);
+    if (url !== undefined) inputs.managedIdentitiesDataPlaneIdentityURL = url;
   }
   return { inputs, failures };
 }
@@ -176,16 +162,16 @@ export function desiredFromInputs(inputs: ProviderInputs): readonly DesiredIdent
   return identities;
 }
 
-/** What is wrong with an identity URL, or undefined: an https:// URL, its query kept as given. */
-export function identityUrlProblem(value: unknown): string | undefined {
+/** An https:// identity URL, its query kept as given, or what is wrong with it. */
+function identityUrlProblem(value: unknown): { reason: string } | { value: string } {
   if (typeof value !== "string") {
-    return `must be a string, got ${describeType(value)}`;
+    return { reason: `must be a string, got ${describeType(value)}` };
   }
   let parsed: URL;
   try {
     parsed = new URL(value);
   } catch {
-    return "is not a URL; expected the https:// URL of the cluster's service managed identity at the Managed Identities data plane";
+    return { reason: "is not a URL; expected the https:// URL of the cluster's service managed identity at the Managed Identities data plane" };
   }
-  return parsed.protocol === "https:" ? undefined : `must use https:// (got ${parsed.protocol}//)`;
+  return parsed.protocol === "https:" ? { value } : { reason: `must use https:// (got ${parsed.protocol}//)` };
 }
