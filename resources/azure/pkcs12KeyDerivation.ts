@@ -33,7 +33,8 @@ const h4Initial = 0xc3d2e1f0 | 0;
 
 /**
  * SHA-1 (FIPS 180-4) applied `rounds` times to a 20-byte digest, each message one block (digest,
- * 0x80 pad, 160-bit length), on 32-bit words: a native call per round costs more than the round.
+ * 0x80 pad, 160-bit length), on 32-bit words: a native call per round costs more than the round,
+ * and the four stages stay separate loops, as a branch per step would cost more again.
  */
 export function rehashSha1(digest: Uint8Array, rounds: number): Buffer {
   const view = new DataView(digest.buffer, digest.byteOffset, digest.byteLength);

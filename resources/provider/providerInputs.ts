@@ -1,8 +1,4 @@
-/**
- * The provider's input boundary: the input shape, and the parse that turns what the engine hands
- * over (an untyped property bag) into checked inputs or failures naming the field, for `check`.
- * The outputs are providerOutputs.ts. Pure: no I/O, no SDK imports.
- */
+/** The provider's inputs, and the check that turns the engine's untyped property bag into them or into failures naming each field. Pure. */
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterResourceType, describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import type { DesiredIdentity } from "../core/identityStatus";
@@ -14,10 +10,7 @@ export const unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 /** The most operators one cluster may declare; a larger map is refused by `check`. */
 export const maxDataPlaneOperators = 256;
 
-/**
- * Checked inputs, as the provider receives them. During preview any value may be the engine's
- * {@link unknownValue}; for the strings that is just another string, for the map it is spelled out.
- */
+/** Checked inputs. During preview any value may be the engine's {@link unknownValue}. */
 export interface ProviderInputs {
   readonly clusterResourceId: string;
   /** Operator name → identity ARM ID; absent means "read from the cluster document". */
@@ -27,7 +20,6 @@ export interface ProviderInputs {
   readonly managedIdentitiesDataPlaneIdentityURL?: string;
 }
 
-/** A check failure. */
 export interface CheckFailure {
   readonly property: string;
   readonly reason: string;
@@ -40,16 +32,7 @@ const knownProperties = ["clusterResourceId", "dataPlaneOperators", "serviceMana
 
 /** True when a value is, or contains, the engine's unknown placeholder. */
 export function containsUnknown(value: unknown): boolean {
-  if (value === unknownValue) {
-    return true;
-  }
-  if (Array.isArray(value)) {
-    return value.some(containsUnknown);
-  }
-  if (typeof value === "object" && value !== null) {
-    return Object.values(value).some(containsUnknown);
-  }
-  return false;
+  return value === unknownValue || (typeof value === "object" && value !== null && Object.values(value).some(containsUnknown));
 }
 
 /**
@@ -131,42 +114,31 @@ export function checkInputs(news: unknown): { inputs: Partial<ProviderInputs>; f
 export function parseInputs(news: unknown): Parsed<ProviderInputs> {
   const { inputs, failures } = checkInputs(news);
   const { clusterResourceId } = inputs;
-  if (failures.length > 0 || clusterResourceId === undefined) {
-    return { ok: false, failures };
-  }
-  return { ok: true, value: { ...inputs, clusterResourceId } };
+  return failures.length > 0 || clusterResourceId === undefined ? { ok: false, failures } : { ok: true, value: { ...inputs, clusterResourceId } };
 }
 
 /** The cluster of a resource, or a TypeError naming clusterResourceId. */
 export function parseCluster(clusterResourceId: string): ParsedResourceId {
   const parsed = parseResourceIdOfType(clusterResourceId, clusterResourceType);
-  if (!parsed.ok) {
-    throw new TypeError(`clusterResourceId ${parsed.reason}`);
-  }
+  if (!parsed.ok) throw new TypeError(`clusterResourceId ${parsed.reason}`);
   return parsed.resourceId;
 }
 
 /** The declared set of checked inputs, or undefined when the cluster document holds it. */
 export function desiredFromInputs(inputs: ProviderInputs): readonly DesiredIdentity[] | undefined {
-  if (inputs.dataPlaneOperators === undefined || inputs.dataPlaneOperators === null) {
-    return undefined;
-  }
+  if (inputs.dataPlaneOperators === undefined) return undefined;
   if (inputs.dataPlaneOperators === unknownValue) {
     // Only a preview passes unknowns, and diff answers those before asking for the set.
     throw new TypeError("dataPlaneOperators is not known yet; the engine passes unknown values only to a preview");
   }
   const { identities, failures } = desiredIdentitySet(inputs.dataPlaneOperators);
-  if (failures.length > 0) {
-    throw new TypeError(failures.map((failure) => `${failure.property}: ${failure.reason}`).join("; "));
-  }
+  if (failures.length > 0) throw new TypeError(failures.map((failure) => `${failure.property}: ${failure.reason}`).join("; "));
   return identities;
 }
 
 /** An https:// identity URL, its query kept as given, or what is wrong with it. */
 function identityUrlProblem(value: unknown): { reason: string } | { value: string } {
-  if (typeof value !== "string") {
-    return { reason: `must be a string, got ${describeType(value)}` };
-  }
+  if (typeof value !== "string") return { reason: `must be a string, got ${describeType(value)}` };
   let parsed: URL;
   try {
     parsed = new URL(value);
