@@ -15,6 +15,7 @@ import { goToLower } from "../core/goStrings";
 import { clusterMessage, clusterNameOf, nothingWritten } from "../core/clusterMessage";
 import type { ServiceManagedIdentityCredential } from "./dataPlaneAnswer";
 import { DataPlaneError } from "./dataPlaneAnswer";
+import { withCause } from "./credentials";
 import type { UserAssignedIdentityReader } from "./userAssignedIdentityReader";
 import { createUserAssignedIdentityReader } from "./userAssignedIdentityReader";
 
@@ -53,7 +54,7 @@ export class ClusterCredentialError extends Error {
     );
     this.field = options.field;
     this.statusCode = options.statusCode;
-    if (options.cause !== undefined) Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
+    withCause(this, options.cause);
   }
 }
 ClusterCredentialError.prototype.name = "ClusterCredentialError";

@@ -84,15 +84,20 @@ function mapCosmosFallbackScope(credential: TokenCredential, cosmosScope: string
   };
 }
 
+/** Sets `cause` as Error's ES2022 options bag would; the sources also compile under ES2020 libs. */
+export function withCause<E extends Error>(error: E, cause: unknown): E {
+  if (cause !== undefined) Object.defineProperty(error, "cause", { value: cause, writable: true, configurable: true, enumerable: false });
+  return error;
+}
+
 /**
  * An error named as `@azure/identity` names its own (errors.ts classifies by name). `statusCode` is
  * enumerable as the SDK's is; `cause` and `certificateFileProblem` are not.
  */
 export function credentialError(name: string, message: string, extra: { statusCode?: number; cause?: unknown; certificateFileProblem?: boolean } = {}): Error {
-  const error = new Error(message);
+  const error = withCause(new Error(message), extra.cause);
   Object.defineProperty(error, "name", { value: name, writable: true, configurable: true, enumerable: false });
   if (extra.statusCode !== undefined) Object.defineProperty(error, "statusCode", { value: extra.statusCode, enumerable: true });
-  if (extra.cause !== undefined) Object.defineProperty(error, "cause", { value: extra.cause, enumerable: false });
   if (extra.certificateFileProblem === true) Object.defineProperty(error, "certificateFileProblem", { value: true, enumerable: false });
   return error;
 }

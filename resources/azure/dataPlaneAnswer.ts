@@ -10,6 +10,7 @@ import { parsedJsonText } from "../core/json";
 import { shortMessage } from "../core/retrievalError";
 import type { CertificateCredentialMaterial } from "./certificateBundle";
 import { CertificateBundleError, parseCertificateBundle } from "./certificateBundle";
+import { withCause } from "./credentials";
 
 /** Why a data plane answer, or the first party's token for it, could not be had. */
 export class DataPlaneError extends Error {
@@ -26,7 +27,7 @@ export class DataPlaneError extends Error {
     this.firstParty = options.firstParty ?? false;
     this.tenantId = options.tenantId;
     this.field = options.field;
-    if (options.cause !== undefined) Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
+    withCause(this, options.cause);
   }
 }
 DataPlaneError.prototype.name = "DataPlaneError";

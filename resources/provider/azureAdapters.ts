@@ -15,7 +15,7 @@ import type { TokenRequestPipeline } from "../azure/assertionTokenCredential";
 import { certificateFileCredential, fileUnreadableReason } from "../azure/certificateCredential";
 import type { ClusterCredentialSource } from "../azure/clusterCredentials";
 import { createClusterCredentialSource } from "../azure/clusterCredentials";
-import { createCredentials } from "../azure/credentials";
+import { createCredentials, withCause } from "../azure/credentials";
 import type { ManagedIdentitiesDataPlane } from "../azure/managedIdentitiesDataPlane";
 import { credentialFor } from "../azure/dataPlaneAnswer";
 import { createManagedIdentitiesDataPlane } from "../azure/managedIdentitiesDataPlane";
@@ -240,11 +240,11 @@ function readCertificateFile(path: string): string {
   try {
     return readFileSync(path, "utf8");
   } catch (error) {
-    const failure = new Error(
-      `'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) names ${path}, which ${fileUnreadableReason(error)}; expected a PEM bundle of extra CA certificates`,
+    throw withCause(
+      new Error(
+        `'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) names ${path}, which ${fileUnreadableReason(error)}; expected a PEM bundle of extra CA certificates`,
+      ),
+      error,
     );
-    // Not Error's options bag: that constructor is ES2022, and consumers compile with ES2020 libs.
-    Object.defineProperty(failure, "cause", { value: error, writable: true, configurable: true, enumerable: false });
-    throw failure;
   }
 }
