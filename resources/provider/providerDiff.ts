@@ -4,6 +4,8 @@
  * (the MSI half goes by its recheck time); otherwise one read of the cluster document names both
  * desired sets, and a document that is gone or unreadable is a change, so the pass names the problem.
  */
+import type { ParsedResourceId } from "../core/azureResourceId";
+import type { ClusterDesiredSet } from "../core/clusterDocument";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import type { DesiredIdentity } from "../core/identityStatus";
 import { locate } from "../core/documentLocation";
@@ -11,7 +13,7 @@ import { msiDesiredSet } from "../core/msiDecision";
 import { decodeMsiOutputs } from "../core/msiOutputs";
 import { decodeOutputsStatus } from "../core/outputsStatus";
 import { parseTimestamp } from "../core/goJson";
-import { readLive } from "../sync/documents";
+import { readClusterDocument } from "../sync/documents";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import type { ProviderInputs } from "./providerInputs";
 import { desiredFromInputs, parseCluster } from "./providerInputs";
@@ -29,9 +31,7 @@ export async function hasWork(dependencies: () => SyncDependencies, old: StoredO
     const recheck = parseTimestamp(old.msiStatus.earliestRecheckTime);
     return recheck === undefined || now.getTime() >= recheck.getTime();
   }
-  const location = locate(parseCluster(news.clusterResourceId));
-  const live = await readLive(dependencies(), location.partitionKey, location.clusterDocumentId, `HCPOpenShiftCluster document ${location.clusterDocumentId}`);
-  const fromCluster = live === undefined ? undefined : desiredFromClusterDocument(live.document);
+  const fromCluster = await clusterDesiredSet(dependencies, parseCluster(news.clusterResourceId));
   if (fromCluster === undefined || fromCluster.kind === "unreadable") return true;
   if (fromCluster.kind === "deleting") return old.skippedReason !== "clusterDeleting";
   // The recorded service managed identity follows the document unless the inputs name one.
@@ -42,6 +42,12 @@ export async function hasWork(dependencies: () => SyncDependencies, old: StoredO
   if (!msi.ok) return true;
   const keys = [...msi.desired.controlPlaneOperators.map((identity) => identity.key), msi.desired.serviceManagedIdentity.key];
   return msiHalf.workReason(msi.desired, decodeMsiOutputs(old.msiStatus, keys).status, now) !== undefined;
+}
+
+/** What the cluster's live document names (no wait), or undefined when it is gone. */
+export async function clusterDesiredSet(dependencies: () => SyncDependencies, cluster: ParsedResourceId): Promise<ClusterDesiredSet | undefined> {
+  const stored = await readClusterDocument(dependencies(), locate(cluster));
+  return stored === undefined ? undefined : desiredFromClusterDocument(stored.document);
 }
 
 function dataPlaneHasWork(old: StoredOutputs, desired: readonly DesiredIdentity[], now: Date): boolean {

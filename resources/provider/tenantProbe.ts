@@ -4,11 +4,9 @@
  * subscription stands for it). `diff` reads each cluster document, and the first cluster seen of a
  * tenant becomes its probe: `diff` reports a change and the update forces both halves.
  */
-import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { goToLower } from "../core/goStrings";
-import { locate } from "../core/documentLocation";
-import { readClusterDocument } from "../sync/documents";
 import type { SyncDependencies } from "../sync/syncDependencies";
+import { clusterDesiredSet } from "./providerDiff";
 import { parseCluster } from "./providerInputs";
 import { parseRecheck, recheckVariable, tenantProbeClusters } from "./recheckRequest";
 
@@ -44,10 +42,8 @@ export async function probesTenant(
   const recheck = parseRecheck(environment[recheckVariable]);
   if (!recheck.ok || recheck.value.kind !== "tenants") return false;
   const cluster = parseCluster(clusterResourceId);
-  const location = locate(cluster);
-  const stored = await readClusterDocument(dependencies(), location).catch(() => undefined);
-  if (stored === undefined) return false;
-  const verdict = desiredFromClusterDocument(stored.document);
+  const verdict = await clusterDesiredSet(dependencies, cluster).catch(() => undefined);
+  if (verdict === undefined) return false;
   const tenant = tenantOfIdentityUrl(verdict.identityUrl) ?? `subscription ${goToLower(cluster.subscriptionId)}`;
   return claimTenantProbe(tenant, clusterResourceId);
 }
