@@ -1,9 +1,7 @@
 /**
- * The provider host's entry: what the provider text (provider/providerLoader.ts) requires as
- * `aro-hcp-identity-status/provider` (package.json maps it here) and the `implementation` it
- * hands the host. State stores that text for every resource, so this package path and export stay
- * while the implementation lives in provider/. Loading it in the dynamic-provider host also bounds
- * that process's heap growth (provider/hostHeap.ts), once per host.
+ * The provider host's entry, `aro-hcp-identity-status/provider`, which the provider text stored in
+ * state requires (provider/providerLoader.ts): this path and export stay. Loading it in the host
+ * also bounds the host's heap growth (provider/hostHeap.ts).
  */
 import { boundHostHeapGrowth } from "./provider/hostHeap";
 

@@ -1,13 +1,10 @@
 /**
- * A service managed identity's token credential: its certificate signs a client assertion, and one
- * POST to its tenant's token endpoint asks for the token, over a pipeline every SMI shares. Not
- * `@azure/identity`'s ClientCertificateCredential: each of those holds an MSAL application, a
- * pipeline and a cache of its own, and at one SMI per cluster the host's memory would follow them.
- *
- * What is sent is what upstream's client sends (azidentity's ClientCertificateCredential with the
- * chain, MSAL for Go, continuous access evaluation enabled), form keys sorted as Go's
- * `url.Values.Encode` writes them. Failures are named as `@azure/identity` names them, never
- * carrying the assertion or a token; an abort passes through.
+ * A service managed identity's token credential: its certificate signs a client assertion, one POST
+ * to its tenant's token endpoint, over a pipeline every SMI shares. Not ClientCertificateCredential,
+ * which holds an MSAL application, pipeline and cache each: one per cluster would weigh on the host.
+ * What is sent is what upstream's client sends (azidentity with the chain, MSAL for Go, continuous
+ * access evaluation enabled). Failures are named as `@azure/identity` names them, never carrying
+ * the assertion or a token.
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
 import type { HttpClient, Pipeline, PipelineRequest, PipelineRequestOptions, PipelineResponse } from "@azure/core-rest-pipeline";
@@ -28,14 +25,14 @@ const halfLifeRefreshAboveInSeconds = 2 * 60 * 60;
 /** How long an assertion is valid, as MSAL for Go signs it. */
 const assertionLifetimeInSeconds = 600;
 
-/** A pipeline with its module and HTTP client: one for every SMI's token requests, one per data plane client. */
+/** A pipeline with its module and HTTP client. */
 export interface TokenRequestPipeline {
   readonly core: typeof import("@azure/core-rest-pipeline");
   readonly pipeline: Pipeline;
   readonly httpClient: HttpClient;
 }
 
-/** Builds a pipeline with the SDK's retries; @azure/core-rest-pipeline loads with the first SMI or data plane call. */
+/** A pipeline with the SDK's retries; @azure/core-rest-pipeline loads at the first call. */
 export function createTokenRequestPipeline(options: {
   readonly agent?: Agent;
   readonly userAgentPrefix: string;
@@ -51,10 +48,7 @@ export function createTokenRequestPipeline(options: {
   return { core, pipeline, httpClient: core.createDefaultHttpClient() };
 }
 
-/**
- * Sends one request (`prepare` sees it first). An abort passes through; any other failure to get an
- * answer becomes `unreachable(reason, error)`, the reason being the error's code or first line.
- */
+/** Sends one request (`prepare` sees it first); a failure to get an answer, other than an abort, becomes `unreachable(reason, error)`. */
 export async function sendPipelineRequest(
   { core, pipeline, httpClient }: TokenRequestPipeline,
   options: Omit<PipelineRequestOptions, "headers"> & { readonly headers: Record<string, string> },
@@ -143,11 +137,7 @@ function mergeClaims(claims: string | undefined): Record<string, unknown> {
   return challenge;
 }
 
-/**
- * A token credential for `clientId` in `tenantId`, signing with `material` at `authorityHost` (the
- * answer's `authentication_endpoint`). Every call asks Entra ID (sharedTokenCredential.ts caches);
- * another tenant is refused, as by a credential without additionally allowed tenants.
- */
+/** `clientId`'s credential in `tenantId` at `authorityHost`: every call asks Entra ID (callers cache); another tenant is refused. */
 export function assertionTokenCredential(
   tenantId: string,
   clientId: string,

@@ -12,7 +12,7 @@ import { derivePkcs12Key, derivesWith } from "./pkcs12KeyDerivation";
 
 /** A usable certificate credential, leaf certificate first. */
 export interface CertificateCredentialMaterial {
-  /** The private key and the chain, PEM, as ClientCertificateCredential takes them. */
+  /** Key and chain as PEM, for ClientCertificateCredential. */
   readonly pem: string;
   /** The leaf's SHA-256 thumbprint (hex, upper case): tells two bundles apart without their keys. */
   readonly thumbprint: string;
@@ -21,7 +21,6 @@ export interface CertificateCredentialMaterial {
   readonly x5c: readonly string[];
   /** The leaf's SHA-256 digest in standard base64 (an assertion's `x5t#S256`). */
   readonly x5tS256: string;
-  /** The leaf's validity. */
   readonly validFrom: Date;
   readonly validTo: Date;
 }
@@ -94,11 +93,9 @@ function material(certificates: ReadonlyArray<string | Buffer>, keyPem: string |
 }
 
 /**
- * The certificates and key of a PKCS#12 archive without a password, as DER. During forge's read
- * two of its internal entry points are replaced (and put back after, whatever happens; package.json
- * pins forge for this): its key derivation by {@link derivePkcs12Key}, much cheaper; its
- * certificate and key parsers by a refusal, so that forge keeps each bag's ASN.1 (its documented
- * behaviour for a type it does not know) for Node to parse once, instead of building its own objects.
+ * The certificates and key of a PKCS#12 archive without a password, as DER. While forge reads, its
+ * key derivation is {@link derivePkcs12Key} and its certificate and key parsers refuse, so forge keeps
+ * each bag's ASN.1 for Node to parse; all are put back after (package.json pins forge for this).
  */
 function readPkcs12(buffer: Buffer, source: string): { certificates: Buffer[]; key: Buffer | undefined } {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first archive

@@ -1,10 +1,8 @@
 /**
  * The credential of a bundle file an operator rotates (the first party, the fixed identity), through
- * `@azure/identity`'s ClientCertificateCredential with the chain (x5c). The file is read at first use
- * and checked again at most once a minute, as upstream re-reads its first-party bundle, and at once
- * after Entra ID refused the current certificate, so a rotated file takes over without a restart. A
- * file caught half-written keeps the previous certificate in use until the next check; with none
- * before, the failure is the credential's, named after its setting.
+ * ClientCertificateCredential with the chain (x5c). The file is checked again at most once a minute,
+ * as upstream re-reads its bundle, and at once after Entra ID refused the certificate in use; a file
+ * caught half-written keeps the previous certificate until the next check.
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
 import { readFileSync, statSync } from "node:fs";
@@ -20,15 +18,12 @@ const certificateFileRecheckIntervalInMs = 60 * 1000;
 interface Loaded {
   readonly credential: TokenCredential;
   readonly thumbprint: string;
-  /** What the file looked like when read: a change of either means another version. */
+  /** A change of either means another version of the file. */
   readonly mtimeMs: number;
   readonly size: number;
 }
 
-/**
- * Whether an error (or one it wraps) is a bundle file that could not be read or used: reading it
- * again costs nothing, so such a failure is never held (sharedTokenCredential.ts).
- */
+/** Whether an error (or one it wraps) is a bundle file that could not be read or used: such a failure is never held. */
 export function isCertificateFileProblem(error: unknown): boolean {
   for (let current = error, depth = 0; typeof current === "object" && current !== null && depth < 4; depth += 1) {
     if ((current as { certificateFileProblem?: unknown }).certificateFileProblem === true) return true;
@@ -37,11 +32,13 @@ export function isCertificateFileProblem(error: unknown): boolean {
   return false;
 }
 
-/**
- * A credential for `identity`'s bundle file that follows its rotation. `disableInstanceDiscovery`
- * is set for a regional or local authority; `additionallyAllowedTenants` is `["*"]` for the first
- * party, whose tenant each cluster's data plane challenge names.
- */
+/** Why a file could not be read, as messages say it. */
+export function fileUnreadableReason(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  return code === "ENOENT" ? "does not exist" : `cannot be read (${String(code ?? error)})`;
+}
+
+/** `additionallyAllowedTenants` is `["*"]` for the first party, whose tenant each data plane challenge names. */
 export function certificateFileCredential(
   identity: CertificateIdentity,
   options: {
@@ -57,7 +54,7 @@ export function certificateFileCredential(
   const source = `the certificate file ${identity.certificateFile} (${identity.certificateFileSetting})`;
 
   const credentialOf = (material: CertificateCredentialMaterial): TokenCredential => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first certificate credential, as in credentials.ts
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first certificate credential
     const { ClientCertificateCredential } = require("@azure/identity") as typeof import("@azure/identity");
     return new ClientCertificateCredential(
       identity.tenantId,
@@ -96,8 +93,7 @@ export function certificateFileCredential(
       if (loaded !== undefined && loaded.mtimeMs === mtimeMs && loaded.size === size) return false;
       bytes = readFileSync(identity.certificateFile);
     } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      return keepOrThrow(`${source} ${code === "ENOENT" ? "does not exist" : `cannot be read (${typeof code === "string" ? code : "error"})`}`);
+      return keepOrThrow(`${source} ${fileUnreadableReason(error)}`);
     }
     let material: CertificateCredentialMaterial;
     try {

@@ -1,17 +1,11 @@
 /**
- * `clusterServiceManagedIdentity` mode: each cluster's identities are read as the cluster's own
- * service managed identity (SMI), whose credential the Managed Identities data plane hands over.
- *
- * - One data plane call per cluster until the answer's `renew_after` (else shortly before
- *   `not_after`, else an hour); concurrent passes share it, a failure is not remembered. Entries are
- *   bounded, oldest out first: a cluster is looked up once per recheck, so an entry serves only while
- *   its pass runs, and a pass holds its reader, so an eviction never cuts one short.
- * - An entry's key is the cluster, its identity URL and its SMI: no cluster is handed a reader bound
- *   to another's subscription or credential, and an SMI reads only its cluster's subscription.
- * - The SMI's ARM token is asked for as soon as its credential is built, outside the lookup limiter,
- *   so the lookups find it cached instead of holding slots while Entra ID answers; best effort (the
- *   first lookup meets and classifies a failure again).
- * - Nothing of the credential reaches logs, errors or state.
+ * `clusterServiceManagedIdentity` mode: each cluster's identities are read as its own service
+ * managed identity (SMI), whose credential the Managed Identities data plane hands over. One data
+ * plane call per cluster until `renew_after` (else before `not_after`), shared by concurrent passes,
+ * a failure not remembered; entries are bounded, oldest out first (a pass holds its reader). An entry
+ * is keyed by cluster, identity URL and SMI, and an SMI reads only its cluster's subscription. The
+ * SMI's ARM token is fetched outside the lookup limiter, best effort, so lookups find it cached.
+ * Nothing of the credential reaches logs, errors or state.
  */
 import type { ManagedServiceIdentityClient, UserAssignedIdentitiesGetOptionalParams } from "@azure/arm-msi";
 import type { TokenCredential } from "@azure/identity";
@@ -19,12 +13,13 @@ import { withDeadline } from "../core/abort";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { goToLower } from "../core/goStrings";
 import { clusterMessage, clusterNameOf, nothingWritten } from "../core/clusterMessage";
-import type { ServiceManagedIdentityCredential } from "./managedIdentitiesDataPlane";
-import { DataPlaneError } from "./managedIdentitiesDataPlane";
+import type { ServiceManagedIdentityCredential } from "./dataPlaneAnswer";
+import { DataPlaneError } from "./dataPlaneAnswer";
+import { withCause } from "./credentials";
 import type { UserAssignedIdentityReader } from "./userAssignedIdentityReader";
 import { createUserAssignedIdentityReader } from "./userAssignedIdentityReader";
 
-/** What a pass knows about its cluster: the SMI's ARM ID and `managedIdentitiesDataPlaneIdentityURL`, as its document has them. */
+/** The cluster, its SMI and identity URL as its document has them. */
 export interface ClusterCredentialRequest {
   readonly cluster: ParsedResourceId;
   readonly serviceManagedIdentity: string | undefined;
@@ -44,11 +39,10 @@ export interface ClusterCredentialSource {
 
 /** Why a cluster's credential could not be had, before anything was read or written. */
 export class ClusterCredentialError extends Error {
-  /** The setting or document field at fault, when one is (`serviceManagedIdentity`, `managedIdentitiesDataPlaneIdentityURL`). */
+  /** The document field at fault, when one is. */
   readonly field: string | undefined;
   readonly statusCode: number | undefined;
 
-  /** `cause` says what is wrong and what fixes it; the cluster and "nothing was written" follow (core/clusterMessage.ts). */
   constructor(cause: string, options: { cluster?: ParsedResourceId; field?: string; statusCode?: number; cause?: unknown } = {}) {
     const cluster = options.cluster;
     super(
@@ -60,12 +54,11 @@ export class ClusterCredentialError extends Error {
     );
     this.field = options.field;
     this.statusCode = options.statusCode;
-    if (options.cause !== undefined) Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
+    withCause(this, options.cause);
   }
 }
 ClusterCredentialError.prototype.name = "ClusterCredentialError";
 
-/** What {@link createClusterCredentialSource} builds readers with. */
 interface ClusterCredentialSourceOptions {
   readonly fetchCredential: (
     identityUrl: string,
@@ -74,9 +67,9 @@ interface ClusterCredentialSourceOptions {
   ) => Promise<ServiceManagedIdentityCredential>;
   readonly credentialFor: (answer: ServiceManagedIdentityCredential) => TokenCredential;
   readonly armClientFor: (credential: TokenCredential, subscriptionId: string) => ManagedServiceIdentityClient;
-  /** What each GET carries besides (the credential on the shared pipeline: requestCredentialPolicy.ts). */
+  /** What each GET carries besides (the credential, on the shared pipeline). */
   readonly operationOptionsFor?: (credential: TokenCredential) => Pick<UserAssignedIdentitiesGetOptionalParams, "tracingOptions">;
-  /** Gets the ARM token the client will send, so the lookup times the credential apart from ARM. */
+  /** Gets the ARM token the client will send. */
   readonly acquireArmToken: (credential: TokenCredential, abortSignal: AbortSignal) => Promise<unknown>;
   readonly maxEntries?: number;
   readonly now?: () => number;
@@ -92,14 +85,13 @@ interface Built {
   readonly reader: ClusterReader;
 }
 
-/** Clusters whose credentials a process keeps at once: what an engine works on at once (cli/engine.ts). */
+/** Clusters whose credentials a process keeps at once: what an engine works on at once. */
 export const defaultMaxCredentials = 32;
 
 const fallbackLifetimeInMs = 60 * 60 * 1000;
 const prefetchTimeoutInMs = 30 * 1000;
 const notAfterMarginInMs = 5 * 60 * 1000;
 
-/** The source of `clusterServiceManagedIdentity` mode. */
 export function createClusterCredentialSource(options: ClusterCredentialSourceOptions): ClusterCredentialSource {
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? defaultMaxCredentials;
@@ -108,7 +100,6 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
   const build = async (request: ClusterCredentialRequest, identityUrl: string, smi: string, abortSignal: AbortSignal | undefined): Promise<Built> => {
     const answer = await options.fetchCredential(identityUrl, smi, abortSignal === undefined ? {} : { abortSignal });
     const credential = options.credentialFor(answer);
-    // Best effort, outside the limiter (see the module comment).
     await (
       abortSignal === undefined
         ? withDeadline(prefetchTimeoutInMs, (signal) => options.acquireArmToken(credential, signal))

@@ -42,11 +42,7 @@ function describeCredential(choice: CredentialChoice): string {
     : `DefaultAzureCredential (environment, workload identity, managed identity, then developer sign-ins), since ${clientIdKey} is not set`;
 }
 
-/**
- * The process's credential (one token cache) through two wrappers whose failures say what to set
- * for ARM and for Cosmos DB. @azure/identity loads at the first token request, so a run that needs
- * no token never loads it.
- */
+/** The process's credential (one token cache), its failures saying what to set for ARM and for Cosmos DB; @azure/identity loads at the first token request. */
 export function createCredentials(settings: Settings): { readonly arm: TokenCredential; readonly cosmos: TokenCredential; readonly description: string } {
   const choice = chooseCredential(settings, process.env);
   // Playing the first party, it gets tokens in whichever tenant a cluster's data plane challenges in.
@@ -63,7 +59,7 @@ export function createCredentials(settings: Settings): { readonly arm: TokenCred
 }
 
 function buildCredential(choice: CredentialChoice, everyTenant: boolean): TokenCredential {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, see createCredentials
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use
   const identity = require("@azure/identity") as typeof import("@azure/identity");
   if (choice.kind === "managedIdentity") return new identity.ManagedIdentityCredential({ clientId: choice.clientId });
   return new identity.DefaultAzureCredential({
@@ -88,15 +84,20 @@ function mapCosmosFallbackScope(credential: TokenCredential, cosmosScope: string
   };
 }
 
+/** Sets `cause` as Error's ES2022 options bag would; the sources also compile under ES2020 libs. */
+export function withCause<E extends Error>(error: E, cause: unknown): E {
+  if (cause !== undefined) Object.defineProperty(error, "cause", { value: cause, writable: true, configurable: true, enumerable: false });
+  return error;
+}
+
 /**
  * An error named as `@azure/identity` names its own (errors.ts classifies by name). `statusCode` is
  * enumerable as the SDK's is; `cause` and `certificateFileProblem` are not.
  */
 export function credentialError(name: string, message: string, extra: { statusCode?: number; cause?: unknown; certificateFileProblem?: boolean } = {}): Error {
-  const error = new Error(message);
+  const error = withCause(new Error(message), extra.cause);
   Object.defineProperty(error, "name", { value: name, writable: true, configurable: true, enumerable: false });
   if (extra.statusCode !== undefined) Object.defineProperty(error, "statusCode", { value: extra.statusCode, enumerable: true });
-  if (extra.cause !== undefined) Object.defineProperty(error, "cause", { value: extra.cause, enumerable: false });
   if (extra.certificateFileProblem === true) Object.defineProperty(error, "certificateFileProblem", { value: true, enumerable: false });
   return error;
 }

@@ -1,9 +1,8 @@
 /**
- * What the Managed Identities data plane answers to `POST <identity URL>`: `explicit_identities`,
- * one snake_case entry per requested identity with its `resource_id`, `client_id`, `object_id`
- * (null for an identity that no longer exists) and its certificate credential (`client_secret`,
- * base64 PKCS#12 or PEM; `tenant_id`; `authentication_endpoint`; validity times). Errors are
- * `{"error":{"code","message"}}`. Messages never carry a bundle, a token or a key.
+ * The Managed Identities data plane's answer: `explicit_identities`, one snake_case entry per
+ * identity with `resource_id`, `client_id`, `object_id` (null for an identity that no longer exists)
+ * and its certificate credential; errors are `{"error":{"code","message"}}`. Messages never carry a
+ * bundle, a token or a key.
  */
 import { describeType } from "../core/azureResourceId";
 import { goToLower } from "../core/goStrings";
@@ -11,10 +10,10 @@ import { parsedJsonText } from "../core/json";
 import { shortMessage } from "../core/retrievalError";
 import type { CertificateCredentialMaterial } from "./certificateBundle";
 import { CertificateBundleError, parseCertificateBundle } from "./certificateBundle";
+import { withCause } from "./credentials";
 
 /** Why a data plane answer, or the first party's token for it, could not be had. */
 export class DataPlaneError extends Error {
-  /** The data plane's HTTP status, when it answered with an error. */
   readonly statusCode: number | undefined;
   /** The first-party credential failed (in `tenantId`, the challenge's): not about the cluster's identities. */
   readonly firstParty: boolean;
@@ -28,27 +27,24 @@ export class DataPlaneError extends Error {
     this.firstParty = options.firstParty ?? false;
     this.tenantId = options.tenantId;
     this.field = options.field;
-    if (options.cause !== undefined) Object.defineProperty(this, "cause", { value: options.cause, writable: true, configurable: true, enumerable: false });
+    withCause(this, options.cause);
   }
 }
 DataPlaneError.prototype.name = "DataPlaneError";
 
 /** One entry of `explicit_identities`: `client_id` and `object_id` are null for an identity that no longer exists. */
 export interface DataPlaneIdentity {
-  /** As answered (casing not assumed). */
   readonly resourceId: string;
   readonly clientId: string | null;
   readonly objectId: string | null;
-  /** The whole entry, for {@link credentialOf}. */
   readonly entry: Readonly<Record<string, unknown>>;
 }
 
-/** A service managed identity's credential, as the data plane handed it over. */
+/** A service managed identity's credential. */
 export interface ServiceManagedIdentityCredential {
   readonly resourceId: string;
   readonly clientId: string;
   readonly tenantId: string;
-  /** The Entra ID authority host to authenticate at (possibly regional). */
   readonly authenticationEndpoint: string;
   readonly material: CertificateCredentialMaterial;
   readonly renewAfter: Date | undefined;

@@ -6,12 +6,9 @@
  * `<audience>/.default` in that tenant.
  *
  * Unlike upstream, the identity URL must be on a data plane host of the configured cloud and name
- * its tenant (`tid`), and the challenge must name that tenant (core/identityUrl.ts), so an identity
- * URL cannot steer the first party into another tenant. The challenge callback asks the first-party
- * credential itself, not the policy's token cycler: the cycler holds one token and could hand a
- * refresh for one tenant to a caller of another; sharedTokenCredential.ts keeps one per tenant.
- *
- * Failures are DataPlaneError (dataPlaneAnswer.ts).
+ * its tenant (`tid`), and the challenge must name that tenant, so an identity URL cannot steer the
+ * first party into another tenant. The challenge callback asks the first-party credential itself,
+ * not the policy's token cycler, which holds one token and could hand one tenant's to another.
  */
 import type { TokenCredential } from "@azure/identity";
 import type { Agent } from "node:https";
@@ -23,11 +20,11 @@ import { identityUrlField, readIdentityUrl } from "../core/identityUrl";
 import { shortMessage } from "../core/retrievalError";
 import type { TokenRequestPipeline } from "./assertionTokenCredential";
 import { createTokenRequestPipeline, sendPipelineRequest } from "./assertionTokenCredential";
-import type { DataPlaneIdentity, ServiceManagedIdentityCredential } from "./dataPlaneAnswer";
-import { credentialFor, DataPlaneError, readDataPlaneAnswer } from "./dataPlaneAnswer";
+import type { DataPlaneIdentity } from "./dataPlaneAnswer";
+import { DataPlaneError, readDataPlaneAnswer } from "./dataPlaneAnswer";
 
+// sync/ imports the error from the client's module.
 export { DataPlaneError } from "./dataPlaneAnswer";
-export type { ServiceManagedIdentityCredential } from "./dataPlaneAnswer";
 
 /** The API version of the credentials call, as upstream's client sends it. */
 const dataPlaneApiVersion = "2024-01-01";
@@ -40,16 +37,6 @@ export interface ManagedIdentitiesDataPlane {
     identityIds: readonly string[],
     options: { readonly abortSignal?: AbortSignal },
   ): Promise<readonly DataPlaneIdentity[]>;
-}
-
-/** The credential of a cluster's SMI: one request for it alone, as upstream's data plane operators controller makes it. */
-export async function fetchServiceManagedIdentityCredential(
-  dataPlane: ManagedIdentitiesDataPlane,
-  identityUrl: string,
-  serviceManagedIdentity: string,
-  options: { readonly abortSignal?: AbortSignal },
-): Promise<ServiceManagedIdentityCredential> {
-  return credentialFor(await dataPlane.requestCredentials(identityUrl, [serviceManagedIdentity], options), serviceManagedIdentity);
 }
 
 /** Builds the client; `hosts` are the configured cloud's data plane hosts (core/identityUrl.ts). */

@@ -1,8 +1,7 @@
 /**
- * The MSI half's one answer about a cluster's identities (sync/azureAnswers.ts): in
- * `clusterServiceManagedIdentity` mode the data plane, asked once for every identity as upstream's
- * FetchMSIIdentitiesInfo does; in `fixedIdentity` mode upstream's stand-in, the fixed identity's IDs
- * for every identity, without a call. (`processCredential` reads each identity through ARM instead.)
+ * The MSI half's one answer about a cluster's identities: the data plane, asked once for all as
+ * upstream's FetchMSIIdentitiesInfo does, or in `fixedIdentity` mode upstream's stand-in (the fixed
+ * identity's IDs for every identity, without a call).
  */
 import type { MsiAnswerEntry, StandIn } from "../core/msiDecision";
 import { standInAnswer } from "../core/msiDecision";
@@ -11,7 +10,7 @@ import type { ManagedIdentitiesDataPlane } from "./managedIdentitiesDataPlane";
 /** One answer naming every identity asked for. */
 export interface MsiAnswerSource {
   answer(identityUrl: string, identityIds: readonly string[], options: { readonly abortSignal: AbortSignal }): Promise<readonly MsiAnswerEntry[]>;
-  /** Set for upstream's stand-in: the IDs it answers for every identity (core/msiDecision.ts guards stored IDs that are not these). */
+  /** Set for upstream's stand-in: the IDs it answers for every identity. */
   readonly standIn?: StandIn;
 }
 

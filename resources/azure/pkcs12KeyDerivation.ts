@@ -1,13 +1,11 @@
 /**
- * The PKCS#12 key derivation (RFC 7292, appendix B.2), used in place of node-forge's while forge
- * reads an archive (certificateBundle.ts) and by the sandbox to write its archives. forge hashes
- * each iteration in JavaScript over byte strings; here a block's first hash is Node's and the
- * rehashes of a SHA-1 digest run on 32-bit words ({@link rehashSha1}). The unit test checks it
- * against the published known answers and against forge's own derivation.
+ * The PKCS#12 key derivation (RFC 7292, appendix B.2), in place of node-forge's byte-string one while
+ * forge reads an archive, and for the sandbox's archives: a block's first hash is Node's, the SHA-1
+ * rehashes run on 32-bit words ({@link rehashSha1}).
  */
 import { hash } from "node:crypto";
 
-/** Digest (u) and block (v) lengths in bytes of the digests PKCS#12 archives use, named as Node and forge name them. */
+/** Digest (u) and block (v) lengths in bytes, by the name Node and forge use. */
 const digests: Readonly<Record<string, { readonly u: number; readonly v: number } | undefined>> = {
   sha1: { u: 20, v: 64 },
   sha256: { u: 32, v: 64 },
@@ -35,7 +33,8 @@ const h4Initial = 0xc3d2e1f0 | 0;
 
 /**
  * SHA-1 (FIPS 180-4) applied `rounds` times to a 20-byte digest, each message one block (digest,
- * 0x80 pad, 160-bit length), on 32-bit words: a native call per round costs more than the round.
+ * 0x80 pad, 160-bit length), on 32-bit words: a native call per round costs more than the round,
+ * and the four stages stay separate loops, as a branch per step would cost more again.
  */
 export function rehashSha1(digest: Uint8Array, rounds: number): Buffer {
   const view = new DataView(digest.buffer, digest.byteOffset, digest.byteLength);

@@ -1,12 +1,9 @@
 /**
  * One arm-msi pipeline for every cluster's service managed identity: each request carries its
- * credential in its tracing context, the SDK's per-operation store that core-client passes to the
- * pipeline request as it is. A request without one is refused, never sent unauthenticated.
- *
- * The policy stands in the SDK's bearer token policy's place, under its name (so arm-msi adds none),
- * and does what it does: the credential's token on each request, and after a 401 with a continuous
- * access evaluation challenge (`insufficient_claims` with `claims`), one token with those claims and
- * one retry, as upstream's ARM bearer policy does.
+ * credential in its tracing context (the SDK's per-operation store, passed to the pipeline request
+ * as it is); a request without one is refused. The policy takes the bearer token policy's place and
+ * name, and does what it does: a token per request and, after a 401 continuous access evaluation
+ * challenge (`insufficient_claims`), one token with those claims and one retry, as upstream's does.
  */
 import type { TokenCredential } from "@azure/identity";
 import type { PipelinePolicy, PipelineRequest, PipelineResponse, SendRequest } from "@azure/core-rest-pipeline";
@@ -17,10 +14,7 @@ import { credentialError } from "./credentials";
 
 const credentialKey = Symbol("aro-hcp-identity-status request credential");
 
-/**
- * An immutable tracing context holding values; a key it does not hold reads from the active context
- * (while tracing, the identity read's span, so the SDK's spans nest beneath it: logging/spans.ts).
- */
+/** An immutable tracing context; other keys read from the active context, so the SDK's spans nest under the identity read's. */
 function valueContext(values: ReadonlyMap<symbol, unknown>): NonNullable<NonNullable<OperationOptions["tracingOptions"]>["tracingContext"]> {
   return {
     getValue: (key) => (values.has(key) ? values.get(key) : activeContextValue(key)),

@@ -1,15 +1,10 @@
 /**
  * One token per tenant and scope for a whole provider process, reused until shortly before it
- * expires: every arm-msi client has its own bearer policy and cache, and their first requests would
- * otherwise each ask the token endpoint at once. Concurrent callers share one request; a request
- * carrying `claims` (a continuous access evaluation challenge) bypasses the cache. A failure is not
- * cached, each caller stops at its own abort signal, and a shared request left unanswered too long
- * is not joined any more, so a token endpoint that hung once does not hold the process after it
- * recovers.
- *
- * With `holdFailuresForMs` (the first party), a refusal is answered again to callers of the same
- * tenant and scope for that long: a certificate Entra ID refused is refused for every cluster of
- * that tenant. A failure of the local bundle file is never held (certificateCredential.ts).
+ * expires, so the clients' bearer policies do not each ask the token endpoint at once. Concurrent
+ * callers share one request (not joined once it is stale, so an endpoint that hung once does not hold
+ * the process); `claims` (a continuous access evaluation challenge) bypasses the cache; each caller
+ * stops at its own abort signal. A failure is not cached, except with `holdFailuresForMs` (the first
+ * party): a refusal answers the same tenant and scope for that long, a bundle file's failure never.
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
 import { untilAborted } from "../core/abort";
@@ -23,14 +18,12 @@ export const pendingTokenRequestStaleAfterMs = 30 * 1000;
 
 interface Entry {
   token?: AccessToken;
-  /** A refusal answered again until `heldUntil`. */
   failure?: unknown;
   heldUntil?: number;
   pending?: Promise<AccessToken | null>;
   pendingSince?: number;
 }
 
-/** Wraps `inner` so that the process asks it once per scope until the token nears expiry. */
 export function sharedTokenCredential(
   inner: TokenCredential,
   now: () => number = Date.now,

@@ -1,7 +1,4 @@
-/**
- * Reads user-assigned managed identities from ARM with @azure/arm-msi, whose clients come from
- * `clientFor` (provider/azureAdapters.ts loads the SDK at the first lookup).
- */
+/** Reads user-assigned managed identities from ARM with @azure/arm-msi. */
 import { goToLower } from "../core/goStrings";
 import type { ManagedServiceIdentityClient, UserAssignedIdentitiesGetOptionalParams } from "@azure/arm-msi";
 import type { ParsedResourceId } from "../core/azureResourceId";
@@ -14,19 +11,13 @@ export interface UserAssignedIdentityValues {
 }
 
 export interface UserAssignedIdentityReader {
-  /**
-   * GETs one identity; `undefined` for a 200 without `properties`. Throws the SDK's RestError, a
-   * {@link MalformedAnswerError}, or an AbortError.
-   */
+  /** GETs one identity; `undefined` for a 200 without `properties`. */
   getUserAssignedIdentity(resourceId: ParsedResourceId, options: { readonly abortSignal: AbortSignal }): Promise<UserAssignedIdentityValues | undefined>;
-  /**
-   * Gets (or finds cached) the ARM token the next GET sends, so that a token endpoint that hangs
-   * fails the credential, never one identity (lookUpIdentity.ts). A fake may leave it out.
-   */
+  /** Gets the ARM token the next GET sends, so that a token endpoint that hangs fails the credential, never one identity. */
   acquireToken?(options: { readonly abortSignal: AbortSignal }): Promise<unknown>;
 }
 
-/** A reader over per-subscription arm-msi clients; `operationOptions` go with every GET (requestCredentialPolicy.ts). */
+/** A reader over per-subscription arm-msi clients; `operationOptions` go with every GET. */
 export function createUserAssignedIdentityReader(
   clientFor: (subscriptionId: string) => ManagedServiceIdentityClient,
   acquireToken?: (options: { readonly abortSignal: AbortSignal }) => Promise<unknown>,
@@ -68,9 +59,8 @@ type IdentityAnswer =
   | { readonly kind: "malformed"; readonly problem: string };
 
 /**
- * The raw text of a 200 answer to an identity GET: `noProperties` unless JSON with an object
- * `properties`, whose fields upstream's SDK decodes as strings must be strings or null, as Go's
- * decoder requires; clientId and principalId must be strings (an identity that exists has both).
+ * A 200 answer's raw text: `noProperties` unless JSON with an object `properties`, whose string
+ * fields must be strings or null as Go's decoder requires; an existing identity has both IDs.
  */
 export function readIdentityAnswer(bodyAsText: string | null | undefined): IdentityAnswer {
   const body = parsedJsonText(bodyAsText ?? "");

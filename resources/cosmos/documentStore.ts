@@ -1,13 +1,10 @@
 /**
- * Reads and conditionally patches documents in the Cosmos `Resources` container with @azure/cosmos.
- * Every write carries If-Match; there is no unconditional write path.
- *
- * Reads waiting at the same time go together: a transactional batch of Reads within one partition,
- * a bulk request across partitions, a lone read as a point read. With few requests in flight, each
- * carries more reads under load. Whatever a batch or bulk request does not answer with 200 or 404 is
- * read again with a point read, so errors are a point read's. Only a 404 for a missing document
- * reads as absent: a missing database, container or account is a configuration error
- * (settingsProblems.ts), never "absent", which would drop resources from state.
+ * Reads and conditionally patches documents in the Cosmos `Resources` container; every write carries
+ * If-Match. Reads waiting at the same time go together (a transactional batch within one partition,
+ * bulk across partitions, a lone read as a point read); what a batch does not answer with 200 or 404
+ * is read again alone, so errors are a point read's. Only a 404 for a missing document reads as
+ * absent: a missing database, container or account is a configuration error, never "absent", which
+ * would drop resources from state.
  */
 import type { Container } from "@azure/cosmos";
 import type { JsonObject } from "../core/json";
@@ -25,7 +22,7 @@ export interface DocumentStore {
   readDocument(partitionKey: string, id: string): Promise<StoredDocument | undefined>;
   /** Applies patch operations if the document still has `ifMatchEtag` (else Cosmos's 412; 404 when gone). */
   patchDocument(partitionKey: string, id: string, operations: readonly PatchOperation[], ifMatchEtag: string): Promise<StoredDocument>;
-  /** Where documents are read and written, for messages about the settings. */
+  /** For messages about the settings. */
   readonly location?: CosmosLocation;
 }
 
@@ -47,7 +44,7 @@ interface PendingRead {
 
 type Answer = StoredDocument | undefined | "again";
 
-/** The store over a container handle; `options.endpoint` (as configured) is named in configuration errors. */
+/** The store over a container handle; `options.endpoint` is named in configuration errors. */
 export function createDocumentStore(container: Container, options: { readonly endpoint?: string } = {}): DocumentStore {
   const waiting: PendingRead[] = [];
   let flushScheduled = false;
@@ -101,7 +98,7 @@ export function createDocumentStore(container: Container, options: { readonly en
       await settleWithPointRead(reads[0]);
       return;
     }
-    // One operation per distinct document, each answered (requestTogether).
+    // One operation per distinct document.
     const distinct = new Map(reads.map((read) => [JSON.stringify([read.partitionKey, read.id]), read]));
     const answerList = await requestTogether([...distinct.values()]);
     const answers = new Map([...distinct.keys()].map((key, index) => [key, answerList[index]]));

@@ -1,15 +1,13 @@
 /**
- * Tells a Cosmos answer about the settings from one about a document. Cosmos answers a request
- * below a missing database or container with 404 as for a missing document; only the substatus
- * tells them apart (1003 "owner resource does not exist", against 0 or none). A missing account has
- * no DNS name (ENOTFOUND) or answers 403 with substatus 1008.
+ * Tells a Cosmos answer about the settings from one about a document: a missing database or
+ * container answers 404 as a missing document does, told apart only by substatus 1003 (against 0
+ * or none); a missing account has no DNS name (ENOTFOUND) or answers 403 with substatus 1008.
  */
 import { CosmosDocumentError } from "../core/errors";
 import { projectName } from "../core/settings";
 
 /** Where a store's container is, for messages: the values in use, never a key. */
 export interface CosmosLocation {
-  /** As configured; unknown for a store over a bare container handle. */
   readonly endpoint?: string;
   readonly database: string;
   readonly container: string;
@@ -41,15 +39,16 @@ export function answerOfError(error: unknown): CosmosAnswer {
 
 /** The configuration error for an answer saying the settings' account, database or container does not exist; else undefined. */
 export function settingsErrorFor(answer: CosmosAnswer, verb: "read" | "write", documentId: string, location: CosmosLocation): CosmosDocumentError | undefined {
+  const account = location.endpoint === undefined ? "" : ` ${location.endpoint}`;
   let problem: string;
   if (answer.statusCode === 404 && answer.substatus === ownerResourceNotFoundSubstatus) {
     problem =
       `the Cosmos DB database '${location.database}' or its container '${location.container}' does not exist` +
       ` (NotFound, HTTP 404, substatus ${ownerResourceNotFoundSubstatus}: owner resource does not exist)`;
   } else if (answer.statusCode === 403 && answer.substatus === databaseAccountNotFoundSubstatus) {
-    problem = `the Cosmos DB account${location.endpoint === undefined ? "" : ` ${location.endpoint}`} does not exist (Forbidden, HTTP 403, substatus ${databaseAccountNotFoundSubstatus})`;
+    problem = `the Cosmos DB account${account} does not exist (Forbidden, HTTP 403, substatus ${databaseAccountNotFoundSubstatus})`;
   } else if (answer.networkCode === "ENOTFOUND") {
-    problem = `the host name of the Cosmos DB account${location.endpoint === undefined ? "" : ` ${location.endpoint}`} does not resolve (ENOTFOUND): no such account, or DNS does not know it`;
+    problem = `the host name of the Cosmos DB account${account} does not resolve (ENOTFOUND): no such account, or DNS does not know it`;
   } else {
     return undefined;
   }
@@ -62,7 +61,7 @@ export function settingsErrorFor(answer: CosmosAnswer, verb: "read" | "write", d
   });
 }
 
-/** The error for a point read answered without a document, not as a missing one: shaped like the SDK's `ErrorResponse` unless about the settings. */
+/** The error for a point read answered without a document and not as a missing one: shaped like the SDK's `ErrorResponse`. */
 export function unansweredReadError(answer: CosmosAnswer, documentId: string, location: CosmosLocation): Error {
   const substatus = answer.substatus === undefined ? "" : ` with substatus ${answer.substatus}`;
   return (
@@ -107,7 +106,7 @@ export function absentEverywhereError(verb: "refresh" | "update", documents: Abs
   });
 }
 
-/** Which settings to check, with the values in use, and the engine's rule that catches users out. */
+/** Which settings to check, with the values in use, and the engine rule that catches users out. */
 function settingsAdvice(location: CosmosLocation | undefined): string {
   const endpoint = location?.endpoint === undefined ? "" : ` (now ${location.endpoint})`;
   const database = location === undefined ? "" : ` (now '${location.database}')`;

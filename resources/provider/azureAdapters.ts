@@ -1,42 +1,38 @@
 /**
- * One set of Azure clients per provider process: one credential (tokens cached until expiry by
- * @azure/identity and the bearer-token policy), one keep-alive HTTPS agent, one Cosmos client and
- * one arm-msi client per subscription over one shared request pipeline, shared by every resource
- * the process handles.
- * The cache is a module variable: the provider host requires this module (providerLoader.ts), so
- * every resource of the process sees the same module instance.
+ * One set of Azure clients per provider process and configuration: one credential, one keep-alive
+ * HTTPS agent, one Cosmos client, and arm-msi clients per subscription over one shared pipeline.
+ * A module variable: the provider host requires this module once, so every resource shares it.
  */
-import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
-import type { Container } from "@azure/cosmos";
+import type { ManagedServiceIdentityClient, ManagedServiceIdentityClientOptionalParams } from "@azure/arm-msi";
+import type { TokenCredential } from "@azure/identity";
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import type { AgentOptions } from "node:https";
 import { Agent } from "node:https";
 import { createSecureContext, rootCertificates } from "node:tls";
-import { boundedMemo } from "../core/boundedMemo";
-import { createConcurrencyLimiter } from "../sync/concurrencyLimiter";
-import type { ConcurrencyLimiter } from "../sync/concurrencyLimiter";
-import type { Settings } from "../core/settings";
-import { createCredentials } from "../azure/credentials";
-import type { TokenCredential } from "@azure/identity";
-import { isLoopbackHost } from "../core/settings";
-import type { CertificateIdentity } from "../core/settings";
-import { certificateFileCredential } from "../azure/certificateCredential";
-import type { TokenRequestPipeline } from "../azure/assertionTokenCredential";
 import { assertionTokenCredential, createTokenRequestPipeline } from "../azure/assertionTokenCredential";
-import { requestCredentialOptions, requestCredentialPolicy } from "../azure/requestCredentialPolicy";
+import type { TokenRequestPipeline } from "../azure/assertionTokenCredential";
+import { certificateFileCredential, fileUnreadableReason } from "../azure/certificateCredential";
 import type { ClusterCredentialSource } from "../azure/clusterCredentials";
-import type { MsiAnswerSource } from "../azure/msiAnswers";
 import { createClusterCredentialSource } from "../azure/clusterCredentials";
+import { createCredentials, withCause } from "../azure/credentials";
 import type { ManagedIdentitiesDataPlane } from "../azure/managedIdentitiesDataPlane";
-import { createManagedIdentitiesDataPlane, fetchServiceManagedIdentityCredential } from "../azure/managedIdentitiesDataPlane";
+import { credentialFor } from "../azure/dataPlaneAnswer";
+import { createManagedIdentitiesDataPlane } from "../azure/managedIdentitiesDataPlane";
+import type { MsiAnswerSource } from "../azure/msiAnswers";
 import { dataPlaneMsiAnswers, standInMsiAnswers } from "../azure/msiAnswers";
-import { dataPlaneHostsOf } from "../core/identityUrl";
+import { requestCredentialOptions, requestCredentialPolicy } from "../azure/requestCredentialPolicy";
 import { sharedTokenCredential } from "../azure/sharedTokenCredential";
-import { describeCredentialMode, readCertificateFile } from "./adapterDescriptions";
-import type { DocumentStore } from "../cosmos/documentStore";
-import { createDocumentStore } from "../cosmos/documentStore";
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import { createUserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
+import type { DocumentStore } from "../cosmos/documentStore";
+import { createDocumentStore } from "../cosmos/documentStore";
+import { boundedMemo } from "../core/boundedMemo";
+import { dataPlaneHostsOf } from "../core/identityUrl";
+import type { CertificateIdentity, Settings } from "../core/settings";
+import { isLoopbackHost } from "../core/settings";
+import type { ConcurrencyLimiter } from "../sync/concurrencyLimiter";
+import { createConcurrencyLimiter } from "../sync/concurrencyLimiter";
 
 /** The adapters a provider process uses. */
 export interface AzureAdapters {
@@ -44,27 +40,24 @@ export interface AzureAdapters {
   readonly userAssignedIdentityReader: UserAssignedIdentityReader;
   /** Process-wide: the lookup concurrency holds across every resource the process handles. */
   readonly limiter: ConcurrencyLimiter;
-  /** The credential in use, named for AzureAccessError messages. */
+  /** The credential in use, for messages. */
   readonly credentialDescription?: string;
-  /** Mode `clusterServiceManagedIdentity`: each cluster's reader, of its own service managed identity. */
   readonly clusterCredentials?: ClusterCredentialSource;
-  /** Where the MSI half's answers come from (the data plane, or the fixed identity's stand-in); absent: ARM. */
+  /** The MSI half's answers (the data plane, or the fixed identity's stand-in); absent: ARM. */
   readonly msiAnswers?: MsiAnswerSource;
 }
 
-/** How long Entra ID's refusal of the first party in one tenant answers for that tenant without asking again. */
-export const firstPartyRefusalHoldInMs = 30 * 1000;
-
-/** Per-subscription arm-msi clients a process keeps before it starts over (azureAdapters.ts buildAdapters). */
+/** How long Entra ID's refusal of the first party in one tenant answers for that tenant. */
+const firstPartyRefusalHoldInMs = 30 * 1000;
 const maxArmClients = 4096;
 
-/** Adapters by settings fingerprint: one set per distinct configuration in the process. */
 const adaptersBySettings = new Map<string, AzureAdapters>();
 const userAgentPrefix = "aro-hcp-identity-status";
 
 /** The process's adapters for these settings, built on first use. */
 export function sharedAzureAdapters(settings: Settings): AzureAdapters {
-  const fingerprint = settingsFingerprint(settings);
+  // Hashed, so the Cosmos key never sits in a map key or a heap snapshot string.
+  const fingerprint = createHash("sha256").update(JSON.stringify(settings)).digest("hex");
   let adapters = adaptersBySettings.get(fingerprint);
   if (adapters === undefined) {
     adapters = buildAdapters(settings);
@@ -73,25 +66,16 @@ export function sharedAzureAdapters(settings: Settings): AzureAdapters {
   return adapters;
 }
 
-function settingsFingerprint(settings: Settings): string {
-  // Hash, so the Cosmos key never sits in a map key or a heap snapshot string.
-  return createHash("sha256").update(JSON.stringify(settings)).digest("hex");
-}
-
 function buildAdapters(settings: Settings): AzureAdapters {
   const agentOptions: AgentOptions = { keepAlive: true, maxSockets: Math.max(16, settings.lookupConcurrency * 2) };
   if (settings.tlsCaFile !== undefined) {
-    // Trust the extra CA for these clients only; the system roots stay trusted for real Azure.
-    // One secure context, built once: an agent `ca` option is parsed again for every new
-    // connection, and https.Agent#getName concatenates it (the system roots included) into the
-    // pool key of every request.
+    // The extra CA for these clients only, beside the system roots. One secure context: an agent's
+    // `ca` option is parsed again per connection and concatenated into every request's pool key.
     agentOptions.secureContext = createSecureContext({ ca: [...rootCertificates, readCertificateFile(settings.tlsCaFile)] });
   }
   const agent = new Agent(agentOptions);
-  // core-rest-pipeline's request logging (AZURE_LOG_LEVEL=info) serializes the request with its
-  // agent, whose open sockets hold raw request headers, bearer tokens included; log a name instead.
+  // core-rest-pipeline's request logging serializes the agent, whose sockets hold bearer tokens.
   Object.defineProperty(agent, "toJSON", { value: () => "[https.Agent]", enumerable: false });
-  // One token request per scope per process, whichever client asks first (sharedTokenCredential.ts).
   const credentials = createCredentials(settings);
   // Cosmos DB is the service's own account: the process credential in every mode.
   const cosmosCredential = sharedTokenCredential(credentials.cosmos);
@@ -101,22 +85,7 @@ function buildAdapters(settings: Settings): AzureAdapters {
       ? fileCredential(settings, settings.fixedIdentity, agent)
       : credentials.arm,
   );
-  // Every subscription's client sends through the first client's pipeline (its policies, bearer
-  // token policy included, hold nothing per subscription), so a fleet whose clusters each sit in
-  // their own subscription does not hold a pipeline per cluster (docs/performance.md has the
-  // figures). Bounded, because a long-lived process could see any number of subscriptions.
-  let pipeline: ManagedServiceIdentityClient["pipeline"] | undefined;
-  const clientFor = boundedMemo((subscriptionId: string): ManagedServiceIdentityClient => {
-    // Loaded at the first lookup: a refresh before the recheck time makes none, and never loads it.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { ManagedServiceIdentityClient } = require("@azure/arm-msi") as typeof import("@azure/arm-msi");
-    const client = new ManagedServiceIdentityClient(armCredential, subscriptionId, {
-      ...armClientOptions(settings, agent),
-      ...(pipeline === undefined ? {} : { pipeline }),
-    });
-    pipeline ??= client.pipeline;
-    return client;
-  }, maxArmClients);
+  const clientFor = armClients(settings, agent, armCredential);
   // Loaded at the first document read or write: a no-op `up` whose inputs declare the operators
   // makes none, and loading @azure/cosmos holds the provider host's one thread.
   let store: DocumentStore | undefined;
@@ -130,9 +99,7 @@ function buildAdapters(settings: Settings): AzureAdapters {
         agent,
         userAgentSuffix: userAgentPrefix,
       });
-      const container: Container = cosmosClient.database(settings.cosmosDatabase).container(settings.cosmosContainer);
-      // The endpoint as configured, so a missing database or container is reported with it.
-      store = createDocumentStore(container, { endpoint: settings.cosmosEndpoint });
+      store = createDocumentStore(cosmosClient.database(settings.cosmosDatabase).container(settings.cosmosContainer), { endpoint: settings.cosmosEndpoint });
     }
     return store;
   };
@@ -148,6 +115,38 @@ function buildAdapters(settings: Settings): AzureAdapters {
     credentialDescription: describeCredentialMode(settings, credentials.description),
     ...modeSources(settings, agent, credentials.arm),
   };
+}
+
+/**
+ * arm-msi clients by subscription, every one sending through the first client's pipeline (whose
+ * policies hold nothing per subscription), so a fleet of subscriptions holds one pipeline. The SDK
+ * loads at the first lookup. `adapt` changes the first pipeline before it is shared.
+ */
+function armClients(
+  settings: Settings,
+  agent: Agent,
+  credential: TokenCredential,
+  adapt?: (pipeline: ManagedServiceIdentityClient["pipeline"]) => void,
+): (subscriptionId: string) => ManagedServiceIdentityClient {
+  const options: ManagedServiceIdentityClientOptionalParams = {
+    endpoint: settings.armEndpoint,
+    credentialScopes: [settings.armScope],
+    agent,
+    userAgentOptions: { userAgentPrefix },
+    // lookUpIdentity.ts retries, releasing its concurrency slot while it waits.
+    retryOptions: { maxRetries: 0 },
+  };
+  let pipeline: ManagedServiceIdentityClient["pipeline"] | undefined;
+  return boundedMemo((subscriptionId: string): ManagedServiceIdentityClient => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { ManagedServiceIdentityClient } = require("@azure/arm-msi") as typeof import("@azure/arm-msi");
+    const client = new ManagedServiceIdentityClient(credential, subscriptionId, pipeline === undefined ? options : { ...options, pipeline });
+    if (pipeline === undefined) {
+      adapt?.(client.pipeline);
+      pipeline = client.pipeline;
+    }
+    return client;
+  }, maxArmClients);
 }
 
 /**
@@ -175,31 +174,20 @@ function modeSources(settings: Settings, agent: Agent, processCredential: TokenC
 }
 
 /**
- * `clusterServiceManagedIdentity`: the first party (its certificate file, else the process
- * credential) asks the data plane for each cluster's SMI credential. Each SMI gets its own token
- * cache (assertionTokenCredential.ts: a signed assertion and one request per token); every SMI
- * shares one token request pipeline and one arm-msi pipeline, whose requests carry their SMI's
- * credential (requestCredentialPolicy.ts), so a cluster costs no client of its own.
+ * The first party asks the data plane for each cluster's SMI credential. Each SMI has its own token
+ * cache; every SMI shares one token request pipeline and one arm-msi pipeline whose requests carry
+ * their SMI's credential (requestCredentialPolicy.ts), so a cluster costs no client of its own.
  */
 function clusterCredentialSource(settings: Settings, agent: Agent, dataPlane: ManagedIdentitiesDataPlane): ClusterCredentialSource {
   let tokenPipeline: TokenRequestPipeline | undefined;
-  let pipeline: ManagedServiceIdentityClient["pipeline"] | undefined;
-  const clientFor = boundedMemo((subscriptionId: string): ManagedServiceIdentityClient => {
+  const clientFor = armClients(settings, agent, noCredential, (pipeline) => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { ManagedServiceIdentityClient } = require("@azure/arm-msi") as typeof import("@azure/arm-msi");
-    if (pipeline === undefined) {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const core = require("@azure/core-rest-pipeline") as typeof import("@azure/core-rest-pipeline");
-      const first = new ManagedServiceIdentityClient(noCredential, subscriptionId, armClientOptions(settings, agent));
-      first.pipeline.removePolicy({ name: core.bearerTokenAuthenticationPolicyName });
-      first.pipeline.addPolicy(requestCredentialPolicy(settings.armScope, core.bearerTokenAuthenticationPolicyName), { phase: "Sign" });
-      pipeline = first.pipeline;
-      return first;
-    }
-    return new ManagedServiceIdentityClient(noCredential, subscriptionId, { ...armClientOptions(settings, agent), pipeline });
-  }, maxArmClients);
+    const { bearerTokenAuthenticationPolicyName } = require("@azure/core-rest-pipeline") as typeof import("@azure/core-rest-pipeline");
+    pipeline.removePolicy({ name: bearerTokenAuthenticationPolicyName });
+    pipeline.addPolicy(requestCredentialPolicy(settings.armScope, bearerTokenAuthenticationPolicyName), { phase: "Sign" });
+  });
   return createClusterCredentialSource({
-    fetchCredential: (identityUrl, smi, options) => fetchServiceManagedIdentityCredential(dataPlane, identityUrl, smi, options),
+    fetchCredential: async (identityUrl, smi, options) => credentialFor(await dataPlane.requestCredentials(identityUrl, [smi], options), smi),
     credentialFor: (answer) =>
       sharedTokenCredential(
         assertionTokenCredential(answer.tenantId, answer.clientId, answer.material, {
@@ -213,22 +201,10 @@ function clusterCredentialSource(settings: Settings, agent: Agent, dataPlane: Ma
   });
 }
 
-/** The SMIs' shared arm-msi pipeline takes each request's credential from the request (requestCredentialPolicy.ts). */
+/** The SMIs' shared arm-msi pipeline takes each request's credential from the request. */
 const noCredential: TokenCredential = {
   getToken: () => Promise.reject(new Error("the service managed identities' ARM clients take each request's credential from the request")),
 };
-
-/** What every arm-msi client of the process is built with, whatever its credential. */
-function armClientOptions(settings: Settings, agent: Agent): import("@azure/arm-msi").ManagedServiceIdentityClientOptionalParams {
-  return {
-    endpoint: settings.armEndpoint,
-    credentialScopes: [settings.armScope],
-    agent,
-    userAgentOptions: { userAgentPrefix },
-    // lookUpIdentity.ts retries, releasing its concurrency slot while it waits.
-    retryOptions: { maxRetries: 0 },
-  };
-}
 
 /** The credential of a certificate bundle file (the first party's, the fixed identity's) at the configured authority. */
 function fileCredential(
@@ -243,4 +219,32 @@ function fileCredential(
     agent,
     ...options,
   });
+}
+
+/** The credential in use, for messages; `processCredential` describes the process credential. */
+function describeCredentialMode(settings: Settings, processCredential: string): string {
+  if (settings.credentialMode === "fixedIdentity" && settings.fixedIdentity !== undefined) {
+    return describeCertificateIdentity("the fixed identity", settings.fixedIdentity);
+  }
+  if (settings.credentialMode !== "clusterServiceManagedIdentity") return processCredential;
+  const firstParty = settings.firstParty === undefined ? processCredential : describeCertificateIdentity("the first-party application", settings.firstParty);
+  return `each cluster's service managed identity, from the Managed Identities data plane as ${firstParty}`;
+}
+
+function describeCertificateIdentity(what: string, identity: CertificateIdentity): string {
+  return `${what} ${identity.clientId} in tenant ${identity.tenantId} (certificate bundle ${identity.certificateFile}, ${identity.certificateFileSetting})`;
+}
+
+/** Reads the extra CA bundle; a failure names the setting, not only the file system error. */
+function readCertificateFile(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    throw withCause(
+      new Error(
+        `'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) names ${path}, which ${fileUnreadableReason(error)}; expected a PEM bundle of extra CA certificates`,
+      ),
+      error,
+    );
+  }
 }

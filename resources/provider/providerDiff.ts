@@ -1,14 +1,11 @@
 /**
- * `diff`: whether an update has anything to do, decided without any Azure call. Each half of the
- * status applies its own gate (upstream's needsWork) to what the last state recorded:
- *
- * - inputs that name the data plane operators (their digest unchanged): that half against its
- *   recorded keys and recheck time, and the MSI half against its recorded recheck time alone — no
- *   Cosmos read, so a no-op `up` of such a fleet reads nothing;
- * - otherwise one read of the cluster document (no wait), which names both desired sets: each
- *   half against them. A document that is gone or cannot be read is a change, so that the update
- *   runs the pass, which names the problem and writes nothing.
+ * `diff`: whether an update has anything to do, without any Azure call: each half's gate (upstream's
+ * needsWork) on what the last state recorded. Inputs that name the operators need no Cosmos read
+ * (the MSI half goes by its recheck time); otherwise one read of the cluster document names both
+ * desired sets, and a document that is gone or unreadable is a change, so the pass names the problem.
  */
+import type { ParsedResourceId } from "../core/azureResourceId";
+import type { ClusterDesiredSet } from "../core/clusterDocument";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import type { DesiredIdentity } from "../core/identityStatus";
 import { locate } from "../core/documentLocation";
@@ -16,7 +13,7 @@ import { msiDesiredSet } from "../core/msiDecision";
 import { decodeMsiOutputs } from "../core/msiOutputs";
 import { decodeOutputsStatus } from "../core/outputsStatus";
 import { parseTimestamp } from "../core/goJson";
-import { readLive } from "../sync/documents";
+import { readClusterDocument } from "../sync/documents";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import type { ProviderInputs } from "./providerInputs";
 import { desiredFromInputs, parseCluster } from "./providerInputs";
@@ -24,7 +21,7 @@ import type { StoredOutputs } from "./providerOutputs";
 import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
 import { msiHalf } from "../core/msiManagedIdentities";
 
-/** Whether the last state's halves call for an update now (see the module comment). */
+/** Whether the last state's halves call for an update now. */
 export async function hasWork(dependencies: () => SyncDependencies, old: StoredOutputs, news: ProviderInputs, now: Date): Promise<boolean> {
   const desired = desiredFromInputs(news);
   if (desired !== undefined) {
@@ -34,9 +31,7 @@ export async function hasWork(dependencies: () => SyncDependencies, old: StoredO
     const recheck = parseTimestamp(old.msiStatus.earliestRecheckTime);
     return recheck === undefined || now.getTime() >= recheck.getTime();
   }
-  const location = locate(parseCluster(news.clusterResourceId));
-  const live = await readLive(dependencies(), location.partitionKey, location.clusterDocumentId, `HCPOpenShiftCluster document ${location.clusterDocumentId}`);
-  const fromCluster = live === undefined ? undefined : desiredFromClusterDocument(live.document);
+  const fromCluster = await clusterDesiredSet(dependencies, parseCluster(news.clusterResourceId));
   if (fromCluster === undefined || fromCluster.kind === "unreadable") return true;
   if (fromCluster.kind === "deleting") return old.skippedReason !== "clusterDeleting";
   // The recorded service managed identity follows the document unless the inputs name one.
@@ -47,6 +42,12 @@ export async function hasWork(dependencies: () => SyncDependencies, old: StoredO
   if (!msi.ok) return true;
   const keys = [...msi.desired.controlPlaneOperators.map((identity) => identity.key), msi.desired.serviceManagedIdentity.key];
   return msiHalf.workReason(msi.desired, decodeMsiOutputs(old.msiStatus, keys).status, now) !== undefined;
+}
+
+/** What the cluster's live document names (no wait), or undefined when it is gone. */
+export async function clusterDesiredSet(dependencies: () => SyncDependencies, cluster: ParsedResourceId): Promise<ClusterDesiredSet | undefined> {
+  const stored = await readClusterDocument(dependencies(), locate(cluster));
+  return stored === undefined ? undefined : desiredFromClusterDocument(stored.document);
 }
 
 function dataPlaneHasWork(old: StoredOutputs, desired: readonly DesiredIdentity[], now: Date): boolean {

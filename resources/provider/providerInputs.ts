@@ -1,8 +1,4 @@
-/**
- * The provider's input boundary: the input shape, and the parse that turns what the engine hands
- * over (an untyped property bag) into checked inputs or failures naming the field, for `check`.
- * The outputs are providerOutputs.ts. Pure: no I/O, no SDK imports.
- */
+/** The provider's inputs, and the check that turns the engine's untyped property bag into them or into failures naming each field. Pure. */
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterResourceType, describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import type { DesiredIdentity } from "../core/identityStatus";
@@ -14,10 +10,7 @@ export const unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 /** The most operators one cluster may declare; a larger map is refused by `check`. */
 export const maxDataPlaneOperators = 256;
 
-/**
- * Checked inputs, as the provider receives them. During preview any value may be the engine's
- * {@link unknownValue}; for the strings that is just another string, for the map it is spelled out.
- */
+/** Checked inputs. During preview any value may be the engine's {@link unknownValue}. */
 export interface ProviderInputs {
   readonly clusterResourceId: string;
   /** Operator name → identity ARM ID; absent means "read from the cluster document". */
@@ -27,7 +20,6 @@ export interface ProviderInputs {
   readonly managedIdentitiesDataPlaneIdentityURL?: string;
 }
 
-/** A check failure. */
 export interface CheckFailure {
   readonly property: string;
   readonly reason: string;
@@ -40,16 +32,7 @@ const knownProperties = ["clusterResourceId", "dataPlaneOperators", "serviceMana
 
 /** True when a value is, or contains, the engine's unknown placeholder. */
 export function containsUnknown(value: unknown): boolean {
-  if (value === unknownValue) {
-    return true;
-  }
-  if (Array.isArray(value)) {
-    return value.some(containsUnknown);
-  }
-  if (typeof value === "object" && value !== null) {
-    return Object.values(value).some(containsUnknown);
-  }
-  return false;
+  return value === unknownValue || (typeof value === "object" && value !== null && Object.values(value).some(containsUnknown));
 }
 
 /**
@@ -67,76 +50,62 @@ export function checkInputs(news: unknown): { inputs: Partial<ProviderInputs>; f
       failures.push({ property, reason: `is not a property of ServiceProviderClusterIdentityStatus; expected ${knownProperties.join(", ")}` });
     }
   }
+  /** One value: the unknown placeholder as it is, else its checked form, or undefined after recording why not. */
+  const check = (property: string, value: unknown, parse: (value: unknown) => { reason: string } | { value: string }): string | undefined => {
+    if (value === unknownValue) return value;
+    const checked = parse(value);
+    if ("value" in checked) return checked.value;
+    failures.push({ property, reason: checked.reason });
+    return undefined;
+  };
+  const resourceIdOf =
+    (type: string, prefix = "") =>
+    (value: unknown): { reason: string } | { value: string } => {
+      const parsed = parseResourceIdOfType(value, type);
+      return parsed.ok ? { value: parsed.resourceId.canonical } : { reason: prefix + parsed.reason };
+    };
+  const present = (value: unknown): boolean => value !== undefined && value !== null;
   const inputs: { -readonly [Key in keyof ProviderInputs]?: ProviderInputs[Key] } = {};
 
-  const cluster = news.clusterResourceId;
-  if (cluster === undefined || cluster === null) {
+  if (!present(news.clusterResourceId)) {
     failures.push({ property: "clusterResourceId", reason: `is required: the ARM ID of the ${clusterResourceType} cluster` });
-  } else if (cluster === unknownValue) {
-    inputs.clusterResourceId = cluster;
-  } else {
-    const parsed = parseResourceIdOfType(cluster, clusterResourceType);
-    if (parsed.ok) {
-      inputs.clusterResourceId = parsed.resourceId.canonical;
-    } else {
-      failures.push({ property: "clusterResourceId", reason: parsed.reason });
-    }
   }
+  const clusterResourceId = present(news.clusterResourceId) ? check("clusterResourceId", news.clusterResourceId, resourceIdOf(clusterResourceType)) : undefined;
+  if (clusterResourceId !== undefined) inputs.clusterResourceId = clusterResourceId;
 
   const operators = news.dataPlaneOperators;
   if (operators === unknownValue) {
     inputs.dataPlaneOperators = operators;
-  } else if (operators !== undefined && operators !== null) {
+  } else if (present(operators)) {
     if (!isJsonObject(operators)) {
       failures.push({ property: "dataPlaneOperators", reason: `must be a map of operator name to identity resource ID, got ${describeType(operators)}` });
+    } else if (Object.keys(operators).length > maxDataPlaneOperators) {
+      failures.push({
+        property: "dataPlaneOperators",
+        reason: `has ${Object.keys(operators).length} operators; at most ${maxDataPlaneOperators} are supported`,
+      });
     } else {
-      const entries = Object.entries(operators);
-      if (entries.length > maxDataPlaneOperators) {
-        failures.push({ property: "dataPlaneOperators", reason: `has ${entries.length} operators; at most ${maxDataPlaneOperators} are supported` });
-      } else {
-        const normalized: Record<string, string> = {};
-        for (const [name, value] of entries.sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))) {
-          const property = `dataPlaneOperators.${name}`;
-          if (name.trim().length === 0) {
-            failures.push({ property, reason: "operator name must not be empty or whitespace" });
-          } else if (value === unknownValue) {
-            normalized[name] = value;
-          } else {
-            const parsed = parseResourceIdOfType(value, userAssignedIdentityResourceType);
-            if (parsed.ok) {
-              normalized[name] = parsed.resourceId.canonical;
-            } else {
-              failures.push({ property, reason: `identity resource ID ${parsed.reason}` });
-            }
-          }
+      const normalized: Record<string, string> = {};
+      for (const [name, value] of Object.entries(operators).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))) {
+        const property = `dataPlaneOperators.${name}`;
+        if (name.trim().length === 0) {
+          failures.push({ property, reason: "operator name must not be empty or whitespace" });
+          continue;
         }
-        inputs.dataPlaneOperators = normalized;
+        const identity = check(property, value, resourceIdOf(userAssignedIdentityResourceType, "identity resource ID "));
+        if (identity !== undefined) normalized[name] = identity;
       }
+      inputs.dataPlaneOperators = normalized;
     }
   }
 
-  const serviceManagedIdentity = news.serviceManagedIdentity;
-  if (serviceManagedIdentity === unknownValue) {
-    inputs.serviceManagedIdentity = serviceManagedIdentity;
-  } else if (serviceManagedIdentity !== undefined && serviceManagedIdentity !== null) {
-    const parsed = parseResourceIdOfType(serviceManagedIdentity, userAssignedIdentityResourceType);
-    if (parsed.ok) {
-      inputs.serviceManagedIdentity = parsed.resourceId.canonical;
-    } else {
-      failures.push({ property: "serviceManagedIdentity", reason: parsed.reason });
-    }
+  if (present(news.serviceManagedIdentity)) {
+    const identity = check("serviceManagedIdentity", news.serviceManagedIdentity, resourceIdOf(userAssignedIdentityResourceType));
+    if (identity !== undefined) inputs.serviceManagedIdentity = identity;
   }
-
-  const identityUrl = news.managedIdentitiesDataPlaneIdentityURL;
-  if (identityUrl === unknownValue) {
-    inputs.managedIdentitiesDataPlaneIdentityURL = identityUrl;
-  } else if (identityUrl !== undefined && identityUrl !== null) {
-    const reason = identityUrlProblem(identityUrl);
-    if (reason === undefined) {
-      inputs.managedIdentitiesDataPlaneIdentityURL = identityUrl as string;
-    } else {
-      failures.push({ property: "managedIdentitiesDataPlaneIdentityURL", reason });
-    }
+  if (present(news.managedIdentitiesDataPlaneIdentityURL)) {
+    const url = check("managedIdentitiesDataPlaneIdentityURL", news.managedIdentitiesDataPlaneIdentityURL, identityUrlProblem);
+    if (url !== undefined) inputs.managedIdentitiesDataPlaneIdentityURL = url;
   }
   return { inputs, failures };
 }
@@ -145,47 +114,36 @@ export function checkInputs(news: unknown): { inputs: Partial<ProviderInputs>; f
 export function parseInputs(news: unknown): Parsed<ProviderInputs> {
   const { inputs, failures } = checkInputs(news);
   const { clusterResourceId } = inputs;
-  if (failures.length > 0 || clusterResourceId === undefined) {
-    return { ok: false, failures };
-  }
-  return { ok: true, value: { ...inputs, clusterResourceId } };
+  return failures.length > 0 || clusterResourceId === undefined ? { ok: false, failures } : { ok: true, value: { ...inputs, clusterResourceId } };
 }
 
 /** The cluster of a resource, or a TypeError naming clusterResourceId. */
 export function parseCluster(clusterResourceId: string): ParsedResourceId {
   const parsed = parseResourceIdOfType(clusterResourceId, clusterResourceType);
-  if (!parsed.ok) {
-    throw new TypeError(`clusterResourceId ${parsed.reason}`);
-  }
+  if (!parsed.ok) throw new TypeError(`clusterResourceId ${parsed.reason}`);
   return parsed.resourceId;
 }
 
 /** The declared set of checked inputs, or undefined when the cluster document holds it. */
 export function desiredFromInputs(inputs: ProviderInputs): readonly DesiredIdentity[] | undefined {
-  if (inputs.dataPlaneOperators === undefined || inputs.dataPlaneOperators === null) {
-    return undefined;
-  }
+  if (inputs.dataPlaneOperators === undefined) return undefined;
   if (inputs.dataPlaneOperators === unknownValue) {
     // Only a preview passes unknowns, and diff answers those before asking for the set.
     throw new TypeError("dataPlaneOperators is not known yet; the engine passes unknown values only to a preview");
   }
   const { identities, failures } = desiredIdentitySet(inputs.dataPlaneOperators);
-  if (failures.length > 0) {
-    throw new TypeError(failures.map((failure) => `${failure.property}: ${failure.reason}`).join("; "));
-  }
+  if (failures.length > 0) throw new TypeError(failures.map((failure) => `${failure.property}: ${failure.reason}`).join("; "));
   return identities;
 }
 
-/** What is wrong with an identity URL, or undefined: an https:// URL, its query kept as given. */
-export function identityUrlProblem(value: unknown): string | undefined {
-  if (typeof value !== "string") {
-    return `must be a string, got ${describeType(value)}`;
-  }
+/** An https:// identity URL, its query kept as given, or what is wrong with it. */
+function identityUrlProblem(value: unknown): { reason: string } | { value: string } {
+  if (typeof value !== "string") return { reason: `must be a string, got ${describeType(value)}` };
   let parsed: URL;
   try {
     parsed = new URL(value);
   } catch {
-    return "is not a URL; expected the https:// URL of the cluster's service managed identity at the Managed Identities data plane";
+    return { reason: "is not a URL; expected the https:// URL of the cluster's service managed identity at the Managed Identities data plane" };
   }
-  return parsed.protocol === "https:" ? undefined : `must use https:// (got ${parsed.protocol}//)`;
+  return parsed.protocol === "https:" ? { value } : { reason: `must use https:// (got ${parsed.protocol}//)` };
 }

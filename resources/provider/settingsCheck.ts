@@ -1,16 +1,12 @@
 /**
- * Settings wrong for the whole fleet, found before any Azure or Cosmos call: `check` runs this
- * for the first resource of a `preview` or an `up`, and the engine stops at the first failed check,
- * so a misconfiguration is reported once, not once per cluster. What is checked is what can be
- * known without a request: every key of the chosen credential mode present and well formed
- * (settings.ts), and every file the settings name there and readable — the extra CA bundle, and
- * the certificate bundle of the first party or of the fixed identity, parsed as the credential
- * will parse it; and the provider host's heap growth (hostHeap.ts), the one tuning read only from
- * the environment. A refused certificate cannot be known without asking Entra ID, which is left to
- * the first cluster that needs a token.
+ * Settings wrong for the whole fleet, found without a request: `check` runs this for the first
+ * resource, and the engine stops at the first failed check, so a misconfiguration is reported once.
+ * Checked: the chosen credential mode's keys (settings.ts), the files they name (the extra CA bundle,
+ * the certificate bundle parsed as the credential will parse it), and the host's heap growth.
  */
 import { readFileSync } from "node:fs";
 import { CertificateBundleError, parseCertificateBundle } from "../azure/certificateBundle";
+import { fileUnreadableReason } from "../azure/certificateCredential";
 import type { ConfigSource, Settings } from "../core/settings";
 import { SettingsError, readSettings } from "../core/settings";
 import { heapGrowthPercent } from "./hostHeap";
@@ -58,8 +54,7 @@ function readable(path: string, setting: string, problems: string[]): Buffer | u
   try {
     return readFileSync(path);
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    problems.push(`${setting} names ${path}, which ${code === "ENOENT" ? "does not exist" : `cannot be read (${String(code)})`}`);
+    problems.push(`${setting} names ${path}, which ${fileUnreadableReason(error)}`);
     return undefined;
   }
 }

@@ -1,18 +1,12 @@
 /**
- * `ARO_HCP_RECHECK=tenants`: one cluster of each tenant rechecked now, the cheap way to learn that a
- * tenant's credential no longer works before the next recheck. In production's mode a cluster's
- * tenant is the `tid` its identity URL names (the data plane's challenge names the same tenant);
- * without an identity URL, the cluster's subscription stands for it. `diff` reads the cluster
- * document of each cluster (one point read, no Azure request) and the first cluster seen of a
- * tenant becomes its probe for this process: `diff` reports a change, and the update that follows
- * forces both halves (recheckRequest.ts `tenantProbeClusters`). Which cluster of a tenant is its
- * probe depends on the order the engine diffs them.
+ * `ARO_HCP_RECHECK=tenants`: one cluster of each tenant rechecked now, to learn early that a tenant's
+ * credential no longer works. A cluster's tenant is the `tid` of its identity URL (else its
+ * subscription stands for it). `diff` reads each cluster document, and the first cluster seen of a
+ * tenant becomes its probe: `diff` reports a change and the update forces both halves.
  */
-import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { goToLower } from "../core/goStrings";
-import { locate } from "../core/documentLocation";
-import { readClusterDocument } from "../sync/documents";
 import type { SyncDependencies } from "../sync/syncDependencies";
+import { clusterDesiredSet } from "./providerDiff";
 import { parseCluster } from "./providerInputs";
 import { parseRecheck, recheckVariable, tenantProbeClusters } from "./recheckRequest";
 
@@ -39,11 +33,7 @@ export function claimTenantProbe(tenant: string, clusterResourceId: string): boo
   return probe === id;
 }
 
-/**
- * Whether this cluster is its tenant's probe under `ARO_HCP_RECHECK=tenants`: false without that
- * value, else one read of the cluster document (a document that cannot be read probes nothing:
- * the update's pass names the problem).
- */
+/** Whether this cluster is its tenant's probe under `ARO_HCP_RECHECK=tenants`; a document that cannot be read probes nothing. */
 export async function probesTenant(
   dependencies: () => SyncDependencies,
   clusterResourceId: string,
@@ -52,10 +42,8 @@ export async function probesTenant(
   const recheck = parseRecheck(environment[recheckVariable]);
   if (!recheck.ok || recheck.value.kind !== "tenants") return false;
   const cluster = parseCluster(clusterResourceId);
-  const location = locate(cluster);
-  const stored = await readClusterDocument(dependencies(), location).catch(() => undefined);
-  if (stored === undefined) return false;
-  const verdict = desiredFromClusterDocument(stored.document);
+  const verdict = await clusterDesiredSet(dependencies, cluster).catch(() => undefined);
+  if (verdict === undefined) return false;
   const tenant = tenantOfIdentityUrl(verdict.identityUrl) ?? `subscription ${goToLower(cluster.subscriptionId)}`;
   return claimTenantProbe(tenant, clusterResourceId);
 }

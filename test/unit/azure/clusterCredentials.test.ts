@@ -8,8 +8,8 @@ import type { ManagedServiceIdentityClient } from "@azure/arm-msi";
 import type { TokenCredential } from "@azure/identity";
 import { describe, expect, it } from "vitest";
 import { ClusterCredentialError, createClusterCredentialSource, defaultMaxCredentials } from "../../../resources/azure/clusterCredentials";
-import type { ServiceManagedIdentityCredential } from "../../../resources/azure/managedIdentitiesDataPlane";
-import { DataPlaneError } from "../../../resources/azure/managedIdentitiesDataPlane";
+import type { ServiceManagedIdentityCredential } from "../../../resources/azure/dataPlaneAnswer";
+import { DataPlaneError } from "../../../resources/azure/dataPlaneAnswer";
 import { parseResourceIdOfType } from "../../../resources/core/azureResourceId";
 import type { ParsedResourceId } from "../../../resources/core/azureResourceId";
 

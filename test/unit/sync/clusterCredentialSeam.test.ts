@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { ClusterCredentialRequest, ClusterCredentialSource } from "../../../resources/azure/clusterCredentials";
 import { ClusterCredentialError } from "../../../resources/azure/clusterCredentials";
-import { DataPlaneError } from "../../../resources/azure/managedIdentitiesDataPlane";
+import { DataPlaneError } from "../../../resources/azure/dataPlaneAnswer";
 import { desiredIdentitySet } from "../../../resources/core/identityStatus";
 import type { JsonObject } from "../../../resources/core/json";
 import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
