@@ -249,17 +249,18 @@ export async function declareFleet(
     },
     batchSize,
   );
-  // A failed pass's outputs reach the program too (a partial failure, with --continue-on-error), so
-  // a failed cluster says failed here.
-  const summaries = resources.map((resource, index) =>
-    pulumi
-      .all([resource.status, resource.msiStatus, resource.skippedReason, resource.msiSkippedReason, resource.drift, resource.failure])
-      .apply(([status, msiStatus, skippedReason, msiSkippedReason, drift, failure]): [string, ClusterSummary] => {
+  // A failed pass's outputs reach the program too (a partial failure, with --continue-on-error), so a
+  // failed cluster says failed here. One join over the fleet's outputs, not one per cluster.
+  const fields = ["status", "msiStatus", "skippedReason", "msiSkippedReason", "drift", "failure"] as const;
+  const outputs = pulumi.all(resources.flatMap((resource) => fields.map((field): pulumi.Output<unknown> => resource[field]))).apply((values) =>
+    Object.fromEntries(
+      resources.map((_, index): [string, ClusterSummary] => {
+        const [status, msiStatus, skippedReason, msiSkippedReason, drift, failure] = values.slice(index * fields.length, (index + 1) * fields.length);
         const id = clusters[index].clusterResourceId;
         return [keys.get(id) ?? id, clusterSummary(id, { status, msiStatus, skippedReason, msiSkippedReason, drift, failure })];
       }),
+    ),
   );
-  const outputs = pulumi.all(summaries).apply((entries) => Object.fromEntries(entries));
   // One line per cause under the stack, whichever CLI runs the update, beside each cluster's own message.
   outputs.apply((summary) => failureLines(summary).forEach((line) => void pulumi.log.warn(line)));
   return { resources, outputs };
