@@ -6,6 +6,7 @@ import { keyHashOf } from "./core/outputsStatus";
 import type { DataPlaneOperatorManagedIdentityEntry } from "./core/serviceProviderClusterDocument";
 import type { ProviderInputs } from "./provider/providerInputs";
 import { checkInputs, unknownValue } from "./provider/providerInputs";
+import type { HalfName, PassFailure } from "./provider/providerOutputs";
 import { toOutputs } from "./provider/providerOutputs";
 import { dataPlaneHalf } from "./core/serviceProviderClusterDocument";
 import { msiHalf } from "./core/msiManagedIdentities";
@@ -32,6 +33,8 @@ export interface IdentityStatusMock {
     readonly serviceManagedIdentity?: { readonly resourceId: string; readonly clientId?: string; readonly principalId?: string };
     readonly earliestRecheckTime?: string;
   };
+  /** A last create or update that failed (the `failure` output): its cause, and the halves it failed (both when left out). */
+  readonly failure?: { readonly cause: string; readonly halves?: readonly HalfName[] };
 }
 
 const entryFields = ["clientId", "principalId", "retrievalError"] as const;
@@ -118,6 +121,7 @@ export function identityStatusMockState(inputs: unknown, given?: IdentityStatusM
         },
   );
   problems.push(...msi.problems.map((problem) => `status.msi: ${problem}`));
+  const failure = mockedFailure(status.failure, problems);
   if (problems.length > 0) throw mockError(problems);
 
   const outputs = toOutputs(
@@ -130,7 +134,23 @@ export function identityStatusMockState(inputs: unknown, given?: IdentityStatusM
     },
     [],
   );
-  return { ...outputs };
+  return { ...outputs, ...(failure === undefined ? {} : { failure }) };
+}
+
+const halfNames: readonly HalfName[] = ["dataPlaneOperators", "msiIdentities"];
+
+/** The mocked failure as the provider records it; what is malformed is a problem naming it. */
+function mockedFailure(value: IdentityStatusMock["failure"], problems: string[]): PassFailure | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isJsonObject(value) || typeof value.cause !== "string" || value.cause.length === 0) {
+    problems.push("status.failure must be { cause: a non-empty string, halves?: a list of dataPlaneOperators, msiIdentities }");
+    return undefined;
+  }
+  const halves = value.halves ?? halfNames;
+  const unknown = halves.filter((half) => !halfNames.includes(half));
+  if (unknown.length > 0)
+    problems.push(`status.failure.halves names ${unknown.map((half) => `'${String(half)}'`).join(", ")}; expected ${halfNames.join(", ")}`);
+  return { cause: value.cause, halves: [...halves] };
 }
 
 /** A map of the mocked status, or a problem naming it when it is not an object. */

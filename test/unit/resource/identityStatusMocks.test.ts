@@ -107,6 +107,22 @@ describe("identityStatusMockState under pulumi.runtime.setMocks", () => {
     expect(await valueOf(plain.msiStatus)).toEqual({ identityCount: 0 });
   });
 
+  it("gives the resource a mocked failure as its failure output, both halves unless it names them, and refuses a malformed one", async () => {
+    mockedStatus.set("failed", { failure: { cause: "invalid_client: revoked (tenant T)" } });
+    const resource = new ServiceProviderClusterIdentityStatus("failed", { clusterResourceId });
+    expect(await valueOf(resource.failure)).toEqual({ cause: "invalid_client: revoked (tenant T)", halves: ["dataPlaneOperators", "msiIdentities"] });
+    const state = identityStatusMockState({ clusterResourceId }, { failure: { cause: "x", halves: ["msiIdentities"] } });
+    expect(state.failure).toEqual({ cause: "x", halves: ["msiIdentities"] });
+    // What the provider's reader of stored outputs accepts, as after a failed pass.
+    expect(parseStoredOutputs(state)).toMatchObject({ ok: true, value: { failure: { cause: "x", halves: ["msiIdentities"] } } });
+    expect(() => identityStatusMockState({ clusterResourceId }, { failure: { cause: "" } })).toThrow("status.failure must be { cause: a non-empty string");
+    expect(() => identityStatusMockState({ clusterResourceId }, { failure: { cause: "x", halves: ["both" as never] } })).toThrow(
+      "status.failure.halves names 'both'; expected dataPlaneOperators, msiIdentities",
+    );
+    const plain = new ServiceProviderClusterIdentityStatus("echo-inputs", { clusterResourceId });
+    expect(await valueOf(plain.failure)).toBeUndefined();
+  });
+
   it("gives a resource mocked without a status `{}` and zero counts, never undefined", async () => {
     const resource = new ServiceProviderClusterIdentityStatus("no-status", { clusterResourceId, dataPlaneOperators: { "disk-csi-driver": disk } });
     expect(await outputsOf(resource)).toMatchObject({ status: {}, identityCount: 0, resolvedCount: 0, notFoundCount: 0, failedCount: 0 });
