@@ -7,7 +7,7 @@ import type { DataPlaneOperatorManagedIdentityEntry } from "./core/serviceProvid
 import type { ProviderInputs } from "./provider/providerInputs";
 import { checkInputs, unknownValue } from "./provider/providerInputs";
 import type { HalfName, PassFailure } from "./provider/providerOutputs";
-import { toOutputs } from "./provider/providerOutputs";
+import { halfNames, toOutputs } from "./provider/providerOutputs";
 import { dataPlaneHalf } from "./core/serviceProviderClusterDocument";
 import { msiHalf } from "./core/msiManagedIdentities";
 
@@ -136,8 +136,6 @@ export function identityStatusMockState(inputs: unknown, given?: IdentityStatusM
   );
   return { ...outputs, ...(failure === undefined ? {} : { failure }) };
 }
-
-const halfNames: readonly HalfName[] = ["dataPlaneOperators", "msiIdentities"];
 
 /** The mocked failure as the provider records it; what is malformed is a problem naming it. */
 function mockedFailure(value: IdentityStatusMock["failure"], problems: string[]): PassFailure | undefined {

@@ -232,13 +232,14 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
   };
 }
 
-const halfNames: readonly string[] = ["dataPlaneOperators", "msiIdentities"] satisfies HalfName[];
+/** Every {@link HalfName}, in the order outputs list them. */
+export const halfNames: readonly HalfName[] = ["dataPlaneOperators", "msiIdentities"];
 
 /** A stored {@link PassFailure}: null when absent, undefined when malformed. */
 function readPassFailure(value: unknown): PassFailure | null | undefined {
   if (value === undefined || value === null) return null;
   if (!isJsonObject(value) || typeof value.cause !== "string" || !Array.isArray(value.halves)) return undefined;
-  const halves = value.halves.filter((half): half is HalfName => typeof half === "string" && halfNames.includes(half));
+  const halves = value.halves.filter((half): half is HalfName => typeof half === "string" && (halfNames as readonly string[]).includes(half));
   return halves.length === value.halves.length ? { cause: value.cause, halves } : undefined;
 }
 
