@@ -22,7 +22,7 @@ import { readSettings, settingsEnvironmentKey, snapshotStackConfig } from "../co
 import { decodeOutputsStatus } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
-import { traceProviderCalls, traceRefreshPass, traceSyncPass } from "../telemetry/providerSpans";
+import { tracePass, traceProviderCalls } from "../telemetry/providerSpans";
 import { addSecretSettingValues } from "../telemetry/startTracing";
 import type { RunRecord } from "../report/runRecord";
 import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, refusedRecord, runRecorded, diffRecord } from "../report/runRecord";
@@ -110,7 +110,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       ...declaredCredentialOf(inputs),
     };
     try {
-      const result = await traceSyncPass(cluster, dependencies(), (traced) => syncManagedIdentityStatus(traced, request));
+      const result = await tracePass("sync", cluster, dependencies(), (traced) => syncManagedIdentityStatus(traced, request));
       appendRunRecord(recordOfPass(recordOf(operation, inputs.clusterResourceId), result, driftForced));
       return { id: result.documentId, outs: toOutputs(inputs, result, []) };
     } catch (error) {
@@ -207,7 +207,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       const { status: lastStatus, msiStatus: lastMsi } = stored.value;
       const record = recordOf("read", stored.value.clusterResourceId);
       const cluster = parseCluster(stored.value.clusterResourceId);
-      const result = await traceRefreshPass(cluster, dependencies(), (traced) =>
+      const result = await tracePass("refresh", cluster, dependencies(), (traced) =>
         refreshManagedIdentityStatus(
           traced,
           cluster,

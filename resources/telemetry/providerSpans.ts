@@ -7,8 +7,6 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { tracingOn } from "../logging/spans";
 import type { SyncDependencies } from "../sync/syncDependencies";
-import type { SyncResult } from "../sync/syncManagedIdentityStatus";
-import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
 import { startTracingIfConfigured } from "./startTracing";
 import type { PassKind, PassResults } from "./tracedCalls";
 
@@ -52,7 +50,7 @@ export function traceProviderCalls<I, O>(provider: Provider<I, O>): Provider<I, 
 }
 
 /** A cluster's pass in its span while tracing is on: a sync (create, update) or a refresh (read). */
-async function tracePass<K extends PassKind>(
+export async function tracePass<K extends PassKind>(
   kind: K,
   cluster: ParsedResourceId,
   dependencies: SyncDependencies,
@@ -62,8 +60,3 @@ async function tracePass<K extends PassKind>(
   const { passSpan } = await import("./tracedCalls");
   return passSpan(kind, cluster, dependencies, run);
 }
-
-export const traceSyncPass = (cluster: ParsedResourceId, dependencies: SyncDependencies, run: (traced: SyncDependencies) => Promise<SyncResult>) =>
-  tracePass("sync", cluster, dependencies, run);
-export const traceRefreshPass = (cluster: ParsedResourceId, dependencies: SyncDependencies, run: (traced: SyncDependencies) => Promise<RefreshResult>) =>
-  tracePass("refresh", cluster, dependencies, run);
