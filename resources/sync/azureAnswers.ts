@@ -1,38 +1,78 @@
 /**
  * The only Azure calls of a pass or a refresh, made once a half has work: the data plane operators
- * through ARM, the MSI half's one answer from the credential mode (the data plane, the fixed
- * stand-in, or in `processCredential` mode ARM, where ResourceNotFound stands for null).
+ * through ARM, with the process's reader or in `clusterServiceManagedIdentity` mode the cluster's own
+ * (scope `cluster`: a 403 is then a definitive answer); the MSI half's one answer from the
+ * credential mode (the data plane, the fixed stand-in, or in `processCredential` mode ARM, where
+ * ResourceNotFound stands for null).
  */
+import type { ClusterCredentialRequest } from "../azure/clusterCredentials";
+import { ClusterCredentialError } from "../azure/clusterCredentials";
+import { DataPlaneError } from "../azure/managedIdentitiesDataPlane";
 import { isAbortError, withDeadline } from "../core/abort";
-import { lookupErrorText } from "../core/retrievalError";
+import { AzureAccessError } from "../core/azureAccessError";
+import type { ParsedResourceId } from "../core/azureResourceId";
+import type { ClusterCredentialFields } from "../core/clusterDocument";
 import type { DocumentLocation } from "../core/documentLocation";
 import type { IdentityLookupOutcome } from "../core/identityStatus";
 import type { MsiAnswerEntry } from "../core/msiDecision";
-import type { MsiDesired } from "../core/msiManagedIdentities";
 import { decideMsiStatus, msiRequestedIdentities } from "../core/msiDecision";
 import { MsiIdentitiesError } from "../core/msiError";
-import type { DecidedOutcome } from "../core/statusDecision";
+import type { MsiDesired } from "../core/msiManagedIdentities";
 import type { DataPlaneAnswer, MsiAnswer } from "../core/passDecision";
+import { lookupErrorText } from "../core/retrievalError";
+import { lookupTimeoutSetting } from "../core/settingsKeys";
+import type { DecidedOutcome } from "../core/statusDecision";
 import { lookupsAccessError } from "../core/statusDecision";
-import type { DeclaredCredential } from "./clusterLookups";
-import { dataPlaneTimedOut, lookupDependenciesFor } from "./clusterLookups";
-import type { ClusterCredentialRequest } from "../azure/clusterCredentials";
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { SyncDependencies } from "./syncDependencies";
 
-/** Reads each identity through ARM, asking for the credential only now; `shared`: whether one transient class failing every lookup ends the half. */
-export async function askDataPlane(
+type Location = Pick<DocumentLocation, "documentId" | "clusterName">;
+
+const dataPlaneTimedOut = `the Managed Identities data plane did not answer within ${lookupTimeoutSetting}`;
+
+/** What a pass or a refresh asks: the data plane operators' resource IDs; the MSI half's desired set (asked only with an identity URL). */
+export interface AzureQuestions {
+  readonly resourceIds?: readonly string[];
+  /** Whether one transient class failing every lookup ends the data plane half. */
+  readonly shared?: boolean;
+  readonly msi?: MsiDesired;
+}
+
+/** Asks both halves' questions at once; the cluster document (`fromCluster`) names the cluster's credential and identity URL. */
+export function askAzure(
+  dependencies: SyncDependencies,
+  location: Location,
+  cluster: ParsedResourceId,
+  fromCluster: ClusterCredentialFields | undefined,
+  questions: AzureQuestions,
+): Promise<[DataPlaneAnswer | undefined, MsiAnswer | undefined]> {
+  const identityUrl = fromCluster?.identityUrl;
+  const credential: ClusterCredentialRequest = { cluster, serviceManagedIdentity: fromCluster?.serviceManagedIdentity, identityUrl };
+  return Promise.all([
+    questions.resourceIds === undefined ? undefined : askDataPlane(dependencies, questions.resourceIds, credential, location, questions.shared ?? true),
+    questions.msi === undefined || identityUrl === undefined ? undefined : askMsi(dependencies, questions.msi, identityUrl, location),
+  ]);
+}
+
+/** Reads each identity through ARM, asking for the cluster's credential only now. */
+async function askDataPlane(
   dependencies: SyncDependencies,
   resourceIds: readonly string[],
-  credential: { readonly request: ClusterCredentialRequest; readonly declared: DeclaredCredential },
-  location: Pick<DocumentLocation, "documentId" | "clusterName">,
-  shared = true,
+  credential: ClusterCredentialRequest,
+  location: Location,
+  shared: boolean,
 ): Promise<DataPlaneAnswer> {
-  let lookups: SyncDependencies;
-  try {
-    lookups = await lookupDependenciesFor(dependencies, credential.request, credential.declared, location);
-  } catch (error) {
-    return { error: error instanceof Error ? error : new Error(String(error)) };
+  let lookups = dependencies;
+  const source = dependencies.clusterCredentials;
+  if (source !== undefined) {
+    try {
+      const { reader, description } = await withDeadline(dependencies.options.lookupTimeoutInMs, (abortSignal) =>
+        source.readerFor(credential, { abortSignal }),
+      );
+      lookups = { ...dependencies, userAssignedIdentityReader: reader, credentialDescription: description, credentialScope: "cluster" };
+    } catch (error) {
+      return { error: credentialFailure(dependencies, credential.cluster, location, error) };
+    }
   }
   // Started in key order; the limiter is first-in, first-out, so requests go out in that order.
   const outcomes: IdentityLookupOutcome[] = await Promise.all(resourceIds.map((resourceId) => lookUpIdentity(lookups, resourceId)));
@@ -44,13 +84,25 @@ export async function askDataPlane(
   return error !== undefined ? { error } : { outcomes: outcomes as DecidedOutcome[], credentialScope: lookups.credentialScope ?? "process" };
 }
 
+/** Why the cluster's credential could not be had: the first party refused (a credential failure of the pass), the data plane timed out, or the error itself. */
+function credentialFailure(dependencies: SyncDependencies, cluster: ParsedResourceId, location: Location, error: unknown): Error {
+  if (error instanceof DataPlaneError && error.firstParty) {
+    return new AzureAccessError({
+      documentId: location.documentId,
+      clusterName: location.clusterName,
+      error: { code: "CredentialUnavailable", message: error.message },
+      credential: dependencies.credentialDescription,
+    });
+  }
+  if (isAbortError(error)) {
+    const message = `${dataPlaneTimedOut} when asked for the credential of the cluster's service managed identity`;
+    return new ClusterCredentialError(message, { cluster, cause: error });
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}
+
 /** Gets the MSI half's one answer and reads it: the half it leaves, or why it writes nothing. */
-export async function askMsi(
-  dependencies: SyncDependencies,
-  desired: MsiDesired,
-  identityUrl: string,
-  location: Pick<DocumentLocation, "documentId" | "clusterName">,
-): Promise<MsiAnswer> {
+async function askMsi(dependencies: SyncDependencies, desired: MsiDesired, identityUrl: string, location: Location): Promise<MsiAnswer> {
   const { documentId, clusterName } = location;
   let answer: readonly MsiAnswerEntry[];
   try {

@@ -66,14 +66,6 @@ export async function readPassDocuments(
   return { kind: "live", fromCluster, stored };
 }
 
-/** What a write reads again after a conflict: both documents at once. */
-export function rereadPassDocuments(
-  dependencies: DocumentDependencies,
-  location: DocumentLocation,
-): Promise<[StoredDocument | undefined, StoredDocument | undefined]> {
-  return Promise.all([readServiceProviderCluster(dependencies, location), readClusterDocument(dependencies, location)]);
-}
-
 export function readServiceProviderCluster(dependencies: DocumentDependencies, location: DocumentLocation): Promise<StoredDocument | undefined> {
   return readLive(dependencies, location.partitionKey, location.documentId, serviceProviderClusterDescription(location));
 }

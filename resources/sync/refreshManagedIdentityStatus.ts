@@ -20,8 +20,7 @@ import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
 import type { DecidedOutcome } from "../core/statusDecision";
 import type { StoredHalf } from "../core/statusHalf";
 import { recheckDue } from "../core/statusHalf";
-import { askDataPlane, askMsi } from "./azureAnswers";
-import { credentialRequestOf } from "./clusterLookups";
+import { askAzure } from "./azureAnswers";
 import { clusterDocumentDescription, readClusterDocument, readRefreshDocument } from "./documents";
 import type { SyncDependencies } from "./syncDependencies";
 
@@ -91,19 +90,12 @@ export async function refreshManagedIdentityStatus(
   const msiPlan = msiDue && fromCluster !== undefined && fromCluster.kind !== "deleting" ? planMsiHalf(fromCluster, persistedMsi, now, true) : undefined;
 
   // 5. Ask Azure, both halves at once, and report what differs.
-  const [dataPlaneAnswer, msiAnswer] = await Promise.all([
-    due.length === 0
-      ? undefined
-      : askDataPlane(
-          dependencies,
-          due.map(([, entry]) => entry.resourceID),
-          { request: credentialRequestOf(cluster, fromCluster), declared: {} },
-          location,
-          // Only where it would be reported as drift: entries that already record a failure stay quiet.
-          due.some(([, entry]) => entry.retrievalError === undefined),
-        ),
-    msiPlan?.kind === "work" && fromCluster?.identityUrl !== undefined ? askMsi(dependencies, msiPlan.desired, fromCluster.identityUrl, location) : undefined,
-  ]);
+  const [dataPlaneAnswer, msiAnswer] = await askAzure(dependencies, location, cluster, fromCluster, {
+    resourceIds: due.length === 0 ? undefined : due.map(([, entry]) => entry.resourceID),
+    // Only where it would be reported as drift: entries that already record a failure stay quiet.
+    shared: due.some(([, entry]) => entry.retrievalError === undefined),
+    msi: msiPlan?.kind === "work" ? msiPlan.desired : undefined,
+  });
   if (dataPlaneAnswer !== undefined && "error" in dataPlaneAnswer) throw dataPlaneAnswer.error;
   if (msiAnswer !== undefined && "error" in msiAnswer) throw msiAnswer.error;
   due.forEach(([key, entry], index) => {

@@ -4,22 +4,35 @@
  * (starting over when the cluster document changed), report. The halves are decided on their own:
  * one half's failure never keeps the other's answer from being written.
  */
+import { ClusterCredentialError } from "../azure/clusterCredentials";
+import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
+import type { ClusterCredentialFields } from "../core/clusterDocument";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
+import { clusterDocumentLabel, clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
+import type { DocumentLocation } from "../core/documentLocation";
 import { locate } from "../core/documentLocation";
+import { CosmosDocumentError, cosmosStatusCode, describeCosmosError, nothingWrittenError } from "../core/errors";
+import { goToLower } from "../core/goStrings";
+import type { JsonObject } from "../core/json";
 import { msiPlanError } from "../core/msiDecision";
 import { msiHalf } from "../core/msiManagedIdentities";
-import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
-import { dataPlaneRefusal } from "../core/statusDecision";
 import type { PassDecisions, SyncRequest, SyncResult } from "../core/passDecision";
 import { decideHalves, planHalves, reportPass } from "../core/passDecision";
+import { withoutFinalPeriod } from "../core/retrievalError";
+import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
+import { dataPlaneRefusal } from "../core/statusDecision";
+import type { StatusHalves } from "../core/statusPatch";
+import { identityStatusPatchOperations } from "../core/statusPatch";
+import type { StoredDocument } from "../cosmos/documentStore";
 import { log } from "../logging/logger";
-import { askDataPlane, askMsi } from "./azureAnswers";
-import { credentialRefusal, credentialRequestOf } from "./clusterLookups";
-import { readPassDocuments } from "./documents";
-import { ClusterDocumentChangedError, writeStatus } from "./statusWrite";
+import { askAzure } from "./azureAnswers";
+import { readClusterDocument, readPassDocuments, readServiceProviderCluster } from "./documents";
 import type { SyncDependencies } from "./syncDependencies";
 
 export type { SyncRequest, SyncResult } from "../core/passDecision";
+
+/** The cluster document changed between the pass's read and a conflict on its write: the pass starts over. */
+class ClusterDocumentChangedError extends CosmosDocumentError {}
 
 /** Runs one pass, started over when the cluster document changes under its write. */
 export async function syncManagedIdentityStatus(dependencies: SyncDependencies, request: SyncRequest): Promise<SyncResult> {
@@ -36,85 +49,172 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
 async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): Promise<SyncResult> {
   // 1. Locate.
   const location = locate(request.cluster);
-  const declared = { serviceManagedIdentity: request.serviceManagedIdentity, identityUrl: request.identityUrl };
 
   // 2. Read both documents.
   const read = await readPassDocuments(
     dependencies,
     location,
-    (fromCluster) =>
-      dataPlaneRefusal(fromCluster, request.desired, location) ?? credentialRefusal(dependencies, credentialRequestOf(request.cluster, fromCluster), declared),
+    (fromCluster) => dataPlaneRefusal(fromCluster, request.desired, location) ?? credentialRefusal(dependencies, request, fromCluster),
   );
-  const base = {
+  const idle = {
     documentId: location.documentId,
     partitionKey: location.partitionKey,
     serviceProviderClusterResourceId: location.serviceProviderClusterResourceId,
     desiredSource: request.desired === undefined ? ("clusterDocument" as const) : ("inputs" as const),
+    serviceManagedIdentity: request.desired === undefined ? read.fromCluster.serviceManagedIdentity : undefined,
+    skippedReason: undefined,
+    msiSkippedReason: undefined,
+    workReason: undefined,
+    msiWorkReason: undefined,
+    wrote: false,
+    writeAttempts: 0,
+    lookups: 0,
+    failures: [],
   };
-  const idle = { skippedReason: undefined, workReason: undefined, msiWorkReason: undefined, wrote: false, writeAttempts: 0, lookups: 0, failures: [] };
   if (read.kind === "deleting") {
     const document = read.stored?.document;
     const status = document === undefined ? {} : dataPlaneHalf.read(document).status;
-    const msiStatus = document === undefined ? {} : msiHalf.read(document).status;
-    const serviceManagedIdentity = request.desired === undefined ? read.fromCluster.serviceManagedIdentity : undefined;
-    return { ...base, ...idle, serviceManagedIdentity, status, msiStatus, skippedReason: "clusterDeleting", msiSkippedReason: undefined };
+    return { ...idle, status, msiStatus: document === undefined ? {} : msiHalf.read(document).status, skippedReason: "clusterDeleting" };
   }
   const { fromCluster, stored } = read;
-  const serviceManagedIdentity = request.desired === undefined ? fromCluster.serviceManagedIdentity : undefined;
 
   // 3. Decide each half against what is stored.
   const { storedStatus, storedMsi, dataPlane, msi } = planHalves(fromCluster, request, stored.document, dependencies.now(), dependencies.msiAnswers?.standIn);
   const msiSkippedReason = msi.kind === "skipped" ? msi.reason : undefined;
   if (dataPlane.kind !== "work" && msi.kind !== "work") {
     if (msi.kind === "unreadable" || msi.kind === "refused") throw msiPlanError(location, msi);
-    return { ...base, ...idle, serviceManagedIdentity, status: storedStatus.status, msiStatus: storedMsi.status, msiSkippedReason };
+    return { ...idle, status: storedStatus.status, msiStatus: storedMsi.status, msiSkippedReason };
   }
 
   // 4. Ask Azure what the decisions need, both halves at once.
-  const [dataPlaneAnswer, msiAnswer] = await Promise.all([
-    dataPlane.kind === "work"
-      ? askDataPlane(
-          dependencies,
-          dataPlane.desired.map((identity) => identity.resourceId),
-          { request: credentialRequestOf(request.cluster, fromCluster), declared },
-          location,
-        )
-      : undefined,
-    msi.kind === "work" && fromCluster.identityUrl !== undefined ? askMsi(dependencies, msi.desired, fromCluster.identityUrl, location) : undefined,
-  ]);
+  const [dataPlaneAnswer, msiAnswer] = await askAzure(dependencies, location, request.cluster, fromCluster, {
+    resourceIds: dataPlane.kind === "work" ? dataPlane.desired.map((identity) => identity.resourceId) : undefined,
+    msi: msi.kind === "work" ? msi.desired : undefined,
+  });
 
   // 5. Write once: each half decided again against every document the write reads.
   const decisions: PassDecisions = { dataPlane, dataPlaneAnswer, basis: storedStatus.status, msi, msiAnswer };
+  const context = {
+    now: dependencies.now(),
+    random: dependencies.random,
+    idsOnLookupFailure: dependencies.options.idsOnLookupFailure,
+    standIn: dependencies.msiAnswers?.standIn,
+  };
   const written = await writeStatus(
     dependencies,
     location,
     stored,
-    (document, reread) =>
-      decideHalves(decisions, document, reread, {
-        now: dependencies.now(),
-        random: dependencies.random,
-        idsOnLookupFailure: dependencies.options.idsOnLookupFailure,
-        standIn: dependencies.msiAnswers?.standIn,
-      }),
+    (document, reread) => decideHalves(decisions, document, reread, context),
     (clusterDocument) => clusterDocument !== undefined && JSON.stringify(desiredFromClusterDocument(clusterDocument)) === JSON.stringify(fromCluster),
   );
 
   // 6. Report.
   const result = {
-    ...base,
-    serviceManagedIdentity,
-    status: written.written.dataPlane ?? dataPlaneHalf.read(written.document).status,
-    msiStatus: written.written.msi ?? msiHalf.read(written.document).status,
-    skippedReason: undefined,
+    ...idle,
+    status: written.halves.dataPlane ?? dataPlaneHalf.read(written.document).status,
+    msiStatus: written.halves.msi ?? msiHalf.read(written.document).status,
     msiSkippedReason,
     workReason: dataPlane.kind === "work" ? dataPlane.reason : undefined,
     msiWorkReason: msi.kind === "work" ? msi.reason : undefined,
     wrote: written.wrote,
-    halvesWritten: { dataPlane: written.written.dataPlane !== undefined, msi: written.written.msi !== undefined },
+    halvesWritten: { dataPlane: written.halves.dataPlane !== undefined, msi: written.halves.msi !== undefined },
     writeAttempts: written.writeAttempts,
     lookups: dataPlane.kind === "work" ? dataPlane.desired.length : 0,
   };
-  return reportPass(location, result, decisions, written.written);
+  return reportPass(location, result, decisions, written.halves);
+}
+
+/** With cluster credentials: inputs naming another SMI or identity URL than the cluster document fail the cluster before any read. */
+function credentialRefusal(
+  dependencies: Pick<SyncDependencies, "clusterCredentials">,
+  request: SyncRequest,
+  fromCluster: ClusterCredentialFields,
+): ClusterCredentialError | undefined {
+  if (dependencies.clusterCredentials === undefined) return undefined;
+  const { serviceManagedIdentity, identityUrl } = fromCluster;
+  if (request.serviceManagedIdentity !== undefined && !sameIdentity(request.serviceManagedIdentity, serviceManagedIdentity)) {
+    return new ClusterCredentialError(
+      `the serviceManagedIdentity input names ${request.serviceManagedIdentity}, but the cluster's HCPOpenShiftCluster document ` +
+        `names ${serviceManagedIdentity ?? "none"}: remove the input or make it agree (the cluster document says whose credential reads the cluster)`,
+      { cluster: request.cluster, field: "serviceManagedIdentity" },
+    );
+  }
+  if (request.identityUrl !== undefined && request.identityUrl !== identityUrl) {
+    return new ClusterCredentialError(
+      `the managedIdentitiesDataPlaneIdentityURL input is ${request.identityUrl}, but the cluster's HCPOpenShiftCluster document ` +
+        `has ${identityUrl ?? "none"}: remove the input or make it agree (the cluster document says where its credential comes from)`,
+      { cluster: request.cluster, field: "managedIdentitiesDataPlaneIdentityURL" },
+    );
+  }
+  return undefined;
+}
+
+/** Two identity IDs name the same identity: canonical where they parse, compared as upstream's lowercasing does. */
+function sameIdentity(left: string, right: string | undefined): boolean {
+  const canonical = (id: string): string => {
+    const parsed = parseResourceIdOfType(id, userAssignedIdentityResourceType);
+    return goToLower(parsed.ok ? parsed.resourceId.canonical : id);
+  };
+  return right !== undefined && canonical(left) === canonical(right);
+}
+
+/**
+ * The one write: a status patch, always with If-Match (never a whole-document replace), of the halves
+ * `decide` asks for; on 412 both documents are read again and, while the cluster document still asks
+ * the same (`clusterAsRead`), the halves decided again.
+ */
+async function writeStatus(
+  dependencies: SyncDependencies,
+  location: DocumentLocation,
+  initial: StoredDocument,
+  decide: (document: JsonObject, reread: boolean) => StatusHalves,
+  clusterAsRead: (clusterDocument: JsonObject | undefined) => boolean,
+): Promise<{ readonly document: JsonObject; readonly halves: StatusHalves; readonly wrote: boolean; readonly writeAttempts: number }> {
+  let current = initial;
+  for (let attempt = 1; ; attempt += 1) {
+    const halves = decide(current.document, attempt > 1);
+    if (halves.dataPlane === undefined && halves.msi === undefined) return { document: current.document, halves: {}, wrote: false, writeAttempts: attempt - 1 };
+    const operations = identityStatusPatchOperations(current.document, halves, current.etag);
+    try {
+      await dependencies.documentStore.patchDocument(location.partitionKey, location.documentId, operations, current.etag);
+      log("info", "write", location.documentId, `status written (attempt ${attempt})`);
+      return { document: current.document, halves, wrote: true, writeAttempts: attempt };
+    } catch (error) {
+      const statusCode = cosmosStatusCode(error);
+      if (statusCode === 404) {
+        // Deleted between our read and our write (Cosmos answers the patch with an empty 404 body).
+        throw writeFailure(location, "the ServiceProviderCluster document was deleted while the status was being written (NotFound, HTTP 404)", 404, error);
+      }
+      if (statusCode !== 412 || attempt >= dependencies.options.maxWriteAttempts) {
+        const exhausted = statusCode === 412 ? ` after ${attempt} attempts (the document kept changing between read and write)` : "";
+        const cause = `${withoutFinalPeriod(describeCosmosError(error))}${exhausted}, writing the ServiceProviderCluster document`;
+        throw writeFailure(location, cause, statusCode, error);
+      }
+      // Another writer changed the document: back off briefly, re-read and merge onto the new version.
+      log("warning", "write", location.documentId, `HTTP 412 on attempt ${attempt}: another writer changed the document; re-reading`);
+      await dependencies.sleep(Math.round((10 + dependencies.random() * 40) * attempt));
+      const [reread, clusterDocument] = await Promise.all([readServiceProviderCluster(dependencies, location), readClusterDocument(dependencies, location)]);
+      if (!clusterAsRead(clusterDocument?.document)) {
+        throw new ClusterDocumentChangedError({
+          documentId: location.clusterDocumentId,
+          statusCode: 412,
+          message: clusterMessage({
+            cause: "the cluster's HCPOpenShiftCluster document changed while the status was being written",
+            clusterName: location.clusterName,
+            outcome: "nothing was written",
+            reference: clusterDocumentLabel(location.clusterDocumentId),
+          }),
+        });
+      }
+      if (reread === undefined) throw writeFailure(location, "the ServiceProviderCluster document was deleted while the status was being written", 404);
+      current = reread;
+    }
+  }
+}
+
+function writeFailure(location: DocumentLocation, cause: string, statusCode: number | undefined, error?: unknown): CosmosDocumentError {
+  const reference = serviceProviderClusterDocumentLabel(location.documentId);
+  return nothingWrittenError(location.documentId, { cause, clusterName: location.clusterName, reference }, { statusCode, cause: error });
 }
 
 /** The result attached to an error thrown by a pass after it wrote (or recorded failed identities). */

@@ -1,5 +1,5 @@
 /**
- * The seam of issue 26 (resources/sync/clusterLookups.ts) with the sync pass's real decision code
+ * The seam of issue 26 (resources/sync/azureAnswers.ts) with the sync pass's real decision code
  * and fakes for the store and the cluster credentials: when a pass asks for its cluster's credential,
  * with which service managed identity and identity URL, and what each failure leaves stored.
  */
