@@ -29,8 +29,7 @@ import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, record
 import { recordAdoptionPreview } from "../report/adoptionPreview";
 import { throwWithoutStackTrace, withoutStackTrace } from "./expectedFailures";
 import type { Halves } from "./recheckRequest";
-import { forcedHalves, recheckProblem, rechecksNow, refreshFailedThisRun } from "./recheckRequest";
-import { probesTenant } from "./tenantProbe";
+import { forcedHalves, probesTenant, recheckProblem, rechecksNow, refreshFailedThisRun } from "./recheckRequest";
 
 /** Test seams. Production passes nothing. */
 export interface ProviderOverrides {

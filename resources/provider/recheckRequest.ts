@@ -1,19 +1,20 @@
 /**
  * Recheck now: `ARO_HCP_RECHECK`, set for one command, makes the update ask Azure at once for the
- * clusters it names instead of waiting for their recheck time (about 12 hours after the last
- * answer, plus jitter), and write what changed. `all` rechecks every cluster; otherwise cluster
- * resource IDs separated by commas or white space (any casing). The update forces both halves of
- * those clusters, through the same `force`/`forceMsi` a refresh's drift sets; other clusters are
- * untouched. A tenant whose credential no longer works fails its cluster's recheck at once:
- * `tenants` rechecks one cluster of each tenant, the cheap probe (tenantProbe.ts;
- * docs/operations.md, "Recheck now").
+ * clusters it names instead of waiting for their recheck time, and write what changed: `all`, cluster
+ * resource IDs separated by commas or white space (any casing), or `tenants`, one cluster of each
+ * tenant, the cheap probe of whether a tenant's credential still works. The update forces both halves
+ * of those clusters, through the same `force`/`forceMsi` a refresh's drift sets (docs/operations.md,
+ * "Recheck now").
  */
 import { goToLower } from "../core/goStrings";
 import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
 import { msiDriftPrefix } from "../sync/refreshManagedIdentityStatus";
+import type { SyncDependencies } from "../sync/syncDependencies";
 import { readFileSync } from "node:fs";
 import { runRecordsVariable } from "../report/runRecord";
 import { parseRunRecords } from "../report/runReport";
+import { clusterDesiredSet } from "./providerDiff";
+import { parseCluster } from "./providerInputs";
 
 /** The variable, read by the provider host and the program at each command. */
 export const recheckVariable = "ARO_HCP_RECHECK";
@@ -42,19 +43,55 @@ export function parseRecheck(value: string | undefined): { ok: true; value: Rech
   return { ok: true, value: { kind: "clusters", ids } };
 }
 
-/** The clusters this process chose as their tenant's probe (`tenants`; tenantProbe.ts), by lowercased ID. */
-export const tenantProbeClusters = new Set<string>();
-
-/** Whether the request names this cluster (for `tenants`: whether it is its tenant's probe). */
-export function recheckRequested(request: RecheckRequest, clusterResourceId: string): boolean {
-  const id = goToLower(clusterResourceId);
-  return request.kind === "all" || (request.kind === "clusters" && request.ids.has(id)) || (request.kind === "tenants" && tenantProbeClusters.has(id));
-}
+/** The tenants that have a probe in this process (`tenants`), to the probe's lowercased cluster ID; and the probes. */
+const tenantProbes = new Map<string, string>();
+const probeClusters = new Set<string>();
 
 /** Whether the variable, as the environment holds it now, names this cluster; a value that does not parse names none (the check refuses it). */
 export function rechecksNow(clusterResourceId: string, environment: NodeJS.ProcessEnv = process.env): boolean {
   const recheck = parseRecheck(environment[recheckVariable]);
-  return recheck.ok && recheckRequested(recheck.value, clusterResourceId);
+  if (!recheck.ok) return false;
+  const id = goToLower(clusterResourceId);
+  const request = recheck.value;
+  return request.kind === "all" || (request.kind === "clusters" && request.ids.has(id)) || (request.kind === "tenants" && probeClusters.has(id));
+}
+
+/**
+ * Whether this cluster is its tenant's probe under `ARO_HCP_RECHECK=tenants`: `diff` reads its cluster
+ * document, and the first cluster seen of a tenant becomes the probe. A cluster's tenant is the `tid`
+ * of its identity URL, else its subscription; a document that cannot be read probes nothing.
+ */
+export async function probesTenant(
+  dependencies: () => SyncDependencies,
+  clusterResourceId: string,
+  environment: NodeJS.ProcessEnv = process.env,
+): Promise<boolean> {
+  const recheck = parseRecheck(environment[recheckVariable]);
+  if (!recheck.ok || recheck.value.kind !== "tenants") return false;
+  const cluster = parseCluster(clusterResourceId);
+  const verdict = await clusterDesiredSet(dependencies, cluster).catch(() => undefined);
+  if (verdict === undefined) return false;
+  return claimTenantProbe(tenantOfIdentityUrl(verdict.identityUrl) ?? `subscription ${goToLower(cluster.subscriptionId)}`, clusterResourceId);
+}
+
+/** The tenant an identity URL names (`tid`), or undefined. */
+export function tenantOfIdentityUrl(identityUrl: string | undefined): string | undefined {
+  if (identityUrl === undefined) return undefined;
+  try {
+    const tenant = new URL(identityUrl).searchParams.get("tid");
+    return tenant === null || tenant.length === 0 ? undefined : goToLower(tenant);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Makes the cluster its tenant's probe when the tenant has none yet; whether it is the probe. */
+export function claimTenantProbe(tenant: string, clusterResourceId: string): boolean {
+  const id = goToLower(clusterResourceId);
+  if (!tenantProbes.has(tenant)) tenantProbes.set(tenant, id);
+  if (tenantProbes.get(tenant) !== id) return false;
+  probeClusters.add(id);
+  return true;
 }
 
 let refreshFailures: { readonly file: string; readonly ids: ReadonlySet<string> } | undefined;

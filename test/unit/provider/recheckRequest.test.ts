@@ -3,9 +3,15 @@ import { describe, expect, it } from "vitest";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { forcedHalves, parseRecheck, rechecksNow, refreshFailedThisRun } from "../../../resources/provider/recheckRequest";
+import {
+  claimTenantProbe,
+  forcedHalves,
+  parseRecheck,
+  rechecksNow,
+  refreshFailedThisRun,
+  tenantOfIdentityUrl,
+} from "../../../resources/provider/recheckRequest";
 import { checkRecheck } from "../../../program/recheck";
-import { claimTenantProbe, tenantOfIdentityUrl } from "../../../resources/provider/tenantProbe";
 
 const cluster = (name: string): string =>
   `/subscriptions/1d3f8a2e-6b7c-4e9a-9f21-3c5d7e9a1b20/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/${name}`;
