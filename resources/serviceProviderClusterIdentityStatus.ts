@@ -125,16 +125,14 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
     } finally {
       restoreStackTraces?.();
     }
-    // The SDK made `status` the provider's JSON text: give the program the object, `{}` when unreadable.
-    const stored = this.status as pulumi.Output<unknown>;
-    (this as { status: pulumi.Output<OutputsStatus> }).status = stored.apply((value) => statusFromOutputs(value) ?? {});
     // Set here, not as initializers: the es2020 build requires super() first in a class with initializers.
     this.derived = {};
     this.declaredOperators = declared.dataPlaneOperators;
+    const self = this as unknown as Record<"status" | "msiStatus" | "skippedReason" | "msiSkippedReason" | "drift", pulumi.Output<unknown>>;
+    // The SDK made `status` the provider's JSON text: give the program the object, `{}` when unreadable.
+    self.status = self.status.apply((value) => statusFromOutputs(value) ?? {});
+    self.msiStatus = self.msiStatus.apply((value) => msiStatusFromOutputs(value));
     // A failed pass stores its absent optional outputs as null (provider/providerOutputs.ts failedPassOutputs): undefined here, as after any other pass.
-    const self = this as { skippedReason: pulumi.Output<unknown>; msiSkippedReason: pulumi.Output<unknown>; drift: pulumi.Output<unknown> };
     for (const key of ["skippedReason", "msiSkippedReason", "drift"] as const) self[key] = self[key].apply((value) => value ?? undefined);
-    const storedMsi = this.msiStatus as pulumi.Output<unknown>;
-    (this as { msiStatus: pulumi.Output<MsiOutputsStatus> }).msiStatus = storedMsi.apply((value) => msiStatusFromOutputs(value));
   }
 }

@@ -1,17 +1,13 @@
 /**
- * How far the provider host lets V8's old generation grow between full collections (V8's
- * `--heap-growing-percent`). A pass holds its requests and responses for as long as its round trips
- * take, so at fleet scale they are promoted and become garbage soon after; left to V8's own factor,
- * which follows the machine's memory, the host's resident size follows the machine, not the fleet.
- * V8 reads the flag each time it sets a limit, so setting it when the host loads this provider takes
- * effect from the next collection. Only the dynamic-provider host (a process of its own) is changed.
- * Node refuses this flag in NODE_OPTIONS, so ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT sets another
- * percent, or 0 for V8's own heuristic; a value out of range fails the first check (settingsCheck.ts).
+ * How far the provider host's old generation grows between full collections (V8's
+ * `--heap-growing-percent`): a pass's requests and responses are promoted and soon garbage, so with
+ * V8's own factor, which follows the machine's memory, the host's size would follow the machine, not
+ * the fleet. V8 reads the flag at each limit it sets. Node refuses it in NODE_OPTIONS, hence
+ * ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT (0: V8's own heuristic; out of range fails the first check).
  */
 import { setFlagsFromString } from "node:v8";
 
 const heapGrowthVariable = "ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT";
-/** Each limit 1.5× the heap live after the last full collection. */
 const defaultHeapGrowthPercent = 50;
 const lowest = 10;
 const highest = 300;

@@ -49,6 +49,7 @@ type Outputs = ProviderOutputs & { readonly __provider?: string };
 export function createManagedIdentityStatusProvider(overrides: ProviderOverrides = {}): pulumi.dynamic.ResourceProvider<Inputs, Outputs> {
   // Filled by `configure` inside the provider host.
   const configured: { snapshot?: Record<string, string | undefined> } = {};
+  const now = overrides.now ?? (() => new Date());
 
   // Built again only when `configure` hands over another config or a settings variable changes.
   const perConfiguration = <T>(compute: (config: ConfigSource | undefined) => T): (() => T) => {
@@ -77,7 +78,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     const adapters = overrides.adapters ?? sharedAzureAdapters(settings ?? readSettings(config, process.env));
     return {
       ...adapters,
-      now: overrides.now ?? (() => new Date()),
+      now,
       random: overrides.random ?? Math.random,
       sleep: overrides.sleep ?? ((durationInMs) => new Promise((resolve) => setTimeout(resolve, durationInMs))),
       options: { ...defaults, ...overrides.options },
@@ -89,7 +90,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
   const fleetSettings = (): string | undefined => (overrides.adapters === undefined ? fleetSettingsProblemOf() : undefined);
 
   const recordOf = (operation: RunRecord["operation"], clusterResourceId: string): ReturnType<typeof recordHeader> =>
-    recordHeader(operation, clusterResourceId, (overrides.now ?? (() => new Date()))());
+    recordHeader(operation, clusterResourceId, now());
 
   const reconcile = async (
     inputs: Inputs,
@@ -117,12 +118,11 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       appendRunRecord(record);
       // A partial failure: the engine stores these outputs (the status as the pass left it, the failure
       // beside it) and runs this cluster's update again next time; __provider lets refresh and destroy load this provider.
+      // The error keeps its class and fields for callers and carries what the host passes to the engine.
       const partial = partialResultOf(error);
       const message = error instanceof Error ? error.message : String(error);
-      // The failure itself (its class and fields stay for callers), carrying what the host passes to the engine.
-      const failed = error instanceof Error ? error : new Error(message);
       const outputs = failedPassOutputs(inputs, existing?.outputs, partial, passFailureOf(record));
-      throw Object.assign(failed, {
+      throw Object.assign(error instanceof Error ? error : new Error(message), {
         id: partial?.documentId ?? existing?.id ?? locate(cluster).documentId,
         properties: { ...outputs, ...(inputs.__provider === undefined ? {} : { __provider: inputs.__provider }) },
         reasons: [message],
@@ -174,12 +174,11 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       // Drift, other inputs or a failed last pass: the update runs the pass again.
       if (old.drift.length > 0 || old.failure !== null || old.inputsDigest !== inputsDigestOf(news)) return { changes: true };
       const id = old.clusterResourceId;
-      const now = (overrides.now ?? (() => new Date()))();
       const changes =
         rechecksNow(id) ||
         refreshFailedThisRun(id) ||
         (await probesTenant(dependencies, id)) ||
-        (await hasWork(dependencies, old, news, now).catch(throwWithoutStackTrace));
+        (await hasWork(dependencies, old, news, now()).catch(throwWithoutStackTrace));
       appendRunRecord(diffRecord(recordOf("diff", id), changes));
       return { changes };
     },

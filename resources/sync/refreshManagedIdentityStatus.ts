@@ -78,10 +78,10 @@ export async function refreshManagedIdentityStatus(
   const msiDue = lastKnownMsi !== undefined && persistedMsi.problems.length === 0 && recheckDue(persistedMsi.status.earliestRecheckTime, now);
 
   // 4. The cluster document, once, when what is due needs it.
-  const needsCluster = msiDue || (due.length > 0 && dependencies.clusterCredentials !== undefined);
-  const clusterDocument = needsCluster ? await readClusterDocument(dependencies, location) : undefined;
+  const needsCredential = due.length > 0 && dependencies.clusterCredentials !== undefined;
+  const clusterDocument = msiDue || needsCredential ? await readClusterDocument(dependencies, location) : undefined;
   const fromCluster: ClusterDesiredSet | undefined = clusterDocument === undefined ? undefined : desiredFromClusterDocument(clusterDocument.document);
-  if (due.length > 0 && dependencies.clusterCredentials !== undefined && fromCluster === undefined) {
+  if (needsCredential && fromCluster === undefined) {
     throw new CosmosDocumentError({
       documentId: location.clusterDocumentId,
       message: `${clusterDocumentDescription(location)} does not exist, so the credential of the cluster's service managed identity cannot be found; nothing was compared or written`,
@@ -98,10 +98,7 @@ export async function refreshManagedIdentityStatus(
   });
   if (dataPlaneAnswer !== undefined && "error" in dataPlaneAnswer) throw dataPlaneAnswer.error;
   if (msiAnswer !== undefined && "error" in msiAnswer) throw msiAnswer.error;
-  due.forEach(([key, entry], index) => {
-    const line = dataPlaneAnswer === undefined ? undefined : azureDriftOf(key, entry, dataPlaneAnswer.outcomes[index]);
-    if (line !== undefined) drift.push(line);
-  });
+  if (dataPlaneAnswer !== undefined) drift.push(...due.flatMap(([key, entry], index) => azureDriftOf(key, entry, dataPlaneAnswer.outcomes[index]) ?? []));
   if (msiAnswer !== undefined) msiDrift.push(...msiAzureDrift(persistedMsi.status, msiAnswer.answered));
   return { presence: "present", status: persisted.status, msiStatus: persistedMsi.status, drift: [...drift, ...msiDrift], lookups: due.length };
 }

@@ -6,7 +6,7 @@
  */
 import { ClusterCredentialError } from "../azure/clusterCredentials";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
-import type { ClusterCredentialFields } from "../core/clusterDocument";
+import type { ClusterCredentialFields, LiveClusterDesiredSet } from "../core/clusterDocument";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { clusterDocumentLabel, clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
 import type { DocumentLocation } from "../core/documentLocation";
@@ -94,19 +94,7 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
 
   // 5. Write once: each half decided again against every document the write reads.
   const decisions: PassDecisions = { dataPlane, dataPlaneAnswer, basis: storedStatus.status, msi, msiAnswer };
-  const context = {
-    now: dependencies.now(),
-    random: dependencies.random,
-    idsOnLookupFailure: dependencies.options.idsOnLookupFailure,
-    standIn: dependencies.msiAnswers?.standIn,
-  };
-  const written = await writeStatus(
-    dependencies,
-    location,
-    stored,
-    (document, reread) => decideHalves(decisions, document, reread, context),
-    (clusterDocument) => clusterDocument !== undefined && JSON.stringify(desiredFromClusterDocument(clusterDocument)) === JSON.stringify(fromCluster),
-  );
+  const written = await writeStatus(dependencies, location, stored, decisions, fromCluster);
 
   // 6. Report.
   const result = {
@@ -160,19 +148,24 @@ function sameIdentity(left: string, right: string | undefined): boolean {
 
 /**
  * The one write: a status patch, always with If-Match (never a whole-document replace), of the halves
- * `decide` asks for; on 412 both documents are read again and, while the cluster document still asks
- * the same (`clusterAsRead`), the halves decided again.
+ * decided against the document; on 412 both documents are read again and, while the cluster document
+ * still says what the pass read (`fromCluster`), the halves decided again.
  */
 async function writeStatus(
   dependencies: SyncDependencies,
   location: DocumentLocation,
   initial: StoredDocument,
-  decide: (document: JsonObject, reread: boolean) => StatusHalves,
-  clusterAsRead: (clusterDocument: JsonObject | undefined) => boolean,
+  decisions: PassDecisions,
+  fromCluster: LiveClusterDesiredSet,
 ): Promise<{ readonly document: JsonObject; readonly halves: StatusHalves; readonly wrote: boolean; readonly writeAttempts: number }> {
   let current = initial;
   for (let attempt = 1; ; attempt += 1) {
-    const halves = decide(current.document, attempt > 1);
+    const halves = decideHalves(decisions, current.document, attempt > 1, {
+      now: dependencies.now(),
+      random: dependencies.random,
+      idsOnLookupFailure: dependencies.options.idsOnLookupFailure,
+      standIn: dependencies.msiAnswers?.standIn,
+    });
     if (halves.dataPlane === undefined && halves.msi === undefined) return { document: current.document, halves: {}, wrote: false, writeAttempts: attempt - 1 };
     const operations = identityStatusPatchOperations(current.document, halves, current.etag);
     try {
@@ -194,7 +187,7 @@ async function writeStatus(
       log("warning", "write", location.documentId, `HTTP 412 on attempt ${attempt}: another writer changed the document; re-reading`);
       await dependencies.sleep(Math.round((10 + dependencies.random() * 40) * attempt));
       const [reread, clusterDocument] = await Promise.all([readServiceProviderCluster(dependencies, location), readClusterDocument(dependencies, location)]);
-      if (!clusterAsRead(clusterDocument?.document)) {
+      if (clusterDocument === undefined || JSON.stringify(desiredFromClusterDocument(clusterDocument.document)) !== JSON.stringify(fromCluster)) {
         throw new ClusterDocumentChangedError({
           documentId: location.clusterDocumentId,
           statusCode: 412,
