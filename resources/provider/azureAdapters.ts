@@ -80,34 +80,28 @@ function buildAdapters(settings: Settings): AzureAdapters {
   // Cosmos DB is the service's own account: the process credential in every mode.
   const cosmosCredential = sharedTokenCredential(credentials.cosmos);
   // fixedIdentity: one service principal plays every cluster's service managed identity.
-  const armCredential = sharedTokenCredential(
-    settings.credentialMode === "fixedIdentity" && settings.fixedIdentity !== undefined
-      ? fileCredential(settings, settings.fixedIdentity, agent)
-      : credentials.arm,
-  );
+  const fixedIdentity = settings.credentialMode === "fixedIdentity" ? settings.fixedIdentity : undefined;
+  const armCredential = sharedTokenCredential(fixedIdentity === undefined ? credentials.arm : fileCredential(settings, fixedIdentity, agent));
   const clientFor = armClients(settings, agent, armCredential);
   // Loaded at the first document read or write: a no-op `up` whose inputs declare the operators
   // makes none, and loading @azure/cosmos holds the provider host's one thread.
   let store: DocumentStore | undefined;
-  const storeOf = (): DocumentStore => {
-    if (store === undefined) {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { CosmosClient } = require("@azure/cosmos") as typeof import("@azure/cosmos");
-      const cosmosClient = new CosmosClient({
-        endpoint: settings.cosmosEndpoint,
-        ...(settings.cosmosKey === undefined ? { aadCredentials: cosmosCredential } : { key: settings.cosmosKey }),
-        agent,
-        userAgentSuffix: userAgentPrefix,
-      });
-      store = createDocumentStore(cosmosClient.database(settings.cosmosDatabase).container(settings.cosmosContainer), { endpoint: settings.cosmosEndpoint });
-    }
-    return store;
+  const openStore = (): DocumentStore => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { CosmosClient } = require("@azure/cosmos") as typeof import("@azure/cosmos");
+    const cosmosClient = new CosmosClient({
+      endpoint: settings.cosmosEndpoint,
+      ...(settings.cosmosKey === undefined ? { aadCredentials: cosmosCredential } : { key: settings.cosmosKey }),
+      agent,
+      userAgentSuffix: userAgentPrefix,
+    });
+    return createDocumentStore(cosmosClient.database(settings.cosmosDatabase).container(settings.cosmosContainer), { endpoint: settings.cosmosEndpoint });
   };
   return {
     documentStore: {
       location: { endpoint: settings.cosmosEndpoint, database: settings.cosmosDatabase, container: settings.cosmosContainer },
-      readDocument: async (partitionKey, id) => storeOf().readDocument(partitionKey, id),
-      patchDocument: async (partitionKey, id, operations, ifMatchEtag) => storeOf().patchDocument(partitionKey, id, operations, ifMatchEtag),
+      readDocument: async (partitionKey, id) => (store ??= openStore()).readDocument(partitionKey, id),
+      patchDocument: async (partitionKey, id, operations, ifMatchEtag) => (store ??= openStore()).patchDocument(partitionKey, id, operations, ifMatchEtag),
     },
     // The same shared credential and scope the clients' bearer-token policy asks, so the GET finds the token cached.
     userAssignedIdentityReader: createUserAssignedIdentityReader(clientFor, ({ abortSignal }) => armCredential.getToken(settings.armScope, { abortSignal })),

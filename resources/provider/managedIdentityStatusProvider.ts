@@ -24,11 +24,10 @@ import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
 import { tracePass, traceProviderCalls } from "../telemetry/providerSpans";
 import { addSecretSettingValues } from "../telemetry/startTracing";
-import type { RunRecord } from "../report/runRecord";
+import type { ForcedHalves, RunRecord } from "../report/runRecord";
 import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, refusedRecord, runRecorded, diffRecord } from "../report/runRecord";
 import { recordAdoptionPreview } from "../report/adoptionPreview";
 import { throwWithoutStackTrace, withoutStackTrace } from "./expectedFailures";
-import type { Halves } from "./recheckRequest";
 import { forcedHalves, probesTenant, recheckProblem, rechecksNow, refreshFailedThisRun } from "./recheckRequest";
 
 /** Test seams. Production passes nothing. */
@@ -45,7 +44,6 @@ export interface ProviderOverrides {
 type Inputs = ProviderInputs & { readonly __provider?: string };
 type Outputs = ProviderOutputs & { readonly __provider?: string };
 
-/** Builds a provider. See the module comment. */
 export function createManagedIdentityStatusProvider(overrides: ProviderOverrides = {}): pulumi.dynamic.ResourceProvider<Inputs, Outputs> {
   // Filled by `configure` inside the provider host.
   const configured: { snapshot?: Record<string, string | undefined> } = {};
@@ -94,10 +92,10 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
 
   const reconcile = async (
     inputs: Inputs,
-    force: Halves,
+    force: ForcedHalves,
     operation: "create" | "update",
     // The halves a refresh's drift forced: a write there corrects drift (the run report says so).
-    driftForced: Halves = { dataPlane: false, msi: false },
+    driftForced: ForcedHalves = { dataPlane: false, msi: false },
     // An update's resource ID and stored outputs, kept as they are when the pass fails.
     existing?: { readonly id: string; readonly outputs: Outputs },
   ): Promise<{ id: string; outs: Outputs }> => {

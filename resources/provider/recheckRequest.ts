@@ -11,6 +11,7 @@ import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourc
 import { msiDriftPrefix } from "../sync/refreshManagedIdentityStatus";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import { readFileSync } from "node:fs";
+import type { ForcedHalves } from "../report/runRecord";
 import { runRecordsVariable } from "../report/runRecord";
 import { parseRunRecords } from "../report/runReport";
 import { clusterDesiredSet } from "./providerDiff";
@@ -19,7 +20,6 @@ import { parseCluster } from "./providerInputs";
 /** The variable, read by the provider host and the program at each command. */
 export const recheckVariable = "ARO_HCP_RECHECK";
 
-/** Which clusters to recheck now. */
 export type RecheckRequest =
   { readonly kind: "none" } | { readonly kind: "all" } | { readonly kind: "tenants" } | { readonly kind: "clusters"; readonly ids: ReadonlySet<string> };
 
@@ -129,12 +129,6 @@ export function recheckProblem(environment: NodeJS.ProcessEnv = process.env): st
   return recheck.ok ? undefined : recheck.reason;
 }
 
-/** Halves, each a flag. */
-export interface Halves {
-  readonly dataPlane: boolean;
-  readonly msi: boolean;
-}
-
 /**
  * The halves an update forces past their recheck gate: each half a refresh found drift in
  * (`driftForced`, which the run report counts as drift corrected), and both when the variable
@@ -144,7 +138,7 @@ export function forcedHalves(
   drift: readonly string[] | undefined,
   clusterResourceId: string,
   environment: NodeJS.ProcessEnv = process.env,
-): { force: Halves; driftForced: Halves } {
+): { force: ForcedHalves; driftForced: ForcedHalves } {
   const lines = drift ?? [];
   const driftForced = { dataPlane: lines.some((line) => !line.startsWith(msiDriftPrefix)), msi: lines.some((line) => line.startsWith(msiDriftPrefix)) };
   const both = drift === undefined || rechecksNow(clusterResourceId, environment) || refreshFailedThisRun(clusterResourceId, environment);

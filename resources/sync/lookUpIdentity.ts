@@ -31,7 +31,6 @@ type AttemptResult =
   | { readonly retry: LookupErrorDetails; readonly global: boolean; readonly delayInMs: number | undefined }
   | { readonly cutByDeadline: true };
 
-/** Looks one identity up, retrying transient failures within the lookup deadline. */
 export async function lookUpIdentity(dependencies: LookupDependencies, resourceId: string): Promise<IdentityLookupOutcome> {
   const parsed = parseResourceIdOfType(resourceId, userAssignedIdentityResourceType);
   if (!parsed.ok) return { kind: "failed", error: { code: "InvalidResourceId", message: `identity resource ID ${parsed.reason}` } };

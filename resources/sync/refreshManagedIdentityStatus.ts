@@ -43,7 +43,6 @@ export type KnownMsiStatus = (persistedKeys: readonly string[]) => { readonly st
 /** Every drift line of the MSI half starts with it: an update forces that half's pass when one is there. */
 export const msiDriftPrefix = "msiManagedIdentities: ";
 
-/** Reads the persisted status and compares it with the last state and, where due, with Azure. */
 export async function refreshManagedIdentityStatus(
   dependencies: SyncDependencies,
   cluster: ParsedResourceId,
