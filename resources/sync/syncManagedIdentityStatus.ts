@@ -72,9 +72,8 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
     failures: [],
   };
   if (read.kind === "deleting") {
-    const document = read.stored?.document;
-    const status = document === undefined ? {} : dataPlaneHalf.read(document).status;
-    return { ...idle, status, msiStatus: document === undefined ? {} : msiHalf.read(document).status, skippedReason: "clusterDeleting" };
+    const document = read.stored?.document ?? {};
+    return { ...idle, status: dataPlaneHalf.read(document).status, msiStatus: msiHalf.read(document).status, skippedReason: "clusterDeleting" };
   }
   const { fromCluster, stored } = read;
 
