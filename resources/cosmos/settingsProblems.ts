@@ -4,6 +4,7 @@
  * or none); a missing account has no DNS name (ENOTFOUND) or answers 403 with substatus 1008.
  */
 import { CosmosDocumentError } from "../core/errors";
+import { cosmosStatusCode } from "../core/errorClassification";
 import { projectName } from "../core/settings";
 
 /** Where a store's container is, for messages: the values in use, never a key. */
@@ -25,15 +26,11 @@ const databaseAccountNotFoundSubstatus = 1008;
 
 /** The answer an error of @azure/cosmos carries: `ErrorResponse` has a numeric `code`, a failed request a string one. */
 export function answerOfError(error: unknown): CosmosAnswer {
-  const { code, statusCode, substatus } = (typeof error === "object" && error !== null ? error : {}) as {
-    code?: unknown;
-    statusCode?: unknown;
-    substatus?: unknown;
-  };
+  const { code, substatus } = (typeof error === "object" && error !== null ? error : {}) as { code?: unknown; substatus?: unknown };
   return {
-    ...(typeof code === "number" ? { statusCode: code } : typeof statusCode === "number" ? { statusCode } : {}),
-    ...(typeof substatus === "number" ? { substatus } : {}),
-    ...(typeof code === "string" ? { networkCode: code } : {}),
+    statusCode: cosmosStatusCode(error),
+    substatus: typeof substatus === "number" ? substatus : undefined,
+    networkCode: typeof code === "string" ? code : undefined,
   };
 }
 
@@ -55,7 +52,7 @@ export function settingsErrorFor(answer: CosmosAnswer, verb: "read" | "write", d
   const configurationProblem = `${problem}; nothing was written. ${settingsAdvice(location)}`;
   return new CosmosDocumentError({
     documentId,
-    ...(answer.statusCode === undefined ? {} : { statusCode: answer.statusCode }),
+    statusCode: answer.statusCode,
     message: `${configurationProblem} [${verb} of document ${documentId}]`,
     configurationProblem,
   });

@@ -10,7 +10,7 @@ import type { IdentityLookupOutcome } from "../core/identityStatus";
 import type { MsiAnswerEntry } from "../core/msiDecision";
 import type { MsiDesired } from "../core/msiManagedIdentities";
 import { decideMsiStatus, msiRequestedIdentities } from "../core/msiDecision";
-import { MsiIdentitiesError } from "../core/msiError";
+import { MsiIdentitiesError } from "../core/errors";
 import type { DecidedOutcome } from "../core/statusDecision";
 import type { DataPlaneAnswer, MsiAnswer } from "../core/passDecision";
 import { lookupsAccessError } from "../core/statusDecision";

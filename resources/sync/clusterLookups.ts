@@ -7,7 +7,7 @@ import type { ClusterCredentialRequest } from "../azure/clusterCredentials";
 import { ClusterCredentialError } from "../azure/clusterCredentials";
 import { DataPlaneError } from "../azure/managedIdentitiesDataPlane";
 import { isAbortError, withDeadline } from "../core/abort";
-import { AzureAccessError } from "../core/azureAccessError";
+import { AzureAccessError } from "../core/errors";
 import type { SyncDependencies } from "./syncDependencies";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { goToLower } from "../core/goStrings";

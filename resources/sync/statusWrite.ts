@@ -1,5 +1,6 @@
 /** The one write path: a status patch, always with If-Match (never a whole-document replace), re-read and decided again on 412. */
-import { CosmosDocumentError, cosmosStatusCode, describeCosmosError, nothingWrittenError } from "../core/errors";
+import { CosmosDocumentError, nothingWrittenError } from "../core/errors";
+import { cosmosStatusCode, describeCosmosError } from "../core/errorClassification";
 import type { DocumentLocation } from "../core/documentLocation";
 import { withoutFinalPeriod } from "../core/retrievalError";
 import type { JsonObject } from "../core/json";
