@@ -9,6 +9,7 @@ import { CertificateBundleError, parseCertificateBundle } from "../azure/certifi
 import { fileUnreadableReason } from "../azure/certificateCredential";
 import type { ConfigSource, Settings } from "../core/settings";
 import { SettingsError, readSettings } from "../core/settings";
+import { keys, problemList, settingName } from "../core/settingsKeys";
 import { heapGrowthPercent } from "./hostHeap";
 
 /** The one message for settings that cannot work, or undefined when they can. Reads files; no request. */
@@ -23,11 +24,10 @@ export function fleetSettingsProblem(config: ConfigSource | undefined, environme
     return settingsMessage([...error.problems, ...problems]);
   }
   if (settings.tlsCaFile !== undefined) {
-    const text = readable(settings.tlsCaFile, "'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE)", problems);
+    const setting = settingName(keys.tlsCaFile);
+    const text = readable(settings.tlsCaFile, setting, problems);
     if (text !== undefined && !text.toString("latin1").includes("-----BEGIN CERTIFICATE-----")) {
-      problems.push(
-        `'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) names ${settings.tlsCaFile}, which holds no PEM certificate; expected the CA bundle to trust`,
-      );
+      problems.push(`${setting} names ${settings.tlsCaFile}, which holds no PEM certificate; expected the CA bundle to trust`);
     }
   }
   const certificate =
@@ -60,6 +60,5 @@ function readable(path: string, setting: string, problems: string[]): Buffer | u
 }
 
 function settingsMessage(problems: readonly string[]): string {
-  const cause = problems.length === 1 ? problems[0] : `${problems.length} settings are wrong:\n  - ${problems.join("\n  - ")}`;
-  return `${cause}\nNothing was read or written for any cluster: fix the setting and run again.`;
+  return `${problemList(problems)}\nNothing was read or written for any cluster: fix the setting and run again.`;
 }
