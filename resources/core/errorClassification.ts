@@ -44,28 +44,16 @@ export function classifyLookupError(error: unknown): { readonly kind: LookupErro
   const ownCode = typeof like.code === "string" && like.code !== "REQUEST_SEND_ERROR" ? like.code : undefined;
   const nodeCode = ownCode ?? (typeof causeCode === "string" ? causeCode : undefined);
   const answeredCode = statusCode === undefined ? undefined : azureErrorCode(like);
-  let code: string;
-  let kind: LookupErrorKind = "identity";
-  if (isAbortError(error)) {
-    code = "Timeout";
-  } else if (credentialErrorNames.has(name)) {
-    code = "CredentialUnavailable";
-    kind = "global";
-  } else if (nodeCode !== undefined && isEndpointUnreachableCode(nodeCode)) {
-    code = nodeCode;
-    kind = "global";
-  } else if (answeredCode !== undefined) {
-    code = answeredCode || `HTTP${statusCode ?? ""}`;
-  } else if (typeof like.code === "string" && like.code.length > 0) {
-    code = like.code === "REQUEST_SEND_ERROR" ? "ConnectionFailed" : like.code;
-  } else {
-    code = statusCode === undefined ? name : `HTTP${statusCode}`;
-  }
-  if (statusCode === 401) {
-    kind = "global";
-  } else if (code === "ResourceNotFound") {
-    kind = "notFound";
-  }
+  const abort = isAbortError(error);
+  const credential = !abort && credentialErrorNames.has(name);
+  const unreachable = !abort && !credential && nodeCode !== undefined && isEndpointUnreachableCode(nodeCode);
+  let code = statusCode === undefined ? name : `HTTP${statusCode}`;
+  if (abort) code = "Timeout";
+  else if (credential) code = "CredentialUnavailable";
+  else if (unreachable) code = nodeCode;
+  else if (answeredCode !== undefined) code = answeredCode || code;
+  else if (typeof like.code === "string" && like.code.length > 0) code = like.code === "REQUEST_SEND_ERROR" ? "ConnectionFailed" : like.code;
+  const kind: LookupErrorKind = credential || unreachable || statusCode === 401 ? "global" : code === "ResourceNotFound" ? "notFound" : "identity";
   const fallback = answeredCode === "" ? "the answer carries no Azure error code" : name;
   const message = code === "Timeout" ? "the lookup did not complete within the configured lookup timeout" : shortMessage(rawMessage) || fallback;
   return { kind, details: statusCode === undefined ? { code, message } : { code, statusCode, message } };
