@@ -64,50 +64,65 @@ export interface ConfigSource {
   get(key: string): string | undefined;
 }
 
-/** Reads and validates every setting (config wins over environment); throws a SettingsError listing every problem. */
-export function readSettings(config: ConfigSource | undefined, environment: Readonly<Record<string, string | undefined>>): Settings {
-  const problems: string[] = [];
-  const raw: Reader = (specification) => {
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/** The readers of one readSettings call: each reads a key (config wins over environment) and records what is wrong in `problems`. */
+function settingsReader(config: ConfigSource | undefined, environment: Environment, problems: string[]) {
+  const raw = (specification: KeySpecification): string | undefined => {
     // A blank config value counts as unset, so the environment fallback applies (Pulumi.yaml
     // declares "" defaults, because the CLI treats a declared key without a default as required).
     const fromConfig = config?.get(specification.key);
     const value = fromConfig !== undefined && fromConfig.trim().length > 0 ? fromConfig : environment[specification.environment];
     return value === undefined || value.trim().length === 0 ? undefined : value.trim();
   };
+  return {
+    raw,
+    url: (specification: KeySpecification, fallback?: string): string => {
+      const value = raw(specification) ?? fallback;
+      if (value === undefined || !URL.canParse(value)) {
+        problems.push(`${name(specification)} ${value === undefined ? "is not set" : "is not a URL"}; expected an https:// URL`);
+        return "";
+      }
+      const parsed = new URL(value);
+      if (parsed.protocol !== "https:") problems.push(`${name(specification)} must use https:// (got ${parsed.protocol}//)`);
+      return parsed.origin + parsed.pathname.replace(/\/+$/, "");
+    },
+    integer: (specification: KeySpecification, fallback: number, minimum: number, maximum: number): number => {
+      const value = raw(specification);
+      const parsed = Number(value);
+      if (value === undefined) return fallback;
+      if (Number.isInteger(parsed) && parsed >= minimum && parsed <= maximum) return parsed;
+      problems.push(`${name(specification)} is '${value}'; expected a whole number from ${minimum} to ${maximum}`);
+      return fallback;
+    },
+    guid: (specification: KeySpecification, what: string): string | undefined => {
+      const value = raw(specification);
+      if (value !== undefined && !guidPattern.test(value)) problems.push(`${name(specification)} is not a GUID; expected ${what}`);
+      return value;
+    },
+    /** One of `values` (`caseless`: in any case), `fallback` when unset; undefined, with the problem, for another value. */
+    oneOf: <T extends string>(
+      specification: KeySpecification,
+      values: readonly T[],
+      fallback: T,
+      caseless = false,
+      expected = `one of ${values.join(", ")}`,
+    ) => {
+      const value = raw(specification) ?? fallback;
+      const found = values.find((known) => known === value || (caseless && known.toLowerCase() === value.toLowerCase()));
+      if (found === undefined) problems.push(`${name(specification)} is '${value}'; expected ${expected}`);
+      return found;
+    },
+  };
+}
 
-  const cloudValue = raw(keys.azureCloud) ?? "AzurePublicCloud";
-  const azureCloud = (Object.keys(azureClouds) as AzureCloudName[]).find((cloud) => cloud.toLowerCase() === cloudValue.toLowerCase());
-  if (azureCloud === undefined) {
-    problems.push(`${name(keys.azureCloud)} is '${cloudValue}'; expected one of ${Object.keys(azureClouds).join(", ")}`);
-  }
+/** Reads and validates every setting; throws a SettingsError listing every problem. */
+export function readSettings(config: ConfigSource | undefined, environment: Environment): Settings {
+  const problems: string[] = [];
+  const reader = settingsReader(config, environment, problems);
+  const { raw, url, integer, guid, oneOf } = reader;
+  const azureCloud = oneOf(keys.azureCloud, Object.keys(azureClouds) as AzureCloudName[], "AzurePublicCloud", true);
   const cloud = azureClouds[azureCloud ?? "AzurePublicCloud"];
-
-  const url = (specification: KeySpecification, fallback?: string): string => {
-    const value = raw(specification) ?? fallback;
-    if (value === undefined || !URL.canParse(value)) {
-      problems.push(`${name(specification)} ${value === undefined ? "is not set" : "is not a URL"}; expected an https:// URL`);
-      return "";
-    }
-    const parsed = new URL(value);
-    if (parsed.protocol !== "https:") problems.push(`${name(specification)} must use https:// (got ${parsed.protocol}//)`);
-    return parsed.origin + parsed.pathname.replace(/\/+$/, "");
-  };
-  const integer = (specification: KeySpecification, fallback: number, minimum: number, maximum: number): number => {
-    const value = raw(specification);
-    const parsed = Number(value);
-    if (value === undefined) return fallback;
-    if (Number.isInteger(parsed) && parsed >= minimum && parsed <= maximum) return parsed;
-    problems.push(`${name(specification)} is '${value}'; expected a whole number from ${minimum} to ${maximum}`);
-    return fallback;
-  };
-  const boolean = (specification: KeySpecification): boolean => {
-    const value = raw(specification);
-    if (value === undefined || value.toLowerCase() === "false") return false;
-    if (value.toLowerCase() === "true") return true;
-    problems.push(`${name(specification)} is '${value}'; expected true or false`);
-    return false;
-  };
-
   const cosmosEndpoint = url(keys.cosmosEndpoint);
   if (cosmosEndpoint !== "" && azureCloud !== undefined) {
     const host = new URL(cosmosEndpoint).hostname.toLowerCase();
@@ -122,20 +137,13 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     }
   }
   const cosmosDatabase = raw(keys.cosmosDatabase);
-  if (cosmosDatabase === undefined) {
-    problems.push(`${name(keys.cosmosDatabase)} is not set; expected the Cosmos DB database name`);
-  }
+  if (cosmosDatabase === undefined) problems.push(`${name(keys.cosmosDatabase)} is not set; expected the Cosmos DB database name`);
   const cosmosContainer = raw(keys.cosmosContainer) ?? "Resources";
   const armEndpoint = url(keys.armEndpoint, cloud.armEndpoint);
-  const managedIdentityClientId = raw(keys.managedIdentityClientId);
-  if (managedIdentityClientId !== undefined && !guidPattern.test(managedIdentityClientId)) {
-    problems.push(`${name(keys.managedIdentityClientId)} is not a GUID; expected the client ID of a managed identity`);
-  }
-  const lookupFailureValue = raw(keys.idsOnLookupFailure) ?? "keep";
-  const idsOnLookupFailure = idsOnLookupFailureValues.find((value) => value === lookupFailureValue);
-  if (idsOnLookupFailure === undefined) problems.push(`${name(keys.idsOnLookupFailure)} is '${lookupFailureValue}'; expected 'keep' or 'clear'`);
+  const managedIdentityClientId = guid(keys.managedIdentityClientId, "the client ID of a managed identity");
+  const idsOnLookupFailure = oneOf(keys.idsOnLookupFailure, idsOnLookupFailureValues, "keep", false, "'keep' or 'clear'");
   const authorityHost = url(keys.authorityHost, cloud.authorityHost);
-  const { credentialMode, firstParty, dataPlaneAudience, fixedIdentity, fixedIdentityPrincipalId } = readCredentialSettings(raw, url, problems);
+  const { credentialMode, firstParty, dataPlaneAudience, fixedIdentity, fixedIdentityPrincipalId } = readCredentialSettings(reader, problems);
   const settings: Settings = {
     azureCloud: azureCloud ?? "AzurePublicCloud",
     cosmosEndpoint,
@@ -159,7 +167,7 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     dataPlaneAudience,
     fixedIdentity,
     fixedIdentityPrincipalId,
-    allowFixedIdentityOverwrite: boolean(keys.allowFixedIdentityOverwrite),
+    allowFixedIdentityOverwrite: oneOf(keys.allowFixedIdentityOverwrite, ["true", "false"], "false", true, "true or false") === "true",
   };
   if (problems.length > 0) {
     // Each problem names the key, what is wrong and the expected form: with one, it is the message.
@@ -168,22 +176,12 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
   return Object.freeze(settings);
 }
 
-type Reader = (specification: KeySpecification) => string | undefined;
-
 /** The credential modes' settings (docs/operations.md, "Credential modes"), cross-checked; problems go to `problems`. */
 function readCredentialSettings(
-  raw: Reader,
-  url: (specification: KeySpecification) => string,
+  { raw, url, guid, oneOf }: ReturnType<typeof settingsReader>,
   problems: string[],
 ): Pick<Settings, "credentialMode" | "firstParty" | "dataPlaneAudience" | "fixedIdentity" | "fixedIdentityPrincipalId"> {
-  const modeValue = raw(keys.credentialMode) ?? "processCredential";
-  const credentialMode = credentialModes.find((mode) => mode === modeValue);
-  if (credentialMode === undefined) problems.push(`${name(keys.credentialMode)} is '${modeValue}'; expected one of ${credentialModes.join(", ")}`);
-  const guid = (specification: KeySpecification, what: string): string | undefined => {
-    const value = raw(specification);
-    if (value !== undefined && !guidPattern.test(value)) problems.push(`${name(specification)} is not a GUID; expected ${what}`);
-    return value;
-  };
+  const credentialMode = oneOf(keys.credentialMode, credentialModes, "processCredential");
   const firstPartyKeys = [keys.firstPartyClientId, keys.firstPartyTenantId, keys.firstPartyCertificateFile] as const;
   const fixedIdentityKeys = [keys.fixedIdentityClientId, keys.fixedIdentityTenantId, keys.fixedIdentityCertificateFile] as const;
   /** A client ID, tenant ID and bundle file that go together; all three or none. */

@@ -1,8 +1,8 @@
 /**
  * Settings wrong for the whole fleet, found without a request: `check` runs this for the first
- * resource, and the engine stops at the first failed check, so a misconfiguration is reported once.
- * Checked: the chosen credential mode's keys (settings.ts), the files they name (the extra CA bundle,
- * the certificate bundle parsed as the credential will parse it), and the host's heap growth.
+ * resource and the engine stops at the first failed check, so a misconfiguration is reported once.
+ * Beyond readSettings: the files the settings name (the CA bundle, the certificate bundle parsed as
+ * the credential parses it) and the host's heap growth.
  */
 import { readFileSync } from "node:fs";
 import { CertificateBundleError, parseCertificateBundle } from "../azure/certificateBundle";
@@ -30,12 +30,8 @@ export function fleetSettingsProblem(config: ConfigSource | undefined, environme
       problems.push(`${setting} names ${settings.tlsCaFile}, which holds no PEM certificate; expected the CA bundle to trust`);
     }
   }
-  const certificate =
-    settings.credentialMode === "clusterServiceManagedIdentity"
-      ? settings.firstParty
-      : settings.credentialMode === "fixedIdentity"
-        ? settings.fixedIdentity
-        : undefined;
+  // The chosen mode's certificate: readSettings refuses the keys of the other mode.
+  const certificate = settings.firstParty ?? settings.fixedIdentity;
   if (certificate !== undefined) {
     const bytes = readable(certificate.certificateFile, certificate.certificateFileSetting, problems);
     if (bytes !== undefined) {
