@@ -3,7 +3,7 @@
  * set it is that user-assigned managed identity (IMDS or IDENTITY_ENDPOINT/IDENTITY_HEADER); else
  * DefaultAzureCredential (environment, workload identity, managed identity, developer sign-ins;
  * `AZURE_TOKEN_CREDENTIALS=prod` keeps the first three), at `azureCloud`'s authority unless
- * AZURE_AUTHORITY_HOST says otherwise. A failure is rethrown under the same `name` (errors.ts
+ * AZURE_AUTHORITY_HOST says otherwise. A failure is rethrown under the same `name` (errorClassification.ts
  * classifies by it) with one redacted line saying what to set.
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
@@ -91,7 +91,7 @@ export function withCause<E extends Error>(error: E, cause: unknown): E {
 }
 
 /**
- * An error named as `@azure/identity` names its own (errors.ts classifies by name). `statusCode` is
+ * An error named as `@azure/identity` names its own (errorClassification.ts classifies by name). `statusCode` is
  * enumerable as the SDK's is; `cause` and `certificateFileProblem` are not.
  */
 export function credentialError(name: string, message: string, extra: { statusCode?: number; cause?: unknown; certificateFileProblem?: boolean } = {}): Error {

@@ -4,19 +4,13 @@
  */
 import type { DesiredIdentity } from "./identityStatus";
 import { clusterDocumentLabel, clusterMessage } from "./clusterMessage";
+import { ClusterError } from "./errors";
 
 /** Identities each list of the message names before it counts the rest. */
 export const listedIdentities = 10;
 
 /** Thrown by a pass whose inputs name another desired set than the cluster document. */
-export class DesiredSetDisagreementError extends Error {
-  readonly documentId: string;
-
-  constructor(options: { documentId: string; message: string }) {
-    super(options.message);
-    this.documentId = options.documentId;
-  }
-}
+export class DesiredSetDisagreementError extends ClusterError {}
 DesiredSetDisagreementError.prototype.name = "DesiredSetDisagreementError";
 
 /** The error for inputs whose desired set differs from the cluster document's (a document without the map declares the empty set), or undefined. */
@@ -37,9 +31,8 @@ export function desiredSetDisagreement(
       : identities.length <= listedIdentities
         ? identities.join(", ")
         : `${identities.slice(0, listedIdentities).join(", ")} and ${identities.length - listedIdentities} more`;
-  return new DesiredSetDisagreementError({
-    documentId: clusterDocumentId,
-    message: clusterMessage({
+  return new DesiredSetDisagreementError(
+    clusterMessage({
       cause:
         "the dataPlaneOperators input names other identities than the cluster's HCPOpenShiftCluster document, the authority upstream's controller reads: " +
         "declare the document's set in dataPlaneOperators, or leave dataPlaneOperators out to follow the document",
@@ -51,5 +44,6 @@ export function desiredSetDisagreement(
         `only in the inputs: ${list(onlyInputs)}; only in the document: ${list(onlyDocument)}`,
       ],
     }),
-  });
+    clusterDocumentId,
+  );
 }

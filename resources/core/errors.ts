@@ -1,10 +1,25 @@
-/** Error classes, and the one place Azure and Cosmos errors are classified (by `name`, `code`, `statusCode`: no SDK imports). */
+/** The hook's error classes: each message has clusterMessage's shape and the error names the document it is about. */
 import type { LookupErrorDetails } from "./retrievalError";
-import { errorCodeLabel, shortMessage } from "./retrievalError";
+import { errorCodeLabel, lookupErrorText } from "./retrievalError";
 import { goToLower } from "./goStrings";
-import { azureErrorCode } from "./azureErrorCode";
-import { isAbortError } from "./abort";
-import { clusterMessage, serviceProviderClusterDocumentLabel } from "./clusterMessage";
+import { lookupTimeoutSetting } from "./settingsKeys";
+import { clusterMessage, nothingWritten, serviceProviderClusterDocumentLabel } from "./clusterMessage";
+
+/** Sets an error's `cause` as Error's options bag does (ES2022; consumers compile against ES2020): non-enumerable. */
+function setCause(error: Error, cause: unknown): void {
+  if (cause !== undefined) Object.defineProperty(error, "cause", { value: cause, writable: true, configurable: true, enumerable: false });
+}
+
+/** What the hook's errors share: the document a failure is about, and the error that caused it. */
+export class ClusterError extends Error {
+  readonly documentId: string;
+
+  constructor(message: string, documentId: string, cause?: unknown) {
+    super(message);
+    this.documentId = documentId;
+    setCause(this, cause);
+  }
+}
 
 export interface IdentityLookupFailure {
   readonly resourceId: string;
@@ -12,9 +27,8 @@ export interface IdentityLookupFailure {
 }
 
 /** Thrown after the status was persisted when identity lookups failed; the message names each identity and its error. */
-export class UserAssignedIdentityReadError extends Error {
+export class UserAssignedIdentityReadError extends ClusterError {
   readonly failures: readonly IdentityLookupFailure[];
-  readonly documentId: string;
 
   constructor(options: {
     documentId: string;
@@ -24,56 +38,42 @@ export class UserAssignedIdentityReadError extends Error {
     total?: number;
     status?: { readonly identities?: Readonly<Record<string, { readonly clientId?: string; readonly principalId?: string }>> };
   }) {
-    const keptIds = (resourceId: string): boolean => {
-      const entry = options.status?.identities?.[goToLower(resourceId)];
-      return entry !== undefined && (entry.clientId !== undefined || entry.principalId !== undefined);
+    const { failures, persisted, status } = options;
+    const stored = (resourceId: string): string => {
+      if (!persisted || status === undefined) return "";
+      const entry = status.identities?.[goToLower(resourceId)];
+      return entry?.clientId !== undefined || entry?.principalId !== undefined ? " [stored IDs kept]" : " [no IDs stored]";
     };
-    const lines = options.failures.map(
-      (failure) =>
-        `  - ${failure.resourceId}: ${errorCodeLabel(failure.error)}: ${failure.error.message}` +
-        (options.persisted && options.status !== undefined ? (keptIds(failure.resourceId) ? " [stored IDs kept]" : " [no IDs stored]") : ""),
-    );
-    const count = options.failures.length;
-    const others =
-      count === options.total ? "every entry carries a retrievalError" : "the other identities were written; the failed entries carry a retrievalError";
-    const outcome = options.persisted ? others : "nothing was written";
-    const codes = [...new Set(options.failures.map(({ error }) => errorCodeLabel(error)))];
-    super(
-      clusterMessage({
-        cause: `${count === 1 ? "a data plane operator managed identity" : `${count} data plane operator managed identities`} could not be read: ${codes.join(", ")}`,
-        ...(options.clusterName === undefined ? {} : { clusterName: options.clusterName }),
-        outcome,
-        reference: serviceProviderClusterDocumentLabel(options.documentId),
-      }) + `\n${lines.join("\n")}`,
-    );
-    this.failures = options.failures;
-    this.documentId = options.documentId;
+    const count = failures.length;
+    const outcome = !persisted
+      ? "nothing was written"
+      : count === options.total
+        ? "every entry carries a retrievalError"
+        : "the other identities were written; the failed entries carry a retrievalError";
+    const codes = [...new Set(failures.map(({ error }) => errorCodeLabel(error)))];
+    const cause = `${count === 1 ? "a data plane operator managed identity" : `${count} data plane operator managed identities`} could not be read: ${codes.join(", ")}`;
+    const lines = failures.map(({ resourceId, error }) => `  - ${resourceId}: ${errorCodeLabel(error)}: ${error.message}${stored(resourceId)}`);
+    const reference = serviceProviderClusterDocumentLabel(options.documentId);
+    super(`${clusterMessage({ cause, clusterName: options.clusterName, outcome, reference })}\n${lines.join("\n")}`, options.documentId);
+    this.failures = failures;
   }
 }
 // On the prototype, like Error's own `name`: not an enumerable field of every instance.
 UserAssignedIdentityReadError.prototype.name = "UserAssignedIdentityReadError";
 
 /** Thrown when a Cosmos document cannot be read, waited for or written as required. */
-export class CosmosDocumentError extends Error {
-  readonly documentId: string;
+export class CosmosDocumentError extends ClusterError {
   readonly statusCode: number | undefined;
   /** Set when the settings, not the document, are at fault; taken over from a `cause` that has one, so it never reads as "document absent". */
   readonly configurationProblem: string | undefined;
 
   constructor(options: { documentId: string; message: string; statusCode?: number; cause?: unknown; configurationProblem?: string }) {
-    super(options.message);
+    super(options.message, options.documentId, options.cause);
     this.configurationProblem = options.configurationProblem ?? (isCosmosConfigurationError(options.cause) ? options.cause.configurationProblem : undefined);
-    setCause(this, options.cause);
-    this.documentId = options.documentId;
     this.statusCode = options.statusCode;
   }
 }
 CosmosDocumentError.prototype.name = "CosmosDocumentError";
-
-/** Sets an error's `cause` as Error's options bag does (ES2022; consumers compile against ES2020): non-enumerable. */
-export function setCause(error: Error, cause: unknown): void {
-  if (cause !== undefined) Object.defineProperty(error, "cause", { value: cause, writable: true, configurable: true, enumerable: false });
-}
 
 /** The CosmosDocumentError of a pass that ends with nothing written: the cause, the cluster and the document (`reference`). */
 export function nothingWrittenError(
@@ -93,95 +93,80 @@ export function isCosmosConfigurationError(error: unknown): error is CosmosDocum
   return isCosmosDocumentError(error) && typeof error.configurationProblem === "string";
 }
 
-interface ErrorLike {
-  readonly name?: unknown;
-  readonly code?: unknown;
-  readonly statusCode?: unknown;
-  readonly message?: unknown;
-  readonly body?: unknown;
-}
-
-function asErrorLike(error: unknown): ErrorLike {
-  return typeof error === "object" && error !== null ? error : { message: String(error) };
-}
-
-/**
- * `notFound`: Azure code `ResourceNotFound` whatever the status (upstream's IsResourceNotFoundErr).
- * `identity`: a failure about this identity only; its entry records a retrievalError.
- * `global`: no lookup can be trusted (no token, ARM 401, ARM unreachable); the pass writes nothing.
- */
-export type LookupErrorKind = "notFound" | "identity" | "global";
-
-const credentialErrorNames = new Set(["CredentialUnavailableError", "AuthenticationError", "AggregateAuthenticationError", "AuthenticationRequiredError"]);
-
-const unreachableCodes = new Set(["ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH"]);
-
-const tlsFailureCode = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_VERIFY_LEAF_SIGNATURE$|UNABLE_TO_GET_ISSUER_CERT|EPROTO$)|CERT/;
-
-export function isEndpointUnreachableCode(code: string): boolean {
-  return unreachableCodes.has(code) || tlsFailureCode.test(code);
-}
-
-export function classifyLookupError(error: unknown): { readonly kind: LookupErrorKind; readonly details: LookupErrorDetails } {
-  const like = asErrorLike(error);
-  const name = typeof like.name === "string" ? like.name : "Error";
-  const statusCode = typeof like.statusCode === "number" ? like.statusCode : undefined;
-  const rawMessage = typeof like.message === "string" ? like.message : String(error);
-  // core-rest-pipeline keeps Node's code on the RestError, or on some paths only on its cause.
-  const causeCode = (like as { cause?: { code?: unknown } }).cause?.code;
-  const ownCode = typeof like.code === "string" && like.code !== "REQUEST_SEND_ERROR" ? like.code : undefined;
-  const nodeCode = ownCode ?? (typeof causeCode === "string" ? causeCode : undefined);
-  const answeredCode = statusCode === undefined ? undefined : azureErrorCode(like);
-  let code: string;
-  let kind: LookupErrorKind = "identity";
-  if (isAbortError(error)) {
-    code = "Timeout";
-  } else if (credentialErrorNames.has(name)) {
-    code = "CredentialUnavailable";
-    kind = "global";
-  } else if (nodeCode !== undefined && isEndpointUnreachableCode(nodeCode)) {
-    code = nodeCode;
-    kind = "global";
-  } else if (answeredCode !== undefined) {
-    code = answeredCode || `HTTP${statusCode ?? ""}`;
-  } else if (typeof like.code === "string" && like.code.length > 0) {
-    code = like.code === "REQUEST_SEND_ERROR" ? "ConnectionFailed" : like.code;
-  } else {
-    code = statusCode === undefined ? name : `HTTP${statusCode}`;
+/** Thrown when the MSI half got no complete answer (after the other half was written, when it had anything to write). */
+export class MsiIdentitiesError extends ClusterError {
+  constructor(options: {
+    readonly reason: string;
+    readonly documentId: string;
+    readonly clusterName?: string;
+    readonly details?: readonly string[];
+    readonly cause?: unknown;
+  }) {
+    const outcome = "nothing of status.msiManagedIdentities was written (stored clientId/principalId values are unchanged)";
+    const { reason, documentId, clusterName, details } = options;
+    super(
+      clusterMessage({ cause: reason, clusterName, outcome, reference: serviceProviderClusterDocumentLabel(documentId), details }),
+      documentId,
+      options.cause,
+    );
   }
-  if (statusCode === 401) {
-    kind = "global";
-  } else if (code === "ResourceNotFound") {
-    kind = "notFound";
-  }
-  const fallback = answeredCode === "" ? "the answer carries no Azure error code" : name;
-  const message = code === "Timeout" ? "the lookup did not complete within the configured lookup timeout" : shortMessage(rawMessage) || fallback;
-  return { kind, details: statusCode === undefined ? { code, message } : { code, statusCode, message } };
+}
+MsiIdentitiesError.prototype.name = "MsiIdentitiesError";
+
+interface AzureAccessErrorOptions {
+  readonly documentId: string;
+  readonly clusterName?: string;
+  readonly error: LookupErrorDetails;
+  readonly credential: string | undefined;
+  /** Set when every lookup of the pass failed with one transient class (a timeout, throttling, a 5xx, a reset). */
+  readonly everyLookup?: { readonly failureClass: string; readonly count: number };
 }
 
-export function cosmosStatusCode(error: unknown): number | undefined {
-  const like = asErrorLike(error);
-  if (typeof like.code === "number") return like.code;
-  return typeof like.statusCode === "number" ? like.statusCode : undefined;
+/** Thrown before any write when a pass meets a failure not about one identity (LookupErrorKind `global`); the message names the credential in use and what to set. */
+export class AzureAccessError extends ClusterError {
+  readonly error: LookupErrorDetails;
+
+  constructor(options: AzureAccessErrorOptions) {
+    super(accessErrorMessage(options), options.documentId);
+    this.error = options.error;
+  }
+}
+AzureAccessError.prototype.name = "AzureAccessError";
+
+const armEndpointAdvice =
+  "check 'aro-hcp-identity-status:armEndpoint' (or ARO_HCP_ARM_ENDPOINT) and 'aro-hcp-identity-status:azureCloud', DNS and proxy; " +
+  "for a certificate error set 'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) to the CA bundle";
+const refusedTokenAdvice =
+  "check that the credential belongs to the subscription's tenant and that 'aro-hcp-identity-status:azureCloud' (or ARO_HCP_AZURE_CLOUD) matches it; " +
+  "set 'aro-hcp-identity-status:managedIdentityClientId' (or ARO_HCP_MANAGED_IDENTITY_CLIENT_ID) to the cluster's service managed identity";
+
+/** True when the cause names the credential already, or a file the credential's description names: no second copy. */
+function alreadyNamed(cause: string, credential: string): boolean {
+  return cause.includes(credential) || (credential.match(/\/[\w.@+-]+(?:\/[\w.@+-]+)+/g) ?? []).some((path) => cause.includes(path));
 }
 
-export function describeCosmosError(error: unknown): string {
-  if (isCosmosConfigurationError(error)) {
-    // Its advice (which settings to check) is the point: kept whole.
-    return error.configurationProblem;
+function accessErrorMessage(options: AzureAccessErrorOptions): string {
+  const { error, everyLookup } = options;
+  const detail = lookupErrorText(error);
+  const tail = { clusterName: options.clusterName, reference: serviceProviderClusterDocumentLabel(options.documentId) };
+  if (everyLookup !== undefined) {
+    const lookups = everyLookup.count === 1 ? "the one identity lookup" : `all ${everyLookup.count} identity lookups`;
+    return clusterMessage({
+      cause:
+        `${lookups} failed the same transient way (${everyLookup.failureClass}: ${detail}), which says nothing about any one identity; ` +
+        `check Azure Resource Manager's health, the network path to it and ${lookupTimeoutSetting}`,
+      outcome: `${nothingWritten}; the next pass tries again`,
+      ...tail,
+    });
   }
-  const like = asErrorLike(error);
-  const status = cosmosStatusCode(error);
-  const body = like.body;
-  let code: string | undefined;
-  let message = typeof like.message === "string" ? like.message : String(error);
-  if (typeof body === "object" && body !== null) {
-    const bodyRecord = body as { code?: unknown; message?: unknown };
-    if (typeof bodyRecord.code === "string") code = bodyRecord.code;
-    if (typeof bodyRecord.message === "string") message = bodyRecord.message;
-  }
-  if (code === undefined && typeof like.code === "string") code = like.code;
-  // Cosmos messages carry JSON fragments and activity IDs on later lines; keep the first sentence.
-  const text = shortMessage(message.replace(/^Message:\s*/i, "").replace(/^\{"Errors":\["?/, "")).slice(0, 300);
-  return `${code ?? "CosmosError"}${status === undefined ? "" : ` (HTTP ${status})`}: ${text}`;
+  // The credential's own message (azure/credentials.ts, the first party's, a certificate file's)
+  // already says what is wrong and what to set, and names the credential: it is the cause, alone.
+  const cause =
+    error.code === "CredentialUnavailable"
+      ? error.message
+      : error.statusCode === 401
+        ? `Azure Resource Manager refused the credential's token (${detail}); ${refusedTokenAdvice}`
+        : `the Azure Resource Manager endpoint cannot be reached (${detail}); ${armEndpointAdvice}`;
+  const credential = options.credential === undefined || alreadyNamed(cause, options.credential) ? "" : ` Credential in use: ${options.credential}.`;
+  return clusterMessage({ cause, outcome: `no identity was checked; ${nothingWritten}`, ...tail }) + credential;
 }

@@ -1,10 +1,7 @@
 /**
- * The cause of a per-cluster failure message, the same for every cluster that failed the same way:
- * the text before the cluster's name (core/clusterMessage.ts), with what differs per cluster or per
- * answer taken out (ARM IDs, GUIDs other than a tenant's, Entra's trace and correlation IDs and
- * timestamps). The CLI's summary (cli/failureSummary.ts) and the run report (report/runReport.ts)
- * group failures by it and each failed pass's span carries it (telemetry/passAttributes.ts), so all
- * name a cause alike. Pure.
+ * A failure's cause, the same for every cluster that failed the same way: the message's text before
+ * the cluster's name, with what differs per cluster or per answer taken out. The CLI's summary, the
+ * run report and the failed pass's span group and name failures by it. Pure.
  */
 import { clusterMarker } from "./clusterMessage";
 

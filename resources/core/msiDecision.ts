@@ -11,7 +11,7 @@ import type { MsiDesired, MsiIdentityEntry, MsiManagedIdentities, StoredMsiStatu
 import { msiHalf } from "./msiManagedIdentities";
 import type { LiveClusterDesiredSet } from "./clusterDocument";
 import type { DocumentLocation } from "./documentLocation";
-import { MsiIdentitiesError } from "./msiError";
+import { MsiIdentitiesError } from "./errors";
 import type { HalfPlan } from "./statusHalf";
 
 const controlPlaneOperatorsPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators";

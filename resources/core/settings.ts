@@ -1,18 +1,27 @@
 /** Settings that are not per cluster, read at `configure` (never at module load) from the stack config, falling back to the environment. */
-
 import type { AzureCloudName } from "./azureClouds";
 import { azureClouds, isLoopbackHost } from "./azureClouds";
 import { guidPattern } from "./azureResourceId";
 import { type IdsOnLookupFailure, idsOnLookupFailureValues } from "./statusDecision";
-import type { CertificateIdentity, CredentialMode } from "./credentialSettings";
 import type { KeySpecification } from "./settingsKeys";
-import { SettingsError, keys, projectName } from "./settingsKeys";
-import { readCredentialSettings } from "./credentialSettings";
+import { SettingsError, keys, problemList, settingName as name } from "./settingsKeys";
 
 // The door to the settings for the layers above: what they need of the modules this one reads.
-export { SettingsError, projectName, settingsEnvironmentKey, settingsKeys } from "./settingsKeys";
-export type { CertificateIdentity } from "./credentialSettings";
+export { SettingsError, programKeys, projectName, settingsEnvironmentKey, settingsKeys, snapshotStackConfig } from "./settingsKeys";
 export { azureClouds, isLoopbackHost } from "./azureClouds";
+
+const credentialModes = ["processCredential", "clusterServiceManagedIdentity", "fixedIdentity"] as const;
+type CredentialMode = (typeof credentialModes)[number];
+
+/** An application or service principal that authenticates with a certificate bundle file. */
+export interface CertificateIdentity {
+  readonly clientId: string;
+  readonly tenantId: string;
+  /** PEM (key and chain) or PKCS#12 without a password; read again when it changes (rotation). */
+  readonly certificateFile: string;
+  /** Names the settings in messages, e.g. `'aro-hcp-identity-status:firstPartyCertificateFile' (or …)`. */
+  readonly certificateFileSetting: string;
+}
 
 export interface Settings {
   readonly azureCloud: AzureCloudName;
@@ -55,11 +64,10 @@ export interface ConfigSource {
   get(key: string): string | undefined;
 }
 
-export { programKeys, snapshotStackConfig } from "./stackConfig";
+type Environment = Readonly<Record<string, string | undefined>>;
 
-/** Reads and validates every setting (config wins over environment); throws a SettingsError listing every problem. */
-export function readSettings(config: ConfigSource | undefined, environment: Readonly<Record<string, string | undefined>>): Settings {
-  const problems: string[] = [];
+/** The readers of one readSettings call: each reads a key (config wins over environment) and records what is wrong in `problems`. */
+function settingsReader(config: ConfigSource | undefined, environment: Environment, problems: string[]) {
   const raw = (specification: KeySpecification): string | undefined => {
     // A blank config value counts as unset, so the environment fallback applies (Pulumi.yaml
     // declares "" defaults, because the CLI treats a declared key without a default as required).
@@ -67,51 +75,54 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     const value = fromConfig !== undefined && fromConfig.trim().length > 0 ? fromConfig : environment[specification.environment];
     return value === undefined || value.trim().length === 0 ? undefined : value.trim();
   };
-  const name = (specification: KeySpecification): string => `'${projectName}:${specification.key}' (or ${specification.environment})`;
-
-  const cloudValue = raw(keys.azureCloud) ?? "AzurePublicCloud";
-  const azureCloud = (Object.keys(azureClouds) as AzureCloudName[]).find((cloud) => cloud.toLowerCase() === cloudValue.toLowerCase());
-  if (azureCloud === undefined) {
-    problems.push(`${name(keys.azureCloud)} is '${cloudValue}'; expected one of ${Object.keys(azureClouds).join(", ")}`);
-  }
-  const cloud = azureClouds[azureCloud ?? "AzurePublicCloud"];
-
-  const url = (specification: KeySpecification, fallback?: string): string => {
-    const value = raw(specification) ?? fallback;
-    if (value === undefined) {
-      problems.push(`${name(specification)} is not set; expected an https:// URL`);
-      return "";
-    }
-    let parsed: URL;
-    try {
-      parsed = new URL(value);
-    } catch {
-      problems.push(`${name(specification)} is not a URL; expected an https:// URL`);
-      return "";
-    }
-    if (parsed.protocol !== "https:") {
-      problems.push(`${name(specification)} must use https:// (got ${parsed.protocol}//)`);
-    }
-    return parsed.origin + parsed.pathname.replace(/\/+$/, "");
-  };
-  const integer = (specification: KeySpecification, fallback: number, minimum: number, maximum: number): number => {
-    const value = raw(specification);
-    if (value === undefined) return fallback;
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < minimum || parsed > maximum) {
+  return {
+    raw,
+    url: (specification: KeySpecification, fallback?: string): string => {
+      const value = raw(specification) ?? fallback;
+      if (value === undefined || !URL.canParse(value)) {
+        problems.push(`${name(specification)} ${value === undefined ? "is not set" : "is not a URL"}; expected an https:// URL`);
+        return "";
+      }
+      const parsed = new URL(value);
+      if (parsed.protocol !== "https:") problems.push(`${name(specification)} must use https:// (got ${parsed.protocol}//)`);
+      return parsed.origin + parsed.pathname.replace(/\/+$/, "");
+    },
+    integer: (specification: KeySpecification, fallback: number, minimum: number, maximum: number): number => {
+      const value = raw(specification);
+      const parsed = Number(value);
+      if (value === undefined) return fallback;
+      if (Number.isInteger(parsed) && parsed >= minimum && parsed <= maximum) return parsed;
       problems.push(`${name(specification)} is '${value}'; expected a whole number from ${minimum} to ${maximum}`);
       return fallback;
-    }
-    return parsed;
+    },
+    guid: (specification: KeySpecification, what: string): string | undefined => {
+      const value = raw(specification);
+      if (value !== undefined && !guidPattern.test(value)) problems.push(`${name(specification)} is not a GUID; expected ${what}`);
+      return value;
+    },
+    /** One of `values` (`caseless`: in any case), `fallback` when unset; undefined, with the problem, for another value. */
+    oneOf: <T extends string>(
+      specification: KeySpecification,
+      values: readonly T[],
+      fallback: T,
+      caseless = false,
+      expected = `one of ${values.join(", ")}`,
+    ) => {
+      const value = raw(specification) ?? fallback;
+      const found = values.find((known) => known === value || (caseless && known.toLowerCase() === value.toLowerCase()));
+      if (found === undefined) problems.push(`${name(specification)} is '${value}'; expected ${expected}`);
+      return found;
+    },
   };
-  const boolean = (specification: KeySpecification): boolean => {
-    const value = raw(specification);
-    if (value === undefined || value.toLowerCase() === "false") return false;
-    if (value.toLowerCase() === "true") return true;
-    problems.push(`${name(specification)} is '${value}'; expected true or false`);
-    return false;
-  };
+}
 
+/** Reads and validates every setting; throws a SettingsError listing every problem. */
+export function readSettings(config: ConfigSource | undefined, environment: Environment): Settings {
+  const problems: string[] = [];
+  const reader = settingsReader(config, environment, problems);
+  const { raw, url, integer, guid, oneOf } = reader;
+  const azureCloud = oneOf(keys.azureCloud, Object.keys(azureClouds) as AzureCloudName[], "AzurePublicCloud", true);
+  const cloud = azureClouds[azureCloud ?? "AzurePublicCloud"];
   const cosmosEndpoint = url(keys.cosmosEndpoint);
   if (cosmosEndpoint !== "" && azureCloud !== undefined) {
     const host = new URL(cosmosEndpoint).hostname.toLowerCase();
@@ -126,20 +137,13 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     }
   }
   const cosmosDatabase = raw(keys.cosmosDatabase);
-  if (cosmosDatabase === undefined) {
-    problems.push(`${name(keys.cosmosDatabase)} is not set; expected the Cosmos DB database name`);
-  }
+  if (cosmosDatabase === undefined) problems.push(`${name(keys.cosmosDatabase)} is not set; expected the Cosmos DB database name`);
   const cosmosContainer = raw(keys.cosmosContainer) ?? "Resources";
   const armEndpoint = url(keys.armEndpoint, cloud.armEndpoint);
-  const managedIdentityClientId = raw(keys.managedIdentityClientId);
-  if (managedIdentityClientId !== undefined && !guidPattern.test(managedIdentityClientId)) {
-    problems.push(`${name(keys.managedIdentityClientId)} is not a GUID; expected the client ID of a managed identity`);
-  }
-  const lookupFailureValue = raw(keys.idsOnLookupFailure) ?? "keep";
-  const idsOnLookupFailure = idsOnLookupFailureValues.find((value) => value === lookupFailureValue);
-  if (idsOnLookupFailure === undefined) problems.push(`${name(keys.idsOnLookupFailure)} is '${lookupFailureValue}'; expected 'keep' or 'clear'`);
+  const managedIdentityClientId = guid(keys.managedIdentityClientId, "the client ID of a managed identity");
+  const idsOnLookupFailure = oneOf(keys.idsOnLookupFailure, idsOnLookupFailureValues, "keep", false, "'keep' or 'clear'");
   const authorityHost = url(keys.authorityHost, cloud.authorityHost);
-  const { credentialMode, firstParty, dataPlaneAudience, fixedIdentity, fixedIdentityPrincipalId } = readCredentialSettings({ raw, name, url, problems });
+  const { credentialMode, firstParty, dataPlaneAudience, fixedIdentity, fixedIdentityPrincipalId } = readCredentialSettings(reader, problems);
   const settings: Settings = {
     azureCloud: azureCloud ?? "AzurePublicCloud",
     cosmosEndpoint,
@@ -163,11 +167,72 @@ export function readSettings(config: ConfigSource | undefined, environment: Read
     dataPlaneAudience,
     fixedIdentity,
     fixedIdentityPrincipalId,
-    allowFixedIdentityOverwrite: boolean(keys.allowFixedIdentityOverwrite),
+    allowFixedIdentityOverwrite: oneOf(keys.allowFixedIdentityOverwrite, ["true", "false"], "false", true, "true or false") === "true",
   };
   if (problems.length > 0) {
     // Each problem names the key, what is wrong and the expected form: with one, it is the message.
-    throw new SettingsError(problems.length === 1 ? problems[0] : `${problems.length} settings are wrong:\n  - ${problems.join("\n  - ")}`, problems);
+    throw new SettingsError(problemList(problems), problems);
   }
   return Object.freeze(settings);
+}
+
+/** The credential modes' settings (docs/operations.md, "Credential modes"), cross-checked; problems go to `problems`. */
+function readCredentialSettings(
+  { raw, url, guid, oneOf }: ReturnType<typeof settingsReader>,
+  problems: string[],
+): Pick<Settings, "credentialMode" | "firstParty" | "dataPlaneAudience" | "fixedIdentity" | "fixedIdentityPrincipalId"> {
+  const credentialMode = oneOf(keys.credentialMode, credentialModes, "processCredential");
+  const firstPartyKeys = [keys.firstPartyClientId, keys.firstPartyTenantId, keys.firstPartyCertificateFile] as const;
+  const fixedIdentityKeys = [keys.fixedIdentityClientId, keys.fixedIdentityTenantId, keys.fixedIdentityCertificateFile] as const;
+  /** A client ID, tenant ID and bundle file that go together; all three or none. */
+  const certificateIdentity = ([clientIdKey, tenantIdKey, fileKey]: readonly KeySpecification[], what: string): CertificateIdentity | undefined => {
+    const clientId = guid(clientIdKey, `the client ID of ${what}`);
+    const tenantId = guid(tenantIdKey, `the tenant ID of ${what}`);
+    const certificateFile = raw(fileKey);
+    if (clientId === undefined && tenantId === undefined && certificateFile === undefined) return undefined;
+    const missing = [clientIdKey, tenantIdKey, fileKey].filter((specification) => raw(specification) === undefined);
+    if (missing.length > 0) {
+      problems.push(
+        `${missing.map(name).join(" and ")} ${missing.length === 1 ? "is" : "are"} not set; ${what} needs its client ID, tenant ID and certificate bundle file`,
+      );
+      return undefined;
+    }
+    return { clientId: clientId ?? "", tenantId: tenantId ?? "", certificateFile: certificateFile ?? "", certificateFileSetting: name(fileKey) };
+  };
+  const firstParty = certificateIdentity(firstPartyKeys, "the first-party application");
+  const fixedIdentity = certificateIdentity(fixedIdentityKeys, "the fixed identity");
+  const dataPlaneAudience = raw(keys.dataPlaneAudience) === undefined ? undefined : url(keys.dataPlaneAudience);
+  if (dataPlaneAudience !== undefined && /\/\.default$/i.test(raw(keys.dataPlaneAudience) ?? "")) {
+    problems.push(`${name(keys.dataPlaneAudience)} ends with /.default; expected the audience itself (the hook adds /.default)`);
+  }
+  /** Keys that only another mode reads: set in this one, they are most likely a mistake in credentialMode. */
+  const onlyFor = (mode: CredentialMode, specifications: readonly KeySpecification[]): void => {
+    if (credentialMode === undefined || credentialMode === mode) return;
+    const set = specifications.filter((specification) => raw(specification) !== undefined);
+    if (set.length > 0) {
+      problems.push(
+        `${set.map(name).join(", ")} ${set.length === 1 ? "is" : "are"} set, which only ${name(keys.credentialMode)} '${mode}' reads, but the mode is '${credentialMode}'`,
+      );
+    }
+  };
+  onlyFor("clusterServiceManagedIdentity", [...firstPartyKeys, keys.dataPlaneAudience]);
+  onlyFor("fixedIdentity", [...fixedIdentityKeys, keys.fixedIdentityPrincipalId]);
+  const fixedIdentityPrincipalId = guid(keys.fixedIdentityPrincipalId, "the object (principal) ID of the fixed identity's service principal");
+  if (credentialMode === "fixedIdentity" && fixedIdentityPrincipalId === undefined) {
+    problems.push(
+      `${name(keys.fixedIdentityPrincipalId)} is not set; ${name(keys.credentialMode)} 'fixedIdentity' records the fixed identity's client and principal IDs ` +
+        "for every control plane operator identity and the service managed identity, as upstream's stand-in does (the principal ID is the object ID of its service principal)",
+    );
+  }
+  if (credentialMode === "clusterServiceManagedIdentity" && dataPlaneAudience === undefined) {
+    problems.push(
+      `${name(keys.dataPlaneAudience)} is not set: ${name(keys.credentialMode)} 'clusterServiceManagedIdentity' asks Microsoft Entra ID for a token of the ` +
+        "Managed Identities data plane's audience; set the value the ARO-HCP backend of the same cloud is configured with (msiRpDataPlaneAudienceResource), without /.default",
+    );
+  }
+  if (credentialMode === "fixedIdentity" && fixedIdentityKeys.every((specification) => raw(specification) === undefined)) {
+    const [clientId, tenantId, file] = fixedIdentityKeys.map(name);
+    problems.push(`${clientId}, ${tenantId} and ${file} are not set; ${name(keys.credentialMode)} 'fixedIdentity' authenticates as that service principal`);
+  }
+  return { credentialMode: credentialMode ?? "processCredential", firstParty, dataPlaneAudience, fixedIdentity, fixedIdentityPrincipalId };
 }

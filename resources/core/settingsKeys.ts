@@ -1,4 +1,4 @@
-/** Each setting's config key and environment variable, and the error a bad value raises. */
+/** Each setting's config key and environment variable, the stack config's check against them, and the error a bad value raises. */
 import { createHash } from "node:crypto";
 
 /** The Pulumi project name: the namespace of the config keys. */
@@ -36,8 +36,14 @@ export const keys = {
   allowFixedIdentityOverwrite: { key: "allowFixedIdentityOverwrite", environment: "ARO_HCP_ALLOW_FIXED_IDENTITY_OVERWRITE" },
 } as const satisfies Record<string, KeySpecification>;
 
-/** The lookup timeout setting as messages name it. */
-export const lookupTimeoutSetting = "'aro-hcp-identity-status:lookupTimeoutSeconds' (or ARO_HCP_LOOKUP_TIMEOUT_SECONDS)";
+export const settingsKeys: readonly string[] = Object.values(keys).map((specification) => specification.key);
+
+/** A setting as messages name it: `'aro-hcp-identity-status:<key>' (or <ENVIRONMENT_VARIABLE>)`. */
+export function settingName(specification: KeySpecification): string {
+  return `'${projectName}:${specification.key}' (or ${specification.environment})`;
+}
+
+export const lookupTimeoutSetting = settingName(keys.lookupTimeoutSeconds);
 
 /** A digest of the environment variables readSettings reads, hashed so COSMOS_KEY is not kept in one more string. */
 export function settingsEnvironmentKey(environment: Readonly<Record<string, string | undefined>>): string {
@@ -46,9 +52,7 @@ export function settingsEnvironmentKey(environment: Readonly<Record<string, stri
     .digest("base64");
 }
 
-export const settingsKeys: readonly string[] = Object.values(keys).map((specification) => specification.key);
-
-/** Raised for a missing or malformed setting; the message names the key and the expected form. */
+/** Raised for a missing or malformed setting; each problem names the key, what is wrong and the expected form. */
 export class SettingsError extends Error {
   readonly problems: readonly string[];
   constructor(message: string, problems: readonly string[] = [message]) {
@@ -58,3 +62,34 @@ export class SettingsError extends Error {
 }
 // On the prototype, like Error's own `name`: not an enumerable field of every instance.
 SettingsError.prototype.name = "SettingsError";
+
+/** One problem as it is; several counted and listed. */
+export function problemList(problems: readonly string[]): string {
+  return problems.length === 1 ? problems[0] : `${problems.length} settings are wrong:\n  - ${problems.join("\n  - ")}`;
+}
+
+/** Keys of the same namespace that the program (index.ts, program/) reads, not the provider: known so that the provider does not refuse them. */
+export const programKeys: readonly string[] = ["clusters", "clustersFile", "allowEmptyFleet", "allowClusterRemovals"];
+
+/** The stack config as the host hands it to `configure`; without `rawConfig` the unknown-key check is skipped. */
+interface StackConfig {
+  get(key: string): string | undefined;
+  readonly rawConfig?: Readonly<Record<string, unknown>>;
+}
+
+/** The provider's keys, always from the `aro-hcp-identity-status:` namespace; throws naming every key of it nobody reads (a typo). */
+export function snapshotStackConfig(config: StackConfig): Record<string, string | undefined> {
+  const prefix = `${projectName}:`;
+  const known = new Set([...settingsKeys, ...programKeys]);
+  const unknown = Object.keys(config.rawConfig ?? {})
+    .filter((key) => key.startsWith(prefix) && !known.has(key.slice(prefix.length)))
+    .sort();
+  if (unknown.length > 0) {
+    throw new SettingsError(
+      `unknown config key${unknown.length === 1 ? "" : "s"} ` +
+        `${unknown.map((key) => `'${key}'`).join(", ")}; the known keys of the '${projectName}' namespace are ${[...known].sort().join(", ")} ` +
+        `(remove it with \`pulumi config rm <key>\`)`,
+    );
+  }
+  return Object.fromEntries(settingsKeys.map((key) => [key, config.get(`${prefix}${key}`)]));
+}

@@ -14,7 +14,7 @@ import { isFailedRetrievalError } from "./retrievalError";
 import { recheckDue } from "./statusHalf";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities, StoredStatus } from "./serviceProviderClusterDocument";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
-import { AzureAccessError } from "./azureAccessError";
+import { AzureAccessError } from "./errors";
 import type { LiveClusterDesiredSet } from "./clusterDocument";
 import { clusterDocumentLabel } from "./clusterMessage";
 import { desiredSetDisagreement } from "./desiredSetDisagreement";

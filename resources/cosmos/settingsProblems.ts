@@ -4,6 +4,7 @@
  * or none); a missing account has no DNS name (ENOTFOUND) or answers 403 with substatus 1008.
  */
 import { CosmosDocumentError } from "../core/errors";
+import { cosmosStatusCode } from "../core/errorClassification";
 import { projectName } from "../core/settings";
 
 /** Where a store's container is, for messages: the values in use, never a key. */
@@ -25,15 +26,11 @@ const databaseAccountNotFoundSubstatus = 1008;
 
 /** The answer an error of @azure/cosmos carries: `ErrorResponse` has a numeric `code`, a failed request a string one. */
 export function answerOfError(error: unknown): CosmosAnswer {
-  const { code, statusCode, substatus } = (typeof error === "object" && error !== null ? error : {}) as {
-    code?: unknown;
-    statusCode?: unknown;
-    substatus?: unknown;
-  };
+  const { code, substatus } = (typeof error === "object" && error !== null ? error : {}) as { code?: unknown; substatus?: unknown };
   return {
-    ...(typeof code === "number" ? { statusCode: code } : typeof statusCode === "number" ? { statusCode } : {}),
-    ...(typeof substatus === "number" ? { substatus } : {}),
-    ...(typeof code === "string" ? { networkCode: code } : {}),
+    statusCode: cosmosStatusCode(error),
+    substatus: typeof substatus === "number" ? substatus : undefined,
+    networkCode: typeof code === "string" ? code : undefined,
   };
 }
 
@@ -52,13 +49,12 @@ export function settingsErrorFor(answer: CosmosAnswer, verb: "read" | "write", d
   } else {
     return undefined;
   }
-  const configurationProblem = `${problem}; nothing was written. ${settingsAdvice(location)}`;
-  return new CosmosDocumentError({
+  return configurationError(
     documentId,
-    ...(answer.statusCode === undefined ? {} : { statusCode: answer.statusCode }),
-    message: `${configurationProblem} [${verb} of document ${documentId}]`,
-    configurationProblem,
-  });
+    answer.statusCode,
+    `${problem}; nothing was written. ${settingsAdvice(location)}`,
+    ` [${verb} of document ${documentId}]`,
+  );
 }
 
 /** The error for a point read answered without a document and not as a missing one: shaped like the SDK's `ErrorResponse`. */
@@ -92,18 +88,18 @@ interface AbsentDocuments {
  */
 export function absentEverywhereError(verb: "refresh" | "update", documents: AbsentDocuments, location: CosmosLocation | undefined): CosmosDocumentError {
   const where = location === undefined ? "the container" : `container '${location.container}' of database '${location.database}'`;
-  const configurationProblem =
+  const problem =
     `none of the documents of cluster ${documents.clusterName} is in ${where} (NotFound, HTTP 404): neither the ServiceProviderCluster document ${documents.serviceProviderClusterDocumentId}, ` +
     `the HCPOpenShiftCluster document ${documents.clusterDocumentId} nor the document of subscription ${documents.subscriptionResourceId} (${documents.subscriptionDocumentId}). ` +
     "The resource provider keeps each subscription's document beside its clusters' documents, so the settings point at another container than the " +
     `fleet's (or the subscription was never registered with this resource provider), and the missing documents do not prove the cluster deleted; ` +
     `the ${verb} wrote nothing and state keeps the resource. ${settingsAdvice(location)}`;
-  return new CosmosDocumentError({
-    documentId: documents.serviceProviderClusterDocumentId,
-    statusCode: 404,
-    message: configurationProblem,
-    configurationProblem,
-  });
+  return configurationError(documents.serviceProviderClusterDocumentId, 404, problem);
+}
+
+/** The error of a Cosmos answer that says the settings, not the document, are at fault; `reference` names the operation. */
+function configurationError(documentId: string, statusCode: number | undefined, configurationProblem: string, reference = ""): CosmosDocumentError {
+  return new CosmosDocumentError({ documentId, statusCode, message: `${configurationProblem}${reference}`, configurationProblem });
 }
 
 /** Which settings to check, with the values in use, and the engine rule that catches users out. */

@@ -1,11 +1,9 @@
 /**
  * The dynamic provider host prints every error a `read`, `diff`, `check` or `delete` throws as
- * `${error}: ${error.stack}` on stderr, which the engine shows under the stack: a second copy of a
- * message the engine already shows under the cluster. For the hook's own error classes (each
- * message naming the cause and the fix) that line is dropped; any other error (a bug) keeps its stack.
+ * `${error}: ${error.stack}` on stderr, a second copy of the message the engine shows under the
+ * cluster: for the hook's own error classes, by name (each message names the cause and the fix),
+ * that line is dropped; any other error (a bug) keeps its stack.
  */
-
-/** The hook's error classes, by name. */
 const expectedNames = new Set([
   "AzureAccessError",
   "CosmosDocumentError",

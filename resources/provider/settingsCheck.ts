@@ -1,14 +1,15 @@
 /**
  * Settings wrong for the whole fleet, found without a request: `check` runs this for the first
- * resource, and the engine stops at the first failed check, so a misconfiguration is reported once.
- * Checked: the chosen credential mode's keys (settings.ts), the files they name (the extra CA bundle,
- * the certificate bundle parsed as the credential will parse it), and the host's heap growth.
+ * resource and the engine stops at the first failed check, so a misconfiguration is reported once.
+ * Beyond readSettings: the files the settings name (the CA bundle, the certificate bundle parsed as
+ * the credential parses it) and the host's heap growth.
  */
 import { readFileSync } from "node:fs";
 import { CertificateBundleError, parseCertificateBundle } from "../azure/certificateBundle";
 import { fileUnreadableReason } from "../azure/certificateCredential";
 import type { ConfigSource, Settings } from "../core/settings";
 import { SettingsError, readSettings } from "../core/settings";
+import { keys, problemList, settingName } from "../core/settingsKeys";
 import { heapGrowthPercent } from "./hostHeap";
 
 /** The one message for settings that cannot work, or undefined when they can. Reads files; no request. */
@@ -23,19 +24,14 @@ export function fleetSettingsProblem(config: ConfigSource | undefined, environme
     return settingsMessage([...error.problems, ...problems]);
   }
   if (settings.tlsCaFile !== undefined) {
-    const text = readable(settings.tlsCaFile, "'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE)", problems);
+    const setting = settingName(keys.tlsCaFile);
+    const text = readable(settings.tlsCaFile, setting, problems);
     if (text !== undefined && !text.toString("latin1").includes("-----BEGIN CERTIFICATE-----")) {
-      problems.push(
-        `'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) names ${settings.tlsCaFile}, which holds no PEM certificate; expected the CA bundle to trust`,
-      );
+      problems.push(`${setting} names ${settings.tlsCaFile}, which holds no PEM certificate; expected the CA bundle to trust`);
     }
   }
-  const certificate =
-    settings.credentialMode === "clusterServiceManagedIdentity"
-      ? settings.firstParty
-      : settings.credentialMode === "fixedIdentity"
-        ? settings.fixedIdentity
-        : undefined;
+  // The chosen mode's certificate: readSettings refuses the keys of the other mode.
+  const certificate = settings.firstParty ?? settings.fixedIdentity;
   if (certificate !== undefined) {
     const bytes = readable(certificate.certificateFile, certificate.certificateFileSetting, problems);
     if (bytes !== undefined) {
@@ -60,6 +56,5 @@ function readable(path: string, setting: string, problems: string[]): Buffer | u
 }
 
 function settingsMessage(problems: readonly string[]): string {
-  const cause = problems.length === 1 ? problems[0] : `${problems.length} settings are wrong:\n  - ${problems.join("\n  - ")}`;
-  return `${cause}\nNothing was read or written for any cluster: fix the setting and run again.`;
+  return `${problemList(problems)}\nNothing was read or written for any cluster: fix the setting and run again.`;
 }

@@ -7,14 +7,8 @@ import type { ClusterDesiredSet, LiveClusterDesiredSet } from "../core/clusterDo
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
 import type { DocumentLocation } from "../core/documentLocation";
-import {
-  CosmosDocumentError,
-  cosmosStatusCode,
-  describeCosmosError,
-  isCosmosConfigurationError,
-  isCosmosDocumentError,
-  nothingWrittenError,
-} from "../core/errors";
+import { CosmosDocumentError, isCosmosConfigurationError, isCosmosDocumentError, nothingWrittenError } from "../core/errors";
+import { cosmosStatusCode, describeCosmosError } from "../core/errorClassification";
 import { withoutFinalPeriod } from "../core/retrievalError";
 import { serviceProviderClusterDocumentProblems } from "../core/serviceProviderClusterDocument";
 import type { StoredDocument } from "../cosmos/documentStore";

@@ -9,7 +9,7 @@
  */
 import { untilAborted, withDeadline } from "../core/abort";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
-import { classifyLookupError, isEndpointUnreachableCode } from "../core/errors";
+import { classifyLookupError, isEndpointUnreachableCode } from "../core/errorClassification";
 import { retryAfterInMs } from "../core/retryAfter";
 import { lookupTimeoutSetting } from "../core/settingsKeys";
 import type { IdentityLookupOutcome } from "../core/identityStatus";

@@ -4,7 +4,7 @@ import type { MsiAnswerSource } from "../azure/msiAnswers";
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import type { DocumentStore } from "../cosmos/documentStore";
 import type { ParsedResourceId } from "../core/azureResourceId";
-import { cosmosStatusCode } from "../core/errors";
+import { cosmosStatusCode } from "../core/errorClassification";
 import { retryAfterInMs } from "../core/retryAfter";
 import { locate } from "../core/documentLocation";
 import type { SpanAttributes, SpanScope } from "../logging/spans";

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { EngineEvent } from "@pulumi/pulumi/automation";
 import { failureCollector, formatFailureSummary } from "../../cli/failureSummary";
 import { causeOf, groupFailures } from "../../resources/core/failureCause";
-import { AzureAccessError } from "../../resources/core/azureAccessError";
+import { AzureAccessError } from "../../resources/core/errors";
 import { UserAssignedIdentityReadError } from "../../resources/core/errors";
 
 const subscription = "0465bc32-c654-41b8-8d87-9815d7abe8f6";

@@ -7,7 +7,7 @@ import { buildRunReport, formatRunReport, parseRunRecords } from "../../resource
 import { causeOf } from "../../resources/core/failureCause";
 import type { RunRecord } from "../../resources/report/runRecord";
 import { recordOfFailedPass, recordOfPass, recordOfRefresh } from "../../resources/report/runRecord";
-import { AzureAccessError } from "../../resources/core/azureAccessError";
+import { AzureAccessError } from "../../resources/core/errors";
 import { UserAssignedIdentityReadError } from "../../resources/core/errors";
 import type { SyncResult } from "../../resources/sync/syncManagedIdentityStatus";
 

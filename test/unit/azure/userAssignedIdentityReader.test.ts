@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { MalformedAnswerError, asUpstreamAsks, readIdentityAnswer } from "../../../resources/azure/userAssignedIdentityReader";
-import { classifyLookupError } from "../../../resources/core/errors";
+import { classifyLookupError } from "../../../resources/core/errorClassification";
 
 describe("asUpstreamAsks", () => {
   it.each([

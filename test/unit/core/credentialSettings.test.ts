@@ -1,4 +1,4 @@
-/** The credential mode settings (resources/core/credentialSettings.ts): each mode's keys, validated, every problem naming its key. */
+/** The credential mode settings (resources/core/settings.ts): each mode's keys, validated, every problem naming its key. */
 import { describe, expect, it } from "vitest";
 import { SettingsError, readSettings } from "../../../resources/core/settings";
 

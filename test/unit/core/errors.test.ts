@@ -1,15 +1,7 @@
 import { nothingWritten, withMsiWritten } from "../../../resources/core/clusterMessage";
 import { describe, expect, it } from "vitest";
-import { AzureAccessError } from "../../../resources/core/azureAccessError";
-import {
-  CosmosDocumentError,
-  UserAssignedIdentityReadError,
-  classifyLookupError,
-  cosmosStatusCode,
-  describeCosmosError,
-  isCosmosDocumentError,
-} from "../../../resources/core/errors";
-import { azureErrorCode } from "../../../resources/core/azureErrorCode";
+import { AzureAccessError, CosmosDocumentError, UserAssignedIdentityReadError, isCosmosDocumentError } from "../../../resources/core/errors";
+import { azureErrorCode, classifyLookupError, cosmosStatusCode, describeCosmosError } from "../../../resources/core/errorClassification";
 import { SettingsError } from "../../../resources/core/settings";
 import { cosmosError } from "../../fakes/inMemoryDocumentStore";
 import { restError } from "../../fakes/scriptedUserAssignedIdentityReader";

@@ -3,7 +3,7 @@
  * document the write read, and what the pass reports once it wrote.
  */
 import { describe, expect, it } from "vitest";
-import { AzureAccessError } from "../../../resources/core/azureAccessError";
+import { AzureAccessError } from "../../../resources/core/errors";
 import { desiredFromClusterDocument } from "../../../resources/core/clusterDocument";
 import { locate } from "../../../resources/core/documentLocation";
 import { UserAssignedIdentityReadError } from "../../../resources/core/errors";

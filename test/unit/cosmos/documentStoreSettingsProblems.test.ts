@@ -8,7 +8,8 @@
  */
 import type { Container } from "@azure/cosmos";
 import { describe, expect, it } from "vitest";
-import { cosmosStatusCode, isCosmosConfigurationError, isCosmosDocumentError } from "../../../resources/core/errors";
+import { isCosmosConfigurationError, isCosmosDocumentError } from "../../../resources/core/errors";
+import { cosmosStatusCode } from "../../../resources/core/errorClassification";
 import type { JsonObject } from "../../../resources/core/json";
 import { createDocumentStore } from "../../../resources/cosmos/documentStore";
 import type { DocumentStore } from "../../../resources/cosmos/documentStore";

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { isExpectedFailure, takeHostLine, withoutStackTrace } from "../../../resources/provider/expectedFailures";
-import { AzureAccessError } from "../../../resources/core/azureAccessError";
+import { AzureAccessError } from "../../../resources/core/errors";
 
 const hostLine = (error: Error): string => `${String(error)}: ${error.stack ?? ""}`;
 

@@ -8,7 +8,7 @@
  * test/integration/credentialErrors.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { AzureAccessError } from "../../../resources/core/azureAccessError";
+import { AzureAccessError } from "../../../resources/core/errors";
 import { UserAssignedIdentityReadError } from "../../../resources/core/errors";
 import { desiredIdentitySet } from "../../../resources/core/identityStatus";
 import type { JsonObject } from "../../../resources/core/json";
