@@ -3,7 +3,7 @@
  * the text before the cluster's name (core/clusterMessage.ts), with what differs per cluster or per
  * answer taken out (ARM IDs, GUIDs other than a tenant's, Entra's trace and correlation IDs and
  * timestamps). The CLI's summary (cli/failureSummary.ts) and the run report (report/runReport.ts)
- * group failures by it and each failed pass's span carries it (telemetry/passAttributes.ts), so all
+ * group failures by it and each failed pass's span carries it (telemetry/tracedCalls.ts), so all
  * name a cause alike. Pure.
  */
 import { clusterMarker } from "./clusterMessage";

@@ -22,8 +22,7 @@ import { readSettings, settingsEnvironmentKey, snapshotStackConfig } from "../co
 import { decodeOutputsStatus } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
-import { tracePass, traceProviderCalls } from "../telemetry/providerSpans";
-import { addSecretSettingValues } from "../telemetry/startTracing";
+import { addSecretSettingValues, tracePass, traceProviderCalls } from "../telemetry/providerSpans";
 import type { RunRecord } from "../report/runRecord";
 import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, refusedRecord, runRecorded, diffRecord } from "../report/runRecord";
 import { recordAdoptionPreview } from "../report/adoptionPreview";
