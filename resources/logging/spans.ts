@@ -1,9 +1,7 @@
 /** The hook's spans: a door that does nothing until a tracer is installed, so a run without tracing loads no OpenTelemetry. */
 
-/** A value a span attribute may hold; `undefined` leaves the attribute out. */
-export type SpanAttributeValue = string | number | boolean | undefined;
-
-export type SpanAttributes = Readonly<Record<string, SpanAttributeValue>>;
+/** A span's attributes; an `undefined` value leaves the attribute out. */
+export type SpanAttributes = Readonly<Record<string, string | number | boolean | undefined>>;
 
 /** The span a function runs in: it may add attributes while it runs. */
 export interface SpanScope {
@@ -16,7 +14,7 @@ export interface InstalledTracer {
   inSpan<T>(name: string, attributes: SpanAttributes, run: (span: SpanScope) => Promise<T>): Promise<T>;
   /** A value of the active tracing context (the Azure SDK's per-request store falls back to it). */
   contextValue(key: symbol): unknown;
-  /** Sends every ended span to the endpoint; resolves when it answered or gave up. */
+  /** Sends every ended span and resolves when the endpoint answered (tests: the provider's spans go out in the background). */
   flush(): Promise<void>;
 }
 
