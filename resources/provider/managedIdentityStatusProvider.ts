@@ -25,7 +25,7 @@ import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedI
 import { addSecretSettingValues, tracePass, traceProviderCalls } from "../telemetry/providerSpans";
 import type { RunRecord } from "../report/runRecord";
 import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, refusedRecord, runRecorded, diffRecord } from "../report/runRecord";
-import { recordAdoptionPreview } from "../report/adoptionPreview";
+import { recordAdoptionPreview } from "../report/runRecord";
 import { throwWithoutStackTrace, withoutStackTrace } from "./expectedFailures";
 import type { Halves } from "./recheckRequest";
 import { forcedHalves, recheckProblem, rechecksNow, refreshFailedThisRun } from "./recheckRequest";
@@ -150,7 +150,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       const parsed = parseInputs(news);
       if (!parsed.ok) return { inputs: news, failures: [...parsed.failures] };
       const id = parsed.value.clusterResourceId;
-      // A cluster new to the stack, in a recorded run: what its create would change in Cosmos (report/adoptionPreview.ts).
+      // A cluster new to the stack, in a recorded run: what its create would change in Cosmos (report/runRecord.ts).
       const isNew = typeof olds.clusterResourceId !== "string";
       if (isNew && runRecorded())
         await recordAdoptionPreview(dependencies, recordOf("preview", id), parseCluster(id), desiredFromInputs(parsed.value), rechecksNow(id));
