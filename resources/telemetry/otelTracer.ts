@@ -110,11 +110,12 @@ export function createOtelTracer(settings: TracingSettings, secretValues: () => 
   // the active one, inside the SDK's own spans: a lookup never asks itself again.
   let lookingUp = false;
   return {
-    inSpan(name, attributes, run) {
+    inSpan(name, attributes, run, failed) {
       return tracer.startActiveSpan(name, { attributes: defined(attributes) }, async (span: Span) => {
         try {
           return await run({ set: (more) => span.setAttributes(defined(more)) });
         } catch (error) {
+          if (failed !== undefined) span.setAttributes(defined(failed(error)));
           const message = error instanceof Error ? `${error.name}: ${failureCauseOf(error.message)}` : "failed";
           span.setStatus({ code: SpanStatusCode.ERROR, message });
           throw error;

@@ -34,18 +34,6 @@ const halfOfFailure = new Map<string, StatusHalf>([
   ["DataPlaneError", "msi"],
 ]);
 
-/** Runs `run` in a span; a rejection adds `failed`'s attributes to it and is rethrown. */
-function spanned<T>(name: string, attributes: SpanAttributes, failed: (error: unknown) => SpanAttributes, run: (span: SpanScope) => Promise<T>): Promise<T> {
-  return inSpan(name, attributes, async (span) => {
-    try {
-      return await run(span);
-    } catch (error) {
-      span.set(failed(error));
-      throw error;
-    }
-  });
-}
-
 function failureAttributes(error: unknown, clusterName?: string): SpanAttributes {
   const name = error instanceof Error ? error.name : "Error";
   const message = error instanceof Error ? error.message : String(error);
@@ -65,7 +53,7 @@ export function callSpan<T>(method: string, clusterResourceId: string | undefine
     "pulumi.project": process.env.PULUMI_PROJECT,
     "aro_hcp.cluster.resource_id": clusterResourceId,
   };
-  return spanned(`provider ${method}`, attributes, (error) => failureAttributes(error), run);
+  return inSpan(`provider ${method}`, attributes, run, (error) => failureAttributes(error));
 }
 
 export interface PassResults {
@@ -100,15 +88,39 @@ const resultAttributes: { readonly [K in PassKind]: (result: PassResults[K]) => 
   }),
 };
 
-/** What the pass's span reports about its requests. */
-interface PassCounters {
+/** What the pass's span counts of its requests, and each request in its span. */
+class PassTrace {
   /** Requests made again after a failed attempt (ARM reads of the same identity, Cosmos writes after 412). */
-  retries: number;
+  retries = 0;
   /** Answers that said "too many requests" (HTTP 429), and the waits they asked for (Retry-After). */
-  throttled: number;
-  throttleWaitMs: number;
+  throttled = 0;
+  throttleWaitMs = 0;
   /** Time the pass slept: retry backoffs, throttling waits, polls for a document. */
-  waitMs: number;
+  waitMs = 0;
+
+  counts(): SpanAttributes {
+    return {
+      "aro_hcp.retries": this.retries,
+      "aro_hcp.throttled": this.throttled,
+      "aro_hcp.throttle_wait_ms": this.throttleWaitMs,
+      "aro_hcp.wait_ms": this.waitMs,
+    };
+  }
+
+  /** Runs `run` in a span; a failed request records its HTTP status and Retry-After, and an answer of HTTP 429 is counted. */
+  request<T>(name: string, attributes: SpanAttributes, run: (span: SpanScope) => Promise<T>): Promise<T> {
+    return inSpan(name, attributes, run, (error) => this.failed(error));
+  }
+
+  private failed(error: unknown): SpanAttributes {
+    const statusCode = cosmosStatusCode(error);
+    const retryAfterMs = retryAfterInMs(error);
+    if (statusCode === 429) {
+      this.throttled += 1;
+      this.throttleWaitMs += retryAfterMs ?? 0;
+    }
+    return { "http.response.status_code": statusCode, "aro_hcp.retry_after_ms": retryAfterMs };
+  }
 }
 
 /** One cluster's pass in its span: the dependencies it gets trace their I/O and count retries and waits. */
@@ -118,13 +130,7 @@ export function passSpan<K extends PassKind>(
   dependencies: SyncDependencies,
   run: (dependencies: SyncDependencies) => Promise<PassResults[K]>,
 ): Promise<PassResults[K]> {
-  const counters: PassCounters = { retries: 0, throttled: 0, throttleWaitMs: 0, waitMs: 0 };
-  const counted = (): SpanAttributes => ({
-    "aro_hcp.retries": counters.retries,
-    "aro_hcp.throttled": counters.throttled,
-    "aro_hcp.throttle_wait_ms": counters.throttleWaitMs,
-    "aro_hcp.wait_ms": counters.waitMs,
-  });
+  const trace = new PassTrace();
   // A pass that threw is `kept` with a result attached (answers persisted, failures beside kept IDs), else `failed`.
   const failed = (error: unknown): SpanAttributes => {
     const partial = partialResultOf(error);
@@ -132,28 +138,26 @@ export function passSpan<K extends PassKind>(
       "aro_hcp.outcome": partial === undefined ? "failed" : "kept",
       ...(partial === undefined ? {} : syncResultAttributes(partial)),
       ...failureAttributes(error, clusterNameOf(cluster)),
-      ...counted(),
+      ...trace.counts(),
     };
   };
-  return spanned(`cluster ${kind} pass`, { "aro_hcp.pass.kind": kind, "aro_hcp.cluster.resource_id": cluster.canonical }, failed, async (span) => {
-    const result = await run(tracedDependencies(dependencies, cluster, counters));
-    span.set({ ...(resultAttributes[kind] as (result: PassResults[K]) => SpanAttributes)(result), ...counted() });
+  const passed = async (span: SpanScope): Promise<PassResults[K]> => {
+    const result = await run(tracedDependencies(dependencies, cluster, trace));
+    span.set({ ...(resultAttributes[kind] as (result: PassResults[K]) => SpanAttributes)(result), ...trace.counts() });
     return result;
-  });
+  };
+  return inSpan(`cluster ${kind} pass`, { "aro_hcp.pass.kind": kind, "aro_hcp.cluster.resource_id": cluster.canonical }, passed, failed);
 }
 
-/** A pass's request in its span (tracedDependencies). */
-type Request = <T>(name: string, attributes: SpanAttributes, run: (span: SpanScope) => Promise<T>) => Promise<T>;
-
-function tracedReader(reader: UserAssignedIdentityReader, half: StatusHalf, request: Request, counters: PassCounters): UserAssignedIdentityReader {
+function tracedReader(reader: UserAssignedIdentityReader, half: StatusHalf, trace: PassTrace): UserAssignedIdentityReader {
   const attempts = new Map<string, number>();
   return {
     getUserAssignedIdentity(resourceId, options) {
       const key = resourceId.canonical.toLowerCase();
       const attempt = (attempts.get(key) ?? 0) + 1;
       attempts.set(key, attempt);
-      if (attempt > 1) counters.retries += 1;
-      return request(
+      if (attempt > 1) trace.retries += 1;
+      return trace.request(
         "arm read identity",
         { "aro_hcp.identity.resource_id": resourceId.canonical, "aro_hcp.status.half": half, "aro_hcp.attempt": attempt },
         () => reader.getUserAssignedIdentity(resourceId, options),
@@ -163,12 +167,12 @@ function tracedReader(reader: UserAssignedIdentityReader, half: StatusHalf, requ
       ? {}
       : {
           acquireToken: (options: { readonly abortSignal: AbortSignal }) =>
-            request("arm token", { "aro_hcp.status.half": half }, () => reader.acquireToken?.(options) ?? Promise.resolve(undefined)),
+            trace.request("arm token", { "aro_hcp.status.half": half }, () => reader.acquireToken?.(options) ?? Promise.resolve(undefined)),
         }),
   };
 }
 
-function tracedDocumentStore(store: DocumentStore, cluster: ParsedResourceId, request: Request, counters: PassCounters): DocumentStore {
+function tracedDocumentStore(store: DocumentStore, cluster: ParsedResourceId, trace: PassTrace): DocumentStore {
   const location = locate(cluster);
   const documentAttributes = (id: string): SpanAttributes => ({
     "aro_hcp.document.id": id,
@@ -178,7 +182,7 @@ function tracedDocumentStore(store: DocumentStore, cluster: ParsedResourceId, re
   return {
     ...(store.location === undefined ? {} : { location: store.location }),
     readDocument(partitionKey, id) {
-      return request("cosmos read document", documentAttributes(id), async (span) => {
+      return trace.request("cosmos read document", documentAttributes(id), async (span) => {
         const stored = await store.readDocument(partitionKey, id);
         span.set({ "aro_hcp.document.found": stored !== undefined });
         return stored;
@@ -186,60 +190,46 @@ function tracedDocumentStore(store: DocumentStore, cluster: ParsedResourceId, re
     },
     patchDocument(partitionKey, id, operations, ifMatchEtag) {
       writes += 1;
-      if (writes > 1) counters.retries += 1;
-      return request("cosmos write status", { ...documentAttributes(id), "aro_hcp.patch.operations": operations.length, "aro_hcp.attempt": writes }, () =>
+      if (writes > 1) trace.retries += 1;
+      return trace.request("cosmos write status", { ...documentAttributes(id), "aro_hcp.patch.operations": operations.length, "aro_hcp.attempt": writes }, () =>
         store.patchDocument(partitionKey, id, operations, ifMatchEtag),
       );
     },
   };
 }
 
-function tracedClusterCredentials(source: ClusterCredentialSource, request: Request, counters: PassCounters): ClusterCredentialSource {
+function tracedClusterCredentials(source: ClusterCredentialSource, trace: PassTrace): ClusterCredentialSource {
   return {
-    async readerFor(credentialRequest, options): Promise<ClusterReader> {
-      const built = await request("cluster credential", { "aro_hcp.status.half": "data plane" }, () => source.readerFor(credentialRequest, options));
-      return { ...built, reader: tracedReader(built.reader, "data plane", request, counters) };
+    async readerFor(request, options): Promise<ClusterReader> {
+      const built = await trace.request("cluster credential", { "aro_hcp.status.half": "data plane" }, () => source.readerFor(request, options));
+      return { ...built, reader: tracedReader(built.reader, "data plane", trace) };
     },
   };
 }
 
-function tracedMsiAnswers(source: MsiAnswerSource, request: Request): MsiAnswerSource {
+function tracedMsiAnswers(source: MsiAnswerSource, trace: PassTrace): MsiAnswerSource {
   const name = source.standIn === undefined ? "data plane request" : "fixed identity answer";
   return {
     ...(source.standIn === undefined ? {} : { standIn: source.standIn }),
     answer: (identityUrl, identityIds, options) =>
-      request(name, { "aro_hcp.status.half": "msi", "aro_hcp.identities.asked": identityIds.length }, () => source.answer(identityUrl, identityIds, options)),
+      trace.request(name, { "aro_hcp.status.half": "msi", "aro_hcp.identities.asked": identityIds.length }, () =>
+        source.answer(identityUrl, identityIds, options),
+      ),
   };
 }
 
-/** A failed request's HTTP status and Retry-After; an answer of HTTP 429 is counted as throttled, with the wait it asked for. */
-function requestFailure(counters: PassCounters): (error: unknown) => SpanAttributes {
-  return (error) => {
-    const statusCode = cosmosStatusCode(error);
-    const retryAfterMs = retryAfterInMs(error);
-    if (statusCode === 429) {
-      counters.throttled += 1;
-      counters.throttleWaitMs += retryAfterMs ?? 0;
-    }
-    return { "http.response.status_code": statusCode, "aro_hcp.retry_after_ms": retryAfterMs };
-  };
-}
-
-/** The dependencies of one pass over `cluster`, each I/O call in a span, counting into `counters`. */
-function tracedDependencies(dependencies: SyncDependencies, cluster: ParsedResourceId, counters: PassCounters): SyncDependencies {
-  const failed = requestFailure(counters);
-  const request: Request = (name, attributes, run) => spanned(name, attributes, failed, run);
+/** The dependencies of one pass over `cluster`, each I/O call in a span, counted in `trace`. */
+function tracedDependencies(dependencies: SyncDependencies, cluster: ParsedResourceId, trace: PassTrace): SyncDependencies {
+  const { clusterCredentials, msiAnswers } = dependencies;
   return {
     ...dependencies,
-    documentStore: tracedDocumentStore(dependencies.documentStore, cluster, request, counters),
-    userAssignedIdentityReader: tracedReader(dependencies.userAssignedIdentityReader, "data plane", request, counters),
+    documentStore: tracedDocumentStore(dependencies.documentStore, cluster, trace),
+    userAssignedIdentityReader: tracedReader(dependencies.userAssignedIdentityReader, "data plane", trace),
     sleep: async (durationInMs) => {
-      counters.waitMs += durationInMs;
+      trace.waitMs += durationInMs;
       await dependencies.sleep(durationInMs);
     },
-    ...(dependencies.clusterCredentials === undefined
-      ? {}
-      : { clusterCredentials: tracedClusterCredentials(dependencies.clusterCredentials, request, counters) }),
-    ...(dependencies.msiAnswers === undefined ? {} : { msiAnswers: tracedMsiAnswers(dependencies.msiAnswers, request) }),
+    ...(clusterCredentials === undefined ? {} : { clusterCredentials: tracedClusterCredentials(clusterCredentials, trace) }),
+    ...(msiAnswers === undefined ? {} : { msiAnswers: tracedMsiAnswers(msiAnswers, trace) }),
   };
 }
