@@ -72,9 +72,8 @@ type Halves = Readonly<Record<"dataPlane" | "msi", boolean>>;
 const noHalves: Halves = { dataPlane: false, msi: false };
 
 function halfOfPass(asked: boolean, written: boolean | undefined, anyWritten: boolean, forced: boolean): HalfOutcome {
-  if (!asked) return "current";
   // Without the per-half flag (a result of another shape), a write of the pass counts for each half it asked.
-  if (!(written ?? anyWritten)) return "current";
+  if (!asked || !(written ?? anyWritten)) return "current";
   return forced ? "driftCorrected" : "written";
 }
 
@@ -162,12 +161,10 @@ export function appendRunRecord(record: RunRecord, environment: NodeJS.ProcessEn
   try {
     appendFileSync(file, `${JSON.stringify(record)}\n`, { encoding: "utf8", mode: 0o600 });
   } catch (error) {
-    if (!warned.has(file)) {
-      warned.add(file);
-      console.error(
-        `${runRecordsVariable} names ${file}, which cannot be written (${error instanceof Error ? error.message : String(error)}): the run report will miss this run's records`,
-      );
-    }
+    if (warned.has(file)) return;
+    warned.add(file);
+    const reason = error instanceof Error ? error.message : String(error);
+    console.error(`${runRecordsVariable} names ${file}, which cannot be written (${reason}): the run report will miss this run's records`);
   }
 }
 

@@ -43,20 +43,13 @@ function startTracingIfConfigured(environment: Readonly<Record<string, string | 
 }
 
 /** The cluster resource ID the first of a call's arguments that names one names (the news before the olds). */
-function clusterIdOf(bags: readonly unknown[]): string | undefined {
-  for (const bag of bags) {
-    const value = (bag as { clusterResourceId?: unknown } | undefined)?.clusterResourceId;
-    if (typeof value === "string") return value;
-  }
-  return undefined;
-}
-
-const tracedMethods = ["check", "diff", "create", "update", "read", "delete"] as const;
+const clusterIdOf = (bags: readonly unknown[]): string | undefined =>
+  bags.map((bag) => (bag as { clusterResourceId?: unknown } | undefined)?.clusterResourceId).find((value): value is string => typeof value === "string");
 
 /** The provider with a span around each call; see the module comment. */
 export function traceProviderCalls<I, O>(provider: Provider<I, O>): Provider<I, O> {
   const traced: Record<string, unknown> = provider.configure === undefined ? {} : { configure: provider.configure.bind(provider) };
-  for (const method of tracedMethods) {
+  for (const method of ["check", "diff", "create", "update", "read", "delete"] as const) {
     const call = provider[method] as ((...args: unknown[]) => Promise<unknown>) | undefined;
     if (call === undefined) continue;
     // The spans go out in the background (otelTracer.ts); the inputs come last, so the arguments are searched from the end.
