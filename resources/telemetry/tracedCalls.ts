@@ -24,10 +24,8 @@ import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
 /** The resource's type token (serviceProviderClusterIdentityStatus.ts; not imported: that module is above this one). */
 const resourceType = "pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus";
 
-type StatusHalf = "data plane" | "msi" | "both";
-
 /** The half a failure belongs to by its class; a document, setting or credential failure is both. */
-const halfOfFailure = new Map<string, StatusHalf>([
+const halfOfFailure = new Map<string, "data plane" | "msi">([
   ["UserAssignedIdentityReadError", "data plane"],
   ["AzureAccessError", "data plane"],
   ["MsiIdentitiesError", "msi"],
@@ -53,7 +51,7 @@ export function callSpan<T>(method: string, clusterResourceId: string | undefine
     "pulumi.project": process.env.PULUMI_PROJECT,
     "aro_hcp.cluster.resource_id": clusterResourceId,
   };
-  return inSpan(`provider ${method}`, attributes, run, (error) => failureAttributes(error));
+  return inSpan(`provider ${method}`, attributes, run, failureAttributes);
 }
 
 export interface PassResults {
@@ -149,7 +147,8 @@ export function passSpan<K extends PassKind>(
   return inSpan(`cluster ${kind} pass`, { "aro_hcp.pass.kind": kind, "aro_hcp.cluster.resource_id": cluster.canonical }, passed, failed);
 }
 
-function tracedReader(reader: UserAssignedIdentityReader, half: StatusHalf, trace: PassTrace): UserAssignedIdentityReader {
+/** A reader of the data plane operators' identities (the fleet's, or a cluster's own credential's). */
+function tracedReader(reader: UserAssignedIdentityReader, trace: PassTrace): UserAssignedIdentityReader {
   const attempts = new Map<string, number>();
   return {
     getUserAssignedIdentity(resourceId, options) {
@@ -159,7 +158,7 @@ function tracedReader(reader: UserAssignedIdentityReader, half: StatusHalf, trac
       if (attempt > 1) trace.retries += 1;
       return trace.request(
         "arm read identity",
-        { "aro_hcp.identity.resource_id": resourceId.canonical, "aro_hcp.status.half": half, "aro_hcp.attempt": attempt },
+        { "aro_hcp.identity.resource_id": resourceId.canonical, "aro_hcp.status.half": "data plane", "aro_hcp.attempt": attempt },
         () => reader.getUserAssignedIdentity(resourceId, options),
       );
     },
@@ -167,7 +166,7 @@ function tracedReader(reader: UserAssignedIdentityReader, half: StatusHalf, trac
       ? {}
       : {
           acquireToken: (options: { readonly abortSignal: AbortSignal }) =>
-            trace.request("arm token", { "aro_hcp.status.half": half }, () => reader.acquireToken?.(options) ?? Promise.resolve(undefined)),
+            trace.request("arm token", { "aro_hcp.status.half": "data plane" }, () => reader.acquireToken?.(options) ?? Promise.resolve(undefined)),
         }),
   };
 }
@@ -202,7 +201,7 @@ function tracedClusterCredentials(source: ClusterCredentialSource, trace: PassTr
   return {
     async readerFor(request, options): Promise<ClusterReader> {
       const built = await trace.request("cluster credential", { "aro_hcp.status.half": "data plane" }, () => source.readerFor(request, options));
-      return { ...built, reader: tracedReader(built.reader, "data plane", trace) };
+      return { ...built, reader: tracedReader(built.reader, trace) };
     },
   };
 }
@@ -224,7 +223,7 @@ function tracedDependencies(dependencies: SyncDependencies, cluster: ParsedResou
   return {
     ...dependencies,
     documentStore: tracedDocumentStore(dependencies.documentStore, cluster, trace),
-    userAssignedIdentityReader: tracedReader(dependencies.userAssignedIdentityReader, "data plane", trace),
+    userAssignedIdentityReader: tracedReader(dependencies.userAssignedIdentityReader, trace),
     sleep: async (durationInMs) => {
       trace.waitMs += durationInMs;
       await dependencies.sleep(durationInMs);
