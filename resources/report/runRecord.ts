@@ -1,10 +1,8 @@
 /**
- * What one provider operation did to one cluster, per half, as the run report reads it
- * (report/runReport.ts). Each create, update, refresh (read) and diff, each preview of a cluster new
- * to the stack and each check refused for the settings appends one record, a JSON line, to the file
- * `ARO_HCP_RUN_RECORDS` names (the provider host is the one process that sees every operation, with
- * its whole message); without the variable nothing is recorded. The records are decided by pure
- * functions; {@link appendRunRecord} writes them and {@link recordAdoptionPreview} reads two documents.
+ * What one provider operation did to one cluster, per half, as the run report (runReport.ts) reads
+ * it: each create, update, refresh (read), diff, preview of a cluster new to the stack and check
+ * refused for the settings appends one JSON line to the file `ARO_HCP_RUN_RECORDS` names, if any.
+ * The provider host is the one process that sees every operation, with its whole message.
  */
 import { appendFileSync } from "node:fs";
 import type { ParsedResourceId } from "../core/azureResourceId";

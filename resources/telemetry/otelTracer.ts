@@ -84,8 +84,7 @@ const interruptFlushLimitMs = 3_000;
 
 /** Builds the tracer and registers its provider; `secretValues` are setting values no span may carry. */
 export function createOtelTracer(settings: TracingSettings, secretValues: () => readonly string[], options: OtelTracerOptions = {}): InstalledTracer {
-  const resource = Resource.default().merge(new Resource({ "service.name": settings.serviceName }));
-  const provider = new NodeTracerProvider({ resource });
+  const provider = new NodeTracerProvider({ resource: Resource.default().merge(new Resource({ "service.name": settings.serviceName })) });
   const target = options.exporter ?? new OTLPTraceExporter({ url: settings.endpoint });
   const exporter = redactingExporter(target, () => [...secretValuesOf(process.env), ...secretValues()]);
   // Sent in the background; no provider call waits for it.
