@@ -2,7 +2,7 @@
  * What a preview says of clusters new to the stack. The engine shows their resources as
  * "+ create" and does not call the provider's create in a preview; creating one adopts the
  * cluster, which for a status upstream already keeps current writes nothing. The note says so once
- * per preview, and how to see it per cluster (resources/report/adoptionPreview.ts).
+ * per preview, and how to see it per cluster (resources/report/runRecord.ts, recordAdoptionPreview).
  */
 import { goToLower } from "../resources/core/goStrings";
 import type { HeldCluster } from "./stackState";

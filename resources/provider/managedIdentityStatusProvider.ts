@@ -22,11 +22,10 @@ import { readSettings, settingsEnvironmentKey, snapshotStackConfig } from "../co
 import { decodeOutputsStatus } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
-import { tracePass, traceProviderCalls } from "../telemetry/providerSpans";
-import { addSecretSettingValues } from "../telemetry/startTracing";
-import type { ForcedHalves, RunRecord } from "../report/runRecord";
+import { addSecretSettingValues, tracePass, traceProviderCalls } from "../telemetry/providerSpans";
+import type { Halves, RunRecord } from "../report/runRecord";
 import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, refusedRecord, runRecorded, diffRecord } from "../report/runRecord";
-import { recordAdoptionPreview } from "../report/adoptionPreview";
+import { recordAdoptionPreview } from "../report/runRecord";
 import { throwWithoutStackTrace, withoutStackTrace } from "./expectedFailures";
 import { forcedHalves, probesTenant, recheckProblem, rechecksNow, refreshFailedThisRun } from "./recheckRequest";
 
@@ -92,10 +91,10 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
 
   const reconcile = async (
     inputs: Inputs,
-    force: ForcedHalves,
+    force: Halves,
     operation: "create" | "update",
     // The halves a refresh's drift forced: a write there corrects drift (the run report says so).
-    driftForced: ForcedHalves = { dataPlane: false, msi: false },
+    driftForced: Halves = { dataPlane: false, msi: false },
     // An update's resource ID and stored outputs, kept as they are when the pass fails.
     existing?: { readonly id: string; readonly outputs: Outputs },
   ): Promise<{ id: string; outs: Outputs }> => {
@@ -148,7 +147,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       const parsed = parseInputs(news);
       if (!parsed.ok) return { inputs: news, failures: [...parsed.failures] };
       const id = parsed.value.clusterResourceId;
-      // A cluster new to the stack, in a recorded run: what its create would change in Cosmos (report/adoptionPreview.ts).
+      // A cluster new to the stack, in a recorded run: what its create would change in Cosmos (report/runRecord.ts).
       const isNew = typeof olds.clusterResourceId !== "string";
       if (isNew && runRecorded())
         await recordAdoptionPreview(dependencies, recordOf("preview", id), parseCluster(id), desiredFromInputs(parsed.value), rechecksNow(id));

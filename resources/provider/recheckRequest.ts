@@ -11,7 +11,7 @@ import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourc
 import { msiDriftPrefix } from "../sync/refreshManagedIdentityStatus";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import { readFileSync } from "node:fs";
-import type { ForcedHalves } from "../report/runRecord";
+import type { Halves } from "../report/runRecord";
 import { runRecordsVariable } from "../report/runRecord";
 import { parseRunRecords } from "../report/runReport";
 import { clusterDesiredSet } from "./providerDiff";
@@ -138,7 +138,7 @@ export function forcedHalves(
   drift: readonly string[] | undefined,
   clusterResourceId: string,
   environment: NodeJS.ProcessEnv = process.env,
-): { force: ForcedHalves; driftForced: ForcedHalves } {
+): { force: Halves; driftForced: Halves } {
   const lines = drift ?? [];
   const driftForced = { dataPlane: lines.some((line) => !line.startsWith(msiDriftPrefix)), msi: lines.some((line) => line.startsWith(msiDriftPrefix)) };
   const both = drift === undefined || rechecksNow(clusterResourceId, environment) || refreshFailedThisRun(clusterResourceId, environment);

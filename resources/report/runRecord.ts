@@ -1,36 +1,44 @@
 /**
- * What one provider operation did to one cluster, per half, as the run report reads it
- * (report/runReport.ts). The provider host is the one process that sees every operation, a refresh's
- * included, with its whole message. Each create, update, refresh (read) and diff, each preview of a cluster
- * new to the stack and each check refused for the settings appends one record, a JSON line, to the
- * file `ARO_HCP_RUN_RECORDS` names; without the variable nothing is recorded. The decisions are pure; {@link appendRunRecord} is the only I/O.
+ * What one provider operation did to one cluster, per half, as the run report (runReport.ts) reads
+ * it: each create, update, refresh (read), diff, preview of a cluster new to the stack and check
+ * refused for the settings appends one JSON line to the file `ARO_HCP_RUN_RECORDS` names, if any.
+ * The provider host is the one process that sees every operation, with its whole message.
  */
 import { appendFileSync } from "node:fs";
+import type { ParsedResourceId } from "../core/azureResourceId";
+import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
+import { desiredFromClusterDocument } from "../core/clusterDocument";
+import { clusterNameOf } from "../core/clusterMessage";
+import { locate } from "../core/documentLocation";
+import { goToLower } from "../core/goStrings";
+import type { DesiredIdentity } from "../core/identityStatus";
+import { planHalves } from "../core/passDecision";
+import { clusterDocumentDescription, readClusterDocument, readServiceProviderCluster, serviceProviderClusterDescription } from "../sync/documents";
+import type { SyncDependencies } from "../sync/syncDependencies";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
 import { partialResultOf } from "../sync/syncManagedIdentityStatus";
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
 import { msiDriftPrefix } from "../sync/refreshManagedIdentityStatus";
-import { goToLower } from "../core/goStrings";
-import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
-import { clusterNameOf } from "../core/clusterMessage";
 
 /** The variable naming the records file of a run (one JSON line per cluster operation). */
 export const runRecordsVariable = "ARO_HCP_RUN_RECORDS";
 
 /**
- * What happened to one half of a cluster's status:
- * - `current`: nothing to change (Azure not asked as no recheck was due, or asked and the stored IDs stand);
- * - `written`: the half was written (an answer that changed it, or its recheck times);
- * - `driftCorrected`: written by an update that a refresh's drift in this half forced;
- * - `driftFound`: a refresh found it changed outside Pulumi (`pulumi up` restores it);
- * - `keptAfterFailure`: some identities could not be read; their stored IDs were kept beside the error;
- * - `failed`: the pass failed and wrote nothing of this half;
- * - `skipped`: not looked at (the cluster is being deleted, or has no identity URL yet);
- * - `wouldAsk`: a preview's verdict: a recheck is due (or asked for), or the status is missing, so
- *   the update or create asks Azure and writes what changed (a diff; for a cluster new to the
- *   stack, adoptionPreview.ts).
+ * What can happen to one half of a cluster's status (docs/operations.md, "Reading a run"), worst
+ * first: a cluster's outcome is its worse half's. The values are the report's words for them.
  */
-export type HalfOutcome = "current" | "written" | "driftCorrected" | "driftFound" | "keptAfterFailure" | "failed" | "skipped" | "wouldAsk";
+export const outcomeWords = {
+  failed: "failed", // nothing of the half was written
+  keptAfterFailure: "kept after a failure", // identities that could not be read keep their stored IDs beside the error
+  driftFound: "drift found", // a refresh found the half changed outside Pulumi
+  wouldAsk: "would ask Azure", // a preview's verdict (a diff, or a cluster new to the stack): a recheck is due or asked for, or the status is missing
+  driftCorrected: "drift corrected", // written by an update that a refresh's drift in this half forced
+  written: "written", // an answer that changed it, or its recheck times
+  current: "current", // Azure not asked as no recheck was due, or asked and the stored IDs stand
+  skipped: "skipped", // not looked at: the cluster is being deleted, or has no identity URL yet
+} as const;
+
+export type HalfOutcome = keyof typeof outcomeWords;
 
 /** The outcomes that make a run red. */
 export const failedOutcomes: readonly HalfOutcome[] = ["keptAfterFailure", "failed"];
@@ -56,21 +64,19 @@ export function recordHeader(operation: RunRecord["operation"], clusterResourceI
   return { cluster: parsed.ok ? clusterNameOf(parsed.resourceId) : clusterResourceId, clusterResourceId, operation, at: at.toISOString() };
 }
 
-/** Which halves an update was forced in by a refresh's drift. */
-export interface ForcedHalves {
-  readonly dataPlane: boolean;
-  readonly msi: boolean;
-}
+/** A flag per half: the halves an update was forced in by a refresh's drift, or an error is about. */
+export type Halves = Readonly<Record<"dataPlane" | "msi", boolean>>;
+
+const noHalves: Halves = { dataPlane: false, msi: false };
 
 function halfOfPass(asked: boolean, written: boolean | undefined, anyWritten: boolean, forced: boolean): HalfOutcome {
-  if (!asked) return "current";
   // Without the per-half flag (a result of another shape), a write of the pass counts for each half it asked.
-  if (!(written ?? anyWritten)) return "current";
+  if (!asked || !(written ?? anyWritten)) return "current";
   return forced ? "driftCorrected" : "written";
 }
 
 /** The record of a pass that succeeded. */
-export function recordOfPass(identity: Identity, result: SyncResult, forced: ForcedHalves = { dataPlane: false, msi: false }): RunRecord {
+export function recordOfPass(identity: Identity, result: SyncResult, forced: Halves = noHalves): RunRecord {
   if (result.skippedReason !== undefined) return { ...identity, dataPlane: "skipped", msi: "skipped" };
   const halves = result.halvesWritten;
   return {
@@ -81,7 +87,7 @@ export function recordOfPass(identity: Identity, result: SyncResult, forced: For
 }
 
 /** Which half an error is about, by its class: the other half's outcome is unknown unless the pass's result says. */
-function halvesOfError(error: unknown): { dataPlane: boolean; msi: boolean } {
+function halvesOfError(error: unknown): Halves {
   const name = error instanceof Error ? error.name : "";
   const message = error instanceof Error ? error.message : String(error);
   if (message.includes("\nand: ")) return { dataPlane: true, msi: true };
@@ -96,19 +102,17 @@ function halvesOfError(error: unknown): { dataPlane: boolean; msi: boolean } {
  * the pass recorded the failed identities beside them; the other half's outcome is the pass's
  * result when it carries one, else it failed with the pass (nothing was written).
  */
-export function recordOfFailedPass(identity: Identity, error: unknown, forced: ForcedHalves = { dataPlane: false, msi: false }): RunRecord {
-  const message = error instanceof Error ? error.message : String(error);
+export function recordOfFailedPass(identity: Identity, error: unknown, forced: Halves = noHalves): RunRecord {
   const about = halvesOfError(error);
   const partial = partialResultOf(error);
   const fromPartial = partial === undefined ? undefined : recordOfPass(identity, partial, forced);
-  const dataPlane: HalfOutcome =
-    about.dataPlane && partial !== undefined && keptIdsOfFailed(partial)
-      ? "keptAfterFailure"
-      : about.dataPlane
-        ? "failed"
-        : (fromPartial?.dataPlane ?? "failed");
-  const msi: HalfOutcome = about.msi ? "failed" : (fromPartial?.msi ?? "failed");
-  return { ...identity, dataPlane, msi, message };
+  const failedHalf = partial !== undefined && keptIdsOfFailed(partial) ? "keptAfterFailure" : "failed";
+  return {
+    ...identity,
+    dataPlane: about.dataPlane ? failedHalf : (fromPartial?.dataPlane ?? "failed"),
+    msi: about.msi ? "failed" : (fromPartial?.msi ?? "failed"),
+    message: error instanceof Error ? error.message : String(error),
+  };
 }
 
 /** Whether an identity that failed in the pass still has stored IDs beside its error. */
@@ -142,11 +146,12 @@ export function runRecorded(environment: NodeJS.ProcessEnv = process.env): boole
   return (environment[runRecordsVariable] ?? "").length > 0;
 }
 
+const warned = new Set<string>();
+
 /**
- * Appends a record to the run's records file, when `ARO_HCP_RUN_RECORDS` names one. One
- * synchronous append of one line per operation (the file is opened for appending, so lines of
- * concurrent operations do not interleave); a file that cannot be written is reported once on
- * stderr and never fails the operation.
+ * Appends a record to the run's records file, when `ARO_HCP_RUN_RECORDS` names one: one synchronous
+ * append of one line (lines of concurrent operations do not interleave); a file that cannot be
+ * written is reported once on stderr and never fails the operation.
  */
 export function appendRunRecord(record: RunRecord, environment: NodeJS.ProcessEnv = process.env): void {
   const file = environment[runRecordsVariable];
@@ -154,12 +159,61 @@ export function appendRunRecord(record: RunRecord, environment: NodeJS.ProcessEn
   try {
     appendFileSync(file, `${JSON.stringify(record)}\n`, { encoding: "utf8", mode: 0o600 });
   } catch (error) {
-    if (!warned.has(file)) {
-      warned.add(file);
-      console.error(
-        `${runRecordsVariable} names ${file}, which cannot be written (${error instanceof Error ? error.message : String(error)}): the run report will miss this run's records`,
-      );
-    }
+    if (warned.has(file)) return;
+    warned.add(file);
+    const reason = error instanceof Error ? error.message : String(error);
+    console.error(`${runRecordsVariable} names ${file}, which cannot be written (${reason}): the run report will miss this run's records`);
   }
 }
-const warned = new Set<string>();
+
+/**
+ * What creating a cluster's resource would change, for a preview's record (the engine does not call
+ * a dynamic provider's create in a preview): the create's gates over one read of each document, no
+ * Azure request, nothing written.
+ */
+async function adoptionPreview(
+  dependencies: SyncDependencies,
+  cluster: ParsedResourceId,
+  desired: readonly DesiredIdentity[] | undefined,
+  force: boolean,
+): Promise<Pick<RunRecord, "dataPlane" | "msi" | "message">> {
+  const location = locate(cluster);
+  const [clusterDocument, serviceProviderCluster] = await Promise.all([
+    readClusterDocument(dependencies, location),
+    readServiceProviderCluster(dependencies, location),
+  ]);
+  if (clusterDocument === undefined || serviceProviderCluster === undefined) {
+    const missing = clusterDocument === undefined ? clusterDocumentDescription(location) : serviceProviderClusterDescription(location);
+    return { dataPlane: "wouldAsk", msi: "wouldAsk", message: `${missing} is not there yet: the create waits for it (documentWaitSeconds)` };
+  }
+  const fromCluster = desiredFromClusterDocument(clusterDocument.document);
+  if (fromCluster.kind === "deleting") return { dataPlane: "skipped", msi: "skipped" };
+  if (fromCluster.kind === "unreadable")
+    return { dataPlane: "failed", msi: "failed", message: `the cluster document cannot be read: ${fromCluster.problems.join("; ")}` };
+  const { dataPlane, msi } = planHalves(
+    fromCluster,
+    { desired, force, forceMsi: force },
+    serviceProviderCluster.document,
+    dependencies.now(),
+    dependencies.msiAnswers?.standIn,
+  );
+  return {
+    dataPlane: dataPlane.kind === "work" ? "wouldAsk" : "current",
+    msi: msi.kind === "work" ? "wouldAsk" : msi.kind === "skipped" ? "skipped" : msi.kind === "current" ? "current" : "failed",
+  };
+}
+
+/** Appends the preview's record of a cluster new to the stack; a failure to tell is recorded as its own, never thrown. */
+export async function recordAdoptionPreview(
+  dependencies: () => SyncDependencies,
+  header: Identity,
+  cluster: ParsedResourceId,
+  desired: readonly DesiredIdentity[] | undefined,
+  force: boolean,
+): Promise<void> {
+  try {
+    appendRunRecord({ ...header, ...(await adoptionPreview(dependencies(), cluster, desired, force)) });
+  } catch (error) {
+    appendRunRecord(recordOfFailedPass(header, error));
+  }
+}

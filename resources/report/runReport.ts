@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { FailureGroup } from "../core/failureCause";
 import { groupFailures } from "../core/failureCause";
 import type { HalfOutcome, RunRecord } from "./runRecord";
-import { failedOutcomes } from "./runRecord";
+import { failedOutcomes, outcomeWords } from "./runRecord";
 
 export interface HalfReport {
   readonly outcome: HalfOutcome;
@@ -38,24 +38,22 @@ export interface RunReport {
 }
 
 /** Worst first: a cluster's outcome is the first of these its halves have. */
-const severity: readonly HalfOutcome[] = ["failed", "keptAfterFailure", "driftFound", "wouldAsk", "driftCorrected", "written", "current", "skipped"];
+const severity = Object.keys(outcomeWords) as HalfOutcome[];
 
 /** What a diff (what the update would do) does not replace: a failure or drift the run already found. */
 const standsOverDiff: readonly HalfOutcome[] = ["failed", "keptAfterFailure", "driftFound"];
 
 /** Reads the records file: one JSON object a line; a line that is not one is skipped (a cut write). */
 export function parseRunRecords(text: string): RunRecord[] {
-  const records: RunRecord[] = [];
-  for (const line of text.split("\n")) {
-    if (line.trim().length === 0) continue;
+  return text.split("\n").flatMap((line) => {
     try {
       const value = JSON.parse(line) as RunRecord;
-      if (typeof value.cluster === "string" && typeof value.dataPlane === "string" && typeof value.msi === "string") records.push(value);
+      return typeof value.cluster === "string" && typeof value.dataPlane === "string" && typeof value.msi === "string" ? [value] : [];
     } catch {
-      // A line cut short by a killed provider host: the next operation on that cluster records again.
+      // A blank line, or one cut short by a killed provider host: the next operation on that cluster records again.
+      return [];
     }
-  }
-  return records;
+  });
 }
 
 /** The report of a run's records in order: a later record decides each half, except a diff, which does not undo a failure or drift found. */
@@ -84,8 +82,7 @@ export function buildRunReport(records: readonly RunRecord[]): RunReport {
     const dataPlane = entry.dataPlane ?? { outcome: "current", operation: "diff" };
     const msi = entry.msi ?? { outcome: "current", operation: "diff" };
     const outcome = severity.find((candidate) => candidate === dataPlane.outcome || candidate === msi.outcome) ?? "current";
-    const failed = failedOutcomes.includes(outcome);
-    if (failed) failures.push({ resource: name, message: entry.message ?? `${outcome} (no message recorded)` });
+    if (failedOutcomes.includes(outcome)) failures.push({ resource: name, message: entry.message ?? `${outcome} (no message recorded)` });
     clusters[name] = { clusterResourceId: entry.clusterResourceId, outcome, dataPlane, msi };
     counts[outcome] = (counts[outcome] ?? 0) + 1;
   }
@@ -96,17 +93,6 @@ export function buildRunReport(records: readonly RunRecord[]): RunReport {
   const verdict = failures.length > 0 ? "failed" : entries.size === 0 ? "noRecords" : "ok";
   return { schemaVersion: 1, verdict, counts: { clusters: entries.size, ...counts }, causes, clusters };
 }
-
-const outcomeWords: Record<HalfOutcome, string> = {
-  failed: "failed",
-  keptAfterFailure: "kept after a failure",
-  driftFound: "drift found",
-  driftCorrected: "drift corrected",
-  written: "written",
-  current: "current",
-  skipped: "skipped",
-  wouldAsk: "would ask Azure",
-};
 
 /** The report for a terminal: verdict and counts, one line per cause with its clusters, and at most `listed` clusters not simply current. */
 export function formatRunReport(report: RunReport, listed = 20): string {

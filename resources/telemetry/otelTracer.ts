@@ -4,7 +4,7 @@
  * processor, every span redacted on its way out; the sampler from `OTEL_TRACES_SAMPLER`.
  */
 import { context, SpanStatusCode } from "@opentelemetry/api";
-import type { Span } from "@opentelemetry/api";
+import type { Attributes, Span } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-grpc";
 import { Resource } from "@opentelemetry/resources";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
@@ -12,7 +12,6 @@ import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 import { AzureSdkInstrumentation } from "@azure/opentelemetry-instrumentation-azure-sdk";
 import { failureCauseOf } from "../core/failureCause";
-import { log } from "../logging/logger";
 import type { InstalledTracer, SpanAttributes } from "../logging/spans";
 import type { TracingSettings } from "./tracingSettings";
 import { redactAttributes, redactSpanText, secretValuesOf } from "./redaction";
@@ -20,11 +19,7 @@ import { redactAttributes, redactSpanText, secretValuesOf } from "./redaction";
 const scopeName = "aro-hcp-identity-status";
 
 /** Attributes without the undefined ones, which OpenTelemetry would drop with a warning. */
-function defined(attributes: SpanAttributes): Record<string, string | number | boolean> {
-  const result: Record<string, string | number | boolean> = {};
-  for (const [name, value] of Object.entries(attributes)) if (value !== undefined) result[name] = value;
-  return result;
-}
+const defined = (attributes: SpanAttributes): Attributes => Object.fromEntries(Object.entries(attributes).filter(([, value]) => value !== undefined));
 
 /** A copy of the span as the exporter reads it, every text redacted. */
 function redactedSpan(span: ReadableSpan, secrets: readonly string[]): ReadableSpan {
@@ -42,17 +37,11 @@ function redactedSpan(span: ReadableSpan, secrets: readonly string[]): ReadableS
   }) as ReadableSpan;
 }
 
-/** An exporter that can say when the exports it started have all answered. */
-interface SettlingExporter extends SpanExporter {
-  /** Resolves when every export started so far has answered (or failed). */
-  settled(): Promise<void>;
-}
-
-/** Redacts, then hands over to `inner`, keeping exports in flight so the process does not end before they are answered. */
-function redactingExporter(inner: SpanExporter, secretValues: () => readonly string[]): SettlingExporter {
+/** Redacts, then hands over to `inner`; `settled` resolves when every export started so far has answered, so the process does not end before. */
+function redactingExporter(inner: SpanExporter, secretValues: () => readonly string[]): SpanExporter & { settled(): Promise<void> } {
   const inFlight = new Set<Promise<void>>();
   return {
-    export(spans: ReadableSpan[], resultCallback: Parameters<SpanExporter["export"]>[1]) {
+    export(spans, resultCallback) {
       const secrets = secretValues();
       let answered: () => void = () => undefined;
       const exported = new Promise<void>((resolve) => (answered = resolve));
@@ -66,9 +55,7 @@ function redactingExporter(inner: SpanExporter, secretValues: () => readonly str
         },
       );
     },
-    settled: async () => {
-      await Promise.all([...inFlight]);
-    },
+    settled: () => Promise.all([...inFlight]).then(() => undefined),
     shutdown: () => inner.shutdown(),
     ...(inner.forceFlush === undefined ? {} : { forceFlush: () => (inner.forceFlush as () => Promise<void>).call(inner) }),
   };
@@ -97,22 +84,16 @@ const interruptFlushLimitMs = 3_000;
 
 /** Builds the tracer and registers its provider; `secretValues` are setting values no span may carry. */
 export function createOtelTracer(settings: TracingSettings, secretValues: () => readonly string[], options: OtelTracerOptions = {}): InstalledTracer {
-  const resource = Resource.default().merge(new Resource({ "service.name": settings.serviceName }));
-  const provider = new NodeTracerProvider({ resource });
+  const provider = new NodeTracerProvider({ resource: Resource.default().merge(new Resource({ "service.name": settings.serviceName })) });
   const target = options.exporter ?? new OTLPTraceExporter({ url: settings.endpoint });
   const exporter = redactingExporter(target, () => [...secretValuesOf(process.env), ...secretValues()]);
-  const processor = new BatchSpanProcessor(
-    exporter,
-    // Sent in the background every fifth of a second; no provider call waits for it.
-    { scheduledDelayMillis: 200 },
-  );
+  // Sent in the background; no provider call waits for it.
+  const processor = new BatchSpanProcessor(exporter, { scheduledDelayMillis: 200 });
   provider.addSpanProcessor(processor);
   provider.register();
   instrumentAzureSdk();
   // Every ended span sent and answered: the batch the timer sent included.
-  const sendAll = async (): Promise<void> => {
-    await processor.forceFlush().finally(() => exporter.settled());
-  };
+  const sendAll = (): Promise<void> => processor.forceFlush().finally(() => exporter.settled());
   if (options.flushOnInterrupt === true) {
     const flushThenStop = (signal: NodeJS.Signals): void => {
       const limit = new Promise<void>((resolve) => setTimeout(resolve, interruptFlushLimitMs).unref());
@@ -127,13 +108,13 @@ export function createOtelTracer(settings: TracingSettings, secretValues: () => 
   // A context that falls back to the active one (azure/requestCredentialPolicy.ts) may itself be
   // the active one, inside the SDK's own spans: a lookup never asks itself again.
   let lookingUp = false;
-  let exportFailureReported = false;
   return {
-    inSpan(name, attributes, run) {
+    inSpan(name, attributes, run, failed) {
       return tracer.startActiveSpan(name, { attributes: defined(attributes) }, async (span: Span) => {
         try {
           return await run({ set: (more) => span.setAttributes(defined(more)) });
         } catch (error) {
+          if (failed !== undefined) span.setAttributes(defined(failed(error)));
           const message = error instanceof Error ? `${error.name}: ${failureCauseOf(error.message)}` : "failed";
           span.setStatus({ code: SpanStatusCode.ERROR, message });
           throw error;
@@ -151,12 +132,6 @@ export function createOtelTracer(settings: TracingSettings, secretValues: () => 
         lookingUp = false;
       }
     },
-    // Tracing never fails a call: an endpoint that does not answer costs the spans, said once.
-    flush: () =>
-      sendAll().catch((error: unknown) => {
-        if (exportFailureReported) return;
-        exportFailureReported = true;
-        log("warning", "tracing", settings.source, `spans could not be exported: ${redactSpanText(error instanceof Error ? error.message : String(error))}`);
-      }),
+    flush: sendAll,
   };
 }

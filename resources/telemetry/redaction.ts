@@ -1,7 +1,7 @@
 /** What no exported span may carry (tokens, keys, certificates, URL queries, secret settings): every span text passes {@link redactSpanText}. */
 import { redactSecrets } from "../core/retrievalError";
 
-export const redacted = "[redacted]";
+const redacted = "[redacted]";
 
 /** Query parameters whose values say nothing secret and help reading a request. */
 const keptQueryParameters = new Set(["api-version"]);
@@ -53,26 +53,17 @@ export function secretValuesOf(environment: Readonly<Record<string, string | und
 
 /** The text without known secret values, PEM blocks, URL queries (but `api-version`), bearer tokens, JWTs, `key=`/`sig=` values, key-like runs. */
 export function redactSpanText(text: string, secretValues: readonly string[] = []): string {
-  let result = text;
-  for (const secret of secretValues) {
-    if (result.includes(secret)) result = result.split(secret).join(redacted);
-  }
-  result = result.replace(pemBlock, redacted).replace(urlWithQuery, (_match, base: string, query: string) => `${base}?${redactQuery(query)}`);
-  result = redactSecrets(result);
-  return redactKeyMaterial(result);
+  const withoutSecrets = secretValues.reduce((result, secret) => result.split(secret).join(redacted), text);
+  const withoutQueries = withoutSecrets
+    .replace(pemBlock, redacted)
+    .replace(urlWithQuery, (_match, base: string, query: string) => `${base}?${redactQuery(query)}`);
+  return redactKeyMaterial(redactSecrets(withoutQueries));
 }
 
 /** Attributes with every string value (and every string of an array value) redacted. */
 export function redactAttributes<T>(attributes: Readonly<Record<string, T>>, secretValues: readonly string[] = []): Record<string, T> {
-  const result: Record<string, T> = {};
-  for (const [name, value] of Object.entries(attributes)) {
-    result[name] = (
-      typeof value === "string"
-        ? redactSpanText(value, secretValues)
-        : Array.isArray(value)
-          ? value.map((item: unknown) => (typeof item === "string" ? redactSpanText(item, secretValues) : item))
-          : value
-    ) as T;
-  }
-  return result;
+  const redactValue = (value: unknown): unknown => (typeof value === "string" ? redactSpanText(value, secretValues) : value);
+  return Object.fromEntries(
+    Object.entries(attributes).map(([name, value]) => [name, Array.isArray(value) ? value.map(redactValue) : redactValue(value)]),
+  ) as Record<string, T>;
 }

@@ -37,7 +37,7 @@ function modulesAfterCalls(environment: Readonly<Record<string, string>>): strin
 describe("OpenTelemetry modules in the provider host", () => {
   it("loads none without an endpoint, and the SDK, its OTLP exporter and the Azure SDK's instrumentation with one", () => {
     // Of the hook's own telemetry code, only the door and the decision.
-    expect(modulesAfterCalls({})).toEqual(["telemetry/providerSpans", "telemetry/startTracing", "telemetry/tracingSettings"]);
+    expect(modulesAfterCalls({})).toEqual(["telemetry/providerSpans", "telemetry/tracingSettings"]);
     // Port 9 refuses the connection: only what the calls load matters.
     const withEndpoint = modulesAfterCalls({ PULUMI_OTEL_EXPORTER_OTLP_ENDPOINT: "127.0.0.1:9" });
     expect(withEndpoint).toEqual(
