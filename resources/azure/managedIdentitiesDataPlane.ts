@@ -12,14 +12,12 @@
  */
 import type { TokenCredential } from "@azure/identity";
 import type { Agent } from "node:https";
-import type { PipelineRequest } from "@azure/core-rest-pipeline";
+import type { HttpClient, Pipeline, PipelineRequest, PipelineRequestOptions, PipelineResponse } from "@azure/core-rest-pipeline";
 import { guidPattern } from "../core/azureResourceId";
 import { dataPlaneRequestBody, dataPlaneRequestUrl } from "../core/dataPlaneRequestUrl";
 import type { DataPlaneHosts } from "../core/identityUrl";
 import { identityUrlField, readIdentityUrl } from "../core/identityUrl";
 import { shortMessage } from "../core/retrievalError";
-import type { TokenRequestPipeline } from "./assertionTokenCredential";
-import { createTokenRequestPipeline, sendPipelineRequest } from "./assertionTokenCredential";
 import type { DataPlaneIdentity } from "./dataPlaneAnswer";
 import { DataPlaneError, readDataPlaneAnswer } from "./dataPlaneAnswer";
 
@@ -28,6 +26,47 @@ export { DataPlaneError } from "./dataPlaneAnswer";
 
 /** The API version of the credentials call, as upstream's client sends it. */
 const dataPlaneApiVersion = "2024-01-01";
+
+/** The pipeline of the hand-written clients (this one, and each SMI's token requests). */
+export interface TokenRequestPipeline {
+  readonly core: typeof import("@azure/core-rest-pipeline");
+  readonly pipeline: Pipeline;
+  readonly httpClient: HttpClient;
+}
+
+/** A pipeline with the SDK's retries; @azure/core-rest-pipeline loads at the first call. */
+export function createTokenRequestPipeline(options: {
+  readonly agent?: Agent;
+  readonly userAgentPrefix: string;
+  readonly maxRetries?: number;
+}): TokenRequestPipeline {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use
+  const core = require("@azure/core-rest-pipeline") as typeof import("@azure/core-rest-pipeline");
+  const pipeline = core.createPipelineFromOptions({
+    agent: options.agent,
+    ...(options.maxRetries === undefined ? {} : { retryOptions: { maxRetries: options.maxRetries } }),
+    userAgentOptions: { userAgentPrefix: options.userAgentPrefix },
+  });
+  return { core, pipeline, httpClient: core.createDefaultHttpClient() };
+}
+
+/** Sends one request (`prepare` sees it first); a failure to get an answer, other than an abort, becomes `unreachable(reason, error)`. */
+export async function sendPipelineRequest(
+  { core, pipeline, httpClient }: TokenRequestPipeline,
+  options: Omit<PipelineRequestOptions, "headers"> & { readonly headers: Record<string, string> },
+  unreachable: (reason: string, error: unknown) => Error,
+  prepare?: (request: PipelineRequest) => void,
+): Promise<PipelineResponse> {
+  const request = core.createPipelineRequest({ ...options, headers: core.createHttpHeaders(options.headers) });
+  prepare?.(request);
+  try {
+    return await pipeline.sendRequest(httpClient, request);
+  } catch (error) {
+    const like = error as { name?: unknown; code?: unknown; message?: unknown };
+    if (like.name === "AbortError") throw error;
+    throw unreachable(typeof like.code === "string" ? like.code : shortMessage(typeof like.message === "string" ? like.message : "error"), error);
+  }
+}
 
 /** Asks one identity URL for the credentials of identities assigned to its cluster. */
 export interface ManagedIdentitiesDataPlane {

@@ -9,11 +9,18 @@ import { createHttpHeaders, createPipelineFromOptions, createPipelineRequest } f
 import type { HttpClient, PipelineRequest, PipelineResponse } from "@azure/core-rest-pipeline";
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
 import { beforeAll, describe, expect, it } from "vitest";
-import { assertionTokenCredential, signClientAssertion, tokenEndpointOf, tokenRequestForm } from "../../../resources/azure/assertionTokenCredential";
-import type { TokenRequestPipeline } from "../../../resources/azure/assertionTokenCredential";
+import {
+  assertionTokenCredential,
+  continuousAccessChallengeClaims,
+  requestCredentialOptions,
+  requestCredentialPolicy,
+  signClientAssertion,
+  tokenEndpointOf,
+  tokenRequestForm,
+} from "../../../resources/azure/assertionTokenCredential";
+import type { TokenRequestPipeline } from "../../../resources/azure/managedIdentitiesDataPlane";
 import type { CertificateCredentialMaterial } from "../../../resources/azure/certificateBundle";
 import { parseCertificateBundle } from "../../../resources/azure/certificateBundle";
-import { continuousAccessChallengeClaims, requestCredentialOptions, requestCredentialPolicy } from "../../../resources/azure/requestCredentialPolicy";
 import { SandboxCertificateAuthority } from "../../../sandbox/certificateAuthority";
 
 let material: CertificateCredentialMaterial;
