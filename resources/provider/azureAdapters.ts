@@ -175,7 +175,7 @@ function modeSources(settings: Settings, agent: Agent, processCredential: TokenC
 /**
  * The first party asks the data plane for each cluster's SMI credential. Each SMI has its own token
  * cache; every SMI shares one token request pipeline and one arm-msi pipeline whose requests carry
- * their SMI's credential (requestCredentialPolicy.ts), so a cluster costs no client of its own.
+ * their SMI's credential (requestCredentialPolicy), so a cluster costs no client of its own.
  */
 function clusterCredentialSource(settings: Settings, agent: Agent, dataPlane: ManagedIdentitiesDataPlane): ClusterCredentialSource {
   let tokenPipeline: TokenRequestPipeline | undefined;

@@ -1,6 +1,6 @@
 /**
  * A service managed identity's token path without MSAL (resources/azure/assertionTokenCredential.ts)
- * and its ARM requests on the shared pipeline (requestCredentialPolicy.ts).
+ * and its ARM requests on the shared pipeline (requestCredentialPolicy).
  * Entra ID is a fake HttpClient here (the unit seam); the sandbox's Entra ID and upstream's own
  * client check the same requests in test/integration/conformance.test.ts.
  */
