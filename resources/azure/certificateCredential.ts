@@ -23,15 +23,6 @@ interface Loaded {
   readonly size: number;
 }
 
-/** Whether an error (or one it wraps) is a bundle file that could not be read or used: such a failure is never held. */
-export function isCertificateFileProblem(error: unknown): boolean {
-  for (let current = error, depth = 0; typeof current === "object" && current !== null && depth < 4; depth += 1) {
-    if ((current as { certificateFileProblem?: unknown }).certificateFileProblem === true) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
-}
-
 /** Why a file could not be read, as messages say it. */
 export function fileUnreadableReason(error: unknown): string {
   const code = (error as { code?: unknown }).code;
