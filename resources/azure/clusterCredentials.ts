@@ -13,6 +13,7 @@ import { withDeadline } from "../core/abort";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { goToLower } from "../core/goStrings";
 import { clusterMessage, clusterNameOf, nothingWritten } from "../core/clusterMessage";
+import { withoutFinalPeriod } from "../core/retrievalError";
 import type { ServiceManagedIdentityCredential } from "./dataPlaneAnswer";
 import { DataPlaneError } from "./dataPlaneAnswer";
 import { withCause } from "./credentials";
@@ -176,10 +177,11 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
         }
         // The first-party credential failing is not about this cluster's identities: passed on as it is.
         if (error instanceof DataPlaneError && !error.firstParty) {
-          throw new ClusterCredentialError(
-            `${error.message.replace(/[.\s]+$/, "")}, asked for the credential of the cluster's service managed identity ${smi}`,
-            { cluster: request.cluster, statusCode: error.statusCode, cause: error },
-          );
+          throw new ClusterCredentialError(`${withoutFinalPeriod(error.message)}, asked for the credential of the cluster's service managed identity ${smi}`, {
+            cluster: request.cluster,
+            statusCode: error.statusCode,
+            cause: error,
+          });
         }
         throw error;
       }

@@ -5,6 +5,7 @@
  * bundle, a token or a key.
  */
 import { describeType } from "../core/azureResourceId";
+import { parseTimestamp } from "../core/goJson";
 import { goToLower } from "../core/goStrings";
 import { parsedJsonText } from "../core/json";
 import { shortMessage } from "../core/retrievalError";
@@ -49,16 +50,6 @@ export interface ServiceManagedIdentityCredential {
   readonly material: CertificateCredentialMaterial;
   readonly renewAfter: Date | undefined;
   readonly notAfter: Date | undefined;
-}
-
-/** The credential of `identityId` in an answer; a DataPlaneError when the answer holds none usable. */
-export function credentialFor(identities: readonly DataPlaneIdentity[], identityId: string, now: number = Date.now()): ServiceManagedIdentityCredential {
-  const wanted = goToLower(identityId);
-  const identity = identities.find((candidate) => goToLower(candidate.resourceId) === wanted);
-  if (identity === undefined) {
-    throw new DataPlaneError(`the Managed Identities data plane's answer holds no credential for ${identityId}`);
-  }
-  return credentialOf(identity, now);
 }
 
 /**
@@ -158,8 +149,11 @@ function goTypeProblem(value: unknown, shape: GoShape, path: string): string | u
   return undefined;
 }
 
-/** The certificate credential an entry carries; a DataPlaneError naming a missing, unusable or expired field. */
-function credentialOf({ entry, resourceId }: DataPlaneIdentity, now: number = Date.now()): ServiceManagedIdentityCredential {
+/** The certificate credential of `identityId` in an answer; a DataPlaneError naming a missing, unusable or expired field. */
+export function credentialFor(identities: readonly DataPlaneIdentity[], identityId: string, now: number = Date.now()): ServiceManagedIdentityCredential {
+  const identity = identities.find((candidate) => goToLower(candidate.resourceId) === goToLower(identityId));
+  if (identity === undefined) throw new DataPlaneError(`the Managed Identities data plane's answer holds no credential for ${identityId}`);
+  const { entry, resourceId } = identity;
   const field = (name: string): string => {
     const value = entry[name];
     if (typeof value !== "string" || value.length === 0) {
@@ -180,14 +174,9 @@ function credentialOf({ entry, resourceId }: DataPlaneIdentity, now: number = Da
     if (error instanceof CertificateBundleError) throw new DataPlaneError(`unusable certificate: ${error.message}`, { cause: error });
     throw error;
   }
-  const time = (name: string): Date | undefined => {
-    const value = entry[name];
-    const date = typeof value === "string" ? new Date(value) : undefined;
-    return date !== undefined && !Number.isNaN(date.getTime()) ? date : undefined;
-  };
-  const notAfter = time("not_after");
+  const notAfter = parseTimestamp(entry.not_after);
   if (notAfter !== undefined && notAfter.getTime() <= now) {
     throw new DataPlaneError(`the data plane's credential for ${resourceId} expired at ${notAfter.toISOString()} (not_after)`);
   }
-  return { resourceId, clientId, tenantId, authenticationEndpoint, material, renewAfter: time("renew_after"), notAfter };
+  return { resourceId, clientId, tenantId, authenticationEndpoint, material, renewAfter: parseTimestamp(entry.renew_after), notAfter };
 }

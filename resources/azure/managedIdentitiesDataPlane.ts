@@ -1,14 +1,12 @@
 /**
  * The Managed Identities data plane client, sending what upstream's client (Azure/msi-dataplane)
- * sends: `POST <identity URL>` with `api-version` added to its query, URL and body written as the
- * Go client writes them (core/dataPlaneRequestUrl.ts); first without a token, then, after the 401
- * challenge `Bearer authorization="<authority>/<tenant>"`, with the first party's token for
- * `<audience>/.default` in that tenant.
- *
- * Unlike upstream, the identity URL must be on a data plane host of the configured cloud and name
- * its tenant (`tid`), and the challenge must name that tenant, so an identity URL cannot steer the
- * first party into another tenant. The challenge callback asks the first-party credential itself,
- * not the policy's token cycler, which holds one token and could hand one tenant's to another.
+ * sends: `POST <identity URL>` with `api-version` (core/dataPlaneRequestUrl.ts), first without a token,
+ * then, after the 401 challenge `Bearer authorization="<authority>/<tenant>"`, with the first party's
+ * token for `<audience>/.default` in that tenant. Unlike upstream, the identity URL must be on a data
+ * plane host of the configured cloud and name its tenant (`tid`), and the challenge must name that
+ * tenant, so an identity URL cannot steer the first party into another tenant; the challenge callback
+ * asks the first-party credential itself, not the policy's token cycler, which holds one token and
+ * could hand one tenant's to another.
  */
 import type { TokenCredential } from "@azure/identity";
 import type { Agent } from "node:https";
@@ -17,12 +15,9 @@ import { guidPattern } from "../core/azureResourceId";
 import { dataPlaneRequestBody, dataPlaneRequestUrl } from "../core/dataPlaneRequestUrl";
 import type { DataPlaneHosts } from "../core/identityUrl";
 import { identityUrlField, readIdentityUrl } from "../core/identityUrl";
-import { shortMessage } from "../core/retrievalError";
+import { shortMessage, withoutFinalPeriod } from "../core/retrievalError";
 import type { DataPlaneIdentity } from "./dataPlaneAnswer";
 import { DataPlaneError, readDataPlaneAnswer } from "./dataPlaneAnswer";
-
-// sync/ imports the error from the client's module.
-export { DataPlaneError } from "./dataPlaneAnswer";
 
 /** The API version of the credentials call, as upstream's client sends it. */
 const dataPlaneApiVersion = "2024-01-01";
@@ -91,11 +86,7 @@ export function createManagedIdentitiesDataPlane(options: {
   const urlTenants = new WeakMap<PipelineRequest, string>();
   let client: TokenRequestPipeline | undefined;
   const build = (): TokenRequestPipeline => {
-    const built = createTokenRequestPipeline({
-      agent: options.agent,
-      maxRetries: 2,
-      userAgentPrefix: options.userAgentPrefix ?? "aro-hcp-identity-status",
-    });
+    const built = createTokenRequestPipeline({ agent: options.agent, maxRetries: 2, userAgentPrefix: options.userAgentPrefix ?? "aro-hcp-identity-status" });
     built.pipeline.addPolicy(challengePolicy(built.core, options.firstPartyCredential, scope, urlTenants), { phase: "Sign" });
     return built;
   };
@@ -179,7 +170,7 @@ function challengePolicy(
           const like = error as { name?: unknown; message?: unknown };
           if (like.name === "AbortError") throw error;
           throw new DataPlaneError(
-            `${shortMessage(String(like.message)).replace(/[.\s]+$/, "")} (the first-party credential, asked for a token for ${scope} in tenant ${tenantId})`,
+            `${withoutFinalPeriod(shortMessage(String(like.message)))} (the first-party credential, asked for a token for ${scope} in tenant ${tenantId})`,
             { firstParty: true, tenantId, cause: error },
           );
         }

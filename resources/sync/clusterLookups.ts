@@ -5,7 +5,7 @@
  */
 import type { ClusterCredentialRequest } from "../azure/clusterCredentials";
 import { ClusterCredentialError } from "../azure/clusterCredentials";
-import { DataPlaneError } from "../azure/managedIdentitiesDataPlane";
+import { DataPlaneError } from "../azure/dataPlaneAnswer";
 import { isAbortError, withDeadline } from "../core/abort";
 import { AzureAccessError } from "../core/azureAccessError";
 import type { SyncDependencies } from "./syncDependencies";
