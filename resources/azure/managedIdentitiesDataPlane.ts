@@ -18,6 +18,8 @@ import { identityUrlField, readIdentityUrl } from "../core/identityUrl";
 import { shortMessage, withoutFinalPeriod } from "../core/retrievalError";
 import type { DataPlaneIdentity } from "./dataPlaneAnswer";
 import { DataPlaneError, readDataPlaneAnswer } from "./dataPlaneAnswer";
+import type { MsiAnswerEntry, StandIn } from "../core/msiDecision";
+import { standInAnswer } from "../core/msiDecision";
 
 /** The API version of the credentials call, as upstream's client sends it. */
 const dataPlaneApiVersion = "2024-01-01";
@@ -190,4 +192,27 @@ function challengeTenant(header: string | undefined): string | undefined {
   if (match === null || !URL.canParse(match[1])) return undefined;
   const tenant = new URL(match[1]).pathname.replace(/^\/+|\/+$/g, "").toLowerCase();
   return guidPattern.test(tenant) ? tenant : undefined;
+}
+
+/** The MSI half's one answer about a cluster's identities, naming every identity asked for (upstream's FetchMSIIdentitiesInfo). */
+export interface MsiAnswerSource {
+  answer(identityUrl: string, identityIds: readonly string[], options: { readonly abortSignal: AbortSignal }): Promise<readonly MsiAnswerEntry[]>;
+  /** Set for upstream's stand-in: the IDs it answers for every identity. */
+  readonly standIn?: StandIn;
+}
+
+/** The data plane as the first party asks it; each entry's IDs only, never its credential. */
+export function dataPlaneMsiAnswers(dataPlane: ManagedIdentitiesDataPlane): MsiAnswerSource {
+  return {
+    async answer(identityUrl, identityIds, options) {
+      const identities = await dataPlane.requestCredentials(identityUrl, identityIds, options);
+      return identities.map(({ resourceId, clientId, objectId }) => ({ resourceId, clientId, objectId }));
+    },
+  };
+}
+
+/** Upstream's stand-in in `fixedIdentity` mode: the fixed identity's IDs for every identity, without a call. */
+export function standInMsiAnswers(fixed: { readonly clientId: string; readonly principalId: string; readonly overwriteAllowed?: boolean }): MsiAnswerSource {
+  const standIn = { clientId: fixed.clientId, principalId: fixed.principalId, overwriteAllowed: fixed.overwriteAllowed ?? false };
+  return { answer: (_identityUrl, identityIds) => Promise.resolve(standInAnswer(identityIds, standIn)), standIn };
 }

@@ -1,6 +1,6 @@
 /** A pass's dependencies with a span around each I/O call, counting retries, throttled answers and time spent waiting for the pass's span. */
 import type { ClusterCredentialSource, ClusterReader } from "../azure/clusterCredentials";
-import type { MsiAnswerSource } from "../azure/msiAnswers";
+import type { MsiAnswerSource } from "../azure/managedIdentitiesDataPlane";
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import type { DocumentStore } from "../cosmos/documentStore";
 import type { ParsedResourceId } from "../core/azureResourceId";
