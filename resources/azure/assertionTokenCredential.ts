@@ -14,7 +14,7 @@ import { redactSecrets } from "../core/retrievalError";
 import { isJsonObject, parsedJsonText } from "../core/json";
 import { activeContextValue } from "../logging/spans";
 import type { CertificateCredentialMaterial } from "./certificateBundle";
-import { credentialError } from "./credentials";
+import { credentialError, scopeList } from "./credentials";
 import type { TokenRequestPipeline } from "./managedIdentitiesDataPlane";
 import { sendPipelineRequest } from "./managedIdentitiesDataPlane";
 
@@ -120,7 +120,7 @@ export function assertionTokenCredential(
           url: tokenEndpoint,
           method: "POST",
           headers: { "content-type": "application/x-www-form-urlencoded; charset=utf-8", accept: "application/json", "return-client-request-id": "false" },
-          body: tokenRequestForm({ clientId, assertion, scopes: Array.isArray(scopes) ? scopes : [scopes], claims: getTokenOptions?.claims }),
+          body: tokenRequestForm({ clientId, assertion, scopes: scopeList(scopes), claims: getTokenOptions?.claims }),
           abortSignal: getTokenOptions?.abortSignal,
         },
         (reason, cause) => authenticationError(`Entra ID at ${new URL(tokenEndpoint).host} could not be reached (${reason})`, undefined, cause),

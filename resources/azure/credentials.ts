@@ -53,9 +53,18 @@ export function createCredentials(settings: Settings): { readonly arm: TokenCred
   const credential: TokenCredential = {
     getToken: (scopes, options) => (built ??= buildCredential(choice, everyTenant)).getToken(scopes, options),
   };
+  // @azure/cosmos asks for the account's own audience and, refused, falls back to the public cloud's;
+  // that fallback becomes the configured cloud's (the SDK's `aadScope` would turn off both).
+  const cosmosCredential: TokenCredential = {
+    getToken: (scopes, options) =>
+      credential.getToken(
+        scopeList(scopes).map((scope) => (scope === "https://cosmos.azure.com/.default" ? settings.cosmosScope : scope)),
+        options,
+      ),
+  };
   return {
     arm: withCredentialGuidance(credential, (scopes) => armGuidance(choice, scopes)),
-    cosmos: withCredentialGuidance(mapCosmosFallbackScope(credential, settings.cosmosScope), () => cosmosGuidance),
+    cosmos: withCredentialGuidance(cosmosCredential, () => cosmosGuidance),
     description: describeCredential(choice),
   };
 }
@@ -70,20 +79,8 @@ function buildCredential(choice: CredentialChoice, everyTenant: boolean): TokenC
   });
 }
 
-/**
- * @azure/cosmos asks for the account's own audience and, refused, falls back to the public cloud's
- * `https://cosmos.azure.com/.default`; that fallback becomes the configured cloud's. (The SDK's
- * `aadScope` would turn off both the account audience and the fallback.)
- */
-function mapCosmosFallbackScope(credential: TokenCredential, cosmosScope: string): TokenCredential {
-  const publicCloudScope = "https://cosmos.azure.com/.default";
-  return {
-    getToken: (scopes: string | string[], options?: GetTokenOptions): Promise<AccessToken | null> =>
-      credential.getToken(
-        (Array.isArray(scopes) ? scopes : [scopes]).map((scope) => (scope === publicCloudScope ? cosmosScope : scope)),
-        options,
-      ),
-  };
+export function scopeList(scopes: string | string[]): string[] {
+  return Array.isArray(scopes) ? scopes : [scopes];
 }
 
 /** Sets `cause` as Error's ES2022 options bag would; the sources also compile under ES2020 libs. */
@@ -127,7 +124,7 @@ function armGuidance(choice: CredentialChoice, scopes: readonly string[]): strin
   const audience = scopes.join(", ");
   if (choice.kind === "managedIdentity") {
     return (
-      `the managed identity with client ID ${choice.clientId} (${clientIdKey}) could not get a token for ${audience}; ` +
+      `${describeCredential(choice)} could not get a token for ${audience}; ` +
       `check that this identity is assigned to the host running Pulumi (IMDS, or IDENTITY_ENDPOINT and IDENTITY_HEADER) and that the client ID is right`
     );
   }
@@ -137,14 +134,17 @@ function armGuidance(choice: CredentialChoice, scopes: readonly string[]): strin
   );
 }
 
+type ErrorLike = { readonly name?: unknown; readonly message?: unknown; readonly errors?: unknown };
+
 /** What each credential in a chain said, first sentence each, on one line. */
-function describeCause(error: { message?: unknown; errors?: unknown }): string {
+function describeCause(error: ErrorLike): string {
   const firstSentence = (text: unknown): string => {
-    const line =
+    const line = (
       String(text)
         .split(/\r?\n/)
-        .find((candidate) => candidate.trim().length > 0) ?? "";
-    const sentence = /^(.*?[.!?])(\s|$)/.exec(line.trim())?.[1] ?? line.trim();
+        .find((candidate) => candidate.trim().length > 0) ?? ""
+    ).trim();
+    const sentence = /^(.*?[.!?])(\s|$)/.exec(line)?.[1] ?? line;
     return sentence.length > 160 ? `${sentence.slice(0, 157)}...` : sentence;
   };
   if (Array.isArray(error.errors) && error.errors.length > 0) {
@@ -160,13 +160,9 @@ function withCredentialGuidance(credential: TokenCredential, guidance: (scopes: 
       try {
         return await credential.getToken(scopes, options);
       } catch (error) {
-        const like = (typeof error === "object" && error !== null ? error : { message: String(error) }) as {
-          name?: unknown;
-          message?: unknown;
-          errors?: unknown;
-        };
+        const like = (typeof error === "object" && error !== null ? error : { message: String(error) }) as ErrorLike;
         if (typeof like.name !== "string" || !credentialErrorNames.has(like.name)) throw error;
-        throw credentialError(like.name, redactSecrets(`${guidance(Array.isArray(scopes) ? scopes : [scopes])} (${describeCause(like)})`));
+        throw credentialError(like.name, redactSecrets(`${guidance(scopeList(scopes))} (${describeCause(like)})`));
       }
     },
   };
@@ -206,7 +202,7 @@ export function sharedTokenCredential(
   return {
     async getToken(scopes: string | string[], options?: GetTokenOptions): Promise<AccessToken | null> {
       if (options?.claims !== undefined) return inner.getToken(scopes, options);
-      const key = `${options?.tenantId ?? ""} ${(Array.isArray(scopes) ? scopes : [scopes]).join(" ")}`;
+      const key = `${options?.tenantId ?? ""} ${scopeList(scopes).join(" ")}`;
       const entry = entries.get(key) ?? {};
       entries.set(key, entry);
       if (isFresh(entry.token)) return entry.token;
