@@ -89,37 +89,27 @@ export function readDataPlaneAnswer(status: number, body: string, host: string):
 type GoShape = "string" | { readonly fields: Readonly<Record<string, GoShape>> } | { readonly items: GoShape };
 
 const text = "string" as const;
+/** Fields that are strings; the order of the fields decides which problem is named first. */
+const strings = (...names: string[]): Record<string, GoShape> => Object.fromEntries(names.map((name) => [name, text]));
 const credentialFields = {
-  authentication_endpoint: text,
-  cannot_renew_after: text,
-  client_id: text,
-  client_secret: text,
-  client_secret_url: text,
+  ...strings("authentication_endpoint", "cannot_renew_after", "client_id", "client_secret", "client_secret_url"),
   custom_claims: { fields: { xms_az_nwperimid: { items: text }, xms_az_tm: text } },
-  mtls_authentication_endpoint: text,
-  not_after: text,
-  not_before: text,
-  object_id: text,
-  renew_after: text,
-  tenant_id: text,
+  ...strings("mtls_authentication_endpoint", "not_after", "not_before", "object_id", "renew_after", "tenant_id"),
 };
 /** msi-dataplane's UserAssignedIdentityCredentials, DelegatedResource and ManagedIdentityCredentials (the whole answer). */
 const userAssignedIdentityCredentials: GoShape = { fields: { ...credentialFields, resource_id: text } };
+const delegatedResource: GoShape = {
+  fields: {
+    ...strings("delegation_id", "delegation_url"),
+    explicit_identities: { items: userAssignedIdentityCredentials },
+    implicit_identity: userAssignedIdentityCredentials,
+    ...strings("internal_id", "resource_id"),
+  },
+};
 const managedIdentityCredentials: GoShape = {
   fields: {
     ...credentialFields,
-    delegated_resources: {
-      items: {
-        fields: {
-          delegation_id: text,
-          delegation_url: text,
-          explicit_identities: { items: userAssignedIdentityCredentials },
-          implicit_identity: userAssignedIdentityCredentials,
-          internal_id: text,
-          resource_id: text,
-        },
-      },
-    },
+    delegated_resources: { items: delegatedResource },
     delegation_url: text,
     explicit_identities: { items: userAssignedIdentityCredentials },
     internal_id: text,
