@@ -70,7 +70,6 @@ interface ClusterCredentialSourceOptions {
   readonly armClientFor: (credential: TokenCredential, subscriptionId: string) => ManagedServiceIdentityClient;
   /** What each GET carries besides (the credential, on the shared pipeline). */
   readonly operationOptionsFor?: (credential: TokenCredential) => Pick<UserAssignedIdentitiesGetOptionalParams, "tracingOptions">;
-  /** Gets the ARM token the client will send. */
   readonly acquireArmToken: (credential: TokenCredential, abortSignal: AbortSignal) => Promise<unknown>;
   readonly now?: () => number;
 }
