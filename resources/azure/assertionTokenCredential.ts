@@ -1,21 +1,23 @@
 /**
- * A service managed identity's token credential: its certificate signs a client assertion, one POST
- * to its tenant's token endpoint, over a pipeline every SMI shares. Not ClientCertificateCredential,
- * which holds an MSAL application, pipeline and cache each: one per cluster would weigh on the host.
- * What is sent is what upstream's client sends (azidentity with the chain, MSAL for Go, continuous
- * access evaluation enabled). Failures are named as `@azure/identity` names them, never carrying
- * the assertion or a token.
+ * A service managed identity's credential as upstream's client uses it. Its token: a client assertion
+ * its certificate signs, one POST to its tenant's token endpoint on a pipeline every SMI shares (an
+ * MSAL application, pipeline and cache per SMI would weigh on the host), sent as azidentity with the
+ * chain and MSAL for Go send it, CAE enabled. Its ARM reads: one arm-msi pipeline for every SMI, each
+ * request carrying its credential. Failures are named as `@azure/identity` names them,
+ * without the assertion or a token.
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
-import type { HttpClient, Pipeline, PipelineRequest, PipelineRequestOptions, PipelineResponse } from "@azure/core-rest-pipeline";
+import type { UserAssignedIdentitiesGetOptionalParams as OperationOptions } from "@azure/arm-msi";
+import type { PipelinePolicy, PipelineRequest, PipelineResponse, SendRequest } from "@azure/core-rest-pipeline";
 import { constants, randomUUID, sign } from "node:crypto";
-import type { Agent } from "node:https";
-import { redactSecrets, shortMessage } from "../core/retrievalError";
+import { redactSecrets } from "../core/retrievalError";
 import { isJsonObject, parsedJsonText } from "../core/json";
+import { activeContextValue } from "../logging/spans";
 import type { CertificateCredentialMaterial } from "./certificateBundle";
-import { credentialError } from "./credentials";
+import { credentialError, scopeList } from "./credentials";
+import type { TokenRequestPipeline } from "./managedIdentitiesDataPlane";
+import { sendPipelineRequest } from "./managedIdentitiesDataPlane";
 
-const jwtBearerAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 /** The client capability azidentity declares when the caller enables continuous access evaluation (ARM's does). */
 const clientCapabilities = { access_token: { xms_cc: { values: ["CP1"] } } };
 /** MSAL adds these to every scope list it sends. */
@@ -24,47 +26,6 @@ const defaultScopes = ["openid", "offline_access", "profile"];
 const halfLifeRefreshAboveInSeconds = 2 * 60 * 60;
 /** How long an assertion is valid, as MSAL for Go signs it. */
 const assertionLifetimeInSeconds = 600;
-
-/** A pipeline with its module and HTTP client. */
-export interface TokenRequestPipeline {
-  readonly core: typeof import("@azure/core-rest-pipeline");
-  readonly pipeline: Pipeline;
-  readonly httpClient: HttpClient;
-}
-
-/** A pipeline with the SDK's retries; @azure/core-rest-pipeline loads at the first call. */
-export function createTokenRequestPipeline(options: {
-  readonly agent?: Agent;
-  readonly userAgentPrefix: string;
-  readonly maxRetries?: number;
-}): TokenRequestPipeline {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use
-  const core = require("@azure/core-rest-pipeline") as typeof import("@azure/core-rest-pipeline");
-  const pipeline = core.createPipelineFromOptions({
-    agent: options.agent,
-    ...(options.maxRetries === undefined ? {} : { retryOptions: { maxRetries: options.maxRetries } }),
-    userAgentOptions: { userAgentPrefix: options.userAgentPrefix },
-  });
-  return { core, pipeline, httpClient: core.createDefaultHttpClient() };
-}
-
-/** Sends one request (`prepare` sees it first); a failure to get an answer, other than an abort, becomes `unreachable(reason, error)`. */
-export async function sendPipelineRequest(
-  { core, pipeline, httpClient }: TokenRequestPipeline,
-  options: Omit<PipelineRequestOptions, "headers"> & { readonly headers: Record<string, string> },
-  unreachable: (reason: string, error: unknown) => Error,
-  prepare?: (request: PipelineRequest) => void,
-): Promise<PipelineResponse> {
-  const request = core.createPipelineRequest({ ...options, headers: core.createHttpHeaders(options.headers) });
-  prepare?.(request);
-  try {
-    return await pipeline.sendRequest(httpClient, request);
-  } catch (error) {
-    const like = error as { name?: unknown; code?: unknown; message?: unknown };
-    if (like.name === "AbortError") throw error;
-    throw unreachable(typeof like.code === "string" ? like.code : shortMessage(typeof like.message === "string" ? like.message : "error"), error);
-  }
-}
 
 /** The token endpoint of `tenantId` at an Entra ID authority host (no metadata request, unlike MSAL). */
 export function tokenEndpointOf(authorityHost: string, tenantId: string): string {
@@ -114,7 +75,7 @@ export function tokenRequestForm(fields: {
   return new URLSearchParams({
     claims: JSON.stringify(mergeClaims(fields.claims)),
     client_assertion: fields.assertion,
-    client_assertion_type: jwtBearerAssertionType,
+    client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
     client_id: fields.clientId,
     client_info: "1",
     grant_type: "client_credentials",
@@ -159,12 +120,7 @@ export function assertionTokenCredential(
           url: tokenEndpoint,
           method: "POST",
           headers: { "content-type": "application/x-www-form-urlencoded; charset=utf-8", accept: "application/json", "return-client-request-id": "false" },
-          body: tokenRequestForm({
-            clientId,
-            assertion,
-            scopes: Array.isArray(scopes) ? scopes : [scopes],
-            claims: getTokenOptions?.claims,
-          }),
+          body: tokenRequestForm({ clientId, assertion, scopes: scopeList(scopes), claims: getTokenOptions?.claims }),
           abortSignal: getTokenOptions?.abortSignal,
         },
         (reason, cause) => authenticationError(`Entra ID at ${new URL(tokenEndpoint).host} could not be reached (${reason})`, undefined, cause),
@@ -200,4 +156,59 @@ function readTokenResponse(response: PipelineResponse, requestedAt: number): Acc
 
 function authenticationError(message: string, statusCode?: number, cause?: unknown): Error {
   return credentialError("AuthenticationError", redactSecrets(message), { statusCode, cause });
+}
+
+const credentialKey = Symbol("aro-hcp-identity-status request credential");
+
+/** An immutable tracing context; other keys read from the active context, so the SDK's spans nest under the identity read's. */
+function valueContext(values: ReadonlyMap<symbol, unknown>): NonNullable<NonNullable<OperationOptions["tracingOptions"]>["tracingContext"]> {
+  return {
+    getValue: (key) => (values.has(key) ? values.get(key) : activeContextValue(key)),
+    setValue: (key, value) => valueContext(new Map([...values, [key, value]])),
+    deleteValue: (key) => valueContext(new Map([...values].filter(([name]) => name !== key))),
+  };
+}
+
+/** Operation options that make a request of the shared pipeline authenticate with `credential`. */
+export function requestCredentialOptions(credential: TokenCredential): Pick<OperationOptions, "tracingOptions"> {
+  return { tracingOptions: { tracingContext: valueContext(new Map([[credentialKey, credential]])) } };
+}
+
+/** The challenge's claims (decoded JSON) when a 401 asks for a token with more claims. */
+export function continuousAccessChallengeClaims(wwwAuthenticate: string | undefined): string | undefined {
+  if (wwwAuthenticate === undefined || !/^\s*Bearer\b/i.test(wwwAuthenticate)) return undefined;
+  const parameters = new Map<string, string>();
+  for (const match of wwwAuthenticate.matchAll(/([A-Za-z_]+)="([^"]*)"/g)) parameters.set((match[1] ?? "").toLowerCase(), match[2] ?? "");
+  const claims = parameters.get("claims");
+  if (parameters.get("error") !== "insufficient_claims" || claims === undefined || claims.length === 0) return undefined;
+  const decoded = Buffer.from(claims, "base64").toString("utf8");
+  return parsedJsonText(decoded) === undefined ? undefined : decoded;
+}
+
+/**
+ * The shared arm-msi pipeline's policy: it takes the bearer token policy's place and name (the SDK's
+ * `bearerTokenAuthenticationPolicyName`) and does what it does with each request's own credential, a
+ * token per request and, after a 401 `insufficient_claims` challenge, one token with its claims and
+ * one retry.
+ */
+export function requestCredentialPolicy(scope: string, bearerTokenAuthenticationPolicyName: string): PipelinePolicy {
+  const authorize = async (request: PipelineRequest, credential: TokenCredential, claims?: string): Promise<void> => {
+    const token = await credential.getToken(scope, { abortSignal: request.abortSignal, enableCae: true, ...(claims === undefined ? {} : { claims }) });
+    if (token === null) throw authenticationError("the credential returned no token");
+    request.headers.set("authorization", `Bearer ${token.token}`);
+  };
+  return {
+    name: bearerTokenAuthenticationPolicyName,
+    async sendRequest(request: PipelineRequest, next: SendRequest): Promise<PipelineResponse> {
+      const credential = request.tracingOptions?.tracingContext?.getValue(credentialKey) as TokenCredential | undefined;
+      if (credential === undefined)
+        throw new Error("a request of the service managed identities' ARM pipeline carries no credential (requestCredentialOptions)");
+      await authorize(request, credential);
+      const response = await next(request);
+      const claims = response.status === 401 ? continuousAccessChallengeClaims(response.headers.get("www-authenticate")) : undefined;
+      if (claims === undefined) return response;
+      await authorize(request, credential, claims);
+      return next(request);
+    },
+  };
 }

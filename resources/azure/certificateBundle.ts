@@ -33,9 +33,8 @@ const pemBlock = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
 /** Reads a bundle; `source` names it in errors (a setting and its file, or the data plane answer). */
 export function parseCertificateBundle(bytes: Uint8Array, source: string): CertificateCredentialMaterial {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const text = buffer.toString("latin1");
-  const blocks = text.match(pemBlock);
-  if (blocks !== null && blocks.length > 0) {
+  const blocks = buffer.toString("latin1").match(pemBlock);
+  if (blocks !== null) {
     const certificates = blocks.filter((block) => block.startsWith("-----BEGIN CERTIFICATE-----"));
     const keys = blocks.filter((block) => /^-----BEGIN (RSA |EC |ENCRYPTED )?PRIVATE KEY-----/.test(block));
     if (keys.some((key) => key.startsWith("-----BEGIN ENCRYPTED"))) {
@@ -54,7 +53,7 @@ function material(certificates: ReadonlyArray<string | Buffer>, keyPem: string |
   if (keyPem === undefined) {
     throw new CertificateBundleError(`${source}: no private key in the bundle; expected a certificate chain and its private key`);
   }
-  let key: ReturnType<typeof createPrivateKey>;
+  let key: KeyObject;
   let parsed: X509Certificate[];
   try {
     key = typeof keyPem === "string" ? createPrivateKey(keyPem) : createPrivateKey({ key: keyPem, format: "der", type: "pkcs8" });
@@ -103,7 +102,8 @@ function readPkcs12(buffer: Buffer, source: string): { certificates: Buffer[]; k
   let archive: Forge.pkcs12.Pkcs12Pfx | undefined;
   try {
     const asn1 = forge.asn1.fromDer(forge.util.createBuffer(buffer.toString("binary")));
-    for (const password of passwordCandidates) {
+    // "No password" is written as an empty one by some tools and as none by others (the MAC differs).
+    for (const password of ["", undefined]) {
       try {
         archive = withForgeStandIns(forge, () => forge.pkcs12.pkcs12FromAsn1(asn1, true, password));
         break;
@@ -164,6 +164,3 @@ function withForgeStandIns<T>(forge: typeof Forge, read: () => T): T {
     });
   }
 }
-
-/** "No password" is written as an empty one by some tools and as none by others (the MAC differs). */
-const passwordCandidates: readonly (string | undefined)[] = ["", undefined];

@@ -18,18 +18,9 @@ const certificateFileRecheckIntervalInMs = 60 * 1000;
 interface Loaded {
   readonly credential: TokenCredential;
   readonly thumbprint: string;
-  /** A change of either means another version of the file. */
+  /** Another version of the file changes either. */
   readonly mtimeMs: number;
   readonly size: number;
-}
-
-/** Whether an error (or one it wraps) is a bundle file that could not be read or used: such a failure is never held. */
-export function isCertificateFileProblem(error: unknown): boolean {
-  for (let current = error, depth = 0; typeof current === "object" && current !== null && depth < 4; depth += 1) {
-    if ((current as { certificateFileProblem?: unknown }).certificateFileProblem === true) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
 }
 
 /** Why a file could not be read, as messages say it. */
@@ -47,7 +38,6 @@ export function certificateFileCredential(
     readonly agent?: Agent;
     readonly additionallyAllowedTenants?: readonly string[];
   },
-  now: () => number = Date.now,
 ): TokenCredential {
   let loaded: Loaded | undefined;
   let checkedAt = Number.NEGATIVE_INFINITY;
@@ -84,7 +74,7 @@ export function certificateFileCredential(
 
   /** Reads the file again when it changed; returns whether another certificate is now in use. */
   const reload = (): boolean => {
-    checkedAt = now();
+    checkedAt = Date.now();
     let mtimeMs: number;
     let size: number;
     let bytes: Buffer;
@@ -115,7 +105,7 @@ export function certificateFileCredential(
 
   return {
     async getToken(scopes: string | string[], getTokenOptions?: GetTokenOptions): Promise<AccessToken | null> {
-      if (loaded === undefined || now() - checkedAt >= certificateFileRecheckIntervalInMs) reload();
+      if (loaded === undefined || Date.now() - checkedAt >= certificateFileRecheckIntervalInMs) reload();
       const current = loaded as Loaded;
       try {
         return await current.credential.getToken(scopes, getTokenOptions);

@@ -2,10 +2,10 @@
  * `clusterServiceManagedIdentity` mode: each cluster's identities are read as its own service
  * managed identity (SMI), whose credential the Managed Identities data plane hands over. One data
  * plane call per cluster until `renew_after` (else before `not_after`), shared by concurrent passes,
- * a failure not remembered; entries are bounded, oldest out first (a pass holds its reader). An entry
- * is keyed by cluster, identity URL and SMI, and an SMI reads only its cluster's subscription. The
- * SMI's ARM token is fetched outside the lookup limiter, best effort, so lookups find it cached.
- * Nothing of the credential reaches logs, errors or state.
+ * a failure not remembered; entries are keyed by cluster, identity URL and SMI, and bounded, oldest
+ * out first (a pass holds its reader). An SMI reads only its cluster's subscription; its ARM token is
+ * fetched outside the lookup limiter, best effort, so lookups find it cached. Nothing of the
+ * credential reaches logs, errors or state.
  */
 import type { ManagedServiceIdentityClient, UserAssignedIdentitiesGetOptionalParams } from "@azure/arm-msi";
 import type { TokenCredential } from "@azure/identity";
@@ -13,6 +13,7 @@ import { withDeadline } from "../core/abort";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { goToLower } from "../core/goStrings";
 import { clusterMessage, clusterNameOf, nothingWritten } from "../core/clusterMessage";
+import { withoutFinalPeriod } from "../core/retrievalError";
 import type { ServiceManagedIdentityCredential } from "./dataPlaneAnswer";
 import { DataPlaneError } from "./dataPlaneAnswer";
 import { withCause } from "./credentials";
@@ -69,15 +70,8 @@ interface ClusterCredentialSourceOptions {
   readonly armClientFor: (credential: TokenCredential, subscriptionId: string) => ManagedServiceIdentityClient;
   /** What each GET carries besides (the credential, on the shared pipeline). */
   readonly operationOptionsFor?: (credential: TokenCredential) => Pick<UserAssignedIdentitiesGetOptionalParams, "tracingOptions">;
-  /** Gets the ARM token the client will send. */
   readonly acquireArmToken: (credential: TokenCredential, abortSignal: AbortSignal) => Promise<unknown>;
-  readonly maxEntries?: number;
   readonly now?: () => number;
-}
-
-interface Entry {
-  pending?: Promise<Built>;
-  built?: Built;
 }
 
 interface Built {
@@ -94,8 +88,7 @@ const notAfterMarginInMs = 5 * 60 * 1000;
 
 export function createClusterCredentialSource(options: ClusterCredentialSourceOptions): ClusterCredentialSource {
   const now = options.now ?? Date.now;
-  const maxEntries = options.maxEntries ?? defaultMaxCredentials;
-  const entries = new Map<string, Entry>();
+  const entries = new Map<string, { pending?: Promise<Built>; built?: Built }>();
 
   const build = async (request: ClusterCredentialRequest, identityUrl: string, smi: string, abortSignal: AbortSignal | undefined): Promise<Built> => {
     const answer = await options.fetchCredential(identityUrl, smi, abortSignal === undefined ? {} : { abortSignal });
@@ -157,18 +150,17 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
       let entry = entries.get(key);
       if (entry?.built !== undefined && now() < entry.built.renewAt) return entry.built.reader;
       if (entry === undefined) {
-        if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
-        entry = {};
-        entries.set(key, entry);
+        if (entries.size >= defaultMaxCredentials) entries.delete(entries.keys().next().value as string);
+        entries.set(key, (entry = {}));
       }
       const current = entry;
       // Concurrent passes of one cluster share the call; it carries the first caller's deadline.
       current.pending ??= build(request, identityUrl, smi, abortSignal).finally(() => {
         current.pending = undefined;
       });
-      let built: Built;
       try {
-        built = await current.pending;
+        current.built = await current.pending;
+        return current.built.reader;
       } catch (error) {
         if (error instanceof DataPlaneError && error.field !== undefined) {
           // The identity URL or its challenge refused before any token was asked: the message names the field and the values.
@@ -176,15 +168,14 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
         }
         // The first-party credential failing is not about this cluster's identities: passed on as it is.
         if (error instanceof DataPlaneError && !error.firstParty) {
-          throw new ClusterCredentialError(
-            `${error.message.replace(/[.\s]+$/, "")}, asked for the credential of the cluster's service managed identity ${smi}`,
-            { cluster: request.cluster, statusCode: error.statusCode, cause: error },
-          );
+          throw new ClusterCredentialError(`${withoutFinalPeriod(error.message)}, asked for the credential of the cluster's service managed identity ${smi}`, {
+            cluster: request.cluster,
+            statusCode: error.statusCode,
+            cause: error,
+          });
         }
         throw error;
       }
-      current.built = built;
-      return built.reader;
     },
   };
 }

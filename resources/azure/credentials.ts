@@ -1,12 +1,14 @@
 /**
- * The process's Azure credential and the errors credentials raise. With `managedIdentityClientId`
- * set it is that user-assigned managed identity (IMDS or IDENTITY_ENDPOINT/IDENTITY_HEADER); else
+ * The process's Azure credential, the errors credentials raise, and the token cache every credential
+ * sits behind (sharedTokenCredential). With `managedIdentityClientId` set the process's credential is
+ * that user-assigned managed identity (IMDS or IDENTITY_ENDPOINT/IDENTITY_HEADER); else
  * DefaultAzureCredential (environment, workload identity, managed identity, developer sign-ins;
  * `AZURE_TOKEN_CREDENTIALS=prod` keeps the first three), at `azureCloud`'s authority unless
  * AZURE_AUTHORITY_HOST says otherwise. A failure is rethrown under the same `name` (errorClassification.ts
  * classifies by it) with one redacted line saying what to set.
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
+import { untilAborted } from "../core/abort";
 import { redactSecrets } from "../core/retrievalError";
 import type { Settings } from "../core/settings";
 import { projectName } from "../core/settings";
@@ -51,9 +53,18 @@ export function createCredentials(settings: Settings): { readonly arm: TokenCred
   const credential: TokenCredential = {
     getToken: (scopes, options) => (built ??= buildCredential(choice, everyTenant)).getToken(scopes, options),
   };
+  // @azure/cosmos asks for the account's own audience and, refused, falls back to the public cloud's;
+  // that fallback becomes the configured cloud's (the SDK's `aadScope` would turn off both).
+  const cosmosCredential: TokenCredential = {
+    getToken: (scopes, options) =>
+      credential.getToken(
+        scopeList(scopes).map((scope) => (scope === "https://cosmos.azure.com/.default" ? settings.cosmosScope : scope)),
+        options,
+      ),
+  };
   return {
     arm: withCredentialGuidance(credential, (scopes) => armGuidance(choice, scopes)),
-    cosmos: withCredentialGuidance(mapCosmosFallbackScope(credential, settings.cosmosScope), () => cosmosGuidance),
+    cosmos: withCredentialGuidance(cosmosCredential, () => cosmosGuidance),
     description: describeCredential(choice),
   };
 }
@@ -68,20 +79,8 @@ function buildCredential(choice: CredentialChoice, everyTenant: boolean): TokenC
   });
 }
 
-/**
- * @azure/cosmos asks for the account's own audience and, refused, falls back to the public cloud's
- * `https://cosmos.azure.com/.default`; that fallback becomes the configured cloud's. (The SDK's
- * `aadScope` would turn off both the account audience and the fallback.)
- */
-function mapCosmosFallbackScope(credential: TokenCredential, cosmosScope: string): TokenCredential {
-  const publicCloudScope = "https://cosmos.azure.com/.default";
-  return {
-    getToken: (scopes: string | string[], options?: GetTokenOptions): Promise<AccessToken | null> =>
-      credential.getToken(
-        (Array.isArray(scopes) ? scopes : [scopes]).map((scope) => (scope === publicCloudScope ? cosmosScope : scope)),
-        options,
-      ),
-  };
+export function scopeList(scopes: string | string[]): string[] {
+  return Array.isArray(scopes) ? scopes : [scopes];
 }
 
 /** Sets `cause` as Error's ES2022 options bag would; the sources also compile under ES2020 libs. */
@@ -102,6 +101,15 @@ export function credentialError(name: string, message: string, extra: { statusCo
   return error;
 }
 
+/** Whether an error (or one it wraps) is a bundle file that could not be read or used: such a failure is never held. */
+export function isCertificateFileProblem(error: unknown): boolean {
+  for (let current = error, depth = 0; typeof current === "object" && current !== null && depth < 4; depth += 1) {
+    if ((current as { certificateFileProblem?: unknown }).certificateFileProblem === true) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 const credentialErrorNames = new Set(["CredentialUnavailableError", "AuthenticationError", "AggregateAuthenticationError", "AuthenticationRequiredError"]);
 
 const workloadIdentityVariables = "AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_FEDERATED_TOKEN_FILE";
@@ -116,7 +124,7 @@ function armGuidance(choice: CredentialChoice, scopes: readonly string[]): strin
   const audience = scopes.join(", ");
   if (choice.kind === "managedIdentity") {
     return (
-      `the managed identity with client ID ${choice.clientId} (${clientIdKey}) could not get a token for ${audience}; ` +
+      `${describeCredential(choice)} could not get a token for ${audience}; ` +
       `check that this identity is assigned to the host running Pulumi (IMDS, or IDENTITY_ENDPOINT and IDENTITY_HEADER) and that the client ID is right`
     );
   }
@@ -126,14 +134,17 @@ function armGuidance(choice: CredentialChoice, scopes: readonly string[]): strin
   );
 }
 
+type ErrorLike = { readonly name?: unknown; readonly message?: unknown; readonly errors?: unknown };
+
 /** What each credential in a chain said, first sentence each, on one line. */
-function describeCause(error: { message?: unknown; errors?: unknown }): string {
+function describeCause(error: ErrorLike): string {
   const firstSentence = (text: unknown): string => {
-    const line =
+    const line = (
       String(text)
         .split(/\r?\n/)
-        .find((candidate) => candidate.trim().length > 0) ?? "";
-    const sentence = /^(.*?[.!?])(\s|$)/.exec(line.trim())?.[1] ?? line.trim();
+        .find((candidate) => candidate.trim().length > 0) ?? ""
+    ).trim();
+    const sentence = /^(.*?[.!?])(\s|$)/.exec(line)?.[1] ?? line;
     return sentence.length > 160 ? `${sentence.slice(0, 157)}...` : sentence;
   };
   if (Array.isArray(error.errors) && error.errors.length > 0) {
@@ -149,14 +160,79 @@ function withCredentialGuidance(credential: TokenCredential, guidance: (scopes: 
       try {
         return await credential.getToken(scopes, options);
       } catch (error) {
-        const like = (typeof error === "object" && error !== null ? error : { message: String(error) }) as {
-          name?: unknown;
-          message?: unknown;
-          errors?: unknown;
-        };
+        const like = (typeof error === "object" && error !== null ? error : { message: String(error) }) as ErrorLike;
         if (typeof like.name !== "string" || !credentialErrorNames.has(like.name)) throw error;
-        throw credentialError(like.name, redactSecrets(`${guidance(Array.isArray(scopes) ? scopes : [scopes])} (${describeCause(like)})`));
+        throw credentialError(like.name, redactSecrets(`${guidance(scopeList(scopes))} (${describeCause(like)})`));
       }
+    },
+  };
+}
+
+/** Tokens are fetched again this long before they expire. */
+export const tokenRefreshMarginInMs = 5 * 60 * 1000;
+
+/** A shared token request unanswered for this long is not joined any more: the next caller asks anew. */
+export const pendingTokenRequestStaleAfterMs = 30 * 1000;
+
+interface Entry {
+  token?: AccessToken;
+  failure?: unknown;
+  heldUntil?: number;
+  pending?: Promise<AccessToken | null>;
+  pendingSince?: number;
+}
+
+/**
+ * One token per tenant and scope for a whole provider process, reused until shortly before it
+ * expires, so the clients' bearer policies do not each ask the token endpoint at once. Concurrent
+ * callers share one request (not joined once it is stale, so an endpoint that hung once does not hold
+ * the process); `claims` (a continuous access evaluation challenge) bypasses the cache; each caller
+ * stops at its own abort signal. A failure is not cached, except with `holdFailuresForMs` (the first
+ * party): a refusal answers the same tenant and scope for that long, a bundle file's failure never.
+ */
+export function sharedTokenCredential(
+  inner: TokenCredential,
+  now: () => number = Date.now,
+  options: { readonly holdFailuresForMs?: number } = {},
+): TokenCredential {
+  const holdFailuresForMs = options.holdFailuresForMs ?? 0;
+  const entries = new Map<string, Entry>();
+  const isFresh = (token: AccessToken | undefined): token is AccessToken =>
+    token !== undefined && now() < Math.min(token.expiresOnTimestamp - tokenRefreshMarginInMs, token.refreshAfterTimestamp ?? Number.POSITIVE_INFINITY);
+  return {
+    async getToken(scopes: string | string[], options?: GetTokenOptions): Promise<AccessToken | null> {
+      if (options?.claims !== undefined) return inner.getToken(scopes, options);
+      const key = `${options?.tenantId ?? ""} ${scopeList(scopes).join(" ")}`;
+      const entry = entries.get(key) ?? {};
+      entries.set(key, entry);
+      if (isFresh(entry.token)) return entry.token;
+      if (entry.heldUntil !== undefined && now() < entry.heldUntil) throw entry.failure;
+      if (entry.pending === undefined || now() - (entry.pendingSince ?? 0) > pendingTokenRequestStaleAfterMs) {
+        // Shared by every caller waiting now, so it carries no single caller's abort signal.
+        const request: Promise<AccessToken | null> = inner
+          .getToken(scopes, options?.tenantId === undefined ? {} : { tenantId: options.tenantId })
+          .then(
+            (token) => {
+              entry.token = token ?? undefined;
+              entry.heldUntil = undefined;
+              return token;
+            },
+            (error: unknown) => {
+              const name = (error as { name?: unknown } | undefined)?.name;
+              if (holdFailuresForMs > 0 && name !== "AbortError" && !isCertificateFileProblem(error)) {
+                entry.failure = error;
+                entry.heldUntil = now() + holdFailuresForMs;
+              }
+              throw error;
+            },
+          )
+          .finally(() => {
+            if (entry.pending === request) entry.pending = undefined;
+          });
+        entry.pending = request;
+        entry.pendingSince = now();
+      }
+      return options?.abortSignal === undefined ? entry.pending : untilAborted(entry.pending, options.abortSignal);
     },
   };
 }

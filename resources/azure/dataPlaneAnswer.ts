@@ -5,6 +5,7 @@
  * bundle, a token or a key.
  */
 import { describeType } from "../core/azureResourceId";
+import { parseTimestamp } from "../core/goJson";
 import { goToLower } from "../core/goStrings";
 import { parsedJsonText } from "../core/json";
 import { shortMessage } from "../core/retrievalError";
@@ -51,16 +52,6 @@ export interface ServiceManagedIdentityCredential {
   readonly notAfter: Date | undefined;
 }
 
-/** The credential of `identityId` in an answer; a DataPlaneError when the answer holds none usable. */
-export function credentialFor(identities: readonly DataPlaneIdentity[], identityId: string, now: number = Date.now()): ServiceManagedIdentityCredential {
-  const wanted = goToLower(identityId);
-  const identity = identities.find((candidate) => goToLower(candidate.resourceId) === wanted);
-  if (identity === undefined) {
-    throw new DataPlaneError(`the Managed Identities data plane's answer holds no credential for ${identityId}`);
-  }
-  return credentialOf(identity, now);
-}
-
 /**
  * The entries of an answer (`explicit_identities`), as strict as upstream's client (Go's
  * encoding/json into msi-dataplane's structs): a field of another type anywhere refuses the whole
@@ -98,37 +89,27 @@ export function readDataPlaneAnswer(status: number, body: string, host: string):
 type GoShape = "string" | { readonly fields: Readonly<Record<string, GoShape>> } | { readonly items: GoShape };
 
 const text = "string" as const;
+/** Fields that are strings; the order of the fields decides which problem is named first. */
+const strings = (...names: string[]): Record<string, GoShape> => Object.fromEntries(names.map((name) => [name, text]));
 const credentialFields = {
-  authentication_endpoint: text,
-  cannot_renew_after: text,
-  client_id: text,
-  client_secret: text,
-  client_secret_url: text,
+  ...strings("authentication_endpoint", "cannot_renew_after", "client_id", "client_secret", "client_secret_url"),
   custom_claims: { fields: { xms_az_nwperimid: { items: text }, xms_az_tm: text } },
-  mtls_authentication_endpoint: text,
-  not_after: text,
-  not_before: text,
-  object_id: text,
-  renew_after: text,
-  tenant_id: text,
+  ...strings("mtls_authentication_endpoint", "not_after", "not_before", "object_id", "renew_after", "tenant_id"),
 };
 /** msi-dataplane's UserAssignedIdentityCredentials, DelegatedResource and ManagedIdentityCredentials (the whole answer). */
 const userAssignedIdentityCredentials: GoShape = { fields: { ...credentialFields, resource_id: text } };
+const delegatedResource: GoShape = {
+  fields: {
+    ...strings("delegation_id", "delegation_url"),
+    explicit_identities: { items: userAssignedIdentityCredentials },
+    implicit_identity: userAssignedIdentityCredentials,
+    ...strings("internal_id", "resource_id"),
+  },
+};
 const managedIdentityCredentials: GoShape = {
   fields: {
     ...credentialFields,
-    delegated_resources: {
-      items: {
-        fields: {
-          delegation_id: text,
-          delegation_url: text,
-          explicit_identities: { items: userAssignedIdentityCredentials },
-          implicit_identity: userAssignedIdentityCredentials,
-          internal_id: text,
-          resource_id: text,
-        },
-      },
-    },
+    delegated_resources: { items: delegatedResource },
     delegation_url: text,
     explicit_identities: { items: userAssignedIdentityCredentials },
     internal_id: text,
@@ -158,8 +139,11 @@ function goTypeProblem(value: unknown, shape: GoShape, path: string): string | u
   return undefined;
 }
 
-/** The certificate credential an entry carries; a DataPlaneError naming a missing, unusable or expired field. */
-function credentialOf({ entry, resourceId }: DataPlaneIdentity, now: number = Date.now()): ServiceManagedIdentityCredential {
+/** The certificate credential of `identityId` in an answer; a DataPlaneError naming a missing, unusable or expired field. */
+export function credentialFor(identities: readonly DataPlaneIdentity[], identityId: string, now: number = Date.now()): ServiceManagedIdentityCredential {
+  const identity = identities.find((candidate) => goToLower(candidate.resourceId) === goToLower(identityId));
+  if (identity === undefined) throw new DataPlaneError(`the Managed Identities data plane's answer holds no credential for ${identityId}`);
+  const { entry, resourceId } = identity;
   const field = (name: string): string => {
     const value = entry[name];
     if (typeof value !== "string" || value.length === 0) {
@@ -180,14 +164,9 @@ function credentialOf({ entry, resourceId }: DataPlaneIdentity, now: number = Da
     if (error instanceof CertificateBundleError) throw new DataPlaneError(`unusable certificate: ${error.message}`, { cause: error });
     throw error;
   }
-  const time = (name: string): Date | undefined => {
-    const value = entry[name];
-    const date = typeof value === "string" ? new Date(value) : undefined;
-    return date !== undefined && !Number.isNaN(date.getTime()) ? date : undefined;
-  };
-  const notAfter = time("not_after");
+  const notAfter = parseTimestamp(entry.not_after);
   if (notAfter !== undefined && notAfter.getTime() <= now) {
     throw new DataPlaneError(`the data plane's credential for ${resourceId} expired at ${notAfter.toISOString()} (not_after)`);
   }
-  return { resourceId, clientId, tenantId, authenticationEndpoint, material, renewAfter: time("renew_after"), notAfter };
+  return { resourceId, clientId, tenantId, authenticationEndpoint, material, renewAfter: parseTimestamp(entry.renew_after), notAfter };
 }

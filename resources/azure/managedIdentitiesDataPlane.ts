@@ -1,33 +1,69 @@
 /**
  * The Managed Identities data plane client, sending what upstream's client (Azure/msi-dataplane)
- * sends: `POST <identity URL>` with `api-version` added to its query, URL and body written as the
- * Go client writes them (core/dataPlaneRequestUrl.ts); first without a token, then, after the 401
- * challenge `Bearer authorization="<authority>/<tenant>"`, with the first party's token for
- * `<audience>/.default` in that tenant.
- *
- * Unlike upstream, the identity URL must be on a data plane host of the configured cloud and name
- * its tenant (`tid`), and the challenge must name that tenant, so an identity URL cannot steer the
- * first party into another tenant. The challenge callback asks the first-party credential itself,
- * not the policy's token cycler, which holds one token and could hand one tenant's to another.
+ * sends: `POST <identity URL>` with `api-version` (core/dataPlaneRequestUrl.ts), first without a token,
+ * then, after the 401 challenge `Bearer authorization="<authority>/<tenant>"`, with the first party's
+ * token for `<audience>/.default` in that tenant. Unlike upstream, the identity URL must be on a data
+ * plane host of the configured cloud and name its tenant (`tid`), and the challenge must name that
+ * tenant, so an identity URL cannot steer the first party into another tenant; the challenge callback
+ * asks the first-party credential itself, not the policy's token cycler, which holds one token and
+ * could hand one tenant's to another.
  */
 import type { TokenCredential } from "@azure/identity";
 import type { Agent } from "node:https";
-import type { PipelineRequest } from "@azure/core-rest-pipeline";
+import type { HttpClient, Pipeline, PipelineRequest, PipelineRequestOptions, PipelineResponse } from "@azure/core-rest-pipeline";
 import { guidPattern } from "../core/azureResourceId";
 import { dataPlaneRequestBody, dataPlaneRequestUrl } from "../core/dataPlaneRequestUrl";
 import type { DataPlaneHosts } from "../core/identityUrl";
 import { identityUrlField, readIdentityUrl } from "../core/identityUrl";
-import { shortMessage } from "../core/retrievalError";
-import type { TokenRequestPipeline } from "./assertionTokenCredential";
-import { createTokenRequestPipeline, sendPipelineRequest } from "./assertionTokenCredential";
+import { shortMessage, withoutFinalPeriod } from "../core/retrievalError";
 import type { DataPlaneIdentity } from "./dataPlaneAnswer";
 import { DataPlaneError, readDataPlaneAnswer } from "./dataPlaneAnswer";
-
-// sync/ imports the error from the client's module.
-export { DataPlaneError } from "./dataPlaneAnswer";
+import type { MsiAnswerEntry, StandIn } from "../core/msiDecision";
+import { standInAnswer } from "../core/msiDecision";
 
 /** The API version of the credentials call, as upstream's client sends it. */
 const dataPlaneApiVersion = "2024-01-01";
+
+/** The pipeline of the hand-written clients (this one, and each SMI's token requests). */
+export interface TokenRequestPipeline {
+  readonly core: typeof import("@azure/core-rest-pipeline");
+  readonly pipeline: Pipeline;
+  readonly httpClient: HttpClient;
+}
+
+/** A pipeline with the SDK's retries; @azure/core-rest-pipeline loads at the first call. */
+export function createTokenRequestPipeline(options: {
+  readonly agent?: Agent;
+  readonly userAgentPrefix: string;
+  readonly maxRetries?: number;
+}): TokenRequestPipeline {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use
+  const core = require("@azure/core-rest-pipeline") as typeof import("@azure/core-rest-pipeline");
+  const pipeline = core.createPipelineFromOptions({
+    agent: options.agent,
+    ...(options.maxRetries === undefined ? {} : { retryOptions: { maxRetries: options.maxRetries } }),
+    userAgentOptions: { userAgentPrefix: options.userAgentPrefix },
+  });
+  return { core, pipeline, httpClient: core.createDefaultHttpClient() };
+}
+
+/** Sends one request (`prepare` sees it first); a failure to get an answer, other than an abort, becomes `unreachable(reason, error)`. */
+export async function sendPipelineRequest(
+  { core, pipeline, httpClient }: TokenRequestPipeline,
+  options: Omit<PipelineRequestOptions, "headers"> & { readonly headers: Record<string, string> },
+  unreachable: (reason: string, error: unknown) => Error,
+  prepare?: (request: PipelineRequest) => void,
+): Promise<PipelineResponse> {
+  const request = core.createPipelineRequest({ ...options, headers: core.createHttpHeaders(options.headers) });
+  prepare?.(request);
+  try {
+    return await pipeline.sendRequest(httpClient, request);
+  } catch (error) {
+    const like = error as { name?: unknown; code?: unknown; message?: unknown };
+    if (like.name === "AbortError") throw error;
+    throw unreachable(typeof like.code === "string" ? like.code : shortMessage(typeof like.message === "string" ? like.message : "error"), error);
+  }
+}
 
 /** Asks one identity URL for the credentials of identities assigned to its cluster. */
 export interface ManagedIdentitiesDataPlane {
@@ -52,11 +88,7 @@ export function createManagedIdentitiesDataPlane(options: {
   const urlTenants = new WeakMap<PipelineRequest, string>();
   let client: TokenRequestPipeline | undefined;
   const build = (): TokenRequestPipeline => {
-    const built = createTokenRequestPipeline({
-      agent: options.agent,
-      maxRetries: 2,
-      userAgentPrefix: options.userAgentPrefix ?? "aro-hcp-identity-status",
-    });
+    const built = createTokenRequestPipeline({ agent: options.agent, maxRetries: 2, userAgentPrefix: options.userAgentPrefix ?? "aro-hcp-identity-status" });
     built.pipeline.addPolicy(challengePolicy(built.core, options.firstPartyCredential, scope, urlTenants), { phase: "Sign" });
     return built;
   };
@@ -140,7 +172,7 @@ function challengePolicy(
           const like = error as { name?: unknown; message?: unknown };
           if (like.name === "AbortError") throw error;
           throw new DataPlaneError(
-            `${shortMessage(String(like.message)).replace(/[.\s]+$/, "")} (the first-party credential, asked for a token for ${scope} in tenant ${tenantId})`,
+            `${withoutFinalPeriod(shortMessage(String(like.message)))} (the first-party credential, asked for a token for ${scope} in tenant ${tenantId})`,
             { firstParty: true, tenantId, cause: error },
           );
         }
@@ -160,4 +192,27 @@ function challengeTenant(header: string | undefined): string | undefined {
   if (match === null || !URL.canParse(match[1])) return undefined;
   const tenant = new URL(match[1]).pathname.replace(/^\/+|\/+$/g, "").toLowerCase();
   return guidPattern.test(tenant) ? tenant : undefined;
+}
+
+/** The MSI half's one answer about a cluster's identities, naming every identity asked for (upstream's FetchMSIIdentitiesInfo). */
+export interface MsiAnswerSource {
+  answer(identityUrl: string, identityIds: readonly string[], options: { readonly abortSignal: AbortSignal }): Promise<readonly MsiAnswerEntry[]>;
+  /** Set for upstream's stand-in: the IDs it answers for every identity. */
+  readonly standIn?: StandIn;
+}
+
+/** The data plane as the first party asks it; each entry's IDs only, never its credential. */
+export function dataPlaneMsiAnswers(dataPlane: ManagedIdentitiesDataPlane): MsiAnswerSource {
+  return {
+    async answer(identityUrl, identityIds, options) {
+      const identities = await dataPlane.requestCredentials(identityUrl, identityIds, options);
+      return identities.map(({ resourceId, clientId, objectId }) => ({ resourceId, clientId, objectId }));
+    },
+  };
+}
+
+/** Upstream's stand-in in `fixedIdentity` mode: the fixed identity's IDs for every identity, without a call. */
+export function standInMsiAnswers(fixed: { readonly clientId: string; readonly principalId: string; readonly overwriteAllowed?: boolean }): MsiAnswerSource {
+  const standIn = { clientId: fixed.clientId, principalId: fixed.principalId, overwriteAllowed: fixed.overwriteAllowed ?? false };
+  return { answer: (_identityUrl, identityIds) => Promise.resolve(standInAnswer(identityIds, standIn)), standIn };
 }

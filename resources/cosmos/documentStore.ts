@@ -8,6 +8,7 @@
  */
 import type { Container } from "@azure/cosmos";
 import type { JsonObject } from "../core/json";
+import { isJsonObject } from "../core/json";
 import type { PatchOperation } from "../core/serviceProviderClusterDocument";
 import type { CosmosLocation } from "./settingsProblems";
 import { answerOfError, settingsErrorFor, unansweredReadError } from "./settingsProblems";
@@ -38,8 +39,8 @@ export const slowReadRequestMs = 1_000;
 interface PendingRead {
   readonly partitionKey: string;
   readonly id: string;
-  resolve(value: StoredDocument | undefined): void;
-  reject(error: unknown): void;
+  readonly resolve: (value: StoredDocument | undefined) => void;
+  readonly reject: (error: unknown) => void;
 }
 
 type Answer = StoredDocument | undefined | "again";
@@ -64,29 +65,19 @@ export function createDocumentStore(container: Container, options: { readonly en
     if (response.resource === undefined) throw unansweredReadError(response, id, location);
     return { document: response.resource, etag: response.etag };
   };
-  const settleWithPointRead = async (read: PendingRead): Promise<void> => {
-    try {
-      read.resolve(await pointRead(read.partitionKey, read.id));
-    } catch (error) {
-      read.reject(error);
-    }
-  };
+  const settle = (read: PendingRead): Promise<void> => pointRead(read.partitionKey, read.id).then(read.resolve, read.reject);
 
   /** One request for distinct documents: a transactional batch within one partition, bulk across partitions. */
   const requestTogether = async (documents: ReadonlyArray<{ partitionKey: string; id: string }>): Promise<Answer[]> => {
     const partitionKey = documents[0].partitionKey;
     try {
-      if (documents.every((document) => document.partitionKey === partitionKey)) {
-        const response = await container.items.batch(
-          documents.map(({ id }) => ({ operationType: "Read", id })),
-          partitionKey,
-        );
-        return documents.map((_, index) => batchAnswer(response.result?.[index]));
-      }
       // Not executeBulkOperations, which `bulk`'s deprecation points to: it holds every call before
       // answering, fit for loading data, not for reads an engine step waits on.
-      const response = await container.items.bulk(documents.map(({ partitionKey: key, id }) => ({ operationType: "Read", id, partitionKey: key })));
-      return documents.map((_, index) => batchAnswer(response[index]));
+      const read = ({ id }: { readonly id: string }): { operationType: "Read"; id: string } => ({ operationType: "Read", id });
+      const results = documents.every((document) => document.partitionKey === partitionKey)
+        ? (await container.items.batch(documents.map(read), partitionKey)).result
+        : await container.items.bulk(documents.map((document) => ({ ...read(document), partitionKey: document.partitionKey })));
+      return documents.map((_, index) => batchAnswer(results?.[index]));
     } catch {
       // The SDK drops the status code of a failed batch; point reads give each caller the real error.
       return documents.map(() => "again");
@@ -94,29 +85,22 @@ export function createDocumentStore(container: Container, options: { readonly en
   };
 
   const readTogether = async (reads: readonly PendingRead[]): Promise<void> => {
-    if (reads.length === 1) {
-      await settleWithPointRead(reads[0]);
-      return;
-    }
+    if (reads.length === 1) return settle(reads[0]);
     // One operation per distinct document.
-    const distinct = new Map(reads.map((read) => [JSON.stringify([read.partitionKey, read.id]), read]));
-    const answerList = await requestTogether([...distinct.values()]);
-    const answers = new Map([...distinct.keys()].map((key, index) => [key, answerList[index]]));
+    const keyOf = (read: PendingRead): string => JSON.stringify([read.partitionKey, read.id]);
+    const distinct = [...new Map(reads.map((read) => [keyOf(read), read])).values()];
+    const answerList = await requestTogether(distinct);
+    const answers = new Map(distinct.map((read, index) => [keyOf(read), answerList[index]]));
     const handedOut = new Set<string>();
     await Promise.all(
       reads.map(async (read) => {
-        const key = JSON.stringify([read.partitionKey, read.id]);
+        const key = keyOf(read);
         // Every key has an answer, so `undefined` here is Cosmos's 404.
         const answer = answers.get(key);
-        if (answer === "again") {
-          await settleWithPointRead(read);
-        } else if (answer === undefined) {
-          read.resolve(undefined);
-        } else {
-          // The same document asked for twice: each caller gets its own copy.
-          read.resolve(handedOut.has(key) ? structuredClone(answer) : answer);
-          handedOut.add(key);
-        }
+        if (answer === "again") return settle(read);
+        // The same document asked for twice: each caller gets its own copy.
+        read.resolve(answer !== undefined && handedOut.has(key) ? structuredClone(answer) : answer);
+        handedOut.add(key);
       }),
     );
   };
@@ -176,19 +160,13 @@ export function createDocumentStore(container: Container, options: { readonly en
 
 /** A document, `undefined` for a missing one, or "again" for what a point read answers instead, so errors are a point read's. */
 function batchAnswer(result: { statusCode: number; subStatusCode?: unknown; eTag?: string; resourceBody?: unknown } | undefined): Answer {
-  if (result?.statusCode === 404) {
-    const substatus = result.subStatusCode;
-    return substatus === undefined || (typeof substatus === "number" && isMissingDocument(substatus)) ? undefined : "again";
-  }
+  if (result?.statusCode === 404) return isMissingDocument(result.subStatusCode) ? undefined : "again";
   const document = result?.resourceBody;
-  if (result?.statusCode !== 200 || typeof document !== "object" || document === null || Array.isArray(document)) {
-    return "again";
-  }
-  const etag = result.eTag ?? (document as JsonObject)._etag;
-  return typeof etag === "string" && etag.length > 0 ? { document: document as JsonObject, etag } : "again";
+  const etag = isJsonObject(document) ? (result?.eTag ?? document._etag) : undefined;
+  return result?.statusCode === 200 && typeof etag === "string" && etag.length > 0 ? { document: document as JsonObject, etag } : "again";
 }
 
 /** A 404's substatus for a missing document: 0 or none (1003 is a missing database or container). */
-function isMissingDocument(substatus: number | undefined): boolean {
+function isMissingDocument(substatus: unknown): boolean {
   return substatus === undefined || substatus === 0;
 }

@@ -10,19 +10,14 @@ import { readFileSync } from "node:fs";
 import type { AgentOptions } from "node:https";
 import { Agent } from "node:https";
 import { createSecureContext, rootCertificates } from "node:tls";
-import { assertionTokenCredential, createTokenRequestPipeline } from "../azure/assertionTokenCredential";
-import type { TokenRequestPipeline } from "../azure/assertionTokenCredential";
+import { assertionTokenCredential, requestCredentialOptions, requestCredentialPolicy } from "../azure/assertionTokenCredential";
 import { certificateFileCredential, fileUnreadableReason } from "../azure/certificateCredential";
 import type { ClusterCredentialSource } from "../azure/clusterCredentials";
 import { createClusterCredentialSource } from "../azure/clusterCredentials";
-import { createCredentials, withCause } from "../azure/credentials";
-import type { ManagedIdentitiesDataPlane } from "../azure/managedIdentitiesDataPlane";
+import { createCredentials, sharedTokenCredential, withCause } from "../azure/credentials";
 import { credentialFor } from "../azure/dataPlaneAnswer";
-import { createManagedIdentitiesDataPlane } from "../azure/managedIdentitiesDataPlane";
-import type { MsiAnswerSource } from "../azure/msiAnswers";
-import { dataPlaneMsiAnswers, standInMsiAnswers } from "../azure/msiAnswers";
-import { requestCredentialOptions, requestCredentialPolicy } from "../azure/requestCredentialPolicy";
-import { sharedTokenCredential } from "../azure/sharedTokenCredential";
+import type { ManagedIdentitiesDataPlane, MsiAnswerSource, TokenRequestPipeline } from "../azure/managedIdentitiesDataPlane";
+import { createManagedIdentitiesDataPlane, createTokenRequestPipeline, dataPlaneMsiAnswers, standInMsiAnswers } from "../azure/managedIdentitiesDataPlane";
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import { createUserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import type { DocumentStore } from "../cosmos/documentStore";
@@ -170,7 +165,7 @@ function modeSources(settings: Settings, agent: Agent, processCredential: TokenC
 /**
  * The first party asks the data plane for each cluster's SMI credential. Each SMI has its own token
  * cache; every SMI shares one token request pipeline and one arm-msi pipeline whose requests carry
- * their SMI's credential (requestCredentialPolicy.ts), so a cluster costs no client of its own.
+ * their SMI's credential (requestCredentialPolicy), so a cluster costs no client of its own.
  */
 function clusterCredentialSource(settings: Settings, agent: Agent, dataPlane: ManagedIdentitiesDataPlane): ClusterCredentialSource {
   let tokenPipeline: TokenRequestPipeline | undefined;

@@ -7,7 +7,7 @@
  */
 import type { ClusterCredentialRequest } from "../azure/clusterCredentials";
 import { ClusterCredentialError } from "../azure/clusterCredentials";
-import { DataPlaneError } from "../azure/managedIdentitiesDataPlane";
+import { DataPlaneError } from "../azure/dataPlaneAnswer";
 import { isAbortError, withDeadline } from "../core/abort";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import type { ClusterCredentialFields } from "../core/clusterDocument";

@@ -1,6 +1,6 @@
 /** What a sync pass and a refresh depend on, injected: tests pass fakes, production the Azure and Cosmos adapters. */
 import type { ClusterCredentialSource } from "../azure/clusterCredentials";
-import type { MsiAnswerSource } from "../azure/msiAnswers";
+import type { MsiAnswerSource } from "../azure/managedIdentitiesDataPlane";
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import type { DocumentStore } from "../cosmos/documentStore";
 import type { Settings } from "../core/settings";

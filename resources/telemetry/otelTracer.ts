@@ -105,7 +105,7 @@ export function createOtelTracer(settings: TracingSettings, secretValues: () => 
   }
   // The provider's own tracer: the hook's spans go to this exporter even where another provider is registered for the process.
   const tracer = provider.getTracer(scopeName);
-  // A context that falls back to the active one (azure/requestCredentialPolicy.ts) may itself be
+  // A context that falls back to the active one (azure/assertionTokenCredential.ts, requestCredentialOptions) may itself be
   // the active one, inside the SDK's own spans: a lookup never asks itself again.
   let lookingUp = false;
   return {

@@ -4,7 +4,7 @@
  * of docs/operations.md ("Traces") lists the same.
  */
 import type { ClusterCredentialSource, ClusterReader } from "../azure/clusterCredentials";
-import type { MsiAnswerSource } from "../azure/msiAnswers";
+import type { MsiAnswerSource } from "../azure/managedIdentitiesDataPlane";
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import type { DocumentStore } from "../cosmos/documentStore";
 import type { ParsedResourceId } from "../core/azureResourceId";

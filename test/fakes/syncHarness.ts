@@ -16,8 +16,8 @@ import { FakeClock } from "./fakeClock";
 import { InMemoryDocumentStore } from "./inMemoryDocumentStore";
 import type { IdentityScript } from "./scriptedUserAssignedIdentityReader";
 import { ScriptedUserAssignedIdentityReader } from "./scriptedUserAssignedIdentityReader";
-import type { MsiAnswerSource } from "../../resources/azure/msiAnswers";
-import { standInMsiAnswers } from "../../resources/azure/msiAnswers";
+import type { MsiAnswerSource } from "../../resources/azure/managedIdentitiesDataPlane";
+import { standInMsiAnswers } from "../../resources/azure/managedIdentitiesDataPlane";
 
 /**
  * The IDs the harness's default MSI answer gives every identity (upstream's stand-in shape). The

@@ -1,6 +1,6 @@
 /**
  * A service managed identity's token path without MSAL (resources/azure/assertionTokenCredential.ts)
- * and its ARM requests on the shared pipeline (requestCredentialPolicy.ts).
+ * and its ARM requests on the shared pipeline (requestCredentialPolicy).
  * Entra ID is a fake HttpClient here (the unit seam); the sandbox's Entra ID and upstream's own
  * client check the same requests in test/integration/conformance.test.ts.
  */
@@ -9,11 +9,18 @@ import { createHttpHeaders, createPipelineFromOptions, createPipelineRequest } f
 import type { HttpClient, PipelineRequest, PipelineResponse } from "@azure/core-rest-pipeline";
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
 import { beforeAll, describe, expect, it } from "vitest";
-import { assertionTokenCredential, signClientAssertion, tokenEndpointOf, tokenRequestForm } from "../../../resources/azure/assertionTokenCredential";
-import type { TokenRequestPipeline } from "../../../resources/azure/assertionTokenCredential";
+import {
+  assertionTokenCredential,
+  continuousAccessChallengeClaims,
+  requestCredentialOptions,
+  requestCredentialPolicy,
+  signClientAssertion,
+  tokenEndpointOf,
+  tokenRequestForm,
+} from "../../../resources/azure/assertionTokenCredential";
+import type { TokenRequestPipeline } from "../../../resources/azure/managedIdentitiesDataPlane";
 import type { CertificateCredentialMaterial } from "../../../resources/azure/certificateBundle";
 import { parseCertificateBundle } from "../../../resources/azure/certificateBundle";
-import { continuousAccessChallengeClaims, requestCredentialOptions, requestCredentialPolicy } from "../../../resources/azure/requestCredentialPolicy";
 import { SandboxCertificateAuthority } from "../../../sandbox/certificateAuthority";
 
 let material: CertificateCredentialMaterial;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pendingTokenRequestStaleAfterMs, sharedTokenCredential, tokenRefreshMarginInMs } from "../../../resources/azure/sharedTokenCredential";
+import { pendingTokenRequestStaleAfterMs, sharedTokenCredential, tokenRefreshMarginInMs } from "../../../resources/azure/credentials";
 
 const hour = 60 * 60 * 1000;
 

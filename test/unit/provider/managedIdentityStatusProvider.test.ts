@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { countsOf } from "../../fixtures/storedDocument";
 import type * as pulumi from "@pulumi/pulumi";
-import { standInMsiAnswers } from "../../../resources/azure/msiAnswers";
+import { standInMsiAnswers } from "../../../resources/azure/managedIdentitiesDataPlane";
 import { msiStatusText } from "../../../resources/provider/providerOutputs";
 import { standInIds } from "../../fakes/syncHarness";
 import { describe, expect, it } from "vitest";

@@ -6,8 +6,8 @@
  * what someone else wrote.
  */
 import { describe, expect, it } from "vitest";
-import type { MsiAnswerSource } from "../../../resources/azure/msiAnswers";
-import { standInMsiAnswers } from "../../../resources/azure/msiAnswers";
+import type { MsiAnswerSource } from "../../../resources/azure/managedIdentitiesDataPlane";
+import { standInMsiAnswers } from "../../../resources/azure/managedIdentitiesDataPlane";
 import type { JsonObject } from "../../../resources/core/json";
 import { msiFingerprintOf } from "../../../resources/core/msiOutputs";
 import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
