@@ -75,3 +75,21 @@ export function groupFailures(failures: readonly ResourceFailure[]): FailureGrou
     .map(([cause, resources]) => ({ cause, count: resources.length, resources }))
     .sort((left, right) => right.count - left.count || left.cause.localeCompare(right.cause));
 }
+
+/** What joins the two halves' errors when both failed in one pass (core/passDecision.ts reportPass). */
+export const bothHalvesFailed = "\nand: ";
+
+/**
+ * The halves a failed pass's error is about, by its class: the data plane operators' lookups or
+ * their credential, the MSI half's answer, or both (the two halves' errors joined, or a failure of
+ * the pass as a whole: a document, a setting, the process's credential). The run records, the
+ * stack output's `failure` and the pass's span all take it from here.
+ */
+export function halvesOfFailure(error: unknown): { readonly dataPlane: boolean; readonly msi: boolean } {
+  const name = error instanceof Error ? error.name : "";
+  const message = error instanceof Error ? error.message : String(error);
+  if (message.includes(bothHalvesFailed)) return { dataPlane: true, msi: true };
+  if (name === "UserAssignedIdentityReadError" || name === "AzureAccessError") return { dataPlane: true, msi: false };
+  if (name === "MsiIdentitiesError" || name === "DataPlaneError") return { dataPlane: false, msi: true };
+  return { dataPlane: true, msi: true };
+}

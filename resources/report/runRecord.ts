@@ -11,6 +11,7 @@ import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { clusterNameOf } from "../core/clusterMessage";
 import { locate } from "../core/documentLocation";
 import { goToLower } from "../core/goStrings";
+import { halvesOfFailure } from "../core/failureCause";
 import type { DesiredIdentity } from "../core/identityStatus";
 import { planHalves } from "../core/passDecision";
 import { clusterDocumentDescription, readClusterDocument, readServiceProviderCluster, serviceProviderClusterDescription } from "../sync/documents";
@@ -86,24 +87,13 @@ export function recordOfPass(identity: Identity, result: SyncResult, forced: Hal
   };
 }
 
-/** Which half an error is about, by its class: the other half's outcome is unknown unless the pass's result says. */
-function halvesOfError(error: unknown): Halves {
-  const name = error instanceof Error ? error.name : "";
-  const message = error instanceof Error ? error.message : String(error);
-  if (message.includes("\nand: ")) return { dataPlane: true, msi: true };
-  if (name === "UserAssignedIdentityReadError") return { dataPlane: true, msi: false };
-  if (name === "MsiIdentitiesError" || name === "DataPlaneError") return { dataPlane: false, msi: true };
-  // Credentials, settings, documents: the pass as a whole.
-  return { dataPlane: true, msi: true };
-}
-
 /**
  * The record of a pass that threw. A half the error is about failed, or kept its stored IDs when
  * the pass recorded the failed identities beside them; the other half's outcome is the pass's
  * result when it carries one, else it failed with the pass (nothing was written).
  */
 export function recordOfFailedPass(identity: Identity, error: unknown, forced: Halves = noHalves): RunRecord {
-  const about = halvesOfError(error);
+  const about = halvesOfFailure(error);
   const partial = partialResultOf(error);
   const fromPartial = partial === undefined ? undefined : recordOfPass(identity, partial, forced);
   const failedHalf = partial !== undefined && keptIdsOfFailed(partial) ? "keptAfterFailure" : "failed";

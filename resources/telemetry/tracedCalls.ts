@@ -11,7 +11,7 @@ import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterNameOf } from "../core/clusterMessage";
 import { locate } from "../core/documentLocation";
 import { cosmosStatusCode } from "../core/errorClassification";
-import { failureCauseOf } from "../core/failureCause";
+import { failureCauseOf, halvesOfFailure } from "../core/failureCause";
 import { errorCodeLabel } from "../core/retrievalError";
 import { retryAfterInMs } from "../core/retryAfter";
 import type { SpanAttributes, SpanScope } from "../logging/spans";
@@ -24,13 +24,7 @@ import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
 /** The resource's type token (serviceProviderClusterIdentityStatus.ts; not imported: that module is above this one). */
 const resourceType = "pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus";
 
-/** The half a failure belongs to by its class; a document, setting or credential failure is both. */
-const halfOfFailure = new Map<string, "data plane" | "msi">([
-  ["UserAssignedIdentityReadError", "data plane"],
-  ["AzureAccessError", "data plane"],
-  ["MsiIdentitiesError", "msi"],
-  ["DataPlaneError", "msi"],
-]);
+const halfAttribute = ({ dataPlane, msi }: { dataPlane: boolean; msi: boolean }): string => (dataPlane && msi ? "both" : dataPlane ? "data plane" : "msi");
 
 function failureAttributes(error: unknown, clusterName?: string): SpanAttributes {
   const name = error instanceof Error ? error.name : "Error";
@@ -38,7 +32,7 @@ function failureAttributes(error: unknown, clusterName?: string): SpanAttributes
   return {
     "aro_hcp.failure.class": name,
     "aro_hcp.failure.cause": failureCauseOf(message, clusterName),
-    "aro_hcp.failure.half": halfOfFailure.get(name) ?? "both",
+    "aro_hcp.failure.half": halfAttribute(halvesOfFailure(error)),
   };
 }
 

@@ -79,7 +79,13 @@ describe("spans of a fleet pass", () => {
       return pass as ReadableSpan;
     };
     expect(passOf(healthy).attributes).toMatchObject({ "aro_hcp.outcome": "written", "aro_hcp.retries": 0 });
-    expect(passOf(failing).attributes).toMatchObject({ "aro_hcp.outcome": "failed", "aro_hcp.failure.half": "data plane" });
+    // The tenant refuses the first party for both halves (the SMI's credential and the MSI half's answer): the span
+    // names the halves the stack output's `failure` names.
+    expect(passOf(failing).attributes).toMatchObject({ "aro_hcp.outcome": "failed", "aro_hcp.failure.half": "both" });
+    expect(((outcomes[1] as PromiseRejectedResult).reason as { properties: { failure: { halves: unknown } } }).properties.failure.halves).toEqual([
+      "dataPlaneOperators",
+      "msiIdentities",
+    ]);
     expect(String(passOf(failing).attributes["aro_hcp.failure.cause"])).not.toContain(failing.clusterResourceId);
     expect(passOf(failing).attributes["aro_hcp.failure.class"]).toBeTypeOf("string");
     expect(passOf(throttled).attributes).toMatchObject({

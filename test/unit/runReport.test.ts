@@ -128,4 +128,14 @@ describe("the run report", () => {
     expect(recordOfFailedPass(identity(1, "update"), error)).toMatchObject({ dataPlane: "keptAfterFailure", msi: "written" });
     expect(recordOfFailedPass(identity(1, "update"), new Error("boom"))).toMatchObject({ dataPlane: "failed", msi: "failed", message: "boom" });
   });
+
+  it("records a failure of the data plane operators' credential against that half, and the MSI half as the pass wrote it", () => {
+    const result = passResult({ workReason: "recheckDue", msiWorkReason: "recheckDue", wrote: true, halvesWritten: { dataPlane: false, msi: true } });
+    const error = Object.assign(refusedCredential(1, "11111111-1111-4111-8111-111111111111", "2026-12-05 02:47:17Z"), { result });
+    expect(recordOfFailedPass(identity(1, "update"), error)).toMatchObject({ dataPlane: "failed", msi: "written" });
+    // Both halves' errors joined in one message: both failed, whatever the first one's class.
+    const joined = Object.assign(refusedCredential(2, "22222222-2222-4222-8222-222222222222", "2026-12-05 02:47:18Z"), { result });
+    joined.message += "\nand: the Managed Identities data plane refused";
+    expect(recordOfFailedPass(identity(2, "update"), joined)).toMatchObject({ dataPlane: "failed", msi: "failed" });
+  });
 });

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { redactAttributes, redactSpanText, secretValuesOf } from "../../../resources/telemetry/redaction";
 import { tracingDecision } from "../../../resources/telemetry/tracingSettings";
-import { failureCauseOf } from "../../../resources/core/failureCause";
+import { failureCauseOf, halvesOfFailure } from "../../../resources/core/failureCause";
 
 const cosmosKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
 const jwt = "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL21hbmFnZW1lbnQuYXp1cmUuY29tIn0.c2lnbmF0dXJlLWJ5dGVz";
@@ -93,5 +93,18 @@ describe("failureCauseOf", () => {
   it("names a cause as the CLI's summary does: the text before the cluster, IDs taken out", () => {
     const message = `the cluster's service managed identity could not get a token from ${resourceId}. Cluster sub/rg/c: nothing was written. [x]`;
     expect(failureCauseOf(message, "sub/rg/c")).toBe("the cluster's service managed identity could not get a token from <id>");
+  });
+});
+
+describe("halvesOfFailure", () => {
+  const failure = (name: string, message = "x"): Error => Object.assign(new Error(message), { name });
+  it("gives each half its own errors, and both to two halves' errors joined or to a failure of the whole pass", () => {
+    expect(halvesOfFailure(failure("UserAssignedIdentityReadError"))).toEqual({ dataPlane: true, msi: false });
+    expect(halvesOfFailure(failure("AzureAccessError"))).toEqual({ dataPlane: true, msi: false });
+    expect(halvesOfFailure(failure("MsiIdentitiesError"))).toEqual({ dataPlane: false, msi: true });
+    expect(halvesOfFailure(failure("DataPlaneError"))).toEqual({ dataPlane: false, msi: true });
+    expect(halvesOfFailure(failure("AzureAccessError", "refused\nand: the data plane refused"))).toEqual({ dataPlane: true, msi: true });
+    expect(halvesOfFailure(failure("CosmosDocumentError"))).toEqual({ dataPlane: true, msi: true });
+    expect(halvesOfFailure("not an error")).toEqual({ dataPlane: true, msi: true });
   });
 });
