@@ -28,7 +28,7 @@ const clustersInFlight = 16;
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../../resources/core/azureResourceId";
 import { sharedAzureAdapters } from "../../resources/provider/azureAdapters";
 import type { DataPlaneOperatorManagedIdentityEntry } from "../../resources/core/serviceProviderClusterDocument";
-import { identityStatusPatchOperations } from "../../resources/core/statusPatch";
+import { identityStatusPatchOperations } from "../../resources/core/serviceProviderClusterDocument";
 import type { MsiIdentityEntry, MsiManagedIdentities } from "../../resources/core/msiManagedIdentities";
 import type { ParsedResourceId } from "../../resources/core/azureResourceId";
 import type { JsonObject } from "../../resources/core/json";

@@ -1,9 +1,10 @@
 /** Reads what the hook needs from an HCPOpenShiftCluster document, which it never writes (docs/cosmos-data-flow.md). Pure. */
-import { describeType } from "./azureResourceId";
-import type { DesiredIdentity } from "./identityStatus";
+import { describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
+import type { DesiredIdentity, DesiredSetFailure } from "./identityStatus";
 import { desiredIdentitySet } from "./identityStatus";
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
+import type { MsiDesired } from "./msiManagedIdentities";
 
 const userAssignedIdentitiesPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities";
 
@@ -21,6 +22,8 @@ export interface ClusterDocumentView {
 }
 
 const dataPlaneOperatorsPath = `${userAssignedIdentitiesPath}.dataPlaneOperators`;
+const controlPlaneOperatorsPath = `${userAssignedIdentitiesPath}.controlPlaneOperators`;
+const serviceManagedIdentityPath = `${userAssignedIdentitiesPath}.serviceManagedIdentity`;
 
 /** Extracts the view; tolerates the omissions upstream tolerates, reports wrong types. */
 export function readClusterDocument(document: JsonObject): ClusterDocumentView {
@@ -41,7 +44,7 @@ export function readClusterDocument(document: JsonObject): ClusterDocumentView {
   };
   return {
     dataPlaneOperators: isJsonObject(rawOperators) ? rawOperators : {},
-    serviceManagedIdentity: text(identities.serviceManagedIdentity, `${userAssignedIdentitiesPath}.serviceManagedIdentity`),
+    serviceManagedIdentity: text(identities.serviceManagedIdentity, serviceManagedIdentityPath),
     controlPlaneOperators: identities.controlPlaneOperators,
     identityUrl: text(
       serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL,
@@ -80,8 +83,36 @@ export function desiredFromClusterDocument(document: JsonObject): ClusterDesired
   };
   if (view.deletionTimestamp !== undefined) return { kind: "deleting", ...fields };
   const { identities, failures } = desiredIdentitySet(view.dataPlaneOperators, dataPlaneOperatorsPath);
-  const problems = [...view.problems, ...failures.map((failure) => `${failure.property}: ${failure.reason}`)];
+  const problems = [...view.problems, ...failureLines(failures)];
   return problems.length > 0 ? { kind: "unreadable", problems, ...fields } : { kind: "desired", identities, ...fields };
+}
+
+/** The MSI half's desired set from the cluster document's fields, or the problems (each naming the document field) that keep it from being read. */
+export function msiDesiredSet(
+  controlPlaneOperators: unknown,
+  serviceManagedIdentity: string | undefined,
+): { readonly ok: true; readonly desired: MsiDesired } | { readonly ok: false; readonly problems: readonly string[] } {
+  const problems: string[] = [];
+  if (!isJsonObject(controlPlaneOperators) && controlPlaneOperators !== undefined && controlPlaneOperators !== null) {
+    problems.push(`${controlPlaneOperatorsPath} is ${describeType(controlPlaneOperators)}, expected an object`);
+  }
+  const { identities, failures } = desiredIdentitySet(isJsonObject(controlPlaneOperators) ? controlPlaneOperators : {}, controlPlaneOperatorsPath);
+  problems.push(...failureLines(failures));
+  if (serviceManagedIdentity === undefined) {
+    problems.push(`${serviceManagedIdentityPath} is not set; every cluster has a service managed identity`);
+    return { ok: false, problems };
+  }
+  const parsed = parseResourceIdOfType(serviceManagedIdentity, userAssignedIdentityResourceType);
+  if (!parsed.ok) problems.push(`${serviceManagedIdentityPath}: identity resource ID ${parsed.reason}`);
+  if (problems.length > 0 || !parsed.ok) return { ok: false, problems };
+  return {
+    ok: true,
+    desired: { controlPlaneOperators: identities, serviceManagedIdentity: { key: parsed.resourceId.key, resourceId: parsed.resourceId.canonical } },
+  };
+}
+
+function failureLines(failures: readonly DesiredSetFailure[]): string[] {
+  return failures.map((failure) => `${failure.property}: ${failure.reason}`);
 }
 
 /** The object at `path` under `start`; `{}` where there is none. */

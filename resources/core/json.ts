@@ -23,3 +23,10 @@ export function sortedRecord<T>(record: Readonly<Record<string, T>>): Record<str
       .map((key) => [key, record[key]]),
   );
 }
+
+/** The fields whose value is neither null nor undefined, in order: what Go's encoder writes of nil-able fields. */
+export function withoutNil<T extends object>(fields: T): { [Field in keyof T]?: NonNullable<T[Field]> } {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null && value !== undefined)) as {
+    [Field in keyof T]?: NonNullable<T[Field]>;
+  };
+}

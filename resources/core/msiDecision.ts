@@ -4,43 +4,16 @@
  * the field out, and only both null (an identity that no longer exists) is accepted.
  */
 import { goToLower } from "./goStrings";
+import { withoutNil } from "./json";
 import type { DesiredIdentity } from "./identityStatus";
-import { desiredIdentitySet, nextRecheckTime } from "./identityStatus";
-import { describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
+import { nextRecheckTime } from "./identityStatus";
 import type { MsiDesired, MsiIdentityEntry, MsiManagedIdentities, StoredMsiStatus } from "./msiManagedIdentities";
 import { msiHalf } from "./msiManagedIdentities";
 import type { LiveClusterDesiredSet } from "./clusterDocument";
+import { msiDesiredSet } from "./clusterDocument";
 import type { DocumentLocation } from "./documentLocation";
 import { MsiIdentitiesError } from "./msiError";
 import type { HalfPlan } from "./statusHalf";
-
-const controlPlaneOperatorsPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.controlPlaneOperators";
-const serviceManagedIdentityPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.serviceManagedIdentity";
-
-/** The desired set, or the problems (each naming the document field) that keep it from being read. */
-export function msiDesiredSet(
-  controlPlaneOperators: unknown,
-  serviceManagedIdentity: string | undefined,
-): { readonly ok: true; readonly desired: MsiDesired } | { readonly ok: false; readonly problems: readonly string[] } {
-  const problems: string[] = [];
-  const isMap = typeof controlPlaneOperators === "object" && controlPlaneOperators !== null && !Array.isArray(controlPlaneOperators);
-  if (!isMap && controlPlaneOperators !== undefined && controlPlaneOperators !== null) {
-    problems.push(`${controlPlaneOperatorsPath} is ${describeType(controlPlaneOperators)}, expected an object`);
-  }
-  const { identities, failures } = desiredIdentitySet(isMap ? (controlPlaneOperators as Readonly<Record<string, unknown>>) : {}, controlPlaneOperatorsPath);
-  problems.push(...failures.map((failure) => `${failure.property}: ${failure.reason}`));
-  if (serviceManagedIdentity === undefined) {
-    problems.push(`${serviceManagedIdentityPath} is not set; every cluster has a service managed identity`);
-    return { ok: false, problems };
-  }
-  const parsed = parseResourceIdOfType(serviceManagedIdentity, userAssignedIdentityResourceType);
-  if (!parsed.ok) problems.push(`${serviceManagedIdentityPath}: identity resource ID ${parsed.reason}`);
-  if (problems.length > 0 || !parsed.ok) return { ok: false, problems };
-  return {
-    ok: true,
-    desired: { controlPlaneOperators: identities, serviceManagedIdentity: { key: parsed.resourceId.key, resourceId: parsed.resourceId.canonical } },
-  };
-}
 
 /** The identities one request asks for, as upstream's: every control plane operator identity, then the SMI. */
 export function msiRequestedIdentities(desired: MsiDesired): string[] {
@@ -81,39 +54,17 @@ export function decideMsiStatus(
   }
   const entryOf = (identity: DesiredIdentity): MsiIdentityEntry => {
     const answered = byKey.get(identity.key) as MsiAnswerEntry;
-    return {
-      resourceId: identity.resourceId,
-      ...(answered.clientId === null ? {} : { clientId: answered.clientId }),
-      ...(answered.objectId === null ? {} : { principalId: answered.objectId }),
-    };
+    return { resourceId: identity.resourceId, ...withoutNil({ clientId: answered.clientId, principalId: answered.objectId }) };
   };
-  const controlPlaneOperatorsIdentities: Record<string, MsiIdentityEntry> = {};
-  for (const identity of desired.controlPlaneOperators) controlPlaneOperatorsIdentities[identity.key] = entryOf(identity);
-  const serviceManagedIdentity = entryOf(desired.serviceManagedIdentity);
+  const controlPlaneOperatorsIdentities = Object.fromEntries(desired.controlPlaneOperators.map((identity) => [identity.key, entryOf(identity)]));
   return {
     ok: true,
     status: {
       earliestRecheckTime: nextRecheckTime(now, random),
-      ...(Object.keys(controlPlaneOperatorsIdentities).length === 0 ? {} : { controlPlaneOperatorsIdentities }),
-      serviceManagedIdentity,
+      ...(desired.controlPlaneOperators.length === 0 ? {} : { controlPlaneOperatorsIdentities }),
+      serviceManagedIdentity: entryOf(desired.serviceManagedIdentity),
     },
   };
-}
-
-/** The stand-in's answer (upstream's fixed identity where no data plane exists): its IDs for every identity asked for. */
-export function standInAnswer(requested: readonly string[], fixed: { readonly clientId: string; readonly principalId: string }): MsiAnswerEntry[] {
-  return requested.map((resourceId) => ({ resourceId, clientId: fixed.clientId, objectId: fixed.principalId }));
-}
-
-/** The stored entries whose IDs the stand-in would replace with its own (IDs other than its own), named by resource ID. */
-function realIdsUnderStandIn(stored: MsiManagedIdentities, standIn: { readonly clientId: string; readonly principalId: string }): string[] {
-  return msiHalf
-    .entries(stored)
-    .filter(
-      ({ entry }) =>
-        (entry.clientId !== undefined && entry.clientId !== standIn.clientId) || (entry.principalId !== undefined && entry.principalId !== standIn.principalId),
-    )
-    .map(({ entry }) => entry.resourceId ?? "(an entry without resourceId)");
 }
 
 /** The IDs upstream's fixed-identity stand-in answers for every identity, and whether it may write them over real ones. */
@@ -121,6 +72,23 @@ export interface StandIn {
   readonly clientId: string;
   readonly principalId: string;
   readonly overwriteAllowed: boolean;
+}
+
+/** The stand-in's answer (upstream's fixed identity where no data plane exists): its IDs for every identity asked for. */
+export function standInAnswer(requested: readonly string[], fixed: Pick<StandIn, "clientId" | "principalId">): MsiAnswerEntry[] {
+  return requested.map((resourceId) => ({ resourceId, clientId: fixed.clientId, objectId: fixed.principalId }));
+}
+
+/** The stored entries whose IDs a stand-in not allowed to overwrite would replace with its own, named by resource ID. */
+export function overwrittenByStandIn(stored: MsiManagedIdentities, standIn: StandIn | undefined): string[] {
+  if (standIn === undefined || standIn.overwriteAllowed) return [];
+  return msiHalf
+    .entries(stored)
+    .filter(
+      ({ entry }) =>
+        (entry.clientId !== undefined && entry.clientId !== standIn.clientId) || (entry.principalId !== undefined && entry.principalId !== standIn.principalId),
+    )
+    .map(({ entry }) => entry.resourceId ?? "(an entry without resourceId)");
 }
 
 /** What the MSI half has to do in a pass: its gate's plan, or why it does nothing or cannot be decided. */
@@ -136,7 +104,7 @@ export function planMsiHalf(fromCluster: LiveClusterDesiredSet, stored: StoredMs
   const desired = msiDesiredSet(fromCluster.controlPlaneOperators, fromCluster.serviceManagedIdentity);
   if (!desired.ok) return { kind: "unreadable", problems: desired.problems };
   const plan = msiHalf.plan(desired.desired, stored, now, force);
-  const overwritten = plan.kind !== "work" || standIn === undefined || standIn.overwriteAllowed ? [] : realIdsUnderStandIn(stored.status, standIn);
+  const overwritten = plan.kind === "work" ? overwrittenByStandIn(stored.status, standIn) : [];
   if (overwritten.length === 0) return plan;
   return {
     kind: "refused",
@@ -161,16 +129,4 @@ export function msiPlanError(
     reason: `the cluster's HCPOpenShiftCluster document ${location.clusterDocumentId} does not name its control plane operator identities in a form upstream writes`,
     details: plan.problems,
   });
-}
-
-/** The half a complete answer leaves, decided again after a conflict against the document as it is now. */
-export function decideMsiWrite(
-  options: { readonly desired: MsiDesired; readonly answered: MsiManagedIdentities; readonly standIn: StandIn | undefined; readonly now: Date },
-  current: StoredMsiStatus,
-  reread: boolean,
-): MsiManagedIdentities | undefined {
-  const { desired, answered, standIn, now } = options;
-  return msiHalf.decideWrite({ desired, current, reread, now }, (stored) =>
-    reread && standIn !== undefined && !standIn.overwriteAllowed && realIdsUnderStandIn(stored, standIn).length > 0 ? undefined : answered,
-  );
 }

@@ -1,5 +1,6 @@
 /** The MSI half, `properties.status.msiManagedIdentities`, as upstream's FetchMSIIdentitiesInfo writes it (note `resourceId`, not `resourceID`). */
-import type { Half, KeyedIdentity, StoredHalf } from "./statusHalf";
+import type { StoredHalf } from "./goJson";
+import type { DesiredIdentity, Half } from "./statusHalf";
 import { defineHalf } from "./statusHalf";
 
 /** One identity's entry (a control plane operator's, or the SMI's). Written by: FetchMSIIdentitiesInfo and this hook. */
@@ -19,8 +20,8 @@ export interface MsiManagedIdentities {
 
 /** What the MSI half resolves for one cluster (control plane operators sorted by key). */
 export interface MsiDesired {
-  readonly controlPlaneOperators: readonly KeyedIdentity[];
-  readonly serviceManagedIdentity: KeyedIdentity;
+  readonly controlPlaneOperators: readonly DesiredIdentity[];
+  readonly serviceManagedIdentity: DesiredIdentity;
 }
 
 /** The MSI half: upstream's `MSIManagedIdentities` struct (core/statusHalf.ts). */

@@ -9,15 +9,14 @@ import type { DesiredIdentity } from "./identityStatus";
 import { isFailedRetrievalError } from "./retrievalError";
 import type { JsonObject } from "./json";
 import type { MsiPlan, StandIn } from "./msiDecision";
-import { decideMsiWrite, msiPlanError, planMsiHalf } from "./msiDecision";
-import type { MsiManagedIdentities, StoredMsiStatus } from "./msiManagedIdentities";
+import { msiPlanError, overwrittenByStandIn, planMsiHalf } from "./msiDecision";
+import type { MsiManagedIdentities } from "./msiManagedIdentities";
 import { msiHalf } from "./msiManagedIdentities";
-import type { DataPlaneOperatorsManagedIdentities, StoredStatus } from "./serviceProviderClusterDocument";
+import type { DataPlaneOperatorsManagedIdentities, StatusHalves } from "./serviceProviderClusterDocument";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 import type { CredentialScope, DecidedOutcome, IdsOnLookupFailure } from "./statusDecision";
 import { decideStatus } from "./statusDecision";
 import type { HalfPlan, PlanReason } from "./statusHalf";
-import type { StatusHalves } from "./statusPatch";
 
 export interface SyncRequest {
   readonly cluster: ParsedResourceId;
@@ -57,22 +56,14 @@ export interface SyncResult {
   readonly halvesWritten?: { readonly dataPlane: boolean; readonly msi: boolean };
 }
 
-/** Each half's plan against the stored ServiceProviderCluster document, and what each half holds. */
-export interface HalfPlans {
-  readonly storedStatus: StoredStatus;
-  readonly storedMsi: StoredMsiStatus;
-  readonly dataPlane: HalfPlan<readonly DesiredIdentity[]>;
-  readonly msi: MsiPlan;
-}
-
-/** Each half decided against what is stored (its gate), by a pass and by a preview of a cluster new to the stack alike. */
+/** Each half's plan against the stored ServiceProviderCluster document (its gate), and what each half holds; for a pass and a preview alike. */
 export function planHalves(
   fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>,
   request: Pick<SyncRequest, "desired" | "force" | "forceMsi">,
   document: JsonObject,
   now: Date,
   standIn: StandIn | undefined,
-): HalfPlans {
+) {
   const storedStatus = dataPlaneHalf.read(document);
   const storedMsi = msiHalf.read(document);
   const desired = request.desired ?? (fromCluster.kind === "desired" ? fromCluster.identities : []);
@@ -108,24 +99,20 @@ export function decideHalves(
   context: { readonly now: Date; readonly random: () => number; readonly idsOnLookupFailure: IdsOnLookupFailure; readonly standIn: StandIn | undefined },
 ): StatusHalves {
   const { dataPlane, dataPlaneAnswer, msi, msiAnswer } = pass;
+  const { now, standIn } = context;
   return {
     dataPlane:
       dataPlane.kind === "work" && dataPlaneAnswer !== undefined && "outcomes" in dataPlaneAnswer
-        ? decideStatus({
-            desired: dataPlane.desired,
-            outcomes: dataPlaneAnswer.outcomes,
-            basis: pass.basis,
-            current: dataPlaneHalf.read(document),
-            reread,
-            now: context.now,
-            random: context.random,
-            idsOnLookupFailure: context.idsOnLookupFailure,
-            credentialScope: dataPlaneAnswer.credentialScope,
-          })
+        ? dataPlaneHalf.decideWrite({ desired: dataPlane.desired, current: dataPlaneHalf.read(document), reread, now }, (stored) =>
+            decideStatus(stored, { ...context, ...dataPlaneAnswer, desired: dataPlane.desired, basis: pass.basis, reread }),
+          )
         : undefined,
+    // After a conflict, a stand-in refuses again what it would write over IDs not its own.
     msi:
       msi.kind === "work" && msiAnswer !== undefined && "answered" in msiAnswer
-        ? decideMsiWrite({ desired: msi.desired, answered: msiAnswer.answered, standIn: context.standIn, now: context.now }, msiHalf.read(document), reread)
+        ? msiHalf.decideWrite({ desired: msi.desired, current: msiHalf.read(document), reread, now }, (stored) =>
+            reread && overwrittenByStandIn(stored, standIn).length > 0 ? undefined : msiAnswer.answered,
+          )
         : undefined,
   };
 }

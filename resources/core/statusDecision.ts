@@ -6,13 +6,13 @@
  * changed since our read is theirs.
  */
 import { goToLower } from "./goStrings";
-import { sortedRecord } from "./json";
+import { sortedRecord, withoutNil } from "./json";
 import type { DesiredIdentity, IdentityLookupOutcome } from "./identityStatus";
 import type { LookupErrorDetails } from "./retrievalError";
-import { entryFor, keepRecordedFailures, nextRecheckTime } from "./identityStatus";
-import { isFailedRetrievalError } from "./retrievalError";
+import { nextRecheckTime } from "./identityStatus";
+import { formatRetrievalError, isFailedRetrievalError, sameFailureKind } from "./retrievalError";
 import { recheckDue } from "./statusHalf";
-import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities, StoredStatus } from "./serviceProviderClusterDocument";
+import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./serviceProviderClusterDocument";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 import { AzureAccessError } from "./azureAccessError";
 import type { LiveClusterDesiredSet } from "./clusterDocument";
@@ -31,11 +31,6 @@ export type CredentialScope = "cluster" | "process";
 
 /** A lookup outcome as the decision sees it: every kind but `global`, which ends a pass before any decision. */
 export type DecidedOutcome = Exclude<IdentityLookupOutcome, { readonly kind: "global" }>;
-
-/** True when a failed lookup is a definitive answer about the identity, so its stored IDs go: a 403 read with the cluster's own credential. */
-function isDefinitiveFailure(error: LookupErrorDetails, credentialScope: CredentialScope): boolean {
-  return error.statusCode === 403 && credentialScope === "cluster";
-}
 
 /** The class of a failure that says nothing about the identity and may pass on its own; undefined for any other. */
 function transientFailureClass(error: LookupErrorDetails): "Timeout" | "Throttled" | "ServerError" | "ConnectionFailed" | undefined {
@@ -87,7 +82,6 @@ export interface StatusDecisionOptions {
   readonly outcomes: readonly DecidedOutcome[];
   /** The subtree as read before the lookups: what "changed since our read" is measured against. */
   readonly basis: DataPlaneOperatorsManagedIdentities;
-  readonly current: StoredStatus;
   readonly reread: boolean;
   readonly now: Date;
   readonly random: () => number;
@@ -95,26 +89,30 @@ export interface StatusDecisionOptions {
   readonly credentialScope: CredentialScope;
 }
 
-/** The subtree to persist, or `undefined` when nothing should be written. */
-export function decideStatus(options: StatusDecisionOptions): DataPlaneOperatorsManagedIdentities | undefined {
-  const { current, basis, now } = options;
-  return dataPlaneHalf.decideWrite({ desired: options.desired, current, reread: options.reread, now }, (stored) => {
-    const currentIdentities = stored.identities ?? {};
-    const basisIdentities = basis.identities ?? {};
-    const ours: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-    const theirs: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-    options.desired.forEach((identity, index) => {
-      const entry = currentIdentities[identity.key];
-      if (options.reread && entry !== undefined && !dataPlaneHalf.entryEquals(entry, basisIdentities[identity.key])) {
-        theirs[identity.key] = entry;
-        return;
-      }
-      ours[identity.key] = entryAfter(identity, options.outcomes[index], entry, options);
-    });
-    // A failure the other writer already recorded in its own words is kept as stored.
-    const identities = { ...keepRecordedFailures(ours, stored), ...theirs };
-    return withRecheckTime(sortedRecord(identities), stored, options);
+/** The subtree the outcomes leave in `stored` (the half as the write read it). */
+export function decideStatus(stored: DataPlaneOperatorsManagedIdentities, options: StatusDecisionOptions): DataPlaneOperatorsManagedIdentities {
+  const ours: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+  const theirs: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+  options.desired.forEach((identity, index) => {
+    const entry = stored.identities?.[identity.key];
+    if (options.reread && entry !== undefined && !dataPlaneHalf.entryEquals(entry, options.basis.identities?.[identity.key])) theirs[identity.key] = entry;
+    else ours[identity.key] = entryAfter(identity, options.outcomes[index], entry, options);
   });
+  // A failure the other writer already recorded in its own words is kept as stored.
+  const identities = sortedRecord({ ...keepRecordedFailures(ours, stored), ...theirs });
+  // Rule 2: a recheck time only when no entry records a failure; a still-valid one is kept when the entries did not change.
+  if (Object.values(identities).some((entry) => isFailedRetrievalError(entry.retrievalError))) return { identities };
+  if (!recheckDue(stored.earliestRecheckTime, options.now) && dataPlaneHalf.equals({ identities }, { identities: stored.identities })) {
+    return { identities, earliestRecheckTime: stored.earliestRecheckTime };
+  }
+  return { identities, earliestRecheckTime: nextRecheckTime(options.now, options.random) };
+}
+
+/** The persisted entry for one identity from its lookup outcome. Errors never keep IDs. */
+export function entryFor(identity: DesiredIdentity, outcome: IdentityLookupOutcome): DataPlaneOperatorManagedIdentityEntry {
+  if (outcome.kind !== "resolved") return { resourceID: identity.resourceId, retrievalError: formatRetrievalError(outcome.error) };
+  // Upstream stores the values as Azure returned them: null stays absent, "" stays "".
+  return { resourceID: identity.resourceId, ...withoutNil({ clientId: outcome.clientId, principalId: outcome.principalId }) };
 }
 
 /** The entry one outcome leaves, given what is stored for that identity (rule 1). */
@@ -125,30 +123,31 @@ function entryAfter(
   options: Pick<StatusDecisionOptions, "idsOnLookupFailure" | "credentialScope">,
 ): DataPlaneOperatorManagedIdentityEntry {
   const entry = entryFor(identity, outcome);
+  // A 403 read with the cluster's own credential is a definitive answer (the identity is not the cluster's): its IDs go.
+  const definitive = outcome.kind === "failed" && outcome.error.statusCode === 403 && options.credentialScope === "cluster";
   const keepsIds =
-    outcome.kind === "failed" &&
-    options.idsOnLookupFailure === "keep" &&
-    !isDefinitiveFailure(outcome.error, options.credentialScope) &&
-    stored !== undefined &&
-    goToLower(stored.resourceID) === identity.key;
+    outcome.kind === "failed" && options.idsOnLookupFailure === "keep" && !definitive && stored !== undefined && goToLower(stored.resourceID) === identity.key;
   if (!keepsIds) return entry;
-  return {
-    resourceID: entry.resourceID,
-    ...(stored.clientId === undefined ? {} : { clientId: stored.clientId }),
-    ...(stored.principalId === undefined ? {} : { principalId: stored.principalId }),
-    ...(entry.retrievalError === undefined ? {} : { retrievalError: entry.retrievalError }),
-  };
+  return { resourceID: entry.resourceID, ...withoutNil({ clientId: stored.clientId, principalId: stored.principalId, retrievalError: entry.retrievalError }) };
 }
 
-/** Rule 2: a recheck time only when no entry records a failure; a still-valid one is kept when the entries did not change. */
-function withRecheckTime(
-  identities: Record<string, DataPlaneOperatorManagedIdentityEntry>,
+/** Keeps a stored failed entry when the new one records the same kind of failure with the same IDs: the writers word errors differently. */
+function keepRecordedFailures(
+  identities: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>,
   stored: DataPlaneOperatorsManagedIdentities,
-  options: Pick<StatusDecisionOptions, "now" | "random">,
-): DataPlaneOperatorsManagedIdentities {
-  if (Object.values(identities).some((entry) => isFailedRetrievalError(entry.retrievalError))) return { identities };
-  if (!recheckDue(stored.earliestRecheckTime, options.now) && dataPlaneHalf.equals({ identities }, { identities: stored.identities })) {
-    return { identities, earliestRecheckTime: stored.earliestRecheckTime };
+): Record<string, DataPlaneOperatorManagedIdentityEntry> {
+  const kept: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+  for (const [key, entry] of Object.entries(identities)) {
+    const previous = stored.identities?.[key];
+    const sameFailure =
+      previous !== undefined &&
+      entry.retrievalError !== undefined &&
+      previous.retrievalError !== undefined &&
+      entry.clientId === previous.clientId &&
+      entry.principalId === previous.principalId &&
+      goToLower(entry.resourceID) === goToLower(previous.resourceID) &&
+      sameFailureKind(entry.retrievalError, previous.retrievalError);
+    kept[key] = sameFailure ? previous : entry;
   }
-  return { identities, earliestRecheckTime: nextRecheckTime(options.now, options.random) };
+  return kept;
 }

@@ -18,7 +18,7 @@ import { fingerprintDifferences, msiFingerprintOf } from "../core/msiOutputs";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities, StoredStatus } from "../core/serviceProviderClusterDocument";
 import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
 import type { DecidedOutcome } from "../core/statusDecision";
-import type { StoredHalf } from "../core/statusHalf";
+import type { StoredHalf } from "../core/goJson";
 import { recheckDue } from "../core/statusHalf";
 import { askDataPlane, askMsi } from "./azureAnswers";
 import { credentialRequestOf } from "./clusterLookups";

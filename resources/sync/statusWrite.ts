@@ -3,8 +3,8 @@ import { CosmosDocumentError, cosmosStatusCode, describeCosmosError, nothingWrit
 import type { DocumentLocation } from "../core/documentLocation";
 import { withoutFinalPeriod } from "../core/retrievalError";
 import type { JsonObject } from "../core/json";
-import type { StatusHalves } from "../core/statusPatch";
-import { identityStatusPatchOperations } from "../core/statusPatch";
+import type { StatusHalves } from "../core/serviceProviderClusterDocument";
+import { identityStatusPatchOperations } from "../core/serviceProviderClusterDocument";
 import type { StoredDocument } from "../cosmos/documentStore";
 import type { DocumentDependencies } from "./documents";
 import { rereadPassDocuments } from "./documents";

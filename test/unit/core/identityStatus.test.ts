@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { desiredIdentitySet, entryFor, nextRecheckTime, recheckIntervalInMs } from "../../../resources/core/identityStatus";
+import { desiredIdentitySet, nextRecheckTime, recheckIntervalInMs } from "../../../resources/core/identityStatus";
+import { entryFor } from "../../../resources/core/statusDecision";
 import {
   formatRetrievalError,
   isFailedRetrievalError,

@@ -8,7 +8,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { MsiAnswerEntry } from "../../../resources/core/msiDecision";
-import { decideMsiStatus, msiDesiredSet, msiRequestedIdentities, standInAnswer } from "../../../resources/core/msiDecision";
+import { decideMsiStatus, msiRequestedIdentities, standInAnswer } from "../../../resources/core/msiDecision";
+import { msiDesiredSet } from "../../../resources/core/clusterDocument";
 import type { JsonObject } from "../../../resources/core/json";
 import { msiHalf } from "../../../resources/core/msiManagedIdentities";
 
