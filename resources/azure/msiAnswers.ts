@@ -3,8 +3,8 @@
  * upstream's FetchMSIIdentitiesInfo does, or in `fixedIdentity` mode upstream's stand-in (the fixed
  * identity's IDs for every identity, without a call).
  */
-import type { MsiAnswerEntry, StandIn } from "../core/msiDecision";
-import { standInAnswer } from "../core/msiDecision";
+import type { MsiAnswerEntry, StandIn } from "../core/msiManagedIdentities";
+import { standInAnswer } from "../core/msiManagedIdentities";
 import type { ManagedIdentitiesDataPlane } from "./managedIdentitiesDataPlane";
 
 /** One answer naming every identity asked for. */

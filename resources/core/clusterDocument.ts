@@ -4,19 +4,13 @@ import type { DesiredIdentity, DesiredSetFailure } from "./identityStatus";
 import { desiredIdentitySet } from "./identityStatus";
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
-import type { MsiDesired } from "./msiManagedIdentities";
 
 const userAssignedIdentitiesPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities";
 
 /** The fields of a cluster document this hook reads (under `…userAssignedIdentities` and `serviceProviderProperties`); `problems` name wrong types. */
-export interface ClusterDocumentView {
+export interface ClusterDocumentView extends ClusterCredentialFields {
   /** Operator → identity ID; empty when absent. */
   readonly dataPlaneOperators: Readonly<Record<string, JsonValue>>;
-  readonly serviceManagedIdentity: string | undefined;
-  /** As stored, for the MSI half; undefined when absent. */
-  readonly controlPlaneOperators: JsonValue | undefined;
-  /** `managedIdentitiesDataPlaneIdentityURL`: where the SMI's credential comes from. */
-  readonly identityUrl: string | undefined;
   readonly deletionTimestamp: string | undefined;
   readonly problems: readonly string[];
 }
@@ -69,22 +63,27 @@ export type LiveClusterDesiredSet = Exclude<ClusterDesiredSet, { kind: "deleting
 /** What every verdict carries besides the data plane operators: the fields the credential and the MSI half read. */
 export interface ClusterCredentialFields {
   readonly serviceManagedIdentity: string | undefined;
+  /** `managedIdentitiesDataPlaneIdentityURL`: where the SMI's credential comes from. */
   readonly identityUrl: string | undefined;
+  /** As stored, for the MSI half; undefined when absent. */
   readonly controlPlaneOperators: JsonValue | undefined;
 }
 
 /** The one reading of the desired set from a cluster document; problems name the document's fields. */
 export function desiredFromClusterDocument(document: JsonObject): ClusterDesiredSet {
   const view = readClusterDocument(document);
-  const fields: ClusterCredentialFields = {
-    serviceManagedIdentity: view.serviceManagedIdentity,
-    identityUrl: view.identityUrl,
-    controlPlaneOperators: view.controlPlaneOperators,
-  };
+  const { serviceManagedIdentity, identityUrl, controlPlaneOperators } = view;
+  const fields: ClusterCredentialFields = { serviceManagedIdentity, identityUrl, controlPlaneOperators };
   if (view.deletionTimestamp !== undefined) return { kind: "deleting", ...fields };
   const { identities, failures } = desiredIdentitySet(view.dataPlaneOperators, dataPlaneOperatorsPath);
   const problems = [...view.problems, ...failureLines(failures)];
   return problems.length > 0 ? { kind: "unreadable", problems, ...fields } : { kind: "desired", identities, ...fields };
+}
+
+/** What the MSI half resolves for one cluster (control plane operators sorted by key). */
+export interface MsiDesired {
+  readonly controlPlaneOperators: readonly DesiredIdentity[];
+  readonly serviceManagedIdentity: DesiredIdentity;
 }
 
 /** The MSI half's desired set from the cluster document's fields, or the problems (each naming the document field) that keep it from being read. */
@@ -111,6 +110,7 @@ export function msiDesiredSet(
   };
 }
 
+/** Desired-set failures as problems naming the document's fields. */
 function failureLines(failures: readonly DesiredSetFailure[]): string[] {
   return failures.map((failure) => `${failure.property}: ${failure.reason}`);
 }

@@ -24,24 +24,19 @@ export function desiredIdentitySet(
   const byKey = new Map<string, DesiredIdentity>();
   const failures: DesiredSetFailure[] = [];
   for (const operatorName of Object.keys(dataPlaneOperators).sort()) {
-    const property = `${propertyPrefix}.${operatorName}`;
-    if (operatorName.trim().length === 0) {
-      failures.push({ property, reason: "operator name must not be empty or whitespace" });
-      continue;
-    }
     const value = dataPlaneOperators[operatorName];
-    if (value === null || value === undefined) {
-      failures.push({ property, reason: "identity resource ID is missing (null)" });
-      continue;
-    }
-    const parsed = parseResourceIdOfType(value, userAssignedIdentityResourceType);
-    if (!parsed.ok) {
-      failures.push({ property, reason: `identity resource ID ${parsed.reason}` });
-      continue;
-    }
-    if (!byKey.has(parsed.resourceId.key)) {
+    const parsed = value === null || value === undefined ? undefined : parseResourceIdOfType(value, userAssignedIdentityResourceType);
+    const reason =
+      operatorName.trim().length === 0
+        ? "operator name must not be empty or whitespace"
+        : parsed === undefined
+          ? "identity resource ID is missing (null)"
+          : parsed.ok
+            ? undefined
+            : `identity resource ID ${parsed.reason}`;
+    if (reason !== undefined) failures.push({ property: `${propertyPrefix}.${operatorName}`, reason });
+    else if (parsed?.ok === true && !byKey.has(parsed.resourceId.key))
       byKey.set(parsed.resourceId.key, { key: parsed.resourceId.key, resourceId: parsed.resourceId.canonical });
-    }
   }
   // Code-unit order (sort's default), independent of locale: the same on every machine.
   const identities = [...byKey.keys()].sort().map((key) => byKey.get(key) as DesiredIdentity);

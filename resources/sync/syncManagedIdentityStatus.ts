@@ -6,8 +6,7 @@
  */
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { locate } from "../core/documentLocation";
-import { msiPlanError } from "../core/msiDecision";
-import { msiHalf } from "../core/msiManagedIdentities";
+import { msiHalf, msiPlanError } from "../core/msiManagedIdentities";
 import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
 import { dataPlaneRefusal } from "../core/statusDecision";
 import type { PassDecisions, SyncRequest, SyncResult } from "../core/passDecision";
