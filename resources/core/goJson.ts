@@ -14,13 +14,6 @@ function setOwnField(json: JsonObject, name: string, value: JsonValue): void {
   Object.defineProperty(json, name, { value, enumerable: true, writable: true, configurable: true });
 }
 
-/** A Go map as JSON: `entries` under their keys, in Go's key order. */
-function goMap<Value>(entries: Readonly<Record<string, Value>>, json: (key: string, value: Value) => JsonValue): JsonObject {
-  const map: JsonObject = {};
-  for (const key of Object.keys(entries).sort(compareGoMapKeys)) setOwnField(map, key, json(key, entries[key]));
-  return map;
-}
-
 /** `json` followed by the fields of `stored` whose names are not in `known`, as stored. */
 function withUnknownFields(json: JsonObject, stored: Readonly<Record<string, JsonValue>>, known: ReadonlySet<string>): JsonObject {
   for (const [name, value] of Object.entries(stored)) {
@@ -122,8 +115,11 @@ export function encodeGoStruct(struct: GoStruct, status: object, stored: JsonVal
     if (kind === "time") json[name] = value as string;
     else if (kind === "entry") json[name] = encodeEntry(struct, value as GoEntry, storedField);
     else if (Object.keys(value as object).length > 0) {
+      const entries = value as Readonly<Record<string, GoEntry>>;
       const storedMap = isJsonObject(storedField) ? storedField : {};
-      json[name] = goMap(value as Readonly<Record<string, GoEntry>>, (key, entry) => encodeEntry(struct, entry, ownField(storedMap, key)));
+      const map: JsonObject = {};
+      for (const key of Object.keys(entries).sort(compareGoMapKeys)) setOwnField(map, key, encodeEntry(struct, entries[key], ownField(storedMap, key)));
+      json[name] = map;
     }
   }
   return withUnknownFields(json, storedSubtree, new Set([...Object.keys(struct.fields), ...(struct.dropped ?? [])]));

@@ -37,21 +37,15 @@ const runCount = lowerCaseRuns.length / runWidth;
 /** Go's `unicode.ToLower` for one code point. */
 export function goToLowerCodePoint(codePoint: number): number {
   if (codePoint < 0x80) return codePoint >= 0x41 && codePoint <= 0x5a ? codePoint + 0x20 : codePoint;
-  // The last run starting at or before the code point; runs never overlap, so it is the only candidate.
-  let low = 0;
-  let high = runCount - 1;
-  let found = -1;
-  while (low <= high) {
+  // The last run starting at or before the code point (`low` ends one past it); runs never overlap, so it is the only candidate.
+  let [low, high] = [0, runCount];
+  while (low < high) {
     const middle = (low + high) >> 1;
-    if (lowerCaseRuns[middle * runWidth] <= codePoint) {
-      found = middle;
-      low = middle + 1;
-    } else {
-      high = middle - 1;
-    }
+    if (lowerCaseRuns[middle * runWidth] <= codePoint) low = middle + 1;
+    else high = middle;
   }
-  if (found < 0) return codePoint;
-  const base = found * runWidth;
+  if (low === 0) return codePoint;
+  const base = (low - 1) * runWidth;
   const offset = codePoint - lowerCaseRuns[base];
   const stride = lowerCaseRuns[base + 2];
   return offset % stride === 0 && offset / stride < lowerCaseRuns[base + 1] ? codePoint + lowerCaseRuns[base + 3] : codePoint;

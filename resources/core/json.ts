@@ -17,11 +17,7 @@ export function parsedJsonText(text: string): unknown {
 }
 
 export function sortedRecord<T>(record: Readonly<Record<string, T>>): Record<string, T> {
-  return Object.fromEntries(
-    Object.keys(record)
-      .sort()
-      .map((key) => [key, record[key]]),
-  );
+  return Object.fromEntries(Object.entries(record).sort(([left], [right]) => (left < right ? -1 : 1)));
 }
 
 /** The fields whose value is neither null nor undefined, in order: what Go's encoder writes of nil-able fields. */

@@ -149,12 +149,12 @@ export function msiPlanError(
   location: Pick<DocumentLocation, "documentId" | "clusterName" | "clusterDocumentId">,
   plan: Extract<MsiPlan, { kind: "unreadable" | "refused" }>,
 ): MsiIdentitiesError {
-  const { documentId, clusterName } = location;
-  if (plan.kind === "refused") return new MsiIdentitiesError({ documentId, clusterName, reason: plan.reason, details: plan.details });
-  return new MsiIdentitiesError({
-    documentId,
-    clusterName,
-    reason: `the cluster's HCPOpenShiftCluster document ${location.clusterDocumentId} does not name its control plane operator identities in a form upstream writes`,
-    details: plan.problems,
-  });
+  const [reason, details] =
+    plan.kind === "refused"
+      ? [plan.reason, plan.details]
+      : [
+          `the cluster's HCPOpenShiftCluster document ${location.clusterDocumentId} does not name its control plane operator identities in a form upstream writes`,
+          plan.problems,
+        ];
+  return new MsiIdentitiesError({ documentId: location.documentId, clusterName: location.clusterName, reason, details });
 }

@@ -130,25 +130,13 @@ export function reportPass(location: DocumentLocation, written: Omit<SyncResult,
         })
       : [];
   const result: SyncResult = { ...written, failures };
+  const { documentId, clusterName } = location;
   const dataPlaneError =
-    dataPlaneAnswer !== undefined && "error" in dataPlaneAnswer
-      ? dataPlaneAnswer.error
-      : failures.length > 0
-        ? new UserAssignedIdentityReadError({
-            documentId: location.documentId,
-            clusterName: location.clusterName,
-            failures,
-            persisted: true,
-            total: result.lookups,
-            status: result.status,
-          })
-        : undefined;
-  const msiError =
-    msi.kind === "unreadable" || msi.kind === "refused"
-      ? msiPlanError(location, msi)
-      : halves.msiAnswer !== undefined && "error" in halves.msiAnswer
-        ? halves.msiAnswer.error
-        : undefined;
+    errorOf(dataPlaneAnswer) ??
+    (failures.length > 0
+      ? new UserAssignedIdentityReadError({ documentId, clusterName, failures, persisted: true, total: result.lookups, status: result.status })
+      : undefined);
+  const msiError = msi.kind === "unreadable" || msi.kind === "refused" ? msiPlanError(location, msi) : errorOf(halves.msiAnswer);
   const error = dataPlaneError ?? msiError;
   if (error === undefined) return result;
   if (dataPlaneError !== undefined && msiError !== undefined) error.message += `\nand: ${msiError.message}`;
@@ -156,4 +144,8 @@ export function reportPass(location: DocumentLocation, written: Omit<SyncResult,
   else if (msiError !== undefined && wroteHalves.dataPlane !== undefined) error.message += " (status.dataPlaneOperatorsManagedIdentities was written)";
   // The provider records the result in state when anything was written, or when identities failed.
   throw result.wrote || failures.length > 0 ? Object.assign(error, { result }) : error;
+}
+
+function errorOf(answer: DataPlaneAnswer | MsiAnswer | undefined): Error | undefined {
+  return answer !== undefined && "error" in answer ? answer.error : undefined;
 }

@@ -12,23 +12,21 @@ import { defineHalf } from "./statusHalf";
 /** Version of the provider outputs' shape; other versions are unknown state (docs/design.md, "Migrating state"). */
 export const outputsSchemaVersion = 1;
 
-/** One identity entry, keyed in the map by the lowercased identity resource ID. */
+/** One identity entry, keyed in the map by the lowercased identity resource ID. Written by: this hook and FetchDataPlaneOperatorsManagedIdentitiesInfo. */
 export interface DataPlaneOperatorManagedIdentityEntry {
-  /** Identity ARM ID (note the capital `ID`, as upstream). Written by: this hook and FetchDataPlaneOperatorsManagedIdentitiesInfo. */
+  /** Identity ARM ID (note the capital `ID`, as upstream). */
   readonly resourceID: string;
-  /** As Azure returned it; absent when unknown or after any lookup error. Written by: same. */
+  /** The IDs as Azure returned them; absent when unknown. */
   readonly clientId?: string;
-  /** As Azure returned it; absent when unknown or after any lookup error. Written by: same. */
   readonly principalId?: string;
-  /** Normalised text of the last failed lookup, at most 1024 code points; absent on success. Written by: same. */
+  /** Normalised text of the last failed lookup, at most 1024 code points; absent on success. */
   readonly retrievalError?: string;
 }
 
-/** `properties.status.dataPlaneOperatorsManagedIdentities`. */
+/** `properties.status.dataPlaneOperatorsManagedIdentities`. Written by: the same. */
 export interface DataPlaneOperatorsManagedIdentities {
-  /** Written by: this hook and FetchDataPlaneOperatorsManagedIdentitiesInfo. */
   readonly identities?: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>;
-  /** RFC 3339 UTC, whole seconds; set only when every lookup succeeded or was NotFound. Written by: same. */
+  /** RFC 3339 UTC, whole seconds; set only when every lookup succeeded or was NotFound. */
   readonly earliestRecheckTime?: string;
 }
 
@@ -101,8 +99,7 @@ export function identityStatusPatchOperations(document: JsonObject, halves: Stat
     operations.push({ op: "set", path: "/properties/cosmosMetadata/instanceVersion", value: instanceVersion + 1 });
     operations.push({ op: "set", path: "/properties/cosmosMetadata/etag", value: basedOnEtag });
   } else {
-    // A legacy document without the bookkeeping: upstream's Replace writes the whole cosmosMetadata
-    // (instanceVersion 1 + 1); creating it is what lets upstream's change-feed reader see this write.
+    // Creating the whole cosmosMetadata, as upstream's Replace does, lets its change-feed reader see this write.
     operations.push({ op: "set", path: "/properties/cosmosMetadata", value: legacyCosmosMetadata(document, basedOnEtag) });
   }
   return operations;

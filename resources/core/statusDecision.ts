@@ -50,13 +50,11 @@ export function lookupsAccessError(
   const context = { documentId: location.documentId, clusterName: location.clusterName, credential: options.credential };
   const global = outcomes.find((outcome) => outcome.kind === "global");
   if (global !== undefined) return new AzureAccessError({ ...context, error: global.error });
-  if (options.idsOnLookupFailure !== "keep" || !options.shared || outcomes.length === 0) return undefined;
-  const first = outcomes[0];
-  const failureClass = first.kind === "failed" ? transientFailureClass(first.error) : undefined;
+  const first = outcomes[0] as IdentityLookupOutcome | undefined;
+  if (options.idsOnLookupFailure !== "keep" || !options.shared || first?.kind !== "failed") return undefined;
+  const failureClass = transientFailureClass(first.error);
   const shared = failureClass !== undefined && outcomes.every((outcome) => outcome.kind === "failed" && transientFailureClass(outcome.error) === failureClass);
-  return shared && first.kind === "failed"
-    ? new AzureAccessError({ ...context, error: first.error, everyLookup: { failureClass, count: outcomes.length } })
-    : undefined;
+  return shared ? new AzureAccessError({ ...context, error: first.error, everyLookup: { failureClass, count: outcomes.length } }) : undefined;
 }
 
 /** Why the pass cannot go on: a cluster document whose set cannot be read, or inputs naming another set. */

@@ -21,9 +21,6 @@ export interface DesiredIdentity {
   readonly resourceId: string;
 }
 
-/** Where each desired identity sits: a `map` field's identities, an `entry` field's one identity. */
-export type HalfSlots = Readonly<Record<string, readonly DesiredIdentity[] | DesiredIdentity>>;
-
 /** One entry that differs between two versions of a half; `key` is undefined for an `entry` field, `fields` lists what differs in a `changed` one. */
 export interface EntryChange {
   readonly field: string;
@@ -59,8 +56,11 @@ export interface Half<Status, Desired> {
   ): Status | undefined;
 }
 
-/** Builds the operations of a half from its Go struct and where its desired identities sit. */
-export function defineHalf<Status extends object, Desired>(struct: GoStruct, slots: (desired: Desired) => HalfSlots): Half<Status, Desired> {
+/** Builds the operations of a half from its Go struct and where its desired identities sit (`slots`: a `map` field's identities, an `entry` field's one). */
+export function defineHalf<Status extends object, Desired>(
+  struct: GoStruct,
+  slots: (desired: Desired) => Readonly<Record<string, readonly DesiredIdentity[] | DesiredIdentity>>,
+): Half<Status, Desired> {
   const [idField] = struct.entryFields;
   const recheckField = Object.keys(struct.fields).find((name) => struct.fields[name] === "time");
   const view = (status: Status): Readonly<Record<string, unknown>> => status as Readonly<Record<string, unknown>>;
