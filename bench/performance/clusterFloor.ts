@@ -29,7 +29,7 @@ import { createUserAssignedIdentityReader } from "../../resources/azure/userAssi
 import { readClusterDocument } from "../../resources/core/clusterDocument";
 import type { JsonObject } from "../../resources/core/json";
 import type { MsiIdentityEntry, MsiManagedIdentities } from "../../resources/core/msiManagedIdentities";
-import { nextRecheckTime } from "../../resources/core/identityStatus";
+import { nextRecheckTime } from "../../resources/core/statusHalf";
 import type { Settings } from "../../resources/core/settings";
 
 /** What the worker gets for one cluster: the reader of its SMI, and the credential behind it. */

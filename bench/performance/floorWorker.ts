@@ -32,7 +32,7 @@ import { identityStatusPatchOperations } from "../../resources/core/serviceProvi
 import type { MsiIdentityEntry, MsiManagedIdentities } from "../../resources/core/msiManagedIdentities";
 import type { ParsedResourceId } from "../../resources/core/azureResourceId";
 import type { JsonObject } from "../../resources/core/json";
-import { nextRecheckTime } from "../../resources/core/identityStatus";
+import { nextRecheckTime } from "../../resources/core/statusHalf";
 import { readSettings } from "../../resources/core/settings";
 import { processCpuTimeInMs } from "./statistics";
 

@@ -1,11 +1,43 @@
-/** Reads what the hook needs from an HCPOpenShiftCluster document, which it never writes (docs/cosmos-data-flow.md). Pure. */
+/** Desired sets: an operator → identity map's (inputs or a cluster document), and each half's from an HCPOpenShiftCluster document, which the hook never writes (docs/cosmos-data-flow.md). */
 import { describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "./azureResourceId";
-import type { DesiredIdentity, DesiredSetFailure } from "./identityStatus";
-import { desiredIdentitySet } from "./identityStatus";
+import type { DesiredIdentity } from "./statusHalf";
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
 
 const userAssignedIdentitiesPath = "properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities";
+
+/** A per-field problem with the desired set, in the shape of a Pulumi check failure. */
+export interface DesiredSetFailure {
+  readonly property: string;
+  readonly reason: string;
+}
+
+/** The desired set of an operator → identity ID map: validated, deduplicated case-insensitively (first operator's spelling), sorted by key. */
+export function desiredIdentitySet(
+  dataPlaneOperators: Readonly<Record<string, unknown>>,
+  propertyPrefix = "dataPlaneOperators",
+): { readonly identities: readonly DesiredIdentity[]; readonly failures: readonly DesiredSetFailure[] } {
+  const byKey = new Map<string, DesiredIdentity>();
+  const failures: DesiredSetFailure[] = [];
+  for (const operatorName of Object.keys(dataPlaneOperators).sort()) {
+    const value = dataPlaneOperators[operatorName];
+    const parsed = value === null || value === undefined ? undefined : parseResourceIdOfType(value, userAssignedIdentityResourceType);
+    const reason =
+      operatorName.trim().length === 0
+        ? "operator name must not be empty or whitespace"
+        : parsed === undefined
+          ? "identity resource ID is missing (null)"
+          : parsed.ok
+            ? undefined
+            : `identity resource ID ${parsed.reason}`;
+    if (reason !== undefined) failures.push({ property: `${propertyPrefix}.${operatorName}`, reason });
+    else if (parsed?.ok === true && !byKey.has(parsed.resourceId.key))
+      byKey.set(parsed.resourceId.key, { key: parsed.resourceId.key, resourceId: parsed.resourceId.canonical });
+  }
+  // Code-unit order (sort's default), independent of locale: the same on every machine.
+  const identities = [...byKey.keys()].sort().map((key) => byKey.get(key) as DesiredIdentity);
+  return { identities, failures };
+}
 
 /** The fields of a cluster document this hook reads (under `…userAssignedIdentities` and `serviceProviderProperties`); `problems` name wrong types. */
 export interface ClusterDocumentView extends ClusterCredentialFields {

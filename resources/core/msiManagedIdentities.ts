@@ -9,11 +9,10 @@ import { msiDesiredSet } from "./clusterDocument";
 import type { DocumentLocation } from "./documentLocation";
 import type { StoredHalf } from "./goJson";
 import { goToLower } from "./goStrings";
-import { nextRecheckTime } from "./identityStatus";
 import { withoutNil } from "./json";
 import { MsiIdentitiesError } from "./msiError";
 import type { DesiredIdentity, Half, HalfPlan } from "./statusHalf";
-import { defineHalf } from "./statusHalf";
+import { defineHalf, nextRecheckTime } from "./statusHalf";
 
 /** One identity's entry (a control plane operator's, or the SMI's). Written by: FetchMSIIdentitiesInfo and this hook. */
 export interface MsiIdentityEntry {

@@ -5,7 +5,6 @@ import { withMsiWritten } from "./clusterMessage";
 import type { DocumentLocation } from "./documentLocation";
 import type { IdentityLookupFailure } from "./errors";
 import { UserAssignedIdentityReadError } from "./errors";
-import type { DesiredIdentity } from "./identityStatus";
 import { isFailedRetrievalError } from "./retrievalError";
 import type { JsonObject } from "./json";
 import type { MsiManagedIdentities, MsiPlan, StandIn } from "./msiManagedIdentities";
@@ -14,7 +13,7 @@ import type { DataPlaneOperatorsManagedIdentities, StatusHalves } from "./servic
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 import type { CredentialScope, DecidedOutcome, IdsOnLookupFailure } from "./statusDecision";
 import { decideStatus } from "./statusDecision";
-import type { HalfPlan, PlanReason } from "./statusHalf";
+import type { DesiredIdentity, HalfPlan, PlanReason } from "./statusHalf";
 
 export interface SyncRequest {
   readonly cluster: ParsedResourceId;

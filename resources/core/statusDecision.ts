@@ -7,11 +7,10 @@
  */
 import { goToLower } from "./goStrings";
 import { sortedRecord, withoutNil } from "./json";
-import type { DesiredIdentity, IdentityLookupOutcome } from "./identityStatus";
 import type { LookupErrorDetails } from "./retrievalError";
-import { nextRecheckTime } from "./identityStatus";
 import { formatRetrievalError, isFailedRetrievalError, sameFailureKind } from "./retrievalError";
-import { recheckDue } from "./statusHalf";
+import type { DesiredIdentity } from "./statusHalf";
+import { nextRecheckTime, recheckDue } from "./statusHalf";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./serviceProviderClusterDocument";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 import { AzureAccessError } from "./azureAccessError";
@@ -28,6 +27,13 @@ export const idsOnLookupFailureValues: readonly IdsOnLookupFailure[] = ["keep", 
 
 /** Whose credential read the identities: the cluster's own SMI (a 403 then says the identity is not the cluster's), or the hook's own. */
 export type CredentialScope = "cluster" | "process";
+
+export type IdentityLookupOutcome =
+  | { readonly kind: "resolved"; readonly clientId: string | null; readonly principalId: string | null }
+  | { readonly kind: "notFound"; readonly error: LookupErrorDetails }
+  | { readonly kind: "failed"; readonly error: LookupErrorDetails }
+  /** Not about this identity (credential, ARM 401, ARM unreachable): the pass must not write. */
+  | { readonly kind: "global"; readonly error: LookupErrorDetails };
 
 /** A lookup outcome as the decision sees it: every kind but `global`, which ends a pass before any decision. */
 export type DecidedOutcome = Exclude<IdentityLookupOutcome, { readonly kind: "global" }>;

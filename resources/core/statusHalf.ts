@@ -3,7 +3,7 @@ import { goToLower } from "./goStrings";
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
 import type { GoEntry, GoStruct, StoredHalf } from "./goJson";
-import { decodeGoStruct, encodeGoStruct, parseTimestamp } from "./goJson";
+import { decodeGoStruct, encodeGoStruct, formatTimestamp, parseTimestamp } from "./goJson";
 import { isFailedRetrievalError } from "./retrievalError";
 
 /** Why a half has work by upstream's gate (another set, no recheck time, one that has come), or by this hook's: an entry records a real failure. */
@@ -147,6 +147,16 @@ export function defineHalf<Status extends object, Desired>(
     },
   };
   return half;
+}
+
+/** Upstream's recheck interval and jitter: the recheck lands uniformly in [12 h, 18 h). */
+export const recheckIntervalInMs = 12 * 60 * 60 * 1000;
+const recheckJitterFactor = 0.5;
+
+/** `now + 12 h + random × 0.5 × 12 h`, whole seconds. `random` returns a value in [0, 1). */
+export function nextRecheckTime(now: Date, random: () => number): string {
+  const jitter = Math.min(Math.max(random(), 0), 0.999999) * recheckJitterFactor * recheckIntervalInMs;
+  return formatTimestamp(new Date(now.getTime() + recheckIntervalInMs + jitter));
 }
 
 /** Whether a recheck time has come (now at or after it); a missing or unparseable one has. */

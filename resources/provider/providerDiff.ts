@@ -7,7 +7,7 @@
 import type { ParsedResourceId } from "../core/azureResourceId";
 import type { ClusterDesiredSet } from "../core/clusterDocument";
 import { desiredFromClusterDocument, msiDesiredSet } from "../core/clusterDocument";
-import type { DesiredIdentity } from "../core/identityStatus";
+import type { DesiredIdentity } from "../core/statusHalf";
 import { locate } from "../core/documentLocation";
 import { decodeMsiOutputs } from "../core/msiOutputs";
 import { decodeOutputsStatus } from "../core/outputsStatus";

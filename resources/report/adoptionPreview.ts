@@ -4,7 +4,7 @@
  * document, no Azure request, nothing written.
  */
 import type { ParsedResourceId } from "../core/azureResourceId";
-import type { DesiredIdentity } from "../core/identityStatus";
+import type { DesiredIdentity } from "../core/statusHalf";
 import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { locate } from "../core/documentLocation";
 import { planHalves } from "../core/passDecision";

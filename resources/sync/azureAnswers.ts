@@ -6,12 +6,11 @@
 import { isAbortError, withDeadline } from "../core/abort";
 import { lookupErrorText } from "../core/retrievalError";
 import type { DocumentLocation } from "../core/documentLocation";
-import type { IdentityLookupOutcome } from "../core/identityStatus";
 import type { MsiDesired } from "../core/clusterDocument";
 import type { MsiAnswerEntry } from "../core/msiManagedIdentities";
 import { decideMsiStatus, msiRequestedIdentities } from "../core/msiManagedIdentities";
 import { MsiIdentitiesError } from "../core/msiError";
-import type { DecidedOutcome } from "../core/statusDecision";
+import type { DecidedOutcome, IdentityLookupOutcome } from "../core/statusDecision";
 import type { DataPlaneAnswer, MsiAnswer } from "../core/passDecision";
 import { lookupsAccessError } from "../core/statusDecision";
 import type { DeclaredCredential } from "./clusterLookups";

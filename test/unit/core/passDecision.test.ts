@@ -4,10 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { AzureAccessError } from "../../../resources/core/azureAccessError";
-import { desiredFromClusterDocument } from "../../../resources/core/clusterDocument";
+import { desiredFromClusterDocument, desiredIdentitySet } from "../../../resources/core/clusterDocument";
 import { locate } from "../../../resources/core/documentLocation";
 import { UserAssignedIdentityReadError } from "../../../resources/core/errors";
-import { desiredIdentitySet } from "../../../resources/core/identityStatus";
 import type { PassDecisions, SyncResult } from "../../../resources/core/passDecision";
 import { decideHalves, reportPass } from "../../../resources/core/passDecision";
 import { dataPlaneRefusal, lookupsAccessError } from "../../../resources/core/statusDecision";
