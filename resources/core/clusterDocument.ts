@@ -39,47 +39,9 @@ export function desiredIdentitySet(
   return { identities, failures };
 }
 
-/** The fields of a cluster document this hook reads (under `…userAssignedIdentities` and `serviceProviderProperties`); `problems` name wrong types. */
-export interface ClusterDocumentView extends ClusterCredentialFields {
-  /** Operator → identity ID; empty when absent. */
-  readonly dataPlaneOperators: Readonly<Record<string, JsonValue>>;
-  readonly deletionTimestamp: string | undefined;
-  readonly problems: readonly string[];
-}
-
 const dataPlaneOperatorsPath = `${userAssignedIdentitiesPath}.dataPlaneOperators`;
 const controlPlaneOperatorsPath = `${userAssignedIdentitiesPath}.controlPlaneOperators`;
 const serviceManagedIdentityPath = `${userAssignedIdentitiesPath}.serviceManagedIdentity`;
-
-/** Extracts the view; tolerates the omissions upstream tolerates, reports wrong types. */
-export function readClusterDocument(document: JsonObject): ClusterDocumentView {
-  const problems: string[] = [];
-  const properties = isJsonObject(document.properties) ? document.properties : undefined;
-  if (properties === undefined) problems.push(`properties is ${describeType(document.properties)}, expected an object`);
-  const identities = objectAt(properties, ["customerProperties", "platform", "operatorsAuthentication", "userAssignedIdentities"]);
-  const serviceProviderProperties = objectAt(properties, ["serviceProviderProperties"]);
-  const rawOperators = identities.dataPlaneOperators;
-  if (rawOperators !== undefined && rawOperators !== null && !isJsonObject(rawOperators)) {
-    problems.push(`${dataPlaneOperatorsPath} is ${describeType(rawOperators)}, expected an object`);
-  }
-  // A non-empty string; another type is a problem named by `path` (none for the deletion timestamp).
-  const text = (value: JsonValue | undefined, path?: string): string | undefined => {
-    if (typeof value === "string") return value.length > 0 ? value : undefined;
-    if (value !== undefined && value !== null && path !== undefined) problems.push(`${path} is ${describeType(value)}, expected a string`);
-    return undefined;
-  };
-  return {
-    dataPlaneOperators: isJsonObject(rawOperators) ? rawOperators : {},
-    serviceManagedIdentity: text(identities.serviceManagedIdentity, serviceManagedIdentityPath),
-    controlPlaneOperators: identities.controlPlaneOperators,
-    identityUrl: text(
-      serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL,
-      "properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL",
-    ),
-    deletionTimestamp: text(serviceProviderProperties.deletionTimestamp),
-    problems,
-  };
-}
 
 /** What a cluster document asks of this hook: its desired set, deletion (which wins), or an unreadable set; a value, never an exception. */
 export type ClusterDesiredSet = ClusterCredentialFields &
@@ -101,15 +63,35 @@ export interface ClusterCredentialFields {
   readonly controlPlaneOperators: JsonValue | undefined;
 }
 
-/** The one reading of the desired set from a cluster document; problems name the document's fields. */
+/** The one reading of a cluster document: tolerates the omissions upstream tolerates; wrong types and a set that cannot be read are problems naming the field. */
 export function desiredFromClusterDocument(document: JsonObject): ClusterDesiredSet {
-  const view = readClusterDocument(document);
-  const { serviceManagedIdentity, identityUrl, controlPlaneOperators } = view;
-  const fields: ClusterCredentialFields = { serviceManagedIdentity, identityUrl, controlPlaneOperators };
-  if (view.deletionTimestamp !== undefined) return { kind: "deleting", ...fields };
-  const { identities, failures } = desiredIdentitySet(view.dataPlaneOperators, dataPlaneOperatorsPath);
-  const problems = [...view.problems, ...failureLines(failures)];
-  return problems.length > 0 ? { kind: "unreadable", problems, ...fields } : { kind: "desired", identities, ...fields };
+  const problems: string[] = [];
+  const properties = isJsonObject(document.properties) ? document.properties : undefined;
+  if (properties === undefined) problems.push(`properties is ${describeType(document.properties)}, expected an object`);
+  const identities = objectAt(properties, ["customerProperties", "platform", "operatorsAuthentication", "userAssignedIdentities"]);
+  const serviceProviderProperties = objectAt(properties, ["serviceProviderProperties"]);
+  const dataPlaneOperators = identities.dataPlaneOperators;
+  if (dataPlaneOperators !== undefined && dataPlaneOperators !== null && !isJsonObject(dataPlaneOperators)) {
+    problems.push(`${dataPlaneOperatorsPath} is ${describeType(dataPlaneOperators)}, expected an object`);
+  }
+  // A non-empty string; another type is a problem named by `path` (none for the deletion timestamp).
+  const text = (value: JsonValue | undefined, path?: string): string | undefined => {
+    if (typeof value === "string") return value.length > 0 ? value : undefined;
+    if (value !== undefined && value !== null && path !== undefined) problems.push(`${path} is ${describeType(value)}, expected a string`);
+    return undefined;
+  };
+  const fields: ClusterCredentialFields = {
+    serviceManagedIdentity: text(identities.serviceManagedIdentity, serviceManagedIdentityPath),
+    identityUrl: text(
+      serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL,
+      "properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL",
+    ),
+    controlPlaneOperators: identities.controlPlaneOperators,
+  };
+  if (text(serviceProviderProperties.deletionTimestamp) !== undefined) return { kind: "deleting", ...fields };
+  const desired = desiredIdentitySet(isJsonObject(dataPlaneOperators) ? dataPlaneOperators : {}, dataPlaneOperatorsPath);
+  problems.push(...failureLines(desired.failures));
+  return problems.length > 0 ? { kind: "unreadable", problems, ...fields } : { kind: "desired", identities: desired.identities, ...fields };
 }
 
 /** What the MSI half resolves for one cluster (control plane operators sorted by key). */
