@@ -111,13 +111,10 @@ export function msiDesiredSet(
   }
   const { identities, failures } = desiredIdentitySet(isJsonObject(controlPlaneOperators) ? controlPlaneOperators : {}, controlPlaneOperatorsPath);
   problems.push(...failureLines(failures));
-  if (serviceManagedIdentity === undefined) {
-    problems.push(`${serviceManagedIdentityPath} is not set; every cluster has a service managed identity`);
-    return { ok: false, problems };
-  }
-  const parsed = parseResourceIdOfType(serviceManagedIdentity, userAssignedIdentityResourceType);
-  if (!parsed.ok) problems.push(`${serviceManagedIdentityPath}: identity resource ID ${parsed.reason}`);
-  if (problems.length > 0 || !parsed.ok) return { ok: false, problems };
+  const parsed = serviceManagedIdentity === undefined ? undefined : parseResourceIdOfType(serviceManagedIdentity, userAssignedIdentityResourceType);
+  if (parsed === undefined) problems.push(`${serviceManagedIdentityPath} is not set; every cluster has a service managed identity`);
+  else if (!parsed.ok) problems.push(`${serviceManagedIdentityPath}: identity resource ID ${parsed.reason}`);
+  if (problems.length > 0 || parsed?.ok !== true) return { ok: false, problems };
   return {
     ok: true,
     desired: { controlPlaneOperators: identities, serviceManagedIdentity: { key: parsed.resourceId.key, resourceId: parsed.resourceId.canonical } },

@@ -61,23 +61,21 @@ export function decideMsiStatus(
   now: Date,
   random: () => number,
 ): { readonly ok: true; readonly status: MsiManagedIdentities } | { readonly ok: false; readonly problem: string } {
+  const refused = (problem: string) => ({ ok: false as const, problem });
   const requested = msiRequestedIdentities(desired);
   const asked = new Set(requested.map((resourceId) => goToLower(resourceId)));
   const unknown = answer.find((entry) => !asked.has(goToLower(entry.resourceId)));
-  if (unknown !== undefined) return { ok: false, problem: `the answer names ${unknown.resourceId}, which was not asked for` };
+  if (unknown !== undefined) return refused(`the answer names ${unknown.resourceId}, which was not asked for`);
   const byKey = new Map(answer.map((entry) => [goToLower(entry.resourceId), entry]));
   const missing = requested.find((resourceId) => !byKey.has(goToLower(resourceId)));
-  if (missing !== undefined) return { ok: false, problem: `the answer holds nothing for ${missing}` };
-  if (answer.length !== requested.length) {
-    return { ok: false, problem: `the answer holds ${answer.length} identities where ${requested.length} were asked for` };
-  }
+  if (missing !== undefined) return refused(`the answer holds nothing for ${missing}`);
+  if (answer.length !== requested.length) return refused(`the answer holds ${answer.length} identities where ${requested.length} were asked for`);
   const halfNull = answer.find((entry) => (entry.clientId === null) !== (entry.objectId === null));
   if (halfNull !== undefined) {
     const [nullField, otherField] = halfNull.clientId === null ? ["client_id", "object_id"] : ["object_id", "client_id"];
-    return {
-      ok: false,
-      problem: `the answer's ${nullField} for ${halfNull.resourceId} is null but its ${otherField} is not (the data plane answers null for both of an identity that no longer exists)`,
-    };
+    return refused(
+      `the answer's ${nullField} for ${halfNull.resourceId} is null but its ${otherField} is not (the data plane answers null for both of an identity that no longer exists)`,
+    );
   }
   const entryOf = (identity: DesiredIdentity): MsiIdentityEntry => {
     const answered = byKey.get(identity.key) as MsiAnswerEntry;

@@ -74,14 +74,14 @@ export function defineHalf<Status extends object, Desired>(
 
   // Whether the stored half holds exactly the desired identities (keys only, values ignored).
   const holds = (desired: Desired, status: Status): boolean =>
-    Object.entries(slots(desired)).every(([field, identities]) => {
-      if (Array.isArray(identities))
+    Object.entries(slots(desired)).every(([field, wanted]) => {
+      if (!("key" in wanted))
         return hasExactly(
           mapOf(status, field),
-          (identities as readonly DesiredIdentity[]).map((identity) => identity.key),
+          wanted.map((identity) => identity.key),
         );
       const storedId = entryOf(status, field)?.[idField];
-      return storedId !== undefined && goToLower(storedId) === (identities as DesiredIdentity).key;
+      return storedId !== undefined && goToLower(storedId) === wanted.key;
     });
 
   const entries = (status: Status): EntryAt[] =>
