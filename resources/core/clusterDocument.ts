@@ -17,25 +17,20 @@ export function desiredIdentitySet(
   dataPlaneOperators: Readonly<Record<string, unknown>>,
   propertyPrefix = "dataPlaneOperators",
 ): { readonly identities: readonly DesiredIdentity[]; readonly failures: readonly DesiredSetFailure[] } {
-  const byKey = new Map<string, DesiredIdentity>();
+  const byKey = new Map<string, string>();
   const failures: DesiredSetFailure[] = [];
   for (const operatorName of Object.keys(dataPlaneOperators).sort()) {
     const value = dataPlaneOperators[operatorName];
-    const parsed = value === null || value === undefined ? undefined : parseResourceIdOfType(value, userAssignedIdentityResourceType);
-    const reason =
-      operatorName.trim().length === 0
-        ? "operator name must not be empty or whitespace"
-        : parsed === undefined
-          ? "identity resource ID is missing (null)"
-          : parsed.ok
-            ? undefined
-            : `identity resource ID ${parsed.reason}`;
+    const parsed = parseResourceIdOfType(value, userAssignedIdentityResourceType);
+    let reason: string | undefined;
+    if (operatorName.trim().length === 0) reason = "operator name must not be empty or whitespace";
+    else if (value === null || value === undefined) reason = "identity resource ID is missing (null)";
+    else if (!parsed.ok) reason = `identity resource ID ${parsed.reason}`;
     if (reason !== undefined) failures.push({ property: `${propertyPrefix}.${operatorName}`, reason });
-    else if (parsed?.ok === true && !byKey.has(parsed.resourceId.key))
-      byKey.set(parsed.resourceId.key, { key: parsed.resourceId.key, resourceId: parsed.resourceId.canonical });
+    else if (parsed.ok && !byKey.has(parsed.resourceId.key)) byKey.set(parsed.resourceId.key, parsed.resourceId.canonical);
   }
   // Code-unit order (sort's default), independent of locale: the same on every machine.
-  const identities = [...byKey.keys()].sort().map((key) => byKey.get(key) as DesiredIdentity);
+  const identities = [...byKey.keys()].sort().map((key): DesiredIdentity => ({ key, resourceId: byKey.get(key) as string }));
   return { identities, failures };
 }
 

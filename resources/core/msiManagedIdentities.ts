@@ -1,8 +1,7 @@
 /**
- * The MSI half, `properties.status.msiManagedIdentities` (note `resourceId`, not `resourceID`), and
- * its decisions, as upstream's FetchMSIIdentitiesInfo makes them. An answer decides only when it
- * names exactly the requested identities (by lowercased `resource_id`); a null ID leaves the field
- * out, and only both null (an identity that no longer exists) is accepted.
+ * The MSI half, `properties.status.msiManagedIdentities` (note `resourceId`, not `resourceID`), and its decisions, as
+ * upstream's FetchMSIIdentitiesInfo makes them. An answer decides only when it names exactly the requested identities (by
+ * lowercased `resource_id`); a null ID leaves the field out, and only both null (an identity that no longer exists) is accepted.
  */
 import type { LiveClusterDesiredSet, MsiDesired } from "./clusterDocument";
 import { msiDesiredSet } from "./clusterDocument";

@@ -114,12 +114,10 @@ export function decideHalves(
   };
 }
 
-/**
- * The result of a pass that reached its write, or the error it throws (the data plane half's first,
- * each saying what the other half wrote); an identity's failure is reported only while it is still recorded.
- */
+/** The result of a pass that reached its write, or the error it throws (the data plane half's first, each saying what the other half wrote). */
 export function reportPass(location: DocumentLocation, written: Omit<SyncResult, "failures">, halves: PassDecisions, wroteHalves: StatusHalves): SyncResult {
   const { dataPlane, dataPlaneAnswer, msi } = halves;
+  // An identity's failure is reported only while it is still recorded.
   const failures: IdentityLookupFailure[] =
     dataPlane.kind === "work" && dataPlaneAnswer !== undefined && "outcomes" in dataPlaneAnswer
       ? dataPlane.desired.flatMap((identity, index) => {

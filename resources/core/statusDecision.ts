@@ -1,9 +1,8 @@
 /**
- * The data plane operators' half's decisions (docs/design.md, "What may change a stored ID"):
- * stored IDs change only on a definitive answer (ResourceNotFound, other values, a 403 with the
- * cluster's own credential); any other failure keeps them beside a `retrievalError` (`clear` is
- * upstream's rule), and leaves the recheck time unset. After a conflict, an entry the other writer
- * changed since our read is theirs.
+ * The data plane operators' half's decisions (docs/design.md, "What may change a stored ID"): stored IDs change only on a
+ * definitive answer (ResourceNotFound, other values, a 403 with the cluster's own credential); any other failure keeps them
+ * beside a `retrievalError` (`clear` is upstream's rule) and leaves the recheck time unset. After a conflict, an entry the
+ * other writer changed since our read is theirs.
  */
 import { goToLower } from "./goStrings";
 import { sortedRecord, withoutNil } from "./json";

@@ -66,8 +66,6 @@ export function defineHalf<Status extends object, Desired>(
   const view = (status: Status): Readonly<Record<string, unknown>> => status as Readonly<Record<string, unknown>>;
   const mapOf = (status: Status, field: string): Readonly<Record<string, GoEntry>> => (view(status)[field] ?? {}) as Readonly<Record<string, GoEntry>>;
   const entryOf = (status: Status, field: string): GoEntry | undefined => view(status)[field] as GoEntry | undefined;
-  const timeOf = (status: Status, field: string | undefined): string | undefined =>
-    field === undefined ? undefined : (view(status)[field] as string | undefined);
 
   const entryEquals = (left: object | undefined, right: object | undefined): boolean =>
     left === undefined || right === undefined ? left === right : changedFields(left as GoEntry, right as GoEntry, struct.entryFields, idField).length === 0;
@@ -75,13 +73,12 @@ export function defineHalf<Status extends object, Desired>(
   // Whether the stored half holds exactly the desired identities (keys only, values ignored).
   const holds = (desired: Desired, status: Status): boolean =>
     Object.entries(slots(desired)).every(([field, wanted]) => {
-      if (!("key" in wanted))
-        return hasExactly(
-          mapOf(status, field),
-          wanted.map((identity) => identity.key),
-        );
-      const storedId = entryOf(status, field)?.[idField];
-      return storedId !== undefined && goToLower(storedId) === wanted.key;
+      if ("key" in wanted) {
+        const storedId = entryOf(status, field)?.[idField];
+        return storedId !== undefined && goToLower(storedId) === wanted.key;
+      }
+      const keys = wanted.map((identity) => identity.key);
+      return hasExactly(mapOf(status, field), keys);
     });
 
   const entries = (status: Status): EntryAt[] =>
@@ -102,14 +99,14 @@ export function defineHalf<Status extends object, Desired>(
     equals: (left, right) =>
       Object.entries(struct.fields).every(([name, kind]) => {
         // Times compare by instant, as upstream registers them (both absent is equal).
-        if (kind === "time") return parseTimestamp(timeOf(left, name))?.getTime() === parseTimestamp(timeOf(right, name))?.getTime();
+        if (kind === "time") return parseTimestamp(view(left)[name])?.getTime() === parseTimestamp(view(right)[name])?.getTime();
         if (kind === "entry") return entryEquals(entryOf(left, name), entryOf(right, name));
         const [leftMap, rightMap] = [mapOf(left, name), mapOf(right, name)];
         return hasExactly(rightMap, Object.keys(leftMap)) && Object.keys(leftMap).every((key) => entryEquals(leftMap[key], rightMap[key]));
       }),
     entryEquals,
     workReason: (desired, status, now) => {
-      const recheckTime = timeOf(status, recheckField);
+      const recheckTime = recheckField === undefined ? undefined : (view(status)[recheckField] as string | undefined);
       if (!holds(desired, status)) return "desiredSetChanged";
       if (parseTimestamp(recheckTime) === undefined) return "neverChecked";
       if (recheckDue(recheckTime, now)) return "recheckDue";
