@@ -101,8 +101,7 @@ export function decideStatus(stored: DataPlaneOperatorsManagedIdentities, option
     if (options.reread && entry !== undefined && !dataPlaneHalf.entryEquals(entry, options.basis.identities?.[identity.key])) theirs[identity.key] = entry;
     else ours[identity.key] = entryAfter(identity, options.outcomes[index], entry, options);
   });
-  // A failure the other writer already recorded in its own words is kept as stored.
-  const identities = sortedRecord({ ...keepRecordedFailures(ours, stored), ...theirs });
+  const identities = sortedRecord({ ...ours, ...theirs });
   // Rule 2: a recheck time only when no entry records a failure; a still-valid one is kept when the entries did not change.
   if (Object.values(identities).some((entry) => isFailedRetrievalError(entry.retrievalError))) return { identities };
   if (!recheckDue(stored.earliestRecheckTime, options.now) && dataPlaneHalf.equals({ identities }, { identities: stored.identities })) {
@@ -130,27 +129,16 @@ function entryAfter(
   const definitive = outcome.kind === "failed" && outcome.error.statusCode === 403 && options.credentialScope === "cluster";
   const keepsIds =
     outcome.kind === "failed" && options.idsOnLookupFailure === "keep" && !definitive && stored !== undefined && goToLower(stored.resourceID) === identity.key;
-  if (!keepsIds) return entry;
-  return { resourceID: entry.resourceID, ...withoutNil({ clientId: stored.clientId, principalId: stored.principalId, retrievalError: entry.retrievalError }) };
-}
-
-/** Keeps a stored failed entry when the new one records the same kind of failure with the same IDs: the writers word errors differently. */
-function keepRecordedFailures(
-  identities: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>,
-  stored: DataPlaneOperatorsManagedIdentities,
-): Record<string, DataPlaneOperatorManagedIdentityEntry> {
-  const kept: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-  for (const [key, entry] of Object.entries(identities)) {
-    const previous = stored.identities?.[key];
-    const sameFailure =
-      previous !== undefined &&
-      entry.retrievalError !== undefined &&
-      previous.retrievalError !== undefined &&
-      entry.clientId === previous.clientId &&
-      entry.principalId === previous.principalId &&
-      goToLower(entry.resourceID) === goToLower(previous.resourceID) &&
-      sameFailureKind(entry.retrievalError, previous.retrievalError);
-    kept[key] = sameFailure ? previous : entry;
-  }
-  return kept;
+  const next = keepsIds
+    ? { resourceID: entry.resourceID, ...withoutNil({ clientId: stored.clientId, principalId: stored.principalId, retrievalError: entry.retrievalError }) }
+    : entry;
+  // The writers word errors differently: a failure of the kind already recorded, with the same IDs, stays as recorded.
+  const recorded =
+    stored?.retrievalError !== undefined &&
+    next.retrievalError !== undefined &&
+    next.clientId === stored.clientId &&
+    next.principalId === stored.principalId &&
+    goToLower(next.resourceID) === goToLower(stored.resourceID) &&
+    sameFailureKind(next.retrievalError, stored.retrievalError);
+  return recorded ? stored : next;
 }
