@@ -94,14 +94,13 @@ export interface StatusDecisionOptions {
 
 /** The subtree the outcomes leave in `stored` (the half as the write read it). */
 export function decideStatus(stored: DataPlaneOperatorsManagedIdentities, options: StatusDecisionOptions): DataPlaneOperatorsManagedIdentities {
-  const ours: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-  const theirs: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+  const decided: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
   options.desired.forEach((identity, index) => {
     const entry = stored.identities?.[identity.key];
-    if (options.reread && entry !== undefined && !dataPlaneHalf.entryEquals(entry, options.basis.identities?.[identity.key])) theirs[identity.key] = entry;
-    else ours[identity.key] = entryAfter(identity, options.outcomes[index], entry, options);
+    const theirs = options.reread && entry !== undefined && !dataPlaneHalf.entryEquals(entry, options.basis.identities?.[identity.key]);
+    decided[identity.key] = theirs ? entry : entryAfter(identity, options.outcomes[index], entry, options);
   });
-  const identities = sortedRecord({ ...ours, ...theirs });
+  const identities = sortedRecord(decided);
   // Rule 2: a recheck time only when no entry records a failure; a still-valid one is kept when the entries did not change.
   if (Object.values(identities).some((entry) => isFailedRetrievalError(entry.retrievalError))) return { identities };
   if (!recheckDue(stored.earliestRecheckTime, options.now) && dataPlaneHalf.equals({ identities }, { identities: stored.identities })) {
