@@ -21,8 +21,8 @@ export function sortedRecord<T>(record: Readonly<Record<string, T>>): Record<str
 }
 
 /** The fields whose value is neither null nor undefined, in order: what Go's encoder writes of nil-able fields. */
-export function withoutNil<T extends object>(fields: T): { [Field in keyof T]?: NonNullable<T[Field]> } {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null && value !== undefined)) as {
-    [Field in keyof T]?: NonNullable<T[Field]>;
-  };
+export function withoutNil<T extends object>(fields: T): WithoutNil<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null && value !== undefined)) as WithoutNil<T>;
 }
+
+type WithoutNil<T> = { [Field in keyof T]?: NonNullable<T[Field]> };
