@@ -26,10 +26,10 @@ import { createSecureContext, rootCertificates } from "node:tls";
 import { parseCertificateBundle } from "../../resources/azure/certificateBundle";
 import type { UserAssignedIdentityReader } from "../../resources/azure/userAssignedIdentityReader";
 import { createUserAssignedIdentityReader } from "../../resources/azure/userAssignedIdentityReader";
-import { readClusterDocument } from "../../resources/core/clusterDocument";
+import { desiredFromClusterDocument } from "../../resources/core/clusterDocument";
 import type { JsonObject } from "../../resources/core/json";
 import type { MsiIdentityEntry, MsiManagedIdentities } from "../../resources/core/msiManagedIdentities";
-import { nextRecheckTime } from "../../resources/core/identityStatus";
+import { nextRecheckTime } from "../../resources/core/statusHalf";
 import type { Settings } from "../../resources/core/settings";
 
 /** What the worker gets for one cluster: the reader of its SMI, and the credential behind it. */
@@ -41,7 +41,7 @@ import type { Settings } from "../../resources/core/settings";
 export function msiIdentitiesOf(
   clusterDocument: JsonObject,
 ): { readonly identityUrl: string; readonly serviceManagedIdentity: string; readonly operators: ReadonlyMap<string, string> } | undefined {
-  const { identityUrl, serviceManagedIdentity, controlPlaneOperators } = readClusterDocument(clusterDocument);
+  const { identityUrl, serviceManagedIdentity, controlPlaneOperators } = desiredFromClusterDocument(clusterDocument);
   if (identityUrl === undefined || serviceManagedIdentity === undefined) return undefined;
   const operators = new Map<string, string>();
   for (const value of Object.values((controlPlaneOperators ?? {}) as Record<string, unknown>)) {
@@ -158,7 +158,7 @@ export function createClusterFloor(settings: Settings): ClusterFloor {
       };
     },
     async readerFor(clusterDocument, subscriptionId) {
-      const { identityUrl, serviceManagedIdentity } = readClusterDocument(clusterDocument);
+      const { identityUrl, serviceManagedIdentity } = desiredFromClusterDocument(clusterDocument);
       if (identityUrl === undefined || serviceManagedIdentity === undefined) throw new Error("floor: the cluster document has no identity URL or SMI");
       const entry = (await askDataPlane(identityUrl, [serviceManagedIdentity]))[0] as Record<string, string>;
       const credential = new ClientCertificateCredential(

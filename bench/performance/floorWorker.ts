@@ -28,11 +28,11 @@ const clustersInFlight = 16;
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../../resources/core/azureResourceId";
 import { sharedAzureAdapters } from "../../resources/provider/azureAdapters";
 import type { DataPlaneOperatorManagedIdentityEntry } from "../../resources/core/serviceProviderClusterDocument";
-import { identityStatusPatchOperations } from "../../resources/core/statusPatch";
+import { identityStatusPatchOperations } from "../../resources/core/serviceProviderClusterDocument";
 import type { MsiIdentityEntry, MsiManagedIdentities } from "../../resources/core/msiManagedIdentities";
 import type { ParsedResourceId } from "../../resources/core/azureResourceId";
 import type { JsonObject } from "../../resources/core/json";
-import { nextRecheckTime } from "../../resources/core/identityStatus";
+import { nextRecheckTime } from "../../resources/core/statusHalf";
 import { readSettings } from "../../resources/core/settings";
 import { processCpuTimeInMs } from "./statistics";
 

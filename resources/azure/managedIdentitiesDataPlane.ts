@@ -18,8 +18,8 @@ import { identityUrlField, readIdentityUrl } from "../core/identityUrl";
 import { shortMessage, withoutFinalPeriod } from "../core/retrievalError";
 import type { DataPlaneIdentity } from "./dataPlaneAnswer";
 import { DataPlaneError, readDataPlaneAnswer } from "./dataPlaneAnswer";
-import type { MsiAnswerEntry, StandIn } from "../core/msiDecision";
-import { standInAnswer } from "../core/msiDecision";
+import type { MsiAnswerEntry, StandIn } from "../core/msiManagedIdentities";
+import { standInAnswer } from "../core/msiManagedIdentities";
 
 /** The API version of the credentials call, as upstream's client sends it. */
 const dataPlaneApiVersion = "2024-01-01";

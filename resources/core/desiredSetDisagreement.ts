@@ -2,7 +2,7 @@
  * The cluster document is the authority on the desired set: a hook writing another set would undo
  * upstream's entries and be undone by them, so inputs naming another set fail the cluster first.
  */
-import type { DesiredIdentity } from "./identityStatus";
+import type { DesiredIdentity } from "./statusHalf";
 import { clusterDocumentLabel, clusterMessage } from "./clusterMessage";
 import { ClusterError } from "./errors";
 

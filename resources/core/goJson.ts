@@ -14,13 +14,6 @@ function setOwnField(json: JsonObject, name: string, value: JsonValue): void {
   Object.defineProperty(json, name, { value, enumerable: true, writable: true, configurable: true });
 }
 
-/** A Go map as JSON: `entries` under their keys, in Go's key order. */
-function goMap<Value>(entries: Readonly<Record<string, Value>>, json: (key: string, value: Value) => JsonValue): JsonObject {
-  const map: JsonObject = {};
-  for (const key of Object.keys(entries).sort(compareGoMapKeys)) setOwnField(map, key, json(key, entries[key]));
-  return map;
-}
-
 /** `json` followed by the fields of `stored` whose names are not in `known`, as stored. */
 function withUnknownFields(json: JsonObject, stored: Readonly<Record<string, JsonValue>>, known: ReadonlySet<string>): JsonObject {
   for (const [name, value] of Object.entries(stored)) {
@@ -44,7 +37,15 @@ export interface GoStruct {
   readonly dropped?: readonly string[];
 }
 
-type Entry = Readonly<Partial<Record<string, string>>>;
+/** An entry of either half: string fields (Go's `*string`), any of them absent. */
+export type GoEntry = Readonly<Partial<Record<string, string>>>;
+
+/** A half as read: what is usable, whether it was there, and what was dropped (each problem naming its field). */
+export interface StoredHalf<Status> {
+  readonly status: Status;
+  readonly present: boolean;
+  readonly problems: readonly string[];
+}
 
 /** RFC 3339 in UTC, truncated to whole seconds, as Go's metav1.Time writes it. */
 export function formatTimestamp(instant: Date): string {
@@ -58,10 +59,7 @@ export function parseTimestamp(value: unknown): Date | undefined {
 }
 
 /** Reads a subtree as Go's decoder would; malformed parts are dropped and named in `problems`, so a later write replaces them. */
-export function decodeGoStruct(
-  struct: GoStruct,
-  subtree: unknown,
-): { readonly status: Readonly<Record<string, unknown>>; readonly present: boolean; readonly problems: readonly string[] } {
+export function decodeGoStruct(struct: GoStruct, subtree: unknown): StoredHalf<Readonly<Record<string, unknown>>> {
   if (subtree === undefined || subtree === null) return { status: {}, present: false, problems: [] };
   if (!isJsonObject(subtree))
     return { status: {}, present: true, problems: [`${struct.problemsNamed.subtree} is ${describeType(subtree)}, expected an object`] };
@@ -115,16 +113,19 @@ export function encodeGoStruct(struct: GoStruct, status: object, stored: JsonVal
     const storedField = ownField(storedSubtree, name);
     if (value === undefined) continue;
     if (kind === "time") json[name] = value as string;
-    else if (kind === "entry") json[name] = encodeEntry(struct, value as Entry, storedField);
+    else if (kind === "entry") json[name] = encodeEntry(struct, value as GoEntry, storedField);
     else if (Object.keys(value as object).length > 0) {
+      const entries = value as Readonly<Record<string, GoEntry>>;
       const storedMap = isJsonObject(storedField) ? storedField : {};
-      json[name] = goMap(value as Readonly<Record<string, Entry>>, (key, entry) => encodeEntry(struct, entry, ownField(storedMap, key)));
+      const map: JsonObject = {};
+      for (const key of Object.keys(entries).sort(compareGoMapKeys)) setOwnField(map, key, encodeEntry(struct, entries[key], ownField(storedMap, key)));
+      json[name] = map;
     }
   }
   return withUnknownFields(json, storedSubtree, new Set([...Object.keys(struct.fields), ...(struct.dropped ?? [])]));
 }
 
-function encodeEntry(struct: GoStruct, entry: Entry, stored: JsonValue | undefined): JsonObject {
+function encodeEntry(struct: GoStruct, entry: GoEntry, stored: JsonValue | undefined): JsonObject {
   const json: JsonObject = {};
   for (const field of struct.entryFields) {
     const value = entry[field];

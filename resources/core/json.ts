@@ -17,9 +17,12 @@ export function parsedJsonText(text: string): unknown {
 }
 
 export function sortedRecord<T>(record: Readonly<Record<string, T>>): Record<string, T> {
-  return Object.fromEntries(
-    Object.keys(record)
-      .sort()
-      .map((key) => [key, record[key]]),
-  );
+  return Object.fromEntries(Object.entries(record).sort(([left], [right]) => (left < right ? -1 : 1)));
 }
+
+/** The fields whose value is neither null nor undefined, in order: what Go's encoder writes of nil-able fields. */
+export function withoutNil<T extends object>(fields: T): WithoutNil<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null && value !== undefined)) as WithoutNil<T>;
+}
+
+type WithoutNil<T> = { [Field in keyof T]?: NonNullable<T[Field]> };

@@ -1,6 +1,17 @@
-/** The MSI half, `properties.status.msiManagedIdentities`, as upstream's FetchMSIIdentitiesInfo writes it (note `resourceId`, not `resourceID`). */
-import type { Half, KeyedIdentity, StoredHalf } from "./statusHalf";
-import { defineHalf } from "./statusHalf";
+/**
+ * The MSI half, `properties.status.msiManagedIdentities` (note `resourceId`, not `resourceID`), and its decisions, as
+ * upstream's FetchMSIIdentitiesInfo makes them. An answer decides only when it names exactly the requested identities (by
+ * lowercased `resource_id`); a null ID leaves the field out, and only both null (an identity that no longer exists) is accepted.
+ */
+import type { LiveClusterDesiredSet, MsiDesired } from "./clusterDocument";
+import { msiDesiredSet } from "./clusterDocument";
+import type { DocumentLocation } from "./documentLocation";
+import type { StoredHalf } from "./goJson";
+import { goToLower } from "./goStrings";
+import { withoutNil } from "./json";
+import { MsiIdentitiesError } from "./errors";
+import type { DesiredIdentity, Half, HalfPlan } from "./statusHalf";
+import { defineHalf, nextRecheckTime } from "./statusHalf";
 
 /** One identity's entry (a control plane operator's, or the SMI's). Written by: FetchMSIIdentitiesInfo and this hook. */
 export interface MsiIdentityEntry {
@@ -17,12 +28,6 @@ export interface MsiManagedIdentities {
   readonly serviceManagedIdentity?: MsiIdentityEntry;
 }
 
-/** What the MSI half resolves for one cluster (control plane operators sorted by key). */
-export interface MsiDesired {
-  readonly controlPlaneOperators: readonly KeyedIdentity[];
-  readonly serviceManagedIdentity: KeyedIdentity;
-}
-
 /** The MSI half: upstream's `MSIManagedIdentities` struct (core/statusHalf.ts). */
 export const msiHalf: Half<MsiManagedIdentities, MsiDesired> = defineHalf(
   {
@@ -35,3 +40,117 @@ export const msiHalf: Half<MsiManagedIdentities, MsiDesired> = defineHalf(
 );
 
 export type StoredMsiStatus = StoredHalf<MsiManagedIdentities>;
+
+/** The identities one request asks for, as upstream's: every control plane operator identity, then the SMI. */
+export function msiRequestedIdentities(desired: MsiDesired): string[] {
+  return [...desired.controlPlaneOperators.map((identity) => identity.resourceId), desired.serviceManagedIdentity.resourceId];
+}
+
+/** One answered identity: what the data plane (or a stand-in) said. */
+export interface MsiAnswerEntry {
+  readonly resourceId: string;
+  readonly clientId: string | null;
+  readonly objectId: string | null;
+}
+
+/** The subtree a complete answer leaves (see the module comment), or the problem that keeps it from deciding anything. */
+export function decideMsiStatus(
+  desired: MsiDesired,
+  answer: readonly MsiAnswerEntry[],
+  now: Date,
+  random: () => number,
+): { readonly ok: true; readonly status: MsiManagedIdentities } | { readonly ok: false; readonly problem: string } {
+  const refused = (problem: string) => ({ ok: false as const, problem });
+  const requested = msiRequestedIdentities(desired);
+  const asked = new Set(requested.map((resourceId) => goToLower(resourceId)));
+  const unknown = answer.find((entry) => !asked.has(goToLower(entry.resourceId)));
+  if (unknown !== undefined) return refused(`the answer names ${unknown.resourceId}, which was not asked for`);
+  const byKey = new Map(answer.map((entry) => [goToLower(entry.resourceId), entry]));
+  const missing = requested.find((resourceId) => !byKey.has(goToLower(resourceId)));
+  if (missing !== undefined) return refused(`the answer holds nothing for ${missing}`);
+  if (answer.length !== requested.length) return refused(`the answer holds ${answer.length} identities where ${requested.length} were asked for`);
+  const halfNull = answer.find((entry) => (entry.clientId === null) !== (entry.objectId === null));
+  if (halfNull !== undefined) {
+    const [nullField, otherField] = halfNull.clientId === null ? ["client_id", "object_id"] : ["object_id", "client_id"];
+    return refused(
+      `the answer's ${nullField} for ${halfNull.resourceId} is null but its ${otherField} is not (the data plane answers null for both of an identity that no longer exists)`,
+    );
+  }
+  const entryOf = (identity: DesiredIdentity): MsiIdentityEntry => {
+    const answered = byKey.get(identity.key) as MsiAnswerEntry;
+    return { resourceId: identity.resourceId, ...withoutNil({ clientId: answered.clientId, principalId: answered.objectId }) };
+  };
+  const controlPlaneOperatorsIdentities = Object.fromEntries(desired.controlPlaneOperators.map((identity) => [identity.key, entryOf(identity)]));
+  return {
+    ok: true,
+    status: {
+      earliestRecheckTime: nextRecheckTime(now, random),
+      ...(desired.controlPlaneOperators.length === 0 ? {} : { controlPlaneOperatorsIdentities }),
+      serviceManagedIdentity: entryOf(desired.serviceManagedIdentity),
+    },
+  };
+}
+
+/** The IDs upstream's fixed-identity stand-in answers for every identity, and whether it may write them over real ones. */
+export interface StandIn {
+  readonly clientId: string;
+  readonly principalId: string;
+  readonly overwriteAllowed: boolean;
+}
+
+/** The stand-in's answer (upstream's fixed identity where no data plane exists): its IDs for every identity asked for. */
+export function standInAnswer(requested: readonly string[], fixed: Pick<StandIn, "clientId" | "principalId">): MsiAnswerEntry[] {
+  return requested.map((resourceId) => ({ resourceId, clientId: fixed.clientId, objectId: fixed.principalId }));
+}
+
+/** The stored entries whose IDs a stand-in not allowed to overwrite would replace with its own, named by resource ID. */
+export function overwrittenByStandIn(stored: MsiManagedIdentities, standIn: StandIn | undefined): string[] {
+  if (standIn === undefined || standIn.overwriteAllowed) return [];
+  return msiHalf
+    .entries(stored)
+    .filter(
+      ({ entry }) =>
+        (entry.clientId !== undefined && entry.clientId !== standIn.clientId) || (entry.principalId !== undefined && entry.principalId !== standIn.principalId),
+    )
+    .map(({ entry }) => entry.resourceId ?? "(an entry without resourceId)");
+}
+
+/** What the MSI half has to do in a pass: its gate's plan, or why it does nothing or cannot be decided. */
+export type MsiPlan =
+  | HalfPlan<MsiDesired>
+  | { readonly kind: "skipped"; readonly reason: "identityUrlNotSet" }
+  | { readonly kind: "unreadable"; readonly problems: readonly string[] }
+  | { readonly kind: "refused"; readonly reason: string; readonly details: readonly string[] };
+
+/** Nothing for a cluster without an identity URL (as upstream); the stand-in refuses to overwrite IDs not its own unless allowed. */
+export function planMsiHalf(fromCluster: LiveClusterDesiredSet, stored: StoredMsiStatus, now: Date, force: boolean, standIn?: StandIn): MsiPlan {
+  if (fromCluster.identityUrl === undefined) return { kind: "skipped", reason: "identityUrlNotSet" };
+  const desired = msiDesiredSet(fromCluster.controlPlaneOperators, fromCluster.serviceManagedIdentity);
+  if (!desired.ok) return { kind: "unreadable", problems: desired.problems };
+  const plan = msiHalf.plan(desired.desired, stored, now, force);
+  const overwritten = plan.kind === "work" ? overwrittenByStandIn(stored.status, standIn) : [];
+  if (overwritten.length === 0) return plan;
+  return {
+    kind: "refused",
+    reason:
+      `credentialMode fixedIdentity would write the fixed identity's IDs over ${overwritten.length} stored identit${overwritten.length === 1 ? "y" : "ies"} ` +
+      "whose IDs are not its own (a real data plane recorded them); set 'aro-hcp-identity-status:allowFixedIdentityOverwrite' " +
+      "(or ARO_HCP_ALLOW_FIXED_IDENTITY_OVERWRITE) to true for the one update that means it",
+    details: overwritten,
+  };
+}
+
+/** Why the half cannot be decided at all: the cluster document cannot name its identities, or the stand-in refuses. */
+export function msiPlanError(
+  location: Pick<DocumentLocation, "documentId" | "clusterName" | "clusterDocumentId">,
+  plan: Extract<MsiPlan, { kind: "unreadable" | "refused" }>,
+): MsiIdentitiesError {
+  const [reason, details] =
+    plan.kind === "refused"
+      ? [plan.reason, plan.details]
+      : [
+          `the cluster's HCPOpenShiftCluster document ${location.clusterDocumentId} does not name its control plane operator identities in a form upstream writes`,
+          plan.problems,
+        ];
+  return new MsiIdentitiesError({ documentId: location.documentId, clusterName: location.clusterName, reason, details });
+}

@@ -2,22 +2,19 @@
 import type { ParsedResourceId } from "./azureResourceId";
 import type { ClusterDesiredSet } from "./clusterDocument";
 import { withMsiWritten } from "./clusterMessage";
+import { bothHalvesFailed } from "./failureCause";
 import type { DocumentLocation } from "./documentLocation";
 import type { IdentityLookupFailure } from "./errors";
 import { UserAssignedIdentityReadError } from "./errors";
-import type { DesiredIdentity } from "./identityStatus";
 import { isFailedRetrievalError } from "./retrievalError";
 import type { JsonObject } from "./json";
-import type { MsiPlan, StandIn } from "./msiDecision";
-import { decideMsiWrite, msiPlanError, planMsiHalf } from "./msiDecision";
-import type { MsiManagedIdentities, StoredMsiStatus } from "./msiManagedIdentities";
-import { msiHalf } from "./msiManagedIdentities";
-import type { DataPlaneOperatorsManagedIdentities, StoredStatus } from "./serviceProviderClusterDocument";
+import type { MsiManagedIdentities, MsiPlan, StandIn } from "./msiManagedIdentities";
+import { msiHalf, msiPlanError, overwrittenByStandIn, planMsiHalf } from "./msiManagedIdentities";
+import type { DataPlaneOperatorsManagedIdentities, StatusHalves } from "./serviceProviderClusterDocument";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 import type { CredentialScope, DecidedOutcome, IdsOnLookupFailure } from "./statusDecision";
 import { decideStatus } from "./statusDecision";
-import type { HalfPlan, PlanReason } from "./statusHalf";
-import type { StatusHalves } from "./statusPatch";
+import type { DesiredIdentity, HalfPlan, PlanReason } from "./statusHalf";
 
 export interface SyncRequest {
   readonly cluster: ParsedResourceId;
@@ -57,22 +54,14 @@ export interface SyncResult {
   readonly halvesWritten?: { readonly dataPlane: boolean; readonly msi: boolean };
 }
 
-/** Each half's plan against the stored ServiceProviderCluster document, and what each half holds. */
-export interface HalfPlans {
-  readonly storedStatus: StoredStatus;
-  readonly storedMsi: StoredMsiStatus;
-  readonly dataPlane: HalfPlan<readonly DesiredIdentity[]>;
-  readonly msi: MsiPlan;
-}
-
-/** Each half decided against what is stored (its gate), by a pass and by a preview of a cluster new to the stack alike. */
+/** Each half's plan against the stored ServiceProviderCluster document (its gate), and what each half holds; for a pass and a preview alike. */
 export function planHalves(
   fromCluster: Exclude<ClusterDesiredSet, { kind: "deleting" }>,
   request: Pick<SyncRequest, "desired" | "force" | "forceMsi">,
   document: JsonObject,
   now: Date,
   standIn: StandIn | undefined,
-): HalfPlans {
+) {
   const storedStatus = dataPlaneHalf.read(document);
   const storedMsi = msiHalf.read(document);
   const desired = request.desired ?? (fromCluster.kind === "desired" ? fromCluster.identities : []);
@@ -108,34 +97,28 @@ export function decideHalves(
   context: { readonly now: Date; readonly random: () => number; readonly idsOnLookupFailure: IdsOnLookupFailure; readonly standIn: StandIn | undefined },
 ): StatusHalves {
   const { dataPlane, dataPlaneAnswer, msi, msiAnswer } = pass;
+  const { now, standIn } = context;
   return {
     dataPlane:
       dataPlane.kind === "work" && dataPlaneAnswer !== undefined && "outcomes" in dataPlaneAnswer
-        ? decideStatus({
-            desired: dataPlane.desired,
-            outcomes: dataPlaneAnswer.outcomes,
-            basis: pass.basis,
-            current: dataPlaneHalf.read(document),
-            reread,
-            now: context.now,
-            random: context.random,
-            idsOnLookupFailure: context.idsOnLookupFailure,
-            credentialScope: dataPlaneAnswer.credentialScope,
-          })
+        ? dataPlaneHalf.decideWrite({ desired: dataPlane.desired, current: dataPlaneHalf.read(document), reread, now }, (stored) =>
+            decideStatus(stored, { ...context, ...dataPlaneAnswer, desired: dataPlane.desired, basis: pass.basis, reread }),
+          )
         : undefined,
+    // After a conflict, a stand-in refuses again what it would write over IDs not its own.
     msi:
       msi.kind === "work" && msiAnswer !== undefined && "answered" in msiAnswer
-        ? decideMsiWrite({ desired: msi.desired, answered: msiAnswer.answered, standIn: context.standIn, now: context.now }, msiHalf.read(document), reread)
+        ? msiHalf.decideWrite({ desired: msi.desired, current: msiHalf.read(document), reread, now }, (stored) =>
+            reread && overwrittenByStandIn(stored, standIn).length > 0 ? undefined : msiAnswer.answered,
+          )
         : undefined,
   };
 }
 
-/**
- * The result of a pass that reached its write, or the error it throws (the data plane half's first,
- * each saying what the other half wrote); an identity's failure is reported only while it is still recorded.
- */
+/** The result of a pass that reached its write, or the error it throws (the data plane half's first, each saying what the other half wrote). */
 export function reportPass(location: DocumentLocation, written: Omit<SyncResult, "failures">, halves: PassDecisions, wroteHalves: StatusHalves): SyncResult {
   const { dataPlane, dataPlaneAnswer, msi } = halves;
+  // An identity's failure is reported only while it is still recorded.
   const failures: IdentityLookupFailure[] =
     dataPlane.kind === "work" && dataPlaneAnswer !== undefined && "outcomes" in dataPlaneAnswer
       ? dataPlane.desired.flatMap((identity, index) => {
@@ -145,30 +128,22 @@ export function reportPass(location: DocumentLocation, written: Omit<SyncResult,
         })
       : [];
   const result: SyncResult = { ...written, failures };
+  const { documentId, clusterName } = location;
   const dataPlaneError =
-    dataPlaneAnswer !== undefined && "error" in dataPlaneAnswer
-      ? dataPlaneAnswer.error
-      : failures.length > 0
-        ? new UserAssignedIdentityReadError({
-            documentId: location.documentId,
-            clusterName: location.clusterName,
-            failures,
-            persisted: true,
-            total: result.lookups,
-            status: result.status,
-          })
-        : undefined;
-  const msiError =
-    msi.kind === "unreadable" || msi.kind === "refused"
-      ? msiPlanError(location, msi)
-      : halves.msiAnswer !== undefined && "error" in halves.msiAnswer
-        ? halves.msiAnswer.error
-        : undefined;
+    errorOf(dataPlaneAnswer) ??
+    (failures.length > 0
+      ? new UserAssignedIdentityReadError({ documentId, clusterName, failures, persisted: true, total: result.lookups, status: result.status })
+      : undefined);
+  const msiError = msi.kind === "unreadable" || msi.kind === "refused" ? msiPlanError(location, msi) : errorOf(halves.msiAnswer);
   const error = dataPlaneError ?? msiError;
   if (error === undefined) return result;
-  if (dataPlaneError !== undefined && msiError !== undefined) error.message += `\nand: ${msiError.message}`;
+  if (dataPlaneError !== undefined && msiError !== undefined) error.message += `${bothHalvesFailed}${msiError.message}`;
   else if (dataPlaneError !== undefined && wroteHalves.msi !== undefined) error.message = withMsiWritten(error.message);
   else if (msiError !== undefined && wroteHalves.dataPlane !== undefined) error.message += " (status.dataPlaneOperatorsManagedIdentities was written)";
   // The provider records the result in state when anything was written, or when identities failed.
   throw result.wrote || failures.length > 0 ? Object.assign(error, { result }) : error;
+}
+
+function errorOf(answer: DataPlaneAnswer | MsiAnswer | undefined): Error | undefined {
+  return answer !== undefined && "error" in answer ? answer.error : undefined;
 }

@@ -1,31 +1,32 @@
-/** The ServiceProviderCluster document and its `dataPlaneOperatorsManagedIdentities` half, as upstream reads and writes them. */
+/** The ServiceProviderCluster document, its `dataPlaneOperatorsManagedIdentities` half, and the patch that writes either half, as upstream reads and writes them. */
 import { goToLower } from "./goStrings";
 import { describeType, serviceProviderClusterResourceType } from "./azureResourceId";
 import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject } from "./json";
-import type { Half, KeyedIdentity, StoredHalf } from "./statusHalf";
+import type { MsiManagedIdentities } from "./msiManagedIdentities";
+import { msiHalf } from "./msiManagedIdentities";
+import type { StoredHalf } from "./goJson";
+import type { DesiredIdentity, Half } from "./statusHalf";
 import { defineHalf } from "./statusHalf";
 
 /** Version of the provider outputs' shape; other versions are unknown state (docs/design.md, "Migrating state"). */
 export const outputsSchemaVersion = 1;
 
-/** One identity entry, keyed in the map by the lowercased identity resource ID. */
+/** One identity entry, keyed in the map by the lowercased identity resource ID. Written by: this hook and FetchDataPlaneOperatorsManagedIdentitiesInfo. */
 export interface DataPlaneOperatorManagedIdentityEntry {
-  /** Identity ARM ID (note the capital `ID`, as upstream). Written by: this hook and FetchDataPlaneOperatorsManagedIdentitiesInfo. */
+  /** Identity ARM ID (note the capital `ID`, as upstream). */
   readonly resourceID: string;
-  /** As Azure returned it; absent when unknown or after any lookup error. Written by: same. */
+  /** The IDs as Azure returned them; absent when unknown. */
   readonly clientId?: string;
-  /** As Azure returned it; absent when unknown or after any lookup error. Written by: same. */
   readonly principalId?: string;
-  /** Normalised text of the last failed lookup, at most 1024 code points; absent on success. Written by: same. */
+  /** Normalised text of the last failed lookup, at most 1024 code points; absent on success. */
   readonly retrievalError?: string;
 }
 
-/** `properties.status.dataPlaneOperatorsManagedIdentities`. */
+/** `properties.status.dataPlaneOperatorsManagedIdentities`. Written by: the same. */
 export interface DataPlaneOperatorsManagedIdentities {
-  /** Written by: this hook and FetchDataPlaneOperatorsManagedIdentitiesInfo. */
   readonly identities?: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>;
-  /** RFC 3339 UTC, whole seconds; set only when every lookup succeeded or was NotFound. Written by: same. */
+  /** RFC 3339 UTC, whole seconds; set only when every lookup succeeded or was NotFound. */
   readonly earliestRecheckTime?: string;
 }
 
@@ -56,7 +57,7 @@ export function serviceProviderClusterDocumentProblems(document: JsonObject): st
 }
 
 /** The data plane operators' half: upstream's `DataPlaneOperatorsManagedIdentities` struct (core/statusHalf.ts). */
-export const dataPlaneHalf: Half<DataPlaneOperatorsManagedIdentities, readonly KeyedIdentity[]> = defineHalf(
+export const dataPlaneHalf: Half<DataPlaneOperatorsManagedIdentities, readonly DesiredIdentity[]> = defineHalf(
   {
     name: "dataPlaneOperatorsManagedIdentities",
     problemsNamed: { subtree: "the status subtree", fieldPrefix: "" },
@@ -70,3 +71,46 @@ export const dataPlaneHalf: Half<DataPlaneOperatorsManagedIdentities, readonly K
 );
 
 export type StoredStatus = StoredHalf<DataPlaneOperatorsManagedIdentities>;
+
+/** The halves one write sets; a half left out stays as stored. */
+export interface StatusHalves {
+  readonly dataPlane?: DataPlaneOperatorsManagedIdentities;
+  readonly msi?: MsiManagedIdentities;
+}
+
+/** The patch of the given halves with upstream's Replace bookkeeping: instanceVersion + 1 (missing counts as 1), the etag it was based on. */
+export function identityStatusPatchOperations(document: JsonObject, halves: StatusHalves, basedOnEtag: string): PatchOperation[] {
+  const properties = isJsonObject(document.properties) ? document.properties : {};
+  const operations: PatchOperation[] = [];
+  const status = isJsonObject(properties.status) ? properties.status : undefined;
+  const subtrees: Array<[string, JsonObject]> = [];
+  if (halves.msi !== undefined) subtrees.push(["msiManagedIdentities", msiHalf.toJson(halves.msi, status?.msiManagedIdentities)]);
+  if (halves.dataPlane !== undefined) {
+    subtrees.push(["dataPlaneOperatorsManagedIdentities", dataPlaneHalf.toJson(halves.dataPlane, status?.dataPlaneOperatorsManagedIdentities)]);
+  }
+  if (status !== undefined) {
+    for (const [name, json] of subtrees) operations.push({ op: "set", path: `/properties/status/${name}`, value: json });
+  } else if (subtrees.length > 0) {
+    operations.push({ op: "set", path: "/properties/status", value: Object.fromEntries(subtrees) });
+  }
+  if (isJsonObject(properties.cosmosMetadata)) {
+    const current = properties.cosmosMetadata.instanceVersion;
+    const instanceVersion = typeof current === "number" && Number.isInteger(current) && current > 0 ? current : 1;
+    operations.push({ op: "set", path: "/properties/cosmosMetadata/instanceVersion", value: instanceVersion + 1 });
+    operations.push({ op: "set", path: "/properties/cosmosMetadata/etag", value: basedOnEtag });
+  } else {
+    // Creating the whole cosmosMetadata, as upstream's Replace does, lets its change-feed reader see this write.
+    operations.push({ op: "set", path: "/properties/cosmosMetadata", value: legacyCosmosMetadata(document, basedOnEtag) });
+  }
+  return operations;
+}
+
+/** The cosmosMetadata upstream's Replace writes into a document that had none. */
+function legacyCosmosMetadata(document: JsonObject, basedOnEtag: string): JsonObject {
+  return {
+    ...(typeof document.resourceID === "string" ? { resourceID: document.resourceID } : {}),
+    ...(basedOnEtag.length > 0 ? { etag: basedOnEtag } : {}),
+    instanceVersion: 2,
+    ...(typeof document.partitionKey === "string" ? { partitionKey: document.partitionKey } : {}),
+  };
+}

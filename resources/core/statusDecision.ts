@@ -1,18 +1,16 @@
 /**
- * The data plane operators' half's decisions (docs/design.md, "What may change a stored ID"):
- * stored IDs change only on a definitive answer (ResourceNotFound, other values, a 403 with the
- * cluster's own credential); any other failure keeps them beside a `retrievalError` (`clear` is
- * upstream's rule), and leaves the recheck time unset. After a conflict, an entry the other writer
- * changed since our read is theirs.
+ * The data plane operators' half's decisions (docs/design.md, "What may change a stored ID"): stored IDs change only on a
+ * definitive answer (ResourceNotFound, other values, a 403 with the cluster's own credential); any other failure keeps them
+ * beside a `retrievalError` (`clear` is upstream's rule) and leaves the recheck time unset. After a conflict, an entry the
+ * other writer changed since our read is theirs.
  */
 import { goToLower } from "./goStrings";
-import { sortedRecord } from "./json";
-import type { DesiredIdentity, IdentityLookupOutcome } from "./identityStatus";
+import { sortedRecord, withoutNil } from "./json";
 import type { LookupErrorDetails } from "./retrievalError";
-import { entryFor, keepRecordedFailures, nextRecheckTime } from "./identityStatus";
-import { isFailedRetrievalError } from "./retrievalError";
-import { recheckDue } from "./statusHalf";
-import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities, StoredStatus } from "./serviceProviderClusterDocument";
+import { formatRetrievalError, isFailedRetrievalError, sameFailureKind } from "./retrievalError";
+import type { DesiredIdentity } from "./statusHalf";
+import { nextRecheckTime, recheckDue } from "./statusHalf";
+import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./serviceProviderClusterDocument";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 import { AzureAccessError } from "./errors";
 import type { LiveClusterDesiredSet } from "./clusterDocument";
@@ -29,13 +27,15 @@ export const idsOnLookupFailureValues: readonly IdsOnLookupFailure[] = ["keep", 
 /** Whose credential read the identities: the cluster's own SMI (a 403 then says the identity is not the cluster's), or the hook's own. */
 export type CredentialScope = "cluster" | "process";
 
+export type IdentityLookupOutcome =
+  | { readonly kind: "resolved"; readonly clientId: string | null; readonly principalId: string | null }
+  | { readonly kind: "notFound"; readonly error: LookupErrorDetails }
+  | { readonly kind: "failed"; readonly error: LookupErrorDetails }
+  /** Not about this identity (credential, ARM 401, ARM unreachable): the pass must not write. */
+  | { readonly kind: "global"; readonly error: LookupErrorDetails };
+
 /** A lookup outcome as the decision sees it: every kind but `global`, which ends a pass before any decision. */
 export type DecidedOutcome = Exclude<IdentityLookupOutcome, { readonly kind: "global" }>;
-
-/** True when a failed lookup is a definitive answer about the identity, so its stored IDs go: a 403 read with the cluster's own credential. */
-function isDefinitiveFailure(error: LookupErrorDetails, credentialScope: CredentialScope): boolean {
-  return error.statusCode === 403 && credentialScope === "cluster";
-}
 
 /** The class of a failure that says nothing about the identity and may pass on its own; undefined for any other. */
 function transientFailureClass(error: LookupErrorDetails): "Timeout" | "Throttled" | "ServerError" | "ConnectionFailed" | undefined {
@@ -55,13 +55,11 @@ export function lookupsAccessError(
   const context = { documentId: location.documentId, clusterName: location.clusterName, credential: options.credential };
   const global = outcomes.find((outcome) => outcome.kind === "global");
   if (global !== undefined) return new AzureAccessError({ ...context, error: global.error });
-  if (options.idsOnLookupFailure !== "keep" || !options.shared || outcomes.length === 0) return undefined;
-  const first = outcomes[0];
-  const failureClass = first.kind === "failed" ? transientFailureClass(first.error) : undefined;
+  const first = outcomes[0] as IdentityLookupOutcome | undefined;
+  if (options.idsOnLookupFailure !== "keep" || !options.shared || first?.kind !== "failed") return undefined;
+  const failureClass = transientFailureClass(first.error);
   const shared = failureClass !== undefined && outcomes.every((outcome) => outcome.kind === "failed" && transientFailureClass(outcome.error) === failureClass);
-  return shared && first.kind === "failed"
-    ? new AzureAccessError({ ...context, error: first.error, everyLookup: { failureClass, count: outcomes.length } })
-    : undefined;
+  return shared ? new AzureAccessError({ ...context, error: first.error, everyLookup: { failureClass, count: outcomes.length } }) : undefined;
 }
 
 /** Why the pass cannot go on: a cluster document whose set cannot be read, or inputs naming another set. */
@@ -87,7 +85,6 @@ export interface StatusDecisionOptions {
   readonly outcomes: readonly DecidedOutcome[];
   /** The subtree as read before the lookups: what "changed since our read" is measured against. */
   readonly basis: DataPlaneOperatorsManagedIdentities;
-  readonly current: StoredStatus;
   readonly reread: boolean;
   readonly now: Date;
   readonly random: () => number;
@@ -95,26 +92,28 @@ export interface StatusDecisionOptions {
   readonly credentialScope: CredentialScope;
 }
 
-/** The subtree to persist, or `undefined` when nothing should be written. */
-export function decideStatus(options: StatusDecisionOptions): DataPlaneOperatorsManagedIdentities | undefined {
-  const { current, basis, now } = options;
-  return dataPlaneHalf.decideWrite({ desired: options.desired, current, reread: options.reread, now }, (stored) => {
-    const currentIdentities = stored.identities ?? {};
-    const basisIdentities = basis.identities ?? {};
-    const ours: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-    const theirs: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-    options.desired.forEach((identity, index) => {
-      const entry = currentIdentities[identity.key];
-      if (options.reread && entry !== undefined && !dataPlaneHalf.entryEquals(entry, basisIdentities[identity.key])) {
-        theirs[identity.key] = entry;
-        return;
-      }
-      ours[identity.key] = entryAfter(identity, options.outcomes[index], entry, options);
-    });
-    // A failure the other writer already recorded in its own words is kept as stored.
-    const identities = { ...keepRecordedFailures(ours, stored), ...theirs };
-    return withRecheckTime(sortedRecord(identities), stored, options);
+/** The subtree the outcomes leave in `stored` (the half as the write read it). */
+export function decideStatus(stored: DataPlaneOperatorsManagedIdentities, options: StatusDecisionOptions): DataPlaneOperatorsManagedIdentities {
+  const decided: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
+  options.desired.forEach((identity, index) => {
+    const entry = stored.identities?.[identity.key];
+    const theirs = options.reread && entry !== undefined && !dataPlaneHalf.entryEquals(entry, options.basis.identities?.[identity.key]);
+    decided[identity.key] = theirs ? entry : entryAfter(identity, options.outcomes[index], entry, options);
   });
+  const identities = sortedRecord(decided);
+  // Rule 2: a recheck time only when no entry records a failure; a still-valid one is kept when the entries did not change.
+  if (Object.values(identities).some((entry) => isFailedRetrievalError(entry.retrievalError))) return { identities };
+  if (!recheckDue(stored.earliestRecheckTime, options.now) && dataPlaneHalf.equals({ identities }, { identities: stored.identities })) {
+    return { identities, earliestRecheckTime: stored.earliestRecheckTime };
+  }
+  return { identities, earliestRecheckTime: nextRecheckTime(options.now, options.random) };
+}
+
+/** The persisted entry for one identity from its lookup outcome. Errors never keep IDs. */
+export function entryFor(identity: DesiredIdentity, outcome: IdentityLookupOutcome): DataPlaneOperatorManagedIdentityEntry {
+  if (outcome.kind !== "resolved") return { resourceID: identity.resourceId, retrievalError: formatRetrievalError(outcome.error) };
+  // Upstream stores the values as Azure returned them: null stays absent, "" stays "".
+  return { resourceID: identity.resourceId, ...withoutNil({ clientId: outcome.clientId, principalId: outcome.principalId }) };
 }
 
 /** The entry one outcome leaves, given what is stored for that identity (rule 1). */
@@ -125,30 +124,20 @@ function entryAfter(
   options: Pick<StatusDecisionOptions, "idsOnLookupFailure" | "credentialScope">,
 ): DataPlaneOperatorManagedIdentityEntry {
   const entry = entryFor(identity, outcome);
+  // A 403 read with the cluster's own credential is a definitive answer (the identity is not the cluster's): its IDs go.
+  const definitive = outcome.kind === "failed" && outcome.error.statusCode === 403 && options.credentialScope === "cluster";
   const keepsIds =
-    outcome.kind === "failed" &&
-    options.idsOnLookupFailure === "keep" &&
-    !isDefinitiveFailure(outcome.error, options.credentialScope) &&
-    stored !== undefined &&
-    goToLower(stored.resourceID) === identity.key;
-  if (!keepsIds) return entry;
-  return {
-    resourceID: entry.resourceID,
-    ...(stored.clientId === undefined ? {} : { clientId: stored.clientId }),
-    ...(stored.principalId === undefined ? {} : { principalId: stored.principalId }),
-    ...(entry.retrievalError === undefined ? {} : { retrievalError: entry.retrievalError }),
-  };
-}
-
-/** Rule 2: a recheck time only when no entry records a failure; a still-valid one is kept when the entries did not change. */
-function withRecheckTime(
-  identities: Record<string, DataPlaneOperatorManagedIdentityEntry>,
-  stored: DataPlaneOperatorsManagedIdentities,
-  options: Pick<StatusDecisionOptions, "now" | "random">,
-): DataPlaneOperatorsManagedIdentities {
-  if (Object.values(identities).some((entry) => isFailedRetrievalError(entry.retrievalError))) return { identities };
-  if (!recheckDue(stored.earliestRecheckTime, options.now) && dataPlaneHalf.equals({ identities }, { identities: stored.identities })) {
-    return { identities, earliestRecheckTime: stored.earliestRecheckTime };
-  }
-  return { identities, earliestRecheckTime: nextRecheckTime(options.now, options.random) };
+    outcome.kind === "failed" && options.idsOnLookupFailure === "keep" && !definitive && stored !== undefined && goToLower(stored.resourceID) === identity.key;
+  const next = keepsIds
+    ? { resourceID: entry.resourceID, ...withoutNil({ clientId: stored.clientId, principalId: stored.principalId, retrievalError: entry.retrievalError }) }
+    : entry;
+  // The writers word errors differently: a failure of the kind already recorded, with the same IDs, stays as recorded.
+  const recorded =
+    stored?.retrievalError !== undefined &&
+    next.retrievalError !== undefined &&
+    next.clientId === stored.clientId &&
+    next.principalId === stored.principalId &&
+    goToLower(next.resourceID) === goToLower(stored.resourceID) &&
+    sameFailureKind(next.retrievalError, stored.retrievalError);
+  return recorded ? stored : next;
 }

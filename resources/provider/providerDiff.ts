@@ -6,10 +6,9 @@
  */
 import type { ParsedResourceId } from "../core/azureResourceId";
 import type { ClusterDesiredSet } from "../core/clusterDocument";
-import { desiredFromClusterDocument } from "../core/clusterDocument";
-import type { DesiredIdentity } from "../core/identityStatus";
+import { desiredFromClusterDocument, msiDesiredSet } from "../core/clusterDocument";
+import type { DesiredIdentity } from "../core/statusHalf";
 import { locate } from "../core/documentLocation";
-import { msiDesiredSet } from "../core/msiDecision";
 import { decodeMsiOutputs } from "../core/msiOutputs";
 import { decodeOutputsStatus } from "../core/outputsStatus";
 import { parseTimestamp } from "../core/goJson";

@@ -1,8 +1,8 @@
 /** The provider's inputs, and the check that turns the engine's untyped property bag into them or into failures naming each field. Pure. */
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterResourceType, describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
-import type { DesiredIdentity } from "../core/identityStatus";
-import { desiredIdentitySet } from "../core/identityStatus";
+import { desiredIdentitySet } from "../core/clusterDocument";
+import type { DesiredIdentity } from "../core/statusHalf";
 import { isJsonObject } from "../core/json";
 
 /** The engine's placeholder for a value not known during preview. */

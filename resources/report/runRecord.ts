@@ -12,7 +12,7 @@ import { clusterNameOf } from "../core/clusterMessage";
 import { locate } from "../core/documentLocation";
 import { goToLower } from "../core/goStrings";
 import { halvesOfFailure } from "../core/failureCause";
-import type { DesiredIdentity } from "../core/identityStatus";
+import type { DesiredIdentity } from "../core/statusHalf";
 import { planHalves } from "../core/passDecision";
 import { clusterDocumentDescription, readClusterDocument, readServiceProviderCluster, serviceProviderClusterDescription } from "../sync/documents";
 import type { SyncDependencies } from "../sync/syncDependencies";

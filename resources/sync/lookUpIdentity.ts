@@ -12,7 +12,7 @@ import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core
 import { classifyLookupError, isEndpointUnreachableCode } from "../core/errorClassification";
 import { retryAfterInMs } from "../core/retryAfter";
 import { lookupTimeoutSetting } from "../core/settingsKeys";
-import type { IdentityLookupOutcome } from "../core/identityStatus";
+import type { IdentityLookupOutcome } from "../core/statusDecision";
 import type { LookupErrorDetails } from "../core/retrievalError";
 import type { SyncDependencies } from "./syncDependencies";
 

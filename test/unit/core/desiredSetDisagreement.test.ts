@@ -4,7 +4,7 @@
  * hundreds of identities, and the message names the first few of each list and counts the rest.
  */
 import { describe, expect, it } from "vitest";
-import { desiredIdentitySet } from "../../../resources/core/identityStatus";
+import { desiredIdentitySet } from "../../../resources/core/clusterDocument";
 import { desiredSetDisagreement, listedIdentities } from "../../../resources/core/desiredSetDisagreement";
 
 const identity = (index: number): string =>

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../../../resources/core/azureResourceId";
 import { cosmosItemIdFor, locate } from "../../../resources/core/documentLocation";
-import { desiredIdentitySet } from "../../../resources/core/identityStatus";
+import { desiredIdentitySet } from "../../../resources/core/clusterDocument";
 import type { JsonObject } from "../../../resources/core/json";
 import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
 import { createHarness, parsedCluster } from "../../fakes/syncHarness";

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { desiredIdentitySet, entryFor, nextRecheckTime, recheckIntervalInMs } from "../../../resources/core/identityStatus";
+import { desiredIdentitySet } from "../../../resources/core/clusterDocument";
+import { nextRecheckTime, recheckIntervalInMs } from "../../../resources/core/statusHalf";
+import { entryFor } from "../../../resources/core/statusDecision";
 import {
   formatRetrievalError,
   isFailedRetrievalError,
@@ -11,7 +13,7 @@ import {
 } from "../../../resources/core/retrievalError";
 import { formatTimestamp, parseTimestamp } from "../../../resources/core/goJson";
 import { statusCounts } from "../../../resources/core/outputsStatus";
-import type { DesiredIdentity } from "../../../resources/core/identityStatus";
+import type { DesiredIdentity } from "../../../resources/core/statusHalf";
 import type { DataPlaneOperatorsManagedIdentities } from "../../../resources/core/serviceProviderClusterDocument";
 import { fixedNow, identityResourceId } from "../../fixtures/documents";
 import { dataPlaneHalf } from "../../../resources/core/serviceProviderClusterDocument";

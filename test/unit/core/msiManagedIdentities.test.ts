@@ -1,5 +1,5 @@
 /**
- * The MSI half of the status (resources/core/msiManagedIdentities.ts, msiDecision.ts): the subtree
+ * The MSI half of the status (resources/core/msiManagedIdentities.ts): the subtree
  * as upstream's types encode it, checked against what Go itself wrote for the same declarations,
  * answers and clock (test/fixtures/goVectors.json, printed by tools/go-vectors with upstream's Go
  * types and encoding/json); upstream's gate; and answers that decide nothing.
@@ -7,10 +7,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { MsiAnswerEntry } from "../../../resources/core/msiDecision";
-import { decideMsiStatus, msiDesiredSet, msiRequestedIdentities, standInAnswer } from "../../../resources/core/msiDecision";
+import type { MsiAnswerEntry } from "../../../resources/core/msiManagedIdentities";
+import { decideMsiStatus, msiHalf, msiRequestedIdentities, standInAnswer } from "../../../resources/core/msiManagedIdentities";
+import { msiDesiredSet } from "../../../resources/core/clusterDocument";
 import type { JsonObject } from "../../../resources/core/json";
-import { msiHalf } from "../../../resources/core/msiManagedIdentities";
 
 interface MsiVector {
   readonly name: string;

@@ -4,15 +4,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { AzureAccessError } from "../../../resources/core/errors";
-import { desiredFromClusterDocument } from "../../../resources/core/clusterDocument";
+import { desiredFromClusterDocument, desiredIdentitySet } from "../../../resources/core/clusterDocument";
 import { locate } from "../../../resources/core/documentLocation";
 import { UserAssignedIdentityReadError } from "../../../resources/core/errors";
-import { desiredIdentitySet } from "../../../resources/core/identityStatus";
-import { planMsiHalf } from "../../../resources/core/msiDecision";
 import type { PassDecisions, SyncResult } from "../../../resources/core/passDecision";
 import { decideHalves, reportPass } from "../../../resources/core/passDecision";
 import { dataPlaneRefusal, lookupsAccessError } from "../../../resources/core/statusDecision";
-import { msiHalf } from "../../../resources/core/msiManagedIdentities";
+import { msiHalf, planMsiHalf } from "../../../resources/core/msiManagedIdentities";
 import { dataPlaneHalf } from "../../../resources/core/serviceProviderClusterDocument";
 import { parsedCluster } from "../../fakes/syncHarness";
 import { buildClusterDocument, buildServiceProviderClusterDocument, fixedNow, identityResourceId, storedEntry, storedStatus } from "../../fixtures/documents";

@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject, JsonValue } from "../../../resources/core/json";
 import { isJsonObject } from "../../../resources/core/json";
-import { serviceProviderClusterDocumentProblems } from "../../../resources/core/serviceProviderClusterDocument";
-import { identityStatusPatchOperations } from "../../../resources/core/statusPatch";
+import { identityStatusPatchOperations, serviceProviderClusterDocumentProblems } from "../../../resources/core/serviceProviderClusterDocument";
 import { applyPatchOperation } from "../../fakes/inMemoryDocumentStore";
 import {
   buildServiceProviderClusterDocument,

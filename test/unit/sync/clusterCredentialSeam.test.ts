@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { ClusterCredentialRequest, ClusterCredentialSource } from "../../../resources/azure/clusterCredentials";
 import { ClusterCredentialError } from "../../../resources/azure/clusterCredentials";
 import { DataPlaneError } from "../../../resources/azure/dataPlaneAnswer";
-import { desiredIdentitySet } from "../../../resources/core/identityStatus";
+import { desiredIdentitySet } from "../../../resources/core/clusterDocument";
 import type { JsonObject } from "../../../resources/core/json";
 import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
 import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";

@@ -7,7 +7,7 @@
  * test/integration/dataSafety.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { desiredIdentitySet } from "../../../resources/core/identityStatus";
+import { desiredIdentitySet } from "../../../resources/core/clusterDocument";
 import type { JsonObject } from "../../../resources/core/json";
 import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
 import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";

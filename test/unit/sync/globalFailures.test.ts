@@ -10,7 +10,7 @@
 import { describe, expect, it } from "vitest";
 import { AzureAccessError } from "../../../resources/core/errors";
 import { UserAssignedIdentityReadError } from "../../../resources/core/errors";
-import { desiredIdentitySet } from "../../../resources/core/identityStatus";
+import { desiredIdentitySet } from "../../../resources/core/clusterDocument";
 import type { JsonObject } from "../../../resources/core/json";
 import type { ParsedResourceId } from "../../../resources/core/azureResourceId";
 import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";

@@ -1,5 +1,5 @@
 /**
- * The MSI half of a pass, a refresh and a delete (resources/core/msiDecision.ts, resources/sync/azureAnswers.ts, refreshManagedIdentityStatus.ts) at the
+ * The MSI half of a pass, a refresh and a delete (resources/core/msiManagedIdentities.ts, resources/sync/azureAnswers.ts, refreshManagedIdentityStatus.ts) at the
  * sync seam, with the real decision code and fakes for the store and the answer: upstream's gate,
  * one answer for every identity, nothing written of this half without a complete answer (the other
  * half still written), a conflict decided again, drift shown by refresh, and a delete that keeps

@@ -7,7 +7,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isCosmosDocumentError } from "../../../resources/core/errors";
-import { desiredIdentitySet } from "../../../resources/core/identityStatus";
+import { desiredIdentitySet } from "../../../resources/core/clusterDocument";
 import type { JsonValue } from "../../../resources/core/json";
 import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
 import type { SyncResult } from "../../../resources/sync/syncManagedIdentityStatus";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { UserAssignedIdentityReadError, isCosmosDocumentError } from "../../../resources/core/errors";
-import { desiredIdentitySet } from "../../../resources/core/identityStatus";
+import { desiredIdentitySet } from "../../../resources/core/clusterDocument";
 import { maxRetrievalErrorLength } from "../../../resources/core/retrievalError";
 import type { JsonObject, JsonValue } from "../../../resources/core/json";
 import { locate } from "../../../resources/core/documentLocation";

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../../../resources/core/azureResourceId";
-import { desiredIdentitySet } from "../../../resources/core/identityStatus";
+import { desiredIdentitySet } from "../../../resources/core/clusterDocument";
 import type { JsonObject } from "../../../resources/core/json";
 import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
 import { resourceNotFoundError } from "../../fakes/scriptedUserAssignedIdentityReader";
