@@ -187,7 +187,7 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
     inputsDigest: field("inputsDigest", "a string", text),
     // An empty drift list is left out (null after a failed pass).
     drift: field("drift", "a list of strings", (raw) =>
-      raw === undefined || raw === null ? [] : Array.isArray(raw) && raw.every((line) => typeof line === "string") ? raw : undefined,
+      raw === undefined || raw === null ? [] : Array.isArray(raw) && raw.every((line): line is string => typeof line === "string") ? raw : undefined,
     ),
     serviceManagedIdentity: field("serviceManagedIdentity", "a string or null", optionalText),
     skippedReason: field("skippedReason", "a string or null", optionalText),
