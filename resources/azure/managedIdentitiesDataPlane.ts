@@ -1,7 +1,7 @@
 /**
  * The Managed Identities data plane client, sending what upstream's client (Azure/msi-dataplane)
  * sends: `POST <identity URL>` with `api-version` added to its query, URL and body written as the
- * Go client writes them (core/dataPlaneRequestUrl.ts); first without a token, then, after the 401
+ * Go client writes them (core/identityUrl.ts); first without a token, then, after the 401
  * challenge `Bearer authorization="<authority>/<tenant>"`, with the first party's token for
  * `<audience>/.default` in that tenant.
  *
@@ -14,7 +14,7 @@ import type { TokenCredential } from "@azure/identity";
 import type { Agent } from "node:https";
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { guidPattern } from "../core/azureResourceId";
-import { dataPlaneRequestBody, dataPlaneRequestUrl } from "../core/dataPlaneRequestUrl";
+import { dataPlaneRequestBody, dataPlaneRequestUrl } from "../core/identityUrl";
 import type { DataPlaneHosts } from "../core/identityUrl";
 import { identityUrlField, readIdentityUrl } from "../core/identityUrl";
 import { shortMessage } from "../core/retrievalError";

@@ -1,11 +1,15 @@
 /**
- * What the first party checks of an identity URL before asking the data plane: `https://` on a data
- * plane host of the configured cloud (loopback only in a sandbox run), and exactly one `tid` GUID,
- * the only tenant it asks a token in (unlike upstream's client, which follows any challenge).
+ * The identity URL of a cluster's service managed identity. What the first party checks before
+ * asking the data plane: `https://` on a data plane host of the configured cloud (loopback only in a
+ * sandbox run), and exactly one `tid` GUID, the only tenant it asks a token in (unlike upstream's
+ * client, which follows any challenge). And the request upstream's Go client (Azure/msi-dataplane)
+ * builds from it: scheme, host and path, the query re-encoded as Go's url.Values with `api-version`
+ * added, and the body as Go's encoding/json writes it. Checked against Go vectors.
  */
 import type { AzureCloudName } from "./azureClouds";
 import { azureClouds, isLoopbackHost } from "./azureClouds";
 import { guidPattern } from "./azureResourceId";
+import { compareGoMapKeys } from "./goJson";
 
 /** The cluster document field that holds the identity URL, as messages name it. */
 export const identityUrlField = "managedIdentitiesDataPlaneIdentityURL";
@@ -72,4 +76,71 @@ export function readIdentityUrl(identityUrl: string, hosts: DataPlaneHosts): Ide
     return { ok: false, problem: `${subject} has tid '${shown}', which is not a tenant ID (a GUID)` };
   }
   return { ok: true, host: url.host, tenantId: tenantId.toLowerCase() };
+}
+
+export function dataPlaneRequestUrl(identityUrl: string, apiVersion: string): string {
+  const authority = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)([^?#]*)(?:\?([^#]*))?/.exec(identityUrl);
+  if (authority === null) throw new TypeError("the identity URL is not an absolute URL with a host");
+  const [, scheme, host, rawPath, rawQuery] = authority;
+  const path = goEscape(goUnescape(rawPath, false) ?? rawPath, pathKept, false);
+  // Values.Encode: keys in Go's byte order; a key's values keep their order (sort is stable).
+  const query = [["api-version", apiVersion] as const, ...goParseQuery(rawQuery ?? "")]
+    .sort(([left], [right]) => compareGoMapKeys(left, right))
+    .map(([key, value]) => `${goEscape(key, unreserved, true)}=${goEscape(value, unreserved, true)}`);
+  return `${scheme.toLowerCase()}://${host}${path}?${query.join("&")}`;
+}
+
+/** The request body as Go's `json.Marshal` writes it: `<`, `>`, `&`, U+2028 and U+2029 escaped. */
+export function dataPlaneRequestBody(identityIds: readonly string[]): string {
+  return JSON.stringify({ identityIds }).replace(/[<>&\u2028\u2029]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** Go's `url.ParseQuery`, keeping the pairs it keeps, in order. */
+function goParseQuery(query: string): Array<readonly [string, string]> {
+  return query.split("&").flatMap((part) => {
+    if (part.length === 0 || part.includes(";")) return [];
+    const equals = part.indexOf("=");
+    const key = goUnescape(equals < 0 ? part : part.slice(0, equals), true);
+    const value = goUnescape(equals < 0 ? "" : part.slice(equals + 1), true);
+    return key === undefined || value === undefined ? [] : [[key, value] as const];
+  });
+}
+
+/** Percent-decoding as Go's unescape does it; `+` is a space in a query; undefined for a bad escape. */
+function goUnescape(text: string, query: boolean): string | undefined {
+  const bytes: number[] = [];
+  const input = Buffer.from(text, "utf8");
+  for (let index = 0; index < input.length; index += 1) {
+    const byte = input[index];
+    if (byte === 0x25) {
+      const digits = input.subarray(index + 1, index + 3).toString("latin1");
+      if (!/^[0-9A-Fa-f]{2}$/.test(digits)) return undefined;
+      bytes.push(Number.parseInt(digits, 16));
+      index += 2;
+    } else {
+      bytes.push(query && byte === 0x2b ? 0x20 : byte);
+    }
+  }
+  return Buffer.from(bytes).toString("utf8");
+}
+
+/** The bytes Go's `url.QueryEscape` keeps; escaping a path (`encodePath` mode) also keeps `$&+,/:;=@`. */
+const unreserved: ReadonlySet<number> = new Set(Buffer.from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~"));
+const pathKept: ReadonlySet<number> = new Set([...unreserved, ...Buffer.from("$&+,/:;=@")]);
+
+/** Go's escaping: bytes outside `kept` as `%XX` (a space as `+` in a query); the kept runs copied whole, no string per byte. */
+function goEscape(text: string, kept: ReadonlySet<number>, spaceAsPlus: boolean): string {
+  const bytes = Buffer.from(text, "utf8");
+  const parts: string[] = [];
+  let start = 0;
+  for (let index = 0; index < bytes.length; index += 1) {
+    const byte = bytes[index] ?? 0;
+    const plus = spaceAsPlus && byte === 0x20;
+    if (!plus && kept.has(byte)) continue;
+    if (index > start) parts.push(bytes.toString("latin1", start, index));
+    parts.push(plus ? "+" : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`);
+    start = index + 1;
+  }
+  if (start < bytes.length) parts.push(bytes.toString("latin1", start));
+  return parts.join("");
 }
