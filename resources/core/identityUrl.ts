@@ -23,12 +23,7 @@ export interface DataPlaneHosts {
 
 /** The hosts of a configuration: its cloud's, and loopback ones when its authority host is a loopback host. */
 export function dataPlaneHostsOf(settings: { readonly azureCloud: AzureCloudName; readonly authorityHost: string }): DataPlaneHosts {
-  let authority: string;
-  try {
-    authority = new URL(settings.authorityHost).hostname;
-  } catch {
-    authority = "";
-  }
+  const authority = URL.canParse(settings.authorityHost) ? new URL(settings.authorityHost).hostname : "";
   return { cloud: settings.azureCloud, loopback: authority !== "" && isLoopbackHost(authority) };
 }
 
@@ -40,12 +35,8 @@ const label = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 /** The host and lowercased tenant of the URL the data plane is asked at, or the problem naming the field and value. */
 export function readIdentityUrl(identityUrl: string, hosts: DataPlaneHosts): IdentityUrlReading {
   const subject = `the cluster's identity URL (properties.serviceProviderProperties.${identityUrlField})`;
-  let url: URL;
-  try {
-    url = new URL(identityUrl);
-  } catch {
-    return { ok: false, problem: `${subject} is not an absolute URL` };
-  }
+  if (!URL.canParse(identityUrl)) return { ok: false, problem: `${subject} is not an absolute URL` };
+  const url = new URL(identityUrl);
   if (url.protocol !== "https:") {
     return { ok: false, problem: `${subject} uses ${url.protocol}//; the first party sends its token over https:// only` };
   }

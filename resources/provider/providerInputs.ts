@@ -131,11 +131,9 @@ export function desiredFromInputs(inputs: ProviderInputs): readonly DesiredIdent
 /** An https:// identity URL, its query kept as given, or what is wrong with it. */
 function identityUrlProblem(value: unknown): { reason: string } | { value: string } {
   if (typeof value !== "string") return { reason: `must be a string, got ${describeType(value)}` };
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
+  if (!URL.canParse(value)) {
     return { reason: "is not a URL; expected the https:// URL of the cluster's service managed identity at the Managed Identities data plane" };
   }
-  return parsed.protocol === "https:" ? { value } : { reason: `must use https:// (got ${parsed.protocol}//)` };
+  const { protocol } = new URL(value);
+  return protocol === "https:" ? { value } : { reason: `must use https:// (got ${protocol}//)` };
 }
