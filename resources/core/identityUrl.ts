@@ -34,38 +34,27 @@ const label = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** The host and lowercased tenant of the URL the data plane is asked at, or the problem naming the field and value. */
 export function readIdentityUrl(identityUrl: string, hosts: DataPlaneHosts): IdentityUrlReading {
-  const subject = `the cluster's identity URL (properties.serviceProviderProperties.${identityUrlField})`;
-  if (!URL.canParse(identityUrl)) return { ok: false, problem: `${subject} is not an absolute URL` };
+  const problem = (what: string): IdentityUrlReading => ({
+    ok: false,
+    problem: `the cluster's identity URL (properties.serviceProviderProperties.${identityUrlField}) ${what}`,
+  });
+  if (!URL.canParse(identityUrl)) return problem("is not an absolute URL");
   const url = new URL(identityUrl);
-  if (url.protocol !== "https:") {
-    return { ok: false, problem: `${subject} uses ${url.protocol}//; the first party sends its token over https:// only` };
-  }
+  if (url.protocol !== "https:") return problem(`uses ${url.protocol}//; the first party sends its token over https:// only`);
   const suffix = azureClouds[hosts.cloud].dataPlaneSuffix;
   const hostname = url.hostname.toLowerCase();
   const cloudHost = url.port === "" && hostname.endsWith(suffix) && label.test(hostname.slice(0, -suffix.length));
   if (!cloudHost && !(hosts.loopback && isLoopbackHost(hostname))) {
-    return {
-      ok: false,
-      problem:
-        `${subject} is on host '${url.host}', which is not a Managed Identities data plane host of ${hosts.cloud} ` +
-        `(the setting azureCloud): expected https://<region>${suffix}/…`,
-    };
+    return problem(
+      `is on host '${url.host}', which is not a Managed Identities data plane host of ${hosts.cloud} (the setting azureCloud): expected https://<region>${suffix}/…`,
+    );
   }
   const tenants = url.searchParams.getAll("tid");
-  if (tenants.length !== 1) {
-    return {
-      ok: false,
-      problem:
-        tenants.length === 0
-          ? `${subject} names no tenant: it has no tid query parameter`
-          : `${subject} has ${tenants.length} tid query parameters; expected one, the tenant of the cluster's identities`,
-    };
-  }
-  const [tenantId] = tenants as [string];
-  if (!guidPattern.test(tenantId)) {
-    const shown = tenantId.length > 64 ? `${tenantId.slice(0, 64)}…` : tenantId;
-    return { ok: false, problem: `${subject} has tid '${shown}', which is not a tenant ID (a GUID)` };
-  }
+  if (tenants.length === 0) return problem("names no tenant: it has no tid query parameter");
+  if (tenants.length > 1) return problem(`has ${tenants.length} tid query parameters; expected one, the tenant of the cluster's identities`);
+  const tenantId = tenants[0];
+  const shown = tenantId.length > 64 ? `${tenantId.slice(0, 64)}…` : tenantId;
+  if (!guidPattern.test(tenantId)) return problem(`has tid '${shown}', which is not a tenant ID (a GUID)`);
   return { ok: true, host: url.host, tenantId: tenantId.toLowerCase() };
 }
 
