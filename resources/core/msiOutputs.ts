@@ -62,10 +62,9 @@ export function encodeMsiOutputs(status: MsiManagedIdentities): StoredMsiOutputs
 }
 
 /**
- * What the outputs recorded, read against the keys at hand (the cluster document's identities
- * during `diff`, the stored subtree's during `refresh`): the half's identities and recheck time,
- * without values (enough for the gate), and its fingerprint. An identity whose key is not among
- * `candidateKeys` gets the stand-in key `(identity <hash>)`, which equals no real key.
+ * What the outputs recorded, read against the keys at hand: the half's identities and recheck time,
+ * without values (enough for the gate), and its fingerprint. An identity whose key is not at hand
+ * gets the stand-in key `(identity <hash>)`, which equals no real key.
  */
 export function decodeMsiOutputs(
   stored: StoredMsiOutputs,

@@ -1,11 +1,9 @@
 /**
- * The data plane operators' half as the provider's outputs record it, small because the engine keeps
- * every output of every cluster in state (docs/design.md, "A typed boundary"). An entry a declared
- * operator names sits under the operator's name with `keyHash` (12 hex digits of the SHA-256 of its
- * Cosmos key) in place of its IDs; the key is found again among the candidates at hand (the desired
- * set during `diff`, the document's keys during `refresh`). `resourceID` is kept only when it is not
- * the key in another case. Other entries stay in `identities`, as in Cosmos. Decoding gives back the
- * subtree up to the case of `resourceID`, which every comparison ignores (upstream's rule).
+ * The data plane operators' half as the provider's outputs record it (docs/design.md, "Small outputs"):
+ * an entry a declared operator names sits under the operator's name with `keyHash` (12 hex digits of
+ * the SHA-256 of its Cosmos key) in place of its IDs, found again among the keys at hand (the desired
+ * set during `diff`, the document's during `refresh`); other entries stay in `identities`, as in Cosmos.
+ * Decoding gives back the subtree up to the case of `resourceID`, which every comparison ignores.
  */
 import { createHash } from "node:crypto";
 import { describeType } from "./azureResourceId";
