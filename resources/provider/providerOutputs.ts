@@ -14,6 +14,7 @@ import { outputsSchemaVersion } from "../core/serviceProviderClusterDocument";
 import type { CheckFailure, Parsed, ProviderInputs } from "./providerInputs";
 import { unknownValue } from "./providerInputs";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
+import type { DeclaredCredential } from "../sync/clusterLookups";
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
 import type { RunRecord } from "../report/runRecord";
 import { failedOutcomes } from "../report/runRecord";
@@ -51,9 +52,6 @@ export interface PassFailure {
   /** The halves that failed or kept their IDs beside the failure. */
   readonly halves: readonly HalfName[];
 }
-
-/** Where the inputs say a cluster's credential comes from. */
-export type DeclaredCredential = { readonly serviceManagedIdentity?: string; readonly identityUrl?: string };
 
 /** The part of stored outputs the provider reads back, with absent fields filled in. */
 export interface StoredOutputs {
