@@ -15,6 +15,7 @@ import { isFailedRetrievalError, isNotFoundRetrievalError } from "./retrievalErr
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./serviceProviderClusterDocument";
 import { boundedMemo } from "./boundedMemo";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
+import type { StoredHalf } from "./statusHalf";
 
 export interface OperatorStatusEntry {
   readonly keyHash: string;
@@ -34,11 +35,8 @@ export interface OutputsStatus {
   readonly identities?: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>;
 }
 
-/** A stored status as read: what is usable, and what was dropped, each problem naming its field. */
-export interface StatusReading<Status> {
-  readonly status: Status;
-  readonly problems: readonly string[];
-}
+/** A stored status as read (statusHalf.ts): what is usable, and what was dropped, each problem naming its field. */
+export type StatusReading<Status> = Omit<StoredHalf<Status>, "present">;
 
 /** `fields` without the undefined ones and the empty lists and objects: outputs leave out what is empty. */
 export function presentFields<Fields extends object>(fields: Fields): { [Key in keyof Fields]?: Exclude<Fields[Key], undefined> } {

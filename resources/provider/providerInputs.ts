@@ -1,7 +1,7 @@
 /** The provider's inputs, and the check that turns the engine's untyped property bag into them or into failures naming each field. Pure. */
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterResourceType, describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
-import type { DesiredIdentity } from "../core/identityStatus";
+import type { DesiredIdentity, DesiredSetFailure } from "../core/identityStatus";
 import { desiredIdentitySet } from "../core/identityStatus";
 import { isJsonObject } from "../core/json";
 
@@ -20,10 +20,8 @@ export interface ProviderInputs {
   readonly managedIdentitiesDataPlaneIdentityURL?: string;
 }
 
-export interface CheckFailure {
-  readonly property: string;
-  readonly reason: string;
-}
+/** A failure naming its field, as Pulumi's check reports it: the one shape core/identityStatus.ts gives the desired set's. */
+export type CheckFailure = DesiredSetFailure;
 
 /** A parse at the boundary: the typed value, or the failures naming each field. */
 export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failures: readonly CheckFailure[] };
