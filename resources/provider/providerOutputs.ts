@@ -45,6 +45,9 @@ export interface ProviderOutputs {
 /** The halves of the status, as the stack output names them. */
 export type HalfName = "dataPlaneOperators" | "msiIdentities";
 
+/** Every {@link HalfName}, in the order outputs list them. */
+export const halfNames: readonly HalfName[] = ["dataPlaneOperators", "msiIdentities"];
+
 /** A failed pass beside the status it kept: the engine stores these outputs with the error (a partial failure). */
 export interface PassFailure {
   /** The cause, the same for every cluster that failed the same way (core/failureCause.ts). */
@@ -115,10 +118,8 @@ export function toOutputs(inputs: ProviderInputs, result: PassOutcome, drift: re
 
 /** The failure a failed pass's run record describes: its cause and the halves that failed or kept their IDs beside it. */
 export function passFailureOf(record: Pick<RunRecord, "cluster" | "dataPlane" | "msi" | "message">): PassFailure {
-  const halves: HalfName[] = [];
-  if (failedOutcomes.includes(record.dataPlane)) halves.push("dataPlaneOperators");
-  if (failedOutcomes.includes(record.msi)) halves.push("msiIdentities");
-  return { cause: failureCauseOf(record.message ?? "", record.cluster), halves };
+  const outcomes = { dataPlaneOperators: record.dataPlane, msiIdentities: record.msi };
+  return { cause: failureCauseOf(record.message ?? "", record.cluster), halves: halfNames.filter((half) => failedOutcomes.includes(outcomes[half])) };
 }
 
 /** The outputs of a failed pass: what it wrote (`partial`), else the stored outputs as they were (none for a create), the failure beside them. */
@@ -197,9 +198,6 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
   // Every field has its value when no failure was recorded.
   return failures.length > 0 ? { ok: false, failures } : { ok: true, value: stored as StoredOutputs };
 }
-
-/** Every {@link HalfName}, in the order outputs list them. */
-export const halfNames: readonly HalfName[] = ["dataPlaneOperators", "msiIdentities"];
 
 /** A stored {@link PassFailure}: null when absent, undefined when malformed. */
 function readPassFailure(value: unknown): PassFailure | null | undefined {
