@@ -27,8 +27,7 @@ export async function hasWork(dependencies: () => SyncDependencies, old: StoredO
   if (desired !== undefined) {
     // Same declared map (same digest): the operators' keys are the desired keys.
     if (dataPlaneHasWork(old, desired, now)) return true;
-    if (old.msiSkippedReason !== null) return false;
-    return recheckDue(old.msiStatus.earliestRecheckTime, now);
+    return old.msiSkippedReason === null && recheckDue(old.msiStatus.earliestRecheckTime, now);
   }
   const fromCluster = await clusterDesiredSet(dependencies, parseCluster(news.clusterResourceId));
   if (fromCluster === undefined || fromCluster.kind === "unreadable") return true;
