@@ -1,6 +1,6 @@
 /**
  * The Managed Identities data plane client, sending what upstream's client (Azure/msi-dataplane)
- * sends: `POST <identity URL>` with `api-version` (core/dataPlaneRequestUrl.ts), first without a token,
+ * sends: `POST <identity URL>` with `api-version` (core/identityUrl.ts), first without a token,
  * then, after the 401 challenge `Bearer authorization="<authority>/<tenant>"`, with the first party's
  * token for `<audience>/.default` in that tenant. Unlike upstream, the identity URL must be on a data
  * plane host of the configured cloud and name its tenant (`tid`), and the challenge must name that
@@ -12,7 +12,7 @@ import type { TokenCredential } from "@azure/identity";
 import type { Agent } from "node:https";
 import type { HttpClient, Pipeline, PipelineRequest, PipelineRequestOptions, PipelineResponse } from "@azure/core-rest-pipeline";
 import { guidPattern } from "../core/azureResourceId";
-import { dataPlaneRequestBody, dataPlaneRequestUrl } from "../core/dataPlaneRequestUrl";
+import { dataPlaneRequestBody, dataPlaneRequestUrl } from "../core/identityUrl";
 import type { DataPlaneHosts } from "../core/identityUrl";
 import { identityUrlField, readIdentityUrl } from "../core/identityUrl";
 import { shortMessage, withoutFinalPeriod } from "../core/retrievalError";

@@ -34,10 +34,7 @@ export function isAbortError(error: unknown): boolean {
   return name === "AbortError" || name === "TimeoutError";
 }
 
-/**
- * Runs `work` with a signal that aborts after `timeoutInMs` (a TimeoutError), dropping the timer once
- * `work` settles: `AbortSignal.timeout`'s timer outlives the work.
- */
+/** Runs `work` with a signal that aborts after `timeoutInMs` (a TimeoutError), dropping the timer once `work` settles, unlike `AbortSignal.timeout`'s. */
 export async function withDeadline<T>(timeoutInMs: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")), timeoutInMs);

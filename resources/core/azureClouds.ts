@@ -1,8 +1,4 @@
-/**
- * The Azure clouds this hook knows: ARM endpoint and audience, Entra authority, Cosmos host suffix
- * and cloud-wide audience (`@azure/cosmos` hard-codes the public cloud's fallback), and the Managed
- * Identities data plane domain.
- */
+/** The Azure clouds this hook knows; the Cosmos audience is the cloud-wide one (`@azure/cosmos` hard-codes the public cloud's fallback). */
 export const azureClouds = {
   AzurePublicCloud: {
     armEndpoint: "https://management.azure.com",

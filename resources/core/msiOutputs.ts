@@ -1,15 +1,15 @@
 /**
  * The MSI half of the status (msiManagedIdentities.ts) as the provider's outputs record it:
- * fingerprints, not IDs, because the engine keeps every output of every cluster in state. Each
- * identity is its `keyHash` (outputsStatus.ts) → `valueHash` (8 hex digits of the SHA-256 of its
- * clientId and principalId); the service managed identity is the pair. That is what `diff` (the
- * gate), `refresh` (what changed in Cosmos since) and `delete` need; the IDs are in Cosmos.
+ * fingerprints, not IDs. Each identity is its `keyHash` (outputsStatus.ts) → `valueHash` (8 hex
+ * digits of the SHA-256 of its clientId and principalId); the service managed identity is the pair.
+ * That is what `diff` (the gate), `refresh` (what changed in Cosmos since) and `delete` need.
  */
 import { createHash } from "node:crypto";
 import { goToLower } from "./goStrings";
 import { describeType } from "./azureResourceId";
 import { isJsonObject, parsedJsonText } from "./json";
-import { keyFinder, keyHashOf, keyHashPattern } from "./outputsStatus";
+import type { StatusReading } from "./outputsStatus";
+import { keyFinder, keyHashOf, keyHashPattern, presentFields } from "./outputsStatus";
 import type { MsiIdentityEntry, MsiManagedIdentities } from "./msiManagedIdentities";
 
 /** The half as the outputs store it (its JSON text). */
@@ -41,30 +41,30 @@ function valueHash(entry: MsiIdentityEntry): string {
 }
 
 export function msiFingerprintOf(status: MsiManagedIdentities): MsiFingerprint {
-  const fingerprint = new Map<string, string>();
-  for (const [key, entry] of Object.entries(status.controlPlaneOperatorsIdentities ?? {})) fingerprint.set(key, valueHash(entry));
-  if (status.serviceManagedIdentity !== undefined)
-    fingerprint.set(smiSlot, `${goToLower(status.serviceManagedIdentity.resourceId ?? "")} ${valueHash(status.serviceManagedIdentity)}`);
+  const fingerprint = new Map(Object.entries(status.controlPlaneOperatorsIdentities ?? {}).map(([key, entry]) => [key, valueHash(entry)]));
+  const smi = status.serviceManagedIdentity;
+  if (smi !== undefined) fingerprint.set(smiSlot, `${goToLower(smi.resourceId ?? "")} ${valueHash(smi)}`);
   return fingerprint;
 }
 
 export function encodeMsiOutputs(status: MsiManagedIdentities): StoredMsiOutputs {
-  const operators = Object.keys(status.controlPlaneOperatorsIdentities ?? {})
-    .sort()
-    .map((key) => [keyHashOf(key), valueHash((status.controlPlaneOperatorsIdentities ?? {})[key])] as const);
+  const operators = status.controlPlaneOperatorsIdentities ?? {};
   const smi = status.serviceManagedIdentity;
-  return {
-    ...(status.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: status.earliestRecheckTime }),
-    ...(operators.length === 0 ? {} : { controlPlaneOperators: Object.fromEntries(operators) }),
-    ...(smi === undefined ? {} : { serviceManagedIdentity: [keyHashOf(goToLower(smi.resourceId ?? "")), valueHash(smi)] as const }),
-  };
+  return presentFields({
+    earliestRecheckTime: status.earliestRecheckTime,
+    controlPlaneOperators: Object.fromEntries(
+      Object.keys(operators)
+        .sort()
+        .map((key) => [keyHashOf(key), valueHash(operators[key])]),
+    ),
+    serviceManagedIdentity: smi === undefined ? undefined : ([keyHashOf(goToLower(smi.resourceId ?? "")), valueHash(smi)] as const),
+  });
 }
 
 /**
- * What the outputs recorded, read against the keys at hand (the cluster document's identities
- * during `diff`, the stored subtree's during `refresh`): the half's identities and recheck time,
- * without values (enough for the gate), and its fingerprint. An identity whose key is not among
- * `candidateKeys` gets the stand-in key `(identity <hash>)`, which equals no real key.
+ * What the outputs recorded, read against the keys at hand: the half's identities and recheck time,
+ * without values (enough for the gate), and its fingerprint. An identity whose key is not at hand
+ * gets the stand-in key `(identity <hash>)`, which equals no real key.
  */
 export function decodeMsiOutputs(
   stored: StoredMsiOutputs,
@@ -72,20 +72,16 @@ export function decodeMsiOutputs(
 ): { readonly status: MsiManagedIdentities; readonly fingerprint: MsiFingerprint } {
   const find = keyFinder(candidateKeys);
   const keyOf = (hash: string): string => find(hash) ?? `(identity ${hash})`;
-  const fingerprint = new Map<string, string>();
-  const operators: Record<string, MsiIdentityEntry> = {};
-  for (const [hash, values] of Object.entries(stored.controlPlaneOperators ?? {})) {
-    operators[keyOf(hash)] = { resourceId: keyOf(hash) };
-    fingerprint.set(keyOf(hash), values);
-  }
+  const operators = Object.entries(stored.controlPlaneOperators ?? {}).map(([hash, values]) => [keyOf(hash), values] as const);
   const smi = stored.serviceManagedIdentity;
+  const fingerprint = new Map(operators);
   if (smi !== undefined) fingerprint.set(smiSlot, `${keyOf(smi[0])} ${smi[1]}`);
   return {
-    status: {
-      ...(stored.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: stored.earliestRecheckTime }),
-      ...(Object.keys(operators).length === 0 ? {} : { controlPlaneOperatorsIdentities: operators }),
-      ...(smi === undefined ? {} : { serviceManagedIdentity: { resourceId: keyOf(smi[0]) } }),
-    },
+    status: presentFields({
+      earliestRecheckTime: stored.earliestRecheckTime,
+      controlPlaneOperatorsIdentities: Object.fromEntries(operators.map(([key]) => [key, { resourceId: key }])),
+      serviceManagedIdentity: smi === undefined ? undefined : { resourceId: keyOf(smi[0]) },
+    }),
     fingerprint,
   };
 }
@@ -95,43 +91,42 @@ export function fingerprintDifferences(
   before: MsiFingerprint,
   after: MsiFingerprint,
 ): Array<{ readonly key: string; readonly change: "removed" | "added" | "changed"; readonly serviceManagedIdentity: boolean }> {
-  const differences: Array<{ key: string; change: "removed" | "added" | "changed"; serviceManagedIdentity: boolean }> = [];
-  for (const key of [...new Set([...before.keys(), ...after.keys()])].sort()) {
-    const [was, now] = [before.get(key), after.get(key)];
-    if (was === now) continue;
-    differences.push({ key, change: was === undefined ? "added" : now === undefined ? "removed" : "changed", serviceManagedIdentity: key === smiSlot });
-  }
-  return differences;
+  return [...new Set([...before.keys(), ...after.keys()])]
+    .sort()
+    .filter((key) => before.get(key) !== after.get(key))
+    .map((key) => ({
+      key,
+      change: !before.has(key) ? "added" : !after.has(key) ? "removed" : "changed",
+      serviceManagedIdentity: key === smiSlot,
+    }));
 }
 
 const valueHashPattern = /^[0-9a-f]{8}$/;
 
 /** Reads the stored half (JSON text; absent is the empty half); malformed parts are named in `problems`. */
-export function readMsiOutputsText(value: unknown): { readonly status: StoredMsiOutputs; readonly problems: readonly string[] } {
+export function readMsiOutputsText(value: unknown): StatusReading<StoredMsiOutputs> {
   if (value === undefined || value === null) return { status: {}, problems: [] };
   const parsed = typeof value === "string" ? parsedJsonText(value) : undefined;
   if (!isJsonObject(parsed)) return { status: {}, problems: [`is ${describeType(value)}, expected the MSI status as JSON text of an object`] };
-  const record = parsed as Record<string, unknown>;
   const problems: string[] = [];
-  const hex = (text: unknown, length: 8 | 12): text is string => typeof text === "string" && (length === 12 ? keyHashPattern : valueHashPattern).test(text);
-  const operators: Record<string, string> = {};
-  const rawOperators = record.controlPlaneOperators;
+  const hashes = (key: unknown, values: unknown): boolean =>
+    typeof key === "string" && keyHashPattern.test(key) && typeof values === "string" && valueHashPattern.test(values);
+  const { controlPlaneOperators: rawOperators, serviceManagedIdentity: smi, earliestRecheckTime: time } = parsed;
   if (rawOperators !== undefined && !isJsonObject(rawOperators)) problems.push("controlPlaneOperators is not an object");
-  for (const [hash, values] of Object.entries(isJsonObject(rawOperators as never) ? (rawOperators as Record<string, unknown>) : {})) {
-    if (hex(hash, 12) && hex(values, 8)) operators[hash] = values;
+  const operators: Record<string, string> = {};
+  for (const [hash, values] of Object.entries(isJsonObject(rawOperators) ? rawOperators : {})) {
+    if (hashes(hash, values)) operators[hash] = values as string;
     else problems.push(`controlPlaneOperators['${hash}'] is not a key hash and a value hash`);
   }
-  const smi = record.serviceManagedIdentity;
-  const smiOk = Array.isArray(smi) && smi.length === 2 && hex(smi[0], 12) && hex(smi[1], 8);
+  const smiOk = Array.isArray(smi) && smi.length === 2 && hashes(smi[0], smi[1]);
   if (smi !== undefined && !smiOk) problems.push("serviceManagedIdentity is not a key hash and a value hash");
-  const time = record.earliestRecheckTime;
   if (time !== undefined && typeof time !== "string") problems.push("earliestRecheckTime is not a string");
   return {
-    status: {
-      ...(typeof time === "string" ? { earliestRecheckTime: time } : {}),
-      ...(Object.keys(operators).length === 0 ? {} : { controlPlaneOperators: operators }),
-      ...(smiOk ? { serviceManagedIdentity: [smi[0] as string, smi[1] as string] as const } : {}),
-    },
+    status: presentFields({
+      earliestRecheckTime: typeof time === "string" ? time : undefined,
+      controlPlaneOperators: operators,
+      serviceManagedIdentity: smiOk ? ([smi[0], smi[1]] as [string, string]) : undefined,
+    }),
     problems,
   };
 }

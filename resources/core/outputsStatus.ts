@@ -1,28 +1,21 @@
 /**
- * The data plane operators' half as the provider's outputs record it: the owned subtree of the
- * ServiceProviderCluster document, written small, because the engine keeps every output of every
- * cluster in state and rewrites it on each `up`; stored as one JSON text.
- *
- * In Cosmos an entry is keyed by its identity's lowercased ARM ID and repeats that ID in
- * `resourceID`: most of an entry's bytes. In the outputs an entry that a declared operator names
- * sits under the operator's name instead, with `keyHash` (the first 12 hex digits of the SHA-256 of
- * the Cosmos key) in place of both IDs. The provider finds the key again from the candidates at
- * hand: the desired set during `diff` (the same operators, or the inputs' digest would differ) and
- * the document's keys during `refresh`. `resourceID` is kept only when it is not the key in another
- * case. Entries no declared operator names stay in `identities`, as in Cosmos.
- *
- * Decoding gives back the subtree up to the case of `resourceID`, which every comparison of stored
- * entries ignores (upstream's rule). Pure: only node:crypto.
+ * The data plane operators' half as the provider's outputs record it (docs/design.md, "Small outputs"):
+ * an entry a declared operator names sits under the operator's name with `keyHash` (12 hex digits of
+ * the SHA-256 of its Cosmos key) in place of its IDs, found again among the keys at hand (the desired
+ * set during `diff`, the document's during `refresh`); other entries stay in `identities`, as in Cosmos.
+ * Decoding gives back the subtree up to the case of `resourceID`, which every comparison ignores.
  */
 import { createHash } from "node:crypto";
 import { describeType } from "./azureResourceId";
+import type { GoStruct } from "./goJson";
+import { decodeGoStruct } from "./goJson";
 import { goToLower } from "./goStrings";
-import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject, parsedJsonText, sortedRecord } from "./json";
 import { isFailedRetrievalError, isNotFoundRetrievalError } from "./retrievalError";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./serviceProviderClusterDocument";
 import { boundedMemo } from "./boundedMemo";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
+import type { StoredHalf } from "./goJson";
 
 export interface OperatorStatusEntry {
   readonly keyHash: string;
@@ -42,14 +35,22 @@ export interface OutputsStatus {
   readonly identities?: Readonly<Record<string, DataPlaneOperatorManagedIdentityEntry>>;
 }
 
+/** A stored status as read (statusHalf.ts): what is usable, and what was dropped, each problem naming its field. */
+export type StatusReading<Status> = Omit<StoredHalf<Status>, "present">;
+
+/** `fields` without the undefined ones and the empty lists and objects: outputs leave out what is empty. */
+export function presentFields<Fields extends object>(fields: Fields): { [Key in keyof Fields]?: Exclude<Fields[Key], undefined> } {
+  const present = (value: unknown): boolean => value !== undefined && (typeof value !== "object" || value === null || Object.keys(value).length > 0);
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => present(value))) as { [Key in keyof Fields]?: Exclude<Fields[Key], undefined> };
+}
+
 /** The 12 hex digits identifying a Cosmos key in the outputs. */
 export const keyHashPattern = /^[0-9a-f]{12}$/;
 export const keyHashOf: (key: string) => string = boundedMemo((key) => createHash("sha256").update(key, "utf8").digest("hex").slice(0, 12));
 
 /** Finds the key of a key hash among the keys at hand; undefined when it is not among them. */
 export function keyFinder(candidateKeys: Iterable<string>): (keyHash: string) => string | undefined {
-  const keysByHash = new Map<string, string>();
-  for (const key of candidateKeys) keysByHash.set(keyHashOf(key), key);
+  const keysByHash = new Map(Array.from(candidateKeys, (key) => [keyHashOf(key), key] as const));
   return (keyHash) => keysByHash.get(keyHash);
 }
 
@@ -95,69 +96,73 @@ function namesByKeyHash(pairs: ReadonlyArray<readonly [string, string]>): Operat
 export function encodeOutputsStatus(status: DataPlaneOperatorsManagedIdentities, operatorNames: OperatorNamesByKeyHash): OutputsStatus {
   const operators: Record<string, OperatorStatusEntry> = {};
   const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
-  const subtree = dataPlaneHalf.toJson(status) as { identities?: Record<string, DataPlaneOperatorManagedIdentityEntry> };
+  const subtree = dataPlaneHalf.toJson(status) as DataPlaneOperatorsManagedIdentities;
   for (const [key, entry] of Object.entries(subtree.identities ?? {})) {
     const keyHash = keyHashOf(key);
     const names = operatorNames.get(keyHash) ?? [];
-    if (names.length === 0) {
-      identities[key] = entry;
-      continue;
-    }
+    if (names.length === 0) identities[key] = entry;
     const { resourceID, ...values } = entry;
-    const compact: OperatorStatusEntry = { keyHash, ...values, ...(goToLower(resourceID) === key ? {} : { resourceID }) };
-    for (const name of names) operators[name] = compact;
+    for (const name of names) operators[name] = { keyHash, ...values, ...(goToLower(resourceID) === key ? {} : { resourceID }) };
   }
-  return {
-    ...(status.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: status.earliestRecheckTime }),
-    ...(Object.keys(operators).length === 0 ? {} : { operators: sortedRecord(operators) }),
-    ...(Object.keys(identities).length === 0 ? {} : { identities }),
-  };
+  return presentFields({ earliestRecheckTime: status.earliestRecheckTime, operators: sortedRecord(operators), identities });
 }
 
-/**
- * Gives back the subtree. An operator whose key is not among `candidateKeys` (its identity is gone
- * from the document) gets the stand-in key `(operator <name>)`, which equals no real key.
- */
+/** Gives back the subtree; an operator whose key is not at hand (its identity is gone from the document) gets the key `(operator <name>)`. */
 export function decodeOutputsStatus(status: OutputsStatus, candidateKeys: Iterable<string>): DataPlaneOperatorsManagedIdentities {
   const keyOf = keyFinder(candidateKeys);
   const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = { ...status.identities };
-  for (const [name, entry] of Object.entries(status.operators ?? {})) {
-    const key = keyOf(entry.keyHash) ?? `(operator ${name})`;
-    const { keyHash: _keyHash, resourceID, ...values } = entry;
+  for (const [name, { keyHash, resourceID, ...values }] of Object.entries(status.operators ?? {})) {
+    const key = keyOf(keyHash) ?? `(operator ${name})`;
     identities[key] = { resourceID: resourceID ?? key, ...values };
   }
-  return {
-    ...(Object.keys(identities).length === 0 ? {} : { identities }),
-    ...(status.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: status.earliestRecheckTime }),
-  };
+  return presentFields({ identities, earliestRecheckTime: status.earliestRecheckTime });
 }
 
-/**
- * The JSON text of {@link OutputsStatus}, each operator's entry written as a list,
- * `[keyHash, clientId, principalId, retrievalError, resourceID]` (null for an absent value,
- * trailing nulls left out), which keeps four field names out of state per identity.
- */
-export function outputsStatusText(status: OutputsStatus): string {
-  const operators =
-    status.operators === undefined ? undefined : Object.fromEntries(Object.entries(status.operators).map(([name, entry]) => [name, entryList(entry)]));
-  return JSON.stringify({ ...status, ...(operators === undefined ? {} : { operators }) });
-}
-
+/** An operator's entry as a list, `[keyHash, clientId, principalId, retrievalError, resourceID]`, which keeps field names out of state. */
 const listFields = ["keyHash", "clientId", "principalId", "retrievalError", "resourceID"] as const;
 
-function entryList(entry: OperatorStatusEntry): Array<string | null> {
-  const list = listFields.map((field) => entry[field] ?? null);
-  while (list.length > 1 && list[list.length - 1] === null) list.pop();
-  return list;
+/** The JSON text of {@link OutputsStatus}, each operator's entry written as its list (null for an absent value, trailing nulls left out). */
+export function outputsStatusText(status: OutputsStatus): string {
+  const asList = (entry: OperatorStatusEntry): Array<string | null> => {
+    const list = listFields.map((field) => entry[field] ?? null);
+    while (list.length > 1 && list[list.length - 1] === null) list.pop();
+    return list;
+  };
+  const operators =
+    status.operators === undefined ? {} : { operators: Object.fromEntries(Object.entries(status.operators).map(([name, entry]) => [name, asList(entry)])) };
+  return JSON.stringify({ ...status, ...operators });
 }
 
-/** Reads `status` from stored outputs (JSON text); malformed parts are named in `problems`. */
-export function readOutputsStatusText(value: unknown): { readonly status: OutputsStatus; readonly problems: readonly string[] } {
-  if (typeof value !== "string") {
-    return { status: {}, problems: [`is ${describeType(value)}, expected the status as JSON text`] };
-  }
+/** The operators' map read as Go's decoder reads a struct's map field (goJson.ts), entries being objects of {@link listFields}. */
+const operatorsStruct: GoStruct = {
+  name: "operators",
+  problemsNamed: { subtree: "status", fieldPrefix: "" },
+  fields: { operators: "map" },
+  entryFields: listFields,
+};
+
+/** Reads `status` from stored outputs (JSON text), each operator's entry a list or the object it stands for. */
+export function readOutputsStatusText(value: unknown): StatusReading<OutputsStatus> {
+  if (typeof value !== "string") return { status: {}, problems: [`is ${describeType(value)}, expected the status as JSON text`] };
   const parsed = parsedJsonText(value);
-  return parsed === undefined ? { status: {}, problems: ["is not JSON text"] } : readOutputsStatusObject(parsed);
+  if (parsed === undefined) return { status: {}, problems: ["is not JSON text"] };
+  if (!isJsonObject(parsed)) return { status: {}, problems: [`is ${describeType(parsed)}, expected an object`] };
+  const subtree = dataPlaneHalf.readSubtree(parsed);
+  // An entry that is not a list of at most five values or an object, or lacks a key hash, becomes `false`, which the decoder names.
+  const entryObject = (entry: unknown): unknown => {
+    const object =
+      Array.isArray(entry) && entry.length <= listFields.length ? Object.fromEntries(entry.map((item, index) => [listFields[index], item])) : entry;
+    return isJsonObject(object) && typeof object.keyHash === "string" && keyHashPattern.test(object.keyHash) ? object : false;
+  };
+  const raw = parsed.operators;
+  const operators = decodeGoStruct(operatorsStruct, {
+    operators: isJsonObject(raw) ? Object.fromEntries(Object.entries(raw).map(([name, entry]) => [name, entryObject(entry)])) : raw,
+  });
+  const { earliestRecheckTime, identities } = subtree.status;
+  return {
+    status: presentFields({ earliestRecheckTime, operators: operators.status.operators as OutputsStatus["operators"], identities }),
+    problems: [...subtree.problems, ...operators.problems],
+  };
 }
 
 /**
@@ -165,11 +170,9 @@ export function readOutputsStatusText(value: unknown): { readonly status: Output
  * the object itself (what a `setMocks` test may return); `undefined` for anything else.
  */
 export function statusFromOutputs(value: unknown): OutputsStatus | undefined {
-  if (typeof value === "string") {
-    const read = readOutputsStatusText(value);
-    return read.problems.length === 0 ? read.status : undefined;
-  }
-  return isJsonObject(value) ? value : undefined;
+  if (typeof value !== "string") return isJsonObject(value) ? value : undefined;
+  const read = readOutputsStatusText(value);
+  return read.problems.length === 0 ? read.status : undefined;
 }
 
 /** How many identities the status records, and how many resolved, were not found or failed; two operators naming one identity count once. */
@@ -179,55 +182,12 @@ export function statusCounts(status: OutputsStatus): {
   readonly notFoundCount: number;
   readonly failedCount: number;
 } {
-  const byKey = new Map<string, { readonly retrievalError?: string }>();
-  for (const entry of Object.values(status.operators ?? {})) byKey.set(entry.keyHash, entry);
-  for (const [key, entry] of Object.entries(status.identities ?? {})) byKey.set(key, entry);
+  const byKey = new Map<string, { readonly retrievalError?: string }>([
+    ...Object.values(status.operators ?? {}).map((entry) => [entry.keyHash, entry] as const),
+    ...Object.entries(status.identities ?? {}),
+  ]);
   const entries = [...byKey.values()];
   const notFoundCount = entries.filter((entry) => isNotFoundRetrievalError(entry.retrievalError)).length;
   const failedCount = entries.filter((entry) => isFailedRetrievalError(entry.retrievalError)).length;
   return { identityCount: entries.length, resolvedCount: entries.length - notFoundCount - failedCount, notFoundCount, failedCount };
-}
-
-/** Reads the parsed JSON text of `status`; malformed parts are named in `problems`. */
-function readOutputsStatusObject(value: unknown): { readonly status: OutputsStatus; readonly problems: readonly string[] } {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return { status: {}, problems: [`is ${describeType(value)}, expected an object`] };
-  }
-  const record = value as Record<string, unknown>;
-  const subtree = dataPlaneHalf.readSubtree({ identities: record.identities ?? null, earliestRecheckTime: record.earliestRecheckTime ?? null });
-  const problems = [...subtree.problems];
-  const operators: Record<string, OperatorStatusEntry> = {};
-  const rawOperators = record.operators;
-  if (rawOperators !== undefined && rawOperators !== null && !isJsonObject(rawOperators)) {
-    problems.push(`operators is ${describeType(rawOperators)}, expected an object`);
-  }
-  for (const [name, raw] of Object.entries(isJsonObject(rawOperators as JsonValue) ? (rawOperators as JsonObject) : {})) {
-    const entry = readOperatorEntry(raw);
-    if (entry === undefined) problems.push(`operators['${name}'] is not a valid entry`);
-    else operators[name] = entry;
-  }
-  return {
-    status: {
-      ...(subtree.status.earliestRecheckTime === undefined ? {} : { earliestRecheckTime: subtree.status.earliestRecheckTime }),
-      ...(Object.keys(operators).length === 0 ? {} : { operators }),
-      ...(subtree.status.identities === undefined ? {} : { identities: subtree.status.identities }),
-    },
-    problems,
-  };
-}
-
-function readOperatorEntry(raw: JsonValue): OperatorStatusEntry | undefined {
-  // The stored list, or the object it stands for.
-  const value: JsonValue = Array.isArray(raw) ? Object.fromEntries(raw.map((item, index) => [listFields[index] ?? `extra${index}`, item])) : raw;
-  if (!isJsonObject(value) || (Array.isArray(raw) && raw.length > listFields.length)) return undefined;
-  if (typeof value.keyHash !== "string" || !keyHashPattern.test(value.keyHash)) {
-    return undefined;
-  }
-  const entry: { -readonly [K in keyof OperatorStatusEntry]: OperatorStatusEntry[K] } = { keyHash: value.keyHash };
-  for (const field of ["clientId", "principalId", "retrievalError", "resourceID"] as const) {
-    const fieldValue = value[field];
-    if (typeof fieldValue === "string") entry[field] = fieldValue;
-    else if (fieldValue !== undefined && fieldValue !== null) return undefined;
-  }
-  return entry;
 }

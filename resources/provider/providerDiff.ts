@@ -11,7 +11,7 @@ import type { DesiredIdentity } from "../core/statusHalf";
 import { locate } from "../core/documentLocation";
 import { decodeMsiOutputs } from "../core/msiOutputs";
 import { decodeOutputsStatus } from "../core/outputsStatus";
-import { parseTimestamp } from "../core/goJson";
+import { recheckDue } from "../core/statusHalf";
 import { readClusterDocument } from "../sync/documents";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import type { ProviderInputs } from "./providerInputs";
@@ -26,9 +26,7 @@ export async function hasWork(dependencies: () => SyncDependencies, old: StoredO
   if (desired !== undefined) {
     // Same declared map (same digest): the operators' keys are the desired keys.
     if (dataPlaneHasWork(old, desired, now)) return true;
-    if (old.msiSkippedReason !== null) return false;
-    const recheck = parseTimestamp(old.msiStatus.earliestRecheckTime);
-    return recheck === undefined || now.getTime() >= recheck.getTime();
+    return old.msiSkippedReason === null && recheckDue(old.msiStatus.earliestRecheckTime, now);
   }
   const fromCluster = await clusterDesiredSet(dependencies, parseCluster(news.clusterResourceId));
   if (fromCluster === undefined || fromCluster.kind === "unreadable") return true;
@@ -50,9 +48,6 @@ export async function clusterDesiredSet(dependencies: () => SyncDependencies, cl
 }
 
 function dataPlaneHasWork(old: StoredOutputs, desired: readonly DesiredIdentity[], now: Date): boolean {
-  const known = decodeOutputsStatus(
-    old.status,
-    desired.map((identity) => identity.key),
-  );
-  return dataPlaneHalf.workReason(desired, known, now) !== undefined;
+  const keys = desired.map((identity) => identity.key);
+  return dataPlaneHalf.workReason(desired, decodeOutputsStatus(old.status, keys), now) !== undefined;
 }

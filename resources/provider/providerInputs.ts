@@ -1,6 +1,7 @@
 /** The provider's inputs, and the check that turns the engine's untyped property bag into them or into failures naming each field. Pure. */
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterResourceType, describeType, parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
+import type { DesiredSetFailure } from "../core/clusterDocument";
 import { desiredIdentitySet } from "../core/clusterDocument";
 import type { DesiredIdentity } from "../core/statusHalf";
 import { isJsonObject } from "../core/json";
@@ -20,10 +21,8 @@ export interface ProviderInputs {
   readonly managedIdentitiesDataPlaneIdentityURL?: string;
 }
 
-export interface CheckFailure {
-  readonly property: string;
-  readonly reason: string;
-}
+/** A failure naming its field, as Pulumi's check reports it: the one shape core/identityStatus.ts gives the desired set's. */
+export type CheckFailure = DesiredSetFailure;
 
 /** A parse at the boundary: the typed value, or the failures naming each field. */
 export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failures: readonly CheckFailure[] };
@@ -41,19 +40,15 @@ export function containsUnknown(value: unknown): boolean {
  * With failures, `inputs` holds the properties that passed.
  */
 export function checkInputs(news: unknown): { inputs: Partial<ProviderInputs>; failures: CheckFailure[] } {
-  const failures: CheckFailure[] = [];
   if (!isJsonObject(news)) {
     return { inputs: {}, failures: [{ property: "clusterResourceId", reason: `is required: the inputs are ${describeType(news)}, expected an object` }] };
   }
-  for (const property of Object.keys(news)) {
-    if (!knownProperties.includes(property) && !property.startsWith("__")) {
-      failures.push({ property, reason: `is not a property of ServiceProviderClusterIdentityStatus; expected ${knownProperties.join(", ")}` });
-    }
-  }
+  const failures: CheckFailure[] = Object.keys(news)
+    .filter((property) => !knownProperties.includes(property) && !property.startsWith("__"))
+    .map((property) => ({ property, reason: `is not a property of ServiceProviderClusterIdentityStatus; expected ${knownProperties.join(", ")}` }));
   /** One value: the unknown placeholder as it is, else its checked form, or undefined after recording why not. */
   const check = (property: string, value: unknown, parse: (value: unknown) => { reason: string } | { value: string }): string | undefined => {
-    if (value === unknownValue) return value;
-    const checked = parse(value);
+    const checked = value === unknownValue ? { value } : parse(value);
     if ("value" in checked) return checked.value;
     failures.push({ property, reason: checked.reason });
     return undefined;
@@ -64,49 +59,45 @@ export function checkInputs(news: unknown): { inputs: Partial<ProviderInputs>; f
       const parsed = parseResourceIdOfType(value, type);
       return parsed.ok ? { value: parsed.resourceId.canonical } : { reason: prefix + parsed.reason };
     };
-  const present = (value: unknown): boolean => value !== undefined && value !== null;
   const inputs: { -readonly [Key in keyof ProviderInputs]?: ProviderInputs[Key] } = {};
+  /** A string property, when present, checked into `inputs`. */
+  const checkInto = (
+    property: Exclude<keyof ProviderInputs, "dataPlaneOperators">,
+    parse: (value: unknown) => { reason: string } | { value: string },
+  ): void => {
+    const checked = news[property] === undefined || news[property] === null ? undefined : check(property, news[property], parse);
+    if (checked !== undefined) inputs[property] = checked;
+  };
 
-  if (!present(news.clusterResourceId)) {
+  if (news.clusterResourceId === undefined || news.clusterResourceId === null) {
     failures.push({ property: "clusterResourceId", reason: `is required: the ARM ID of the ${clusterResourceType} cluster` });
   }
-  const clusterResourceId = present(news.clusterResourceId) ? check("clusterResourceId", news.clusterResourceId, resourceIdOf(clusterResourceType)) : undefined;
-  if (clusterResourceId !== undefined) inputs.clusterResourceId = clusterResourceId;
-
+  checkInto("clusterResourceId", resourceIdOf(clusterResourceType));
   const operators = news.dataPlaneOperators;
   if (operators === unknownValue) {
     inputs.dataPlaneOperators = operators;
-  } else if (present(operators)) {
+  } else if (operators !== undefined && operators !== null) {
+    const count = isJsonObject(operators) ? Object.keys(operators).length : 0;
     if (!isJsonObject(operators)) {
       failures.push({ property: "dataPlaneOperators", reason: `must be a map of operator name to identity resource ID, got ${describeType(operators)}` });
-    } else if (Object.keys(operators).length > maxDataPlaneOperators) {
-      failures.push({
-        property: "dataPlaneOperators",
-        reason: `has ${Object.keys(operators).length} operators; at most ${maxDataPlaneOperators} are supported`,
-      });
+    } else if (count > maxDataPlaneOperators) {
+      failures.push({ property: "dataPlaneOperators", reason: `has ${count} operators; at most ${maxDataPlaneOperators} are supported` });
     } else {
       const normalized: Record<string, string> = {};
-      for (const [name, value] of Object.entries(operators).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))) {
+      for (const name of Object.keys(operators).sort()) {
         const property = `dataPlaneOperators.${name}`;
         if (name.trim().length === 0) {
           failures.push({ property, reason: "operator name must not be empty or whitespace" });
           continue;
         }
-        const identity = check(property, value, resourceIdOf(userAssignedIdentityResourceType, "identity resource ID "));
+        const identity = check(property, operators[name], resourceIdOf(userAssignedIdentityResourceType, "identity resource ID "));
         if (identity !== undefined) normalized[name] = identity;
       }
       inputs.dataPlaneOperators = normalized;
     }
   }
-
-  if (present(news.serviceManagedIdentity)) {
-    const identity = check("serviceManagedIdentity", news.serviceManagedIdentity, resourceIdOf(userAssignedIdentityResourceType));
-    if (identity !== undefined) inputs.serviceManagedIdentity = identity;
-  }
-  if (present(news.managedIdentitiesDataPlaneIdentityURL)) {
-    const url = check("managedIdentitiesDataPlaneIdentityURL", news.managedIdentitiesDataPlaneIdentityURL, identityUrlProblem);
-    if (url !== undefined) inputs.managedIdentitiesDataPlaneIdentityURL = url;
-  }
+  checkInto("serviceManagedIdentity", resourceIdOf(userAssignedIdentityResourceType));
+  checkInto("managedIdentitiesDataPlaneIdentityURL", identityUrlProblem);
   return { inputs, failures };
 }
 
@@ -139,11 +130,9 @@ export function desiredFromInputs(inputs: ProviderInputs): readonly DesiredIdent
 /** An https:// identity URL, its query kept as given, or what is wrong with it. */
 function identityUrlProblem(value: unknown): { reason: string } | { value: string } {
   if (typeof value !== "string") return { reason: `must be a string, got ${describeType(value)}` };
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
+  if (!URL.canParse(value)) {
     return { reason: "is not a URL; expected the https:// URL of the cluster's service managed identity at the Managed Identities data plane" };
   }
-  return parsed.protocol === "https:" ? { value } : { reason: `must use https:// (got ${parsed.protocol}//)` };
+  const { protocol } = new URL(value);
+  return protocol === "https:" ? { value } : { reason: `must use https:// (got ${protocol}//)` };
 }

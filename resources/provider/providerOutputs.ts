@@ -4,17 +4,16 @@
  */
 import { parseResourceIdOfType, describeType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { isJsonObject } from "../core/json";
-import type { OperatorNamesByKeyHash, OutputsStatus } from "../core/outputsStatus";
-import { encodeOutputsStatus, inputsDigest, operatorNamesFromKeys, operatorNamesFromOutputs } from "../core/outputsStatus";
+import type { OperatorNamesByKeyHash, OutputsStatus, StatusReading } from "../core/outputsStatus";
+import { encodeOutputsStatus, inputsDigest, operatorNamesFromKeys, operatorNamesFromOutputs, presentFields } from "../core/outputsStatus";
 import { outputsStatusText, readOutputsStatusText } from "../core/outputsStatus";
-import type { DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import type { StoredMsiOutputs } from "../core/msiOutputs";
 import { encodeMsiOutputs, readMsiOutputsText } from "../core/msiOutputs";
 import type { MsiManagedIdentities } from "../core/msiManagedIdentities";
 import { outputsSchemaVersion } from "../core/serviceProviderClusterDocument";
 import type { CheckFailure, Parsed, ProviderInputs } from "./providerInputs";
 import { unknownValue } from "./providerInputs";
-import type { SyncResult } from "../sync/syncManagedIdentityStatus";
+import type { SyncRequest, SyncResult } from "../sync/syncManagedIdentityStatus";
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
 import type { RunRecord } from "../report/runRecord";
 import { failedOutcomes } from "../report/runRecord";
@@ -45,6 +44,9 @@ export interface ProviderOutputs {
 /** The halves of the status, as the stack output names them. */
 export type HalfName = "dataPlaneOperators" | "msiIdentities";
 
+/** Every {@link HalfName}, in the order outputs list them. */
+export const halfNames: readonly HalfName[] = ["dataPlaneOperators", "msiIdentities"];
+
 /** A failed pass beside the status it kept: the engine stores these outputs with the error (a partial failure). */
 export interface PassFailure {
   /** The cause, the same for every cluster that failed the same way (core/failureCause.ts). */
@@ -52,9 +54,6 @@ export interface PassFailure {
   /** The halves that failed or kept their IDs beside the failure. */
   readonly halves: readonly HalfName[];
 }
-
-/** Where the inputs say a cluster's credential comes from. */
-export type DeclaredCredential = { readonly serviceManagedIdentity?: string; readonly identityUrl?: string };
 
 /** The part of stored outputs the provider reads back, with absent fields filled in. */
 export interface StoredOutputs {
@@ -75,33 +74,26 @@ export function msiStatusText(status: MsiManagedIdentities): string {
   return JSON.stringify(encodeMsiOutputs(status));
 }
 
-/** The status and its counts, as outputs. */
-export function statusOutputs(status: DataPlaneOperatorsManagedIdentities, operatorNames: OperatorNamesByKeyHash): Pick<ProviderOutputs, "status"> {
-  return { status: outputsStatusText(encodeOutputsStatus(status, operatorNames)) };
+/** A checked input's value; undefined when absent or the engine's unknown placeholder. */
+function known<Value>(value: Value | typeof unknownValue | undefined): Value | undefined {
+  return value === unknownValue ? undefined : value;
 }
 
-/** What `diff` compares of the inputs: the declared operator map and service managed identity. */
+/** What `diff` compares of the inputs: the declared operator map, service managed identity and identity URL. */
 export function inputsDigestOf(inputs: ProviderInputs): string {
-  const operators = inputs.dataPlaneOperators;
-  const identityUrl = inputs.managedIdentitiesDataPlaneIdentityURL;
   return inputsDigest(
-    operators === undefined || operators === unknownValue ? null : operators,
+    known(inputs.dataPlaneOperators) ?? null,
     inputs.serviceManagedIdentity ?? null,
-    identityUrl === undefined || identityUrl === unknownValue ? null : identityUrl,
+    known(inputs.managedIdentitiesDataPlaneIdentityURL) ?? null,
   );
 }
 
 /** The declared operators' names by the hash of their identity's key. */
-export function operatorNamesOf(inputs: ProviderInputs): OperatorNamesByKeyHash {
-  const operators = inputs.dataPlaneOperators;
-  if (operators === undefined || operators === null || operators === unknownValue) {
-    return new Map();
-  }
-  const keys: Array<[string, string]> = [];
-  for (const [name, resourceId] of Object.entries(operators)) {
+function operatorNamesOf(inputs: ProviderInputs): OperatorNamesByKeyHash {
+  const keys = Object.entries(known(inputs.dataPlaneOperators) ?? {}).flatMap(([name, resourceId]) => {
     const parsed = parseResourceIdOfType(resourceId, userAssignedIdentityResourceType);
-    if (parsed.ok) keys.push([name, parsed.resourceId.key]);
-  }
+    return parsed.ok ? [[name, parsed.resourceId.key] as const] : [];
+  });
   return operatorNamesFromKeys(keys);
 }
 
@@ -110,28 +102,23 @@ export type PassOutcome = Pick<SyncResult, "status" | "serviceManagedIdentity" |
 
 /** The outputs of a pass (and of a partial pass that failed on some identities). */
 export function toOutputs(inputs: ProviderInputs, result: PassOutcome, drift: readonly string[]): ProviderOutputs {
-  // Recorded only when it is not an input: the inputs are in state already.
-  const documentServiceManagedIdentity = inputs.serviceManagedIdentity === undefined ? result.serviceManagedIdentity : undefined;
   return {
     schemaVersion: outputsSchemaVersion,
     clusterResourceId: inputs.clusterResourceId,
     // Never unknown here: reconcile asked desiredFromInputs first, which refuses it.
     inputsDigest: inputsDigestOf(inputs),
-    ...(documentServiceManagedIdentity === undefined ? {} : { serviceManagedIdentity: documentServiceManagedIdentity }),
-    ...statusOutputs(result.status, operatorNamesOf(inputs)),
+    // Recorded only when it is not an input: the inputs are in state already.
+    ...presentFields({ serviceManagedIdentity: inputs.serviceManagedIdentity === undefined ? result.serviceManagedIdentity : undefined }),
+    status: outputsStatusText(encodeOutputsStatus(result.status, operatorNamesOf(inputs))),
     msiStatus: msiStatusText(result.msiStatus ?? {}),
-    ...(result.skippedReason === undefined ? {} : { skippedReason: result.skippedReason }),
-    ...(result.msiSkippedReason === undefined ? {} : { msiSkippedReason: result.msiSkippedReason }),
-    ...(drift.length === 0 ? {} : { drift }),
+    ...presentFields({ skippedReason: result.skippedReason, msiSkippedReason: result.msiSkippedReason, drift }),
   };
 }
 
 /** The failure a failed pass's run record describes: its cause and the halves that failed or kept their IDs beside it. */
 export function passFailureOf(record: Pick<RunRecord, "cluster" | "dataPlane" | "msi" | "message">): PassFailure {
-  const halves: HalfName[] = [];
-  if (failedOutcomes.includes(record.dataPlane)) halves.push("dataPlaneOperators");
-  if (failedOutcomes.includes(record.msi)) halves.push("msiIdentities");
-  return { cause: failureCauseOf(record.message ?? "", record.cluster), halves };
+  const outcomes = { dataPlaneOperators: record.dataPlane, msiIdentities: record.msi };
+  return { cause: failureCauseOf(record.message ?? "", record.cluster), halves: halfNames.filter((half) => failedOutcomes.includes(outcomes[half])) };
 }
 
 /** The outputs of a failed pass: what it wrote (`partial`), else the stored outputs as they were (none for a create), the failure beside them. */
@@ -159,18 +146,14 @@ export function refreshedOutputs<Props extends ProviderOutputs>(props: Props, st
   const { drift: _drift, ...rest } = props;
   const status =
     result.presence === "present"
-      ? { ...statusOutputs(result.status, operatorNamesFromOutputs(stored.status)), msiStatus: msiStatusText(result.msiStatus) }
+      ? { status: outputsStatusText(encodeOutputsStatus(result.status, operatorNamesFromOutputs(stored.status))), msiStatus: msiStatusText(result.msiStatus) }
       : {};
-  return { ...rest, ...status, ...(result.drift.length === 0 ? {} : { drift: result.drift }) } as Props;
+  return { ...rest, ...status, ...presentFields({ drift: result.drift }) } as Props;
 }
 
 /** The service managed identity and identity URL checked inputs declare (never the engine's unknown placeholder). */
-export function declaredCredentialOf(inputs: ProviderInputs): DeclaredCredential {
-  const known = (value: string | undefined): value is string => value !== undefined && value !== unknownValue;
-  return {
-    ...(known(inputs.serviceManagedIdentity) ? { serviceManagedIdentity: inputs.serviceManagedIdentity } : {}),
-    ...(known(inputs.managedIdentitiesDataPlaneIdentityURL) ? { identityUrl: inputs.managedIdentitiesDataPlaneIdentityURL } : {}),
-  };
+export function declaredCredentialOf(inputs: ProviderInputs): Pick<SyncRequest, "serviceManagedIdentity" | "identityUrl"> {
+  return presentFields({ serviceManagedIdentity: known(inputs.serviceManagedIdentity), identityUrl: known(inputs.managedIdentitiesDataPlaneIdentityURL) });
 }
 
 /**
@@ -184,56 +167,36 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
     return { ok: false, failures: [{ property: "outputs", reason: `are ${describeType(value)}, expected an object` }] };
   }
   const failures: CheckFailure[] = [];
-  const fail = (property: string, expected: string): void => {
-    failures.push({ property, reason: `is ${describeType(value[property])}, expected ${expected}` });
+  /** A field as `read` gives it, or undefined after naming what was expected. */
+  const field = <T>(property: string, expected: string, read: (raw: unknown) => T | undefined): T | undefined => {
+    const result = read(value[property]);
+    if (result === undefined) failures.push({ property, reason: `is ${describeType(value[property])}, expected ${expected}` });
+    return result;
   };
-  const { schemaVersion, clusterResourceId, inputsDigest: digest, drift, serviceManagedIdentity, skippedReason } = value;
-  if (schemaVersion !== outputsSchemaVersion) fail("schemaVersion", `${outputsSchemaVersion}`);
-  if (typeof clusterResourceId !== "string") fail("clusterResourceId", "a string");
-  if (typeof digest !== "string") fail("inputsDigest", "a string");
-  // An empty drift list is left out (null after a failed pass).
-  const driftList =
-    drift === undefined || drift === null ? [] : Array.isArray(drift) && drift.every((entry): entry is string => typeof entry === "string") ? drift : undefined;
-  if (driftList === undefined) fail("drift", "a list of strings");
-  if (!isOptionalString(serviceManagedIdentity)) fail("serviceManagedIdentity", "a string or null");
-  if (!isOptionalString(skippedReason)) fail("skippedReason", "a string or null");
-  if (!isOptionalString(value.msiSkippedReason)) fail("msiSkippedReason", "a string or null");
-  const failure = readPassFailure(value.failure);
-  if (failure === undefined) fail("failure", "{cause, halves}");
-  const status = readOutputsStatusText(value.status);
-  if (status.problems.length > 0) failures.push({ property: "status", reason: status.problems.join("; ") });
-  const msiStatus = readMsiOutputsText(value.msiStatus);
-  if (msiStatus.problems.length > 0) failures.push({ property: "msiStatus", reason: msiStatus.problems.join("; ") });
-  if (
-    failures.length > 0 ||
-    typeof clusterResourceId !== "string" ||
-    typeof digest !== "string" ||
-    driftList === undefined ||
-    !isOptionalString(serviceManagedIdentity) ||
-    !isOptionalString(skippedReason) ||
-    !isOptionalString(value.msiSkippedReason) ||
-    failure === undefined
-  ) {
-    return { ok: false, failures };
-  }
-  return {
-    ok: true,
-    value: {
-      clusterResourceId,
-      status: status.status,
-      drift: driftList,
-      inputsDigest: digest,
-      serviceManagedIdentity: serviceManagedIdentity ?? null,
-      skippedReason: skippedReason ?? null,
-      msiStatus: msiStatus.status,
-      msiSkippedReason: value.msiSkippedReason ?? null,
-      failure,
-    },
+  const text = (raw: unknown): string | undefined => (typeof raw === "string" ? raw : undefined);
+  const optionalText = (raw: unknown): string | null | undefined => (raw === undefined || raw === null ? null : text(raw));
+  const reading = <Status>(property: string, read: StatusReading<Status>): Status => {
+    if (read.problems.length > 0) failures.push({ property, reason: read.problems.join("; ") });
+    return read.status;
   };
+  field("schemaVersion", `${outputsSchemaVersion}`, (raw) => (raw === outputsSchemaVersion ? raw : undefined));
+  const stored: { readonly [Key in keyof StoredOutputs]: StoredOutputs[Key] | undefined } = {
+    clusterResourceId: field("clusterResourceId", "a string", text),
+    inputsDigest: field("inputsDigest", "a string", text),
+    // An empty drift list is left out (null after a failed pass).
+    drift: field("drift", "a list of strings", (raw) =>
+      raw === undefined || raw === null ? [] : Array.isArray(raw) && raw.every((line): line is string => typeof line === "string") ? raw : undefined,
+    ),
+    serviceManagedIdentity: field("serviceManagedIdentity", "a string or null", optionalText),
+    skippedReason: field("skippedReason", "a string or null", optionalText),
+    msiSkippedReason: field("msiSkippedReason", "a string or null", optionalText),
+    failure: field("failure", "{cause, halves}", readPassFailure),
+    status: reading("status", readOutputsStatusText(value.status)),
+    msiStatus: reading("msiStatus", readMsiOutputsText(value.msiStatus)),
+  };
+  // Every field has its value when no failure was recorded.
+  return failures.length > 0 ? { ok: false, failures } : { ok: true, value: stored as StoredOutputs };
 }
-
-/** Every {@link HalfName}, in the order outputs list them. */
-export const halfNames: readonly HalfName[] = ["dataPlaneOperators", "msiIdentities"];
 
 /** A stored {@link PassFailure}: null when absent, undefined when malformed. */
 function readPassFailure(value: unknown): PassFailure | null | undefined {
@@ -241,8 +204,4 @@ function readPassFailure(value: unknown): PassFailure | null | undefined {
   if (!isJsonObject(value) || typeof value.cause !== "string" || !Array.isArray(value.halves)) return undefined;
   const halves = value.halves.filter((half): half is HalfName => typeof half === "string" && (halfNames as readonly string[]).includes(half));
   return halves.length === value.halves.length ? { cause: value.cause, halves } : undefined;
-}
-
-function isOptionalString(value: unknown): value is string | null | undefined {
-  return value === undefined || value === null || typeof value === "string";
 }

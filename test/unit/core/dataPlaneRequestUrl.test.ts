@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { dataPlaneRequestBody, dataPlaneRequestUrl } from "../../../resources/core/dataPlaneRequestUrl";
+import { dataPlaneRequestBody, dataPlaneRequestUrl } from "../../../resources/core/identityUrl";
 
 const vectors = JSON.parse(fs.readFileSync(path.resolve(__dirname, "../../fixtures/goVectors.json"), "utf8")) as {
   readonly identityUrls: readonly { readonly identityUrl: string; readonly requestUrl: string }[];

@@ -125,6 +125,13 @@ describe("the status as JSON text", () => {
     ["an operator without a key hash", JSON.stringify({ operators: { a: { clientId: "c" } } }), /operators\['a'\] is not a valid entry/],
     ["an operator with a number for clientId", JSON.stringify({ operators: { a: { keyHash: "35e20c3aa680", clientId: 1 } } }), /operators\['a'\]/],
     ["operators as a string", JSON.stringify({ operators: "a" }), /operators is a string/],
+    [
+      "an operator list of more than five values",
+      JSON.stringify({ operators: { a: ["35e20c3aa680", null, null, null, null, "x"] } }),
+      /operators\['a'\] is not a valid entry/,
+    ],
+    ["an operator that is null", JSON.stringify({ operators: { a: null } }), /operators\['a'\] is not a valid entry/],
+    ["an operator list whose key hash is too short", JSON.stringify({ operators: { a: ["35e20c3aa6", "c"] } }), /operators\['a'\] is not a valid entry/],
     ["an identity keyed in mixed case", JSON.stringify({ identities: { [identityA]: { resourceID: identityA } } }), /not keyed by the lowercased resource ID/],
     ["a recheck time that is not a time", JSON.stringify({ earliestRecheckTime: "soon" }), /earliestRecheckTime/],
   ])("names the problem with %s", (_title, value, problem) => {
@@ -138,5 +145,34 @@ describe("the status as JSON text", () => {
     expect(statusFromOutputs("{")).toBeUndefined();
     expect(statusFromOutputs("[]")).toBeUndefined();
     expect(statusFromOutputs(5)).toBeUndefined();
+  });
+});
+
+describe("the status text users' state holds", () => {
+  const text =
+    `{"earliestRecheckTime":"2026-12-01T19:13:44Z","operators":{"operator-a":["35e20c3aa680","client-a","principal-a"],` +
+    `"operator-b":["6db46bc53838",null,null,"ResourceNotFound (HTTP 404): gone"]},` +
+    `"identities":{"${foreignKey}":{"resourceID":"${foreign}","clientId":"client-f","principalId":"principal-f"}}}`;
+  const names = operatorNamesFromKeys([
+    ["operator-a", keyA],
+    ["operator-b", keyB],
+  ]);
+
+  it("is written byte for byte", () => {
+    expect(outputsStatusText(encodeOutputsStatus(subtree, names))).toBe(text);
+  });
+
+  it("reads back as the entries it lists, each operator's list as the object it stands for", () => {
+    expect(readOutputsStatusText(text)).toEqual({
+      status: {
+        earliestRecheckTime: "2026-12-01T19:13:44Z",
+        operators: {
+          "operator-a": { keyHash: "35e20c3aa680", clientId: "client-a", principalId: "principal-a" },
+          "operator-b": { keyHash: "6db46bc53838", retrievalError: "ResourceNotFound (HTTP 404): gone" },
+        },
+        identities: { [foreignKey]: { resourceID: foreign, clientId: "client-f", principalId: "principal-f" } },
+      },
+      problems: [],
+    });
   });
 });
