@@ -1,17 +1,17 @@
 /**
  * The process's Azure credential, the errors credentials raise, and the token cache every credential
- * sits behind (sharedTokenCredential). With `managedIdentityClientId` set the process's credential is
- * that user-assigned managed identity (IMDS or IDENTITY_ENDPOINT/IDENTITY_HEADER); else
- * DefaultAzureCredential (environment, workload identity, managed identity, developer sign-ins;
- * `AZURE_TOKEN_CREDENTIALS=prod` keeps the first three), at `azureCloud`'s authority unless
- * AZURE_AUTHORITY_HOST says otherwise. A failure is rethrown under the same `name` (errorClassification.ts
- * classifies by it) with one redacted line saying what to set.
+ * sits behind (sharedTokenCredential). The process's credential is the user-assigned managed
+ * identity of `managedIdentityClientId`, else DefaultAzureCredential at `azureCloud`'s authority
+ * unless AZURE_AUTHORITY_HOST says otherwise (docs/operations.md, "The process credential"). A failure
+ * is rethrown under the same `name` (errorClassification.ts classifies by it) with one redacted line
+ * saying what to set.
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
 import { untilAborted } from "../core/abort";
 import { redactSecrets } from "../core/retrievalError";
 import type { Settings } from "../core/settings";
-import { projectName } from "../core/settings";
+import type { Environment } from "../core/settingsKeys";
+import { keys, projectName, settingName } from "../core/settingsKeys";
 
 type CredentialChoice =
   | { readonly kind: "managedIdentity"; readonly clientId: string }
@@ -19,13 +19,8 @@ type CredentialChoice =
   | { readonly kind: "default"; readonly authorityHost: string | undefined; readonly workloadIdentity: boolean };
 
 /** The credential these settings and this environment select; pure. */
-export function chooseCredential(
-  settings: Pick<Settings, "managedIdentityClientId" | "authorityHost">,
-  environment: Readonly<Record<string, string | undefined>>,
-): CredentialChoice {
-  if (settings.managedIdentityClientId !== undefined) {
-    return { kind: "managedIdentity", clientId: settings.managedIdentityClientId };
-  }
+export function chooseCredential(settings: Pick<Settings, "managedIdentityClientId" | "authorityHost">, environment: Environment): CredentialChoice {
+  if (settings.managedIdentityClientId !== undefined) return { kind: "managedIdentity", clientId: settings.managedIdentityClientId };
   const present = (name: string): boolean => (environment[name] ?? "").trim().length > 0;
   return {
     kind: "default",
@@ -36,9 +31,7 @@ export function chooseCredential(
 
 /** One line naming the credential a choice stands for and the settings that select it. */
 function describeCredential(choice: CredentialChoice): string {
-  if (choice.kind === "managedIdentity") {
-    return `the managed identity with client ID ${choice.clientId} (${clientIdKey})`;
-  }
+  if (choice.kind === "managedIdentity") return `the managed identity with client ID ${choice.clientId} (${clientIdKey})`;
   return choice.workloadIdentity
     ? `DefaultAzureCredential with workload identity federation (${workloadIdentityVariables}), since ${clientIdKey} is not set`
     : `DefaultAzureCredential (environment, workload identity, managed identity, then developer sign-ins), since ${clientIdKey} is not set`;
@@ -89,10 +82,7 @@ export function withCause<E extends Error>(error: E, cause: unknown): E {
   return error;
 }
 
-/**
- * An error named as `@azure/identity` names its own (errorClassification.ts classifies by name). `statusCode` is
- * enumerable as the SDK's is; `cause` and `certificateFileProblem` are not.
- */
+/** An error named as `@azure/identity` names its own; `statusCode` is enumerable as the SDK's is, `cause` and `certificateFileProblem` are not. */
 export function credentialError(name: string, message: string, extra: { statusCode?: number; cause?: unknown; certificateFileProblem?: boolean } = {}): Error {
   const error = withCause(new Error(message), extra.cause);
   Object.defineProperty(error, "name", { value: name, writable: true, configurable: true, enumerable: false });
@@ -102,7 +92,7 @@ export function credentialError(name: string, message: string, extra: { statusCo
 }
 
 /** Whether an error (or one it wraps) is a bundle file that could not be read or used: such a failure is never held. */
-export function isCertificateFileProblem(error: unknown): boolean {
+function isCertificateFileProblem(error: unknown): boolean {
   for (let current = error, depth = 0; typeof current === "object" && current !== null && depth < 4; depth += 1) {
     if ((current as { certificateFileProblem?: unknown }).certificateFileProblem === true) return true;
     current = (current as { cause?: unknown }).cause;
@@ -113,7 +103,7 @@ export function isCertificateFileProblem(error: unknown): boolean {
 const credentialErrorNames = new Set(["CredentialUnavailableError", "AuthenticationError", "AggregateAuthenticationError", "AuthenticationRequiredError"]);
 
 const workloadIdentityVariables = "AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_FEDERATED_TOKEN_FILE";
-const clientIdKey = `'${projectName}:managedIdentityClientId' (or ARO_HCP_MANAGED_IDENTITY_CLIENT_ID)`;
+const clientIdKey = settingName(keys.managedIdentityClientId);
 
 // Kept short: describeCosmosError keeps only the start of a Cosmos error's message.
 const cosmosGuidance =

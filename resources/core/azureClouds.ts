@@ -1,8 +1,7 @@
-/** The Azure clouds this hook knows; the Cosmos audience is the cloud-wide one (`@azure/cosmos` hard-codes the public cloud's fallback). */
+/** The Azure clouds this hook knows; `armEndpoint` is also ARM's token audience, and Cosmos's is the cloud-wide one (`@azure/cosmos` hard-codes the public cloud's). */
 export const azureClouds = {
   AzurePublicCloud: {
     armEndpoint: "https://management.azure.com",
-    armAudience: "https://management.azure.com",
     authorityHost: "https://login.microsoftonline.com",
     cosmosSuffix: ".documents.azure.com",
     cosmosAudience: "https://cosmos.azure.com",
@@ -10,7 +9,6 @@ export const azureClouds = {
   },
   AzureUSGovernment: {
     armEndpoint: "https://management.usgovcloudapi.net",
-    armAudience: "https://management.usgovcloudapi.net",
     authorityHost: "https://login.microsoftonline.us",
     cosmosSuffix: ".documents.azure.us",
     cosmosAudience: "https://cosmos.azure.us",
@@ -18,7 +16,6 @@ export const azureClouds = {
   },
   AzureChinaCloud: {
     armEndpoint: "https://management.chinacloudapi.cn",
-    armAudience: "https://management.chinacloudapi.cn",
     authorityHost: "https://login.chinacloudapi.cn",
     cosmosSuffix: ".documents.azure.cn",
     cosmosAudience: "https://cosmos.azure.cn",

@@ -3,11 +3,12 @@ import type { AzureCloudName } from "./azureClouds";
 import { azureClouds, isLoopbackHost } from "./azureClouds";
 import { guidPattern } from "./azureResourceId";
 import { type IdsOnLookupFailure, idsOnLookupFailureValues } from "./statusDecision";
-import type { KeySpecification } from "./settingsKeys";
-import { SettingsError, keys, problemList, settingName as name } from "./settingsKeys";
+import type { ConfigSource, Environment, KeySpecification } from "./settingsKeys";
+import { SettingsError, keys, settingName as name } from "./settingsKeys";
 
 // The door to the settings for the layers above: what they need of the modules this one reads.
 export { SettingsError, programKeys, projectName, settingsEnvironmentKey, settingsKeys, snapshotStackConfig } from "./settingsKeys";
+export type { ConfigSource } from "./settingsKeys";
 export { azureClouds, isLoopbackHost } from "./azureClouds";
 
 const credentialModes = ["processCredential", "clusterServiceManagedIdentity", "fixedIdentity"] as const;
@@ -58,13 +59,6 @@ export interface Settings {
   /** `fixedIdentity`: whether the stand-in's IDs may replace stored MSI IDs not its own. */
   readonly allowFixedIdentityOverwrite: boolean;
 }
-
-/** A config source: `get(key)` with keys without namespace, like the provider's ConfigureRequest. */
-export interface ConfigSource {
-  get(key: string): string | undefined;
-}
-
-type Environment = Readonly<Record<string, string | undefined>>;
 
 /** The readers of one readSettings call: each reads a key (config wins over environment) and records what is wrong in `problems`. */
 function settingsReader(config: ConfigSource | undefined, environment: Environment, problems: string[]) {
@@ -138,41 +132,29 @@ export function readSettings(config: ConfigSource | undefined, environment: Envi
   }
   const cosmosDatabase = raw(keys.cosmosDatabase);
   if (cosmosDatabase === undefined) problems.push(`${name(keys.cosmosDatabase)} is not set; expected the Cosmos DB database name`);
-  const cosmosContainer = raw(keys.cosmosContainer) ?? "Resources";
-  const armEndpoint = url(keys.armEndpoint, cloud.armEndpoint);
-  const managedIdentityClientId = guid(keys.managedIdentityClientId, "the client ID of a managed identity");
-  const idsOnLookupFailure = oneOf(keys.idsOnLookupFailure, idsOnLookupFailureValues, "keep", false, "'keep' or 'clear'");
-  const authorityHost = url(keys.authorityHost, cloud.authorityHost);
-  const { credentialMode, firstParty, dataPlaneAudience, fixedIdentity, fixedIdentityPrincipalId } = readCredentialSettings(reader, problems);
+  // Read in the order the problems are listed.
   const settings: Settings = {
     azureCloud: azureCloud ?? "AzurePublicCloud",
     cosmosEndpoint,
     cosmosDatabase: cosmosDatabase ?? "",
-    cosmosContainer,
+    cosmosContainer: raw(keys.cosmosContainer) ?? "Resources",
     cosmosKey: raw(keys.cosmosKey),
-    armEndpoint,
-    armScope: `${cloud.armAudience}/.default`,
-    authorityHost,
+    armEndpoint: url(keys.armEndpoint, cloud.armEndpoint),
+    armScope: `${cloud.armEndpoint}/.default`,
+    managedIdentityClientId: guid(keys.managedIdentityClientId, "the client ID of a managed identity"),
+    idsOnLookupFailure: oneOf(keys.idsOnLookupFailure, idsOnLookupFailureValues, "keep", false, "'keep' or 'clear'") ?? "keep",
+    authorityHost: url(keys.authorityHost, cloud.authorityHost),
     cosmosScope: `${cloud.cosmosAudience}/.default`,
-    managedIdentityClientId,
+    ...readCredentialSettings(reader, problems),
     tlsCaFile: raw(keys.tlsCaFile),
     lookupConcurrency: integer(keys.lookupConcurrency, 8, 1, 64),
     lookupTimeoutInMs: integer(keys.lookupTimeoutSeconds, 30, 1, 600) * 1000,
     documentWaitInMs: integer(keys.documentWaitSeconds, 60, 0, 3600) * 1000,
     documentPollIntervalInMs: 1000,
     maxWriteAttempts: integer(keys.maxWriteAttempts, 5, 1, 20),
-    idsOnLookupFailure: idsOnLookupFailure ?? "keep",
-    credentialMode,
-    firstParty,
-    dataPlaneAudience,
-    fixedIdentity,
-    fixedIdentityPrincipalId,
     allowFixedIdentityOverwrite: oneOf(keys.allowFixedIdentityOverwrite, ["true", "false"], "false", true, "true or false") === "true",
   };
-  if (problems.length > 0) {
-    // Each problem names the key, what is wrong and the expected form: with one, it is the message.
-    throw new SettingsError(problemList(problems), problems);
-  }
+  if (problems.length > 0) throw new SettingsError(problems);
   return Object.freeze(settings);
 }
 

@@ -45,19 +45,25 @@ export function settingName(specification: KeySpecification): string {
 
 export const lookupTimeoutSetting = settingName(keys.lookupTimeoutSeconds);
 
+/** The process environment, or one standing in for it. */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/** A config source: `get(key)` with keys without namespace, like the provider's ConfigureRequest. */
+export interface ConfigSource {
+  get(key: string): string | undefined;
+}
+
 /** A digest of the environment variables readSettings reads, hashed so COSMOS_KEY is not kept in one more string. */
-export function settingsEnvironmentKey(environment: Readonly<Record<string, string | undefined>>): string {
+export function settingsEnvironmentKey(environment: Environment): string {
   return createHash("sha256")
     .update(JSON.stringify(Object.values(keys).map((specification) => environment[specification.environment] ?? null)))
     .digest("base64");
 }
 
-/** Raised for a missing or malformed setting; each problem names the key, what is wrong and the expected form. */
+/** Raised for missing or malformed settings; each problem names the key, what is wrong and the expected form. */
 export class SettingsError extends Error {
-  readonly problems: readonly string[];
-  constructor(message: string, problems: readonly string[] = [message]) {
-    super(message);
-    this.problems = problems;
+  constructor(readonly problems: readonly string[]) {
+    super(problemList(problems));
   }
 }
 // On the prototype, like Error's own `name`: not an enumerable field of every instance.
@@ -72,8 +78,7 @@ export function problemList(problems: readonly string[]): string {
 export const programKeys: readonly string[] = ["clusters", "clustersFile", "allowEmptyFleet", "allowClusterRemovals"];
 
 /** The stack config as the host hands it to `configure`; without `rawConfig` the unknown-key check is skipped. */
-interface StackConfig {
-  get(key: string): string | undefined;
+interface StackConfig extends ConfigSource {
   readonly rawConfig?: Readonly<Record<string, unknown>>;
 }
 
@@ -85,11 +90,11 @@ export function snapshotStackConfig(config: StackConfig): Record<string, string 
     .filter((key) => key.startsWith(prefix) && !known.has(key.slice(prefix.length)))
     .sort();
   if (unknown.length > 0) {
-    throw new SettingsError(
+    throw new SettingsError([
       `unknown config key${unknown.length === 1 ? "" : "s"} ` +
         `${unknown.map((key) => `'${key}'`).join(", ")}; the known keys of the '${projectName}' namespace are ${[...known].sort().join(", ")} ` +
         `(remove it with \`pulumi config rm <key>\`)`,
-    );
+    ]);
   }
   return Object.fromEntries(settingsKeys.map((key) => [key, config.get(`${prefix}${key}`)]));
 }

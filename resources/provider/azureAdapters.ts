@@ -26,6 +26,7 @@ import { boundedMemo } from "../core/boundedMemo";
 import { dataPlaneHostsOf } from "../core/identityUrl";
 import type { CertificateIdentity, Settings } from "../core/settings";
 import { isLoopbackHost } from "../core/settings";
+import { keys, settingName } from "../core/settingsKeys";
 import type { ConcurrencyLimiter } from "../sync/concurrencyLimiter";
 import { createConcurrencyLimiter } from "../sync/concurrencyLimiter";
 
@@ -53,11 +54,8 @@ const userAgentPrefix = "aro-hcp-identity-status";
 export function sharedAzureAdapters(settings: Settings): AzureAdapters {
   // Hashed, so the Cosmos key never sits in a map key or a heap snapshot string.
   const fingerprint = createHash("sha256").update(JSON.stringify(settings)).digest("hex");
-  let adapters = adaptersBySettings.get(fingerprint);
-  if (adapters === undefined) {
-    adapters = buildAdapters(settings);
-    adaptersBySettings.set(fingerprint, adapters);
-  }
+  const adapters = adaptersBySettings.get(fingerprint) ?? buildAdapters(settings);
+  adaptersBySettings.set(fingerprint, adapters);
   return adapters;
 }
 
@@ -229,11 +227,7 @@ function readCertificateFile(path: string): string {
   try {
     return readFileSync(path, "utf8");
   } catch (error) {
-    throw withCause(
-      new Error(
-        `'aro-hcp-identity-status:tlsCaFile' (or ARO_HCP_TLS_CA_FILE) names ${path}, which ${fileUnreadableReason(error)}; expected a PEM bundle of extra CA certificates`,
-      ),
-      error,
-    );
+    const problem = `${settingName(keys.tlsCaFile)} names ${path}, which ${fileUnreadableReason(error)}; expected a PEM bundle of extra CA certificates`;
+    throw withCause(new Error(problem), error);
   }
 }

@@ -9,11 +9,12 @@ import { CertificateBundleError, parseCertificateBundle } from "../azure/certifi
 import { fileUnreadableReason } from "../azure/certificateCredential";
 import type { ConfigSource, Settings } from "../core/settings";
 import { SettingsError, readSettings } from "../core/settings";
+import type { Environment } from "../core/settingsKeys";
 import { keys, problemList, settingName } from "../core/settingsKeys";
 import { heapGrowthPercent } from "./hostHeap";
 
 /** The one message for settings that cannot work, or undefined when they can. Reads files; no request. */
-export function fleetSettingsProblem(config: ConfigSource | undefined, environment: Readonly<Record<string, string | undefined>>): string | undefined {
+export function fleetSettingsProblem(config: ConfigSource | undefined, environment: Environment): string | undefined {
   const heapGrowth = heapGrowthPercent(environment);
   const problems: string[] = typeof heapGrowth === "number" ? [] : [heapGrowth.problem];
   let settings: Settings;

@@ -3,7 +3,7 @@
  * under `--otel-traces`), else the standard OTLP/gRPC variables. `OTEL_SDK_DISABLED=true` or
  * `OTEL_TRACES_EXPORTER=none` turn it off; `OTEL_SERVICE_NAME` names the service.
  */
-
+import type { Environment } from "../core/settingsKeys";
 /** The variables that name the endpoint, the first set one winning. */
 const endpointVariables = ["PULUMI_OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"] as const;
 const variables = [
@@ -26,8 +26,6 @@ export interface TracingSettings {
 /** Tracing off, or on with its settings, or refused with the reason (a protocol this package does not speak). */
 type TracingDecision =
   { readonly kind: "off" } | { readonly kind: "on"; readonly settings: TracingSettings } | { readonly kind: "refused"; readonly reason: string };
-
-type Environment = Readonly<Record<string, string | undefined>>;
 
 /** The variables the decision reads, joined: the provider decides again only when it changes. */
 export function tracingEnvironmentKey(environment: Environment): string {

@@ -300,7 +300,7 @@ describe("error classes", () => {
   });
 
   it("names a SettingsError", () => {
-    const error = new SettingsError("bad");
+    const error = new SettingsError(["bad"]);
     expect(error).toBeInstanceOf(Error);
     expect(error.name).toBe("SettingsError");
     expect(error.message).toBe("bad");
