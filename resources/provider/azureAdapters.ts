@@ -16,9 +16,8 @@ import type { ClusterCredentialSource } from "../azure/clusterCredentials";
 import { createClusterCredentialSource } from "../azure/clusterCredentials";
 import { createCredentials, sharedTokenCredential, withCause } from "../azure/credentials";
 import { credentialFor } from "../azure/dataPlaneAnswer";
-import type { ManagedIdentitiesDataPlane, MsiAnswerSource, TokenRequestPipeline } from "../azure/managedIdentitiesDataPlane";
+import type { ManagedIdentitiesDataPlane, TokenRequestPipeline } from "../azure/managedIdentitiesDataPlane";
 import { createManagedIdentitiesDataPlane, createTokenRequestPipeline, dataPlaneMsiAnswers, standInMsiAnswers } from "../azure/managedIdentitiesDataPlane";
-import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import { createUserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import type { DocumentStore } from "../cosmos/documentStore";
 import { createDocumentStore } from "../cosmos/documentStore";
@@ -27,21 +26,14 @@ import { dataPlaneHostsOf } from "../core/identityUrl";
 import type { CertificateIdentity, Settings } from "../core/settings";
 import { isLoopbackHost } from "../core/settings";
 import { keys, settingName } from "../core/settingsKeys";
-import type { ConcurrencyLimiter } from "../sync/concurrencyLimiter";
 import { createConcurrencyLimiter } from "../sync/concurrencyLimiter";
+import type { SyncDependencies } from "../sync/syncDependencies";
 
-/** The adapters a provider process uses. */
-export interface AzureAdapters {
-  readonly documentStore: DocumentStore;
-  readonly userAssignedIdentityReader: UserAssignedIdentityReader;
-  /** Process-wide: the lookup concurrency holds across every resource the process handles. */
-  readonly limiter: ConcurrencyLimiter;
-  /** The credential in use, for messages. */
-  readonly credentialDescription?: string;
-  readonly clusterCredentials?: ClusterCredentialSource;
-  /** The MSI half's answers (the data plane, or the fixed identity's stand-in); absent: ARM. */
-  readonly msiAnswers?: MsiAnswerSource;
-}
+/** The pass's dependencies that reach Azure; the limiter is process-wide, so the lookup concurrency holds across every resource. */
+export type AzureAdapters = Pick<
+  SyncDependencies,
+  "documentStore" | "userAssignedIdentityReader" | "limiter" | "credentialDescription" | "clusterCredentials" | "msiAnswers"
+>;
 
 /** How long Entra ID's refusal of the first party in one tenant answers for that tenant. */
 const firstPartyRefusalHoldInMs = 30 * 1000;
