@@ -129,11 +129,7 @@ type ErrorLike = { readonly name?: unknown; readonly message?: unknown; readonly
 /** What each credential in a chain said, first sentence each, on one line. */
 function describeCause(error: ErrorLike): string {
   const firstSentence = (text: unknown): string => {
-    const line = (
-      String(text)
-        .split(/\r?\n/)
-        .find((candidate) => candidate.trim().length > 0) ?? ""
-    ).trim();
+    const line = String(text).trim().split(/\r?\n/, 1)[0].trim();
     const sentence = /^(.*?[.!?])(\s|$)/.exec(line)?.[1] ?? line;
     return sentence.length > 160 ? `${sentence.slice(0, 157)}...` : sentence;
   };

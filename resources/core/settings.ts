@@ -61,7 +61,8 @@ export interface Settings {
 }
 
 /** The readers of one readSettings call: each reads a key (config wins over environment) and records what is wrong in `problems`. */
-function settingsReader(config: ConfigSource | undefined, environment: Environment, problems: string[]) {
+function settingsReader(config: ConfigSource | undefined, environment: Environment) {
+  const problems: string[] = [];
   const raw = (specification: KeySpecification): string | undefined => {
     // A blank config value counts as unset, so the environment fallback applies (Pulumi.yaml
     // declares "" defaults, because the CLI treats a declared key without a default as required).
@@ -70,6 +71,7 @@ function settingsReader(config: ConfigSource | undefined, environment: Environme
     return value === undefined || value.trim().length === 0 ? undefined : value.trim();
   };
   return {
+    problems,
     raw,
     url: (specification: KeySpecification, fallback?: string): string => {
       const value = raw(specification) ?? fallback;
@@ -112,9 +114,8 @@ function settingsReader(config: ConfigSource | undefined, environment: Environme
 
 /** Reads and validates every setting; throws a SettingsError listing every problem. */
 export function readSettings(config: ConfigSource | undefined, environment: Environment): Settings {
-  const problems: string[] = [];
-  const reader = settingsReader(config, environment, problems);
-  const { raw, url, integer, guid, oneOf } = reader;
+  const reader = settingsReader(config, environment);
+  const { problems, raw, url, integer, guid, oneOf } = reader;
   const azureCloud = oneOf(keys.azureCloud, Object.keys(azureClouds) as AzureCloudName[], "AzurePublicCloud", true);
   const cloud = azureClouds[azureCloud ?? "AzurePublicCloud"];
   const cosmosEndpoint = url(keys.cosmosEndpoint);
@@ -145,7 +146,7 @@ export function readSettings(config: ConfigSource | undefined, environment: Envi
     idsOnLookupFailure: oneOf(keys.idsOnLookupFailure, idsOnLookupFailureValues, "keep", false, "'keep' or 'clear'") ?? "keep",
     authorityHost: url(keys.authorityHost, cloud.authorityHost),
     cosmosScope: `${cloud.cosmosAudience}/.default`,
-    ...readCredentialSettings(reader, problems),
+    ...readCredentialSettings(reader),
     tlsCaFile: raw(keys.tlsCaFile),
     lookupConcurrency: integer(keys.lookupConcurrency, 8, 1, 64),
     lookupTimeoutInMs: integer(keys.lookupTimeoutSeconds, 30, 1, 600) * 1000,
@@ -158,11 +159,10 @@ export function readSettings(config: ConfigSource | undefined, environment: Envi
   return Object.freeze(settings);
 }
 
-/** The credential modes' settings (docs/operations.md, "Credential modes"), cross-checked; problems go to `problems`. */
-function readCredentialSettings(
-  { raw, url, guid, oneOf }: ReturnType<typeof settingsReader>,
-  problems: string[],
-): Pick<Settings, "credentialMode" | "firstParty" | "dataPlaneAudience" | "fixedIdentity" | "fixedIdentityPrincipalId"> {
+type CredentialSettings = Pick<Settings, "credentialMode" | "firstParty" | "dataPlaneAudience" | "fixedIdentity" | "fixedIdentityPrincipalId">;
+
+/** The credential modes' settings (docs/operations.md, "Credential modes"), cross-checked. */
+function readCredentialSettings({ problems, raw, url, guid, oneOf }: ReturnType<typeof settingsReader>): CredentialSettings {
   const credentialMode = oneOf(keys.credentialMode, credentialModes, "processCredential");
   const firstPartyKeys = [keys.firstPartyClientId, keys.firstPartyTenantId, keys.firstPartyCertificateFile] as const;
   const fixedIdentityKeys = [keys.fixedIdentityClientId, keys.fixedIdentityTenantId, keys.fixedIdentityCertificateFile] as const;
