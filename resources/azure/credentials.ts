@@ -179,9 +179,8 @@ interface Entry {
 export function sharedTokenCredential(
   inner: TokenCredential,
   now: () => number = Date.now,
-  options: { readonly holdFailuresForMs?: number } = {},
+  { holdFailuresForMs = 0 }: { readonly holdFailuresForMs?: number } = {},
 ): TokenCredential {
-  const holdFailuresForMs = options.holdFailuresForMs ?? 0;
   const entries = new Map<string, Entry>();
   const isFresh = (token: AccessToken | undefined): token is AccessToken =>
     token !== undefined && now() < Math.min(token.expiresOnTimestamp - tokenRefreshMarginInMs, token.refreshAfterTimestamp ?? Number.POSITIVE_INFINITY);

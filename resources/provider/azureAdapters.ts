@@ -7,7 +7,6 @@ import type { ManagedServiceIdentityClient, ManagedServiceIdentityClientOptional
 import type { TokenCredential } from "@azure/identity";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { AgentOptions } from "node:https";
 import { Agent } from "node:https";
 import { createSecureContext, rootCertificates } from "node:tls";
 import { assertionTokenCredential, requestCredentialOptions, requestCredentialPolicy } from "../azure/assertionTokenCredential";
@@ -52,13 +51,13 @@ export function sharedAzureAdapters(settings: Settings): AzureAdapters {
 }
 
 function buildAdapters(settings: Settings): AzureAdapters {
-  const agentOptions: AgentOptions = { keepAlive: true, maxSockets: Math.max(16, settings.lookupConcurrency * 2) };
-  if (settings.tlsCaFile !== undefined) {
+  const agent = new Agent({
+    keepAlive: true,
+    maxSockets: Math.max(16, settings.lookupConcurrency * 2),
     // The extra CA for these clients only, beside the system roots. One secure context: an agent's
     // `ca` option is parsed again per connection and concatenated into every request's pool key.
-    agentOptions.secureContext = createSecureContext({ ca: [...rootCertificates, readCertificateFile(settings.tlsCaFile)] });
-  }
-  const agent = new Agent(agentOptions);
+    ...(settings.tlsCaFile === undefined ? {} : { secureContext: createSecureContext({ ca: [...rootCertificates, readCertificateFile(settings.tlsCaFile)] }) }),
+  });
   // core-rest-pipeline's request logging serializes the agent, whose sockets hold bearer tokens.
   Object.defineProperty(agent, "toJSON", { value: () => "[https.Agent]", enumerable: false });
   const credentials = createCredentials(settings);

@@ -4,6 +4,7 @@
  * `OTEL_TRACES_EXPORTER=none` turn it off; `OTEL_SERVICE_NAME` names the service.
  */
 import type { Environment } from "../core/settingsKeys";
+
 /** The variables that name the endpoint, the first set one winning. */
 const endpointVariables = ["PULUMI_OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"] as const;
 const variables = [
