@@ -45,7 +45,6 @@ export function settingName(specification: KeySpecification): string {
 
 export const lookupTimeoutSetting = settingName(keys.lookupTimeoutSeconds);
 
-/** The process environment, or one standing in for it. */
 export type Environment = Readonly<Record<string, string | undefined>>;
 
 /** A config source: `get(key)` with keys without namespace, like the provider's ConfigureRequest. */
