@@ -51,15 +51,15 @@ export function createDocumentStore(container: Container, options: { readonly en
   let flushScheduled = false;
   let inFlight = 0;
   const location: CosmosLocation = { ...options, database: container.database.id, container: container.id };
-  const classified = (error: unknown, verb: "read" | "write", id: string): unknown => settingsErrorFor(answerOfError(error), verb, id, location) ?? error;
+  /** Rethrows a failed request's error, as a configuration error when the settings are at fault. */
+  const rethrowFor =
+    (verb: "read" | "write", id: string) =>
+    (error: unknown): never => {
+      throw settingsErrorFor(answerOfError(error), verb, id, location) ?? error;
+    };
 
   const pointRead = async (partitionKey: string, id: string): Promise<StoredDocument | undefined> => {
-    const response = await container
-      .item(id, partitionKey)
-      .read<JsonObject>()
-      .catch((error: unknown) => {
-        throw classified(error, "read", id);
-      });
+    const response = await container.item(id, partitionKey).read<JsonObject>().catch(rethrowFor("read", id));
     if (response.statusCode === 404 && isMissingDocument(response.substatus)) return undefined;
     // Any other answer without a document (a missing container, a read session not yet available) is never "absent".
     if (response.resource === undefined) throw unansweredReadError(response, id, location);
@@ -149,9 +149,7 @@ export function createDocumentStore(container: Container, options: { readonly en
       const response = await container
         .item(id, partitionKey)
         .patch<JsonObject>({ operations: operations.map((operation) => ({ ...operation })) }, { accessCondition: { type: "IfMatch", condition: ifMatchEtag } })
-        .catch((error: unknown) => {
-          throw classified(error, "write", id);
-        });
+        .catch(rethrowFor("write", id));
       if (response.resource === undefined) throw new Error(`Cosmos returned no document after patching ${id}`);
       return { document: response.resource, etag: response.etag };
     },
