@@ -1,10 +1,8 @@
 /**
  * Reads and conditionally patches documents in the Cosmos `Resources` container; every write carries
- * If-Match. Reads waiting at the same time go together (a transactional batch within one partition,
- * bulk across partitions, a lone read as a point read); what a batch does not answer with 200 or 404
- * is read again alone, so errors are a point read's. Only a 404 for a missing document reads as
- * absent: a missing database, container or account is a configuration error, never "absent", which
- * would drop resources from state.
+ * If-Match; reads waiting at the same time go together (docs/design.md, "Reads that wait at the same
+ * time"). Only a 404 for a missing document reads as absent: a missing database, container or account
+ * is a configuration error, never "absent", which would drop resources from state.
  */
 import type { Container } from "@azure/cosmos";
 import type { JsonObject } from "../core/json";

@@ -154,9 +154,6 @@ function azureDriftOf(key: string, entry: DataPlaneOperatorManagedIdentityEntry,
       : `identity ${key}: lookup now fails in Azure with ${errorCodeLabel(outcome.error)}`;
   }
   if (entry.retrievalError !== undefined) return `identity ${key}: now resolves in Azure (was: ${entry.retrievalError.split(":")[0]})`;
-  const changed = [
-    (outcome.clientId ?? undefined) !== entry.clientId ? "clientId" : undefined,
-    (outcome.principalId ?? undefined) !== entry.principalId ? "principalId" : undefined,
-  ].filter((field): field is string => field !== undefined);
+  const changed = (["clientId", "principalId"] as const).filter((field) => (outcome[field] ?? undefined) !== entry[field]);
   return changed.length > 0 ? `identity ${key}: ${changed.join(" and ")} changed in Azure` : undefined;
 }

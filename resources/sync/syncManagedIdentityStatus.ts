@@ -135,11 +135,11 @@ function credentialRefusal(
 
 /** Two identity IDs name the same identity: canonical where they parse, compared as upstream's lowercasing does. */
 function sameIdentity(left: string, right: string | undefined): boolean {
-  const canonical = (id: string): string => {
+  const key = (id: string): string => {
     const parsed = parseResourceIdOfType(id, userAssignedIdentityResourceType);
-    return goToLower(parsed.ok ? parsed.resourceId.canonical : id);
+    return parsed.ok ? parsed.resourceId.key : goToLower(id);
   };
-  return right !== undefined && canonical(left) === canonical(right);
+  return right !== undefined && key(left) === key(right);
 }
 
 /**
