@@ -4,8 +4,6 @@
  * cluster document only when that needs it). A failure not about one identity fails the refresh.
  */
 import type { ParsedResourceId } from "../core/azureResourceId";
-import type { ClusterDesiredSet } from "../core/clusterDocument";
-import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { locate } from "../core/documentLocation";
 import { CosmosDocumentError } from "../core/errors";
 import { goToLower } from "../core/goStrings";
@@ -20,7 +18,7 @@ import type { DecidedOutcome } from "../core/statusDecision";
 import type { StoredHalf } from "../core/goJson";
 import { recheckDue } from "../core/statusHalf";
 import { askAzure } from "./azureAnswers";
-import { clusterDocumentDescription, readClusterDocument, readRefreshDocument } from "./documents";
+import { clusterDocumentDescription, readClusterDesiredSet, readRefreshDocument } from "./documents";
 import type { SyncDependencies } from "./syncDependencies";
 
 export interface RefreshResult {
@@ -77,8 +75,7 @@ export async function refreshManagedIdentityStatus(
 
   // 4. The cluster document, once, when what is due needs it.
   const needsCredential = due.length > 0 && dependencies.clusterCredentials !== undefined;
-  const clusterDocument = msiDue || needsCredential ? await readClusterDocument(dependencies, location) : undefined;
-  const fromCluster: ClusterDesiredSet | undefined = clusterDocument === undefined ? undefined : desiredFromClusterDocument(clusterDocument.document);
+  const fromCluster = msiDue || needsCredential ? await readClusterDesiredSet(dependencies, location) : undefined;
   if (needsCredential && fromCluster === undefined) {
     throw new CosmosDocumentError({
       documentId: location.clusterDocumentId,

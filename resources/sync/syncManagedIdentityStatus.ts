@@ -7,7 +7,6 @@
 import { ClusterCredentialError } from "../azure/clusterCredentials";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import type { ClusterCredentialFields, LiveClusterDesiredSet } from "../core/clusterDocument";
-import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { clusterDocumentLabel, clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
 import type { DocumentLocation } from "../core/documentLocation";
 import { locate } from "../core/documentLocation";
@@ -25,7 +24,7 @@ import { dataPlaneRefusal } from "../core/statusDecision";
 import type { StoredDocument } from "../cosmos/documentStore";
 import { log } from "../logging/logger";
 import { askAzure } from "./azureAnswers";
-import { readClusterDocument, readPassDocuments, readServiceProviderCluster } from "./documents";
+import { readClusterDesiredSet, readPassDocuments, readServiceProviderCluster } from "./documents";
 import type { SyncDependencies } from "./syncDependencies";
 
 export type { SyncRequest, SyncResult } from "../core/passDecision";
@@ -182,8 +181,8 @@ async function writeStatus(
       // Another writer changed the document: back off briefly, re-read and merge onto the new version.
       log("warning", "write", location.documentId, `HTTP 412 on attempt ${attempt}: another writer changed the document; re-reading`);
       await dependencies.sleep(Math.round((10 + dependencies.random() * 40) * attempt));
-      const [reread, clusterDocument] = await Promise.all([readServiceProviderCluster(dependencies, location), readClusterDocument(dependencies, location)]);
-      if (clusterDocument === undefined || JSON.stringify(desiredFromClusterDocument(clusterDocument.document)) !== JSON.stringify(fromCluster)) {
+      const [reread, nowFromCluster] = await Promise.all([readServiceProviderCluster(dependencies, location), readClusterDesiredSet(dependencies, location)]);
+      if (nowFromCluster === undefined || JSON.stringify(nowFromCluster) !== JSON.stringify(fromCluster)) {
         throw new ClusterDocumentChangedError({
           documentId: location.clusterDocumentId,
           statusCode: 412,
