@@ -16,7 +16,7 @@ import { absentEverywhereError } from "../cosmos/settingsProblems";
 import { log } from "../logging/logger";
 import type { SyncDependencies } from "./syncDependencies";
 
-export type DocumentDependencies = Pick<SyncDependencies, "documentStore" | "now" | "sleep" | "options">;
+export type DocumentDependencies = Pick<SyncDependencies, "documentStore" | "now" | "random" | "sleep" | "options">;
 
 /** A pass's documents: the cluster document's verdict, and the ServiceProviderCluster document (absent only for a deleting cluster). */
 export type PassDocuments =
