@@ -1,10 +1,8 @@
 /**
  * Reads and conditionally patches documents in the Cosmos `Resources` container; every write carries
- * If-Match. Reads waiting at the same time go together (a transactional batch within one partition,
- * bulk across partitions, a lone read as a point read); what a batch does not answer with 200 or 404
- * is read again alone, so errors are a point read's. Only a 404 for a missing document reads as
- * absent: a missing database, container or account is a configuration error, never "absent", which
- * would drop resources from state.
+ * If-Match; reads waiting at the same time go together (docs/design.md, "Reads that wait at the same
+ * time"). Only a 404 for a missing document reads as absent: a missing database, container or account
+ * is a configuration error, never "absent", which would drop resources from state.
  */
 import type { Container } from "@azure/cosmos";
 import type { JsonObject } from "../core/json";
@@ -51,15 +49,15 @@ export function createDocumentStore(container: Container, options: { readonly en
   let flushScheduled = false;
   let inFlight = 0;
   const location: CosmosLocation = { ...options, database: container.database.id, container: container.id };
-  const classified = (error: unknown, verb: "read" | "write", id: string): unknown => settingsErrorFor(answerOfError(error), verb, id, location) ?? error;
+  /** Rethrows a failed request's error, as a configuration error when the settings are at fault. */
+  const rethrowFor =
+    (verb: "read" | "write", id: string) =>
+    (error: unknown): never => {
+      throw settingsErrorFor(answerOfError(error), verb, id, location) ?? error;
+    };
 
   const pointRead = async (partitionKey: string, id: string): Promise<StoredDocument | undefined> => {
-    const response = await container
-      .item(id, partitionKey)
-      .read<JsonObject>()
-      .catch((error: unknown) => {
-        throw classified(error, "read", id);
-      });
+    const response = await container.item(id, partitionKey).read<JsonObject>().catch(rethrowFor("read", id));
     if (response.statusCode === 404 && isMissingDocument(response.substatus)) return undefined;
     // Any other answer without a document (a missing container, a read session not yet available) is never "absent".
     if (response.resource === undefined) throw unansweredReadError(response, id, location);
@@ -149,9 +147,7 @@ export function createDocumentStore(container: Container, options: { readonly en
       const response = await container
         .item(id, partitionKey)
         .patch<JsonObject>({ operations: operations.map((operation) => ({ ...operation })) }, { accessCondition: { type: "IfMatch", condition: ifMatchEtag } })
-        .catch((error: unknown) => {
-          throw classified(error, "write", id);
-        });
+        .catch(rethrowFor("write", id));
       if (response.resource === undefined) throw new Error(`Cosmos returned no document after patching ${id}`);
       return { document: response.resource, etag: response.etag };
     },

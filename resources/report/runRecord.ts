@@ -7,14 +7,13 @@
 import { appendFileSync } from "node:fs";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
-import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { clusterNameOf } from "../core/clusterMessage";
 import { locate } from "../core/documentLocation";
 import { goToLower } from "../core/goStrings";
 import { halvesOfFailure } from "../core/failureCause";
 import type { DesiredIdentity } from "../core/statusHalf";
 import { planHalves } from "../core/passDecision";
-import { clusterDocumentDescription, readClusterDocument, readServiceProviderCluster, serviceProviderClusterDescription } from "../sync/documents";
+import { clusterDocumentDescription, readClusterDesiredSet, readServiceProviderCluster, serviceProviderClusterDescription } from "../sync/documents";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
 import { partialResultOf } from "../sync/syncManagedIdentityStatus";
@@ -168,15 +167,14 @@ async function adoptionPreview(
   force: boolean,
 ): Promise<Pick<RunRecord, "dataPlane" | "msi" | "message">> {
   const location = locate(cluster);
-  const [clusterDocument, serviceProviderCluster] = await Promise.all([
-    readClusterDocument(dependencies, location),
+  const [fromCluster, serviceProviderCluster] = await Promise.all([
+    readClusterDesiredSet(dependencies, location),
     readServiceProviderCluster(dependencies, location),
   ]);
-  if (clusterDocument === undefined || serviceProviderCluster === undefined) {
-    const missing = clusterDocument === undefined ? clusterDocumentDescription(location) : serviceProviderClusterDescription(location);
+  if (fromCluster === undefined || serviceProviderCluster === undefined) {
+    const missing = fromCluster === undefined ? clusterDocumentDescription(location) : serviceProviderClusterDescription(location);
     return { dataPlane: "wouldAsk", msi: "wouldAsk", message: `${missing} is not there yet: the create waits for it (documentWaitSeconds)` };
   }
-  const fromCluster = desiredFromClusterDocument(clusterDocument.document);
   if (fromCluster.kind === "deleting") return { dataPlane: "skipped", msi: "skipped" };
   if (fromCluster.kind === "unreadable")
     return { dataPlane: "failed", msi: "failed", message: `the cluster document cannot be read: ${fromCluster.problems.join("; ")}` };

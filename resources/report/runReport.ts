@@ -100,10 +100,10 @@ export function formatRunReport(report: RunReport, listed = 20): string {
     .filter((outcome) => (report.counts[outcome] ?? 0) > 0)
     .map((outcome) => `${report.counts[outcome] ?? 0} ${outcomeWords[outcome]}`)
     .join(", ");
-  const failed = report.causes.reduce((sum, group) => sum + group.count, 0);
-  const lines = [
-    `Run report: ${report.verdict === "ok" ? "OK" : report.verdict === "noRecords" ? "NO RECORDS (did ARO_HCP_RUN_RECORDS reach the provider?)" : `FAILED (${failed} cluster${failed === 1 ? "" : "s"})`}; ${report.counts.clusters} cluster${report.counts.clusters === 1 ? "" : "s"}: ${counted || "none recorded"}`,
-  ];
+  const clusters = (count: number): string => `${count} cluster${count === 1 ? "" : "s"}`;
+  const failed = clusters(report.causes.reduce((sum, group) => sum + group.count, 0));
+  const verdict = { ok: "OK", noRecords: "NO RECORDS (did ARO_HCP_RUN_RECORDS reach the provider?)", failed: `FAILED (${failed})` }[report.verdict];
+  const lines = [`Run report: ${verdict}; ${clusters(report.counts.clusters)}: ${counted || "none recorded"}`];
   if (report.causes.length > 0) {
     lines.push("By cause:");
     for (const group of report.causes) {

@@ -1,18 +1,16 @@
 /**
  * The only Azure calls of a pass or a refresh, made once a half has work: the data plane operators
  * through ARM, with the process's reader or in `clusterServiceManagedIdentity` mode the cluster's own
- * (scope `cluster`: a 403 is then a definitive answer); the MSI half's one answer from the
- * credential mode (the data plane, the fixed stand-in, or in `processCredential` mode ARM, where
- * ResourceNotFound stands for null).
+ * (scope `cluster`: a 403 is then a definitive answer); the MSI half's one answer from the data
+ * plane, the fixed stand-in, or in `processCredential` mode ARM, where ResourceNotFound stands for null.
  */
 import type { ClusterCredentialRequest } from "../azure/clusterCredentials";
 import { ClusterCredentialError } from "../azure/clusterCredentials";
 import { DataPlaneError } from "../azure/dataPlaneAnswer";
 import { isAbortError, withDeadline } from "../core/abort";
 import type { ParsedResourceId } from "../core/azureResourceId";
-import type { ClusterCredentialFields } from "../core/clusterDocument";
+import type { ClusterCredentialFields, MsiDesired } from "../core/clusterDocument";
 import type { DocumentLocation } from "../core/documentLocation";
-import type { MsiDesired } from "../core/clusterDocument";
 import type { MsiAnswerEntry } from "../core/msiManagedIdentities";
 import { decideMsiStatus, msiRequestedIdentities } from "../core/msiManagedIdentities";
 import { AzureAccessError, MsiIdentitiesError } from "../core/errors";

@@ -10,7 +10,6 @@ export interface ConcurrencyLimiter {
   readonly active: number;
   /** Most tasks ever running at once. */
   readonly peak: number;
-  readonly limit: number;
 }
 
 export function createConcurrencyLimiter(limit: number): ConcurrencyLimiter {
@@ -24,7 +23,6 @@ export function createConcurrencyLimiter(limit: number): ConcurrencyLimiter {
     get peak() {
       return peak;
     },
-    limit,
     run<T>(task: () => Promise<T>): Promise<T> {
       return limited(() => {
         peak = Math.max(peak, limited.activeCount);

@@ -68,6 +68,12 @@ export function readClusterDocument(dependencies: DocumentDependencies, location
   return readLive(dependencies, location.partitionKey, location.clusterDocumentId, clusterDocumentDescription(location));
 }
 
+/** The cluster document's verdict, read once (no wait); undefined when the document is not there. */
+export async function readClusterDesiredSet(dependencies: DocumentDependencies, location: DocumentLocation): Promise<ClusterDesiredSet | undefined> {
+  const stored = await readClusterDocument(dependencies, location);
+  return stored === undefined ? undefined : desiredFromClusterDocument(stored.document);
+}
+
 /** The read step of a refresh: the ServiceProviderCluster document, or what its absence means (`clusterDocumentPresent`, `deleted`, or an error). */
 export async function readRefreshDocument(
   dependencies: DocumentDependencies,

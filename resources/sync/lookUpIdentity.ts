@@ -1,13 +1,11 @@
 /**
- * One identity lookup with this hook's retry policy (the ARM client's is off: it would hold the
- * limiter slot through every wait and knows nothing of the deadline). Each attempt holds a slot only
- * while its request runs; 408, 429, 5xx and connection failures are retried after Retry-After or a
- * jittered backoff; all fits in one deadline from the first slot, queueing excluded, and a Retry-After
- * that would cross it ends the lookup with the throttling error. An answer with Retry-After uses up no
- * attempt (steady throttling is no failure of the identity). A token failure or ARM 401 is `global` at
- * once; an unreachable endpoint is `global` after the retries, since a network can come back.
+ * One identity lookup with this hook's retry policy (docs/design.md, "Retries"); the ARM client's is
+ * off: it would hold the limiter slot through every wait and knows nothing of the deadline. Each
+ * attempt holds a slot only while its request runs. A token failure or ARM 401 is `global` at once;
+ * an unreachable endpoint is `global` after the retries, since a network can come back.
  */
 import { untilAborted, withDeadline } from "../core/abort";
+import type { ParsedResourceId } from "../core/azureResourceId";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { classifyLookupError, isEndpointUnreachableCode } from "../core/errorClassification";
 import { retryAfterInMs } from "../core/retryAfter";
@@ -28,7 +26,7 @@ type LookupDependencies = Pick<SyncDependencies, "userAssignedIdentityReader" | 
 
 type AttemptResult =
   | { readonly outcome: IdentityLookupOutcome }
-  | { readonly retry: LookupErrorDetails; readonly global: boolean; readonly delayInMs: number | undefined }
+  | { readonly retry: IdentityLookupOutcome; readonly delayInMs: number | undefined }
   | { readonly cutByDeadline: true };
 
 export async function lookUpIdentity(dependencies: LookupDependencies, resourceId: string): Promise<IdentityLookupOutcome> {
@@ -36,8 +34,7 @@ export async function lookUpIdentity(dependencies: LookupDependencies, resourceI
   if (!parsed.ok) return { kind: "failed", error: { code: "InvalidResourceId", message: `identity resource ID ${parsed.reason}` } };
   // Set when the first attempt gets its slot; moved later by every later wait for a slot.
   let deadline: number | undefined;
-  let lastError: LookupErrorDetails = { code: "Timeout", message: "the lookup did not complete within the configured lookup timeout" };
-  let lastErrorIsGlobal = false;
+  let last: IdentityLookupOutcome = { kind: "failed", error: { code: "Timeout", message: "the lookup did not complete within the configured lookup timeout" } };
   // `attempt` counts the attempts that used up one of maxLookupAttempts (no Retry-After).
   let attempt = 0;
   for (let total = 1; total <= maxTotalAttempts; total += 1) {
@@ -52,47 +49,37 @@ export async function lookUpIdentity(dependencies: LookupDependencies, resourceI
     // An attempt the deadline cut gave no answer: the lookup ends with the last answer it had, a
     // Timeout only when there was none, so lookups failing on one transient class all end with it.
     if ("cutByDeadline" in result) break;
-    lastError = result.retry;
-    lastErrorIsGlobal = result.global;
+    last = result.retry;
     if (result.delayInMs === undefined) attempt += 1;
     const delayInMs = result.delayInMs ?? backoffInMs(attempt, dependencies.random);
     if (attempt === maxLookupAttempts || total === maxTotalAttempts || deadline === undefined || dependencies.now().getTime() + delayInMs >= deadline) break;
     await dependencies.sleep(delayInMs);
   }
-  return { kind: lastErrorIsGlobal ? "global" : "failed", error: lastError };
+  return last;
 }
 
-async function attemptOnce(
-  dependencies: LookupDependencies,
-  resourceId: Parameters<LookupDependencies["userAssignedIdentityReader"]["getUserAssignedIdentity"]>[0],
-  abortSignal: AbortSignal,
-): Promise<AttemptResult> {
+async function attemptOnce(dependencies: LookupDependencies, resourceId: ParsedResourceId, abortSignal: AbortSignal): Promise<AttemptResult> {
   const reader = dependencies.userAssignedIdentityReader;
-  let gotToken = reader.acquireToken === undefined;
+  let gotToken = false;
   try {
-    if (reader.acquireToken !== undefined) {
-      await untilAborted(reader.acquireToken({ abortSignal }), abortSignal);
-      gotToken = true;
-    }
+    if (reader.acquireToken !== undefined) await untilAborted(reader.acquireToken({ abortSignal }), abortSignal);
+    gotToken = true;
     const values = await untilAborted(reader.getUserAssignedIdentity(resourceId, { abortSignal }), abortSignal);
     if (values === undefined) {
       return { outcome: { kind: "failed", error: { code: "MissingProperties", statusCode: 200, message: "Azure returned the identity without properties" } } };
     }
     return { outcome: { kind: "resolved", clientId: values.clientId, principalId: values.principalId } };
   } catch (error) {
-    const classified = classifyLookupError(error);
-    if (!gotToken) return { outcome: { kind: "global", error: tokenFailure(classified.details) } };
+    const { kind, details } = classifyLookupError(error);
+    if (!gotToken) return { outcome: { kind: "global", error: tokenFailure(details) } };
     if (abortSignal.aborted) return { cutByDeadline: true };
-    if (classified.kind === "notFound") return { outcome: { kind: "notFound", error: classified.details } };
-    const unreachable = isEndpointUnreachableCode(classified.details.code);
-    if (classified.kind === "global" && !unreachable) return { outcome: { kind: "global", error: classified.details } };
-    const retryable =
-      (classified.details.statusCode !== undefined && retryableStatusCodes.has(classified.details.statusCode)) ||
-      classified.details.code === "ConnectionFailed" ||
-      unreachable;
-    return retryable
-      ? { retry: classified.details, global: classified.kind === "global", delayInMs: retryAfterInMs(error) }
-      : { outcome: { kind: "failed", error: classified.details } };
+    if (kind === "notFound") return { outcome: { kind, error: details } };
+    const unreachable = isEndpointUnreachableCode(details.code);
+    // An unreachable endpoint (global) is retried; any other global failure ends the lookup at once.
+    const outcome: IdentityLookupOutcome = { kind: kind === "global" ? "global" : "failed", error: details };
+    if (kind === "global" && !unreachable) return { outcome };
+    const retryable = (details.statusCode !== undefined && retryableStatusCodes.has(details.statusCode)) || details.code === "ConnectionFailed" || unreachable;
+    return retryable ? { retry: outcome, delayInMs: retryAfterInMs(error) } : { outcome };
   }
 }
 

@@ -4,8 +4,6 @@
  * cluster document only when that needs it). A failure not about one identity fails the refresh.
  */
 import type { ParsedResourceId } from "../core/azureResourceId";
-import type { ClusterDesiredSet } from "../core/clusterDocument";
-import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { locate } from "../core/documentLocation";
 import { CosmosDocumentError } from "../core/errors";
 import { goToLower } from "../core/goStrings";
@@ -20,7 +18,7 @@ import type { DecidedOutcome } from "../core/statusDecision";
 import type { StoredHalf } from "../core/goJson";
 import { recheckDue } from "../core/statusHalf";
 import { askAzure } from "./azureAnswers";
-import { clusterDocumentDescription, readClusterDocument, readRefreshDocument } from "./documents";
+import { clusterDocumentDescription, readClusterDesiredSet, readRefreshDocument } from "./documents";
 import type { SyncDependencies } from "./syncDependencies";
 
 export interface RefreshResult {
@@ -77,8 +75,7 @@ export async function refreshManagedIdentityStatus(
 
   // 4. The cluster document, once, when what is due needs it.
   const needsCredential = due.length > 0 && dependencies.clusterCredentials !== undefined;
-  const clusterDocument = msiDue || needsCredential ? await readClusterDocument(dependencies, location) : undefined;
-  const fromCluster: ClusterDesiredSet | undefined = clusterDocument === undefined ? undefined : desiredFromClusterDocument(clusterDocument.document);
+  const fromCluster = msiDue || needsCredential ? await readClusterDesiredSet(dependencies, location) : undefined;
   if (needsCredential && fromCluster === undefined) {
     throw new CosmosDocumentError({
       documentId: location.clusterDocumentId,
@@ -154,9 +151,6 @@ function azureDriftOf(key: string, entry: DataPlaneOperatorManagedIdentityEntry,
       : `identity ${key}: lookup now fails in Azure with ${errorCodeLabel(outcome.error)}`;
   }
   if (entry.retrievalError !== undefined) return `identity ${key}: now resolves in Azure (was: ${entry.retrievalError.split(":")[0]})`;
-  const changed = [
-    (outcome.clientId ?? undefined) !== entry.clientId ? "clientId" : undefined,
-    (outcome.principalId ?? undefined) !== entry.principalId ? "principalId" : undefined,
-  ].filter((field): field is string => field !== undefined);
+  const changed = (["clientId", "principalId"] as const).filter((field) => (outcome[field] ?? undefined) !== entry[field]);
   return changed.length > 0 ? `identity ${key}: ${changed.join(" and ")} changed in Azure` : undefined;
 }

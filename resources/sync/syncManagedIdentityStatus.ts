@@ -7,7 +7,6 @@
 import { ClusterCredentialError } from "../azure/clusterCredentials";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import type { ClusterCredentialFields, LiveClusterDesiredSet } from "../core/clusterDocument";
-import { desiredFromClusterDocument } from "../core/clusterDocument";
 import { clusterDocumentLabel, clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
 import type { DocumentLocation } from "../core/documentLocation";
 import { locate } from "../core/documentLocation";
@@ -19,14 +18,13 @@ import { msiHalf, msiPlanError } from "../core/msiManagedIdentities";
 import type { PassDecisions, SyncRequest, SyncResult } from "../core/passDecision";
 import { decideHalves, planHalves, reportPass } from "../core/passDecision";
 import { withoutFinalPeriod } from "../core/retrievalError";
-import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
-import { dataPlaneRefusal } from "../core/statusDecision";
 import type { StatusHalves } from "../core/serviceProviderClusterDocument";
-import { identityStatusPatchOperations } from "../core/serviceProviderClusterDocument";
+import { dataPlaneHalf, identityStatusPatchOperations } from "../core/serviceProviderClusterDocument";
+import { dataPlaneRefusal } from "../core/statusDecision";
 import type { StoredDocument } from "../cosmos/documentStore";
 import { log } from "../logging/logger";
 import { askAzure } from "./azureAnswers";
-import { readClusterDocument, readPassDocuments, readServiceProviderCluster } from "./documents";
+import { readClusterDesiredSet, readPassDocuments, readServiceProviderCluster } from "./documents";
 import type { SyncDependencies } from "./syncDependencies";
 
 export type { SyncRequest, SyncResult } from "../core/passDecision";
@@ -47,10 +45,8 @@ export async function syncManagedIdentityStatus(dependencies: SyncDependencies, 
 }
 
 async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): Promise<SyncResult> {
-  // 1. Locate.
+  // 1. Locate and read both documents.
   const location = locate(request.cluster);
-
-  // 2. Read both documents.
   const read = await readPassDocuments(
     dependencies,
     location,
@@ -77,7 +73,7 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
   }
   const { fromCluster, stored } = read;
 
-  // 3. Decide each half against what is stored.
+  // 2. Decide each half against what is stored.
   const { storedStatus, storedMsi, dataPlane, msi } = planHalves(fromCluster, request, stored.document, dependencies.now(), dependencies.msiAnswers?.standIn);
   const msiSkippedReason = msi.kind === "skipped" ? msi.reason : undefined;
   if (dataPlane.kind !== "work" && msi.kind !== "work") {
@@ -85,17 +81,17 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
     return { ...idle, status: storedStatus.status, msiStatus: storedMsi.status, msiSkippedReason };
   }
 
-  // 4. Ask Azure what the decisions need, both halves at once.
+  // 3. Ask Azure what the decisions need, both halves at once.
   const [dataPlaneAnswer, msiAnswer] = await askAzure(dependencies, location, request.cluster, fromCluster, {
     resourceIds: dataPlane.kind === "work" ? dataPlane.desired.map((identity) => identity.resourceId) : undefined,
     msi: msi.kind === "work" ? msi.desired : undefined,
   });
 
-  // 5. Write once: each half decided again against every document the write reads.
+  // 4. Write once: each half decided again against every document the write reads.
   const decisions: PassDecisions = { dataPlane, dataPlaneAnswer, basis: storedStatus.status, msi, msiAnswer };
   const written = await writeStatus(dependencies, location, stored, decisions, fromCluster);
 
-  // 6. Report.
+  // 5. Report.
   const result = {
     ...idle,
     status: written.halves.dataPlane ?? dataPlaneHalf.read(written.document).status,
@@ -138,11 +134,11 @@ function credentialRefusal(
 
 /** Two identity IDs name the same identity: canonical where they parse, compared as upstream's lowercasing does. */
 function sameIdentity(left: string, right: string | undefined): boolean {
-  const canonical = (id: string): string => {
+  const key = (id: string): string => {
     const parsed = parseResourceIdOfType(id, userAssignedIdentityResourceType);
-    return goToLower(parsed.ok ? parsed.resourceId.canonical : id);
+    return parsed.ok ? parsed.resourceId.key : goToLower(id);
   };
-  return right !== undefined && canonical(left) === canonical(right);
+  return right !== undefined && key(left) === key(right);
 }
 
 /**
@@ -173,20 +169,20 @@ async function writeStatus(
       return { document: current.document, halves, wrote: true, writeAttempts: attempt };
     } catch (error) {
       const statusCode = cosmosStatusCode(error);
-      if (statusCode === 404) {
-        // Deleted between our read and our write (Cosmos answers the patch with an empty 404 body).
-        throw writeFailure(location, "the ServiceProviderCluster document was deleted while the status was being written (NotFound, HTTP 404)", 404, error);
-      }
       if (statusCode !== 412 || attempt >= dependencies.options.maxWriteAttempts) {
         const exhausted = statusCode === 412 ? ` after ${attempt} attempts (the document kept changing between read and write)` : "";
-        const cause = `${withoutFinalPeriod(describeCosmosError(error))}${exhausted}, writing the ServiceProviderCluster document`;
+        // A 404: deleted between our read and our write (Cosmos answers the patch with an empty 404 body).
+        const cause =
+          statusCode === 404
+            ? "the ServiceProviderCluster document was deleted while the status was being written (NotFound, HTTP 404)"
+            : `${withoutFinalPeriod(describeCosmosError(error))}${exhausted}, writing the ServiceProviderCluster document`;
         throw writeFailure(location, cause, statusCode, error);
       }
       // Another writer changed the document: back off briefly, re-read and merge onto the new version.
       log("warning", "write", location.documentId, `HTTP 412 on attempt ${attempt}: another writer changed the document; re-reading`);
       await dependencies.sleep(Math.round((10 + dependencies.random() * 40) * attempt));
-      const [reread, clusterDocument] = await Promise.all([readServiceProviderCluster(dependencies, location), readClusterDocument(dependencies, location)]);
-      if (clusterDocument === undefined || JSON.stringify(desiredFromClusterDocument(clusterDocument.document)) !== JSON.stringify(fromCluster)) {
+      const [reread, nowFromCluster] = await Promise.all([readServiceProviderCluster(dependencies, location), readClusterDesiredSet(dependencies, location)]);
+      if (nowFromCluster === undefined || JSON.stringify(nowFromCluster) !== JSON.stringify(fromCluster)) {
         throw new ClusterDocumentChangedError({
           documentId: location.clusterDocumentId,
           statusCode: 412,
