@@ -1,11 +1,7 @@
 /**
  * `clusterServiceManagedIdentity` mode: each cluster's identities are read as its own service
- * managed identity (SMI), whose credential the Managed Identities data plane hands over. One data
- * plane call per cluster until `renew_after` (else before `not_after`), shared by concurrent passes,
- * a failure not remembered; entries are keyed by cluster, identity URL and SMI, and bounded, oldest
- * out first (a pass holds its reader). An SMI reads only its cluster's subscription; its ARM token is
- * fetched outside the lookup limiter, best effort, so lookups find it cached. Nothing of the
- * credential reaches logs, errors or state.
+ * managed identity (SMI), whose credential the Managed Identities data plane hands over
+ * (docs/operations.md, "Credential modes"). Nothing of the credential reaches logs, errors or state.
  */
 import type { ManagedServiceIdentityClient, UserAssignedIdentitiesGetOptionalParams } from "@azure/arm-msi";
 import type { TokenCredential } from "@azure/identity";
@@ -88,11 +84,14 @@ const notAfterMarginInMs = 5 * 60 * 1000;
 
 export function createClusterCredentialSource(options: ClusterCredentialSourceOptions): ClusterCredentialSource {
   const now = options.now ?? Date.now;
+  // One data plane call per cluster until its renewal, shared by concurrent passes, a failure not remembered;
+  // bounded, oldest out first (a pass holds its reader).
   const entries = new Map<string, { pending?: Promise<Built>; built?: Built }>();
 
   const build = async (request: ClusterCredentialRequest, identityUrl: string, smi: string, abortSignal: AbortSignal | undefined): Promise<Built> => {
     const answer = await options.fetchCredential(identityUrl, smi, abortSignal === undefined ? {} : { abortSignal });
     const credential = options.credentialFor(answer);
+    // Best effort, outside the lookup limiter, so that lookups find the ARM token cached.
     await (
       abortSignal === undefined
         ? withDeadline(prefetchTimeoutInMs, (signal) => options.acquireArmToken(credential, signal))
@@ -117,9 +116,8 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
       options.operationOptionsFor?.(credential),
     );
     const beforeNotAfter = answer.notAfter === undefined ? Number.POSITIVE_INFINITY : answer.notAfter.getTime() - notAfterMarginInMs;
-    const renewAt = answer.renewAfter?.getTime() ?? (answer.notAfter === undefined ? now() + fallbackLifetimeInMs : beforeNotAfter);
     return {
-      renewAt: Math.min(renewAt, beforeNotAfter),
+      renewAt: Math.min(answer.renewAfter?.getTime() ?? (answer.notAfter === undefined ? now() + fallbackLifetimeInMs : beforeNotAfter), beforeNotAfter),
       reader: {
         reader,
         description: `the service managed identity ${smi} of cluster ${request.cluster.canonical} (credential from the Managed Identities data plane)`,
@@ -130,7 +128,7 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
   return {
     async readerFor(request, { abortSignal }) {
       const smi = request.serviceManagedIdentity;
-      if (smi === undefined || smi.length === 0) {
+      if (!smi) {
         throw new ClusterCredentialError(
           "the cluster's HCPOpenShiftCluster document names no service managed identity " +
             "(properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.serviceManagedIdentity), " +
@@ -139,13 +137,14 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
         );
       }
       const identityUrl = request.identityUrl;
-      if (identityUrl === undefined || identityUrl.length === 0) {
+      if (!identityUrl) {
         throw new ClusterCredentialError(
           "the cluster's HCPOpenShiftCluster document has no identity URL (properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL), " +
             "so the Managed Identities data plane cannot be asked for its service managed identity's credential",
           { cluster: request.cluster, field: "managedIdentitiesDataPlaneIdentityURL" },
         );
       }
+      // Keyed by cluster too: two clusters naming one SMI and identity URL each get a reader of their own subscription.
       const key = `${goToLower(request.cluster.canonical)}\n${identityUrl}\n${goToLower(smi)}`;
       let entry = entries.get(key);
       if (entry?.built !== undefined && now() < entry.built.renewAt) return entry.built.reader;

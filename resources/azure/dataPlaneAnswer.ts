@@ -16,17 +16,15 @@ import { withCause } from "./credentials";
 /** Why a data plane answer, or the first party's token for it, could not be had. */
 export class DataPlaneError extends Error {
   readonly statusCode: number | undefined;
-  /** The first-party credential failed (in `tenantId`, the challenge's): not about the cluster's identities. */
+  /** The first-party credential failed (in the challenge's tenant): not about the cluster's identities. */
   readonly firstParty: boolean;
-  readonly tenantId: string | undefined;
   /** The cluster document field at fault, when the hook refused to call the data plane or to follow its challenge. */
   readonly field: string | undefined;
 
-  constructor(message: string, options: { statusCode?: number; firstParty?: boolean; tenantId?: string; field?: string; cause?: unknown } = {}) {
+  constructor(message: string, options: { statusCode?: number; firstParty?: boolean; field?: string; cause?: unknown } = {}) {
     super(message);
     this.statusCode = options.statusCode;
     this.firstParty = options.firstParty ?? false;
-    this.tenantId = options.tenantId;
     this.field = options.field;
     withCause(this, options.cause);
   }

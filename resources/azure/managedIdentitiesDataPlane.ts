@@ -171,11 +171,11 @@ function challengePolicy(
           if (like.name === "AbortError") throw error;
           throw new DataPlaneError(
             `${withoutFinalPeriod(shortMessage(String(like.message)))} (the first-party credential, asked for a token for ${scope} in tenant ${tenantId})`,
-            { firstParty: true, tenantId, cause: error },
+            { firstParty: true, cause: error },
           );
         }
         if (token === null) {
-          throw new DataPlaneError(`the first-party credential returned no token for ${scope} in tenant ${tenantId}`, { firstParty: true, tenantId });
+          throw new DataPlaneError(`the first-party credential returned no token for ${scope} in tenant ${tenantId}`, { firstParty: true });
         }
         request.headers.set("authorization", `Bearer ${token.token}`);
         return true;
