@@ -118,19 +118,11 @@ function orRefuse<T>(read: () => T, problem: string): T {
 }
 
 /** forge's PKCS#12 key derivation, as its PBE reader and its MAC check call it. */
-type ForgeDerivation = (
-  password: string | null | undefined,
-  salt: Forge.util.ByteStringBuffer,
-  id: number,
-  iterations: number,
-  length: number,
-  md?: Forge.md.MessageDigest,
-) => Forge.util.ByteStringBuffer;
+type ForgeDerivation = typeof Forge.pkcs12.generateKey;
 
 /** Runs `read` with readPkcs12's stand-ins in forge's entry points, restoring forge's own after. */
 function withForgeStandIns<T>(forge: typeof Forge, read: () => T): T {
   const pbe = (forge.pki as unknown as { pbe: { generatePkcs12Key: ForgeDerivation } }).pbe;
-  const pkcs12 = forge.pkcs12 as unknown as { generateKey: ForgeDerivation };
   const forgeDerivation = pbe.generatePkcs12Key;
   const derivation: ForgeDerivation = (password, salt, id, iterations, length, md) => {
     const digest = md?.algorithm ?? "sha1";
@@ -142,7 +134,7 @@ function withForgeStandIns<T>(forge: typeof Forge, read: () => T): T {
   };
   const slots: ReadonlyArray<readonly [Record<string, unknown>, string, unknown]> = [
     [pbe, "generatePkcs12Key", derivation],
-    [pkcs12, "generateKey", derivation],
+    [forge.pkcs12, "generateKey", derivation],
     [forge.pki, "certificateFromAsn1", refuse],
     [forge.pki, "privateKeyFromAsn1", refuse],
   ];

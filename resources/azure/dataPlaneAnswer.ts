@@ -1,7 +1,6 @@
 /**
- * The Managed Identities data plane's answer: `explicit_identities`, one snake_case entry per
- * identity with `resource_id`, `client_id`, `object_id` (null for an identity that no longer exists)
- * and its certificate credential; errors are `{"error":{"code","message"}}`. Messages never carry a
+ * The Managed Identities data plane's answer: `explicit_identities`, one snake_case entry per identity
+ * with its IDs and certificate credential, or `{"error":{"code","message"}}`. Messages never carry a
  * bundle, a token or a key.
  */
 import { describeType } from "../core/azureResourceId";

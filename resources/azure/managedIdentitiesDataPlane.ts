@@ -6,7 +6,7 @@
  */
 import type { TokenCredential } from "@azure/identity";
 import type { Agent } from "node:https";
-import type { HttpClient, Pipeline, PipelineRequest, PipelineRequestOptions, PipelineResponse } from "@azure/core-rest-pipeline";
+import type { HttpClient, Pipeline, PipelinePolicy, PipelineRequest, PipelineRequestOptions, PipelineResponse } from "@azure/core-rest-pipeline";
 import { guidPattern } from "../core/azureResourceId";
 import type { DataPlaneHosts } from "../core/identityUrl";
 import { dataPlaneRequestBody, dataPlaneRequestUrl, identityUrlField, readIdentityUrl } from "../core/identityUrl";
@@ -140,7 +140,7 @@ function challengePolicy(
   credential: TokenCredential,
   scope: string,
   urlTenants: WeakMap<PipelineRequest, string>,
-): ReturnType<TokenRequestPipeline["core"]["bearerTokenAuthenticationPolicy"]> {
+): PipelinePolicy {
   return core.bearerTokenAuthenticationPolicy({
     credential,
     scopes: scope,
