@@ -42,21 +42,12 @@ export function certificateFileCredential(
   let checkedAt = Number.NEGATIVE_INFINITY;
   const source = `the certificate file ${identity.certificateFile} (${identity.certificateFileSetting})`;
 
-  const credentialOf = (material: CertificateCredentialMaterial): TokenCredential => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first certificate credential
-    const { ClientCertificateCredential } = require("@azure/identity") as typeof import("@azure/identity");
-    return new ClientCertificateCredential(
-      identity.tenantId,
-      identity.clientId,
-      { certificate: material.pem },
-      {
-        authorityHost: options.authorityHost,
-        disableInstanceDiscovery: options.disableInstanceDiscovery,
-        sendCertificateChain: true,
-        ...(options.agent === undefined ? {} : { agent: options.agent }),
-        ...(options.additionallyAllowedTenants === undefined ? {} : { additionallyAllowedTenants: [...options.additionallyAllowedTenants] }),
-      },
-    );
+  const clientOptions = {
+    authorityHost: options.authorityHost,
+    disableInstanceDiscovery: options.disableInstanceDiscovery,
+    sendCertificateChain: true,
+    ...(options.agent === undefined ? {} : { agent: options.agent }),
+    ...(options.additionallyAllowedTenants === undefined ? {} : { additionallyAllowedTenants: [...options.additionallyAllowedTenants] }),
   };
 
   const keepOrThrow = (problem: string): boolean => {
@@ -98,7 +89,10 @@ export function certificateFileCredential(
     if (loaded !== undefined) {
       log("info", "credential", identity.clientId, `${source}: a new certificate (SHA-256 ${material.thumbprint.slice(0, 16)}…) is in use from now on`);
     }
-    loaded = { credential: credentialOf(material), thumbprint: material.thumbprint, version };
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first certificate credential
+    const { ClientCertificateCredential } = require("@azure/identity") as typeof import("@azure/identity");
+    const credential = new ClientCertificateCredential(identity.tenantId, identity.clientId, { certificate: material.pem }, clientOptions);
+    loaded = { credential, thumbprint: material.thumbprint, version };
     return true;
   };
 

@@ -7,6 +7,7 @@ import { describeType } from "../core/azureResourceId";
 import { parseTimestamp } from "../core/goJson";
 import { goToLower } from "../core/goStrings";
 import { parsedJsonText } from "../core/json";
+import type { MsiAnswerEntry } from "../core/msiManagedIdentities";
 import { shortMessage } from "../core/retrievalError";
 import type { CertificateCredentialMaterial } from "./certificateBundle";
 import { CertificateBundleError, parseCertificateBundle } from "./certificateBundle";
@@ -30,11 +31,8 @@ export class DataPlaneError extends Error {
 }
 DataPlaneError.prototype.name = "DataPlaneError";
 
-/** One entry of `explicit_identities`: `client_id` and `object_id` are null for an identity that no longer exists. */
-export interface DataPlaneIdentity {
-  readonly resourceId: string;
-  readonly clientId: string | null;
-  readonly objectId: string | null;
+/** One entry of `explicit_identities` (`client_id` and `object_id` are null for an identity that no longer exists), and the entry as sent. */
+export interface DataPlaneIdentity extends MsiAnswerEntry {
   readonly entry: Readonly<Record<string, unknown>>;
 }
 
