@@ -36,7 +36,6 @@ export interface DataPlaneIdentity extends MsiAnswerEntry {
   readonly entry: Readonly<Record<string, unknown>>;
 }
 
-/** A service managed identity's credential. */
 export interface ServiceManagedIdentityCredential {
   readonly resourceId: string;
   readonly clientId: string;
