@@ -1,10 +1,9 @@
 /**
- * A service managed identity's credential as upstream's client uses it. Its token: a client assertion
- * its certificate signs, one POST to its tenant's token endpoint on a pipeline every SMI shares (an
- * MSAL application, pipeline and cache per SMI would weigh on the host), sent as azidentity with the
- * chain and MSAL for Go send it, CAE enabled. Its ARM reads: one arm-msi pipeline for every SMI, each
- * request carrying its credential. Failures are named as `@azure/identity` names them,
- * without the assertion or a token.
+ * A service managed identity's (SMI's) credential as upstream's client uses it (docs/operations.md,
+ * "Credential modes"): its token request as azidentity with MSAL for Go sends it, on a pipeline every
+ * SMI shares (an MSAL application per SMI would weigh on the host), and the policy by which each request
+ * of the one arm-msi pipeline carries its SMI's credential. Failures are named as `@azure/identity`
+ * names them, without the assertion or a token.
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
 import type { UserAssignedIdentitiesGetOptionalParams as OperationOptions } from "@azure/arm-msi";
@@ -177,8 +176,7 @@ export function requestCredentialOptions(credential: TokenCredential): Pick<Oper
 /** The challenge's claims (decoded JSON) when a 401 asks for a token with more claims. */
 export function continuousAccessChallengeClaims(wwwAuthenticate: string | undefined): string | undefined {
   if (wwwAuthenticate === undefined || !/^\s*Bearer\b/i.test(wwwAuthenticate)) return undefined;
-  const parameters = new Map<string, string>();
-  for (const match of wwwAuthenticate.matchAll(/([A-Za-z_]+)="([^"]*)"/g)) parameters.set((match[1] ?? "").toLowerCase(), match[2] ?? "");
+  const parameters = new Map([...wwwAuthenticate.matchAll(/([A-Za-z_]+)="([^"]*)"/g)].map(([, name, value]) => [name.toLowerCase(), value]));
   const claims = parameters.get("claims");
   if (parameters.get("error") !== "insufficient_claims" || claims === undefined || claims.length === 0) return undefined;
   const decoded = Buffer.from(claims, "base64").toString("utf8");
@@ -186,10 +184,9 @@ export function continuousAccessChallengeClaims(wwwAuthenticate: string | undefi
 }
 
 /**
- * The shared arm-msi pipeline's policy: it takes the bearer token policy's place and name (the SDK's
- * `bearerTokenAuthenticationPolicyName`) and does what it does with each request's own credential, a
- * token per request and, after a 401 `insufficient_claims` challenge, one token with its claims and
- * one retry.
+ * The shared arm-msi pipeline's policy, in the SDK's bearer token policy's place and name: a token of
+ * each request's own credential and, after a 401 `insufficient_claims` challenge, one token with its
+ * claims and one retry.
  */
 export function requestCredentialPolicy(scope: string, bearerTokenAuthenticationPolicyName: string): PipelinePolicy {
   const authorize = async (request: PipelineRequest, credential: TokenCredential, claims?: string): Promise<void> => {

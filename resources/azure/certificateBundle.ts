@@ -47,24 +47,15 @@ export function parseCertificateBundle(bytes: Uint8Array, source: string): Certi
 }
 
 function material(certificates: ReadonlyArray<string | Buffer>, keyPem: string | Buffer | undefined, source: string): CertificateCredentialMaterial {
-  if (certificates.length === 0) {
-    throw new CertificateBundleError(`${source}: no certificate in the bundle; expected a certificate chain and its private key`);
+  if (certificates.length === 0 || keyPem === undefined) {
+    const missing = certificates.length === 0 ? "certificate" : "private key";
+    throw new CertificateBundleError(`${source}: no ${missing} in the bundle; expected a certificate chain and its private key`);
   }
-  if (keyPem === undefined) {
-    throw new CertificateBundleError(`${source}: no private key in the bundle; expected a certificate chain and its private key`);
-  }
-  let key: KeyObject;
-  let parsed: X509Certificate[];
-  try {
-    key = typeof keyPem === "string" ? createPrivateKey(keyPem) : createPrivateKey({ key: keyPem, format: "der", type: "pkcs8" });
-  } catch {
-    throw new CertificateBundleError(`${source}: the private key cannot be read`);
-  }
-  try {
-    parsed = certificates.map((certificate) => new X509Certificate(certificate));
-  } catch {
-    throw new CertificateBundleError(`${source}: a certificate cannot be read`);
-  }
+  const key = orRefuse(
+    () => (typeof keyPem === "string" ? createPrivateKey(keyPem) : createPrivateKey({ key: keyPem, format: "der", type: "pkcs8" })),
+    `${source}: the private key cannot be read`,
+  );
+  const parsed = orRefuse(() => certificates.map((certificate) => new X509Certificate(certificate)), `${source}: a certificate cannot be read`);
   // The leaf is the certificate of this key, wherever the bundle put it; the rest is its chain.
   const leafIndex = parsed.findIndex((certificate) => certificate.checkPrivateKey(key));
   if (leafIndex < 0) {
@@ -99,46 +90,39 @@ function material(certificates: ReadonlyArray<string | Buffer>, keyPem: string |
 function readPkcs12(buffer: Buffer, source: string): { certificates: Buffer[]; key: Buffer | undefined } {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first archive
   const forge = require("node-forge") as typeof Forge;
-  let archive: Forge.pkcs12.Pkcs12Pfx | undefined;
-  try {
-    const asn1 = forge.asn1.fromDer(forge.util.createBuffer(buffer.toString("binary")));
+  const notAnArchive = `${source}: neither PEM nor a PKCS#12 archive without a password`;
+  const asn1 = orRefuse(() => forge.asn1.fromDer(forge.util.createBuffer(buffer.toString("binary"))), notAnArchive);
+  const open = (password: string | undefined): Forge.pkcs12.Pkcs12Pfx => withForgeStandIns(forge, () => forge.pkcs12.pkcs12FromAsn1(asn1, true, password));
+  const archive = orRefuse(() => {
     // "No password" is written as an empty one by some tools and as none by others (the MAC differs).
-    for (const password of ["", undefined]) {
-      try {
-        archive = withForgeStandIns(forge, () => forge.pkcs12.pkcs12FromAsn1(asn1, true, password));
-        break;
-      } catch {
-        // a wrong MAC for this spelling of "no password": try the next one
-      }
+    try {
+      return open("");
+    } catch {
+      return open(undefined);
     }
-  } catch {
-    // not DER at all
-  }
-  if (archive === undefined) {
-    throw new CertificateBundleError(`${source}: neither PEM nor a PKCS#12 archive without a password`);
-  }
-  const found = archive;
-  const bags = (bagType: string): Forge.pkcs12.Bag[] => found.getBags({ bagType })[bagType] ?? [];
+  }, notAnArchive);
+  const bags = (bagType: string): Forge.pkcs12.Bag[] => archive.getBags({ bagType })[bagType] ?? [];
   const der = (bag: Forge.pkcs12.Bag): Buffer[] => (bag.asn1 === undefined ? [] : [Buffer.from(forge.asn1.toDer(bag.asn1).getBytes(), "binary")]);
   const certificates = bags(forge.pki.oids.certBag).flatMap(der);
   const key = [...bags(forge.pki.oids.pkcs8ShroudedKeyBag), ...bags(forge.pki.oids.keyBag)].flatMap(der)[0];
   return { certificates, key };
 }
 
+/** `read()`, or a CertificateBundleError saying `problem` when it throws. */
+function orRefuse<T>(read: () => T, problem: string): T {
+  try {
+    return read();
+  } catch {
+    throw new CertificateBundleError(problem);
+  }
+}
+
 /** forge's PKCS#12 key derivation, as its PBE reader and its MAC check call it. */
-type ForgeDerivation = (
-  password: string | null | undefined,
-  salt: Forge.util.ByteStringBuffer,
-  id: number,
-  iterations: number,
-  length: number,
-  md?: Forge.md.MessageDigest,
-) => Forge.util.ByteStringBuffer;
+type ForgeDerivation = typeof Forge.pkcs12.generateKey;
 
 /** Runs `read` with readPkcs12's stand-ins in forge's entry points, restoring forge's own after. */
 function withForgeStandIns<T>(forge: typeof Forge, read: () => T): T {
   const pbe = (forge.pki as unknown as { pbe: { generatePkcs12Key: ForgeDerivation } }).pbe;
-  const pkcs12 = forge.pkcs12 as unknown as { generateKey: ForgeDerivation };
   const forgeDerivation = pbe.generatePkcs12Key;
   const derivation: ForgeDerivation = (password, salt, id, iterations, length, md) => {
     const digest = md?.algorithm ?? "sha1";
@@ -150,7 +134,7 @@ function withForgeStandIns<T>(forge: typeof Forge, read: () => T): T {
   };
   const slots: ReadonlyArray<readonly [Record<string, unknown>, string, unknown]> = [
     [pbe, "generatePkcs12Key", derivation],
-    [pkcs12, "generateKey", derivation],
+    [forge.pkcs12, "generateKey", derivation],
     [forge.pki, "certificateFromAsn1", refuse],
     [forge.pki, "privateKeyFromAsn1", refuse],
   ];

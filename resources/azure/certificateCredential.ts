@@ -18,9 +18,8 @@ const certificateFileRecheckIntervalInMs = 60 * 1000;
 interface Loaded {
   readonly credential: TokenCredential;
   readonly thumbprint: string;
-  /** Another version of the file changes either. */
-  readonly mtimeMs: number;
-  readonly size: number;
+  /** The file's modification time and size: another version of the file changes either. */
+  readonly version: string;
 }
 
 /** Why a file could not be read, as messages say it. */
@@ -43,21 +42,12 @@ export function certificateFileCredential(
   let checkedAt = Number.NEGATIVE_INFINITY;
   const source = `the certificate file ${identity.certificateFile} (${identity.certificateFileSetting})`;
 
-  const credentialOf = (material: CertificateCredentialMaterial): TokenCredential => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first certificate credential
-    const { ClientCertificateCredential } = require("@azure/identity") as typeof import("@azure/identity");
-    return new ClientCertificateCredential(
-      identity.tenantId,
-      identity.clientId,
-      { certificate: material.pem },
-      {
-        authorityHost: options.authorityHost,
-        disableInstanceDiscovery: options.disableInstanceDiscovery,
-        sendCertificateChain: true,
-        ...(options.agent === undefined ? {} : { agent: options.agent }),
-        ...(options.additionallyAllowedTenants === undefined ? {} : { additionallyAllowedTenants: [...options.additionallyAllowedTenants] }),
-      },
-    );
+  const clientOptions = {
+    authorityHost: options.authorityHost,
+    disableInstanceDiscovery: options.disableInstanceDiscovery,
+    sendCertificateChain: true,
+    ...(options.agent === undefined ? {} : { agent: options.agent }),
+    ...(options.additionallyAllowedTenants === undefined ? {} : { additionallyAllowedTenants: [...options.additionallyAllowedTenants] }),
   };
 
   const keepOrThrow = (problem: string): boolean => {
@@ -75,12 +65,12 @@ export function certificateFileCredential(
   /** Reads the file again when it changed; returns whether another certificate is now in use. */
   const reload = (): boolean => {
     checkedAt = Date.now();
-    let mtimeMs: number;
-    let size: number;
+    let version: string;
     let bytes: Buffer;
     try {
-      ({ mtimeMs, size } = statSync(identity.certificateFile));
-      if (loaded !== undefined && loaded.mtimeMs === mtimeMs && loaded.size === size) return false;
+      const { mtimeMs, size } = statSync(identity.certificateFile);
+      version = `${mtimeMs}/${size}`;
+      if (loaded?.version === version) return false;
       bytes = readFileSync(identity.certificateFile);
     } catch (error) {
       return keepOrThrow(`${source} ${fileUnreadableReason(error)}`);
@@ -93,13 +83,16 @@ export function certificateFileCredential(
       throw error;
     }
     if (loaded !== undefined && loaded.thumbprint === material.thumbprint) {
-      loaded = { ...loaded, mtimeMs, size };
+      loaded = { ...loaded, version };
       return false;
     }
     if (loaded !== undefined) {
       log("info", "credential", identity.clientId, `${source}: a new certificate (SHA-256 ${material.thumbprint.slice(0, 16)}…) is in use from now on`);
     }
-    loaded = { credential: credentialOf(material), thumbprint: material.thumbprint, mtimeMs, size };
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first certificate credential
+    const { ClientCertificateCredential } = require("@azure/identity") as typeof import("@azure/identity");
+    const credential = new ClientCertificateCredential(identity.tenantId, identity.clientId, { certificate: material.pem }, clientOptions);
+    loaded = { credential, thumbprint: material.thumbprint, version };
     return true;
   };
 

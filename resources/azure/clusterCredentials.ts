@@ -1,11 +1,7 @@
 /**
  * `clusterServiceManagedIdentity` mode: each cluster's identities are read as its own service
- * managed identity (SMI), whose credential the Managed Identities data plane hands over. One data
- * plane call per cluster until `renew_after` (else before `not_after`), shared by concurrent passes,
- * a failure not remembered; entries are keyed by cluster, identity URL and SMI, and bounded, oldest
- * out first (a pass holds its reader). An SMI reads only its cluster's subscription; its ARM token is
- * fetched outside the lookup limiter, best effort, so lookups find it cached. Nothing of the
- * credential reaches logs, errors or state.
+ * managed identity (SMI), whose credential the Managed Identities data plane hands over
+ * (docs/operations.md, "Credential modes"). Nothing of the credential reaches logs, errors or state.
  */
 import type { ManagedServiceIdentityClient, UserAssignedIdentitiesGetOptionalParams } from "@azure/arm-msi";
 import type { TokenCredential } from "@azure/identity";
@@ -45,14 +41,9 @@ export class ClusterCredentialError extends Error {
   readonly statusCode: number | undefined;
 
   constructor(cause: string, options: { cluster?: ParsedResourceId; field?: string; statusCode?: number; cause?: unknown } = {}) {
-    const cluster = options.cluster;
-    super(
-      clusterMessage({
-        cause,
-        outcome: nothingWritten,
-        ...(cluster === undefined ? {} : { clusterName: clusterNameOf(cluster), reference: cluster.canonical }),
-      }),
-    );
+    const { cluster } = options;
+    const about = cluster === undefined ? {} : { clusterName: clusterNameOf(cluster), reference: cluster.canonical };
+    super(clusterMessage({ cause, outcome: nothingWritten, ...about }));
     this.field = options.field;
     this.statusCode = options.statusCode;
     withCause(this, options.cause);
@@ -82,23 +73,36 @@ interface Built {
 /** Clusters whose credentials a process keeps at once: what an engine works on at once. */
 export const defaultMaxCredentials = 32;
 
+/** What the cluster document lacks when a field its credential needs is absent, and why that stops the cluster. */
+const absentFields = {
+  serviceManagedIdentity:
+    "names no service managed identity (properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.serviceManagedIdentity), " +
+    "so there is no credential to read its identities with",
+  managedIdentitiesDataPlaneIdentityURL:
+    "has no identity URL (properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL), " +
+    "so the Managed Identities data plane cannot be asked for its service managed identity's credential",
+};
+
 const fallbackLifetimeInMs = 60 * 60 * 1000;
 const prefetchTimeoutInMs = 30 * 1000;
 const notAfterMarginInMs = 5 * 60 * 1000;
 
 export function createClusterCredentialSource(options: ClusterCredentialSourceOptions): ClusterCredentialSource {
   const now = options.now ?? Date.now;
+  // One data plane call per cluster until its renewal, shared by concurrent passes, a failure not remembered;
+  // bounded, oldest out first (a pass holds its reader).
   const entries = new Map<string, { pending?: Promise<Built>; built?: Built }>();
 
-  const build = async (request: ClusterCredentialRequest, identityUrl: string, smi: string, abortSignal: AbortSignal | undefined): Promise<Built> => {
+  const build = async (cluster: ParsedResourceId, identityUrl: string, smi: string, abortSignal: AbortSignal | undefined): Promise<Built> => {
     const answer = await options.fetchCredential(identityUrl, smi, abortSignal === undefined ? {} : { abortSignal });
     const credential = options.credentialFor(answer);
+    // Best effort, outside the lookup limiter, so that lookups find the ARM token cached.
     await (
       abortSignal === undefined
         ? withDeadline(prefetchTimeoutInMs, (signal) => options.acquireArmToken(credential, signal))
         : options.acquireArmToken(credential, abortSignal)
     ).catch(() => undefined);
-    const subscriptionId = goToLower(request.cluster.subscriptionId);
+    const subscriptionId = goToLower(cluster.subscriptionId);
     const client = options.armClientFor(credential, subscriptionId);
     const reader = createUserAssignedIdentityReader(
       (identitySubscriptionId) => {
@@ -117,36 +121,23 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
       options.operationOptionsFor?.(credential),
     );
     const beforeNotAfter = answer.notAfter === undefined ? Number.POSITIVE_INFINITY : answer.notAfter.getTime() - notAfterMarginInMs;
-    const renewAt = answer.renewAfter?.getTime() ?? (answer.notAfter === undefined ? now() + fallbackLifetimeInMs : beforeNotAfter);
     return {
-      renewAt: Math.min(renewAt, beforeNotAfter),
+      renewAt: Math.min(answer.renewAfter?.getTime() ?? (answer.notAfter === undefined ? now() + fallbackLifetimeInMs : beforeNotAfter), beforeNotAfter),
       reader: {
         reader,
-        description: `the service managed identity ${smi} of cluster ${request.cluster.canonical} (credential from the Managed Identities data plane)`,
+        description: `the service managed identity ${smi} of cluster ${cluster.canonical} (credential from the Managed Identities data plane)`,
       },
     };
   };
 
   return {
-    async readerFor(request, { abortSignal }) {
-      const smi = request.serviceManagedIdentity;
-      if (smi === undefined || smi.length === 0) {
-        throw new ClusterCredentialError(
-          "the cluster's HCPOpenShiftCluster document names no service managed identity " +
-            "(properties.customerProperties.platform.operatorsAuthentication.userAssignedIdentities.serviceManagedIdentity), " +
-            "so there is no credential to read its identities with",
-          { cluster: request.cluster, field: "serviceManagedIdentity" },
-        );
-      }
-      const identityUrl = request.identityUrl;
-      if (identityUrl === undefined || identityUrl.length === 0) {
-        throw new ClusterCredentialError(
-          "the cluster's HCPOpenShiftCluster document has no identity URL (properties.serviceProviderProperties.managedIdentitiesDataPlaneIdentityURL), " +
-            "so the Managed Identities data plane cannot be asked for its service managed identity's credential",
-          { cluster: request.cluster, field: "managedIdentitiesDataPlaneIdentityURL" },
-        );
-      }
-      const key = `${goToLower(request.cluster.canonical)}\n${identityUrl}\n${goToLower(smi)}`;
+    async readerFor({ cluster, serviceManagedIdentity: smi, identityUrl }, { abortSignal }) {
+      const missing = (field: keyof typeof absentFields): ClusterCredentialError =>
+        new ClusterCredentialError(`the cluster's HCPOpenShiftCluster document ${absentFields[field]}`, { cluster, field });
+      if (!smi) throw missing("serviceManagedIdentity");
+      if (!identityUrl) throw missing("managedIdentitiesDataPlaneIdentityURL");
+      // Keyed by cluster too: two clusters naming one SMI and identity URL each get a reader of their own subscription.
+      const key = `${goToLower(cluster.canonical)}\n${identityUrl}\n${goToLower(smi)}`;
       let entry = entries.get(key);
       if (entry?.built !== undefined && now() < entry.built.renewAt) return entry.built.reader;
       if (entry === undefined) {
@@ -155,7 +146,7 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
       }
       const current = entry;
       // Concurrent passes of one cluster share the call; it carries the first caller's deadline.
-      current.pending ??= build(request, identityUrl, smi, abortSignal).finally(() => {
+      current.pending ??= build(cluster, identityUrl, smi, abortSignal).finally(() => {
         current.pending = undefined;
       });
       try {
@@ -164,12 +155,12 @@ export function createClusterCredentialSource(options: ClusterCredentialSourceOp
       } catch (error) {
         if (error instanceof DataPlaneError && error.field !== undefined) {
           // The identity URL or its challenge refused before any token was asked: the message names the field and the values.
-          throw new ClusterCredentialError(error.message, { cluster: request.cluster, field: error.field, cause: error });
+          throw new ClusterCredentialError(error.message, { cluster, field: error.field, cause: error });
         }
         // The first-party credential failing is not about this cluster's identities: passed on as it is.
         if (error instanceof DataPlaneError && !error.firstParty) {
           throw new ClusterCredentialError(`${withoutFinalPeriod(error.message)}, asked for the credential of the cluster's service managed identity ${smi}`, {
-            cluster: request.cluster,
+            cluster,
             statusCode: error.statusCode,
             cause: error,
           });

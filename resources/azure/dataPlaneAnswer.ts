@@ -1,13 +1,13 @@
 /**
- * The Managed Identities data plane's answer: `explicit_identities`, one snake_case entry per
- * identity with `resource_id`, `client_id`, `object_id` (null for an identity that no longer exists)
- * and its certificate credential; errors are `{"error":{"code","message"}}`. Messages never carry a
+ * The Managed Identities data plane's answer: `explicit_identities`, one snake_case entry per identity
+ * with its IDs and certificate credential, or `{"error":{"code","message"}}`. Messages never carry a
  * bundle, a token or a key.
  */
 import { describeType } from "../core/azureResourceId";
 import { parseTimestamp } from "../core/goJson";
 import { goToLower } from "../core/goStrings";
 import { parsedJsonText } from "../core/json";
+import type { MsiAnswerEntry } from "../core/msiManagedIdentities";
 import { shortMessage } from "../core/retrievalError";
 import type { CertificateCredentialMaterial } from "./certificateBundle";
 import { CertificateBundleError, parseCertificateBundle } from "./certificateBundle";
@@ -16,32 +16,26 @@ import { withCause } from "./credentials";
 /** Why a data plane answer, or the first party's token for it, could not be had. */
 export class DataPlaneError extends Error {
   readonly statusCode: number | undefined;
-  /** The first-party credential failed (in `tenantId`, the challenge's): not about the cluster's identities. */
+  /** The first-party credential failed (in the challenge's tenant): not about the cluster's identities. */
   readonly firstParty: boolean;
-  readonly tenantId: string | undefined;
   /** The cluster document field at fault, when the hook refused to call the data plane or to follow its challenge. */
   readonly field: string | undefined;
 
-  constructor(message: string, options: { statusCode?: number; firstParty?: boolean; tenantId?: string; field?: string; cause?: unknown } = {}) {
+  constructor(message: string, options: { statusCode?: number; firstParty?: boolean; field?: string; cause?: unknown } = {}) {
     super(message);
     this.statusCode = options.statusCode;
     this.firstParty = options.firstParty ?? false;
-    this.tenantId = options.tenantId;
     this.field = options.field;
     withCause(this, options.cause);
   }
 }
 DataPlaneError.prototype.name = "DataPlaneError";
 
-/** One entry of `explicit_identities`: `client_id` and `object_id` are null for an identity that no longer exists. */
-export interface DataPlaneIdentity {
-  readonly resourceId: string;
-  readonly clientId: string | null;
-  readonly objectId: string | null;
+/** One entry of `explicit_identities` (`client_id` and `object_id` are null for an identity that no longer exists), and the entry as sent. */
+export interface DataPlaneIdentity extends MsiAnswerEntry {
   readonly entry: Readonly<Record<string, unknown>>;
 }
 
-/** A service managed identity's credential. */
 export interface ServiceManagedIdentityCredential {
   readonly resourceId: string;
   readonly clientId: string;

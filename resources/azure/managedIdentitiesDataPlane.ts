@@ -1,20 +1,15 @@
 /**
  * The Managed Identities data plane client, sending what upstream's client (Azure/msi-dataplane)
- * sends: `POST <identity URL>` with `api-version` (core/identityUrl.ts), first without a token,
- * then, after the 401 challenge `Bearer authorization="<authority>/<tenant>"`, with the first party's
- * token for `<audience>/.default` in that tenant. Unlike upstream, the identity URL must be on a data
- * plane host of the configured cloud and name its tenant (`tid`), and the challenge must name that
- * tenant, so an identity URL cannot steer the first party into another tenant; the challenge callback
- * asks the first-party credential itself, not the policy's token cycler, which holds one token and
- * could hand one tenant's to another.
+ * sends: `POST <identity URL>` first without a token, then with the first party's token in the
+ * tenant of the 401 challenge. Unlike upstream, that tenant must be the identity URL's `tid`
+ * (docs/design.md, "Whose credential reads a cluster's identities").
  */
 import type { TokenCredential } from "@azure/identity";
 import type { Agent } from "node:https";
-import type { HttpClient, Pipeline, PipelineRequest, PipelineRequestOptions, PipelineResponse } from "@azure/core-rest-pipeline";
+import type { HttpClient, Pipeline, PipelinePolicy, PipelineRequest, PipelineRequestOptions, PipelineResponse } from "@azure/core-rest-pipeline";
 import { guidPattern } from "../core/azureResourceId";
-import { dataPlaneRequestBody, dataPlaneRequestUrl } from "../core/identityUrl";
 import type { DataPlaneHosts } from "../core/identityUrl";
-import { identityUrlField, readIdentityUrl } from "../core/identityUrl";
+import { dataPlaneRequestBody, dataPlaneRequestUrl, identityUrlField, readIdentityUrl } from "../core/identityUrl";
 import { shortMessage, withoutFinalPeriod } from "../core/retrievalError";
 import type { DataPlaneIdentity } from "./dataPlaneAnswer";
 import { DataPlaneError, readDataPlaneAnswer } from "./dataPlaneAnswer";
@@ -81,14 +76,14 @@ export function createManagedIdentitiesDataPlane(options: {
   readonly audience: string;
   readonly hosts: DataPlaneHosts;
   readonly agent?: Agent;
-  readonly userAgentPrefix?: string;
+  readonly userAgentPrefix: string;
 }): ManagedIdentitiesDataPlane {
   const scope = `${options.audience.replace(/\/+$/, "")}/.default`;
   // The tenant each request's identity URL names: the only one its challenge may name.
   const urlTenants = new WeakMap<PipelineRequest, string>();
   let client: TokenRequestPipeline | undefined;
   const build = (): TokenRequestPipeline => {
-    const built = createTokenRequestPipeline({ agent: options.agent, maxRetries: 2, userAgentPrefix: options.userAgentPrefix ?? "aro-hcp-identity-status" });
+    const built = createTokenRequestPipeline({ agent: options.agent, maxRetries: 2, userAgentPrefix: options.userAgentPrefix });
     built.pipeline.addPolicy(challengePolicy(built.core, options.firstPartyCredential, scope, urlTenants), { phase: "Sign" });
     return built;
   };
@@ -136,13 +131,16 @@ function requestTarget(identityUrl: string, hosts: DataPlaneHosts): { readonly u
   return { url, tenantId: reading.tenantId };
 }
 
-/** The SDK's bearer token policy: no token at first, then the first party's token in the challenge's tenant, when it is the identity URL's. */
+/**
+ * The SDK's bearer token policy: no token at first, then the first party's token in the challenge's tenant, when it is the
+ * identity URL's, asked of the credential itself: the policy's token cycler holds one token and could hand one tenant's to another.
+ */
 function challengePolicy(
   core: TokenRequestPipeline["core"],
   credential: TokenCredential,
   scope: string,
   urlTenants: WeakMap<PipelineRequest, string>,
-): ReturnType<TokenRequestPipeline["core"]["bearerTokenAuthenticationPolicy"]> {
+): PipelinePolicy {
   return core.bearerTokenAuthenticationPolicy({
     credential,
     scopes: scope,
@@ -173,11 +171,11 @@ function challengePolicy(
           if (like.name === "AbortError") throw error;
           throw new DataPlaneError(
             `${withoutFinalPeriod(shortMessage(String(like.message)))} (the first-party credential, asked for a token for ${scope} in tenant ${tenantId})`,
-            { firstParty: true, tenantId, cause: error },
+            { firstParty: true, cause: error },
           );
         }
         if (token === null) {
-          throw new DataPlaneError(`the first-party credential returned no token for ${scope} in tenant ${tenantId}`, { firstParty: true, tenantId });
+          throw new DataPlaneError(`the first-party credential returned no token for ${scope} in tenant ${tenantId}`, { firstParty: true });
         }
         request.headers.set("authorization", `Bearer ${token.token}`);
         return true;

@@ -229,7 +229,7 @@ describe("cluster credentials", () => {
     expect(refused).toBeInstanceOf(ClusterCredentialError);
     expect(refused).toMatchObject({ statusCode: 403 });
     expect((refused as Error).message).toContain(request.cluster.canonical);
-    world.fail = new DataPlaneError("the first-party credential could not get a token", { firstParty: true, tenantId: "t" });
+    world.fail = new DataPlaneError("the first-party credential could not get a token", { firstParty: true });
     await expect(source.readerFor(request, signal)).rejects.toMatchObject({ name: "DataPlaneError", firstParty: true });
     world.fail = undefined;
     // Whether the first party is asked again is its credential's business (held per tenant there):
