@@ -2,7 +2,7 @@
 import { goToLower } from "./goStrings";
 import { describeType, serviceProviderClusterResourceType } from "./azureResourceId";
 import type { JsonObject, JsonValue } from "./json";
-import { isJsonObject } from "./json";
+import { isJsonObject, withoutNil } from "./json";
 import type { MsiManagedIdentities } from "./msiManagedIdentities";
 import { msiHalf } from "./msiManagedIdentities";
 import type { StoredHalf } from "./goJson";
@@ -81,18 +81,15 @@ export interface StatusHalves {
 /** The patch of the given halves with upstream's Replace bookkeeping: instanceVersion + 1 (missing counts as 1), the etag it was based on. */
 export function identityStatusPatchOperations(document: JsonObject, halves: StatusHalves, basedOnEtag: string): PatchOperation[] {
   const properties = isJsonObject(document.properties) ? document.properties : {};
-  const operations: PatchOperation[] = [];
   const status = isJsonObject(properties.status) ? properties.status : undefined;
-  const subtrees: Array<[string, JsonObject]> = [];
-  if (halves.msi !== undefined) subtrees.push(["msiManagedIdentities", msiHalf.toJson(halves.msi, status?.msiManagedIdentities)]);
-  if (halves.dataPlane !== undefined) {
-    subtrees.push(["dataPlaneOperatorsManagedIdentities", dataPlaneHalf.toJson(halves.dataPlane, status?.dataPlaneOperatorsManagedIdentities)]);
-  }
-  if (status !== undefined) {
-    for (const [name, json] of subtrees) operations.push({ op: "set", path: `/properties/status/${name}`, value: json });
-  } else if (subtrees.length > 0) {
-    operations.push({ op: "set", path: "/properties/status", value: Object.fromEntries(subtrees) });
-  }
+  const subtrees = withoutNil({
+    msiManagedIdentities: halves.msi && msiHalf.toJson(halves.msi, status?.msiManagedIdentities),
+    dataPlaneOperatorsManagedIdentities: halves.dataPlane && dataPlaneHalf.toJson(halves.dataPlane, status?.dataPlaneOperatorsManagedIdentities),
+  });
+  const operations: PatchOperation[] = [];
+  if (status !== undefined)
+    operations.push(...Object.entries(subtrees).map(([name, value]) => ({ op: "set" as const, path: `/properties/status/${name}`, value })));
+  else if (Object.keys(subtrees).length > 0) operations.push({ op: "set", path: "/properties/status", value: subtrees });
   if (isJsonObject(properties.cosmosMetadata)) {
     const current = properties.cosmosMetadata.instanceVersion;
     const instanceVersion = typeof current === "number" && Number.isInteger(current) && current > 0 ? current : 1;
@@ -100,17 +97,14 @@ export function identityStatusPatchOperations(document: JsonObject, halves: Stat
     operations.push({ op: "set", path: "/properties/cosmosMetadata/etag", value: basedOnEtag });
   } else {
     // Creating the whole cosmosMetadata, as upstream's Replace does, lets its change-feed reader see this write.
-    operations.push({ op: "set", path: "/properties/cosmosMetadata", value: legacyCosmosMetadata(document, basedOnEtag) });
+    const { resourceID, partitionKey } = document;
+    const value = {
+      ...(typeof resourceID === "string" ? { resourceID } : {}),
+      ...(basedOnEtag.length > 0 ? { etag: basedOnEtag } : {}),
+      instanceVersion: 2,
+      ...(typeof partitionKey === "string" ? { partitionKey } : {}),
+    };
+    operations.push({ op: "set", path: "/properties/cosmosMetadata", value });
   }
   return operations;
-}
-
-/** The cosmosMetadata upstream's Replace writes into a document that had none. */
-function legacyCosmosMetadata(document: JsonObject, basedOnEtag: string): JsonObject {
-  return {
-    ...(typeof document.resourceID === "string" ? { resourceID: document.resourceID } : {}),
-    ...(basedOnEtag.length > 0 ? { etag: basedOnEtag } : {}),
-    instanceVersion: 2,
-    ...(typeof document.partitionKey === "string" ? { partitionKey: document.partitionKey } : {}),
-  };
 }
