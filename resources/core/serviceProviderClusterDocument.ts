@@ -5,7 +5,6 @@ import type { JsonObject, JsonValue } from "./json";
 import { isJsonObject, withoutNil } from "./json";
 import type { MsiManagedIdentities } from "./msiManagedIdentities";
 import { msiHalf } from "./msiManagedIdentities";
-import type { StoredHalf } from "./goJson";
 import type { DesiredIdentity, Half } from "./statusHalf";
 import { defineHalf } from "./statusHalf";
 
@@ -69,8 +68,6 @@ export const dataPlaneHalf: Half<DataPlaneOperatorsManagedIdentities, readonly D
   },
   (desired) => ({ identities: desired }),
 );
-
-export type StoredStatus = StoredHalf<DataPlaneOperatorsManagedIdentities>;
 
 /** The halves one write sets; a half left out stays as stored. */
 export interface StatusHalves {
