@@ -1,8 +1,7 @@
 /**
- * The MSI half of the status (msiManagedIdentities.ts) as the provider's outputs record it:
- * fingerprints, not IDs. Each identity is its `keyHash` (outputsStatus.ts) → `valueHash` (8 hex
- * digits of the SHA-256 of its clientId and principalId); the service managed identity is the pair.
- * That is what `diff` (the gate), `refresh` (what changed in Cosmos since) and `delete` need.
+ * The MSI half of the status (msiManagedIdentities.ts) as the provider's outputs record it: fingerprints, not IDs. Each identity
+ * is its `keyHash` (outputsStatus.ts) → `valueHash` (8 hex digits of the SHA-256 of its clientId and principalId); the service
+ * managed identity is the pair. That is what `diff` (the gate), `refresh` (what changed in Cosmos since) and `delete` need.
  */
 import { createHash } from "node:crypto";
 import { goToLower } from "./goStrings";
@@ -34,10 +33,8 @@ const smiSlot = "(service managed identity)";
 export type MsiFingerprint = ReadonlyMap<string, string>;
 
 function valueHash(entry: MsiIdentityEntry): string {
-  return createHash("sha256")
-    .update(`${entry.clientId ?? "\u0000"}\n${entry.principalId ?? "\u0000"}`, "utf8")
-    .digest("hex")
-    .slice(0, 8);
+  const values = `${entry.clientId ?? "\u0000"}\n${entry.principalId ?? "\u0000"}`;
+  return createHash("sha256").update(values, "utf8").digest("hex").slice(0, 8);
 }
 
 export function msiFingerprintOf(status: MsiManagedIdentities): MsiFingerprint {
@@ -62,9 +59,8 @@ export function encodeMsiOutputs(status: MsiManagedIdentities): StoredMsiOutputs
 }
 
 /**
- * What the outputs recorded, read against the keys at hand: the half's identities and recheck time,
- * without values (enough for the gate), and its fingerprint. An identity whose key is not at hand
- * gets the stand-in key `(identity <hash>)`, which equals no real key.
+ * What the outputs recorded, read against the keys at hand: the half's identities and recheck time, without values (enough
+ * for the gate), and its fingerprint. An identity whose key is not at hand gets the stand-in key `(identity <hash>)`, which equals no real key.
  */
 export function decodeMsiOutputs(
   stored: StoredMsiOutputs,
