@@ -143,12 +143,8 @@ export function msiPlanError(
   location: Pick<DocumentLocation, "documentId" | "clusterName" | "clusterDocumentId">,
   plan: Extract<MsiPlan, { kind: "unreadable" | "refused" }>,
 ): MsiIdentitiesError {
-  const [reason, details] =
-    plan.kind === "refused"
-      ? [plan.reason, plan.details]
-      : [
-          `the cluster's HCPOpenShiftCluster document ${location.clusterDocumentId} does not name its control plane operator identities in a form upstream writes`,
-          plan.problems,
-        ];
-  return new MsiIdentitiesError({ documentId: location.documentId, clusterName: location.clusterName, reason, details });
+  const { documentId, clusterName, clusterDocumentId } = location;
+  if (plan.kind === "refused") return new MsiIdentitiesError({ documentId, clusterName, reason: plan.reason, details: plan.details });
+  const reason = `the cluster's HCPOpenShiftCluster document ${clusterDocumentId} does not name its control plane operator identities in a form upstream writes`;
+  return new MsiIdentitiesError({ documentId, clusterName, reason, details: plan.problems });
 }
