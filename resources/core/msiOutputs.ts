@@ -8,7 +8,7 @@ import { goToLower } from "./goStrings";
 import { describeType } from "./azureResourceId";
 import { isJsonObject, parsedJsonText } from "./json";
 import type { StatusReading } from "./outputsStatus";
-import { keyFinder, keyHashOf, keyHashPattern, presentFields } from "./outputsStatus";
+import { keyHashOf, keysByHash, keyHashPattern, presentFields } from "./outputsStatus";
 import type { MsiIdentityEntry, MsiManagedIdentities } from "./msiManagedIdentities";
 
 /** The half as the outputs store it (its JSON text). */
@@ -66,8 +66,8 @@ export function decodeMsiOutputs(
   stored: StoredMsiOutputs,
   candidateKeys: Iterable<string>,
 ): { readonly status: MsiManagedIdentities; readonly fingerprint: MsiFingerprint } {
-  const find = keyFinder(candidateKeys);
-  const keyOf = (hash: string): string => find(hash) ?? `(identity ${hash})`;
+  const keys = keysByHash(candidateKeys);
+  const keyOf = (hash: string): string => keys.get(hash) ?? `(identity ${hash})`;
   const operators = Object.entries(stored.controlPlaneOperators ?? {}).map(([hash, values]) => [keyOf(hash), values] as const);
   const smi = stored.serviceManagedIdentity;
   const fingerprint = new Map(operators);

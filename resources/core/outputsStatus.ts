@@ -47,10 +47,9 @@ export function presentFields<Fields extends object>(fields: Fields): { [Key in 
 export const keyHashPattern = /^[0-9a-f]{12}$/;
 export const keyHashOf: (key: string) => string = boundedMemo((key) => createHash("sha256").update(key, "utf8").digest("hex").slice(0, 12));
 
-/** Finds the key of a key hash among the keys at hand; undefined when it is not among them. */
-export function keyFinder(candidateKeys: Iterable<string>): (keyHash: string) => string | undefined {
-  const keysByHash = new Map(Array.from(candidateKeys, (key) => [keyHashOf(key), key] as const));
-  return (keyHash) => keysByHash.get(keyHash);
+/** The keys at hand by their key hash: where a hash in the outputs finds its key again. */
+export function keysByHash(candidateKeys: Iterable<string>): ReadonlyMap<string, string> {
+  return new Map(Array.from(candidateKeys, (key) => [keyHashOf(key), key] as const));
 }
 
 /**
@@ -102,10 +101,10 @@ export function encodeOutputsStatus(status: DataPlaneOperatorsManagedIdentities,
 
 /** Gives back the subtree; an operator whose key is not at hand (its identity is gone from the document) gets the key `(operator <name>)`. */
 export function decodeOutputsStatus(status: OutputsStatus, candidateKeys: Iterable<string>): DataPlaneOperatorsManagedIdentities {
-  const keyOf = keyFinder(candidateKeys);
+  const keys = keysByHash(candidateKeys);
   const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = { ...status.identities };
   for (const [name, { keyHash, resourceID, ...values }] of Object.entries(status.operators ?? {})) {
-    const key = keyOf(keyHash) ?? `(operator ${name})`;
+    const key = keys.get(keyHash) ?? `(operator ${name})`;
     identities[key] = { resourceID: resourceID ?? key, ...values };
   }
   return presentFields({ identities, earliestRecheckTime: status.earliestRecheckTime });

@@ -35,17 +35,13 @@ export type PatchOperation = { readonly op: "set"; readonly path: string; readon
 /** The problems, each naming its field, that keep a document from being a ServiceProviderCluster to write into. */
 export function serviceProviderClusterDocumentProblems(document: JsonObject): string[] {
   const problems: string[] = [];
-  const resourceType = document.resourceType;
+  const { resourceType, properties } = document;
   if (typeof resourceType !== "string" || goToLower(resourceType) !== goToLower(serviceProviderClusterResourceType)) {
     problems.push(
       `resourceType is ${typeof resourceType === "string" ? `'${resourceType}'` : describeType(resourceType)}, expected '${serviceProviderClusterResourceType}'`,
     );
   }
-  const properties = document.properties;
-  if (!isJsonObject(properties)) {
-    problems.push(`properties is ${describeType(properties)}, expected an object`);
-    return problems;
-  }
+  if (!isJsonObject(properties)) return [...problems, `properties is ${describeType(properties)}, expected an object`];
   if (properties.cosmosMetadata !== undefined && !isJsonObject(properties.cosmosMetadata)) {
     problems.push(`properties.cosmosMetadata is ${describeType(properties.cosmosMetadata)}, expected an object`);
   }
