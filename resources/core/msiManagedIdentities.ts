@@ -39,8 +39,6 @@ export const msiHalf: Half<MsiManagedIdentities, MsiDesired> = defineHalf(
   (desired) => ({ controlPlaneOperatorsIdentities: desired.controlPlaneOperators, serviceManagedIdentity: desired.serviceManagedIdentity }),
 );
 
-export type StoredMsiStatus = StoredHalf<MsiManagedIdentities>;
-
 /** The identities one request asks for, as upstream's: every control plane operator identity, then the SMI. */
 export function msiRequestedIdentities(desired: MsiDesired): string[] {
   return [...desired.controlPlaneOperators.map((identity) => identity.resourceId), desired.serviceManagedIdentity.resourceId];
@@ -123,9 +121,9 @@ export type MsiPlan =
   | { readonly kind: "refused"; readonly reason: string; readonly details: readonly string[] };
 
 /** Nothing for a cluster without an identity URL (as upstream); the stand-in refuses to overwrite IDs not its own unless allowed. */
-export function planMsiHalf(fromCluster: LiveClusterDesiredSet, stored: StoredMsiStatus, now: Date, force: boolean, standIn?: StandIn): MsiPlan {
-  if (fromCluster.identityUrl === undefined) return { kind: "skipped", reason: "identityUrlNotSet" };
-  const desired = msiDesiredSet(fromCluster.controlPlaneOperators, fromCluster.serviceManagedIdentity);
+export function planMsiHalf(cluster: LiveClusterDesiredSet, stored: StoredHalf<MsiManagedIdentities>, now: Date, force: boolean, standIn?: StandIn): MsiPlan {
+  if (cluster.identityUrl === undefined) return { kind: "skipped", reason: "identityUrlNotSet" };
+  const desired = msiDesiredSet(cluster.controlPlaneOperators, cluster.serviceManagedIdentity);
   if (!desired.ok) return { kind: "unreadable", problems: desired.problems };
   const plan = msiHalf.plan(desired.desired, stored, now, force);
   const overwritten = plan.kind === "work" ? overwrittenByStandIn(stored.status, standIn) : [];
@@ -145,12 +143,8 @@ export function msiPlanError(
   location: Pick<DocumentLocation, "documentId" | "clusterName" | "clusterDocumentId">,
   plan: Extract<MsiPlan, { kind: "unreadable" | "refused" }>,
 ): MsiIdentitiesError {
-  const [reason, details] =
-    plan.kind === "refused"
-      ? [plan.reason, plan.details]
-      : [
-          `the cluster's HCPOpenShiftCluster document ${location.clusterDocumentId} does not name its control plane operator identities in a form upstream writes`,
-          plan.problems,
-        ];
-  return new MsiIdentitiesError({ documentId: location.documentId, clusterName: location.clusterName, reason, details });
+  const { documentId, clusterName, clusterDocumentId } = location;
+  if (plan.kind === "refused") return new MsiIdentitiesError({ documentId, clusterName, reason: plan.reason, details: plan.details });
+  const reason = `the cluster's HCPOpenShiftCluster document ${clusterDocumentId} does not name its control plane operator identities in a form upstream writes`;
+  return new MsiIdentitiesError({ documentId, clusterName, reason, details: plan.problems });
 }

@@ -1,15 +1,14 @@
 /**
- * The MSI half of the status (msiManagedIdentities.ts) as the provider's outputs record it:
- * fingerprints, not IDs. Each identity is its `keyHash` (outputsStatus.ts) → `valueHash` (8 hex
- * digits of the SHA-256 of its clientId and principalId); the service managed identity is the pair.
- * That is what `diff` (the gate), `refresh` (what changed in Cosmos since) and `delete` need.
+ * The MSI half of the status (msiManagedIdentities.ts) as the provider's outputs record it: fingerprints, not IDs. Each identity
+ * is its `keyHash` (outputsStatus.ts) → `valueHash` (8 hex digits of the SHA-256 of its clientId and principalId); the service
+ * managed identity is the pair. That is what `diff` (the gate), `refresh` (what changed in Cosmos since) and `delete` need.
  */
 import { createHash } from "node:crypto";
 import { goToLower } from "./goStrings";
 import { describeType } from "./azureResourceId";
 import { isJsonObject, parsedJsonText } from "./json";
 import type { StatusReading } from "./outputsStatus";
-import { keyFinder, keyHashOf, keyHashPattern, presentFields } from "./outputsStatus";
+import { keyHashOf, keysByHash, keyHashPattern, presentFields } from "./outputsStatus";
 import type { MsiIdentityEntry, MsiManagedIdentities } from "./msiManagedIdentities";
 
 /** The half as the outputs store it (its JSON text). */
@@ -34,10 +33,8 @@ const smiSlot = "(service managed identity)";
 export type MsiFingerprint = ReadonlyMap<string, string>;
 
 function valueHash(entry: MsiIdentityEntry): string {
-  return createHash("sha256")
-    .update(`${entry.clientId ?? "\u0000"}\n${entry.principalId ?? "\u0000"}`, "utf8")
-    .digest("hex")
-    .slice(0, 8);
+  const values = `${entry.clientId ?? "\u0000"}\n${entry.principalId ?? "\u0000"}`;
+  return createHash("sha256").update(values, "utf8").digest("hex").slice(0, 8);
 }
 
 export function msiFingerprintOf(status: MsiManagedIdentities): MsiFingerprint {
@@ -62,16 +59,15 @@ export function encodeMsiOutputs(status: MsiManagedIdentities): StoredMsiOutputs
 }
 
 /**
- * What the outputs recorded, read against the keys at hand: the half's identities and recheck time,
- * without values (enough for the gate), and its fingerprint. An identity whose key is not at hand
- * gets the stand-in key `(identity <hash>)`, which equals no real key.
+ * What the outputs recorded, read against the keys at hand: the half's identities and recheck time, without values (enough
+ * for the gate), and its fingerprint. An identity whose key is not at hand gets the stand-in key `(identity <hash>)`, which equals no real key.
  */
 export function decodeMsiOutputs(
   stored: StoredMsiOutputs,
   candidateKeys: Iterable<string>,
 ): { readonly status: MsiManagedIdentities; readonly fingerprint: MsiFingerprint } {
-  const find = keyFinder(candidateKeys);
-  const keyOf = (hash: string): string => find(hash) ?? `(identity ${hash})`;
+  const keys = keysByHash(candidateKeys);
+  const keyOf = (hash: string): string => keys.get(hash) ?? `(identity ${hash})`;
   const operators = Object.entries(stored.controlPlaneOperators ?? {}).map(([hash, values]) => [keyOf(hash), values] as const);
   const smi = stored.serviceManagedIdentity;
   const fingerprint = new Map(operators);

@@ -1,9 +1,8 @@
 /**
- * The data plane operators' half as the provider's outputs record it (docs/design.md, "Small outputs"):
- * an entry a declared operator names sits under the operator's name with `keyHash` (12 hex digits of
- * the SHA-256 of its Cosmos key) in place of its IDs, found again among the keys at hand (the desired
- * set during `diff`, the document's during `refresh`); other entries stay in `identities`, as in Cosmos.
- * Decoding gives back the subtree up to the case of `resourceID`, which every comparison ignores.
+ * The data plane operators' half as the provider's outputs record it (docs/design.md, "Small outputs"): an entry a declared
+ * operator names sits under the operator's name with `keyHash` (12 hex digits of the SHA-256 of its Cosmos key) in place of
+ * its key, found again among the keys at hand (the desired set during `diff`, the document's during `refresh`); other entries
+ * stay in `identities`, as in Cosmos. Decoding gives back the subtree up to the case of `resourceID`, which every comparison ignores.
  */
 import { createHash } from "node:crypto";
 import { describeType } from "./azureResourceId";
@@ -48,28 +47,21 @@ export function presentFields<Fields extends object>(fields: Fields): { [Key in 
 export const keyHashPattern = /^[0-9a-f]{12}$/;
 export const keyHashOf: (key: string) => string = boundedMemo((key) => createHash("sha256").update(key, "utf8").digest("hex").slice(0, 12));
 
-/** Finds the key of a key hash among the keys at hand; undefined when it is not among them. */
-export function keyFinder(candidateKeys: Iterable<string>): (keyHash: string) => string | undefined {
-  const keysByHash = new Map(Array.from(candidateKeys, (key) => [keyHashOf(key), key] as const));
-  return (keyHash) => keysByHash.get(keyHash);
+/** The keys at hand by their key hash: where a hash in the outputs finds its key again. */
+export function keysByHash(candidateKeys: Iterable<string>): ReadonlyMap<string, string> {
+  return new Map(Array.from(candidateKeys, (key) => [keyHashOf(key), key] as const));
 }
 
 /**
- * Digest of the declared inputs `diff` compares (the checked operator map, or null; the service
- * managed identity or null; the identity URL, left out when null so that digests without one stay
- * the same), so the outputs need not repeat the inputs.
+ * Digest of the declared inputs `diff` compares (the checked operator map, or null; the service managed identity or null; the
+ * identity URL, left out when null so that digests without one stay the same), so the outputs need not repeat the inputs.
  */
 export function inputsDigest(
   dataPlaneOperators: Readonly<Record<string, string>> | null,
   serviceManagedIdentity: string | null,
   identityUrl: string | null = null,
 ): string {
-  const operators =
-    dataPlaneOperators === null
-      ? null
-      : Object.keys(dataPlaneOperators)
-          .sort()
-          .map((name) => [name, dataPlaneOperators[name]]);
+  const operators = dataPlaneOperators && Object.entries(dataPlaneOperators).sort(([left], [right]) => (left < right ? -1 : 1));
   return createHash("sha256")
     .update(JSON.stringify(identityUrl === null ? [operators, serviceManagedIdentity] : [operators, serviceManagedIdentity, identityUrl]), "utf8")
     .digest("base64url")
@@ -109,10 +101,10 @@ export function encodeOutputsStatus(status: DataPlaneOperatorsManagedIdentities,
 
 /** Gives back the subtree; an operator whose key is not at hand (its identity is gone from the document) gets the key `(operator <name>)`. */
 export function decodeOutputsStatus(status: OutputsStatus, candidateKeys: Iterable<string>): DataPlaneOperatorsManagedIdentities {
-  const keyOf = keyFinder(candidateKeys);
+  const keys = keysByHash(candidateKeys);
   const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = { ...status.identities };
   for (const [name, { keyHash, resourceID, ...values }] of Object.entries(status.operators ?? {})) {
-    const key = keyOf(keyHash) ?? `(operator ${name})`;
+    const key = keys.get(keyHash) ?? `(operator ${name})`;
     identities[key] = { resourceID: resourceID ?? key, ...values };
   }
   return presentFields({ identities, earliestRecheckTime: status.earliestRecheckTime });
@@ -165,10 +157,7 @@ export function readOutputsStatusText(value: unknown): StatusReading<OutputsStat
   };
 }
 
-/**
- * The `status` output as a program sees it: the object, whether the state holds its JSON text or
- * the object itself (what a `setMocks` test may return); `undefined` for anything else.
- */
+/** The `status` output as a program sees it, from the state's JSON text or the object itself (a `setMocks` test's); `undefined` for anything else. */
 export function statusFromOutputs(value: unknown): OutputsStatus | undefined {
   if (typeof value !== "string") return isJsonObject(value) ? value : undefined;
   const read = readOutputsStatusText(value);
@@ -176,12 +165,7 @@ export function statusFromOutputs(value: unknown): OutputsStatus | undefined {
 }
 
 /** How many identities the status records, and how many resolved, were not found or failed; two operators naming one identity count once. */
-export function statusCounts(status: OutputsStatus): {
-  readonly identityCount: number;
-  readonly resolvedCount: number;
-  readonly notFoundCount: number;
-  readonly failedCount: number;
-} {
+export function statusCounts(status: OutputsStatus): Readonly<Record<"identityCount" | "resolvedCount" | "notFoundCount" | "failedCount", number>> {
   const byKey = new Map<string, { readonly retrievalError?: string }>([
     ...Object.values(status.operators ?? {}).map((entry) => [entry.keyHash, entry] as const),
     ...Object.entries(status.identities ?? {}),

@@ -20,9 +20,8 @@ export interface SyncRequest {
   readonly cluster: ParsedResourceId;
   /** The desired set; `undefined` reads it from the cluster document, as upstream does. */
   readonly desired: readonly DesiredIdentity[] | undefined;
-  /** Skip the data plane operators' recheck gate (drift was detected in that half, or the state is unknown). */
+  /** Skip the data plane operators' (`force`) or the MSI half's (`forceMsi`) recheck gate: drift was detected in that half, or the state is unknown. */
   readonly force: boolean;
-  /** Skip the MSI half's recheck gate (drift was detected in that half, or the state is unknown). */
   readonly forceMsi?: boolean;
   /** The service managed identity and identity URL the inputs declare: they must agree with the cluster document's. */
   readonly serviceManagedIdentity?: string;

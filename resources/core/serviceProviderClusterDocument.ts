@@ -2,10 +2,9 @@
 import { goToLower } from "./goStrings";
 import { describeType, serviceProviderClusterResourceType } from "./azureResourceId";
 import type { JsonObject, JsonValue } from "./json";
-import { isJsonObject } from "./json";
+import { isJsonObject, withoutNil } from "./json";
 import type { MsiManagedIdentities } from "./msiManagedIdentities";
 import { msiHalf } from "./msiManagedIdentities";
-import type { StoredHalf } from "./goJson";
 import type { DesiredIdentity, Half } from "./statusHalf";
 import { defineHalf } from "./statusHalf";
 
@@ -36,17 +35,13 @@ export type PatchOperation = { readonly op: "set"; readonly path: string; readon
 /** The problems, each naming its field, that keep a document from being a ServiceProviderCluster to write into. */
 export function serviceProviderClusterDocumentProblems(document: JsonObject): string[] {
   const problems: string[] = [];
-  const resourceType = document.resourceType;
+  const { resourceType, properties } = document;
   if (typeof resourceType !== "string" || goToLower(resourceType) !== goToLower(serviceProviderClusterResourceType)) {
     problems.push(
       `resourceType is ${typeof resourceType === "string" ? `'${resourceType}'` : describeType(resourceType)}, expected '${serviceProviderClusterResourceType}'`,
     );
   }
-  const properties = document.properties;
-  if (!isJsonObject(properties)) {
-    problems.push(`properties is ${describeType(properties)}, expected an object`);
-    return problems;
-  }
+  if (!isJsonObject(properties)) return [...problems, `properties is ${describeType(properties)}, expected an object`];
   if (properties.cosmosMetadata !== undefined && !isJsonObject(properties.cosmosMetadata)) {
     problems.push(`properties.cosmosMetadata is ${describeType(properties.cosmosMetadata)}, expected an object`);
   }
@@ -70,8 +65,6 @@ export const dataPlaneHalf: Half<DataPlaneOperatorsManagedIdentities, readonly D
   (desired) => ({ identities: desired }),
 );
 
-export type StoredStatus = StoredHalf<DataPlaneOperatorsManagedIdentities>;
-
 /** The halves one write sets; a half left out stays as stored. */
 export interface StatusHalves {
   readonly dataPlane?: DataPlaneOperatorsManagedIdentities;
@@ -81,18 +74,15 @@ export interface StatusHalves {
 /** The patch of the given halves with upstream's Replace bookkeeping: instanceVersion + 1 (missing counts as 1), the etag it was based on. */
 export function identityStatusPatchOperations(document: JsonObject, halves: StatusHalves, basedOnEtag: string): PatchOperation[] {
   const properties = isJsonObject(document.properties) ? document.properties : {};
-  const operations: PatchOperation[] = [];
   const status = isJsonObject(properties.status) ? properties.status : undefined;
-  const subtrees: Array<[string, JsonObject]> = [];
-  if (halves.msi !== undefined) subtrees.push(["msiManagedIdentities", msiHalf.toJson(halves.msi, status?.msiManagedIdentities)]);
-  if (halves.dataPlane !== undefined) {
-    subtrees.push(["dataPlaneOperatorsManagedIdentities", dataPlaneHalf.toJson(halves.dataPlane, status?.dataPlaneOperatorsManagedIdentities)]);
-  }
-  if (status !== undefined) {
-    for (const [name, json] of subtrees) operations.push({ op: "set", path: `/properties/status/${name}`, value: json });
-  } else if (subtrees.length > 0) {
-    operations.push({ op: "set", path: "/properties/status", value: Object.fromEntries(subtrees) });
-  }
+  const subtrees = withoutNil({
+    msiManagedIdentities: halves.msi && msiHalf.toJson(halves.msi, status?.msiManagedIdentities),
+    dataPlaneOperatorsManagedIdentities: halves.dataPlane && dataPlaneHalf.toJson(halves.dataPlane, status?.dataPlaneOperatorsManagedIdentities),
+  });
+  const operations: PatchOperation[] = [];
+  if (status !== undefined)
+    operations.push(...Object.entries(subtrees).map(([name, value]) => ({ op: "set" as const, path: `/properties/status/${name}`, value })));
+  else if (Object.keys(subtrees).length > 0) operations.push({ op: "set", path: "/properties/status", value: subtrees });
   if (isJsonObject(properties.cosmosMetadata)) {
     const current = properties.cosmosMetadata.instanceVersion;
     const instanceVersion = typeof current === "number" && Number.isInteger(current) && current > 0 ? current : 1;
@@ -100,17 +90,14 @@ export function identityStatusPatchOperations(document: JsonObject, halves: Stat
     operations.push({ op: "set", path: "/properties/cosmosMetadata/etag", value: basedOnEtag });
   } else {
     // Creating the whole cosmosMetadata, as upstream's Replace does, lets its change-feed reader see this write.
-    operations.push({ op: "set", path: "/properties/cosmosMetadata", value: legacyCosmosMetadata(document, basedOnEtag) });
+    const { resourceID, partitionKey } = document;
+    const value = {
+      ...(typeof resourceID === "string" ? { resourceID } : {}),
+      ...(basedOnEtag.length > 0 ? { etag: basedOnEtag } : {}),
+      instanceVersion: 2,
+      ...(typeof partitionKey === "string" ? { partitionKey } : {}),
+    };
+    operations.push({ op: "set", path: "/properties/cosmosMetadata", value });
   }
   return operations;
-}
-
-/** The cosmosMetadata upstream's Replace writes into a document that had none. */
-function legacyCosmosMetadata(document: JsonObject, basedOnEtag: string): JsonObject {
-  return {
-    ...(typeof document.resourceID === "string" ? { resourceID: document.resourceID } : {}),
-    ...(basedOnEtag.length > 0 ? { etag: basedOnEtag } : {}),
-    instanceVersion: 2,
-    ...(typeof document.partitionKey === "string" ? { partitionKey: document.partitionKey } : {}),
-  };
 }

@@ -12,17 +12,15 @@ import type { DesiredIdentity } from "./statusHalf";
 import { nextRecheckTime, recheckDue } from "./statusHalf";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./serviceProviderClusterDocument";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
-import { AzureAccessError } from "./errors";
 import type { LiveClusterDesiredSet } from "./clusterDocument";
 import { clusterDocumentLabel } from "./clusterMessage";
 import { desiredSetDisagreement } from "./desiredSetDisagreement";
 import type { DocumentLocation } from "./documentLocation";
-import { nothingWrittenError } from "./errors";
+import { AzureAccessError, nothingWrittenError } from "./errors";
 
 /** What a failed lookup does to the stored IDs of its entry: `keep` (the default) or upstream's `clear`. */
-export type IdsOnLookupFailure = "keep" | "clear";
-
-export const idsOnLookupFailureValues: readonly IdsOnLookupFailure[] = ["keep", "clear"];
+export const idsOnLookupFailureValues = ["keep", "clear"] as const;
+export type IdsOnLookupFailure = (typeof idsOnLookupFailureValues)[number];
 
 /** Whose credential read the identities: the cluster's own SMI (a 403 then says the identity is not the cluster's), or the hook's own. */
 export type CredentialScope = "cluster" | "process";

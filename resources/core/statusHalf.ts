@@ -146,13 +146,11 @@ export function defineHalf<Status extends object, Desired>(
   return half;
 }
 
-/** Upstream's recheck interval and jitter: the recheck lands uniformly in [12 h, 18 h). */
 export const recheckIntervalInMs = 12 * 60 * 60 * 1000;
-const recheckJitterFactor = 0.5;
 
-/** `now + 12 h + random × 0.5 × 12 h`, whole seconds. `random` returns a value in [0, 1). */
+/** Upstream's recheck time, uniformly in [12 h, 18 h) from now: `now + 12 h + random × 0.5 × 12 h`, whole seconds; `random` is in [0, 1). */
 export function nextRecheckTime(now: Date, random: () => number): string {
-  const jitter = Math.min(Math.max(random(), 0), 0.999999) * recheckJitterFactor * recheckIntervalInMs;
+  const jitter = Math.min(Math.max(random(), 0), 0.999999) * 0.5 * recheckIntervalInMs;
   return formatTimestamp(new Date(now.getTime() + recheckIntervalInMs + jitter));
 }
 
@@ -162,7 +160,6 @@ export function recheckDue(earliestRecheckTime: string | undefined, now: Date): 
   return recheck === undefined || now.getTime() >= recheck.getTime();
 }
 
-/** Whether `record`'s own keys are exactly `keys`. */
 function hasExactly(record: Readonly<Record<string, unknown>>, keys: readonly string[]): boolean {
   return Object.keys(record).length === keys.length && keys.every((key) => Object.prototype.hasOwnProperty.call(record, key));
 }

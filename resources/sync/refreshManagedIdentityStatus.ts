@@ -8,11 +8,11 @@ import { locate } from "../core/documentLocation";
 import { CosmosDocumentError } from "../core/errors";
 import { goToLower } from "../core/goStrings";
 import { errorCodeLabel, isFailedRetrievalError } from "../core/retrievalError";
-import type { MsiManagedIdentities, StoredMsiStatus } from "../core/msiManagedIdentities";
+import type { MsiManagedIdentities } from "../core/msiManagedIdentities";
 import { msiHalf, planMsiHalf } from "../core/msiManagedIdentities";
 import type { MsiFingerprint } from "../core/msiOutputs";
 import { fingerprintDifferences, msiFingerprintOf } from "../core/msiOutputs";
-import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities, StoredStatus } from "../core/serviceProviderClusterDocument";
+import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "../core/serviceProviderClusterDocument";
 import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
 import type { DecidedOutcome } from "../core/statusDecision";
 import type { StoredHalf } from "../core/goJson";
@@ -99,7 +99,7 @@ export async function refreshManagedIdentityStatus(
 }
 
 /** The data plane operators' half in Cosmos against the last state. */
-function cosmosDrift(known: DataPlaneOperatorsManagedIdentities, persisted: StoredStatus): string[] {
+function cosmosDrift(known: DataPlaneOperatorsManagedIdentities, persisted: StoredHalf<DataPlaneOperatorsManagedIdentities>): string[] {
   const drift = subtreeDrift("the status subtree", persisted, Object.keys(known.identities ?? {}).length > 0);
   for (const { key, change, fields } of dataPlaneHalf.changes(known, persisted.status)) {
     if (change === "changed") drift.push(...fields.map((field) => `identity ${key}: ${field} was changed in Cosmos`));
@@ -118,7 +118,7 @@ function subtreeDrift(subtree: string, persisted: StoredHalf<object>, recorded: 
 }
 
 /** The MSI half in Cosmos against the fingerprints of the last state. */
-function msiCosmosDrift(lastKnown: KnownMsiStatus, persisted: StoredMsiStatus): string[] {
+function msiCosmosDrift(lastKnown: KnownMsiStatus, persisted: StoredHalf<MsiManagedIdentities>): string[] {
   const smi = persisted.status.serviceManagedIdentity?.resourceId;
   const keys = [...Object.keys(persisted.status.controlPlaneOperatorsIdentities ?? {}), ...(smi === undefined ? [] : [goToLower(smi)])];
   const known = lastKnown(keys).fingerprint;
