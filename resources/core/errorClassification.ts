@@ -86,13 +86,42 @@ export function describeCosmosError(error: unknown): string {
  * is gone" is decided on upstream's code, not on @azure/core-client's `code` (the body's, of any type).
  */
 export function azureErrorCode(error: unknown): string | undefined {
-  const response = (error as { response?: { headers?: { get?: (name: string) => string | undefined }; bodyAsText?: unknown } } | undefined)?.response;
+  const response = responseOf(error);
   if (typeof response !== "object" || response === null) return undefined;
-  const header = typeof response.headers?.get === "function" ? response.headers.get("x-ms-error-code") : undefined;
+  const header = headerOf(response, "x-ms-error-code");
   if (typeof header === "string" && header !== "") return header;
   const body = response.bodyAsText;
   if (typeof body !== "string") return undefined;
   return body === "" ? "" : jsonErrorCode(body) || xmlErrorCode(body);
+}
+
+/** The wait a failed ARM response asks for in ms (`retry-after-ms`, `x-ms-retry-after-ms`, `retry-after`), read here because the SDK's retry policy is off. */
+export function retryAfterInMs(error: unknown): number | undefined {
+  const response = responseOf(error);
+  if (typeof response?.headers?.get !== "function") return undefined;
+  for (const name of ["retry-after-ms", "x-ms-retry-after-ms"]) {
+    const milliseconds = Number(headerOf(response, name));
+    if (headerOf(response, name) !== undefined && Number.isFinite(milliseconds) && milliseconds >= 0) return milliseconds;
+  }
+  const retryAfter = headerOf(response, "retry-after");
+  if (retryAfter === undefined) return undefined;
+  const seconds = Number(retryAfter);
+  if (retryAfter.trim() !== "" && Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(retryAfter);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+interface FailedResponse {
+  readonly headers?: { readonly get?: (name: string) => string | undefined };
+  readonly bodyAsText?: unknown;
+}
+
+function responseOf(error: unknown): FailedResponse | undefined {
+  return (error as { response?: FailedResponse } | undefined)?.response;
+}
+
+function headerOf(response: FailedResponse, name: string): string | undefined {
+  return typeof response.headers?.get === "function" ? response.headers.get(name) : undefined;
 }
 
 /** `code` of a JSON object body (unwrapped from `error` or `odata.error`), or `""`. */

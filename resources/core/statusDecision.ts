@@ -15,7 +15,7 @@ import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 import { AzureAccessError } from "./errors";
 import type { LiveClusterDesiredSet } from "./clusterDocument";
 import { clusterDocumentLabel } from "./clusterMessage";
-import { desiredSetDisagreement } from "./desiredSetDisagreement";
+import { desiredSetDisagreement } from "./errors";
 import type { DocumentLocation } from "./documentLocation";
 import { nothingWrittenError } from "./errors";
 

@@ -9,8 +9,7 @@
  */
 import { untilAborted, withDeadline } from "../core/abort";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
-import { classifyLookupError, isEndpointUnreachableCode } from "../core/errorClassification";
-import { retryAfterInMs } from "../core/retryAfter";
+import { classifyLookupError, isEndpointUnreachableCode, retryAfterInMs } from "../core/errorClassification";
 import { lookupTimeoutSetting } from "../core/settingsKeys";
 import type { IdentityLookupOutcome } from "../core/statusDecision";
 import type { LookupErrorDetails } from "../core/retrievalError";

@@ -10,10 +10,9 @@ import type { DocumentStore } from "../cosmos/documentStore";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterNameOf } from "../core/clusterMessage";
 import { locate } from "../core/documentLocation";
-import { cosmosStatusCode } from "../core/errorClassification";
+import { cosmosStatusCode, retryAfterInMs } from "../core/errorClassification";
+import { failureCodes } from "../core/errors";
 import { failureCauseOf, halvesOfFailure } from "../core/failureCause";
-import { errorCodeLabel } from "../core/retrievalError";
-import { retryAfterInMs } from "../core/retryAfter";
 import type { SpanAttributes, SpanScope } from "../logging/spans";
 import { inSpan } from "../logging/spans";
 import type { SyncDependencies } from "../sync/syncDependencies";
@@ -56,12 +55,11 @@ export type PassKind = keyof PassResults;
 
 /** What a sync pass's result says: its work, its writes and its identities that failed. */
 function syncResultAttributes(result: SyncResult): SpanAttributes {
-  const codes = [...new Set(result.failures.map(({ error }) => errorCodeLabel(error)))];
   return {
     "aro_hcp.lookups": result.lookups,
     "aro_hcp.write_attempts": result.writeAttempts,
     "aro_hcp.identities.failed": result.failures.length,
-    "aro_hcp.failure.codes": codes.length === 0 ? undefined : codes.join(", "),
+    "aro_hcp.failure.codes": result.failures.length === 0 ? undefined : failureCodes(result.failures),
     "aro_hcp.data_plane.work_reason": result.workReason,
     "aro_hcp.msi.work_reason": result.msiWorkReason,
     "aro_hcp.skipped_reason": result.skippedReason,
