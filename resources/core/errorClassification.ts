@@ -11,6 +11,8 @@ interface ErrorLike {
   readonly statusCode?: unknown;
   readonly message?: unknown;
   readonly body?: unknown;
+  readonly cause?: { readonly code?: unknown };
+  readonly response?: FailedResponse;
 }
 
 function asErrorLike(error: unknown): ErrorLike {
@@ -40,7 +42,7 @@ export function classifyLookupError(error: unknown): { readonly kind: LookupErro
   const statusCode = typeof like.statusCode === "number" ? like.statusCode : undefined;
   const rawMessage = typeof like.message === "string" ? like.message : String(error);
   // core-rest-pipeline keeps Node's code on the RestError, or on some paths only on its cause.
-  const causeCode = (like as { cause?: { code?: unknown } }).cause?.code;
+  const causeCode = like.cause?.code;
   const ownCode = typeof like.code === "string" && like.code !== "REQUEST_SEND_ERROR" ? like.code : undefined;
   const nodeCode = ownCode ?? (typeof causeCode === "string" ? causeCode : undefined);
   const answeredCode = statusCode === undefined ? undefined : azureErrorCode(like);
@@ -86,7 +88,7 @@ export function describeCosmosError(error: unknown): string {
  * is gone" is decided on upstream's code, not on @azure/core-client's `code` (the body's, of any type).
  */
 export function azureErrorCode(error: unknown): string | undefined {
-  const response = responseOf(error);
+  const response = asErrorLike(error).response;
   if (typeof response !== "object" || response === null) return undefined;
   const header = headerOf(response, "x-ms-error-code");
   if (typeof header === "string" && header !== "") return header;
@@ -97,7 +99,7 @@ export function azureErrorCode(error: unknown): string | undefined {
 
 /** The wait a failed ARM response asks for in ms (`retry-after-ms`, `x-ms-retry-after-ms`, `retry-after`), read here because the SDK's retry policy is off. */
 export function retryAfterInMs(error: unknown): number | undefined {
-  const response = responseOf(error);
+  const response = asErrorLike(error).response;
   if (typeof response?.headers?.get !== "function") return undefined;
   for (const name of ["retry-after-ms", "x-ms-retry-after-ms"]) {
     const milliseconds = Number(headerOf(response, name));
@@ -114,10 +116,6 @@ export function retryAfterInMs(error: unknown): number | undefined {
 interface FailedResponse {
   readonly headers?: { readonly get?: (name: string) => string | undefined };
   readonly bodyAsText?: unknown;
-}
-
-function responseOf(error: unknown): FailedResponse | undefined {
-  return (error as { response?: FailedResponse } | undefined)?.response;
 }
 
 function headerOf(response: FailedResponse, name: string): string | undefined {

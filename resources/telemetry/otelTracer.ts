@@ -11,7 +11,7 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 import { AzureSdkInstrumentation } from "@azure/opentelemetry-instrumentation-azure-sdk";
-import { failureCauseOf } from "../core/failureCause";
+import { failureCauseOf } from "../core/clusterMessage";
 import type { InstalledTracer, SpanAttributes } from "../logging/spans";
 import type { TracingSettings } from "./tracingSettings";
 import { redactAttributes, redactSpanText, secretValuesOf } from "./redaction";

@@ -8,11 +8,10 @@ import type { MsiAnswerSource } from "../azure/managedIdentitiesDataPlane";
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import type { DocumentStore } from "../cosmos/documentStore";
 import type { ParsedResourceId } from "../core/azureResourceId";
-import { clusterNameOf } from "../core/clusterMessage";
+import { clusterNameOf, failureCauseOf, halvesOfFailure } from "../core/clusterMessage";
 import { locate } from "../core/documentLocation";
 import { cosmosStatusCode, retryAfterInMs } from "../core/errorClassification";
 import { failureCodes } from "../core/errors";
-import { failureCauseOf, halvesOfFailure } from "../core/failureCause";
 import type { SpanAttributes, SpanScope } from "../logging/spans";
 import { inSpan } from "../logging/spans";
 import type { SyncDependencies } from "../sync/syncDependencies";
@@ -78,14 +77,15 @@ const resultAttributes: { readonly [K in PassKind]: (result: PassResults[K]) => 
   }),
 };
 
-/** What the pass's span counts of its requests, and each request in its span. */
+/**
+ * What the pass's span counts of its requests: those made again after a failed attempt (ARM reads of
+ * the same identity, Cosmos writes after 412), answers of HTTP 429 and the waits they asked for
+ * (Retry-After), and the time the pass slept (retry backoffs, throttling waits, polls for a document).
+ */
 class PassTrace {
-  /** Requests made again after a failed attempt (ARM reads of the same identity, Cosmos writes after 412). */
   retries = 0;
-  /** Answers that said "too many requests" (HTTP 429), and the waits they asked for (Retry-After). */
   throttled = 0;
   throttleWaitMs = 0;
-  /** Time the pass slept: retry backoffs, throttling waits, polls for a document. */
   waitMs = 0;
 
   counts(): SpanAttributes {
@@ -97,19 +97,17 @@ class PassTrace {
     };
   }
 
-  /** Runs `run` in a span; a failed request records its HTTP status and Retry-After, and an answer of HTTP 429 is counted. */
+  /** Runs `run` in a span; a failed request records its HTTP status and Retry-After. */
   request<T>(name: string, attributes: SpanAttributes, run: (span: SpanScope) => Promise<T>): Promise<T> {
-    return inSpan(name, attributes, run, (error) => this.failed(error));
-  }
-
-  private failed(error: unknown): SpanAttributes {
-    const statusCode = cosmosStatusCode(error);
-    const retryAfterMs = retryAfterInMs(error);
-    if (statusCode === 429) {
-      this.throttled += 1;
-      this.throttleWaitMs += retryAfterMs ?? 0;
-    }
-    return { "http.response.status_code": statusCode, "aro_hcp.retry_after_ms": retryAfterMs };
+    return inSpan(name, attributes, run, (error) => {
+      const statusCode = cosmosStatusCode(error);
+      const retryAfterMs = retryAfterInMs(error);
+      if (statusCode === 429) {
+        this.throttled += 1;
+        this.throttleWaitMs += retryAfterMs ?? 0;
+      }
+      return { "http.response.status_code": statusCode, "aro_hcp.retry_after_ms": retryAfterMs };
+    });
   }
 }
 
