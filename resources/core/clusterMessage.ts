@@ -128,9 +128,8 @@ export function groupFailures(failures: readonly ResourceFailure[]): FailureGrou
 export const bothHalvesFailed = "\nand: ";
 
 /**
- * The halves a failed pass's error is about, by its class: the data plane operators' lookups or
- * their credential, the MSI half's answer, or both (the two halves' errors joined, or a failure of
- * the pass as a whole: a document, a setting, the process's credential). The run records, the
+ * The halves a failed pass's error is about, by its class; both when the halves' errors are joined or
+ * the pass failed as a whole (a document, a setting, the process's credential). The run records, the
  * stack output's `failure` and the pass's span all take it from here.
  */
 export function halvesOfFailure(error: unknown): { readonly dataPlane: boolean; readonly msi: boolean } {

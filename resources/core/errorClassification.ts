@@ -83,9 +83,9 @@ export function describeCosmosError(error: unknown): string {
 }
 
 /**
- * The Azure error code of a failed answer as upstream's azcore reads it (x-ms-error-code header, else
- * the JSON body's, else an XML `<Code>`; `""` when none; undefined without an answer), so "the identity
- * is gone" is decided on upstream's code, not on @azure/core-client's `code` (the body's, of any type).
+ * The Azure error code of a failed answer as upstream's azcore reads it (x-ms-error-code header, else the
+ * JSON body's, else an XML `<Code>`; `""` when none; undefined without an answer): "the identity is gone"
+ * is decided on upstream's code, not on @azure/core-client's `code` (the body's, of any type).
  */
 export function azureErrorCode(error: unknown): string | undefined {
   const response = asErrorLike(error).response;

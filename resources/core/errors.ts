@@ -187,20 +187,19 @@ export function desiredSetDisagreement(
   clusterDocumentId: string,
   clusterName: string,
 ): DesiredSetDisagreementError | undefined {
-  const onlyIn = (from: readonly DesiredIdentity[], other: readonly DesiredIdentity[]): string[] => {
-    const keys = new Set(other.map((identity) => identity.key));
-    return from.filter((identity) => !keys.has(identity.key)).map((identity) => identity.resourceId);
-  };
-  const onlyInputs = onlyIn(inputs, document);
-  const onlyDocument = onlyIn(document, inputs);
+  const documentKeys = new Set(document.map((identity) => identity.key));
+  const inputKeys = new Set(inputs.map((identity) => identity.key));
+  const onlyInputs = inputs.filter((identity) => !documentKeys.has(identity.key));
+  const onlyDocument = document.filter((identity) => !inputKeys.has(identity.key));
   if (onlyInputs.length === 0 && onlyDocument.length === 0) return undefined;
-  const list = (identities: readonly string[]): string =>
-    identities.length === 0
+  const list = (identities: readonly DesiredIdentity[]): string => {
+    const ids = identities.map((identity) => identity.resourceId);
+    return ids.length === 0
       ? "none"
-      : identities.length <= listedIdentities
-        ? identities.join(", ")
-        : `${identities.slice(0, listedIdentities).join(", ")} and ${identities.length - listedIdentities} more`;
-  const named = (identities: readonly DesiredIdentity[]): string => list(identities.map((identity) => identity.resourceId));
+      : ids.length <= listedIdentities
+        ? ids.join(", ")
+        : `${ids.slice(0, listedIdentities).join(", ")} and ${ids.length - listedIdentities} more`;
+  };
   return new DesiredSetDisagreementError(
     clusterMessage({
       cause:
@@ -210,7 +209,7 @@ export function desiredSetDisagreement(
       outcome: "nothing was read from Azure or written",
       reference: clusterDocumentLabel(clusterDocumentId),
       details: [
-        `The inputs name: ${named(inputs)}. The document names: ${named(document)}`,
+        `The inputs name: ${list(inputs)}. The document names: ${list(document)}`,
         `only in the inputs: ${list(onlyInputs)}; only in the document: ${list(onlyDocument)}`,
       ],
     }),

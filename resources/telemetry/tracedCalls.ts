@@ -1,7 +1,6 @@
 /**
- * The spans of a provider call, of a cluster's pass and of each of the pass's I/O calls, loaded only
- * while tracing is on. Their names and attributes are what an operator filters a run by: the table
- * of docs/operations.md ("Traces") lists the same.
+ * The spans of a provider call, of a cluster's pass and of each of the pass's I/O calls, loaded only while
+ * tracing is on; docs/operations.md ("Traces") lists their names and attributes, which operators filter by.
  */
 import type { ClusterCredentialSource, ClusterReader } from "../azure/clusterCredentials";
 import type { MsiAnswerSource } from "../azure/managedIdentitiesDataPlane";
