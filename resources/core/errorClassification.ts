@@ -1,6 +1,6 @@
 /** The one place Azure and Cosmos errors are classified and described (by `name`, `code`, `statusCode`: no SDK imports). */
 import type { LookupErrorDetails } from "./retrievalError";
-import { shortMessage } from "./retrievalError";
+import { errorCodeLabel, shortMessage } from "./retrievalError";
 import { isAbortError } from "./abort";
 import { isCosmosConfigurationError } from "./errors";
 import { isJsonObject, parsedJsonText } from "./json";
@@ -79,7 +79,7 @@ export function describeCosmosError(error: unknown): string {
   const message = typeof body.message === "string" ? body.message : typeof like.message === "string" ? like.message : String(error);
   // Cosmos messages carry JSON fragments and activity IDs on later lines; keep the first sentence.
   const text = shortMessage(message.replace(/^Message:\s*/i, "").replace(/^\{"Errors":\["?/, "")).slice(0, 300);
-  return `${code ?? "CosmosError"}${status === undefined ? "" : ` (HTTP ${status})`}: ${text}`;
+  return `${errorCodeLabel({ code: code ?? "CosmosError", statusCode: status })}: ${text}`;
 }
 
 /**
