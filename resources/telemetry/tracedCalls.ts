@@ -21,15 +21,12 @@ import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
 /** The resource's type token (serviceProviderClusterIdentityStatus.ts; not imported: that module is above this one). */
 const resourceType = "pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus";
 
-const halfAttribute = ({ dataPlane, msi }: { dataPlane: boolean; msi: boolean }): string => (dataPlane && msi ? "both" : dataPlane ? "data plane" : "msi");
-
 function failureAttributes(error: unknown, clusterName?: string): SpanAttributes {
-  const name = error instanceof Error ? error.name : "Error";
-  const message = error instanceof Error ? error.message : String(error);
+  const { dataPlane, msi } = halvesOfFailure(error);
   return {
-    "aro_hcp.failure.class": name,
-    "aro_hcp.failure.cause": failureCauseOf(message, clusterName),
-    "aro_hcp.failure.half": halfAttribute(halvesOfFailure(error)),
+    "aro_hcp.failure.class": error instanceof Error ? error.name : "Error",
+    "aro_hcp.failure.cause": failureCauseOf(error instanceof Error ? error.message : String(error), clusterName),
+    "aro_hcp.failure.half": dataPlane && msi ? "both" : dataPlane ? "data plane" : "msi",
   };
 }
 
