@@ -11,8 +11,8 @@
  * (Automation API `onEvent`).
  */
 import type { EngineEvent } from "@pulumi/pulumi/automation";
-import type { ResourceFailure } from "../resources/core/failureCause";
-import { groupFailures } from "../resources/core/failureCause";
+import type { ResourceFailure } from "../resources/core/clusterMessage";
+import { groupFailures } from "../resources/core/clusterMessage";
 
 /** The printed summary, or undefined when no resource failed. */
 export function formatFailureSummary(failures: readonly ResourceFailure[], shown = 3): string | undefined {

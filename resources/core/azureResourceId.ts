@@ -34,7 +34,7 @@ export type ResourceIdParseResult = { readonly ok: true; readonly resourceId: Pa
 
 /** Parses `/subscriptions/<guid>/resourceGroups/<rg>/providers/<ns>/<type>/<name>…`; whitespace is refused, results memoized and frozen. */
 export function parseResourceId(value: unknown): ResourceIdParseResult {
-  return typeof value === "string" ? parsedStrings(value) : parseUncached(value);
+  return typeof value === "string" ? parsedStrings(value) : { ok: false, reason: `must be a string, got ${describeType(value)}` };
 }
 
 const parsedStrings = boundedMemo((value: string): ResourceIdParseResult => {
@@ -42,8 +42,7 @@ const parsedStrings = boundedMemo((value: string): ResourceIdParseResult => {
   return Object.freeze(result.ok ? { ok: true, resourceId: Object.freeze(result.resourceId) } : result);
 });
 
-function parseUncached(value: unknown): ResourceIdParseResult {
-  if (typeof value !== "string") return { ok: false, reason: `must be a string, got ${describeType(value)}` };
+function parseUncached(value: string): ResourceIdParseResult {
   if (value.length === 0) return { ok: false, reason: "must not be empty" };
   if (value.trim() !== value) return { ok: false, reason: "must not have leading or trailing whitespace" };
   if (value.length > 1024) return { ok: false, reason: `is ${value.length} characters long; an ARM ID has at most 1024` };

@@ -1,6 +1,6 @@
 /** The one place Azure and Cosmos errors are classified and described (by `name`, `code`, `statusCode`: no SDK imports). */
 import type { LookupErrorDetails } from "./retrievalError";
-import { shortMessage } from "./retrievalError";
+import { errorCodeLabel, shortMessage } from "./retrievalError";
 import { isAbortError } from "./abort";
 import { isCosmosConfigurationError } from "./errors";
 import { isJsonObject, parsedJsonText } from "./json";
@@ -11,6 +11,8 @@ interface ErrorLike {
   readonly statusCode?: unknown;
   readonly message?: unknown;
   readonly body?: unknown;
+  readonly cause?: { readonly code?: unknown };
+  readonly response?: FailedResponse;
 }
 
 function asErrorLike(error: unknown): ErrorLike {
@@ -40,7 +42,7 @@ export function classifyLookupError(error: unknown): { readonly kind: LookupErro
   const statusCode = typeof like.statusCode === "number" ? like.statusCode : undefined;
   const rawMessage = typeof like.message === "string" ? like.message : String(error);
   // core-rest-pipeline keeps Node's code on the RestError, or on some paths only on its cause.
-  const causeCode = (like as { cause?: { code?: unknown } }).cause?.code;
+  const causeCode = like.cause?.code;
   const ownCode = typeof like.code === "string" && like.code !== "REQUEST_SEND_ERROR" ? like.code : undefined;
   const nodeCode = ownCode ?? (typeof causeCode === "string" ? causeCode : undefined);
   const answeredCode = statusCode === undefined ? undefined : azureErrorCode(like);
@@ -77,22 +79,47 @@ export function describeCosmosError(error: unknown): string {
   const message = typeof body.message === "string" ? body.message : typeof like.message === "string" ? like.message : String(error);
   // Cosmos messages carry JSON fragments and activity IDs on later lines; keep the first sentence.
   const text = shortMessage(message.replace(/^Message:\s*/i, "").replace(/^\{"Errors":\["?/, "")).slice(0, 300);
-  return `${code ?? "CosmosError"}${status === undefined ? "" : ` (HTTP ${status})`}: ${text}`;
+  return `${errorCodeLabel({ code: code ?? "CosmosError", statusCode: status })}: ${text}`;
 }
 
 /**
- * The Azure error code of a failed answer as upstream's azcore reads it (x-ms-error-code header, else
- * the JSON body's, else an XML `<Code>`; `""` when none; undefined without an answer), so "the identity
- * is gone" is decided on upstream's code, not on @azure/core-client's `code` (the body's, of any type).
+ * The Azure error code of a failed answer as upstream's azcore reads it (x-ms-error-code header, else the
+ * JSON body's, else an XML `<Code>`; `""` when none; undefined without an answer): "the identity is gone"
+ * is decided on upstream's code, not on @azure/core-client's `code` (the body's, of any type).
  */
 export function azureErrorCode(error: unknown): string | undefined {
-  const response = (error as { response?: { headers?: { get?: (name: string) => string | undefined }; bodyAsText?: unknown } } | undefined)?.response;
+  const response = asErrorLike(error).response;
   if (typeof response !== "object" || response === null) return undefined;
-  const header = typeof response.headers?.get === "function" ? response.headers.get("x-ms-error-code") : undefined;
+  const header = headerOf(response, "x-ms-error-code");
   if (typeof header === "string" && header !== "") return header;
   const body = response.bodyAsText;
   if (typeof body !== "string") return undefined;
   return body === "" ? "" : jsonErrorCode(body) || xmlErrorCode(body);
+}
+
+/** The wait a failed ARM response asks for in ms (`retry-after-ms`, `x-ms-retry-after-ms`, `retry-after`), read here because the SDK's retry policy is off. */
+export function retryAfterInMs(error: unknown): number | undefined {
+  const response = asErrorLike(error).response;
+  if (typeof response?.headers?.get !== "function") return undefined;
+  for (const name of ["retry-after-ms", "x-ms-retry-after-ms"]) {
+    const milliseconds = Number(headerOf(response, name));
+    if (headerOf(response, name) !== undefined && Number.isFinite(milliseconds) && milliseconds >= 0) return milliseconds;
+  }
+  const retryAfter = headerOf(response, "retry-after");
+  if (retryAfter === undefined) return undefined;
+  const seconds = Number(retryAfter);
+  if (retryAfter.trim() !== "" && Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(retryAfter);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+interface FailedResponse {
+  readonly headers?: { readonly get?: (name: string) => string | undefined };
+  readonly bodyAsText?: unknown;
+}
+
+function headerOf(response: FailedResponse, name: string): string | undefined {
+  return typeof response.headers?.get === "function" ? response.headers.get(name) : undefined;
 }
 
 /** `code` of a JSON object body (unwrapped from `error` or `odata.error`), or `""`. */

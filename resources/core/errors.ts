@@ -3,12 +3,8 @@ import type { LookupErrorDetails } from "./retrievalError";
 import { errorCodeLabel, lookupErrorText } from "./retrievalError";
 import { goToLower } from "./goStrings";
 import { lookupTimeoutSetting } from "./settingsKeys";
-import { clusterMessage, nothingWritten, serviceProviderClusterDocumentLabel } from "./clusterMessage";
-
-/** Sets an error's `cause` as Error's options bag does (ES2022; consumers compile against ES2020): non-enumerable. */
-function setCause(error: Error, cause: unknown): void {
-  if (cause !== undefined) Object.defineProperty(error, "cause", { value: cause, writable: true, configurable: true, enumerable: false });
-}
+import { clusterDocumentLabel, clusterMessage, nothingWritten, serviceProviderClusterDocumentLabel } from "./clusterMessage";
+import type { DesiredIdentity } from "./statusHalf";
 
 /** What the hook's errors share: the document a failure is about, and the error that caused it. */
 export class ClusterError extends Error {
@@ -17,7 +13,8 @@ export class ClusterError extends Error {
   constructor(message: string, documentId: string, cause?: unknown) {
     super(message);
     this.documentId = documentId;
-    setCause(this, cause);
+    // Non-enumerable, as Error's options bag sets it (ES2022; consumers compile against ES2020).
+    if (cause !== undefined) Object.defineProperty(this, "cause", { value: cause, writable: true, configurable: true, enumerable: false });
   }
 }
 
@@ -50,8 +47,7 @@ export class UserAssignedIdentityReadError extends ClusterError {
       : count === options.total
         ? "every entry carries a retrievalError"
         : "the other identities were written; the failed entries carry a retrievalError";
-    const codes = [...new Set(failures.map(({ error }) => errorCodeLabel(error)))];
-    const cause = `${count === 1 ? "a data plane operator managed identity" : `${count} data plane operator managed identities`} could not be read: ${codes.join(", ")}`;
+    const cause = `${count === 1 ? "a data plane operator managed identity" : `${count} data plane operator managed identities`} could not be read: ${failureCodes(failures)}`;
     const lines = failures.map(({ resourceId, error }) => `  - ${resourceId}: ${errorCodeLabel(error)}: ${error.message}${stored(resourceId)}`);
     const reference = serviceProviderClusterDocumentLabel(options.documentId);
     super(`${clusterMessage({ cause, clusterName: options.clusterName, outcome, reference })}\n${lines.join("\n")}`, options.documentId);
@@ -60,6 +56,11 @@ export class UserAssignedIdentityReadError extends ClusterError {
 }
 // On the prototype, like Error's own `name`: not an enumerable field of every instance.
 UserAssignedIdentityReadError.prototype.name = "UserAssignedIdentityReadError";
+
+/** The distinct error codes of failed lookups, in order, joined by commas. */
+export function failureCodes(failures: readonly IdentityLookupFailure[]): string {
+  return [...new Set(failures.map(({ error }) => errorCodeLabel(error)))].join(", ");
+}
 
 /** Thrown when a Cosmos document cannot be read, waited for or written as required. */
 export class CosmosDocumentError extends ClusterError {
@@ -102,13 +103,10 @@ export class MsiIdentitiesError extends ClusterError {
     readonly details?: readonly string[];
     readonly cause?: unknown;
   }) {
-    const outcome = "nothing of status.msiManagedIdentities was written (stored clientId/principalId values are unchanged)";
     const { reason, documentId, clusterName, details } = options;
-    super(
-      clusterMessage({ cause: reason, clusterName, outcome, reference: serviceProviderClusterDocumentLabel(documentId), details }),
-      documentId,
-      options.cause,
-    );
+    const outcome = "nothing of status.msiManagedIdentities was written (stored clientId/principalId values are unchanged)";
+    const reference = serviceProviderClusterDocumentLabel(documentId);
+    super(clusterMessage({ cause: reason, clusterName, outcome, reference, details }), documentId, options.cause);
   }
 }
 MsiIdentitiesError.prototype.name = "MsiIdentitiesError";
@@ -169,4 +167,52 @@ function accessErrorMessage(options: AzureAccessErrorOptions): string {
         : `the Azure Resource Manager endpoint cannot be reached (${detail}); ${armEndpointAdvice}`;
   const credential = options.credential === undefined || alreadyNamed(cause, options.credential) ? "" : ` Credential in use: ${options.credential}.`;
   return clusterMessage({ cause, outcome: `no identity was checked; ${nothingWritten}`, ...tail }) + credential;
+}
+
+/** Thrown by a pass whose inputs name another desired set than the cluster document. */
+export class DesiredSetDisagreementError extends ClusterError {}
+DesiredSetDisagreementError.prototype.name = "DesiredSetDisagreementError";
+
+/** Identities each list of the disagreement's message names before it counts the rest. */
+export const listedIdentities = 10;
+
+/**
+ * The error for inputs whose desired set differs from the cluster document's (a document without the
+ * map declares the empty set), or undefined. The document is the authority: a hook writing another set
+ * would undo upstream's entries and be undone by them, so the cluster fails first.
+ */
+export function desiredSetDisagreement(
+  inputs: readonly DesiredIdentity[],
+  document: readonly DesiredIdentity[],
+  clusterDocumentId: string,
+  clusterName: string,
+): DesiredSetDisagreementError | undefined {
+  const documentKeys = new Set(document.map((identity) => identity.key));
+  const inputKeys = new Set(inputs.map((identity) => identity.key));
+  const onlyInputs = inputs.filter((identity) => !documentKeys.has(identity.key));
+  const onlyDocument = document.filter((identity) => !inputKeys.has(identity.key));
+  if (onlyInputs.length === 0 && onlyDocument.length === 0) return undefined;
+  const list = (identities: readonly DesiredIdentity[]): string => {
+    const ids = identities.map((identity) => identity.resourceId);
+    return ids.length === 0
+      ? "none"
+      : ids.length <= listedIdentities
+        ? ids.join(", ")
+        : `${ids.slice(0, listedIdentities).join(", ")} and ${ids.length - listedIdentities} more`;
+  };
+  return new DesiredSetDisagreementError(
+    clusterMessage({
+      cause:
+        "the dataPlaneOperators input names other identities than the cluster's HCPOpenShiftCluster document, the authority upstream's controller reads: " +
+        "declare the document's set in dataPlaneOperators, or leave dataPlaneOperators out to follow the document",
+      clusterName,
+      outcome: "nothing was read from Azure or written",
+      reference: clusterDocumentLabel(clusterDocumentId),
+      details: [
+        `The inputs name: ${list(inputs)}. The document names: ${list(document)}`,
+        `only in the inputs: ${list(onlyInputs)}; only in the document: ${list(onlyDocument)}`,
+      ],
+    }),
+    clusterDocumentId,
+  );
 }

@@ -1,10 +1,8 @@
 /**
- * The identity URL of a cluster's service managed identity. What the first party checks before
- * asking the data plane: `https://` on a data plane host of the configured cloud (loopback only in a
- * sandbox run), and exactly one `tid` GUID, the only tenant it asks a token in (unlike upstream's
- * client, which follows any challenge). And the request upstream's Go client (Azure/msi-dataplane)
- * builds from it: scheme, host and path, the query re-encoded as Go's url.Values with `api-version`
- * added, and the body as Go's encoding/json writes it. Checked against Go vectors.
+ * The identity URL of a cluster's service managed identity: what the first party checks before asking
+ * the data plane (`https://` on a data plane host of the configured cloud, loopback only in a sandbox
+ * run; exactly one `tid` GUID, the only tenant it asks a token in, unlike upstream's client, which
+ * follows any challenge), and the request upstream's Go client (Azure/msi-dataplane) builds from it.
  */
 import type { AzureCloudName } from "./azureClouds";
 import { azureClouds, isLoopbackHost } from "./azureClouds";
@@ -108,19 +106,11 @@ function goUnescape(text: string, query: boolean): string | undefined {
 const unreserved: ReadonlySet<number> = new Set(Buffer.from("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~"));
 const pathKept: ReadonlySet<number> = new Set([...unreserved, ...Buffer.from("$&+,/:;=@")]);
 
-/** Go's escaping: bytes outside `kept` as `%XX` (a space as `+` in a query); the kept runs copied whole, no string per byte. */
+/** Go's escaping: bytes outside `kept` as `%XX`, a space as `+` in a query. */
 function goEscape(text: string, kept: ReadonlySet<number>, spaceAsPlus: boolean): string {
-  const bytes = Buffer.from(text, "utf8");
-  const parts: string[] = [];
-  let start = 0;
-  for (let index = 0; index < bytes.length; index += 1) {
-    const byte = bytes[index] ?? 0;
-    const plus = spaceAsPlus && byte === 0x20;
-    if (!plus && kept.has(byte)) continue;
-    if (index > start) parts.push(bytes.toString("latin1", start, index));
-    parts.push(plus ? "+" : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`);
-    start = index + 1;
+  let escaped = "";
+  for (const byte of Buffer.from(text, "utf8")) {
+    escaped += spaceAsPlus && byte === 0x20 ? "+" : kept.has(byte) ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
   }
-  if (start < bytes.length) parts.push(bytes.toString("latin1", start));
-  return parts.join("");
+  return escaped;
 }

@@ -1,8 +1,7 @@
 /** What one pass decides once Azure has answered, and what it reports: pure functions (sync/syncManagedIdentityStatus.ts does the I/O). */
 import type { ParsedResourceId } from "./azureResourceId";
 import type { ClusterDesiredSet } from "./clusterDocument";
-import { withMsiWritten } from "./clusterMessage";
-import { bothHalvesFailed } from "./failureCause";
+import { bothHalvesFailed, withMsiWritten } from "./clusterMessage";
 import type { DocumentLocation } from "./documentLocation";
 import type { IdentityLookupFailure } from "./errors";
 import { UserAssignedIdentityReadError } from "./errors";

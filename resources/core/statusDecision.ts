@@ -14,7 +14,7 @@ import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedId
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 import type { LiveClusterDesiredSet } from "./clusterDocument";
 import { clusterDocumentLabel } from "./clusterMessage";
-import { desiredSetDisagreement } from "./desiredSetDisagreement";
+import { desiredSetDisagreement } from "./errors";
 import type { DocumentLocation } from "./documentLocation";
 import { AzureAccessError, nothingWrittenError } from "./errors";
 

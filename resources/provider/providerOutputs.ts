@@ -17,7 +17,7 @@ import type { SyncRequest, SyncResult } from "../sync/syncManagedIdentityStatus"
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
 import type { RunRecord } from "../report/runRecord";
 import { failedOutcomes } from "../report/runRecord";
-import { failureCauseOf } from "../core/failureCause";
+import { failureCauseOf } from "../core/clusterMessage";
 
 /** Outputs: the persisted status plus what a user needs to read it; plain JSON, small, optional fields absent when empty. */
 export interface ProviderOutputs {
@@ -49,7 +49,7 @@ export const halfNames: readonly HalfName[] = ["dataPlaneOperators", "msiIdentit
 
 /** A failed pass beside the status it kept: the engine stores these outputs with the error (a partial failure). */
 export interface PassFailure {
-  /** The cause, the same for every cluster that failed the same way (core/failureCause.ts). */
+  /** The cause, the same for every cluster that failed the same way (core/clusterMessage.ts). */
   readonly cause: string;
   /** The halves that failed or kept their IDs beside the failure. */
   readonly halves: readonly HalfName[];

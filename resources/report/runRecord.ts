@@ -7,10 +7,9 @@
 import { appendFileSync } from "node:fs";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
-import { clusterNameOf } from "../core/clusterMessage";
+import { clusterNameOf, halvesOfFailure } from "../core/clusterMessage";
 import { locate } from "../core/documentLocation";
 import { goToLower } from "../core/goStrings";
-import { halvesOfFailure } from "../core/failureCause";
 import type { DesiredIdentity } from "../core/statusHalf";
 import { planHalves } from "../core/passDecision";
 import { clusterDocumentDescription, readClusterDesiredSet, readServiceProviderCluster, serviceProviderClusterDescription } from "../sync/documents";

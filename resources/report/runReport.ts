@@ -4,8 +4,8 @@
  * stack's outputs keep a failed resource's old values. `aro-hcp-run-report <records> [--json <file>]`.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import type { FailureGroup } from "../core/failureCause";
-import { groupFailures } from "../core/failureCause";
+import type { FailureGroup } from "../core/clusterMessage";
+import { groupFailures } from "../core/clusterMessage";
 import type { HalfOutcome, RunRecord } from "./runRecord";
 import { failedOutcomes, outcomeWords } from "./runRecord";
 

@@ -7,8 +7,7 @@
 import { untilAborted, withDeadline } from "../core/abort";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
-import { classifyLookupError, isEndpointUnreachableCode } from "../core/errorClassification";
-import { retryAfterInMs } from "../core/retryAfter";
+import { classifyLookupError, isEndpointUnreachableCode, retryAfterInMs } from "../core/errorClassification";
 import { lookupTimeoutSetting } from "../core/settingsKeys";
 import type { IdentityLookupOutcome } from "../core/statusDecision";
 import type { LookupErrorDetails } from "../core/retrievalError";

@@ -11,7 +11,7 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 import { AzureSdkInstrumentation } from "@azure/opentelemetry-instrumentation-azure-sdk";
-import { failureCauseOf } from "../core/failureCause";
+import { failureCauseOf } from "../core/clusterMessage";
 import type { InstalledTracer, SpanAttributes } from "../logging/spans";
 import type { TracingSettings } from "./tracingSettings";
 import { redactAttributes, redactSpanText, secretValuesOf } from "./redaction";
@@ -100,8 +100,7 @@ export function createOtelTracer(settings: TracingSettings, secretValues: () => 
       // Once: the listener is gone, so the signal raised again ends the process as it would have.
       void Promise.race([sendAll().catch(() => undefined), limit]).then(() => process.kill(process.pid, signal));
     };
-    process.once("SIGINT", flushThenStop);
-    process.once("SIGTERM", flushThenStop);
+    for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, flushThenStop);
   }
   // The provider's own tracer: the hook's spans go to this exporter even where another provider is registered for the process.
   const tracer = provider.getTracer(scopeName);
@@ -115,8 +114,7 @@ export function createOtelTracer(settings: TracingSettings, secretValues: () => 
           return await run({ set: (more) => span.setAttributes(defined(more)) });
         } catch (error) {
           if (failed !== undefined) span.setAttributes(defined(failed(error)));
-          const message = error instanceof Error ? `${error.name}: ${failureCauseOf(error.message)}` : "failed";
-          span.setStatus({ code: SpanStatusCode.ERROR, message });
+          span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? `${error.name}: ${failureCauseOf(error.message)}` : "failed" });
           throw error;
         } finally {
           span.end();

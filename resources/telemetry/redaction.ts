@@ -3,9 +3,6 @@ import { redactSecrets } from "../core/retrievalError";
 
 const redacted = "[redacted]";
 
-/** Query parameters whose values say nothing secret and help reading a request. */
-const keptQueryParameters = new Set(["api-version"]);
-
 /** A PEM block: a certificate or a private key. */
 const pemBlock = /-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(?:-----END [A-Z0-9 ]+-----|$)/g;
 
@@ -36,7 +33,8 @@ function redactQuery(query: string): string {
     .split("&")
     .map((parameter) => {
       const name = parameter.split("=")[0] ?? "";
-      return keptQueryParameters.has(name.toLowerCase()) ? parameter : `${name}=${redacted}`;
+      // `api-version` says nothing secret and helps reading a request.
+      return name.toLowerCase() === "api-version" ? parameter : `${name}=${redacted}`;
     })
     .join("&");
 }

@@ -1,19 +1,16 @@
 /**
- * The spans of a provider call, of a cluster's pass and of each of the pass's I/O calls, loaded only
- * while tracing is on. Their names and attributes are what an operator filters a run by: the table
- * of docs/operations.md ("Traces") lists the same.
+ * The spans of a provider call, of a cluster's pass and of each of the pass's I/O calls, loaded only while
+ * tracing is on; docs/operations.md ("Traces") lists their names and attributes, which operators filter by.
  */
 import type { ClusterCredentialSource, ClusterReader } from "../azure/clusterCredentials";
 import type { MsiAnswerSource } from "../azure/managedIdentitiesDataPlane";
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import type { DocumentStore } from "../cosmos/documentStore";
 import type { ParsedResourceId } from "../core/azureResourceId";
-import { clusterNameOf } from "../core/clusterMessage";
+import { clusterNameOf, failureCauseOf, halvesOfFailure } from "../core/clusterMessage";
 import { locate } from "../core/documentLocation";
-import { cosmosStatusCode } from "../core/errorClassification";
-import { failureCauseOf, halvesOfFailure } from "../core/failureCause";
-import { errorCodeLabel } from "../core/retrievalError";
-import { retryAfterInMs } from "../core/retryAfter";
+import { cosmosStatusCode, retryAfterInMs } from "../core/errorClassification";
+import { failureCodes } from "../core/errors";
 import type { SpanAttributes, SpanScope } from "../logging/spans";
 import { inSpan } from "../logging/spans";
 import type { SyncDependencies } from "../sync/syncDependencies";
@@ -24,15 +21,12 @@ import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
 /** The resource's type token (serviceProviderClusterIdentityStatus.ts; not imported: that module is above this one). */
 const resourceType = "pulumi-nodejs:dynamic/aroHcp:ServiceProviderClusterIdentityStatus";
 
-const halfAttribute = ({ dataPlane, msi }: { dataPlane: boolean; msi: boolean }): string => (dataPlane && msi ? "both" : dataPlane ? "data plane" : "msi");
-
 function failureAttributes(error: unknown, clusterName?: string): SpanAttributes {
-  const name = error instanceof Error ? error.name : "Error";
-  const message = error instanceof Error ? error.message : String(error);
+  const { dataPlane, msi } = halvesOfFailure(error);
   return {
-    "aro_hcp.failure.class": name,
-    "aro_hcp.failure.cause": failureCauseOf(message, clusterName),
-    "aro_hcp.failure.half": halfAttribute(halvesOfFailure(error)),
+    "aro_hcp.failure.class": error instanceof Error ? error.name : "Error",
+    "aro_hcp.failure.cause": failureCauseOf(error instanceof Error ? error.message : String(error), clusterName),
+    "aro_hcp.failure.half": dataPlane && msi ? "both" : dataPlane ? "data plane" : "msi",
   };
 }
 
@@ -56,12 +50,11 @@ export type PassKind = keyof PassResults;
 
 /** What a sync pass's result says: its work, its writes and its identities that failed. */
 function syncResultAttributes(result: SyncResult): SpanAttributes {
-  const codes = [...new Set(result.failures.map(({ error }) => errorCodeLabel(error)))];
   return {
     "aro_hcp.lookups": result.lookups,
     "aro_hcp.write_attempts": result.writeAttempts,
     "aro_hcp.identities.failed": result.failures.length,
-    "aro_hcp.failure.codes": codes.length === 0 ? undefined : codes.join(", "),
+    "aro_hcp.failure.codes": result.failures.length === 0 ? undefined : failureCodes(result.failures),
     "aro_hcp.data_plane.work_reason": result.workReason,
     "aro_hcp.msi.work_reason": result.msiWorkReason,
     "aro_hcp.skipped_reason": result.skippedReason,
@@ -80,14 +73,15 @@ const resultAttributes: { readonly [K in PassKind]: (result: PassResults[K]) => 
   }),
 };
 
-/** What the pass's span counts of its requests, and each request in its span. */
+/**
+ * What the pass's span counts of its requests: those made again after a failed attempt (ARM reads of
+ * the same identity, Cosmos writes after 412), answers of HTTP 429 and the waits they asked for
+ * (Retry-After), and the time the pass slept (retry backoffs, throttling waits, polls for a document).
+ */
 class PassTrace {
-  /** Requests made again after a failed attempt (ARM reads of the same identity, Cosmos writes after 412). */
   retries = 0;
-  /** Answers that said "too many requests" (HTTP 429), and the waits they asked for (Retry-After). */
   throttled = 0;
   throttleWaitMs = 0;
-  /** Time the pass slept: retry backoffs, throttling waits, polls for a document. */
   waitMs = 0;
 
   counts(): SpanAttributes {
@@ -99,19 +93,17 @@ class PassTrace {
     };
   }
 
-  /** Runs `run` in a span; a failed request records its HTTP status and Retry-After, and an answer of HTTP 429 is counted. */
+  /** Runs `run` in a span; a failed request records its HTTP status and Retry-After. */
   request<T>(name: string, attributes: SpanAttributes, run: (span: SpanScope) => Promise<T>): Promise<T> {
-    return inSpan(name, attributes, run, (error) => this.failed(error));
-  }
-
-  private failed(error: unknown): SpanAttributes {
-    const statusCode = cosmosStatusCode(error);
-    const retryAfterMs = retryAfterInMs(error);
-    if (statusCode === 429) {
-      this.throttled += 1;
-      this.throttleWaitMs += retryAfterMs ?? 0;
-    }
-    return { "http.response.status_code": statusCode, "aro_hcp.retry_after_ms": retryAfterMs };
+    return inSpan(name, attributes, run, (error) => {
+      const statusCode = cosmosStatusCode(error);
+      const retryAfterMs = retryAfterInMs(error);
+      if (statusCode === 429) {
+        this.throttled += 1;
+        this.throttleWaitMs += retryAfterMs ?? 0;
+      }
+      return { "http.response.status_code": statusCode, "aro_hcp.retry_after_ms": retryAfterMs };
+    });
   }
 }
 

@@ -17,7 +17,7 @@ import { parseStoredOutputs } from "../../resources/provider/providerOutputs";
 import type { ClusterSummary } from "../../program/declareFleet";
 import { resourceNameFor } from "../../program/declareFleet";
 import { failureCollector } from "../../cli/failureSummary";
-import { groupFailures } from "../../resources/core/failureCause";
+import { groupFailures } from "../../resources/core/clusterMessage";
 
 type Document = ServiceProviderClusterJson;
 

@@ -17,7 +17,7 @@ import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedTenantFleet } from "../../sandbox/seed";
-import { failureCauseOf } from "../../resources/core/failureCause";
+import { failureCauseOf } from "../../resources/core/clusterMessage";
 import { resourceTypeToken } from "../../resources/serviceProviderClusterIdentityStatus";
 import { initLiteralStack, removeLiteralStack, runLiteralPulumi } from "./engineHelpers";
 import type { ExportedSpan, TraceCollector } from "./otlpSpans";

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { EngineEvent } from "@pulumi/pulumi/automation";
 import { failureCollector, formatFailureSummary } from "../../cli/failureSummary";
-import { causeOf, groupFailures } from "../../resources/core/failureCause";
+import { causeOf, groupFailures } from "../../resources/core/clusterMessage";
 import { AzureAccessError } from "../../resources/core/errors";
 import { UserAssignedIdentityReadError } from "../../resources/core/errors";
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { buildRunReport, formatRunReport, parseRunRecords } from "../../resources/report/runReport";
-import { causeOf } from "../../resources/core/failureCause";
+import { causeOf } from "../../resources/core/clusterMessage";
 import type { RunRecord } from "../../resources/report/runRecord";
 import { recordOfFailedPass, recordOfPass, recordOfRefresh } from "../../resources/report/runRecord";
 import { AzureAccessError } from "../../resources/core/errors";

@@ -1,11 +1,11 @@
 /**
  * The message for inputs that name another desired set than the cluster document
- * (resources/core/desiredSetDisagreement.ts), at the sizes clusters declare: a cluster may name
+ * (resources/core/errors.ts), at the sizes clusters declare: a cluster may name
  * hundreds of identities, and the message names the first few of each list and counts the rest.
  */
 import { describe, expect, it } from "vitest";
 import { desiredIdentitySet } from "../../../resources/core/clusterDocument";
-import { desiredSetDisagreement, listedIdentities } from "../../../resources/core/desiredSetDisagreement";
+import { desiredSetDisagreement, listedIdentities } from "../../../resources/core/errors";
 
 const identity = (index: number): string =>
   `/subscriptions/a232a67c-660a-5246-b601-20bbd270ba06/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/operator-${index}`;

@@ -11,7 +11,7 @@ import { desiredIdentitySet } from "../../../resources/core/clusterDocument";
 import type { JsonObject } from "../../../resources/core/json";
 import { refreshManagedIdentityStatus } from "../../../resources/sync/refreshManagedIdentityStatus";
 import { syncManagedIdentityStatus } from "../../../resources/sync/syncManagedIdentityStatus";
-import { DesiredSetDisagreementError } from "../../../resources/core/desiredSetDisagreement";
+import { DesiredSetDisagreementError } from "../../../resources/core/errors";
 import { upstreamSyncOnce } from "../../fakes/upstreamController";
 import type { SyncResult } from "../../../resources/sync/syncManagedIdentityStatus";
 import type { IdentityScript } from "../../fakes/scriptedUserAssignedIdentityReader";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ParsedResourceId } from "../../../resources/core/azureResourceId";
 import type { UserAssignedIdentityValues } from "../../../resources/azure/userAssignedIdentityReader";
 import { createConcurrencyLimiter } from "../../../resources/sync/concurrencyLimiter";
-import { retryAfterInMs } from "../../../resources/core/retryAfter";
+import { retryAfterInMs } from "../../../resources/core/errorClassification";
 import { backoffInMs, lookUpIdentity, maxLookupAttempts, maxTotalAttempts } from "../../../resources/sync/lookUpIdentity";
 import { FakeClock } from "../../fakes/fakeClock";
 

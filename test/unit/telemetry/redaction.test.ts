@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { redactAttributes, redactSpanText, secretValuesOf } from "../../../resources/telemetry/redaction";
 import { tracingDecision } from "../../../resources/telemetry/tracingSettings";
-import { failureCauseOf, halvesOfFailure } from "../../../resources/core/failureCause";
+import { failureCauseOf, halvesOfFailure } from "../../../resources/core/clusterMessage";
 
 const cosmosKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==";
 const jwt = "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL21hbmFnZW1lbnQuYXp1cmUuY29tIn0.c2lnbmF0dXJlLWJ5dGVz";
