@@ -124,6 +124,14 @@ export function groupFailures(failures: readonly ResourceFailure[]): FailureGrou
     .sort((left, right) => right.count - left.count || left.cause.localeCompare(right.cause));
 }
 
+/** A flag per half of the status: the halves a pass wrote, was forced in, or a failure is about. */
+export type Halves = Readonly<Record<"dataPlane" | "msi", boolean>>;
+
+/** An error's message, or the text of a thrown value that is not an Error. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** What joins the two halves' errors when both failed in one pass (core/passDecision.ts reportPass). */
 export const bothHalvesFailed = "\nand: ";
 
@@ -132,10 +140,9 @@ export const bothHalvesFailed = "\nand: ";
  * the pass failed as a whole (a document, a setting, the process's credential). The run records, the
  * stack output's `failure` and the pass's span all take it from here.
  */
-export function halvesOfFailure(error: unknown): { readonly dataPlane: boolean; readonly msi: boolean } {
+export function halvesOfFailure(error: unknown): Halves {
   const name = error instanceof Error ? error.name : "";
-  const message = error instanceof Error ? error.message : String(error);
-  if (message.includes(bothHalvesFailed)) return { dataPlane: true, msi: true };
+  if (messageOf(error).includes(bothHalvesFailed)) return { dataPlane: true, msi: true };
   if (name === "UserAssignedIdentityReadError" || name === "AzureAccessError") return { dataPlane: true, msi: false };
   if (name === "MsiIdentitiesError" || name === "DataPlaneError") return { dataPlane: false, msi: true };
   return { dataPlane: true, msi: true };

@@ -1,6 +1,7 @@
 /** What one pass decides once Azure has answered, and what it reports: pure functions (sync/syncManagedIdentityStatus.ts does the I/O). */
 import type { ParsedResourceId } from "./azureResourceId";
 import type { ClusterDesiredSet } from "./clusterDocument";
+import type { Halves } from "./clusterMessage";
 import { bothHalvesFailed, withMsiWritten } from "./clusterMessage";
 import type { DocumentLocation } from "./documentLocation";
 import type { IdentityLookupFailure } from "./errors";
@@ -49,7 +50,7 @@ export interface SyncResult {
   /** Why the MSI half asked for an answer; undefined when its gate skipped it. */
   readonly msiWorkReason: PlanReason | undefined;
   /** Which halves the pass wrote (the run report's per-half outcome); absent when it wrote nothing. */
-  readonly halvesWritten?: { readonly dataPlane: boolean; readonly msi: boolean };
+  readonly halvesWritten?: Halves;
 }
 
 /** Each half's plan against the stored ServiceProviderCluster document (its gate), and what each half holds; for a pass and a preview alike. */

@@ -23,7 +23,9 @@ import { decodeOutputsStatus } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
 import { addSecretSettingValues, tracePass, traceProviderCalls } from "../telemetry/providerSpans";
-import type { Halves, RunRecord } from "../report/runRecord";
+import type { RunRecord } from "../report/runRecord";
+import type { Halves } from "../core/clusterMessage";
+import { messageOf } from "../core/clusterMessage";
 import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, refusedRecord, runRecorded, diffRecord } from "../report/runRecord";
 import { recordAdoptionPreview } from "../report/runRecord";
 import { throwWithoutStackTrace, withoutStackTrace } from "./expectedFailures";
@@ -117,7 +119,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       // beside it) and runs this cluster's update again next time; __provider lets refresh and destroy load this provider.
       // The error keeps its class and fields for callers and carries what the host passes to the engine.
       const partial = partialResultOf(error);
-      const message = error instanceof Error ? error.message : String(error);
+      const message = messageOf(error);
       const outputs = failedPassOutputs(inputs, existing?.outputs, partial, passFailureOf(record));
       throw Object.assign(error instanceof Error ? error : new Error(message), {
         id: partial?.documentId ?? existing?.id ?? locate(cluster).documentId,

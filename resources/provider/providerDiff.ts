@@ -6,13 +6,13 @@
  */
 import type { ParsedResourceId } from "../core/azureResourceId";
 import type { ClusterDesiredSet } from "../core/clusterDocument";
-import { desiredFromClusterDocument, msiDesiredSet } from "../core/clusterDocument";
+import { msiDesiredSet } from "../core/clusterDocument";
 import type { DesiredIdentity } from "../core/statusHalf";
 import { locate } from "../core/documentLocation";
 import { decodeMsiOutputs } from "../core/msiOutputs";
 import { decodeOutputsStatus } from "../core/outputsStatus";
 import { recheckDue } from "../core/statusHalf";
-import { readClusterDocument } from "../sync/documents";
+import { readClusterDesiredSet } from "../sync/documents";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import type { ProviderInputs } from "./providerInputs";
 import { desiredFromInputs, parseCluster } from "./providerInputs";
@@ -43,8 +43,7 @@ export async function hasWork(dependencies: () => SyncDependencies, old: StoredO
 
 /** What the cluster's live document names (no wait), or undefined when it is gone. */
 export async function clusterDesiredSet(dependencies: () => SyncDependencies, cluster: ParsedResourceId): Promise<ClusterDesiredSet | undefined> {
-  const stored = await readClusterDocument(dependencies(), locate(cluster));
-  return stored === undefined ? undefined : desiredFromClusterDocument(stored.document);
+  return readClusterDesiredSet(dependencies(), locate(cluster));
 }
 
 function dataPlaneHasWork(old: StoredOutputs, desired: readonly DesiredIdentity[], now: Date): boolean {

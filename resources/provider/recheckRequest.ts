@@ -11,7 +11,7 @@ import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourc
 import { msiDriftPrefix } from "../sync/refreshManagedIdentityStatus";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import { readFileSync } from "node:fs";
-import type { Halves } from "../report/runRecord";
+import type { Halves } from "../core/clusterMessage";
 import { runRecordsVariable } from "../report/runRecord";
 import { parseRunRecords } from "../report/runReport";
 import { clusterDesiredSet } from "./providerDiff";

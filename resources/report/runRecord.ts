@@ -7,7 +7,8 @@
 import { appendFileSync } from "node:fs";
 import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
-import { clusterNameOf, halvesOfFailure } from "../core/clusterMessage";
+import type { Halves } from "../core/clusterMessage";
+import { clusterNameOf, halvesOfFailure, messageOf } from "../core/clusterMessage";
 import { locate } from "../core/documentLocation";
 import { goToLower } from "../core/goStrings";
 import type { DesiredIdentity } from "../core/statusHalf";
@@ -63,9 +64,6 @@ export function recordHeader(operation: RunRecord["operation"], clusterResourceI
   return { cluster: parsed.ok ? clusterNameOf(parsed.resourceId) : clusterResourceId, clusterResourceId, operation, at: at.toISOString() };
 }
 
-/** A flag per half: the halves an update was forced in by a refresh's drift, or an error is about. */
-export type Halves = Readonly<Record<"dataPlane" | "msi", boolean>>;
-
 const noHalves: Halves = { dataPlane: false, msi: false };
 
 function halfOfPass(asked: boolean, written: boolean | undefined, anyWritten: boolean, forced: boolean): HalfOutcome {
@@ -99,7 +97,7 @@ export function recordOfFailedPass(identity: Identity, error: unknown, forced: H
     ...identity,
     dataPlane: about.dataPlane ? failedHalf : (fromPartial?.dataPlane ?? "failed"),
     msi: about.msi ? "failed" : (fromPartial?.msi ?? "failed"),
-    message: error instanceof Error ? error.message : String(error),
+    message: messageOf(error),
   };
 }
 
@@ -149,7 +147,7 @@ export function appendRunRecord(record: RunRecord, environment: NodeJS.ProcessEn
   } catch (error) {
     if (warned.has(file)) return;
     warned.add(file);
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     console.error(`${runRecordsVariable} names ${file}, which cannot be written (${reason}): the run report will miss this run's records`);
   }
 }

@@ -21,6 +21,7 @@ import { lookupTimeoutSetting } from "../core/settingsKeys";
 import { lookupsAccessError } from "../core/statusDecision";
 import { lookUpIdentity } from "./lookUpIdentity";
 import type { SyncDependencies } from "./syncDependencies";
+import { messageOf } from "../core/clusterMessage";
 
 type Location = Pick<DocumentLocation, "documentId" | "clusterName">;
 
@@ -104,7 +105,7 @@ async function askMsi(dependencies: SyncDependencies, desired: MsiDesired, ident
   try {
     answer = await msiAnswer(dependencies, msiRequestedIdentities(desired), identityUrl);
   } catch (error) {
-    const reason = isAbortError(error) ? dataPlaneTimedOut : error instanceof Error ? error.message : String(error);
+    const reason = isAbortError(error) ? dataPlaneTimedOut : messageOf(error);
     return { error: new MsiIdentitiesError({ documentId, clusterName, reason, cause: error }) };
   }
   const decided = decideMsiStatus(desired, answer, dependencies.now(), dependencies.random);

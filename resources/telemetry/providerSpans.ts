@@ -11,6 +11,7 @@ import { installTracer, tracingOn } from "../logging/spans";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import type { PassKind, PassResults } from "./tracedCalls";
 import { tracingDecision, tracingEnvironmentKey } from "./tracingSettings";
+import { messageOf } from "../core/clusterMessage";
 
 type Provider<I, O> = pulumi.dynamic.ResourceProvider<I, O>;
 
@@ -37,7 +38,7 @@ function startTracingIfConfigured(environment: Readonly<Record<string, string | 
     .then(({ createOtelTracer }) => installTracer(createOtelTracer(decision.settings, () => [...secretSettings], { flushOnInterrupt: true })))
     .catch((error: unknown) => {
       // Tracing never fails a run: the provider goes on without spans.
-      log("warning", "tracing", decision.settings.source, `spans cannot be exported: ${error instanceof Error ? error.message : String(error)}`);
+      log("warning", "tracing", decision.settings.source, `spans cannot be exported: ${messageOf(error)}`);
     });
   return starting;
 }

@@ -7,7 +7,7 @@ import type { MsiAnswerSource } from "../azure/managedIdentitiesDataPlane";
 import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityReader";
 import type { DocumentStore } from "../cosmos/documentStore";
 import type { ParsedResourceId } from "../core/azureResourceId";
-import { clusterNameOf, failureCauseOf, halvesOfFailure } from "../core/clusterMessage";
+import { clusterNameOf, failureCauseOf, halvesOfFailure, messageOf } from "../core/clusterMessage";
 import { locate } from "../core/documentLocation";
 import { cosmosStatusCode, retryAfterInMs } from "../core/errorClassification";
 import { failureCodes } from "../core/errors";
@@ -25,7 +25,7 @@ function failureAttributes(error: unknown, clusterName?: string): SpanAttributes
   const { dataPlane, msi } = halvesOfFailure(error);
   return {
     "aro_hcp.failure.class": error instanceof Error ? error.name : "Error",
-    "aro_hcp.failure.cause": failureCauseOf(error instanceof Error ? error.message : String(error), clusterName),
+    "aro_hcp.failure.cause": failureCauseOf(messageOf(error), clusterName),
     "aro_hcp.failure.half": dataPlane && msi ? "both" : dataPlane ? "data plane" : "msi",
   };
 }
