@@ -2,12 +2,12 @@
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./core/azureResourceId";
 import { goToLower } from "./core/goStrings";
 import { isJsonObject } from "./core/json";
-import { keyHashOf } from "./core/outputsStatus";
+import { keyHashOf, presentFields } from "./core/outputsStatus";
 import type { DataPlaneOperatorManagedIdentityEntry } from "./core/serviceProviderClusterDocument";
 import type { ProviderInputs } from "./provider/providerInputs";
 import { checkInputs, unknownValue } from "./provider/providerInputs";
 import type { HalfName, PassFailure } from "./provider/providerOutputs";
-import { halfNames, toOutputs } from "./provider/providerOutputs";
+import { declaredOperatorKeys, halfNames, toOutputs } from "./provider/providerOutputs";
 import { dataPlaneHalf } from "./core/serviceProviderClusterDocument";
 import { msiHalf } from "./core/msiManagedIdentities";
 
@@ -52,11 +52,7 @@ export function identityStatusMockState(inputs: unknown, given?: IdentityStatusM
   const problems: string[] = [];
   const declared =
     providerInputs.dataPlaneOperators === undefined || providerInputs.dataPlaneOperators === unknownValue ? {} : providerInputs.dataPlaneOperators;
-  const operatorByKey = new Map<string, string>();
-  for (const [name, resourceId] of Object.entries(declared)) {
-    const parsed = parseResourceIdOfType(resourceId, userAssignedIdentityResourceType);
-    if (parsed.ok && !operatorByKey.has(parsed.resourceId.key)) operatorByKey.set(parsed.resourceId.key, name);
-  }
+  const keys = new Map(declaredOperatorKeys(providerInputs));
   const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
   const record = (property: string, key: string, entry: DataPlaneOperatorManagedIdentityEntry): void => {
     const earlier = identities[key];
@@ -77,13 +73,13 @@ export function identityStatusMockState(inputs: unknown, given?: IdentityStatusM
       );
       continue;
     }
-    const parsed = parseResourceIdOfType(resourceId, userAssignedIdentityResourceType);
-    if (!parsed.ok) continue;
+    const key = keys.get(name);
+    if (key === undefined) continue;
     const values = entryValues(value, property, problems, ["keyHash"]);
-    if (isJsonObject(value) && value.keyHash !== undefined && value.keyHash !== keyHashOf(parsed.resourceId.key)) {
+    if (isJsonObject(value) && value.keyHash !== undefined && value.keyHash !== keyHashOf(key)) {
       problems.push(`${property}.keyHash is not the hash of the declared identity; leave it out: it is computed`);
     }
-    record(property, parsed.resourceId.key, { resourceID: resourceId, ...values });
+    record(property, key, { resourceID: resourceId, ...values });
   }
 
   for (const [identityId, value] of Object.entries(objectField(status.identities, "status.identities", problems))) {
@@ -93,7 +89,7 @@ export function identityStatusMockState(inputs: unknown, given?: IdentityStatusM
       problems.push(`${property}: the key ${parsed.reason}`);
       continue;
     }
-    const operator = operatorByKey.get(parsed.resourceId.key);
+    const operator = [...keys].find(([, key]) => key === parsed.resourceId.key)?.[0];
     if (operator !== undefined) {
       problems.push(`${property}: the inputs declare this identity as operator '${operator}'; put its entry under status.operators['${operator}']`);
       continue;
@@ -124,17 +120,7 @@ export function identityStatusMockState(inputs: unknown, given?: IdentityStatusM
   const failure = mockedFailure(status.failure, problems);
   if (problems.length > 0) throw mockError(problems);
 
-  const outputs = toOutputs(
-    providerInputs,
-    {
-      status: subtree.status,
-      serviceManagedIdentity: undefined,
-      skippedReason: undefined,
-      msiStatus: msi.status,
-    },
-    [],
-  );
-  return { ...outputs, ...(failure === undefined ? {} : { failure }) };
+  return { ...toOutputs(providerInputs, { status: subtree.status, msiStatus: msi.status }, []), ...presentFields({ failure }) };
 }
 
 /** The mocked failure as the provider records it; what is malformed is a problem naming it. */

@@ -86,8 +86,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
   const fleetSettingsProblemOf = perConfiguration((config) => fleetSettingsProblem(config, process.env));
   const fleetSettings = (): string | undefined => (overrides.adapters === undefined ? fleetSettingsProblemOf() : undefined);
 
-  const recordOf = (operation: RunRecord["operation"], clusterResourceId: string): ReturnType<typeof recordHeader> =>
-    recordHeader(operation, clusterResourceId, now());
+  const recordOf = (operation: RunRecord["operation"], clusterResourceId: string) => recordHeader(operation, clusterResourceId, now());
 
   const reconcile = async (
     inputs: Inputs,
@@ -99,13 +98,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     existing?: { readonly id: string; readonly outputs: Outputs },
   ): Promise<{ id: string; outs: Outputs }> => {
     const cluster = parseCluster(inputs.clusterResourceId);
-    const request = {
-      cluster,
-      desired: desiredFromInputs(inputs),
-      force: force.dataPlane,
-      forceMsi: force.msi,
-      ...declaredCredentialOf(inputs),
-    };
+    const request = { cluster, desired: desiredFromInputs(inputs), force: force.dataPlane, forceMsi: force.msi, ...declaredCredentialOf(inputs) };
     try {
       const result = await tracePass("sync", cluster, dependencies(), (traced) => syncManagedIdentityStatus(traced, request));
       appendRunRecord(recordOfPass(recordOf(operation, inputs.clusterResourceId), result, driftForced));
@@ -199,15 +192,15 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         // Import or get: no state to refresh. Outputs this version does not read stay until the update diff asks for.
         return { id, props };
       }
-      const { status: lastStatus, msiStatus: lastMsi } = stored.value;
-      const record = recordOf("read", stored.value.clusterResourceId);
-      const cluster = parseCluster(stored.value.clusterResourceId);
+      const old = stored.value;
+      const record = recordOf("read", old.clusterResourceId);
+      const cluster = parseCluster(old.clusterResourceId);
       const result = await tracePass("refresh", cluster, dependencies(), (traced) =>
         refreshManagedIdentityStatus(
           traced,
           cluster,
-          (persistedKeys) => decodeOutputsStatus(lastStatus, persistedKeys),
-          (persistedKeys) => decodeMsiOutputs(lastMsi, persistedKeys),
+          (keys) => decodeOutputsStatus(old.status, keys),
+          (keys) => decodeMsiOutputs(old.msiStatus, keys),
         ),
       ).catch((error: unknown) => {
         appendRunRecord(recordOfFailedPass(record, error));
@@ -219,7 +212,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         // The cluster's documents are gone from where the fleet's are, so is the record: the engine drops the resource.
         return { id: "", props };
       }
-      return { id, props: refreshedOutputs(props, stored.value, result) };
+      return { id, props: refreshedOutputs(props, old, result) };
     },
 
     /**

@@ -4,14 +4,15 @@
  */
 import { parseResourceIdOfType, describeType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { isJsonObject } from "../core/json";
-import type { OperatorNamesByKeyHash, OutputsStatus, StatusReading } from "../core/outputsStatus";
+import type { OutputsStatus, StatusReading } from "../core/outputsStatus";
 import { encodeOutputsStatus, inputsDigest, operatorNamesFromKeys, operatorNamesFromOutputs, presentFields } from "../core/outputsStatus";
 import { outputsStatusText, readOutputsStatusText } from "../core/outputsStatus";
 import type { StoredMsiOutputs } from "../core/msiOutputs";
 import { encodeMsiOutputs, readMsiOutputsText } from "../core/msiOutputs";
 import type { MsiManagedIdentities } from "../core/msiManagedIdentities";
 import { outputsSchemaVersion } from "../core/serviceProviderClusterDocument";
-import type { CheckFailure, Parsed, ProviderInputs } from "./providerInputs";
+import type { Parsed, ProviderInputs } from "./providerInputs";
+import type { DesiredSetFailure } from "../core/clusterDocument";
 import { unknownValue } from "./providerInputs";
 import type { SyncRequest, SyncResult } from "../sync/syncManagedIdentityStatus";
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
@@ -88,17 +89,16 @@ export function inputsDigestOf(inputs: ProviderInputs): string {
   );
 }
 
-/** The declared operators' names by the hash of their identity's key. */
-function operatorNamesOf(inputs: ProviderInputs): OperatorNamesByKeyHash {
-  const keys = Object.entries(known(inputs.dataPlaneOperators) ?? {}).flatMap(([name, resourceId]) => {
+/** The declared operators' names with their identity's key, in the inputs' order (`check` refuses a malformed ID). */
+export function declaredOperatorKeys(inputs: ProviderInputs): Array<readonly [string, string]> {
+  return Object.entries(known(inputs.dataPlaneOperators) ?? {}).flatMap(([name, resourceId]) => {
     const parsed = parseResourceIdOfType(resourceId, userAssignedIdentityResourceType);
     return parsed.ok ? [[name, parsed.resourceId.key] as const] : [];
   });
-  return operatorNamesFromKeys(keys);
 }
 
 /** What of a pass's result its outputs record. */
-export type PassOutcome = Pick<SyncResult, "status" | "serviceManagedIdentity" | "skippedReason"> & Partial<Pick<SyncResult, "msiStatus" | "msiSkippedReason">>;
+export type PassOutcome = Pick<SyncResult, "status"> & Partial<Pick<SyncResult, "serviceManagedIdentity" | "skippedReason" | "msiStatus" | "msiSkippedReason">>;
 
 /** The outputs of a pass (and of a partial pass that failed on some identities). */
 export function toOutputs(inputs: ProviderInputs, result: PassOutcome, drift: readonly string[]): ProviderOutputs {
@@ -109,7 +109,7 @@ export function toOutputs(inputs: ProviderInputs, result: PassOutcome, drift: re
     inputsDigest: inputsDigestOf(inputs),
     // Recorded only when it is not an input: the inputs are in state already.
     ...presentFields({ serviceManagedIdentity: inputs.serviceManagedIdentity === undefined ? result.serviceManagedIdentity : undefined }),
-    status: outputsStatusText(encodeOutputsStatus(result.status, operatorNamesOf(inputs))),
+    status: outputsStatusText(encodeOutputsStatus(result.status, operatorNamesFromKeys(declaredOperatorKeys(inputs)))),
     msiStatus: msiStatusText(result.msiStatus ?? {}),
     ...presentFields({ skippedReason: result.skippedReason, msiSkippedReason: result.msiSkippedReason, drift }),
   };
@@ -128,10 +128,7 @@ export function failedPassOutputs<Props extends object>(
   partial: PassOutcome | undefined,
   failure: PassFailure,
 ): object {
-  const outputs =
-    partial !== undefined
-      ? toOutputs(inputs, partial, [])
-      : (stored ?? toOutputs(inputs, { status: {}, serviceManagedIdentity: undefined, skippedReason: undefined }, []));
+  const outputs = partial !== undefined ? toOutputs(inputs, partial, []) : (stored ?? toOutputs(inputs, { status: {} }, []));
   // The engine gives the program an output a partial failure leaves out as unknown: each optional one is null instead.
   return { serviceManagedIdentity: null, skippedReason: null, msiSkippedReason: null, drift: null, ...outputs, failure };
 }
@@ -166,7 +163,7 @@ export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
   if (!isJsonObject(value)) {
     return { ok: false, failures: [{ property: "outputs", reason: `are ${describeType(value)}, expected an object` }] };
   }
-  const failures: CheckFailure[] = [];
+  const failures: DesiredSetFailure[] = [];
   /** A field as `read` gives it, or undefined after naming what was expected. */
   const field = <T>(property: string, expected: string, read: (raw: unknown) => T | undefined): T | undefined => {
     const result = read(value[property]);

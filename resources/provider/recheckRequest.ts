@@ -1,10 +1,7 @@
 /**
- * Recheck now: `ARO_HCP_RECHECK`, set for one command, makes the update ask Azure at once for the
- * clusters it names instead of waiting for their recheck time, and write what changed: `all`, cluster
- * resource IDs separated by commas or white space (any casing), or `tenants`, one cluster of each
- * tenant, the cheap probe of whether a tenant's credential still works. The update forces both halves
- * of those clusters, through the same `force`/`forceMsi` a refresh's drift sets (docs/operations.md,
- * "Recheck now").
+ * Recheck now: `ARO_HCP_RECHECK` (`all`, cluster resource IDs, or `tenants`: one cluster of each
+ * tenant), set for one command, makes the update force both halves of the clusters it names past
+ * their recheck time, through the `force`/`forceMsi` a refresh's drift sets (docs/operations.md, "Recheck now").
  */
 import { goToLower } from "../core/goStrings";
 import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
@@ -20,15 +17,15 @@ import { parseCluster } from "./providerInputs";
 /** The variable, read by the provider host and the program at each command. */
 export const recheckVariable = "ARO_HCP_RECHECK";
 
-export type RecheckRequest =
+type RecheckRequest =
   { readonly kind: "none" } | { readonly kind: "all" } | { readonly kind: "tenants" } | { readonly kind: "clusters"; readonly ids: ReadonlySet<string> };
 
 /** Parses the variable's value; a value that names no cluster ID is refused, naming it. */
 export function parseRecheck(value: string | undefined): { ok: true; value: RecheckRequest } | { ok: false; reason: string } {
   const text = (value ?? "").trim();
   if (text.length === 0) return { ok: true, value: { kind: "none" } };
-  if (text.toLowerCase() === "all") return { ok: true, value: { kind: "all" } };
-  if (text.toLowerCase() === "tenants") return { ok: true, value: { kind: "tenants" } };
+  const keyword = text.toLowerCase();
+  if (keyword === "all" || keyword === "tenants") return { ok: true, value: { kind: keyword } };
   const ids = new Set<string>();
   for (const entry of text.split(/[\s,]+/).filter((part) => part.length > 0)) {
     const parsed = parseResourceIdOfType(entry, clusterResourceType);
@@ -43,13 +40,17 @@ export function parseRecheck(value: string | undefined): { ok: true; value: Rech
   return { ok: true, value: { kind: "clusters", ids } };
 }
 
+function recheckOf(environment: NodeJS.ProcessEnv): ReturnType<typeof parseRecheck> {
+  return parseRecheck(environment[recheckVariable]);
+}
+
 /** The tenants that have a probe in this process (`tenants`), to the probe's lowercased cluster ID; and the probes. */
 const tenantProbes = new Map<string, string>();
 const probeClusters = new Set<string>();
 
 /** Whether the variable, as the environment holds it now, names this cluster; a value that does not parse names none (the check refuses it). */
 export function rechecksNow(clusterResourceId: string, environment: NodeJS.ProcessEnv = process.env): boolean {
-  const recheck = parseRecheck(environment[recheckVariable]);
+  const recheck = recheckOf(environment);
   if (!recheck.ok) return false;
   const id = goToLower(clusterResourceId);
   const request = recheck.value;
@@ -66,7 +67,7 @@ export async function probesTenant(
   clusterResourceId: string,
   environment: NodeJS.ProcessEnv = process.env,
 ): Promise<boolean> {
-  const recheck = parseRecheck(environment[recheckVariable]);
+  const recheck = recheckOf(environment);
   if (!recheck.ok || recheck.value.kind !== "tenants") return false;
   const cluster = parseCluster(clusterResourceId);
   const verdict = await clusterDesiredSet(dependencies, cluster).catch(() => undefined);
@@ -76,13 +77,9 @@ export async function probesTenant(
 
 /** The tenant an identity URL names (`tid`), or undefined. */
 export function tenantOfIdentityUrl(identityUrl: string | undefined): string | undefined {
-  if (identityUrl === undefined) return undefined;
-  try {
-    const tenant = new URL(identityUrl).searchParams.get("tid");
-    return tenant === null || tenant.length === 0 ? undefined : goToLower(tenant);
-  } catch {
-    return undefined;
-  }
+  if (identityUrl === undefined || !URL.canParse(identityUrl)) return undefined;
+  const tenant = new URL(identityUrl).searchParams.get("tid");
+  return tenant === null || tenant.length === 0 ? undefined : goToLower(tenant);
 }
 
 /** Makes the cluster its tenant's probe when the tenant has none yet; whether it is the probe. */
@@ -125,7 +122,7 @@ export function refreshFailedThisRun(clusterResourceId: string, environment: Nod
 
 /** What is wrong with the variable's value, for the provider's first check; undefined when nothing. */
 export function recheckProblem(environment: NodeJS.ProcessEnv = process.env): string | undefined {
-  const recheck = parseRecheck(environment[recheckVariable]);
+  const recheck = recheckOf(environment);
   return recheck.ok ? undefined : recheck.reason;
 }
 
