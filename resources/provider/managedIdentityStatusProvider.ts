@@ -1,7 +1,6 @@
 /**
- * The dynamic provider: thin methods over the sync pass and refresh, inside the provider host
- * (loaded through providerLoader.ts and ../providerEntry.ts). Settings come from `configure` or the
- * environment at call time. The factory is the seam for tests.
+ * The dynamic provider: thin methods over the sync pass and refresh, inside the provider host. Settings
+ * come from `configure` or the environment at call time. The factory is the seam for tests.
  */
 import { goToLower } from "../core/goStrings";
 import type * as pulumi from "@pulumi/pulumi";
@@ -19,7 +18,7 @@ import { refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStat
 import { log } from "../logging/logger";
 import type { ConfigSource } from "../core/settings";
 import { readSettings, settingsEnvironmentKey, snapshotStackConfig } from "../core/settings";
-import { decodeOutputsStatus } from "../core/outputsStatus";
+import { decodeOutputsStatus, presentFields } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
 import { addSecretSettingValues, tracePass, traceProviderCalls } from "../telemetry/providerSpans";
@@ -106,15 +105,14 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     } catch (error) {
       const record = recordOfFailedPass(recordOf(operation, inputs.clusterResourceId), error, driftForced);
       appendRunRecord(record);
-      // A partial failure: the engine stores these outputs (the status as the pass left it, the failure
-      // beside it) and runs this cluster's update again next time; __provider lets refresh and destroy load this provider.
-      // The error keeps its class and fields for callers and carries what the host passes to the engine.
+      // A partial failure: the engine stores these outputs (the status as the pass left it, the failure beside it)
+      // and runs the update again next time; __provider lets refresh and destroy load this provider.
       const partial = partialResultOf(error);
       const message = error instanceof Error ? error.message : String(error);
       const outputs = failedPassOutputs(inputs, existing?.outputs, partial, passFailureOf(record));
       throw Object.assign(error instanceof Error ? error : new Error(message), {
         id: partial?.documentId ?? existing?.id ?? locate(cluster).documentId,
-        properties: { ...outputs, ...(inputs.__provider === undefined ? {} : { __provider: inputs.__provider }) },
+        properties: { ...outputs, ...presentFields({ __provider: inputs.__provider }) },
         reasons: [message],
       });
     }
@@ -141,8 +139,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       if (!parsed.ok) return { inputs: news, failures: [...parsed.failures] };
       const id = parsed.value.clusterResourceId;
       // A cluster new to the stack, in a recorded run: what its create would change in Cosmos (report/runRecord.ts).
-      const isNew = typeof olds.clusterResourceId !== "string";
-      if (isNew && runRecorded())
+      if (typeof olds.clusterResourceId !== "string" && runRecorded())
         await recordAdoptionPreview(dependencies, recordOf("preview", id), parseCluster(id), desiredFromInputs(parsed.value), rechecksNow(id));
       return { inputs: parsed.value, failures: [] };
     },
@@ -155,9 +152,8 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       }
       const stored = parseStoredOutputs(olds);
       if (olds.__provider !== news.__provider || containsUnknown(news) || !stored.ok) {
-        // Another provider text: the update stores the program's, which refresh and destroy load,
-        // and writes nothing to Cosmos unless due. Outputs this version does not read (another
-        // schema version, a hand edit): the update runs a full pass and writes the current ones.
+        // Another provider text: the update stores the program's and writes nothing to Cosmos unless due.
+        // Outputs this version does not read: the update runs a full pass and writes the current ones.
         return { changes: true };
       }
       const old = stored.value;
@@ -227,8 +223,5 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
   });
 }
 
-/**
- * The production implementation, returned by the provider text's `handler()` (providerLoader.ts)
- * inside the provider host. One instance per process, shared by every resource.
- */
+/** The production implementation, which the provider text's `handler()` returns: one per process, shared by every resource. */
 export const managedIdentityStatusImplementation = createManagedIdentityStatusProvider();

@@ -1,8 +1,7 @@
 /**
- * `diff`: whether an update has anything to do, without any Azure call: each half's gate (upstream's
- * needsWork) on what the last state recorded. Inputs that name the operators need no Cosmos read
- * (the MSI half goes by its recheck time); otherwise one read of the cluster document names both
- * desired sets, and a document that is gone or unreadable is a change, so the pass names the problem.
+ * `diff`: whether an update has anything to do, with no Azure call: each half's gate (upstream's
+ * needsWork) on the last state. Inputs naming the operators need no Cosmos read; otherwise one read of
+ * the cluster document names both desired sets, and one gone or unreadable is a change (the pass says why).
  */
 import type { ParsedResourceId } from "../core/azureResourceId";
 import type { ClusterDesiredSet } from "../core/clusterDocument";

@@ -1,7 +1,4 @@
-/**
- * The provider's output boundary: the output shape, how a pass's result becomes outputs, and the
- * parse of stored outputs for diff, update, read and delete. Pure: no I/O, no SDK imports.
- */
+/** The provider's output boundary: the output shape, a pass's result as outputs, the parse of stored outputs. Pure. */
 import { parseResourceIdOfType, describeType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { isJsonObject } from "../core/json";
 import type { OutputsStatus, StatusReading } from "../core/outputsStatus";
@@ -134,10 +131,9 @@ export function failedPassOutputs<Props extends object>(
 }
 
 /**
- * The outputs a refresh of a resource that stays in state leaves: the stored ones (so `__provider`
- * and any field this version does not read stay) with the status read from Cosmos and what drifted.
- * When only the ServiceProviderCluster document is missing, the stored status stays as the last
- * record beside the drift line that says so.
+ * The outputs a refresh leaves: the stored ones (`__provider` and fields this version does not read
+ * included) with the status read from Cosmos and what drifted. With only the ServiceProviderCluster
+ * document missing, the stored status stays as the last record beside the drift line saying so.
  */
 export function refreshedOutputs<Props extends ProviderOutputs>(props: Props, stored: StoredOutputs, result: RefreshResult): Props {
   const { drift: _drift, ...rest } = props;
@@ -154,10 +150,9 @@ export function declaredCredentialOf(inputs: ProviderInputs): Pick<SyncRequest, 
 }
 
 /**
- * Reads stored outputs (state) of the one shape this version writes (`schemaVersion`
- * {@link outputsSchemaVersion}). Anything else (another schema version, a hand edit) is a failure,
- * and the provider then treats the state as unknown: `diff` reports a change, `update` runs a full
- * pass that writes the current shape, `read` returns the outputs as they are.
+ * Reads stored outputs of the one shape this version writes ({@link outputsSchemaVersion}). Anything
+ * else (another schema version, a hand edit) fails, and the provider treats the state as unknown:
+ * `diff` reports a change, `update` runs a full pass, `read` returns the outputs as they are.
  */
 export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
   if (!isJsonObject(value)) {
