@@ -7,7 +7,6 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { AzureAdapters } from "./azureAdapters";
 import { sharedAzureAdapters } from "./azureAdapters";
 import { decodeMsiOutputs } from "../core/msiOutputs";
-import { hasWork } from "./providerDiff";
 import { fleetSettingsProblem } from "./settingsCheck";
 import type { ProviderInputs } from "./providerInputs";
 import { containsUnknown, desiredFromInputs, parseCluster, parseInputs } from "./providerInputs";
@@ -26,7 +25,7 @@ import type { Halves, RunRecord } from "../report/runRecord";
 import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, refusedRecord, runRecorded, diffRecord } from "../report/runRecord";
 import { recordAdoptionPreview } from "../report/runRecord";
 import { throwWithoutStackTrace, withoutStackTrace } from "./expectedFailures";
-import { forcedHalves, probesTenant, recheckProblem, rechecksNow, refreshFailedThisRun } from "./recheckRequest";
+import { forcedHalves, recheckProblem, rechecksNow, updateDue } from "./recheckRequest";
 
 /** Test seams. Production passes nothing. */
 export interface ProviderOverrides {
@@ -159,13 +158,8 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       const old = stored.value;
       // Drift, other inputs or a failed last pass: the update runs the pass again.
       if (old.drift.length > 0 || old.failure !== null || old.inputsDigest !== inputsDigestOf(news)) return { changes: true };
-      const id = old.clusterResourceId;
-      const changes =
-        rechecksNow(id) ||
-        refreshFailedThisRun(id) ||
-        (await probesTenant(dependencies, id)) ||
-        (await hasWork(dependencies, old, news, now()).catch(throwWithoutStackTrace));
-      appendRunRecord(diffRecord(recordOf("diff", id), changes));
+      const changes = await updateDue(dependencies, old, news, now).catch(throwWithoutStackTrace);
+      appendRunRecord(diffRecord(recordOf("diff", old.clusterResourceId), changes));
       return { changes };
     },
 

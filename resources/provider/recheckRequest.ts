@@ -1,29 +1,41 @@
 /**
- * Recheck now: `ARO_HCP_RECHECK` (`all`, cluster resource IDs, or `tenants`: one cluster of each
- * tenant), set for one command, makes the update force both halves of the clusters it names past
- * their recheck time, through the `force`/`forceMsi` a refresh's drift sets (docs/operations.md, "Recheck now").
+ * Whether an update has anything to do (`diff`) and which halves it forces past their recheck time.
+ * Each half's gate (upstream's needsWork) is asked of the last state with no Azure call. Recheck now:
+ * `ARO_HCP_RECHECK` (`all`, cluster resource IDs, or `tenants`: one cluster of each tenant), set for
+ * one command, forces both halves of the clusters it names, as a refresh that failed in this run does
+ * (docs/operations.md, "Recheck now").
  */
 import { goToLower } from "../core/goStrings";
+import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
+import type { ClusterDesiredSet } from "../core/clusterDocument";
+import { desiredFromClusterDocument, msiDesiredSet } from "../core/clusterDocument";
+import type { DesiredIdentity } from "../core/statusHalf";
+import { recheckDue } from "../core/statusHalf";
+import { locate } from "../core/documentLocation";
+import { msiHalf } from "../core/msiManagedIdentities";
+import { decodeMsiOutputs } from "../core/msiOutputs";
+import { decodeOutputsStatus } from "../core/outputsStatus";
+import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
+import { readClusterDocument } from "../sync/documents";
 import { msiDriftPrefix } from "../sync/refreshManagedIdentityStatus";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import { readFileSync } from "node:fs";
 import type { Halves } from "../report/runRecord";
 import { runRecordsVariable } from "../report/runRecord";
 import { parseRunRecords } from "../report/runReport";
-import { clusterDesiredSet } from "./providerDiff";
-import { parseCluster } from "./providerInputs";
+import type { ProviderInputs } from "./providerInputs";
+import { desiredFromInputs, parseCluster } from "./providerInputs";
+import type { StoredOutputs } from "./providerOutputs";
 
 /** The variable, read by the provider host and the program at each command. */
 export const recheckVariable = "ARO_HCP_RECHECK";
 
-type RecheckRequest =
-  { readonly kind: "none" } | { readonly kind: "all" } | { readonly kind: "tenants" } | { readonly kind: "clusters"; readonly ids: ReadonlySet<string> };
+type RecheckRequest = { readonly kind: "all" } | { readonly kind: "tenants" } | { readonly kind: "clusters"; readonly ids: ReadonlySet<string> };
 
-/** Parses the variable's value; a value that names no cluster ID is refused, naming it. */
+/** Parses the variable's value (unset or blank: no cluster); a value that names no cluster ID is refused, naming it. */
 export function parseRecheck(value: string | undefined): { ok: true; value: RecheckRequest } | { ok: false; reason: string } {
   const text = (value ?? "").trim();
-  if (text.length === 0) return { ok: true, value: { kind: "none" } };
   const keyword = text.toLowerCase();
   if (keyword === "all" || keyword === "tenants") return { ok: true, value: { kind: keyword } };
   const ids = new Set<string>();
@@ -62,7 +74,7 @@ export function rechecksNow(clusterResourceId: string, environment: NodeJS.Proce
  * document, and the first cluster seen of a tenant becomes the probe. A cluster's tenant is the `tid`
  * of its identity URL, else its subscription; a document that cannot be read probes nothing.
  */
-export async function probesTenant(
+async function probesTenant(
   dependencies: () => SyncDependencies,
   clusterResourceId: string,
   environment: NodeJS.ProcessEnv = process.env,
@@ -140,4 +152,42 @@ export function forcedHalves(
   const driftForced = { dataPlane: lines.some((line) => !line.startsWith(msiDriftPrefix)), msi: lines.some((line) => line.startsWith(msiDriftPrefix)) };
   const both = drift === undefined || rechecksNow(clusterResourceId, environment) || refreshFailedThisRun(clusterResourceId, environment);
   return { driftForced, force: { dataPlane: both || driftForced.dataPlane, msi: both || driftForced.msi } };
+}
+
+/** Whether an update of a cluster whose last pass succeeded with these inputs has anything to do now. */
+export async function updateDue(dependencies: () => SyncDependencies, old: StoredOutputs, news: ProviderInputs, now: () => Date): Promise<boolean> {
+  const id = old.clusterResourceId;
+  return rechecksNow(id) || refreshFailedThisRun(id) || (await probesTenant(dependencies, id)) || (await hasWork(dependencies, old, news, now()));
+}
+
+/** Whether the last state's halves call for an update now; a cluster document gone or unreadable is a change (the pass says why). */
+async function hasWork(dependencies: () => SyncDependencies, old: StoredOutputs, news: ProviderInputs, now: Date): Promise<boolean> {
+  const desired = desiredFromInputs(news);
+  if (desired !== undefined) {
+    // Same declared map (same digest): the operators' keys are the desired keys.
+    if (dataPlaneHasWork(old, desired, now)) return true;
+    return old.msiSkippedReason === null && recheckDue(old.msiStatus.earliestRecheckTime, now);
+  }
+  const fromCluster = await clusterDesiredSet(dependencies, parseCluster(news.clusterResourceId));
+  if (fromCluster === undefined || fromCluster.kind === "unreadable") return true;
+  if (fromCluster.kind === "deleting") return old.skippedReason !== "clusterDeleting";
+  // The recorded service managed identity follows the document unless the inputs name one.
+  const serviceManagedIdentityMoved = news.serviceManagedIdentity === undefined && (fromCluster.serviceManagedIdentity ?? null) !== old.serviceManagedIdentity;
+  if (old.skippedReason !== null || serviceManagedIdentityMoved || dataPlaneHasWork(old, fromCluster.identities, now)) return true;
+  if (fromCluster.identityUrl === undefined) return old.msiSkippedReason === null;
+  const msi = msiDesiredSet(fromCluster.controlPlaneOperators, fromCluster.serviceManagedIdentity);
+  if (!msi.ok) return true;
+  const keys = [...msi.desired.controlPlaneOperators.map((identity) => identity.key), msi.desired.serviceManagedIdentity.key];
+  return msiHalf.workReason(msi.desired, decodeMsiOutputs(old.msiStatus, keys).status, now) !== undefined;
+}
+
+/** What the cluster's live document names (no wait), or undefined when it is gone. */
+async function clusterDesiredSet(dependencies: () => SyncDependencies, cluster: ParsedResourceId): Promise<ClusterDesiredSet | undefined> {
+  const stored = await readClusterDocument(dependencies(), locate(cluster));
+  return stored === undefined ? undefined : desiredFromClusterDocument(stored.document);
+}
+
+function dataPlaneHasWork(old: StoredOutputs, desired: readonly DesiredIdentity[], now: Date): boolean {
+  const keys = desired.map((identity) => identity.key);
+  return dataPlaneHalf.workReason(desired, decodeOutputsStatus(old.status, keys), now) !== undefined;
 }
