@@ -10,12 +10,11 @@ export type Environment = Readonly<Record<string, string | undefined>>;
 
 const sdkDebugLogsVariable = "ARO_HCP_SDK_DEBUG_LOGS";
 const sdkDebugLogsValues = ["quiet", "all"] as const;
-export type SdkDebugLogs = (typeof sdkDebugLogsValues)[number];
 
-export function sdkDebugLogsFrom(environment: Environment): SdkDebugLogs {
-  const raw = environment[sdkDebugLogsVariable];
-  if (raw === undefined || raw.trim() === "") return "quiet";
-  const value = raw.trim().toLowerCase();
+/** The variable's value, `quiet` when unset or blank; any other is a RangeError naming it. */
+export function sdkDebugLogsFrom(environment: Environment): (typeof sdkDebugLogsValues)[number] {
+  const raw = environment[sdkDebugLogsVariable] ?? "";
+  const value = raw.trim().toLowerCase() || "quiet";
   const known = sdkDebugLogsValues.find((name) => name === value);
   if (known !== undefined) return known;
   throw new RangeError(`${sdkDebugLogsVariable} must be one of ${sdkDebugLogsValues.map((name) => `"${name}"`).join(", ")}; got ${JSON.stringify(raw)}`);

@@ -12,13 +12,10 @@ const highest = 300;
 
 /** The percent the environment asks for (0: V8's own heuristic), or a message saying what is wrong. */
 export function heapGrowthPercent(environment: Readonly<Record<string, string | undefined>>): number | { readonly problem: string } {
-  const text = environment[heapGrowthVariable];
-  if (text === undefined || text.trim() === "") return defaultHeapGrowthPercent;
-  const value = text.trim();
-  if (/^[0-9]+$/.test(value)) {
-    const percent = Number(value);
-    if (percent === 0 || (percent >= lowest && percent <= highest)) return percent;
-  }
+  const text = environment[heapGrowthVariable] ?? "";
+  if (text.trim() === "") return defaultHeapGrowthPercent;
+  const percent = /^[0-9]+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+  if (percent === 0 || (percent >= lowest && percent <= highest)) return percent;
   return {
     problem:
       `${heapGrowthVariable} is ${JSON.stringify(text)}: expected a whole number of percent from ${lowest} to ${highest} ` +

@@ -70,16 +70,11 @@ export function rechecksNow(clusterResourceId: string, environment: NodeJS.Proce
 }
 
 /**
- * Whether this cluster is its tenant's probe under `ARO_HCP_RECHECK=tenants`: `diff` reads its cluster
- * document, and the first cluster seen of a tenant becomes the probe. A cluster's tenant is the `tid`
- * of its identity URL, else its subscription; a document that cannot be read probes nothing.
+ * Whether this cluster is its tenant's probe under `ARO_HCP_RECHECK=tenants`: the first cluster seen
+ * of a tenant (its identity URL's `tid`, else its subscription); a document not read probes nothing.
  */
-async function probesTenant(
-  dependencies: () => SyncDependencies,
-  clusterResourceId: string,
-  environment: NodeJS.ProcessEnv = process.env,
-): Promise<boolean> {
-  const recheck = recheckOf(environment);
+async function probesTenant(dependencies: () => SyncDependencies, clusterResourceId: string): Promise<boolean> {
+  const recheck = recheckOf(process.env);
   if (!recheck.ok || recheck.value.kind !== "tenants") return false;
   const cluster = parseCluster(clusterResourceId);
   const verdict = await clusterDesiredSet(dependencies, cluster).catch(() => undefined);
@@ -106,10 +101,9 @@ export function claimTenantProbe(tenant: string, clusterResourceId: string): boo
 let refreshFailures: { readonly file: string; readonly ids: ReadonlySet<string> } | undefined;
 
 /**
- * Whether the cluster's latest refresh in this run's records (`ARO_HCP_RUN_RECORDS`, which a run's
- * refresh and update share) failed: the update then asks Azure again at once, so a passing failure
- * is corrected in the same run and a lasting one fails the update, which the stack output shows.
- * The file is read once per process, at the first call (the provider host runs one command).
+ * Whether the cluster's latest refresh in this run's records (`ARO_HCP_RUN_RECORDS`) failed: the update
+ * then asks Azure again at once, so a passing failure is corrected in the same run and a lasting one
+ * fails the update. The file is read once per process (the provider host runs one command).
  */
 export function refreshFailedThisRun(clusterResourceId: string, environment: NodeJS.ProcessEnv = process.env): boolean {
   const file = environment[runRecordsVariable] ?? "";
