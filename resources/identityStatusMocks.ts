@@ -4,11 +4,10 @@ import { goToLower } from "./core/goStrings";
 import { isJsonObject } from "./core/json";
 import { keyHashOf, presentFields } from "./core/outputsStatus";
 import type { DataPlaneOperatorManagedIdentityEntry } from "./core/serviceProviderClusterDocument";
-import type { ProviderInputs } from "./provider/providerInputs";
-import { checkInputs, unknownValue } from "./provider/providerInputs";
+import { dataPlaneHalf } from "./core/serviceProviderClusterDocument";
+import { parseInputs, unknownValue } from "./provider/providerInputs";
 import type { HalfName, PassFailure } from "./provider/providerOutputs";
 import { declaredOperatorKeys, halfNames, toOutputs } from "./provider/providerOutputs";
-import { dataPlaneHalf } from "./core/serviceProviderClusterDocument";
 import { msiHalf } from "./core/msiManagedIdentities";
 
 /** One identity's recorded values in a mocked status: what `status.operators[name]` shows. */
@@ -46,9 +45,9 @@ const entryFields = ["clientId", "principalId", "retrievalError"] as const;
  */
 export function identityStatusMockState(inputs: unknown, given?: IdentityStatusMock | null): Record<string, unknown> {
   const status: IdentityStatusMock = given ?? {};
-  const checked = checkInputs(inputs);
-  if (checked.failures.length > 0) throw mockError(checked.failures.map((failure) => `inputs.${failure.property} ${failure.reason}`));
-  const providerInputs = checked.inputs as ProviderInputs;
+  const parsed = parseInputs(inputs);
+  if (!parsed.ok) throw mockError(parsed.failures.map((failure) => `inputs.${failure.property} ${failure.reason}`));
+  const providerInputs = parsed.value;
   const problems: string[] = [];
   const declared =
     providerInputs.dataPlaneOperators === undefined || providerInputs.dataPlaneOperators === unknownValue ? {} : providerInputs.dataPlaneOperators;

@@ -205,10 +205,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       return { id, props: refreshedOutputs(props, old, result) };
     },
 
-    /**
-     * Relinquishes the cluster: nothing is read or written; the status stays as last written, as upstream
-     * leaves it. Runs only for resources that set `retainOnDelete` false (serviceProviderClusterIdentityStatus.ts).
-     */
+    /** Relinquishes the cluster, writing nothing, as upstream leaves the status; runs only for resources whose `retainOnDelete` is false. */
     delete(_id: string, props: Outputs) {
       const cluster = typeof props.clusterResourceId === "string" ? props.clusterResourceId : "(no cluster ID recorded)";
       log("info", "delete", cluster, "relinquished: the status in Cosmos stays as last written; nothing was written");

@@ -35,9 +35,8 @@ export function containsUnknown(value: unknown): boolean {
 }
 
 /**
- * Validates and normalises inputs. Resource IDs come back in canonical form (canonical segment
- * names, other segments as given); operator maps with sorted keys. Unknown values pass through.
- * With failures, `inputs` holds the properties that passed.
+ * Validates and normalises inputs: resource IDs in canonical form, operator maps with sorted keys,
+ * unknown values as they are. With failures, `inputs` holds the properties that passed.
  */
 export function checkInputs(news: unknown): { inputs: Partial<ProviderInputs>; failures: DesiredSetFailure[] } {
   if (!isJsonObject(news)) {

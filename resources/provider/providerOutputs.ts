@@ -39,11 +39,9 @@ export interface ProviderOutputs {
   readonly failure?: PassFailure;
 }
 
-/** The halves of the status, as the stack output names them. */
-export type HalfName = "dataPlaneOperators" | "msiIdentities";
-
-/** Every {@link HalfName}, in the order outputs list them. */
-export const halfNames: readonly HalfName[] = ["dataPlaneOperators", "msiIdentities"];
+/** The halves of the status, as the stack output names them, in the order outputs list them. */
+export const halfNames = ["dataPlaneOperators", "msiIdentities"] as const;
+export type HalfName = (typeof halfNames)[number];
 
 /** A failed pass beside the status it kept: the engine stores these outputs with the error (a partial failure). */
 export interface PassFailure {
@@ -132,8 +130,7 @@ export function failedPassOutputs<Props extends object>(
 
 /**
  * The outputs a refresh leaves: the stored ones (`__provider` and fields this version does not read
- * included) with the status read from Cosmos and what drifted. With only the ServiceProviderCluster
- * document missing, the stored status stays as the last record beside the drift line saying so.
+ * included) with the status read from Cosmos, or kept when only the ServiceProviderCluster document is missing, and the drift.
  */
 export function refreshedOutputs<Props extends ProviderOutputs>(props: Props, stored: StoredOutputs, result: RefreshResult): Props {
   const { drift: _drift, ...rest } = props;
