@@ -61,8 +61,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
   };
 
   const dependencies = perConfiguration((config): SyncDependencies => {
-    const needsSettings = overrides.adapters === undefined || overrides.options === undefined;
-    const settings = needsSettings ? readSettings(config, process.env) : undefined;
+    const settings = overrides.adapters === undefined || overrides.options === undefined ? readSettings(config, process.env) : undefined;
     const defaults: SyncOptions = {
       lookupTimeoutInMs: settings?.lookupTimeoutInMs ?? 30_000,
       documentWaitInMs: settings?.documentWaitInMs ?? 60_000,
@@ -70,9 +69,8 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       maxWriteAttempts: settings?.maxWriteAttempts ?? 5,
       idsOnLookupFailure: settings?.idsOnLookupFailure ?? "keep",
     };
-    const adapters = overrides.adapters ?? sharedAzureAdapters(settings ?? readSettings(config, process.env));
     return {
-      ...adapters,
+      ...(overrides.adapters ?? sharedAzureAdapters(settings ?? readSettings(config, process.env))),
       now,
       random: overrides.random ?? Math.random,
       sleep: overrides.sleep ?? ((durationInMs) => new Promise((resolve) => setTimeout(resolve, durationInMs))),
@@ -80,9 +78,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     };
   });
 
-  // Settings wrong for the whole fleet; the fakes of unit tests bring their own adapters.
-  const fleetSettingsProblemOf = perConfiguration((config) => fleetSettingsProblem(config, process.env));
-  const fleetSettings = (): string | undefined => (overrides.adapters === undefined ? fleetSettingsProblemOf() : undefined);
+  const fleetSettings = perConfiguration((config) => fleetSettingsProblem(config, process.env));
 
   const recordOf = (operation: RunRecord["operation"], clusterResourceId: string) => recordHeader(operation, clusterResourceId, now());
 
@@ -127,8 +123,9 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     },
 
     async check(olds: Partial<Inputs>, news: Inputs) {
-      // Settings wrong for every cluster, or a recheck naming no cluster, fail the first check, once, before any request.
-      const problem = fleetSettings() ?? recheckProblem();
+      // Settings wrong for every cluster (the fakes of unit tests bring their own adapters), or a recheck naming no
+      // cluster, fail the first check, once, before any request.
+      const problem = (overrides.adapters === undefined ? fleetSettings() : undefined) ?? recheckProblem();
       if (problem !== undefined) {
         if (typeof news.clusterResourceId === "string") appendRunRecord(refusedRecord(recordOf("check", news.clusterResourceId), problem));
         return { inputs: news, failures: [{ property: "", reason: problem }] };

@@ -52,17 +52,13 @@ export function parseRecheck(value: string | undefined): { ok: true; value: Rech
   return { ok: true, value: { kind: "clusters", ids } };
 }
 
-function recheckOf(environment: NodeJS.ProcessEnv): ReturnType<typeof parseRecheck> {
-  return parseRecheck(environment[recheckVariable]);
-}
-
 /** The tenants that have a probe in this process (`tenants`), to the probe's lowercased cluster ID; and the probes. */
 const tenantProbes = new Map<string, string>();
 const probeClusters = new Set<string>();
 
 /** Whether the variable, as the environment holds it now, names this cluster; a value that does not parse names none (the check refuses it). */
 export function rechecksNow(clusterResourceId: string, environment: NodeJS.ProcessEnv = process.env): boolean {
-  const recheck = recheckOf(environment);
+  const recheck = parseRecheck(environment[recheckVariable]);
   if (!recheck.ok) return false;
   const id = goToLower(clusterResourceId);
   const request = recheck.value;
@@ -74,7 +70,7 @@ export function rechecksNow(clusterResourceId: string, environment: NodeJS.Proce
  * of a tenant (its identity URL's `tid`, else its subscription); a document not read probes nothing.
  */
 async function probesTenant(dependencies: () => SyncDependencies, clusterResourceId: string): Promise<boolean> {
-  const recheck = recheckOf(process.env);
+  const recheck = parseRecheck(process.env[recheckVariable]);
   if (!recheck.ok || recheck.value.kind !== "tenants") return false;
   const cluster = parseCluster(clusterResourceId);
   const verdict = await clusterDesiredSet(dependencies, cluster).catch(() => undefined);
@@ -128,7 +124,7 @@ export function refreshFailedThisRun(clusterResourceId: string, environment: Nod
 
 /** What is wrong with the variable's value, for the provider's first check; undefined when nothing. */
 export function recheckProblem(environment: NodeJS.ProcessEnv = process.env): string | undefined {
-  const recheck = recheckOf(environment);
+  const recheck = parseRecheck(environment[recheckVariable]);
   return recheck.ok ? undefined : recheck.reason;
 }
 
