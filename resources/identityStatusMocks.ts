@@ -5,7 +5,7 @@ import { isJsonObject } from "./core/json";
 import { keyHashOf, presentFields } from "./core/outputsStatus";
 import type { DataPlaneOperatorManagedIdentityEntry } from "./core/serviceProviderClusterDocument";
 import { dataPlaneHalf } from "./core/serviceProviderClusterDocument";
-import { parseInputs, unknownValue } from "./provider/providerInputs";
+import { known, parseInputs } from "./provider/providerInputs";
 import type { HalfName, PassFailure } from "./provider/providerOutputs";
 import { declaredOperatorKeys, halfNames, toOutputs } from "./provider/providerOutputs";
 import { msiHalf } from "./core/msiManagedIdentities";
@@ -49,8 +49,7 @@ export function identityStatusMockState(inputs: unknown, given?: IdentityStatusM
   if (!parsed.ok) throw mockError(parsed.failures.map((failure) => `inputs.${failure.property} ${failure.reason}`));
   const providerInputs = parsed.value;
   const problems: string[] = [];
-  const declared =
-    providerInputs.dataPlaneOperators === undefined || providerInputs.dataPlaneOperators === unknownValue ? {} : providerInputs.dataPlaneOperators;
+  const declared = known(providerInputs.dataPlaneOperators) ?? {};
   const keys = new Map(declaredOperatorKeys(providerInputs));
   const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
   const record = (property: string, key: string, entry: DataPlaneOperatorManagedIdentityEntry): void => {

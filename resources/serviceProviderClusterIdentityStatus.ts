@@ -100,13 +100,15 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   }
 
   constructor(name: string, args: ServiceProviderClusterIdentityStatusArgs, options?: pulumi.CustomResourceOptions) {
+    // Each argument read once: a program's arguments may be getters.
+    const declared = { ...args };
     const restoreStackTraces = stackTracesOffWhileRegistering ? stackTracesOff() : undefined;
     try {
       super(
         resourceTypeToken,
         name,
         {
-          ...args,
+          ...declared,
           __provider: providerText,
           inputsDigest: undefined,
           status: undefined,
@@ -123,7 +125,7 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
     }
     // Set here, not as initializers: the es2020 build requires super() first in a class with initializers.
     this.derived = {};
-    this.declaredOperators = args.dataPlaneOperators;
+    this.declaredOperators = declared.dataPlaneOperators;
     const self = this as unknown as Record<"status" | "msiStatus" | "skippedReason" | "msiSkippedReason" | "drift", pulumi.Output<unknown>>;
     // The SDK made `status` the provider's JSON text: give the program the object, `{}` when unreadable.
     self.status = self.status.apply((value) => statusFromOutputs(value) ?? {});

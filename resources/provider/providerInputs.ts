@@ -29,6 +29,11 @@ type Check = (value: unknown) => { reason: string } | { value: string };
 
 const knownProperties = ["clusterResourceId", "dataPlaneOperators", "serviceManagedIdentity", "managedIdentitiesDataPlaneIdentityURL"];
 
+/** A checked input's value; undefined when absent or the engine's unknown placeholder. */
+export function known<Value>(value: Value | typeof unknownValue | undefined): Value | undefined {
+  return value === unknownValue ? undefined : value;
+}
+
 /** True when a value is, or contains, the engine's unknown placeholder. */
 export function containsUnknown(value: unknown): boolean {
   return value === unknownValue || (typeof value === "object" && value !== null && Object.values(value).some(containsUnknown));

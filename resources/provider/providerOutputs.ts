@@ -10,7 +10,7 @@ import type { MsiManagedIdentities } from "../core/msiManagedIdentities";
 import { outputsSchemaVersion } from "../core/serviceProviderClusterDocument";
 import type { Parsed, ProviderInputs } from "./providerInputs";
 import type { DesiredSetFailure } from "../core/clusterDocument";
-import { unknownValue } from "./providerInputs";
+import { known } from "./providerInputs";
 import type { SyncRequest, SyncResult } from "../sync/syncManagedIdentityStatus";
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
 import type { RunRecord } from "../report/runRecord";
@@ -68,11 +68,6 @@ export interface StoredOutputs {
 /** The MSI half as outputs store it. */
 export function msiStatusText(status: MsiManagedIdentities): string {
   return JSON.stringify(encodeMsiOutputs(status));
-}
-
-/** A checked input's value; undefined when absent or the engine's unknown placeholder. */
-function known<Value>(value: Value | typeof unknownValue | undefined): Value | undefined {
-  return value === unknownValue ? undefined : value;
 }
 
 /** What `diff` compares of the inputs: the declared operator map, service managed identity and identity URL. */
