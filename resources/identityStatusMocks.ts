@@ -2,13 +2,12 @@
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "./core/azureResourceId";
 import { goToLower } from "./core/goStrings";
 import { isJsonObject } from "./core/json";
-import { keyHashOf } from "./core/outputsStatus";
+import { keyHashOf, presentFields } from "./core/outputsStatus";
 import type { DataPlaneOperatorManagedIdentityEntry } from "./core/serviceProviderClusterDocument";
-import type { ProviderInputs } from "./provider/providerInputs";
-import { checkInputs, unknownValue } from "./provider/providerInputs";
-import type { HalfName, PassFailure } from "./provider/providerOutputs";
-import { halfNames, toOutputs } from "./provider/providerOutputs";
 import { dataPlaneHalf } from "./core/serviceProviderClusterDocument";
+import { known, parseInputs } from "./provider/providerInputs";
+import type { HalfName, PassFailure } from "./provider/providerOutputs";
+import { declaredOperatorKeys, halfNames, toOutputs } from "./provider/providerOutputs";
 import { msiHalf } from "./core/msiManagedIdentities";
 
 /** One identity's recorded values in a mocked status: what `status.operators[name]` shows. */
@@ -46,17 +45,12 @@ const entryFields = ["clientId", "principalId", "retrievalError"] as const;
  */
 export function identityStatusMockState(inputs: unknown, given?: IdentityStatusMock | null): Record<string, unknown> {
   const status: IdentityStatusMock = given ?? {};
-  const checked = checkInputs(inputs);
-  if (checked.failures.length > 0) throw mockError(checked.failures.map((failure) => `inputs.${failure.property} ${failure.reason}`));
-  const providerInputs = checked.inputs as ProviderInputs;
+  const parsed = parseInputs(inputs);
+  if (!parsed.ok) throw mockError(parsed.failures.map((failure) => `inputs.${failure.property} ${failure.reason}`));
+  const providerInputs = parsed.value;
   const problems: string[] = [];
-  const declared =
-    providerInputs.dataPlaneOperators === undefined || providerInputs.dataPlaneOperators === unknownValue ? {} : providerInputs.dataPlaneOperators;
-  const operatorByKey = new Map<string, string>();
-  for (const [name, resourceId] of Object.entries(declared)) {
-    const parsed = parseResourceIdOfType(resourceId, userAssignedIdentityResourceType);
-    if (parsed.ok && !operatorByKey.has(parsed.resourceId.key)) operatorByKey.set(parsed.resourceId.key, name);
-  }
+  const declared = known(providerInputs.dataPlaneOperators) ?? {};
+  const keys = new Map(declaredOperatorKeys(providerInputs));
   const identities: Record<string, DataPlaneOperatorManagedIdentityEntry> = {};
   const record = (property: string, key: string, entry: DataPlaneOperatorManagedIdentityEntry): void => {
     const earlier = identities[key];
@@ -77,13 +71,13 @@ export function identityStatusMockState(inputs: unknown, given?: IdentityStatusM
       );
       continue;
     }
-    const parsed = parseResourceIdOfType(resourceId, userAssignedIdentityResourceType);
-    if (!parsed.ok) continue;
+    const key = keys.get(name);
+    if (key === undefined) continue;
     const values = entryValues(value, property, problems, ["keyHash"]);
-    if (isJsonObject(value) && value.keyHash !== undefined && value.keyHash !== keyHashOf(parsed.resourceId.key)) {
+    if (isJsonObject(value) && value.keyHash !== undefined && value.keyHash !== keyHashOf(key)) {
       problems.push(`${property}.keyHash is not the hash of the declared identity; leave it out: it is computed`);
     }
-    record(property, parsed.resourceId.key, { resourceID: resourceId, ...values });
+    record(property, key, { resourceID: resourceId, ...values });
   }
 
   for (const [identityId, value] of Object.entries(objectField(status.identities, "status.identities", problems))) {
@@ -93,7 +87,7 @@ export function identityStatusMockState(inputs: unknown, given?: IdentityStatusM
       problems.push(`${property}: the key ${parsed.reason}`);
       continue;
     }
-    const operator = operatorByKey.get(parsed.resourceId.key);
+    const operator = [...keys].find(([, key]) => key === parsed.resourceId.key)?.[0];
     if (operator !== undefined) {
       problems.push(`${property}: the inputs declare this identity as operator '${operator}'; put its entry under status.operators['${operator}']`);
       continue;
@@ -124,17 +118,7 @@ export function identityStatusMockState(inputs: unknown, given?: IdentityStatusM
   const failure = mockedFailure(status.failure, problems);
   if (problems.length > 0) throw mockError(problems);
 
-  const outputs = toOutputs(
-    providerInputs,
-    {
-      status: subtree.status,
-      serviceManagedIdentity: undefined,
-      skippedReason: undefined,
-      msiStatus: msi.status,
-    },
-    [],
-  );
-  return { ...outputs, ...(failure === undefined ? {} : { failure }) };
+  return { ...toOutputs(providerInputs, { status: subtree.status, msiStatus: msi.status }, []), ...presentFields({ failure }) };
 }
 
 /** The mocked failure as the provider records it; what is malformed is a problem naming it. */

@@ -1,7 +1,6 @@
 /**
- * The provider host's entry, `aro-hcp-identity-status/provider`, which the provider text stored in
- * state requires (provider/providerLoader.ts): this path and export stay. Loading it in the host
- * also bounds the host's heap growth (provider/hostHeap.ts).
+ * The provider host's entry, `aro-hcp-identity-status/provider`, which the provider text in state
+ * requires (provider/providerLoader.ts): this path and export stay. It also bounds the host's heap growth.
  */
 import { boundHostHeapGrowth } from "./provider/hostHeap";
 

@@ -6,16 +6,13 @@
 import * as sdkLog from "@pulumi/pulumi/log";
 import { resourceTypeToken } from "./serviceProviderClusterIdentityStatus";
 
-export type Environment = Readonly<Record<string, string | undefined>>;
-
 const sdkDebugLogsVariable = "ARO_HCP_SDK_DEBUG_LOGS";
 const sdkDebugLogsValues = ["quiet", "all"] as const;
-export type SdkDebugLogs = (typeof sdkDebugLogsValues)[number];
 
-export function sdkDebugLogsFrom(environment: Environment): SdkDebugLogs {
-  const raw = environment[sdkDebugLogsVariable];
-  if (raw === undefined || raw.trim() === "") return "quiet";
-  const value = raw.trim().toLowerCase();
+/** The variable's value, `quiet` when unset or blank; any other is a RangeError naming it. */
+export function sdkDebugLogsFrom(environment: NodeJS.ProcessEnv): (typeof sdkDebugLogsValues)[number] {
+  const raw = environment[sdkDebugLogsVariable] ?? "";
+  const value = raw.trim().toLowerCase() || "quiet";
   const known = sdkDebugLogsValues.find((name) => name === value);
   if (known !== undefined) return known;
   throw new RangeError(`${sdkDebugLogsVariable} must be one of ${sdkDebugLogsValues.map((name) => `"${name}"`).join(", ")}; got ${JSON.stringify(raw)}`);
@@ -34,7 +31,7 @@ export interface DebugLogModule {
 const installed = new WeakMap<DebugLogModule, Map<string, () => void>>();
 
 /** Wraps `logModule.debug` once per module and type; the undo restores it unless something wrapped it since. */
-export function quietSdkRegistrationLines(typeToken: string, logModule: DebugLogModule = sdkLog, environment: Environment = process.env): () => void {
+export function quietSdkRegistrationLines(typeToken: string, logModule: DebugLogModule = sdkLog, environment: NodeJS.ProcessEnv = process.env): () => void {
   const filters = installed.get(logModule) ?? new Map<string, () => void>();
   const existing = filters.get(typeToken);
   if (existing !== undefined) return existing;
@@ -67,7 +64,7 @@ export function quietSdkRegistrationDebugLogs(): () => void {
 }
 
 /** An unreadable value counts as `all`: a log line is no place to throw. */
-function sdkDebugLogsIsQuiet(environment: Environment): boolean {
+function sdkDebugLogsIsQuiet(environment: NodeJS.ProcessEnv): boolean {
   try {
     return sdkDebugLogsFrom(environment) === "quiet";
   } catch {

@@ -58,24 +58,24 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   declare readonly inputsDigest: pulumi.Output<string>;
   /** Where the desired set was declared: `inputs` (the resource's dataPlaneOperators) or `clusterDocument`. */
   get desiredSource(): pulumi.Output<"inputs" | "clusterDocument"> {
-    return (this.derived.desiredSource ??= pulumi
-      .output(this.declaredOperators)
-      .apply((operators) => (operators === undefined || operators === null ? "clusterDocument" : "inputs")));
+    return this.derive("desiredSource", () =>
+      pulumi.output(this.declaredOperators).apply((operators) => (operators === undefined || operators === null ? "clusterDocument" : "inputs")),
+    );
   }
   /** The persisted subtree by operator name (core/outputsStatus.ts); `{}` when the state holds none. */
   declare readonly status: pulumi.Output<OutputsStatus>;
   /** Counts derived from `status`, each made when first read. */
   get identityCount(): pulumi.Output<number> {
-    return (this.derived.identityCount ??= this.counts().apply((value) => value.identityCount));
+    return this.count("identityCount");
   }
   get resolvedCount(): pulumi.Output<number> {
-    return (this.derived.resolvedCount ??= this.counts().apply((value) => value.resolvedCount));
+    return this.count("resolvedCount");
   }
   get notFoundCount(): pulumi.Output<number> {
-    return (this.derived.notFoundCount ??= this.counts().apply((value) => value.notFoundCount));
+    return this.count("notFoundCount");
   }
   get failedCount(): pulumi.Output<number> {
-    return (this.derived.failedCount ??= this.counts().apply((value) => value.failedCount));
+    return this.count("failedCount");
   }
   /** The MSI half's recheck time and how many identities it records (core/msiOutputs.ts). */
   declare readonly msiStatus: pulumi.Output<MsiOutputsStatus>;
@@ -88,21 +88,19 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   /** Why the last create or update of the cluster failed and which halves; undefined after a pass that succeeded. */
   declare readonly failure: pulumi.Output<PassFailure | undefined>;
 
-  private readonly derived: {
-    counts?: pulumi.Output<ReturnType<typeof statusCounts>>;
-    identityCount?: pulumi.Output<number>;
-    resolvedCount?: pulumi.Output<number>;
-    notFoundCount?: pulumi.Output<number>;
-    failedCount?: pulumi.Output<number>;
-    desiredSource?: pulumi.Output<"inputs" | "clusterDocument">;
-  };
+  private readonly derived: Record<string, pulumi.Output<unknown>>;
   private declaredOperators: ServiceProviderClusterIdentityStatusArgs["dataPlaneOperators"];
 
-  private counts(): pulumi.Output<ReturnType<typeof statusCounts>> {
-    return (this.derived.counts ??= this.status.apply(statusCounts));
+  private derive<T>(name: string, make: () => pulumi.Output<T>): pulumi.Output<T> {
+    return (this.derived[name] ??= make()) as pulumi.Output<T>;
+  }
+
+  private count(name: keyof ReturnType<typeof statusCounts>): pulumi.Output<number> {
+    return this.derive(name, () => this.derive("counts", () => this.status.apply(statusCounts)).apply((counts) => counts[name]));
   }
 
   constructor(name: string, args: ServiceProviderClusterIdentityStatusArgs, options?: pulumi.CustomResourceOptions) {
+    // Each argument read once: a program's arguments may be getters.
     const declared = { ...args };
     const restoreStackTraces = stackTracesOffWhileRegistering ? stackTracesOff() : undefined;
     try {

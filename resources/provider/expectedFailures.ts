@@ -1,8 +1,7 @@
 /**
  * The dynamic provider host prints every error a `read`, `diff`, `check` or `delete` throws as
- * `${error}: ${error.stack}` on stderr, a second copy of the message the engine shows under the
- * cluster: for the hook's own error classes, by name (each message names the cause and the fix),
- * that line is dropped; any other error (a bug) keeps its stack.
+ * `${error}: ${error.stack}` on stderr, a second copy of the message the engine shows: for the hook's
+ * own error classes (each message names the cause and the fix) that line is dropped; a bug keeps its stack.
  */
 const expectedNames = new Set([
   "AzureAccessError",
@@ -24,28 +23,24 @@ export function isExpectedFailure(error: unknown): error is Error {
 
 /** The host's lines for errors thrown by {@link withoutStackTrace}, each dropped once; bounded. */
 const pending = new Set<string>();
-const pendingLimit = 10_000;
-let installed = false;
+let filtering = false;
 
 export function takeHostLine(line: string): boolean {
   return pending.delete(line);
 }
 
-function installFilter(): void {
-  if (installed) return;
-  installed = true;
-  const original = console.error.bind(console);
-  console.error = (...args: unknown[]): void => {
-    if (args.length === 1 && typeof args[0] === "string" && takeHostLine(args[0])) return;
-    original(...args);
-  };
-}
-
 /** The error to throw from an operation whose errors the host prints: an expected failure is registered so its line is dropped. */
 export function withoutStackTrace(error: unknown): unknown {
   if (!isExpectedFailure(error)) return error;
-  installFilter();
-  if (pending.size >= pendingLimit) pending.clear();
+  if (!filtering) {
+    filtering = true;
+    const original = console.error.bind(console);
+    console.error = (...args: unknown[]): void => {
+      if (args.length === 1 && typeof args[0] === "string" && takeHostLine(args[0])) return;
+      original(...args);
+    };
+  }
+  if (pending.size >= 10_000) pending.clear();
   // What the host prints: `${e}: ${e.stack}` (node_modules/@pulumi/pulumi/cmd/dynamic-provider).
   pending.add(`${String(error)}: ${error.stack ?? ""}`);
   return error;

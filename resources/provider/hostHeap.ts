@@ -1,9 +1,7 @@
 /**
- * How far the provider host's old generation grows between full collections (V8's
- * `--heap-growing-percent`): a pass's requests and responses are promoted and soon garbage, so with
- * V8's own factor, which follows the machine's memory, the host's size would follow the machine, not
- * the fleet. V8 reads the flag at each limit it sets. Node refuses it in NODE_OPTIONS, hence
- * ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT (0: V8's own heuristic; out of range fails the first check).
+ * How far the provider host's heap grows between full collections (V8's `--heap-growing-percent`):
+ * with V8's own factor, which follows the machine's memory, the host's size would follow the machine,
+ * not the fleet (docs/operations.md). Node refuses the flag in NODE_OPTIONS, hence the variable.
  */
 import { setFlagsFromString } from "node:v8";
 
@@ -14,13 +12,10 @@ const highest = 300;
 
 /** The percent the environment asks for (0: V8's own heuristic), or a message saying what is wrong. */
 export function heapGrowthPercent(environment: Readonly<Record<string, string | undefined>>): number | { readonly problem: string } {
-  const text = environment[heapGrowthVariable];
-  if (text === undefined || text.trim() === "") return defaultHeapGrowthPercent;
-  const value = text.trim();
-  if (/^[0-9]+$/.test(value)) {
-    const percent = Number(value);
-    if (percent === 0 || (percent >= lowest && percent <= highest)) return percent;
-  }
+  const text = environment[heapGrowthVariable] ?? "";
+  if (text.trim() === "") return defaultHeapGrowthPercent;
+  const percent = /^[0-9]+$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+  if (percent === 0 || (percent >= lowest && percent <= highest)) return percent;
   return {
     problem:
       `${heapGrowthVariable} is ${JSON.stringify(text)}: expected a whole number of percent from ${lowest} to ${highest} ` +

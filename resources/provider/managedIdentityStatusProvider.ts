@@ -1,14 +1,12 @@
 /**
- * The dynamic provider: thin methods over the sync pass and refresh, inside the provider host
- * (loaded through providerLoader.ts and ../providerEntry.ts). Settings come from `configure` or the
- * environment at call time. The factory is the seam for tests.
+ * The dynamic provider: thin methods over the sync pass and refresh, inside the provider host. Settings
+ * come from `configure` or the environment at call time. The factory is the seam for tests.
  */
 import { goToLower } from "../core/goStrings";
 import type * as pulumi from "@pulumi/pulumi";
 import type { AzureAdapters } from "./azureAdapters";
 import { sharedAzureAdapters } from "./azureAdapters";
 import { decodeMsiOutputs } from "../core/msiOutputs";
-import { hasWork } from "./providerDiff";
 import { fleetSettingsProblem } from "./settingsCheck";
 import type { ProviderInputs } from "./providerInputs";
 import { containsUnknown, desiredFromInputs, parseCluster, parseInputs } from "./providerInputs";
@@ -19,7 +17,7 @@ import { refreshManagedIdentityStatus } from "../sync/refreshManagedIdentityStat
 import { log } from "../logging/logger";
 import type { ConfigSource } from "../core/settings";
 import { readSettings, settingsEnvironmentKey, snapshotStackConfig } from "../core/settings";
-import { decodeOutputsStatus } from "../core/outputsStatus";
+import { decodeOutputsStatus, presentFields } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
 import { addSecretSettingValues, tracePass, traceProviderCalls } from "../telemetry/providerSpans";
@@ -29,7 +27,7 @@ import { messageOf } from "../core/clusterMessage";
 import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, refusedRecord, runRecorded, diffRecord } from "../report/runRecord";
 import { recordAdoptionPreview } from "../report/runRecord";
 import { throwWithoutStackTrace, withoutStackTrace } from "./expectedFailures";
-import { forcedHalves, probesTenant, recheckProblem, rechecksNow, refreshFailedThisRun } from "./recheckRequest";
+import { forcedHalves, recheckProblem, rechecksNow, updateDue } from "./recheckRequest";
 
 /** Test seams. Production passes nothing. */
 export interface ProviderOverrides {
@@ -65,8 +63,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
   };
 
   const dependencies = perConfiguration((config): SyncDependencies => {
-    const needsSettings = overrides.adapters === undefined || overrides.options === undefined;
-    const settings = needsSettings ? readSettings(config, process.env) : undefined;
+    const settings = overrides.adapters === undefined || overrides.options === undefined ? readSettings(config, process.env) : undefined;
     const defaults: SyncOptions = {
       lookupTimeoutInMs: settings?.lookupTimeoutInMs ?? 30_000,
       documentWaitInMs: settings?.documentWaitInMs ?? 60_000,
@@ -74,9 +71,8 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       maxWriteAttempts: settings?.maxWriteAttempts ?? 5,
       idsOnLookupFailure: settings?.idsOnLookupFailure ?? "keep",
     };
-    const adapters = overrides.adapters ?? sharedAzureAdapters(settings ?? readSettings(config, process.env));
     return {
-      ...adapters,
+      ...(overrides.adapters ?? sharedAzureAdapters(settings ?? readSettings(config, process.env))),
       now,
       random: overrides.random ?? Math.random,
       sleep: overrides.sleep ?? ((durationInMs) => new Promise((resolve) => setTimeout(resolve, durationInMs))),
@@ -84,12 +80,9 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     };
   });
 
-  // Settings wrong for the whole fleet; the fakes of unit tests bring their own adapters.
-  const fleetSettingsProblemOf = perConfiguration((config) => fleetSettingsProblem(config, process.env));
-  const fleetSettings = (): string | undefined => (overrides.adapters === undefined ? fleetSettingsProblemOf() : undefined);
+  const fleetSettings = perConfiguration((config) => fleetSettingsProblem(config, process.env));
 
-  const recordOf = (operation: RunRecord["operation"], clusterResourceId: string): ReturnType<typeof recordHeader> =>
-    recordHeader(operation, clusterResourceId, now());
+  const recordOf = (operation: RunRecord["operation"], clusterResourceId: string) => recordHeader(operation, clusterResourceId, now());
 
   const reconcile = async (
     inputs: Inputs,
@@ -101,13 +94,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     existing?: { readonly id: string; readonly outputs: Outputs },
   ): Promise<{ id: string; outs: Outputs }> => {
     const cluster = parseCluster(inputs.clusterResourceId);
-    const request = {
-      cluster,
-      desired: desiredFromInputs(inputs),
-      force: force.dataPlane,
-      forceMsi: force.msi,
-      ...declaredCredentialOf(inputs),
-    };
+    const request = { cluster, desired: desiredFromInputs(inputs), force: force.dataPlane, forceMsi: force.msi, ...declaredCredentialOf(inputs) };
     try {
       const result = await tracePass("sync", cluster, dependencies(), (traced) => syncManagedIdentityStatus(traced, request));
       appendRunRecord(recordOfPass(recordOf(operation, inputs.clusterResourceId), result, driftForced));
@@ -115,15 +102,14 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     } catch (error) {
       const record = recordOfFailedPass(recordOf(operation, inputs.clusterResourceId), error, driftForced);
       appendRunRecord(record);
-      // A partial failure: the engine stores these outputs (the status as the pass left it, the failure
-      // beside it) and runs this cluster's update again next time; __provider lets refresh and destroy load this provider.
-      // The error keeps its class and fields for callers and carries what the host passes to the engine.
+      // A partial failure: the engine stores these outputs (the status as the pass left it, the failure beside it)
+      // and runs the update again next time; __provider lets refresh and destroy load this provider.
       const partial = partialResultOf(error);
       const message = messageOf(error);
       const outputs = failedPassOutputs(inputs, existing?.outputs, partial, passFailureOf(record));
       throw Object.assign(error instanceof Error ? error : new Error(message), {
         id: partial?.documentId ?? existing?.id ?? locate(cluster).documentId,
-        properties: { ...outputs, ...(inputs.__provider === undefined ? {} : { __provider: inputs.__provider }) },
+        properties: { ...outputs, ...presentFields({ __provider: inputs.__provider }) },
         reasons: [message],
       });
     }
@@ -139,8 +125,9 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     },
 
     async check(olds: Partial<Inputs>, news: Inputs) {
-      // Settings wrong for every cluster, or a recheck naming no cluster, fail the first check, once, before any request.
-      const problem = fleetSettings() ?? recheckProblem();
+      // Settings wrong for every cluster (the fakes of unit tests bring their own adapters), or a recheck naming no
+      // cluster, fail the first check, once, before any request.
+      const problem = (overrides.adapters === undefined ? fleetSettings() : undefined) ?? recheckProblem();
       if (problem !== undefined) {
         if (typeof news.clusterResourceId === "string") appendRunRecord(refusedRecord(recordOf("check", news.clusterResourceId), problem));
         return { inputs: news, failures: [{ property: "", reason: problem }] };
@@ -150,8 +137,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       if (!parsed.ok) return { inputs: news, failures: [...parsed.failures] };
       const id = parsed.value.clusterResourceId;
       // A cluster new to the stack, in a recorded run: what its create would change in Cosmos (report/runRecord.ts).
-      const isNew = typeof olds.clusterResourceId !== "string";
-      if (isNew && runRecorded())
+      if (typeof olds.clusterResourceId !== "string" && runRecorded())
         await recordAdoptionPreview(dependencies, recordOf("preview", id), parseCluster(id), desiredFromInputs(parsed.value), rechecksNow(id));
       return { inputs: parsed.value, failures: [] };
     },
@@ -164,21 +150,15 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       }
       const stored = parseStoredOutputs(olds);
       if (olds.__provider !== news.__provider || containsUnknown(news) || !stored.ok) {
-        // Another provider text: the update stores the program's, which refresh and destroy load,
-        // and writes nothing to Cosmos unless due. Outputs this version does not read (another
-        // schema version, a hand edit): the update runs a full pass and writes the current ones.
+        // Another provider text: the update stores the program's and writes nothing to Cosmos unless due.
+        // Outputs this version does not read: the update runs a full pass and writes the current ones.
         return { changes: true };
       }
       const old = stored.value;
       // Drift, other inputs or a failed last pass: the update runs the pass again.
       if (old.drift.length > 0 || old.failure !== null || old.inputsDigest !== inputsDigestOf(news)) return { changes: true };
-      const id = old.clusterResourceId;
-      const changes =
-        rechecksNow(id) ||
-        refreshFailedThisRun(id) ||
-        (await probesTenant(dependencies, id)) ||
-        (await hasWork(dependencies, old, news, now()).catch(throwWithoutStackTrace));
-      appendRunRecord(diffRecord(recordOf("diff", id), changes));
+      const changes = await updateDue(dependencies, old, news, now).catch(throwWithoutStackTrace);
+      appendRunRecord(diffRecord(recordOf("diff", old.clusterResourceId), changes));
       return { changes };
     },
 
@@ -201,15 +181,15 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         // Import or get: no state to refresh. Outputs this version does not read stay until the update diff asks for.
         return { id, props };
       }
-      const { status: lastStatus, msiStatus: lastMsi } = stored.value;
-      const record = recordOf("read", stored.value.clusterResourceId);
-      const cluster = parseCluster(stored.value.clusterResourceId);
+      const old = stored.value;
+      const record = recordOf("read", old.clusterResourceId);
+      const cluster = parseCluster(old.clusterResourceId);
       const result = await tracePass("refresh", cluster, dependencies(), (traced) =>
         refreshManagedIdentityStatus(
           traced,
           cluster,
-          (persistedKeys) => decodeOutputsStatus(lastStatus, persistedKeys),
-          (persistedKeys) => decodeMsiOutputs(lastMsi, persistedKeys),
+          (keys) => decodeOutputsStatus(old.status, keys),
+          (keys) => decodeMsiOutputs(old.msiStatus, keys),
         ),
       ).catch((error: unknown) => {
         appendRunRecord(recordOfFailedPass(record, error));
@@ -221,13 +201,10 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         // The cluster's documents are gone from where the fleet's are, so is the record: the engine drops the resource.
         return { id: "", props };
       }
-      return { id, props: refreshedOutputs(props, stored.value, result) };
+      return { id, props: refreshedOutputs(props, old, result) };
     },
 
-    /**
-     * Relinquishes the cluster: nothing is read or written; the status stays as last written, as upstream
-     * leaves it. Runs only for resources that set `retainOnDelete` false (serviceProviderClusterIdentityStatus.ts).
-     */
+    /** Relinquishes the cluster, writing nothing, as upstream leaves the status; runs only for resources whose `retainOnDelete` is false. */
     delete(_id: string, props: Outputs) {
       const cluster = typeof props.clusterResourceId === "string" ? props.clusterResourceId : "(no cluster ID recorded)";
       log("info", "delete", cluster, "relinquished: the status in Cosmos stays as last written; nothing was written");
@@ -236,8 +213,5 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
   });
 }
 
-/**
- * The production implementation, returned by the provider text's `handler()` (providerLoader.ts)
- * inside the provider host. One instance per process, shared by every resource.
- */
+/** The production implementation, which the provider text's `handler()` returns: one per process, shared by every resource. */
 export const managedIdentityStatusImplementation = createManagedIdentityStatusProvider();

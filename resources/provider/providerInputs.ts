@@ -21,13 +21,18 @@ export interface ProviderInputs {
   readonly managedIdentitiesDataPlaneIdentityURL?: string;
 }
 
-/** A failure naming its field, as Pulumi's check reports it: the one shape core/identityStatus.ts gives the desired set's. */
-export type CheckFailure = DesiredSetFailure;
+/** A parse at the boundary: the typed value, or the failures naming each field (as Pulumi's check reports them). */
+export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failures: readonly DesiredSetFailure[] };
 
-/** A parse at the boundary: the typed value, or the failures naming each field. */
-export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failures: readonly CheckFailure[] };
+/** One input value's check: its normalised form, or what is wrong with it. */
+type Check = (value: unknown) => { reason: string } | { value: string };
 
 const knownProperties = ["clusterResourceId", "dataPlaneOperators", "serviceManagedIdentity", "managedIdentitiesDataPlaneIdentityURL"];
+
+/** A checked input's value; undefined when absent or the engine's unknown placeholder. */
+export function known<Value>(value: Value | typeof unknownValue | undefined): Value | undefined {
+  return value === unknownValue ? undefined : value;
+}
 
 /** True when a value is, or contains, the engine's unknown placeholder. */
 export function containsUnknown(value: unknown): boolean {
@@ -35,36 +40,26 @@ export function containsUnknown(value: unknown): boolean {
 }
 
 /**
- * Validates and normalises inputs. Resource IDs come back in canonical form (canonical segment
- * names, other segments as given); operator maps with sorted keys. Unknown values pass through.
- * With failures, `inputs` holds the properties that passed.
+ * Validates and normalises inputs: resource IDs in canonical form, operator maps with sorted keys,
+ * unknown values as they are. With failures, `inputs` holds the properties that passed.
  */
-export function checkInputs(news: unknown): { inputs: Partial<ProviderInputs>; failures: CheckFailure[] } {
+export function checkInputs(news: unknown): { inputs: Partial<ProviderInputs>; failures: DesiredSetFailure[] } {
   if (!isJsonObject(news)) {
     return { inputs: {}, failures: [{ property: "clusterResourceId", reason: `is required: the inputs are ${describeType(news)}, expected an object` }] };
   }
-  const failures: CheckFailure[] = Object.keys(news)
+  const failures: DesiredSetFailure[] = Object.keys(news)
     .filter((property) => !knownProperties.includes(property) && !property.startsWith("__"))
     .map((property) => ({ property, reason: `is not a property of ServiceProviderClusterIdentityStatus; expected ${knownProperties.join(", ")}` }));
   /** One value: the unknown placeholder as it is, else its checked form, or undefined after recording why not. */
-  const check = (property: string, value: unknown, parse: (value: unknown) => { reason: string } | { value: string }): string | undefined => {
+  const check = (property: string, value: unknown, parse: Check): string | undefined => {
     const checked = value === unknownValue ? { value } : parse(value);
     if ("value" in checked) return checked.value;
     failures.push({ property, reason: checked.reason });
     return undefined;
   };
-  const resourceIdOf =
-    (type: string, prefix = "") =>
-    (value: unknown): { reason: string } | { value: string } => {
-      const parsed = parseResourceIdOfType(value, type);
-      return parsed.ok ? { value: parsed.resourceId.canonical } : { reason: prefix + parsed.reason };
-    };
   const inputs: { -readonly [Key in keyof ProviderInputs]?: ProviderInputs[Key] } = {};
   /** A string property, when present, checked into `inputs`. */
-  const checkInto = (
-    property: Exclude<keyof ProviderInputs, "dataPlaneOperators">,
-    parse: (value: unknown) => { reason: string } | { value: string },
-  ): void => {
+  const checkInto = (property: Exclude<keyof ProviderInputs, "dataPlaneOperators">, parse: Check): void => {
     const checked = news[property] === undefined || news[property] === null ? undefined : check(property, news[property], parse);
     if (checked !== undefined) inputs[property] = checked;
   };
@@ -127,8 +122,16 @@ export function desiredFromInputs(inputs: ProviderInputs): readonly DesiredIdent
   return identities;
 }
 
+/** A resource ID of the type in canonical form, or what is wrong with it. */
+function resourceIdOf(type: string, prefix = ""): Check {
+  return (value) => {
+    const parsed = parseResourceIdOfType(value, type);
+    return parsed.ok ? { value: parsed.resourceId.canonical } : { reason: prefix + parsed.reason };
+  };
+}
+
 /** An https:// identity URL, its query kept as given, or what is wrong with it. */
-function identityUrlProblem(value: unknown): { reason: string } | { value: string } {
+function identityUrlProblem(value: unknown): ReturnType<Check> {
   if (typeof value !== "string") return { reason: `must be a string, got ${describeType(value)}` };
   if (!URL.canParse(value)) {
     return { reason: "is not a URL; expected the https:// URL of the cluster's service managed identity at the Managed Identities data plane" };

@@ -1,12 +1,9 @@
 /**
- * The provider text every resource stores in state (`__provider`, twice). The dynamic-provider host
- * compiles it with require-from-string and calls `handler()` once per distinct text per process, so
- * it is written by hand (the closure serializer's output is kilobytes per cluster) and returns the
- * installed implementation. It has no paths, configuration or secrets, so it never differs between
- * runs. The compiled module has no file name, so its `require` would search only the working
- * directory's node_modules: the text resolves the package from ARO_HCP_PROJECT_DIR (set by the
- * engine wrapper, tests and bench), then from the working directory (a consumer's node_modules, or
- * Node's self-reference inside a checkout), and otherwise throws saying how to install it.
+ * The provider text every resource stores in state (`__provider`, twice), written by hand and with no
+ * paths, configuration or secrets, so it never differs between runs (docs/design.md, "Serialization").
+ * The host compiles it without a file name, so its `require` would search only the working directory:
+ * it resolves the package from ARO_HCP_PROJECT_DIR (the engine wrapper's, tests' and bench's), then
+ * from the working directory (a consumer's node_modules, or Node's self-reference in a checkout).
  */
 
 /** The package path of the implementation: package.json exports `./provider`. */

@@ -1,18 +1,16 @@
-/**
- * The provider's output boundary: the output shape, how a pass's result becomes outputs, and the
- * parse of stored outputs for diff, update, read and delete. Pure: no I/O, no SDK imports.
- */
+/** The provider's output boundary: the output shape, a pass's result as outputs, the parse of stored outputs. Pure. */
 import { parseResourceIdOfType, describeType, userAssignedIdentityResourceType } from "../core/azureResourceId";
 import { isJsonObject } from "../core/json";
-import type { OperatorNamesByKeyHash, OutputsStatus, StatusReading } from "../core/outputsStatus";
+import type { OutputsStatus, StatusReading } from "../core/outputsStatus";
 import { encodeOutputsStatus, inputsDigest, operatorNamesFromKeys, operatorNamesFromOutputs, presentFields } from "../core/outputsStatus";
 import { outputsStatusText, readOutputsStatusText } from "../core/outputsStatus";
 import type { StoredMsiOutputs } from "../core/msiOutputs";
 import { encodeMsiOutputs, readMsiOutputsText } from "../core/msiOutputs";
 import type { MsiManagedIdentities } from "../core/msiManagedIdentities";
 import { outputsSchemaVersion } from "../core/serviceProviderClusterDocument";
-import type { CheckFailure, Parsed, ProviderInputs } from "./providerInputs";
-import { unknownValue } from "./providerInputs";
+import type { Parsed, ProviderInputs } from "./providerInputs";
+import type { DesiredSetFailure } from "../core/clusterDocument";
+import { known } from "./providerInputs";
 import type { SyncRequest, SyncResult } from "../sync/syncManagedIdentityStatus";
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
 import type { RunRecord } from "../report/runRecord";
@@ -41,11 +39,9 @@ export interface ProviderOutputs {
   readonly failure?: PassFailure;
 }
 
-/** The halves of the status, as the stack output names them. */
-export type HalfName = "dataPlaneOperators" | "msiIdentities";
-
-/** Every {@link HalfName}, in the order outputs list them. */
-export const halfNames: readonly HalfName[] = ["dataPlaneOperators", "msiIdentities"];
+/** The halves of the status, as the stack output names them, in the order outputs list them. */
+export const halfNames = ["dataPlaneOperators", "msiIdentities"] as const;
+export type HalfName = (typeof halfNames)[number];
 
 /** A failed pass beside the status it kept: the engine stores these outputs with the error (a partial failure). */
 export interface PassFailure {
@@ -74,11 +70,6 @@ export function msiStatusText(status: MsiManagedIdentities): string {
   return JSON.stringify(encodeMsiOutputs(status));
 }
 
-/** A checked input's value; undefined when absent or the engine's unknown placeholder. */
-function known<Value>(value: Value | typeof unknownValue | undefined): Value | undefined {
-  return value === unknownValue ? undefined : value;
-}
-
 /** What `diff` compares of the inputs: the declared operator map, service managed identity and identity URL. */
 export function inputsDigestOf(inputs: ProviderInputs): string {
   return inputsDigest(
@@ -88,17 +79,16 @@ export function inputsDigestOf(inputs: ProviderInputs): string {
   );
 }
 
-/** The declared operators' names by the hash of their identity's key. */
-function operatorNamesOf(inputs: ProviderInputs): OperatorNamesByKeyHash {
-  const keys = Object.entries(known(inputs.dataPlaneOperators) ?? {}).flatMap(([name, resourceId]) => {
+/** The declared operators' names with their identity's key, in the inputs' order (`check` refuses a malformed ID). */
+export function declaredOperatorKeys(inputs: ProviderInputs): Array<readonly [string, string]> {
+  return Object.entries(known(inputs.dataPlaneOperators) ?? {}).flatMap(([name, resourceId]) => {
     const parsed = parseResourceIdOfType(resourceId, userAssignedIdentityResourceType);
     return parsed.ok ? [[name, parsed.resourceId.key] as const] : [];
   });
-  return operatorNamesFromKeys(keys);
 }
 
 /** What of a pass's result its outputs record. */
-export type PassOutcome = Pick<SyncResult, "status" | "serviceManagedIdentity" | "skippedReason"> & Partial<Pick<SyncResult, "msiStatus" | "msiSkippedReason">>;
+export type PassOutcome = Pick<SyncResult, "status"> & Partial<Pick<SyncResult, "serviceManagedIdentity" | "skippedReason" | "msiStatus" | "msiSkippedReason">>;
 
 /** The outputs of a pass (and of a partial pass that failed on some identities). */
 export function toOutputs(inputs: ProviderInputs, result: PassOutcome, drift: readonly string[]): ProviderOutputs {
@@ -109,7 +99,7 @@ export function toOutputs(inputs: ProviderInputs, result: PassOutcome, drift: re
     inputsDigest: inputsDigestOf(inputs),
     // Recorded only when it is not an input: the inputs are in state already.
     ...presentFields({ serviceManagedIdentity: inputs.serviceManagedIdentity === undefined ? result.serviceManagedIdentity : undefined }),
-    status: outputsStatusText(encodeOutputsStatus(result.status, operatorNamesOf(inputs))),
+    status: outputsStatusText(encodeOutputsStatus(result.status, operatorNamesFromKeys(declaredOperatorKeys(inputs)))),
     msiStatus: msiStatusText(result.msiStatus ?? {}),
     ...presentFields({ skippedReason: result.skippedReason, msiSkippedReason: result.msiSkippedReason, drift }),
   };
@@ -128,19 +118,14 @@ export function failedPassOutputs<Props extends object>(
   partial: PassOutcome | undefined,
   failure: PassFailure,
 ): object {
-  const outputs =
-    partial !== undefined
-      ? toOutputs(inputs, partial, [])
-      : (stored ?? toOutputs(inputs, { status: {}, serviceManagedIdentity: undefined, skippedReason: undefined }, []));
+  const outputs = partial !== undefined ? toOutputs(inputs, partial, []) : (stored ?? toOutputs(inputs, { status: {} }, []));
   // The engine gives the program an output a partial failure leaves out as unknown: each optional one is null instead.
   return { serviceManagedIdentity: null, skippedReason: null, msiSkippedReason: null, drift: null, ...outputs, failure };
 }
 
 /**
- * The outputs a refresh of a resource that stays in state leaves: the stored ones (so `__provider`
- * and any field this version does not read stay) with the status read from Cosmos and what drifted.
- * When only the ServiceProviderCluster document is missing, the stored status stays as the last
- * record beside the drift line that says so.
+ * The outputs a refresh leaves: the stored ones (`__provider` and fields this version does not read
+ * included) with the status read from Cosmos, or kept when only the ServiceProviderCluster document is missing, and the drift.
  */
 export function refreshedOutputs<Props extends ProviderOutputs>(props: Props, stored: StoredOutputs, result: RefreshResult): Props {
   const { drift: _drift, ...rest } = props;
@@ -157,16 +142,15 @@ export function declaredCredentialOf(inputs: ProviderInputs): Pick<SyncRequest, 
 }
 
 /**
- * Reads stored outputs (state) of the one shape this version writes (`schemaVersion`
- * {@link outputsSchemaVersion}). Anything else (another schema version, a hand edit) is a failure,
- * and the provider then treats the state as unknown: `diff` reports a change, `update` runs a full
- * pass that writes the current shape, `read` returns the outputs as they are.
+ * Reads stored outputs of the one shape this version writes ({@link outputsSchemaVersion}). Anything
+ * else (another schema version, a hand edit) fails, and the provider treats the state as unknown:
+ * `diff` reports a change, `update` runs a full pass, `read` returns the outputs as they are.
  */
 export function parseStoredOutputs(value: unknown): Parsed<StoredOutputs> {
   if (!isJsonObject(value)) {
     return { ok: false, failures: [{ property: "outputs", reason: `are ${describeType(value)}, expected an object` }] };
   }
-  const failures: CheckFailure[] = [];
+  const failures: DesiredSetFailure[] = [];
   /** A field as `read` gives it, or undefined after naming what was expected. */
   const field = <T>(property: string, expected: string, read: (raw: unknown) => T | undefined): T | undefined => {
     const result = read(value[property]);

@@ -1,34 +1,43 @@
 /**
- * Recheck now: `ARO_HCP_RECHECK`, set for one command, makes the update ask Azure at once for the
- * clusters it names instead of waiting for their recheck time, and write what changed: `all`, cluster
- * resource IDs separated by commas or white space (any casing), or `tenants`, one cluster of each
- * tenant, the cheap probe of whether a tenant's credential still works. The update forces both halves
- * of those clusters, through the same `force`/`forceMsi` a refresh's drift sets (docs/operations.md,
- * "Recheck now").
+ * Whether an update has anything to do (`diff`) and which halves it forces past their recheck time.
+ * Each half's gate (upstream's needsWork) is asked of the last state with no Azure call. Recheck now:
+ * `ARO_HCP_RECHECK` (`all`, cluster resource IDs, or `tenants`: one cluster of each tenant), set for
+ * one command, forces both halves of the clusters it names, as a refresh that failed in this run does
+ * (docs/operations.md, "Recheck now").
  */
 import { goToLower } from "../core/goStrings";
+import type { ParsedResourceId } from "../core/azureResourceId";
 import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
+import type { ClusterDesiredSet } from "../core/clusterDocument";
+import { msiDesiredSet } from "../core/clusterDocument";
+import type { DesiredIdentity } from "../core/statusHalf";
+import { recheckDue } from "../core/statusHalf";
+import { locate } from "../core/documentLocation";
+import { msiHalf } from "../core/msiManagedIdentities";
+import { decodeMsiOutputs } from "../core/msiOutputs";
+import { decodeOutputsStatus } from "../core/outputsStatus";
+import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
+import { readClusterDesiredSet } from "../sync/documents";
 import { msiDriftPrefix } from "../sync/refreshManagedIdentityStatus";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import { readFileSync } from "node:fs";
 import type { Halves } from "../core/clusterMessage";
 import { runRecordsVariable } from "../report/runRecord";
 import { parseRunRecords } from "../report/runReport";
-import { clusterDesiredSet } from "./providerDiff";
-import { parseCluster } from "./providerInputs";
+import type { ProviderInputs } from "./providerInputs";
+import { desiredFromInputs, parseCluster } from "./providerInputs";
+import type { StoredOutputs } from "./providerOutputs";
 
 /** The variable, read by the provider host and the program at each command. */
 export const recheckVariable = "ARO_HCP_RECHECK";
 
-export type RecheckRequest =
-  { readonly kind: "none" } | { readonly kind: "all" } | { readonly kind: "tenants" } | { readonly kind: "clusters"; readonly ids: ReadonlySet<string> };
+type RecheckRequest = { readonly kind: "all" } | { readonly kind: "tenants" } | { readonly kind: "clusters"; readonly ids: ReadonlySet<string> };
 
-/** Parses the variable's value; a value that names no cluster ID is refused, naming it. */
+/** Parses the variable's value (unset or blank: no cluster); a value that names no cluster ID is refused, naming it. */
 export function parseRecheck(value: string | undefined): { ok: true; value: RecheckRequest } | { ok: false; reason: string } {
   const text = (value ?? "").trim();
-  if (text.length === 0) return { ok: true, value: { kind: "none" } };
-  if (text.toLowerCase() === "all") return { ok: true, value: { kind: "all" } };
-  if (text.toLowerCase() === "tenants") return { ok: true, value: { kind: "tenants" } };
+  const keyword = text.toLowerCase();
+  if (keyword === "all" || keyword === "tenants") return { ok: true, value: { kind: keyword } };
   const ids = new Set<string>();
   for (const entry of text.split(/[\s,]+/).filter((part) => part.length > 0)) {
     const parsed = parseResourceIdOfType(entry, clusterResourceType);
@@ -57,16 +66,11 @@ export function rechecksNow(clusterResourceId: string, environment: NodeJS.Proce
 }
 
 /**
- * Whether this cluster is its tenant's probe under `ARO_HCP_RECHECK=tenants`: `diff` reads its cluster
- * document, and the first cluster seen of a tenant becomes the probe. A cluster's tenant is the `tid`
- * of its identity URL, else its subscription; a document that cannot be read probes nothing.
+ * Whether this cluster is its tenant's probe under `ARO_HCP_RECHECK=tenants`: the first cluster seen
+ * of a tenant (its identity URL's `tid`, else its subscription); a document not read probes nothing.
  */
-export async function probesTenant(
-  dependencies: () => SyncDependencies,
-  clusterResourceId: string,
-  environment: NodeJS.ProcessEnv = process.env,
-): Promise<boolean> {
-  const recheck = parseRecheck(environment[recheckVariable]);
+async function probesTenant(dependencies: () => SyncDependencies, clusterResourceId: string): Promise<boolean> {
+  const recheck = parseRecheck(process.env[recheckVariable]);
   if (!recheck.ok || recheck.value.kind !== "tenants") return false;
   const cluster = parseCluster(clusterResourceId);
   const verdict = await clusterDesiredSet(dependencies, cluster).catch(() => undefined);
@@ -76,13 +80,9 @@ export async function probesTenant(
 
 /** The tenant an identity URL names (`tid`), or undefined. */
 export function tenantOfIdentityUrl(identityUrl: string | undefined): string | undefined {
-  if (identityUrl === undefined) return undefined;
-  try {
-    const tenant = new URL(identityUrl).searchParams.get("tid");
-    return tenant === null || tenant.length === 0 ? undefined : goToLower(tenant);
-  } catch {
-    return undefined;
-  }
+  if (identityUrl === undefined || !URL.canParse(identityUrl)) return undefined;
+  const tenant = new URL(identityUrl).searchParams.get("tid");
+  return tenant === null || tenant.length === 0 ? undefined : goToLower(tenant);
 }
 
 /** Makes the cluster its tenant's probe when the tenant has none yet; whether it is the probe. */
@@ -97,10 +97,9 @@ export function claimTenantProbe(tenant: string, clusterResourceId: string): boo
 let refreshFailures: { readonly file: string; readonly ids: ReadonlySet<string> } | undefined;
 
 /**
- * Whether the cluster's latest refresh in this run's records (`ARO_HCP_RUN_RECORDS`, which a run's
- * refresh and update share) failed: the update then asks Azure again at once, so a passing failure
- * is corrected in the same run and a lasting one fails the update, which the stack output shows.
- * The file is read once per process, at the first call (the provider host runs one command).
+ * Whether the cluster's latest refresh in this run's records (`ARO_HCP_RUN_RECORDS`) failed: the update
+ * then asks Azure again at once, so a passing failure is corrected in the same run and a lasting one
+ * fails the update. The file is read once per process (the provider host runs one command).
  */
 export function refreshFailedThisRun(clusterResourceId: string, environment: NodeJS.ProcessEnv = process.env): boolean {
   const file = environment[runRecordsVariable] ?? "";
@@ -143,4 +142,41 @@ export function forcedHalves(
   const driftForced = { dataPlane: lines.some((line) => !line.startsWith(msiDriftPrefix)), msi: lines.some((line) => line.startsWith(msiDriftPrefix)) };
   const both = drift === undefined || rechecksNow(clusterResourceId, environment) || refreshFailedThisRun(clusterResourceId, environment);
   return { driftForced, force: { dataPlane: both || driftForced.dataPlane, msi: both || driftForced.msi } };
+}
+
+/** Whether an update of a cluster whose last pass succeeded with these inputs has anything to do now. */
+export async function updateDue(dependencies: () => SyncDependencies, old: StoredOutputs, news: ProviderInputs, now: () => Date): Promise<boolean> {
+  const id = old.clusterResourceId;
+  return rechecksNow(id) || refreshFailedThisRun(id) || (await probesTenant(dependencies, id)) || (await hasWork(dependencies, old, news, now()));
+}
+
+/** Whether the last state's halves call for an update now; a cluster document gone or unreadable is a change (the pass says why). */
+async function hasWork(dependencies: () => SyncDependencies, old: StoredOutputs, news: ProviderInputs, now: Date): Promise<boolean> {
+  const desired = desiredFromInputs(news);
+  if (desired !== undefined) {
+    // Same declared map (same digest): the operators' keys are the desired keys.
+    if (dataPlaneHasWork(old, desired, now)) return true;
+    return old.msiSkippedReason === null && recheckDue(old.msiStatus.earliestRecheckTime, now);
+  }
+  const fromCluster = await clusterDesiredSet(dependencies, parseCluster(news.clusterResourceId));
+  if (fromCluster === undefined || fromCluster.kind === "unreadable") return true;
+  if (fromCluster.kind === "deleting") return old.skippedReason !== "clusterDeleting";
+  // The recorded service managed identity follows the document unless the inputs name one.
+  const serviceManagedIdentityMoved = news.serviceManagedIdentity === undefined && (fromCluster.serviceManagedIdentity ?? null) !== old.serviceManagedIdentity;
+  if (old.skippedReason !== null || serviceManagedIdentityMoved || dataPlaneHasWork(old, fromCluster.identities, now)) return true;
+  if (fromCluster.identityUrl === undefined) return old.msiSkippedReason === null;
+  const msi = msiDesiredSet(fromCluster.controlPlaneOperators, fromCluster.serviceManagedIdentity);
+  if (!msi.ok) return true;
+  const keys = [...msi.desired.controlPlaneOperators.map((identity) => identity.key), msi.desired.serviceManagedIdentity.key];
+  return msiHalf.workReason(msi.desired, decodeMsiOutputs(old.msiStatus, keys).status, now) !== undefined;
+}
+
+/** What the cluster's live document names (no wait), or undefined when it is gone. */
+async function clusterDesiredSet(dependencies: () => SyncDependencies, cluster: ParsedResourceId): Promise<ClusterDesiredSet | undefined> {
+  return readClusterDesiredSet(dependencies(), locate(cluster));
+}
+
+function dataPlaneHasWork(old: StoredOutputs, desired: readonly DesiredIdentity[], now: Date): boolean {
+  const keys = desired.map((identity) => identity.key);
+  return dataPlaneHalf.workReason(desired, decodeOutputsStatus(old.status, keys), now) !== undefined;
 }
