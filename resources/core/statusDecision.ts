@@ -9,7 +9,7 @@ import { sortedRecord, withoutNil } from "./json";
 import type { LookupErrorDetails } from "./retrievalError";
 import { formatRetrievalError, isFailedRetrievalError, sameFailureKind } from "./retrievalError";
 import type { DesiredIdentity } from "./statusHalf";
-import { nextRecheckTime, recheckDue } from "./statusHalf";
+import { nextRecheckTime } from "./statusHalf";
 import type { DataPlaneOperatorManagedIdentityEntry, DataPlaneOperatorsManagedIdentities } from "./serviceProviderClusterDocument";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 import type { LiveClusterDesiredSet } from "./clusterDocument";
@@ -99,11 +99,8 @@ export function decideStatus(stored: DataPlaneOperatorsManagedIdentities, option
     decided[identity.key] = theirs ? entry : entryAfter(identity, options.outcomes[index], entry, options);
   });
   const identities = sortedRecord(decided);
-  // Rule 2: a recheck time only when no entry records a failure; a still-valid one is kept when the entries did not change.
+  // Rule 2: a recheck time only when no entry records a failure (a still-valid one is kept by the half's write rule).
   if (Object.values(identities).some((entry) => isFailedRetrievalError(entry.retrievalError))) return { identities };
-  if (!recheckDue(stored.earliestRecheckTime, options.now) && dataPlaneHalf.equals({ identities }, { identities: stored.identities })) {
-    return { identities, earliestRecheckTime: stored.earliestRecheckTime };
-  }
   return { identities, earliestRecheckTime: nextRecheckTime(options.now, options.random) };
 }
 

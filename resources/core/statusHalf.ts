@@ -49,7 +49,13 @@ export interface Half<Status, Desired> {
   /** The entries that differ between two versions, field by field in struct order, keys sorted. */
   changes(before: Status, after: Status): EntryChange[];
   entries(status: Status): EntryAt[];
-  /** After a conflict, nothing when the other writer left the half clean and current; else `next(stored)` unless it equals what is stored. */
+  /**
+   * `decided` with the stored recheck time in place of its own while that one is still valid and the entries are the same: a
+   * pass that finds nothing new (a forced one included) leaves the half as it is. A recheck that was due still moves it, as
+   * upstream's does; a decided half without a recheck time (it records a failure) is left as it is.
+   */
+  keepRecheckTime(decided: Status, stored: Status, now: Date): Status;
+  /** After a conflict, nothing when the other writer left the half clean and current; else `next(stored)` (its recheck time kept while nothing changed) unless it equals what is stored. */
   decideWrite(
     context: { readonly desired: Desired; readonly current: StoredHalf<Status>; readonly reread: boolean; readonly now: Date },
     next: (current: Status) => Status | undefined,
@@ -135,12 +141,21 @@ export function defineHalf<Status extends object, Desired>(
         return changes;
       }),
     entries,
+    keepRecheckTime: (decided, stored, now) => {
+      if (recheckField === undefined) return decided;
+      const storedRecheck = view(stored)[recheckField] as string | undefined;
+      if (view(decided)[recheckField] === undefined || recheckDue(storedRecheck, now)) return decided;
+      const kept = { ...decided, [recheckField]: storedRecheck } as Status;
+      return half.equals(kept, stored) ? kept : decided;
+    },
     decideWrite: ({ desired, current, reread, now }, next) => {
       const clean = current.present && current.problems.length === 0;
       // The other writer left a complete, current half: our answers are older than theirs.
       if (reread && clean && half.workReason(desired, current.status, now) === undefined) return undefined;
       const decided = next(current.status);
-      return decided === undefined || (clean && half.equals(decided, current.status)) ? undefined : decided;
+      if (decided === undefined) return undefined;
+      const kept = half.keepRecheckTime(decided, current.status, now);
+      return clean && half.equals(kept, current.status) ? undefined : kept;
     },
   };
   return half;

@@ -64,6 +64,42 @@ describe("one half of the status, for both halves", () => {
     );
   });
 
+  it("keeps a still-valid recheck time when a pass finds nothing new, in both halves; a due one moves", () => {
+    const stillValid = "2026-08-16T00:00:00Z";
+    const moved = "2026-08-15T14:00:00Z";
+    const msiDesired = { controlPlaneOperators: [{ key: keyA, resourceId: identityA }], serviceManagedIdentity: { key: keyB, resourceId: identityB } };
+    const msiEntries = {
+      controlPlaneOperatorsIdentities: { [keyA]: { resourceId: identityA, clientId: "c-a", principalId: "p-a" } },
+      serviceManagedIdentity: { resourceId: identityB, clientId: "c-b", principalId: "p-b" },
+    };
+    const msiStored = { present: true, problems: [], status: { earliestRecheckTime: stillValid, ...msiEntries } };
+    // The same answers with a new recheck time: nothing to write.
+    expect(
+      msiHalf.decideWrite({ desired: msiDesired, current: msiStored, reread: false, now }, () => ({ earliestRecheckTime: moved, ...msiEntries })),
+    ).toBeUndefined();
+    // Another answer writes, with its own recheck time.
+    const rotated = { ...msiEntries, serviceManagedIdentity: { resourceId: identityB, clientId: "c-b2", principalId: "p-b2" } };
+    expect(msiHalf.decideWrite({ desired: msiDesired, current: msiStored, reread: false, now }, () => ({ earliestRecheckTime: moved, ...rotated }))).toEqual({
+      earliestRecheckTime: moved,
+      ...rotated,
+    });
+    // A recheck time that has come moves even when nothing else changed.
+    const due = { ...msiStored, status: { ...msiStored.status, earliestRecheckTime: now.toISOString() } };
+    expect(msiHalf.decideWrite({ desired: msiDesired, current: due, reread: false, now }, () => ({ earliestRecheckTime: moved, ...msiEntries }))).toEqual({
+      earliestRecheckTime: moved,
+      ...msiEntries,
+    });
+    // The data plane operators' half follows the same rule; a decided half recording a failure has no recheck time to keep.
+    const dpDesired = [{ key: keyA, resourceId: identityA }];
+    const identities = { [keyA]: { resourceID: identityA, clientId: "c-a", principalId: "p-a" } };
+    const dpStored = { present: true, problems: [], status: { identities, earliestRecheckTime: stillValid } };
+    expect(
+      dataPlaneHalf.decideWrite({ desired: dpDesired, current: dpStored, reread: false, now }, () => ({ identities, earliestRecheckTime: moved })),
+    ).toBeUndefined();
+    const failed = { [keyA]: { resourceID: identityA, clientId: "c-a", principalId: "p-a", retrievalError: "Throttled (HTTP 429): slow down" } };
+    expect(dataPlaneHalf.keepRecheckTime({ identities: failed }, dpStored.status, now)).toEqual({ identities: failed });
+  });
+
   it("reads each half with its own struct's rules and names the field of each problem", () => {
     expect(dataPlaneHalf.readSubtree({ identities: { [keyA]: null }, earliestRecheckTime: "soon" }).problems).toEqual([
       `identities['${keyA}'] is not a valid entry`,
