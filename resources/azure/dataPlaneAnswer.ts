@@ -39,8 +39,9 @@ export interface DataPlaneIdentity extends MsiAnswerEntry {
 export interface ServiceManagedIdentityCredential {
   readonly resourceId: string;
   readonly clientId: string;
+  /** The pin's: the identity URL's tenant, at the configured authority. */
   readonly tenantId: string;
-  readonly authenticationEndpoint: string;
+  readonly authorityHost: string;
   readonly material: CertificateCredentialMaterial;
   readonly renewAfter: Date | undefined;
   readonly notAfter: Date | undefined;
@@ -133,8 +134,42 @@ function goTypeProblem(value: unknown, shape: GoShape, path: string): string | u
   return undefined;
 }
 
-/** The certificate credential of `identityId` in an answer; a DataPlaneError naming a missing, unusable or expired field. */
-export function credentialFor(identities: readonly DataPlaneIdentity[], identityId: string, now: number = Date.now()): ServiceManagedIdentityCredential {
+/**
+ * Where a cluster's SMI credential may be used: the tenant its identity URL names (`tid`), at the configured cloud's Entra ID
+ * authority. The data plane's answer names both too; an answer naming any other would have the hook sign an assertion for the
+ * cluster's SMI and send it to that tenant or host, so it is refused before anything is signed.
+ */
+export interface CredentialPin {
+  readonly tenantId: string;
+  readonly authorityHost: string;
+}
+
+/** Why the answer's `tenant_id` or `authentication_endpoint` is not the pin's (tenants as GUIDs, any case; authorities by scheme, host and port), or undefined. */
+export function pinProblem(answer: { readonly tenantId: string; readonly authenticationEndpoint: string }, pin: CredentialPin): string | undefined {
+  // An answer's values may be long or hostile: messages show their start only.
+  const shown = (value: string): string => JSON.stringify(value.length > 120 ? `${value.slice(0, 120)}…` : value);
+  if (answer.tenantId.toLowerCase() !== pin.tenantId.toLowerCase()) {
+    return `names tenant_id ${shown(answer.tenantId)}, but the cluster's identity URL names tenant ${pin.tenantId} (its tid)`;
+  }
+  const origin = (url: string): string | undefined => (URL.canParse(url) ? new URL(url).origin : undefined);
+  const expected = origin(pin.authorityHost);
+  const received = origin(answer.authenticationEndpoint);
+  if (received === undefined || !received.startsWith("https://") || received !== expected) {
+    return `names authentication_endpoint ${shown(answer.authenticationEndpoint)}, but the configured Entra ID authority is ${pin.authorityHost} (the setting authorityHost, or azureCloud's)`;
+  }
+  return undefined;
+}
+
+/**
+ * The certificate credential of `identityId` in an answer, pinned to the cluster's tenant and the configured authority; a
+ * DataPlaneError naming a missing, unusable, expired or foreign field.
+ */
+export function credentialFor(
+  identities: readonly DataPlaneIdentity[],
+  identityId: string,
+  pin: CredentialPin,
+  now: number = Date.now(),
+): ServiceManagedIdentityCredential {
   const identity = identities.find((candidate) => goToLower(candidate.resourceId) === goToLower(identityId));
   if (identity === undefined) throw new DataPlaneError(`the Managed Identities data plane's answer holds no credential for ${identityId}`);
   const { entry, resourceId } = identity;
@@ -147,9 +182,9 @@ export function credentialFor(identities: readonly DataPlaneIdentity[], identity
   };
   const clientId = field("client_id");
   const tenantId = field("tenant_id");
-  const authenticationEndpoint = field("authentication_endpoint");
-  if (!/^https:\/\//i.test(authenticationEndpoint)) {
-    throw new DataPlaneError(`the data plane's credential for ${resourceId} has an authentication_endpoint that is not an https:// URL`);
+  const foreign = pinProblem({ tenantId, authenticationEndpoint: field("authentication_endpoint") }, pin);
+  if (foreign !== undefined) {
+    throw new DataPlaneError(`the data plane's credential for ${resourceId} ${foreign}: it is used nowhere else, so no assertion was signed`);
   }
   let material: CertificateCredentialMaterial;
   try {
@@ -162,5 +197,5 @@ export function credentialFor(identities: readonly DataPlaneIdentity[], identity
   if (notAfter !== undefined && notAfter.getTime() <= now) {
     throw new DataPlaneError(`the data plane's credential for ${resourceId} expired at ${notAfter.toISOString()} (not_after)`);
   }
-  return { resourceId, clientId, tenantId, authenticationEndpoint, material, renewAfter: parseTimestamp(entry.renew_after), notAfter };
+  return { resourceId, clientId, tenantId: pin.tenantId, authorityHost: pin.authorityHost, material, renewAfter: parseTimestamp(entry.renew_after), notAfter };
 }

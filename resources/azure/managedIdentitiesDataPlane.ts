@@ -36,6 +36,8 @@ export function createTokenRequestPipeline(options: {
   const core = require("@azure/core-rest-pipeline") as typeof import("@azure/core-rest-pipeline");
   const pipeline = core.createPipelineFromOptions({
     agent: options.agent,
+    // A redirect is an answer, never followed: these requests carry a client assertion or the first party's token.
+    redirectOptions: { maxRetries: 0 },
     ...(options.maxRetries === undefined ? {} : { retryOptions: { maxRetries: options.maxRetries } }),
     userAgentOptions: { userAgentPrefix: options.userAgentPrefix },
   });
@@ -62,12 +64,12 @@ export async function sendPipelineRequest(
 
 /** Asks one identity URL for the credentials of identities assigned to its cluster. */
 export interface ManagedIdentitiesDataPlane {
-  /** One request for `identityIds`; resolves to the answer's entries as given (order and casing not assumed). */
+  /** One request for `identityIds`; resolves to the answer's entries as given (order and casing not assumed) and the tenant the identity URL names (its `tid`, lowercased). */
   requestCredentials(
     identityUrl: string,
     identityIds: readonly string[],
     options: { readonly abortSignal?: AbortSignal },
-  ): Promise<readonly DataPlaneIdentity[]>;
+  ): Promise<{ readonly tenantId: string; readonly identities: readonly DataPlaneIdentity[] }>;
 }
 
 /** Builds the client; `hosts` are the configured cloud's data plane hosts (core/identityUrl.ts). */
@@ -113,7 +115,7 @@ export function createManagedIdentitiesDataPlane(options: {
           { statusCode: 401 },
         );
       }
-      return readDataPlaneAnswer(response.status, response.bodyAsText ?? "", url.host);
+      return { tenantId: target.tenantId, identities: readDataPlaneAnswer(response.status, response.bodyAsText ?? "", url.host) };
     },
   };
 }
@@ -203,7 +205,7 @@ export interface MsiAnswerSource {
 export function dataPlaneMsiAnswers(dataPlane: ManagedIdentitiesDataPlane): MsiAnswerSource {
   return {
     async answer(identityUrl, identityIds, options) {
-      const identities = await dataPlane.requestCredentials(identityUrl, identityIds, options);
+      const { identities } = await dataPlane.requestCredentials(identityUrl, identityIds, options);
       return identities.map(({ resourceId, clientId, objectId }) => ({ resourceId, clientId, objectId }));
     },
   };

@@ -165,11 +165,14 @@ function clusterCredentialSource(settings: Settings, agent: Agent, dataPlane: Ma
     pipeline.addPolicy(requestCredentialPolicy(settings.armScope, bearerTokenAuthenticationPolicyName), { phase: "Sign" });
   });
   return createClusterCredentialSource({
-    fetchCredential: async (identityUrl, smi, options) => credentialFor(await dataPlane.requestCredentials(identityUrl, [smi], options), smi),
+    fetchCredential: async (identityUrl, smi, options) => {
+      const { tenantId, identities } = await dataPlane.requestCredentials(identityUrl, [smi], options);
+      return credentialFor(identities, smi, { tenantId, authorityHost: settings.authorityHost });
+    },
     credentialFor: (answer) =>
       sharedTokenCredential(
         assertionTokenCredential(answer.tenantId, answer.clientId, answer.material, {
-          authorityHost: answer.authenticationEndpoint,
+          authorityHost: answer.authorityHost,
           pipeline: (tokenPipeline ??= createTokenRequestPipeline({ agent, userAgentPrefix })),
         }),
       ),

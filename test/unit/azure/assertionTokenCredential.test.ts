@@ -19,6 +19,7 @@ import {
   tokenRequestForm,
 } from "../../../resources/azure/assertionTokenCredential";
 import type { TokenRequestPipeline } from "../../../resources/azure/managedIdentitiesDataPlane";
+import { createTokenRequestPipeline } from "../../../resources/azure/managedIdentitiesDataPlane";
 import type { CertificateCredentialMaterial } from "../../../resources/azure/certificateBundle";
 import { parseCertificateBundle } from "../../../resources/azure/certificateBundle";
 import { SandboxCertificateAuthority } from "../../../sandbox/certificateAuthority";
@@ -170,6 +171,25 @@ describe("the SMI's token credential", () => {
     const credential = assertionTokenCredential("tenant-a", "c", material, { authorityHost: "https://login.example", pipeline: entra.pipeline });
     await expect(credential.getToken("s/.default", { tenantId: "tenant-b" })).rejects.toMatchObject({ name: "AuthenticationError" });
     expect(entra.sent).toHaveLength(0);
+  });
+
+  it.each([
+    ["another host", 307, "https://elsewhere.example/tenant-a/oauth2/v2.0/token"],
+    ["its own host", 307, "https://login.example/other/oauth2/v2.0/token"],
+    ["another host, as a 308", 308, "https://elsewhere.example/token"],
+  ])("follows no redirect (to %s): the assertion is sent once, to the tenant's endpoint, and the redirect is a refusal", async (_name, status, location) => {
+    const sent: PipelineRequest[] = [];
+    const httpClient: HttpClient = {
+      sendRequest: (request) => {
+        sent.push(request);
+        return Promise.resolve({ request, status, headers: createHttpHeaders({ location }), bodyAsText: "" });
+      },
+    };
+    // The project's own token pipeline, with its policies, over a fake HttpClient.
+    const pipeline = { ...createTokenRequestPipeline({ userAgentPrefix: "test", maxRetries: 0 }), httpClient };
+    const credential = assertionTokenCredential("tenant-a", "c", material, { authorityHost: "https://login.example", pipeline });
+    await expect(credential.getToken("s/.default")).rejects.toMatchObject({ name: "AuthenticationError", statusCode: status });
+    expect(sent.map((request) => request.url)).toEqual(["https://login.example/tenant-a/oauth2/v2.0/token"]);
   });
 });
 

@@ -55,7 +55,7 @@ function fakeWorld(): FakeWorld {
         resourceId: smi,
         clientId: `client-of-${smi.split("/")[2]}`,
         tenantId: "tenant",
-        authenticationEndpoint: "https://login.example",
+        authorityHost: "https://login.example",
         material: {
           pem: "",
           thumbprint: "T",

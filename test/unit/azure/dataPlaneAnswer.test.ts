@@ -3,8 +3,9 @@
  * types as upstream's client (Go's encoding/json into msi-dataplane's structs refuses the whole
  * answer for one field of another type), and stricter where "the identity is gone" is at stake.
  */
-import { describe, expect, it } from "vitest";
-import { readDataPlaneAnswer } from "../../../resources/azure/dataPlaneAnswer";
+import { beforeAll, describe, expect, it } from "vitest";
+import { DataPlaneError, credentialFor, readDataPlaneAnswer } from "../../../resources/azure/dataPlaneAnswer";
+import { SandboxCertificateAuthority } from "../../../sandbox/certificateAuthority";
 
 const first = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/first";
 const entry = (fields: Record<string, unknown> = {}) => ({
@@ -86,5 +87,67 @@ describe("readDataPlaneAnswer", () => {
       "the Managed Identities data plane at dp.example answered HTTP 404 (NotFound: no such identity)",
     );
     expect(() => readDataPlaneAnswer(404, "404 page not found", "dp.example")).toThrow("answered HTTP 404 (no error body)");
+  });
+});
+
+describe("the SMI credential's pin (credentialFor)", () => {
+  const smi = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/smi";
+  const tid = "4b6d8f0a-2c4e-4a6b-8d0f-1a3c5e7a9b11";
+  let clientSecret: string;
+
+  beforeAll(async () => {
+    const authority = await SandboxCertificateAuthority.create("pin test CA");
+    const leaf = await authority.issue("pin test leaf");
+    clientSecret = Buffer.from(`${leaf.privateKeyPem}\n${leaf.certificatePem}`).toString("base64");
+  });
+
+  const answerWith = (fields: Record<string, unknown>) =>
+    read({
+      explicit_identities: [
+        entry({ resource_id: smi, tenant_id: tid, client_secret: clientSecret, authentication_endpoint: "https://login.microsoftonline.com/", ...fields }),
+      ],
+    });
+  const pinned = (fields: Record<string, unknown>, authorityHost = "https://login.microsoftonline.com") =>
+    credentialFor(answerWith(fields), smi, { tenantId: tid, authorityHost }, Date.parse("2026-01-01T00:00:00Z"));
+
+  it.each([
+    ["the same tenant and authority", {}],
+    ["the tenant in uppercase", { tenant_id: tid.toUpperCase() }],
+    ["the authority without its trailing slash", { authentication_endpoint: "https://login.microsoftonline.com" }],
+    ["the authority with its default port and another case", { authentication_endpoint: "HTTPS://Login.MicrosoftOnline.com:443/" }],
+  ])("accepts %s, and uses the identity URL's tenant at the configured authority", (_name, fields) => {
+    const credential = pinned(fields);
+    expect(credential).toMatchObject({ resourceId: smi, clientId: "c", tenantId: tid, authorityHost: "https://login.microsoftonline.com" });
+  });
+
+  it("accepts a sovereign cloud's authority when the stack is configured for that cloud, and refuses the public one there", () => {
+    expect(pinned({ authentication_endpoint: "https://login.microsoftonline.us/" }, "https://login.microsoftonline.us").authorityHost).toBe(
+      "https://login.microsoftonline.us",
+    );
+    expect(() => pinned({ authentication_endpoint: "https://login.microsoftonline.com/" }, "https://login.microsoftonline.us")).toThrow(
+      'names authentication_endpoint "https://login.microsoftonline.com/", but the configured Entra ID authority is https://login.microsoftonline.us',
+    );
+    expect(() => pinned({ authentication_endpoint: "https://login.chinacloudapi.cn/" }, "https://login.microsoftonline.com")).toThrow(DataPlaneError);
+  });
+
+  it.each([
+    [
+      "another tenant",
+      { tenant_id: "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d" },
+      'names tenant_id "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", but the cluster\'s identity URL names tenant ' + tid,
+    ],
+    ["a tenant that is not a GUID", { tenant_id: "common" }, 'names tenant_id "common"'],
+    ["another host", { authentication_endpoint: "https://login.example.net/" }, 'names authentication_endpoint "https://login.example.net/"'],
+    ["another port", { authentication_endpoint: "https://login.microsoftonline.com:8443/" }, "names authentication_endpoint"],
+    ["plain http", { authentication_endpoint: "http://login.microsoftonline.com/" }, "names authentication_endpoint"],
+    ["a look-alike host", { authentication_endpoint: "https://login.microsoftonline.com.example.net/" }, "names authentication_endpoint"],
+    ["a value that is not a URL", { authentication_endpoint: "login.microsoftonline.com" }, "names authentication_endpoint"],
+  ])("refuses %s before anything is signed, naming the field, the value received and the value expected", (_name, fields, message) => {
+    expect(() => pinned(fields)).toThrow(message);
+    expect(() => pinned(fields)).toThrow("no assertion was signed");
+  });
+
+  it("shows only the start of a long value", () => {
+    expect(() => pinned({ authentication_endpoint: `https://${"a".repeat(500)}.example/` })).toThrow(/"https:\/\/a{112}…"/);
   });
 });
