@@ -101,15 +101,36 @@ export function standInAnswer(requested: readonly string[], fixed: Pick<StandIn,
   return requested.map((resourceId) => ({ resourceId, clientId: fixed.clientId, objectId: fixed.principalId }));
 }
 
-/** The stored entries whose IDs a stand-in not allowed to overwrite would replace with its own, named by resource ID. */
-export function overwrittenByStandIn(stored: MsiManagedIdentities, standIn: StandIn | undefined): string[] {
-  if (standIn === undefined || standIn.overwriteAllowed) return [];
+/**
+ * What a mode's answers may not replace, beside upstream's controllers: `fixedIdentity` (upstream's stand-in) may not write its IDs
+ * over real ones, and `processCredential` (ARM read with the hook's own credential) may not write real IDs over the stand-in's. Either
+ * would take turns with upstream's controllers at every recheck. `clusterServiceManagedIdentity` answers as upstream's data plane
+ * does: no guard.
+ */
+export type MsiOverwriteGuard = StandIn | { readonly processCredential: true; readonly overwriteAllowed: boolean };
+
+/** The stand-in's mark on a stored half: two entries or more, every one holding the same client and principal ID (real identities never share them). */
+function standInMark(stored: MsiManagedIdentities): boolean {
+  const entries = msiHalf.entries(stored).map(({ entry }) => entry);
+  const [first] = entries;
+  return (
+    entries.length >= 2 &&
+    first.clientId !== undefined &&
+    first.principalId !== undefined &&
+    entries.every((entry) => entry.clientId === first.clientId && entry.principalId === first.principalId)
+  );
+}
+
+/** The stored entries, named by resource ID, whose IDs `guard`'s answers may not replace. */
+export function refusedOverwrites(stored: MsiManagedIdentities, guard: MsiOverwriteGuard | undefined): string[] {
+  if (guard === undefined || guard.overwriteAllowed) return [];
+  const foreign = (entry: MsiIdentityEntry): boolean =>
+    "processCredential" in guard
+      ? standInMark(stored)
+      : (entry.clientId !== undefined && entry.clientId !== guard.clientId) || (entry.principalId !== undefined && entry.principalId !== guard.principalId);
   return msiHalf
     .entries(stored)
-    .filter(
-      ({ entry }) =>
-        (entry.clientId !== undefined && entry.clientId !== standIn.clientId) || (entry.principalId !== undefined && entry.principalId !== standIn.principalId),
-    )
+    .filter(({ entry }) => foreign(entry))
     .map(({ entry }) => entry.resourceId ?? "(an entry without resourceId)");
 }
 
@@ -120,22 +141,30 @@ export type MsiPlan =
   | { readonly kind: "unreadable"; readonly problems: readonly string[] }
   | { readonly kind: "refused"; readonly reason: string; readonly details: readonly string[] };
 
-/** Nothing for a cluster without an identity URL (as upstream); the stand-in refuses to overwrite IDs not its own unless allowed. */
-export function planMsiHalf(cluster: LiveClusterDesiredSet, stored: StoredHalf<MsiManagedIdentities>, now: Date, force: boolean, standIn?: StandIn): MsiPlan {
+/** Nothing for a cluster without an identity URL (as upstream); a guarded mode refuses to overwrite IDs it may not replace unless allowed. */
+export function planMsiHalf(
+  cluster: LiveClusterDesiredSet,
+  stored: StoredHalf<MsiManagedIdentities>,
+  now: Date,
+  force: boolean,
+  guard?: MsiOverwriteGuard,
+): MsiPlan {
   if (cluster.identityUrl === undefined) return { kind: "skipped", reason: "identityUrlNotSet" };
   const desired = msiDesiredSet(cluster.controlPlaneOperators, cluster.serviceManagedIdentity);
   if (!desired.ok) return { kind: "unreadable", problems: desired.problems };
   const plan = msiHalf.plan(desired.desired, stored, now, force);
-  const overwritten = plan.kind === "work" ? overwrittenByStandIn(stored.status, standIn) : [];
-  if (overwritten.length === 0) return plan;
-  return {
-    kind: "refused",
-    reason:
-      `credentialMode fixedIdentity would write the fixed identity's IDs over ${overwritten.length} stored identit${overwritten.length === 1 ? "y" : "ies"} ` +
-      "whose IDs are not its own (a real data plane recorded them); set 'aro-hcp-identity-status:allowFixedIdentityOverwrite' " +
-      "(or ARO_HCP_ALLOW_FIXED_IDENTITY_OVERWRITE) to true for the one update that means it",
-    details: overwritten,
-  };
+  const overwritten = plan.kind === "work" && guard !== undefined ? refusedOverwrites(stored.status, guard) : [];
+  if (overwritten.length === 0 || guard === undefined) return plan;
+  const identities = `${overwritten.length} stored identit${overwritten.length === 1 ? "y" : "ies"}`;
+  const allow =
+    "set 'aro-hcp-identity-status:allowFixedIdentityOverwrite' (or ARO_HCP_ALLOW_FIXED_IDENTITY_OVERWRITE) to true for the one update that means it";
+  const reason =
+    "processCredential" in guard
+      ? `credentialMode processCredential would write the IDs ARM gives its own credential over ${identities} that hold one fixed identity's IDs ` +
+        "(upstream's non-production stand-in recorded them, and its controllers would write them back at their next recheck): beside upstream's " +
+        `stand-in run credentialMode fixedIdentity with its identity, or ${allow}`
+      : `credentialMode fixedIdentity would write the fixed identity's IDs over ${identities} whose IDs are not its own (a real data plane recorded them); ${allow}`;
+  return { kind: "refused", reason, details: overwritten };
 }
 
 /** Why the half cannot be decided at all: the cluster document cannot name its identities, or the stand-in refuses. */

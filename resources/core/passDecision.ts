@@ -8,8 +8,8 @@ import type { IdentityLookupFailure } from "./errors";
 import { UserAssignedIdentityReadError } from "./errors";
 import { isFailedRetrievalError } from "./retrievalError";
 import type { JsonObject } from "./json";
-import type { MsiManagedIdentities, MsiPlan, StandIn } from "./msiManagedIdentities";
-import { msiHalf, msiPlanError, overwrittenByStandIn, planMsiHalf } from "./msiManagedIdentities";
+import type { MsiManagedIdentities, MsiOverwriteGuard, MsiPlan } from "./msiManagedIdentities";
+import { msiHalf, msiPlanError, planMsiHalf, refusedOverwrites } from "./msiManagedIdentities";
 import type { DataPlaneOperatorsManagedIdentities, StatusHalves } from "./serviceProviderClusterDocument";
 import { dataPlaneHalf } from "./serviceProviderClusterDocument";
 import type { CredentialScope, DecidedOutcome, IdsOnLookupFailure } from "./statusDecision";
@@ -59,7 +59,7 @@ export function planHalves(
   request: Pick<SyncRequest, "desired" | "force" | "forceMsi">,
   document: JsonObject,
   now: Date,
-  standIn: StandIn | undefined,
+  guard: MsiOverwriteGuard | undefined,
 ) {
   const storedStatus = dataPlaneHalf.read(document);
   const storedMsi = msiHalf.read(document);
@@ -68,7 +68,7 @@ export function planHalves(
     storedStatus,
     storedMsi,
     dataPlane: dataPlaneHalf.plan(desired, storedStatus, now, request.force),
-    msi: planMsiHalf(fromCluster, storedMsi, now, request.forceMsi === true, standIn),
+    msi: planMsiHalf(fromCluster, storedMsi, now, request.forceMsi === true, guard),
   };
 }
 
@@ -93,10 +93,15 @@ export function decideHalves(
   pass: PassDecisions,
   document: JsonObject,
   reread: boolean,
-  context: { readonly now: Date; readonly random: () => number; readonly idsOnLookupFailure: IdsOnLookupFailure; readonly standIn: StandIn | undefined },
+  context: {
+    readonly now: Date;
+    readonly random: () => number;
+    readonly idsOnLookupFailure: IdsOnLookupFailure;
+    readonly guard: MsiOverwriteGuard | undefined;
+  },
 ): StatusHalves {
   const { dataPlane, dataPlaneAnswer, msi, msiAnswer } = pass;
-  const { now, standIn } = context;
+  const { now, guard } = context;
   return {
     dataPlane:
       dataPlane.kind === "work" && dataPlaneAnswer !== undefined && "outcomes" in dataPlaneAnswer
@@ -104,11 +109,11 @@ export function decideHalves(
             decideStatus(stored, { ...context, ...dataPlaneAnswer, desired: dataPlane.desired, basis: pass.basis, reread }),
           )
         : undefined,
-    // After a conflict, a stand-in refuses again what it would write over IDs not its own.
+    // After a conflict, a guarded mode refuses again what it would write over IDs it may not replace.
     msi:
       msi.kind === "work" && msiAnswer !== undefined && "answered" in msiAnswer
         ? msiHalf.decideWrite({ desired: msi.desired, current: msiHalf.read(document), reread, now }, (stored) =>
-            reread && overwrittenByStandIn(stored, standIn).length > 0 ? undefined : msiAnswer.answered,
+            reread && refusedOverwrites(stored, guard).length > 0 ? undefined : msiAnswer.answered,
           )
         : undefined,
   };

@@ -70,6 +70,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       documentPollIntervalInMs: settings?.documentPollIntervalInMs ?? 1000,
       maxWriteAttempts: settings?.maxWriteAttempts ?? 5,
       idsOnLookupFailure: settings?.idsOnLookupFailure ?? "keep",
+      allowFixedIdentityOverwrite: settings?.allowFixedIdentityOverwrite ?? false,
     };
     return {
       ...(overrides.adapters ?? sharedAzureAdapters(settings ?? readSettings(config, process.env))),

@@ -15,6 +15,7 @@ import type { DesiredIdentity } from "../core/statusHalf";
 import { planHalves } from "../core/passDecision";
 import { clusterDocumentDescription, readClusterDesiredSet, readServiceProviderCluster, serviceProviderClusterDescription } from "../sync/documents";
 import type { SyncDependencies } from "../sync/syncDependencies";
+import { msiOverwriteGuard } from "../sync/syncDependencies";
 import type { SyncResult } from "../sync/syncManagedIdentityStatus";
 import { partialResultOf } from "../sync/syncManagedIdentityStatus";
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
@@ -180,7 +181,7 @@ async function adoptionPreview(
     { desired, force, forceMsi: force },
     serviceProviderCluster.document,
     dependencies.now(),
-    dependencies.msiAnswers?.standIn,
+    msiOverwriteGuard(dependencies),
   );
   return {
     dataPlane: dataPlane.kind === "work" ? "wouldAsk" : "current",

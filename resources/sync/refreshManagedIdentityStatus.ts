@@ -20,6 +20,7 @@ import { recheckDue } from "../core/statusHalf";
 import { askAzure } from "./azureAnswers";
 import { clusterDocumentDescription, readClusterDesiredSet, readRefreshDocument } from "./documents";
 import type { SyncDependencies } from "./syncDependencies";
+import { msiOverwriteGuard } from "./syncDependencies";
 
 export interface RefreshResult {
   /** `deleted`: the documents are gone (the resource leaves state); `serviceProviderClusterMissing`: only that document is (a drift line). */
@@ -73,7 +74,7 @@ export async function refreshManagedIdentityStatus(
     .sort(([left], [right]) => (left < right ? -1 : 1));
   const msiDue = lastKnownMsi !== undefined && persistedMsi.problems.length === 0 && recheckDue(persistedMsi.status.earliestRecheckTime, now);
 
-  // 4. The cluster document, once, when what is due needs it.
+  // 4. The cluster document, once, when what is due needs it (a half the mode may not write is not asked about).
   const needsCredential = due.length > 0 && dependencies.clusterCredentials !== undefined;
   const fromCluster = msiDue || needsCredential ? await readClusterDesiredSet(dependencies, location) : undefined;
   if (needsCredential && fromCluster === undefined) {
@@ -82,7 +83,10 @@ export async function refreshManagedIdentityStatus(
       message: `${clusterDocumentDescription(location)} does not exist, so the credential of the cluster's service managed identity cannot be found; nothing was compared or written`,
     });
   }
-  const msiPlan = msiDue && fromCluster !== undefined && fromCluster.kind !== "deleting" ? planMsiHalf(fromCluster, persistedMsi, now, true) : undefined;
+  const msiPlan =
+    msiDue && fromCluster !== undefined && fromCluster.kind !== "deleting"
+      ? planMsiHalf(fromCluster, persistedMsi, now, true, msiOverwriteGuard(dependencies))
+      : undefined;
 
   // 5. Ask Azure, both halves at once, and report what differs.
   const [dataPlaneAnswer, msiAnswer] = await askAzure(dependencies, location, cluster, fromCluster, {

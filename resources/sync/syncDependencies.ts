@@ -5,10 +5,12 @@ import type { UserAssignedIdentityReader } from "../azure/userAssignedIdentityRe
 import type { DocumentStore } from "../cosmos/documentStore";
 import type { Settings } from "../core/settings";
 import type { CredentialScope } from "../core/statusDecision";
+import type { MsiOverwriteGuard } from "../core/msiManagedIdentities";
 import type { ConcurrencyLimiter } from "./concurrencyLimiter";
 
 /** Tunables of a pass: the settings' values (core/settings.ts). */
-export type SyncOptions = Pick<Settings, "lookupTimeoutInMs" | "documentWaitInMs" | "documentPollIntervalInMs" | "maxWriteAttempts" | "idsOnLookupFailure">;
+export type SyncOptions = Pick<Settings, "lookupTimeoutInMs" | "documentWaitInMs" | "documentPollIntervalInMs" | "maxWriteAttempts" | "idsOnLookupFailure"> &
+  Partial<Pick<Settings, "allowFixedIdentityOverwrite">>;
 
 export interface SyncDependencies {
   readonly documentStore: DocumentStore;
@@ -27,4 +29,10 @@ export interface SyncDependencies {
   readonly clusterCredentials?: ClusterCredentialSource;
   /** Where the MSI half gets its answer; absent (`processCredential`, and fakes by default): each identity is read through ARM. */
   readonly msiAnswers?: MsiAnswerSource;
+}
+
+/** What the mode's MSI answers may not overwrite (core/msiManagedIdentities.ts): the stand-in's guard, or, where ARM stands in for the data plane (`processCredential`), the process credential's. */
+export function msiOverwriteGuard(dependencies: Pick<SyncDependencies, "msiAnswers" | "options">): MsiOverwriteGuard | undefined {
+  if (dependencies.msiAnswers !== undefined) return dependencies.msiAnswers.standIn;
+  return { processCredential: true, overwriteAllowed: dependencies.options.allowFixedIdentityOverwrite ?? false };
 }

@@ -26,6 +26,7 @@ import { log } from "../logging/logger";
 import { askAzure } from "./azureAnswers";
 import { readClusterDesiredSet, readPassDocuments, readServiceProviderCluster } from "./documents";
 import type { SyncDependencies } from "./syncDependencies";
+import { msiOverwriteGuard } from "./syncDependencies";
 
 export type { SyncRequest, SyncResult } from "../core/passDecision";
 
@@ -74,7 +75,7 @@ async function syncOnce(dependencies: SyncDependencies, request: SyncRequest): P
   const { fromCluster, stored } = read;
 
   // 2. Decide each half against what is stored.
-  const { storedStatus, storedMsi, dataPlane, msi } = planHalves(fromCluster, request, stored.document, dependencies.now(), dependencies.msiAnswers?.standIn);
+  const { storedStatus, storedMsi, dataPlane, msi } = planHalves(fromCluster, request, stored.document, dependencies.now(), msiOverwriteGuard(dependencies));
   const msiSkippedReason = msi.kind === "skipped" ? msi.reason : undefined;
   if (dataPlane.kind !== "work" && msi.kind !== "work") {
     if (msi.kind === "unreadable" || msi.kind === "refused") throw msiPlanError(location, msi);
@@ -159,7 +160,7 @@ async function writeStatus(
       now: dependencies.now(),
       random: dependencies.random,
       idsOnLookupFailure: dependencies.options.idsOnLookupFailure,
-      standIn: dependencies.msiAnswers?.standIn,
+      guard: msiOverwriteGuard(dependencies),
     });
     if (halves.dataPlane === undefined && halves.msi === undefined) return { document: current.document, halves: {}, wrote: false, writeAttempts: attempt - 1 };
     const operations = identityStatusPatchOperations(current.document, halves, current.etag);

@@ -401,6 +401,24 @@ describe("the literal pulumi CLI in the project directory (Node.js language host
       }
       for (const [name, value] of saved) await pulumi("config", "set", key(name), value);
     }
+    // processCredential beside upstream's stand-in (issue 54 item 3): ARM's IDs are not written over the stand-in's, which upstream's
+    // controllers would write back at their next recheck; the refusal names the mode to run there instead.
+    try {
+      for (const name of clusterModeKeys) await pulumi("config", "rm", key(name));
+      await pulumi("config", "set", key("credentialMode"), "processCredential");
+      makeMsiDue();
+      const standInRecorded = await documents();
+      const turned = await pulumi("up", "--refresh", "--yes", "--skip-preview").then(
+        () => "",
+        (error: unknown) => String(error),
+      );
+      expect(turned).toContain("credentialMode processCredential would write the IDs ARM gives its own credential over");
+      expect(turned).toContain("run credentialMode fixedIdentity with its identity");
+      expect(await documents(), "the documents, their etags included").toEqual(standInRecorded);
+    } finally {
+      await pulumi("config", "rm", key("credentialMode"));
+      for (const [name, value] of saved) await pulumi("config", "set", key(name), value);
+    }
     // Back in production's mode, the data plane's answer replaces the stand-in's at the next recheck.
     makeMsiDue();
     await pulumi("up", "--refresh", "--yes", "--skip-preview");

@@ -19,7 +19,7 @@ const location = locate(parsedCluster());
 const identityA = identityResourceId("identity-a");
 const identityB = identityResourceId("identity-b");
 const desired = desiredIdentitySet({ "operator-a": identityA, "operator-b": identityB }).identities;
-const context = { now: fixedNow, random: () => 0, idsOnLookupFailure: "keep" as const, standIn: undefined };
+const context = { now: fixedNow, random: () => 0, idsOnLookupFailure: "keep" as const, guard: undefined };
 const resolved = { kind: "resolved" as const, clientId: "client", principalId: "principal" };
 const throttled = { kind: "failed" as const, error: { code: "TooManyRequests", statusCode: 429, message: "slow down" } };
 

@@ -206,3 +206,47 @@ describe("fixedIdentity over real IDs (issue 44 item 8)", () => {
     expect(msiOf(fresh).serviceManagedIdentity).toEqual({ resourceId: smi, ...standInIds });
   });
 });
+
+describe("processCredential beside upstream's stand-in: no turns taken (issue 54 item 3)", () => {
+  const armIdentities = Object.fromEntries(
+    [controlPlane, clusterApi, smi].map((id, index) => [id, { values: { clientId: `arm-client-${index}`, principalId: `arm-principal-${index}` } }]),
+  );
+
+  it("refuses to write ARM's IDs over a half upstream's stand-in recorded, naming the setting and the mode to run, with nothing read or written", async () => {
+    // Upstream's stand-in wrote the half: one fixed identity's IDs for every identity.
+    const stand = harnessWith(standInMsiAnswers({ ...standInIds, overwriteAllowed: true }));
+    stand.clock.set(after(1));
+    await pass(stand);
+    const recorded = structuredClone(documentOf(stand));
+    expect(msiOf(stand).serviceManagedIdentity).toEqual({ resourceId: smi, ...standInIds });
+
+    // Its recheck comes due, and the hook in processCredential mode gets there first.
+    const hook = createHarness({ documents: [recorded], msiAnswers: "arm", identities: armIdentities });
+    hook.clock.set(after(20));
+    const error = (await pass(hook, true).catch((caught: unknown) => caught)) as Error;
+    expect(error).toMatchObject({ name: "MsiIdentitiesError" });
+    expect(error.message).toContain("credentialMode processCredential would write the IDs ARM gives its own credential over 3 stored identities");
+    expect(error.message).toContain("run credentialMode fixedIdentity with its identity");
+    expect(error.message).toContain("allowFixedIdentityOverwrite");
+    expect(msiOf(hook)).toEqual(msiHalf.read(recorded).status);
+  });
+
+  it("writes ARM's IDs over the stand-in's for the one update that allows it, and rechecks its own half as before", async () => {
+    const stand = harnessWith(standInMsiAnswers({ ...standInIds, overwriteAllowed: true }));
+    stand.clock.set(after(1));
+    await pass(stand);
+    const allowed = createHarness({
+      documents: [documentOf(stand)],
+      msiAnswers: "arm",
+      identities: armIdentities,
+      syncOptions: { allowFixedIdentityOverwrite: true },
+    });
+    allowed.clock.set(after(20));
+    await pass(allowed, true);
+    expect(msiOf(allowed).serviceManagedIdentity).toEqual({ resourceId: smi, clientId: "arm-client-2", principalId: "arm-principal-2" });
+    // Real IDs from here on: the guard lets every later recheck through.
+    const guarded = createHarness({ documents: [documentOf(allowed)], msiAnswers: "arm", identities: armIdentities });
+    guarded.clock.set(after(40));
+    expect((await pass(guarded)).msiWorkReason).toBe("recheckDue");
+  });
+});
