@@ -63,7 +63,9 @@ function shardRecordsOf(plan: ShardPlanFile, files: readonly RecordsFile[], prob
     const groups = new Map<string, RunRecord[]>();
     for (const record of records) {
       const key = JSON.stringify([record.shardPlanId, record.shardIndex, record.runId]);
-      groups.set(key, [...(groups.get(key) ?? []), record]);
+      const group = groups.get(key) ?? [];
+      group.push(record);
+      groups.set(key, group);
     }
     for (const group of groups.values()) {
       const { shardPlanId, shardIndex, runId } = group[0];
