@@ -1,12 +1,12 @@
 // The import graph of resources/, checked by `npm run lint` (dependency-cruiser). docs/design.md
-// draws it: every arrow points down, resource → provider → telemetry → sync → (azure, cosmos) → logging → core,
+// draws it: every arrow points down, resource → provider → telemetry → sync → (azure, cosmos) → logging → shards → core,
 // no cycle (type-only imports count: a cycle by types is still a cycle for a reader), and the pure
 // core and the logger load only the packages they are allowed. Paths are relative to the working
 // directory, so test/unit/architecture.test.ts runs this same file over a deliberately bad tree.
 // The benchmark (bench/) has no layers, but no cycle either: `npm run lint` cruises it too.
 
 /** Folders of resources/ from the top layer down; "." is resources/ itself (the resource and the door). */
-const layers = [["."], ["provider"], ["telemetry", "report"], ["sync"], ["azure", "cosmos"], ["logging"], ["core"]];
+const layers = [["."], ["provider"], ["telemetry", "report"], ["sync"], ["azure", "cosmos"], ["logging"], ["shards"], ["core"]];
 const folders = layers.flat().filter((folder) => folder !== ".");
 const pathOf = (folder) => (folder === "." ? "^resources/[^/]+$" : `^resources/${folder}/`);
 const anyOf = (patterns) => `(?:${patterns.join("|")})`;

@@ -13,10 +13,10 @@
  * clusters.json is the `clusters` list of the program. Stack config other than `clusters` comes
  * from ARO_HCP_* / COSMOS_KEY / AZURE_* in the environment (resources/core/settings.ts).
  */
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type * as automation from "@pulumi/pulumi/automation";
 import { createConcurrencyLimiter } from "../../resources/sync/concurrencyLimiter";
+import { shardIndexOf } from "../../resources/shards/shardPlan";
 import type { ClusterDeclaration } from "../../program/fleet";
 import { parseClusterList } from "../../program/fleet";
 
@@ -44,10 +44,8 @@ export function splitIntoShards(clusters: readonly ClusterDeclaration[], shardCo
     throw new RangeError(`shard count must be a whole number of at least 1, got ${shardCount}`);
   }
   const buckets: ClusterDeclaration[][] = Array.from({ length: shardCount }, () => []);
-  for (const cluster of clusters) {
-    const hash = createHash("sha256").update(cluster.clusterResourceId.toLowerCase()).digest();
-    buckets[hash.readUInt32BE(0) % shardCount]?.push(cluster);
-  }
+  // The shard plan's rule (resources/shards/shardPlan.ts), so a stack split here and a plan's shard hold the same clusters.
+  for (const cluster of clusters) buckets[shardIndexOf(cluster.clusterResourceId, shardCount)]?.push(cluster);
   return buckets.map((bucket, index) => ({ stackName: `${stackPrefix}-${index}`, clusters: bucket }));
 }
 

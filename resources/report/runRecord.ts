@@ -25,6 +25,14 @@ import { msiDriftPrefix } from "../sync/refreshManagedIdentityStatus";
 export const runRecordsVariable = "ARO_HCP_RUN_RECORDS";
 
 /**
+ * The variables a shard's run sets so that its records say which run, plan and shard they are of
+ * (report/regionReport.ts judges a region's run by them): the run's ID, the same for every shard of
+ * one run of the region and for the refresh and update of one shard; the plan ID of
+ * `shard-plan.json`; the shard's index in that plan. Each record carries those that are set, as given.
+ */
+export const runIdentityVariables = { runId: "ARO_HCP_RUN_ID", shardPlanId: "ARO_HCP_SHARD_PLAN", shardIndex: "ARO_HCP_SHARD_INDEX" } as const;
+
+/**
  * What can happen to one half of a cluster's status (docs/operations.md, "Reading a run"), worst
  * first: a cluster's outcome is its worse half's. The values are the report's words for them.
  */
@@ -55,6 +63,12 @@ export interface RunRecord {
   readonly msi: HalfOutcome;
   /** The failure's message (its first line carries the cause), when the operation failed. */
   readonly message?: string;
+  /** `ARO_HCP_RUN_ID`, when set. */
+  readonly runId?: string;
+  /** `ARO_HCP_SHARD_PLAN`, when set. */
+  readonly shardPlanId?: string;
+  /** `ARO_HCP_SHARD_INDEX` as given, when set. */
+  readonly shardIndex?: string;
 }
 
 type Identity = Pick<RunRecord, "cluster" | "clusterResourceId" | "operation" | "at">;
@@ -133,18 +147,29 @@ export function runRecorded(environment: NodeJS.ProcessEnv = process.env): boole
   return (environment[runRecordsVariable] ?? "").length > 0;
 }
 
+/** The run, plan and shard of this process's records, from the variables that are set (non-empty). */
+export function runIdentityOf(environment: NodeJS.ProcessEnv = process.env): Pick<RunRecord, "runId" | "shardPlanId" | "shardIndex"> {
+  return Object.fromEntries(
+    Object.entries(runIdentityVariables).flatMap(([field, variable]) => {
+      const value = environment[variable] ?? "";
+      return value.length > 0 ? [[field, value]] : [];
+    }),
+  );
+}
+
 const warned = new Set<string>();
 
 /**
- * Appends a record to the run's records file, when `ARO_HCP_RUN_RECORDS` names one: one synchronous
- * append of one line (lines of concurrent operations do not interleave); a file that cannot be
- * written is reported once on stderr and never fails the operation.
+ * Appends a record to the run's records file, when `ARO_HCP_RUN_RECORDS` names one, with the run,
+ * plan and shard the environment names ({@link runIdentityOf}): one synchronous append of one line
+ * (lines of concurrent operations do not interleave); a file that cannot be written is reported once
+ * on stderr and never fails the operation.
  */
 export function appendRunRecord(record: RunRecord, environment: NodeJS.ProcessEnv = process.env): void {
   const file = environment[runRecordsVariable];
   if (file === undefined || file.length === 0) return;
   try {
-    appendFileSync(file, `${JSON.stringify(record)}\n`, { encoding: "utf8", mode: 0o600 });
+    appendFileSync(file, `${JSON.stringify({ ...record, ...runIdentityOf(environment) })}\n`, { encoding: "utf8", mode: 0o600 });
   } catch (error) {
     if (warned.has(file)) return;
     warned.add(file);

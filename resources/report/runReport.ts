@@ -1,7 +1,7 @@
 /**
  * The run report: per cluster and half, what a run did and why, failures grouped by cause. Built
  * from the provider's records (`ARO_HCP_RUN_RECORDS`, runRecord.ts), so it says "failed" where the
- * stack's outputs keep a failed resource's old values. `aro-hcp-run-report <records> [--json <file>]`.
+ * stack's outputs keep a failed resource's old values. The command is reportCommand.ts.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { FailureGroup } from "../core/clusterMessage";
@@ -94,16 +94,28 @@ export function buildRunReport(records: readonly RunRecord[]): RunReport {
   return { schemaVersion: 1, verdict, counts: { clusters: entries.size, ...counts }, causes, clusters };
 }
 
-/** The report for a terminal: verdict and counts, one line per cause with its clusters, and at most `listed` clusters not simply current. */
-export function formatRunReport(report: RunReport, listed = 20): string {
+/** "N cluster(s)". */
+export function clusterCountText(count: number): string {
+  return `${count} cluster${count === 1 ? "" : "s"}`;
+}
+
+/** The clusters by outcome, as the first line of a report ends: `3 clusters: 2 failed, 1 written`. */
+export function countsText(report: Pick<RunReport, "counts">): string {
   const counted = severity
     .filter((outcome) => (report.counts[outcome] ?? 0) > 0)
     .map((outcome) => `${report.counts[outcome] ?? 0} ${outcomeWords[outcome]}`)
     .join(", ");
-  const clusters = (count: number): string => `${count} cluster${count === 1 ? "" : "s"}`;
-  const failed = clusters(report.causes.reduce((sum, group) => sum + group.count, 0));
-  const verdict = { ok: "OK", noRecords: "NO RECORDS (did ARO_HCP_RUN_RECORDS reach the provider?)", failed: `FAILED (${failed})` }[report.verdict];
-  const lines = [`Run report: ${verdict}; ${clusters(report.counts.clusters)}: ${counted || "none recorded"}`];
+  return `${clusterCountText(report.counts.clusters)}: ${counted || "none recorded"}`;
+}
+
+/** How many clusters failed, all causes together. */
+export function failedClusterCount(report: Pick<RunReport, "causes">): number {
+  return report.causes.reduce((sum, group) => sum + group.count, 0);
+}
+
+/** The lines under a report's first line: one line per cause with its clusters, and at most `listed` clusters not simply current. */
+export function reportDetailLines(report: Pick<RunReport, "causes" | "clusters">, listed: number): string[] {
+  const lines: string[] = [];
   if (report.causes.length > 0) {
     lines.push("By cause:");
     for (const group of report.causes) {
@@ -121,7 +133,14 @@ export function formatRunReport(report: RunReport, listed = 20): string {
     }
     if (notCurrent.length > listed) lines.push(`… and ${notCurrent.length - listed} more (every cluster is in the JSON report)`);
   }
-  return lines.join("\n");
+  return lines;
+}
+
+/** The report for a terminal: verdict and counts, one line per cause with its clusters, and at most `listed` clusters not simply current. */
+export function formatRunReport(report: RunReport, listed = 20): string {
+  const failed = clusterCountText(failedClusterCount(report));
+  const verdict = { ok: "OK", noRecords: "NO RECORDS (did ARO_HCP_RUN_RECORDS reach the provider?)", failed: `FAILED (${failed})` }[report.verdict];
+  return [`Run report: ${verdict}; ${countsText(report)}`, ...reportDetailLines(report, listed)].join("\n");
 }
 
 /** Reads a records file (absent: no records), builds the report, writes it as JSON when asked. */
@@ -129,17 +148,4 @@ export function reportRun(recordsFile: string, jsonFile?: string): RunReport {
   const report = buildRunReport(existsSync(recordsFile) ? parseRunRecords(readFileSync(recordsFile, "utf8")) : []);
   if (jsonFile !== undefined) writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
   return report;
-}
-
-/** The command: `<records file> [--json <report file>]`; prints the report, exit code 2 on a usage error. */
-export function runReportCommand(argumentsList: readonly string[], usageName = "aro-hcp-run-report"): void {
-  const jsonIndex = argumentsList.indexOf("--json");
-  const jsonFile = jsonIndex === -1 ? undefined : argumentsList[jsonIndex + 1];
-  const recordsFile = argumentsList.find((argument, index) => !argument.startsWith("--") && (jsonIndex === -1 || index !== jsonIndex + 1));
-  if (recordsFile === undefined || (jsonIndex !== -1 && jsonFile === undefined)) {
-    console.error(`usage: ${usageName} <records file (ARO_HCP_RUN_RECORDS)> [--json <report file>]`);
-    process.exitCode = 2;
-    return;
-  }
-  console.log(formatRunReport(reportRun(recordsFile, jsonFile)));
 }
