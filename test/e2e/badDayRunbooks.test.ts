@@ -1,0 +1,107 @@
+/**
+ * A bad day, through the literal `pulumi` CLI over the project's Pulumi.yaml in production's
+ * credential mode, over the demo fleet as upstream's controllers leave it, while Entra ID refuses
+ * (through the sandbox's admin interface) the tenant of two of its three clusters: each failed
+ * cluster's cause is printed once, in its own error; the stack's warning names the clusters and
+ * points at that error. Cosmos DB is read back from the sandbox's container.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Sandbox } from "../../sandbox/sandbox";
+import type { FleetClusterDescription } from "../../sandbox/seed";
+import { demoTenantIds } from "../../sandbox/seed";
+import { seedUpstreamStatus } from "../../sandbox/upstreamSeed";
+import { SandboxAdminClient } from "../../sandbox/adminClient";
+import type { LiteralDemoFleet } from "./engineHelpers";
+import { removeLiteralStack, revokedCertificateFault, startLiteralDemoFleet } from "./engineHelpers";
+
+const stackName = `bad-day-${process.pid}`;
+/** The cause of Entra ID's refusal, as every message that carries it spells it. */
+const cause = "AADSTS90033: The certificate used by the client has been revoked.";
+
+let sandbox: Sandbox;
+let fleet: FleetClusterDescription[];
+let scratchDirectory: string;
+let pulumi: LiteralDemoFleet["pulumi"];
+let admin: SandboxAdminClient;
+/** The two clusters of the refused tenant. */
+let refused: FleetClusterDescription[];
+
+function nameOf(clusterResourceId: string): string {
+  const [, , subscription, , resourceGroup, , , , name] = clusterResourceId.split("/");
+  return `${subscription}/${resourceGroup}/${name}`.toLowerCase();
+}
+
+async function document(cluster: FleetClusterDescription): Promise<unknown> {
+  return (await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read()).resource;
+}
+
+/** A command expected to fail: its output. */
+function failing(run: Promise<string>): Promise<string> {
+  return run.then(
+    (output) => {
+      throw new Error(`expected the command to fail:\n${output}`);
+    },
+    (error: unknown) => String(error),
+  );
+}
+
+/** The error the engine prints under a resource in "Diagnostics", up to the next blank line. */
+function diagnosticOf(output: string, resourceName: string): string {
+  const heading = `ServiceProviderClusterIdentityStatus (${resourceName}):\n`;
+  const start = output.indexOf(heading);
+  if (start === -1) return "";
+  const end = output.indexOf("\n\n", start);
+  return output.slice(start, end === -1 ? undefined : end);
+}
+
+function occurrences(text: string, part: string): number {
+  return text.split(part).length - 1;
+}
+
+beforeAll(async () => {
+  ({ scratchDirectory, sandbox, fleet, pulumi } = await startLiteralDemoFleet("aro-hcp-bad-day-", stackName));
+  seedUpstreamStatus(sandbox, fleet);
+  admin = new SandboxAdminClient(sandbox.endpoints.admin, sandbox.adminToken);
+  refused = fleet.filter((cluster) => cluster.tenantId === demoTenantIds[0]);
+  const others = fleet.filter((cluster) => cluster.tenantId !== demoTenantIds[0]);
+  if (refused.length !== 2 || others.length !== 1) throw new Error("the demo fleet has two clusters in its first tenant and one in the other");
+  // Adopted while every tenant works.
+  expect(await pulumi({}, "up", "--yes", "--skip-preview")).toMatch(/\+ 4 created/);
+  await admin.addFault(revokedCertificateFault(demoTenantIds[0]));
+}, 600_000);
+
+afterAll(async () => {
+  await removeLiteralStack(sandbox, scratchDirectory, stackName);
+});
+
+describe("a bad day: Entra ID refuses the tenant of two of the three clusters", () => {
+  it("prints each failed cluster's cause once, in its own error; the stack's warning names the clusters and points at it", async () => {
+    const before = await Promise.all(refused.map(document));
+    const output = await failing(pulumi({ ARO_HCP_RECHECK: "all" }, "up", "--yes", "--skip-preview", "--continue-on-error"));
+    const [messages, outputs = ""] = output.split("\nOutputs:\n");
+    // The live lines and "Diagnostics": the cause once per failed cluster, inside its own error.
+    expect(occurrences(messages, cause), messages).toBe(refused.length);
+    for (const cluster of refused) {
+      const name = nameOf(cluster.clusterResourceId);
+      const diagnostic = diagnosticOf(messages, name);
+      expect(occurrences(diagnostic, cause), messages).toBe(1);
+      expect(diagnostic).toContain(`tenant ${demoTenantIds[0]}`);
+      // Both halves failed: the MSI half's part says what became of it without the cause again.
+      expect(diagnostic).toContain(`and: the same cause. Cluster ${name}: nothing of status.msiManagedIdentities was written`);
+    }
+    // The stack's warning, live and under "Diagnostics": the two clusters by resource name, pointing at the first's error.
+    const warnings = messages.split("\n").filter((line) => line.includes("warning: 2 clusters failed with one cause, stated in the error of "));
+    expect(warnings, messages).toHaveLength(2);
+    for (const warning of warnings) {
+      for (const cluster of refused) expect(warning).toContain(nameOf(cluster.clusterResourceId));
+      expect(warning).not.toContain("AADSTS");
+    }
+    // "Outputs:" prints the `clusters` stack output, whose `failure` keeps the cause per failed cluster for `pulumi stack output`.
+    expect(occurrences(outputs, cause), outputs).toBe(refused.length);
+    // Without it, the whole output holds each failed cluster's cause once.
+    const suppressed = await failing(pulumi({}, "up", "--yes", "--skip-preview", "--continue-on-error", "--suppress-outputs"));
+    expect(suppressed).not.toContain("\nOutputs:\n");
+    expect(occurrences(suppressed, cause), suppressed).toBe(refused.length);
+    expect(await Promise.all(refused.map(document)), "the refused clusters' documents, etags included").toEqual(before);
+  }, 300_000);
+});
