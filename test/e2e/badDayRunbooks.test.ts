@@ -1,16 +1,23 @@
 /**
- * A bad day, through the literal `pulumi` CLI over the project's Pulumi.yaml in production's
- * credential mode, over the demo fleet as upstream's controllers leave it, while Entra ID refuses
- * (through the sandbox's admin interface) the tenant of two of its three clusters: each failed
- * cluster's cause is printed once, in its own error; the stack's warning names the clusters and
- * points at that error. Cosmos DB is read back from the sandbox's container.
+ * The day-2 runbooks on a bad day (docs/runbooks/stop-managing-a-cluster.md), through the literal
+ * `pulumi` CLI over the project's Pulumi.yaml in production's credential mode, over the demo fleet as
+ * upstream's controllers leave it, while Entra ID refuses (through the sandbox's admin interface)
+ * the tenant of two of its three clusters:
+ * - each failed cluster's cause is printed once, in its own error; the stack's warning names the
+ *   clusters and points at that error;
+ * - a cluster removed from the list leaves the stack with `up --continue-on-error` or `up --target
+ *   <its URN>`, while a plain `up` stops at the failing clusters before any delete.
+ * State is read back with `pulumi stack export`, Cosmos DB from the sandbox's container.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { demoTenantIds } from "../../sandbox/seed";
 import { seedUpstreamStatus } from "../../sandbox/upstreamSeed";
 import { SandboxAdminClient } from "../../sandbox/adminClient";
+import { resourceTypeToken } from "../../resources/serviceProviderClusterIdentityStatus";
 import type { LiteralDemoFleet } from "./engineHelpers";
 import { removeLiteralStack, revokedCertificateFault, startLiteralDemoFleet } from "./engineHelpers";
 
@@ -18,17 +25,46 @@ const stackName = `bad-day-${process.pid}`;
 /** The cause of Entra ID's refusal, as every message that carries it spells it. */
 const cause = "AADSTS90033: The certificate used by the client has been revoked.";
 
+interface StateResource {
+  readonly urn: string;
+  readonly type: string;
+  readonly outputs?: { readonly failure?: { readonly cause: string; readonly halves: string[] } | null; readonly status?: string };
+  readonly initErrors?: string[];
+}
+
 let sandbox: Sandbox;
 let fleet: FleetClusterDescription[];
 let scratchDirectory: string;
 let pulumi: LiteralDemoFleet["pulumi"];
 let admin: SandboxAdminClient;
-/** The two clusters of the refused tenant. */
+/** The two clusters of the refused tenant, and the third, whose tenant works. */
 let refused: FleetClusterDescription[];
+let healthy: FleetClusterDescription;
 
 function nameOf(clusterResourceId: string): string {
   const [, , subscription, , resourceGroup, , , , name] = clusterResourceId.split("/");
   return `${subscription}/${resourceGroup}/${name}`.toLowerCase();
+}
+
+/** The stack's clusters file (engineHelpers' initLiteralStack): the list the next command declares. */
+function declare(clusterResourceIds: readonly string[]): void {
+  writeFileSync(join(scratchDirectory, "clusters.json"), JSON.stringify(clusterResourceIds.map((clusterResourceId) => ({ clusterResourceId }))));
+}
+
+/** The cluster resources in state, by name, as `pulumi stack export` reads them back. */
+async function clustersInState(): Promise<Map<string, StateResource>> {
+  const exported = JSON.parse(await pulumi({}, "stack", "export")) as { deployment: { resources?: StateResource[] } };
+  return new Map(
+    (exported.deployment.resources ?? [])
+      .filter((resource) => resource.type === resourceTypeToken)
+      .map((resource): [string, StateResource] => [resource.urn.split("::").pop() ?? "", resource]),
+  );
+}
+
+/** Every document of the container (the clusters', their subscriptions'), envelope and etag included. */
+async function containerDocuments(): Promise<unknown[]> {
+  const { resources } = await sandbox.cosmosContainer.items.readAll().fetchAll();
+  return resources.sort((left, right) => String(left.id).localeCompare(String(right.id)));
 }
 
 async function document(cluster: FleetClusterDescription): Promise<unknown> {
@@ -65,6 +101,7 @@ beforeAll(async () => {
   refused = fleet.filter((cluster) => cluster.tenantId === demoTenantIds[0]);
   const others = fleet.filter((cluster) => cluster.tenantId !== demoTenantIds[0]);
   if (refused.length !== 2 || others.length !== 1) throw new Error("the demo fleet has two clusters in its first tenant and one in the other");
+  healthy = others[0];
   // Adopted while every tenant works.
   expect(await pulumi({}, "up", "--yes", "--skip-preview")).toMatch(/\+ 4 created/);
   await admin.addFault(revokedCertificateFault(demoTenantIds[0]));
@@ -103,5 +140,51 @@ describe("a bad day: Entra ID refuses the tenant of two of the three clusters", 
     expect(suppressed).not.toContain("\nOutputs:\n");
     expect(occurrences(suppressed, cause), suppressed).toBe(refused.length);
     expect(await Promise.all(refused.map(document)), "the refused clusters' documents, etags included").toEqual(before);
+  }, 300_000);
+
+  it("lets a cluster leave the stack with up --continue-on-error, which a plain up does not reach, writing nothing", async () => {
+    const healthyName = nameOf(healthy.clusterResourceId);
+    declare(refused.map((cluster) => cluster.clusterResourceId));
+    const before = await containerDocuments();
+
+    // A plain up: the refused clusters (whose last update failed, so it runs again) stop the engine before any delete.
+    const plain = await failing(pulumi({}, "up", "--yes", "--skip-preview"));
+    expect(plain).toContain(cause);
+    expect(plain).not.toMatch(/deleted/);
+    expect([...(await clustersInState()).keys()]).toContain(healthyName);
+
+    // With --continue-on-error the delete runs; the command still fails, for the refused clusters.
+    const continued = await failing(pulumi({}, "up", "--yes", "--skip-preview", "--continue-on-error"));
+    expect(continued).toMatch(/- 1 deleted/);
+    expect(continued).toContain(`${healthyName} deleted`);
+    for (const cluster of refused) expect(diagnosticOf(continued, nameOf(cluster.clusterResourceId))).toContain(cause);
+    const state = await clustersInState();
+    expect([...state.keys()].sort()).toEqual(refused.map((cluster) => nameOf(cluster.clusterResourceId)).sort());
+    for (const cluster of refused) expect(state.get(nameOf(cluster.clusterResourceId))?.outputs?.failure?.cause).toContain(cause);
+    // A delete writes nothing: every document as it was, the removed cluster's etag included.
+    expect(await containerDocuments()).toEqual(before);
+  }, 300_000);
+
+  it("lets a cluster leave the stack with up --target <its URN>, which runs nothing else and succeeds", async () => {
+    const healthyName = nameOf(healthy.clusterResourceId);
+    // The cluster back in the list: its create adopts it again (the command fails for the refused clusters).
+    declare(fleet.map((cluster) => cluster.clusterResourceId));
+    await failing(pulumi({}, "up", "--yes", "--skip-preview", "--continue-on-error"));
+    const urn = (await clustersInState()).get(healthyName)?.urn;
+    expect(urn).toBeDefined();
+
+    declare(refused.map((cluster) => cluster.clusterResourceId));
+    const before = await containerDocuments();
+    const asked = (): number[] => [sandbox.statistics.snapshot().dataPlane.requests, sandbox.statistics.snapshot().entra.requests];
+    const askedBefore = asked();
+    const targeted = await pulumi({}, "up", "--yes", "--skip-preview", "--target", urn ?? "");
+    expect(targeted).toMatch(/- 1 deleted/);
+    expect(targeted).not.toMatch(/updated|error:/);
+    const state = await clustersInState();
+    expect([...state.keys()].sort()).toEqual(refused.map((cluster) => nameOf(cluster.clusterResourceId)).sort());
+    // The refused clusters were not run: their failure stays recorded, and neither the data plane nor Entra ID was asked.
+    for (const cluster of refused) expect(state.get(nameOf(cluster.clusterResourceId))?.outputs?.failure?.cause).toContain(cause);
+    expect(asked(), "data plane and Entra ID requests").toEqual(askedBefore);
+    expect(await containerDocuments()).toEqual(before);
   }, 300_000);
 });
