@@ -6,7 +6,9 @@
  * - each failed cluster's cause is printed once, in its own error; the stack's warning names the
  *   clusters and points at that error;
  * - a cluster removed from the list leaves the stack with `up --continue-on-error` or `up --target
- *   <its URN>`, while a plain `up` stops at the failing clusters before any delete.
+ *   <its URN>`, while a plain `up` stops at the failing clusters before any delete;
+ * - a mistyped cluster ID leaves a failed create in state, which removing it from the list and `up`
+ *   deletes.
  * State is read back with `pulumi stack export`, Cosmos DB from the sandbox's container.
  */
 import { writeFileSync } from "node:fs";
@@ -185,6 +187,43 @@ describe("a bad day: Entra ID refuses the tenant of two of the three clusters", 
     // The refused clusters were not run: their failure stays recorded, and neither the data plane nor Entra ID was asked.
     for (const cluster of refused) expect(state.get(nameOf(cluster.clusterResourceId))?.outputs?.failure?.cause).toContain(cause);
     expect(asked(), "data plane and Entra ID requests").toEqual(askedBefore);
+    expect(await containerDocuments()).toEqual(before);
+  }, 300_000);
+
+  it("records a mistyped cluster ID as a failed create in state, which removing it from the list and up deletes, writing nothing", async () => {
+    // The refusal ends and the fleet recovers, so that the typos are the runs' only failures.
+    await admin.clearFaults();
+    const listed = fleet.map((cluster) => cluster.clusterResourceId);
+    declare(listed);
+    await pulumi({}, "up", "--yes", "--skip-preview");
+    // A typo in the name, and one in the subscription (no document of that subscription either).
+    const nameTypo = fleet[0].clusterResourceId.replace(/demo-cluster-one$/, "demo-cluster-on3");
+    const subscriptionTypo = fleet[0].clusterResourceId.replace(/^(\/subscriptions\/[0-9a-f-]+)0\//, (_, subscription: string) => `${subscription}1/`);
+    expect(new Set([...listed, nameTypo, subscriptionTypo]).size).toBe(fleet.length + 2);
+    const before = await containerDocuments();
+
+    declare([...listed, nameTypo]);
+    const failed = await failing(pulumi({}, "up", "--yes", "--skip-preview"));
+    expect(diagnosticOf(failed, nameOf(nameTypo))).toMatch(/the HCPOpenShiftCluster document of cluster .*demo-cluster-on3 .* does not exist after 2 s/);
+    // What the engine keeps: the resource, its create's error and the failure in its outputs, no status.
+    const recorded = (await clustersInState()).get(nameOf(nameTypo));
+    expect(recorded?.initErrors).toEqual([expect.stringContaining("does not exist after 2 s ('aro-hcp-identity-status:documentWaitSeconds')")]);
+    expect(recorded?.outputs?.failure).toMatchObject({ halves: ["dataPlaneOperators", "msiIdentities"] });
+    expect(recorded?.outputs?.status).toBe("{}");
+    expect(await pulumi({}, "preview")).toMatch(/~ 1 to update/);
+
+    // Every later update runs it again; the subscription's typo fails naming the settings, and is kept the same way.
+    declare([...listed, nameTypo, subscriptionTypo]);
+    const again = await failing(pulumi({}, "up", "--yes", "--skip-preview", "--continue-on-error"));
+    expect(diagnosticOf(again, nameOf(nameTypo))).toContain("does not exist after 2 s");
+    expect(diagnosticOf(again, nameOf(subscriptionTypo))).toMatch(/none of the documents of cluster .* is in container 'Resources'/);
+    expect((await clustersInState()).get(nameOf(subscriptionTypo))?.initErrors).toEqual([expect.stringContaining("none of the documents of cluster")]);
+
+    declare(listed);
+    const removed = await pulumi({}, "up", "--yes", "--skip-preview");
+    expect(removed).toMatch(/- 2 deleted/);
+    expect([...(await clustersInState()).keys()].sort()).toEqual(listed.map(nameOf).sort());
+    // No document was created for either typo, and none was written.
     expect(await containerDocuments()).toEqual(before);
   }, 300_000);
 });
