@@ -69,17 +69,25 @@ export function clusterSummary(
   };
 }
 
-/** One line per cause of the clusters whose last create or update failed, naming them (the first `listed`). Pure. */
+/**
+ * One line per cause of the clusters whose last create or update failed, naming their resources as the
+ * engine heads their errors (the first `listed`). The cause itself is not repeated: each cluster's own
+ * error, under its resource, states it whole, and a line points at the first cluster's. Pure.
+ */
 export function failureLines(summary: Readonly<Record<string, ClusterSummary>>, listed = 10): string[] {
   const byCause = new Map<string, string[]>();
-  for (const [key, cluster] of Object.entries(summary)) {
-    if (cluster.failure !== undefined) byCause.set(cluster.failure, [...(byCause.get(cluster.failure) ?? []), key]);
+  for (const cluster of Object.values(summary)) {
+    if (cluster.failure !== undefined) byCause.set(cluster.failure, [...(byCause.get(cluster.failure) ?? []), resourceNameFor(cluster.id)]);
   }
-  return [...byCause]
-    .sort(([, left], [, right]) => right.length - left.length)
-    .map(([cause, keys]) => {
-      const more = keys.length > listed ? ` and ${keys.length - listed} more` : "";
-      return `${keys.length} ${keys.length === 1 ? "cluster" : "clusters"} failed: ${cause}: ${keys.slice(0, listed).join(", ")}${more}`;
+  return [...byCause.values()]
+    .sort((left, right) => right.length - left.length)
+    .map((names) => {
+      const more = names.length > listed ? ` and ${names.length - listed} more` : "";
+      const head =
+        names.length === 1
+          ? "1 cluster failed, its cause stated in its error"
+          : `${names.length} clusters failed with one cause, stated in the error of ${names[0]}`;
+      return `${head}: ${names.slice(0, listed).join(", ")}${more}`;
     });
 }
 
@@ -261,7 +269,7 @@ export async function declareFleet(
       }),
     ),
   );
-  // One line per cause under the stack, whichever CLI runs the update, beside each cluster's own message.
+  // One line per cause under the stack, whichever CLI runs the update, pointing at the clusters' own errors.
   outputs.apply((summary) => failureLines(summary).forEach((line) => void pulumi.log.warn(line)));
   return { resources, outputs };
 }

@@ -27,6 +27,7 @@ import { messageOf } from "../core/clusterMessage";
 import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, refusedRecord, runRecorded, diffRecord } from "../report/runRecord";
 import { recordAdoptionPreview } from "../report/runRecord";
 import { throwWithoutStackTrace, withoutStackTrace } from "./expectedFailures";
+import { engineReasonOf } from "./engineReason";
 import { forcedHalves, recheckProblem, rechecksNow, updateDue } from "./recheckRequest";
 
 /** Test seams. Production passes nothing. */
@@ -111,7 +112,8 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       throw Object.assign(error instanceof Error ? error : new Error(message), {
         id: partial?.documentId ?? existing?.id ?? locate(cluster).documentId,
         properties: { ...outputs, ...presentFields({ __provider: inputs.__provider }) },
-        reasons: [message],
+        // What the engine prints under the resource: each cause once (engineReason.ts).
+        reasons: [engineReasonOf(message)],
       });
     }
   };

@@ -213,10 +213,12 @@ describe("the drift-correction workflow's commands, one tenant refused", () => {
       expect(outputOf(cluster), cluster.clusterResourceId).toMatchObject({ dataPlaneOperators: { state: "ok" }, msiIdentities: { state: "ok" } });
       expect(outputOf(cluster)?.failure).toBeUndefined();
     }
-    // The engine's output says the cause once under the stack, naming both clusters, beside each cluster's own message.
-    const causeLines = corrected.output.split("\n").filter((line) => /^\s+warning: 2 clusters failed: invalid_client/.test(line));
+    // Under the stack's "Diagnostics", one line for the cause, naming both clusters and pointing at the first's
+    // own error, which states the cause: the line does not repeat it.
+    const causeLines = corrected.output.split("\n").filter((line) => /^\s+warning: 2 clusters failed with one cause, stated in the error of /.test(line));
     expect(causeLines, corrected.output).toHaveLength(1);
-    expect(causeLines[0]).toContain(demoTenantIds[0]);
+    for (const cluster of refused) expect(causeLines[0]).toContain(nameOf(cluster));
+    expect(causeLines[0]).not.toContain("invalid_client");
     // The report is in the job's summary; the cause is printed once there, and no JavaScript stack trace anywhere.
     const summary = readFileSync(stepSummary, "utf8");
     expect(summary).toMatch(/^Run report: FAILED \(2 clusters\)/);

@@ -202,7 +202,7 @@ describe("declareFleet", () => {
     expect(lookupFailed.failure).toBeUndefined();
   });
 
-  it("says each cause of the clusters whose last pass failed once, naming them, the most frequent first", () => {
+  it("says each cause of the clusters whose last pass failed once, naming their resources and pointing at the first's error, not repeating the cause", () => {
     const ok = clusterSummary(clusterA, {
       status: {},
       msiStatus: { identityCount: 0 },
@@ -211,10 +211,23 @@ describe("declareFleet", () => {
       drift: undefined,
       failure: undefined,
     });
-    const failed = (cause: string) => ({ ...ok, failure: cause });
-    const summary = { one: failed("revoked in tenant T"), two: failed("revoked in tenant T"), three: failed("throttled"), four: ok };
-    expect(failureLines(summary)).toEqual(["2 clusters failed: revoked in tenant T: one, two", "1 cluster failed: throttled: three"]);
-    expect(failureLines(summary, 1)[0]).toBe("2 clusters failed: revoked in tenant T: one and 1 more");
+    const cluster = (name: string) =>
+      clusterResourceIdFor({ subscriptionId: "00000000-0000-0000-0000-000000000000", resourceGroupName: "RG", clusterName: name });
+    const failed = (name: string, cause: string) => ({ ...ok, id: cluster(name), failure: cause });
+    const summary = {
+      one: failed("One", "revoked in tenant T"),
+      two: failed("two", "revoked in tenant T"),
+      three: failed("three", "throttled"),
+      four: ok,
+    };
+    expect(failureLines(summary)).toEqual([
+      "2 clusters failed with one cause, stated in the error of 00000000-0000-0000-0000-000000000000/rg/one: 00000000-0000-0000-0000-000000000000/rg/one, 00000000-0000-0000-0000-000000000000/rg/two",
+      "1 cluster failed, its cause stated in its error: 00000000-0000-0000-0000-000000000000/rg/three",
+    ]);
+    expect(failureLines(summary, 1)[0]).toBe(
+      "2 clusters failed with one cause, stated in the error of 00000000-0000-0000-0000-000000000000/rg/one: 00000000-0000-0000-0000-000000000000/rg/one and 1 more",
+    );
+    expect(failureLines(summary).join("\n")).not.toMatch(/revoked|throttled/);
     expect(failureLines({ four: ok })).toEqual([]);
   });
 
