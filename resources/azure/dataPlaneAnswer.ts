@@ -39,7 +39,7 @@ export interface DataPlaneIdentity extends MsiAnswerEntry {
 export interface ServiceManagedIdentityCredential {
   readonly resourceId: string;
   readonly clientId: string;
-  /** The pin's: the identity URL's tenant, at the configured authority. */
+  /** The answer's `tenant_id` as spelled there (the pin's tenant, in any case: upstream's client sends it as given), at the configured authority. */
   readonly tenantId: string;
   readonly authorityHost: string;
   readonly material: CertificateCredentialMaterial;
@@ -197,5 +197,5 @@ export function credentialFor(
   if (notAfter !== undefined && notAfter.getTime() <= now) {
     throw new DataPlaneError(`the data plane's credential for ${resourceId} expired at ${notAfter.toISOString()} (not_after)`);
   }
-  return { resourceId, clientId, tenantId: pin.tenantId, authorityHost: pin.authorityHost, material, renewAfter: parseTimestamp(entry.renew_after), notAfter };
+  return { resourceId, clientId, tenantId, authorityHost: pin.authorityHost, material, renewAfter: parseTimestamp(entry.renew_after), notAfter };
 }
