@@ -1,4 +1,4 @@
-/** Small statistics for the benchmark: medians and a least-squares line. */
+/** Small statistics for the benchmark: medians, quartiles, a least-squares line, and the rule that tells a difference from noise. */
 
 /** CPU time (user and system) of this process so far, in milliseconds. */
 export function processCpuTimeInMs(): number {
@@ -27,6 +27,52 @@ export function medianBy<Item>(items: readonly Item[], value: (item: Item) => nu
     throw new RangeError("median of an empty list");
   }
   return [...items].sort((left, right) => value(left) - value(right))[Math.floor(items.length / 2)];
+}
+
+/** The lower quartile, the median and the upper quartile of a list: its middle half lies between the quartiles. */
+export interface Spread {
+  readonly lowerQuartile: number;
+  readonly median: number;
+  readonly upperQuartile: number;
+}
+
+/**
+ * The quartiles of a non-empty list, each interpolated linearly between the two nearest values of
+ * the sorted list (R's default and numpy's): of 5 values the 2nd, 3rd and 4th; of 3 values halfway
+ * between the 1st and 2nd, the 2nd, and halfway between the 2nd and 3rd.
+ */
+export function spread(values: readonly number[]): Spread {
+  if (values.length === 0) {
+    throw new RangeError("quartiles of an empty list");
+  }
+  const sorted = [...values].sort((left, right) => left - right);
+  const quantile = (share: number): number => {
+    const position = share * (sorted.length - 1);
+    const below = Math.floor(position);
+    const above = Math.min(below + 1, sorted.length - 1);
+    return sorted[below] + (position - below) * (sorted[above] - sorted[below]);
+  };
+  return { lowerQuartile: quantile(0.25), median: median(sorted), upperQuartile: quantile(0.75) };
+}
+
+/** numerators[i] ÷ denominators[i]: the ratio of each pair of runs made side by side. */
+export function pairRatios(numerators: readonly number[], denominators: readonly number[]): number[] {
+  if (numerators.length !== denominators.length) {
+    throw new RangeError(`pairs need as many runs on each side (${numerators.length} against ${denominators.length})`);
+  }
+  return numerators.map((numerator, index) => numerator / denominators[index]);
+}
+
+/**
+ * Whether the per-pair ratios B ÷ A tell B from A: `higher` only when the whole interquartile
+ * range is above 1 (even B's better quarter of pairs costs more than A), `lower` only when it is
+ * all below 1, else `none`: the difference, if any, is within the machine's noise.
+ */
+export function ratioVerdict(ratiosOfBToA: readonly number[]): "higher" | "lower" | "none" {
+  const { lowerQuartile, upperQuartile } = spread(ratiosOfBToA);
+  if (lowerQuartile > 1) return "higher";
+  if (upperQuartile < 1) return "lower";
+  return "none";
 }
 
 /** y = intercept + slope·x, with the coefficient of determination. */
@@ -76,6 +122,11 @@ export function formatKilobytes(bytes: number): string {
 /** A ratio with two decimals, as `1.23×`. */
 export function formatRatio(value: number): string {
   return `${value.toFixed(2)}×`;
+}
+
+/** A ratio's median with its interquartile range, as `1.23× [1.20–1.31×]`. */
+export function formatRatioSpread(value: Spread): string {
+  return `${formatRatio(value.median)} [${value.lowerQuartile.toFixed(2)}–${formatRatio(value.upperQuartile)}]`;
 }
 
 /** A target's status cell: `met`, or `**missed**` with by how much when given. */
