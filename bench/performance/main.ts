@@ -12,6 +12,9 @@
  * engine run (the floors' included: cli/otelTraces.ts), so the block's ratios say what tracing costs
  * the hook, and prints the block too. `--production --clusters N --pairs N` runs it at another size
  * (default 2,000 clusters, 5 pairs of ours and the floor's) and prints it unless that is the default.
+ * `--compare <A> <B>` builds both commits and runs the production scenario's hook side of each,
+ * interleaved against one sandbox and one engine floor, and prints which is slower if the spread
+ * tells (commitComparison.ts).
  *
  * Not a test: nothing here fails on a slow machine. Targets that do not hold are reported in the
  * table with the factor by which they missed.
@@ -35,6 +38,8 @@ import { runShardScenario } from "./shardScenario";
 import { runThrottleScenario } from "./throttleScenario";
 import { runThrottleFleet } from "./throttleFleet";
 import { parseBenchCommandLine, productionDefaults } from "./commandLine";
+import { buildAndCompare } from "./commitComparison";
+import { renderComparison } from "./comparisonReport";
 
 const { latencyInMs, lookupConcurrency } = benchmarkFleet;
 
@@ -74,6 +79,26 @@ async function main(): Promise<void> {
         optIns: { clusters: 2000, pairs: 2 },
       };
   log(`${quick ? "quick" : "full"} run on ${availableParallelism()} cores`);
+  if (commandLine.compare !== undefined) {
+    const comparison = await buildAndCompare({
+      engine,
+      base: commandLine.compare.base,
+      candidate: commandLine.compare.candidate,
+      clusters: commandLine.clusters ?? productionDefaults.clusters,
+      rounds: commandLine.pairs ?? productionDefaults.pairs,
+      log,
+    });
+    // Printed only: two commits side by side are no figures of this checkout's.
+    console.log(
+      renderComparison(comparison, {
+        commandLine: `npm run bench -- ${process.argv.slice(2).join(" ")}`,
+        date: new Date().toISOString(),
+        durationInMs: Date.now() - started,
+        machine: machineLine(engine),
+      }),
+    );
+    return;
+  }
   if (commandLine.production) {
     await productionOnly(engine, started, log, {
       clusters: commandLine.clusters ?? productionDefaults.clusters,
