@@ -31,10 +31,25 @@ function measurementRow(
   const toFloor = (side: readonly number[]): string => (floor === undefined ? "—" : formatRatioSpread(spread(pairRatios(side, floor))));
   const bToA = pairRatios(b, a);
   const verdict = ratioVerdict(bToA);
+  const above = bToA.filter((ratio) => ratio > 1).length;
   return (
     `| ${label} | ${format(median(a))} | ${format(median(b))} | ${floor === undefined ? "—" : format(median(floor))} | ` +
-    `${toFloor(a)} | ${toFloor(b)} | ${formatRatioSpread(spread(bToA))} | ${verdict === "none" ? "no difference told" : words[verdict]} |`
+    `${toFloor(a)} | ${toFloor(b)} | ${formatRatioSpread(spread(bToA))} | ${above} of ${bToA.length} | ${verdict === "none" ? "no difference told" : words[verdict]} |`
   );
+}
+
+/**
+ * How often the verdict rule speaks about two builds of the same code, whose per-round ratios fall
+ * on either side of 1 at random: the share of measurements given a verdict, by rounds (1 to 16),
+ * simulated with independent, symmetric noise (400,000 trials each; docs/performance.md). At 5
+ * rounds the lower quartile is the 2nd smallest ratio, so the share is exact: 4 or 5 of 5 on one
+ * side, 12 of 32 sign patterns.
+ */
+const falseVerdictPercentByRounds = [100, 70, 50, 40, 38, 28, 22, 19, 18, 14, 11, 10, 9, 7, 6, 5];
+
+function falseVerdictShare(rounds: number): string {
+  const percent = falseVerdictPercentByRounds[rounds - 1];
+  return percent === undefined ? "under 5 %" : `${percent} %`;
 }
 
 const commitLine = (label: string, commit: ComparedCommit): string => `${label} = \`${commit.name}\` = ${commit.commit.slice(0, 12)} "${commit.subject}"`;
@@ -78,10 +93,11 @@ export function renderComparison(
     "",
     "A, B and Floor: medians of the rounds. Ratios: median [interquartile range] of the per-round ratios. " +
       "CPU: every process of the run (provider host, engine, program, sandbox; the plain script's worker and sandbox), per cluster. " +
-      "Verdict on B / A: B slower (or larger) only when its whole interquartile range is above 1, faster (or smaller) only when it is all below 1.",
+      "Verdict on B / A: B slower (or larger) only when its whole interquartile range is above 1, faster (or smaller) only when it is all below 1. " +
+      `Two builds of the same code get a verdict on a measurement about ${falseVerdictShare(comparison.rounds)} of the time at ${comparison.rounds} rounds (docs/performance.md): more rounds make a verdict mean more.`,
     "",
-    "| Measurement | A | B | Floor | A / floor | B / floor | B / A | Verdict |",
-    "|---|---|---|---|---|---|---|---|",
+    "| Measurement | A | B | Floor | A / floor | B / floor | B / A | Rounds B / A > 1 | Verdict |",
+    "|---|---|---|---|---|---|---|---|---|",
     measurementRow("`up`, wall time (floor: plain script)", formatMilliseconds, wall(up), timeWords),
     measurementRow("`up`, CPU per cluster", cpuPerCluster, cpu(up), timeWords),
     measurementRow("No-op `up`, wall time (floor: engine floor)", formatMilliseconds, wall(noOp), timeWords),
