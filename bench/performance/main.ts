@@ -78,7 +78,8 @@ async function main(): Promise<void> {
         perClusterPairs: productionDefaults.pairs,
         optIns: { clusters: 2000, pairs: 2 },
       };
-  log(`${quick ? "quick" : "full"} run on ${availableParallelism()} cores`);
+  const mode = commandLine.compare !== undefined ? "comparison" : commandLine.production ? "production block" : quick ? "quick run" : "full run";
+  log(`${mode} on ${availableParallelism()} cores`);
   if (commandLine.compare !== undefined) {
     const comparison = await buildAndCompare({
       engine,
