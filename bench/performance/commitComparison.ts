@@ -2,7 +2,8 @@
  * `npm run bench -- --compare <A> <B>`: what a change costs before it lands. Builds both commits
  * (commitWorktree.ts), then runs the production scenario's hook side of each (section 9:
  * `clusterServiceManagedIdentity`, each cluster in its own tenant) against ONE sandbox process and
- * ONE engine floor, in rounds of A, B and the floor in turn:
+ * ONE engine floor, in rounds of A, B and the floor in turn (B before A in even rounds, see
+ * {@link inTurn}):
  *
  * 1. first `up`s: per round the plain script, A's `up` and B's `up`, each on a fresh stack from the
  *    seeded documents;
@@ -106,10 +107,21 @@ export async function buildAndCompare(options: CompareCommitsOptions): Promise<C
 }
 
 /** Who runs in a round: A's and B's checkouts with their own program, the engine floor with this checkout's. */
-interface Runner {
-  readonly label: string;
+interface Runner<Label extends string = string> {
+  readonly label: Label;
   readonly checkout: string;
   readonly program: StackRunRequest["program"];
+}
+
+/**
+ * A and B in odd rounds, B and A in even ones. In a fixed order, two builds of the same code
+ * differed in every round: at 200 clusters the `up` run first after the plain script took
+ * 8.8–8.9 s and the one after it 6.5–7.4 s, whichever commit it was. Alternating turns such an
+ * effect of the order into spread, which the interquartile range shows, instead of a difference
+ * between A and B.
+ */
+export function inTurn<Side>(sides: readonly Side[], round: number): Side[] {
+  return round % 2 === 1 ? [...sides] : [...sides].reverse();
 }
 
 async function compareBuilt(options: CompareCommitsOptions, a: CommitWorktree, b: CommitWorktree, root: string): Promise<CommitComparison> {
@@ -139,7 +151,7 @@ async function compareBuilt(options: CompareCommitsOptions, a: CommitWorktree, b
           ...extra,
         }),
       );
-    const sides: readonly Runner[] = [
+    const sides: ReadonlyArray<Runner<"a" | "b">> = [
       { label: "a", checkout: a.directory, program: "project" },
       { label: "b", checkout: b.directory, program: "project" },
     ];
@@ -156,8 +168,8 @@ async function compareBuilt(options: CompareCommitsOptions, a: CommitWorktree, b
       await sandbox.resetStatistics();
       ups.floor.push(await runFloorWorker(sandbox, "cluster", floorPlan(fleet), () => sandbox.cpuTimeInMs()));
       plainScriptStatistics = await sandbox.statistics();
-      for (const side of sides) {
-        const key = side.label as "a" | "b";
+      for (const side of inTurn(sides, round)) {
+        const key = side.label;
         await sandbox.restoreDocuments();
         if (stackOf[key] !== "") rmSync(join(root, "stacks", stackOf[key]), { recursive: true, force: true });
         stackOf[key] = `${key}-${round}`;
@@ -175,8 +187,7 @@ async function compareBuilt(options: CompareCommitsOptions, a: CommitWorktree, b
     const followUp = async (operation: StackRunRequest["operation"], extra: Partial<StackRunRequest>): Promise<ComparedOperation<ComparedRun>> => {
       const runs = { a: [] as ComparedRun[], b: [] as ComparedRun[], floor: [] as ComparedRun[] };
       for (let round = 1; round <= options.rounds; round += 1) {
-        runs.a.push(await run(sides[0], stackOf.a, operation, extra));
-        runs.b.push(await run(sides[1], stackOf.b, operation, extra));
+        for (const side of inTurn(sides, round)) runs[side.label].push(await run(side, stackOf[side.label], operation, extra));
         runs.floor.push(await run(floorRunner, "floor", operation, extra));
         log(
           `  round ${round}/${options.rounds} ${operation === "up" ? "no-op up" : operation}: A ${seconds(runs.a[round - 1].wallTimeInMs)}, B ${seconds(runs.b[round - 1].wallTimeInMs)}, engine floor ${seconds(runs.floor[round - 1].wallTimeInMs)}`,

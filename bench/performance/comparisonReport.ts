@@ -87,7 +87,7 @@ export function renderComparison(
     `Comparison: \`${run.commandLine}\` on ${run.date} (${(run.durationInMs / 60_000).toFixed(1)} min).`,
     "",
     `${commitLine("A", comparison.a)}; ${commitLine("B", comparison.b)}.`,
-    `${clusters} clusters × 4 identities, each in its own tenant and subscription, \`clusterServiceManagedIdentity\`; ${comparison.rounds} rounds of A, B and the floor in turn, ` +
+    `${clusters} clusters × 4 identities, each in its own tenant and subscription, \`clusterServiceManagedIdentity\`; ${comparison.rounds} rounds of A, B and the floor in turn (B before A in even rounds), ` +
       "against one sandbox process and one engine floor; every engine operation in a Node process of its own (bench/performance/stackRunner.ts).",
     `Machine: ${run.machine}.`,
     "",
@@ -107,7 +107,7 @@ export function renderComparison(
     measurementRow("`up`, provider host peak RSS", formatMegabytes, peak(comparison.up), memoryWords),
     measurementRow("`refresh`, provider host peak RSS", formatMegabytes, peak(comparison.refresh), memoryWords),
     "",
-    "Wall times in the order run, A / B / floor:",
+    "Wall times by round, A / B / floor (B ran before A in even rounds):",
     "",
     `- \`up\`: ${rounds(up)}`,
     `- no-op \`up\`: ${rounds(noOp)}`,
