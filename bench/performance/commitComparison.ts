@@ -114,11 +114,11 @@ interface Runner<Label extends string = string> {
 }
 
 /**
- * A and B in odd rounds, B and A in even ones. In a fixed order, two builds of the same code
- * differed in every round: at 200 clusters the `up` run first after the plain script took
- * 8.8–8.9 s and the one after it 6.5–7.4 s, whichever commit it was. Alternating turns such an
- * effect of the order into spread, which the interquartile range shows, instead of a difference
- * between A and B.
+ * A and B in odd rounds, B and A in even ones, so that an effect of position (right after the
+ * plain script's or the floor's run, or right after the other commit's) counts as spread in B / A
+ * rather than as a difference between the commits. Cheap insurance, not a measured need: two
+ * comparisons of the same code at 200 clusters had A's `up` slower in 3 of 3 rounds in a fixed
+ * order, then B's in 3 of 4 alternating, whichever went first; both within chance at so few rounds.
  */
 export function inTurn<Side>(sides: readonly Side[], round: number): Side[] {
   return round % 2 === 1 ? [...sides] : [...sides].reverse();
