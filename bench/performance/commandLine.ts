@@ -21,6 +21,9 @@ export interface BenchCommandLine {
 /** The production scenario's size when none is given: what its targets are set for. */
 export const productionDefaults = { clusters: 2000, pairs: 5 } as const;
 
+/** Rounds of a comparison: the fewest at which the sign test of ratioVerdict can tell B from A with every round agreeing is 6. */
+export const comparisonRounds = 7;
+
 /** `--name N` or `--name=N`, a whole number of at least 1; undefined when absent. */
 function wholeNumberOption(argumentsGiven: readonly string[], name: string): number | undefined {
   const index = argumentsGiven.findIndex((argument) => argument === name || argument.startsWith(`${name}=`));

@@ -2,14 +2,14 @@
  * The printed report of `npm run bench -- --compare <A> <B>` (commitComparison.ts): per
  * measurement the medians of A, B and the floor, the median [interquartile range] of the per-round
  * ratios A / floor, B / floor and B / A, and whether B / A tells B from A (statistics.ts
- * ratioVerdict: only when its whole interquartile range is off 1).
+ * ratioVerdict: only when its whole interquartile range is off 1 and the sign test of its rounds says so).
  */
 import type { CommitComparison, ComparedCommit, ComparedRun } from "./commitComparison";
 import { calls } from "./credentialReport";
 import type { FloorRun } from "./floors";
 import type { RunCost } from "./runCost";
 import { engineRunCost, plainScriptCost, totalCpuInMs } from "./runCost";
-import { formatMegabytes, formatMilliseconds, formatRatioSpread, median, pairRatios, ratioVerdict, spread } from "./statistics";
+import { formatMegabytes, formatMilliseconds, formatRatioSpread, median, pairRatios, ratioVerdict, signTestChance, spread, verdictChance } from "./statistics";
 
 /** How a measurement's verdict reads: for times, slower and faster; for memory, larger and smaller. */
 interface VerdictWords {
@@ -38,18 +38,10 @@ function measurementRow(
   );
 }
 
-/**
- * How often the verdict rule speaks about two builds of the same code, whose per-round ratios fall
- * on either side of 1 at random: the share of measurements given a verdict, by rounds (1 to 16),
- * simulated with independent, symmetric noise (400,000 trials each; docs/performance.md). At 5
- * rounds the lower quartile is the 2nd smallest ratio, so the share is exact: 4 or 5 of 5 on one
- * side, 12 of 32 sign patterns.
- */
-const falseVerdictPercentByRounds = [100, 70, 50, 40, 38, 28, 22, 19, 18, 14, 11, 10, 9, 7, 6, 5];
-
+/** How often the verdict rule could speak about two builds of the same code at this many rounds: the sign test's chance of its most uneven outcome, or never. */
 function falseVerdictShare(rounds: number): string {
-  const percent = falseVerdictPercentByRounds[rounds - 1];
-  return percent === undefined ? "under 5 %" : `${percent} %`;
+  const chance = signTestChance(rounds, rounds);
+  return chance >= verdictChance ? "never (too few rounds for the sign test)" : `under ${Math.round(verdictChance * 100)} %`;
 }
 
 const commitLine = (label: string, commit: ComparedCommit): string => `${label} = \`${commit.name}\` = ${commit.commit.slice(0, 12)} "${commit.subject}"`;
@@ -94,7 +86,7 @@ export function renderComparison(
     "A, B and Floor: medians of the rounds. Ratios: median [interquartile range] of the per-round ratios. " +
       "CPU: every process of the run (provider host, engine, program, sandbox; the plain script's worker and sandbox), per cluster. " +
       "Verdict on B / A: B slower (or larger) only when its whole interquartile range is above 1, faster (or smaller) only when it is all below 1. " +
-      `Two builds of the same code get a verdict on a measurement about ${falseVerdictShare(comparison.rounds)} of the time at ${comparison.rounds} rounds (docs/performance.md): more rounds make a verdict mean more.`,
+      `Two builds of the same code get a verdict on a measurement ${falseVerdictShare(comparison.rounds)} of the time at ${comparison.rounds} rounds (the sign test, docs/performance.md).`,
     "",
     "| Measurement | A | B | Floor | A / floor | B / floor | B / A | Rounds B / A > 1 | Verdict |",
     "|---|---|---|---|---|---|---|---|---|",

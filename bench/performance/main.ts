@@ -37,7 +37,7 @@ import { median, medianBy, sumOfCounts } from "./statistics";
 import { runShardScenario } from "./shardScenario";
 import { runThrottleScenario } from "./throttleScenario";
 import { runThrottleFleet } from "./throttleFleet";
-import { parseBenchCommandLine, productionDefaults } from "./commandLine";
+import { comparisonRounds, parseBenchCommandLine, productionDefaults } from "./commandLine";
 import { buildAndCompare } from "./commitComparison";
 import { renderComparison } from "./comparisonReport";
 
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
       base: commandLine.compare.base,
       candidate: commandLine.compare.candidate,
       clusters: commandLine.clusters ?? productionDefaults.clusters,
-      rounds: commandLine.pairs ?? productionDefaults.pairs,
+      rounds: commandLine.pairs ?? comparisonRounds,
       log,
     });
     // Printed only: two commits side by side are no figures of this checkout's.

@@ -64,14 +64,39 @@ export function pairRatios(numerators: readonly number[], denominators: readonly
 }
 
 /**
- * Whether the per-pair ratios B ÷ A tell B from A: `higher` only when the whole interquartile
- * range is above 1 (even B's better quarter of pairs costs more than A), `lower` only when it is
- * all below 1, else `none`: the difference, if any, is within the machine's noise.
+ * The exact two-sided sign test: the chance that `rounds` coin tosses fall at least as unevenly as
+ * `above` on one side and the rest on the other (a tie, a ratio of exactly 1, counts for neither side
+ * and is left out of `rounds` by the caller).
+ */
+export function signTestChance(above: number, rounds: number): number {
+  if (rounds === 0) return 1;
+  const extreme = Math.max(above, rounds - above);
+  let tail = 0;
+  let ways = 1;
+  for (let count = 0; count <= rounds; count += 1) {
+    if (count > 0) ways = (ways * (rounds - count + 1)) / count;
+    if (count >= extreme) tail += ways;
+  }
+  return Math.min(1, (2 * tail) / 2 ** rounds);
+}
+
+/** The chance under which the sign test of {@link ratioVerdict} says B differs from A. */
+export const verdictChance = 0.05;
+
+/**
+ * Whether the per-round ratios B ÷ A tell B from A: `higher` when the whole interquartile range is
+ * above 1 and so many rounds fall above 1 that two builds of the same code would do so less than
+ * {@link verdictChance} of the time (the exact sign test: all of 6 rounds, 7 of 8, 8 of 9…; never with
+ * 5 rounds or fewer), `lower` likewise below 1, else `none`: the difference, if any, is within the
+ * machine's noise.
  */
 export function ratioVerdict(ratiosOfBToA: readonly number[]): "higher" | "lower" | "none" {
   const { lowerQuartile, upperQuartile } = spread(ratiosOfBToA);
-  if (lowerQuartile > 1) return "higher";
-  if (upperQuartile < 1) return "lower";
+  const above = ratiosOfBToA.filter((ratio) => ratio > 1).length;
+  const below = ratiosOfBToA.filter((ratio) => ratio < 1).length;
+  if (signTestChance(above, above + below) >= verdictChance) return "none";
+  if (lowerQuartile > 1 && above > below) return "higher";
+  if (upperQuartile < 1 && below > above) return "lower";
   return "none";
 }
 

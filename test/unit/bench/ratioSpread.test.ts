@@ -4,7 +4,7 @@
  * one is slower only when its whole interquartile range says so.
  */
 import { describe, expect, it } from "vitest";
-import { formatRatioSpread, median, pairRatios, ratioVerdict, spread } from "../../../bench/performance/statistics";
+import { formatRatioSpread, median, pairRatios, ratioVerdict, signTestChance, spread } from "../../../bench/performance/statistics";
 
 describe("median", () => {
   it.each([
@@ -59,15 +59,29 @@ describe("pairRatios", () => {
   });
 });
 
+describe("signTestChance", () => {
+  it.each([
+    [5, 5, 0.0625],
+    [6, 6, 0.03125],
+    [0, 6, 0.03125],
+    [7, 8, 0.0703125],
+    [8, 9, 0.0390625],
+    [3, 6, 1],
+    [0, 0, 1],
+  ])("of %i above 1 in %i rounds is %f", (above, rounds, chance) => {
+    expect(signTestChance(above, rounds)).toBeCloseTo(chance, 10);
+  });
+});
+
 describe("ratioVerdict", () => {
   it.each([
-    ["higher when even the lower quartile of B ÷ A is above 1", [1.04, 1.06, 1.08, 1.05, 1.07], "higher"],
-    ["lower when even the upper quartile of B ÷ A is below 1", [0.9, 0.95, 0.92, 0.97, 0.93], "lower"],
-    ["none when the median is above 1 but the lower quartile is not", [0.97, 0.99, 1.05, 1.1, 1.12], "none"],
-    ["none when the median is below 1 but the upper quartile is not", [0.9, 0.92, 0.95, 1.01, 1.03], "none"],
-    ["none when a quartile is exactly 1", [1, 1, 1.1, 1.2, 1.3], "none"],
-    ["none for identical runs", [1, 1, 1], "none"],
-    ["higher from 3 pairs whose interpolated lower quartile is above 1", [1.01, 1.2, 1.3], "higher"],
+    ["higher when every one of 6 rounds is above 1", [1.04, 1.06, 1.08, 1.05, 1.07, 1.02], "higher"],
+    ["lower when every one of 6 rounds is below 1", [0.9, 0.95, 0.92, 0.97, 0.93, 0.99], "lower"],
+    ["none from 5 rounds, however they fall: the sign test cannot tell below 6", [1.04, 1.06, 1.08, 1.05, 1.07], "none"],
+    ["none when 5 of 6 are above 1 (a chance of 22 %)", [0.99, 1.04, 1.06, 1.08, 1.05, 1.07], "none"],
+    ["higher when 8 of 9 are above 1 and the lower quartile too", [0.99, 1.04, 1.06, 1.08, 1.05, 1.07, 1.03, 1.02, 1.09], "higher"],
+    ["none when three rounds tie at 1, leaving 5 for the sign test", [1, 1, 1, 1.1, 1.2, 1.3, 1.4, 1.2], "none"],
+    ["none for identical runs", [1, 1, 1, 1, 1, 1], "none"],
   ] as const)("says %s", (_title, ratios, expected) => {
     expect(ratioVerdict(ratios)).toBe(expected);
   });
