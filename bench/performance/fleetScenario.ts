@@ -65,15 +65,20 @@ export interface CountedRun extends EngineRun {
   readonly sandboxCpuTimeInMs: number;
 }
 
-/** The engine floor's runs: the same stack layout and resource count, a trivial provider. */
+/**
+ * The engine floor's runs: the same stack layout and resource count, a trivial provider. Its
+ * no-op `up`s and `refresh`es are counted like ours, so that the sandbox's CPU meanwhile is known
+ * (the trivial provider asks it nothing: what it spends is its idle cost).
+ */
 export interface EngineFloorResult {
   readonly up: EngineRun;
   /** The run of median wall time among {@link noOpUps}. */
-  readonly noOpUp: EngineRun;
-  readonly noOpUps: readonly EngineRun[];
+  readonly noOpUp: CountedRun;
+  /** In the order run: the i-th followed the i-th of ours. */
+  readonly noOpUps: readonly CountedRun[];
   /** The run of median wall time among {@link refreshes}. */
-  readonly refresh: EngineRun;
-  readonly refreshes: readonly EngineRun[];
+  readonly refresh: CountedRun;
+  readonly refreshes: readonly CountedRun[];
   readonly checkpointBytes: number;
 }
 
@@ -121,7 +126,11 @@ export interface FleetScenarioResult {
   readonly expectedIdentities: number;
 }
 
-async function counted(sandbox: FleetSandbox, run: () => Promise<EngineRun>): Promise<CountedRun> {
+/** An engine run with the sandbox's counters and CPU during it. */
+export async function counted<Run extends EngineRun>(
+  sandbox: Pick<FleetSandbox, "resetStatistics" | "cpuTimeInMs" | "statistics">,
+  run: () => Promise<Run>,
+): Promise<Run & CountedRun> {
   await sandbox.resetStatistics();
   const cpuBefore = await sandbox.cpuTimeInMs();
   const result = await run();
@@ -209,20 +218,20 @@ async function followUps(
     floor = { stack: floorStack, up: await floorStack.up(parallel) };
   }
   const noOpUps: CountedRun[] = [];
-  const floorNoOpUps: EngineRun[] = [];
+  const floorNoOpUps: CountedRun[] = [];
   for (let repetition = 0; repetition < repetitions; repetition += 1) {
     noOpUps.push(await counted(benchmark, () => stack.up(parallel)));
-    if (floor !== undefined) floorNoOpUps.push(await floor.stack.up(parallel));
+    if (floor !== undefined) floorNoOpUps.push(await counted(benchmark, () => floor.stack.up(parallel)));
   }
   const readFloor = await runFloorWorker(benchmark, "read", floorPlan(fleet), () => benchmark.cpuTimeInMs());
   // A refresh gets the slots the project's doors give it (cli/engine.ts), both stacks alike.
   const refreshParallel = options.parallel ?? refreshParallelism({ ...process.env, ...options.engineEnvironment });
   const refreshOptions = refreshParallel === undefined ? {} : { parallel: refreshParallel };
   const refreshes: CountedRun[] = [];
-  const floorRefreshes: EngineRun[] = [];
+  const floorRefreshes: CountedRun[] = [];
   for (let repetition = 0; repetition < repetitions; repetition += 1) {
     refreshes.push(await counted(benchmark, () => stack.refresh(refreshOptions)));
-    if (floor !== undefined) floorRefreshes.push(await floor.stack.refresh(refreshOptions));
+    if (floor !== undefined) floorRefreshes.push(await counted(benchmark, () => floor.stack.refresh(refreshOptions)));
   }
   const seconds = (runs: readonly EngineRun[]): string => runs.map((run) => `${Math.round(run.wallTimeInMs)} ms`).join(", ");
   options.log(

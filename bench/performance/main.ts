@@ -10,7 +10,11 @@
  * memory limit or an operator's setting would, and prints the block instead of writing it.
  * `--production --otel-traces=<file://…|grpc://…>` runs it with Pulumi's trace flag on every
  * engine run (the floors' included: cli/otelTraces.ts), so the block's ratios say what tracing costs
- * the hook, and prints the block too.
+ * the hook, and prints the block too. `--production --clusters N --pairs N` runs it at another size
+ * (default 2,000 clusters, 5 pairs of ours and the floor's) and prints it unless that is the default.
+ * `--compare <A> <B>` builds both commits and runs the production scenario's hook side of each,
+ * interleaved against one sandbox and one engine floor, and prints which is slower if the spread
+ * tells (commitComparison.ts).
  *
  * Not a test: nothing here fails on a slow machine. Targets that do not hold are reported in the
  * table with the factor by which they missed.
@@ -33,11 +37,15 @@ import { median, medianBy, sumOfCounts } from "./statistics";
 import { runShardScenario } from "./shardScenario";
 import { runThrottleScenario } from "./throttleScenario";
 import { runThrottleFleet } from "./throttleFleet";
+import { comparisonRounds, parseBenchCommandLine, productionDefaults } from "./commandLine";
+import { buildAndCompare } from "./commitComparison";
+import { renderComparison } from "./comparisonReport";
 
 const { latencyInMs, lookupConcurrency } = benchmarkFleet;
 
 async function main(): Promise<void> {
-  const quick = process.argv.includes("--quick");
+  const commandLine = parseBenchCommandLine(process.argv.slice(2));
+  const quick = commandLine.quick;
   const started = Date.now();
   const log = (line: string): void => console.log(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
   const engine = await engineCommand(log);
@@ -52,6 +60,7 @@ async function main(): Promise<void> {
         throttleClusters: 20,
         comparisons: false,
         perClusterCredentials: 50,
+        perClusterPairs: 3,
         optIns: { clusters: 200, pairs: 1 },
       }
     : {
@@ -64,12 +73,38 @@ async function main(): Promise<void> {
         shards: { clusters: 2000, count: 4 },
         throttleClusters: 50,
         comparisons: true,
-        perClusterCredentials: 2000,
+        perClusterCredentials: productionDefaults.clusters,
+        // Section 9's ratios are judged on the median of interleaved pairs, with their spread.
+        perClusterPairs: productionDefaults.pairs,
         optIns: { clusters: 2000, pairs: 2 },
       };
-  log(`${quick ? "quick" : "full"} run on ${availableParallelism()} cores`);
-  if (process.argv.includes("--production")) {
-    await productionOnly(engine, started, log);
+  const mode = commandLine.compare !== undefined ? "comparison" : commandLine.production ? "production block" : quick ? "quick run" : "full run";
+  log(`${mode} on ${availableParallelism()} cores`);
+  if (commandLine.compare !== undefined) {
+    const comparison = await buildAndCompare({
+      engine,
+      base: commandLine.compare.base,
+      candidate: commandLine.compare.candidate,
+      clusters: commandLine.clusters ?? productionDefaults.clusters,
+      rounds: commandLine.pairs ?? comparisonRounds,
+      log,
+    });
+    // Printed only: two commits side by side are no figures of this checkout's.
+    console.log(
+      renderComparison(comparison, {
+        commandLine: `npm run bench -- ${process.argv.slice(2).join(" ")}`,
+        date: new Date().toISOString(),
+        durationInMs: Date.now() - started,
+        machine: machineLine(engine),
+      }),
+    );
+    return;
+  }
+  if (commandLine.production) {
+    await productionOnly(engine, started, log, {
+      clusters: commandLine.clusters ?? productionDefaults.clusters,
+      pairs: commandLine.pairs ?? productionDefaults.pairs,
+    });
     return;
   }
 
@@ -89,8 +124,8 @@ async function main(): Promise<void> {
   log(`9. each cluster's own credential: ${plan.perClusterCredentials} clusters, each in its own tenant and subscription, clusterServiceManagedIdentity`);
   const perClusterCredentials = await fleet(plan.perClusterCredentials, true, {
     perClusterCredentials: true,
-    followUpRepetitions: plan.largeFollowUpRepetitions,
-    upRepetitions: plan.largeFollowUpRepetitions,
+    followUpRepetitions: plan.perClusterPairs,
+    upRepetitions: plan.perClusterPairs,
   });
 
   log(`10. the opt-ins for large fleets: ${plan.optIns.clusters} clusters with and without, ${plan.optIns.pairs} pair(s)`);
@@ -195,8 +230,17 @@ async function main(): Promise<void> {
   log(`wrote ${path}`);
 }
 
-/** `--production`: section 9 at 2,000 clusters with its targets, into its own generated block. */
-async function productionOnly(engine: Awaited<ReturnType<typeof engineCommand>>, started: number, log: (line: string) => void): Promise<void> {
+/**
+ * `--production`: section 9 with its targets, into its own generated block at the default size
+ * (2,000 clusters, at least 5 pairs); printed at any other size, as a check of the code rather than
+ * the page's figures.
+ */
+async function productionOnly(
+  engine: Awaited<ReturnType<typeof engineCommand>>,
+  started: number,
+  log: (line: string) => void,
+  size: { readonly clusters: number; readonly pairs: number },
+): Promise<void> {
   // With ARO_HCP_PROFILE_DIRECTORY set, every provider host writes its CPU and sampling heap profiles there (hostProfiler.ts).
   const profileDirectory = process.env.ARO_HCP_PROFILE_DIRECTORY;
   const heapLimit = process.argv.find((argument) => argument.startsWith("--host-heap-limit="))?.slice("--host-heap-limit=".length);
@@ -207,15 +251,15 @@ async function productionOnly(engine: Awaited<ReturnType<typeof engineCommand>>,
     ...(profileDirectory === undefined ? [] : [`--require ${join(__dirname, "hostProfiler.js")}`]),
   ];
   log(
-    "9. each cluster's own credential: 2000 clusters, each in its own tenant and subscription, clusterServiceManagedIdentity (alone)" +
+    `9. each cluster's own credential: ${size.clusters} clusters, each in its own tenant and subscription, clusterServiceManagedIdentity (alone), ${size.pairs} pair(s)` +
       (heapLimit === undefined ? "" : `, the provider host's heap limited to ${heapLimit} MB`) +
       (otelTraces === undefined ? "" : `, traced to ${otelTraces}`),
   );
   const traced = otelTraces === undefined ? engine : { ...engine, command: tracingCommand(engine.command, otelTraces) };
-  const result = await runBenchmarkFleet(traced, log, 2000, true, {
+  const result = await runBenchmarkFleet(traced, log, size.clusters, true, {
     perClusterCredentials: true,
-    followUpRepetitions: 3,
-    upRepetitions: 3,
+    followUpRepetitions: size.pairs,
+    upRepetitions: size.pairs,
     ...(nodeOptions.length === 0 && profileDirectory === undefined
       ? {}
       : {
@@ -228,17 +272,22 @@ async function productionOnly(engine: Awaited<ReturnType<typeof engineCommand>>,
   const generated = productionReport(result, {
     date: new Date().toISOString(),
     durationInMs: Date.now() - started,
-    machine: `${availableParallelism()} cores (\`os.availableParallelism()\`), ${cpus()[0]?.model ?? "unknown"}, ${(totalmem() / 2 ** 20).toFixed(1)} MB RAM; Node ${process.version}; Pulumi CLI v${engine.version}`,
+    machine: machineLine(engine),
     latencyInMs,
     lookupConcurrency,
     engineParallel: Number(process.env.PULUMI_PARALLEL ?? defaultEngineParallelism()),
     refreshParallel: Number(refreshParallelism() ?? process.env.PULUMI_PARALLEL),
+    commandLine: `npm run bench -- ${process.argv.slice(2).join(" ")}`,
   });
-  if (profileDirectory !== undefined || heapLimit !== undefined || otelTraces !== undefined) {
-    // Profilers slow the hosts they watch, and a heap limit or tracing is not the default: such a run's figures are printed, never written as the page's.
+  const defaultSize = size.clusters === productionDefaults.clusters && size.pairs >= productionDefaults.pairs;
+  if (profileDirectory !== undefined || heapLimit !== undefined || otelTraces !== undefined || !defaultSize) {
+    // Profilers slow the hosts they watch, and a heap limit, tracing or another size is not the default: such a run's figures are printed, never written as the page's.
     const conditions = [
       ...(heapLimit === undefined ? [] : [`the provider host with NODE_OPTIONS=--max-old-space-size=${heapLimit}`]),
       ...(otelTraces === undefined ? [] : [`every engine run with --otel-traces=${otelTraces}`]),
+      ...(defaultSize
+        ? []
+        : [`${size.clusters} clusters and ${size.pairs} pair(s), not the page's ${productionDefaults.clusters} and at least ${productionDefaults.pairs}`]),
     ];
     console.log(conditions.length === 0 ? generated : `${conditions.join("; ")}:\n\n${generated}`);
     return;
@@ -246,6 +295,11 @@ async function productionOnly(engine: Awaited<ReturnType<typeof engineCommand>>,
   const path = join(projectDirectory, "docs", "performance.md");
   writeFileSync(path, replaceGeneratedSection(readFileSync(path, "utf8"), "npm run bench -- --production", generated));
   log(`wrote ${path} (the --production block)`);
+}
+
+/** The machine, as the production block and the comparison name it. */
+function machineLine(engine: Awaited<ReturnType<typeof engineCommand>>): string {
+  return `${availableParallelism()} cores (\`os.availableParallelism()\`), ${cpus()[0]?.model ?? "unknown"}, ${(totalmem() / 2 ** 20).toFixed(1)} MB RAM; Node ${process.version}; Pulumi CLI v${engine.version}`;
 }
 
 /** Medians over repetitions of the 200-cluster scenario (counters from every run, worst case). */

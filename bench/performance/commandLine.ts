@@ -1,0 +1,65 @@
+/**
+ * The benchmark's own options (`npm run bench -- …`, docs/performance.md "Running it"). The
+ * production block's `--host-heap-limit=MB` and `--otel-traces=…` are read where they apply
+ * (main.ts productionOnly).
+ */
+
+/** What `npm run bench` was asked to run. */
+export interface BenchCommandLine {
+  /** `--quick`: fewer sizes and repetitions. */
+  readonly quick: boolean;
+  /** `--production`: section 9 alone. */
+  readonly production: boolean;
+  /** `--compare <A> <B>`: the production scenario's hook side of two commits, interleaved (commitComparison.ts). */
+  readonly compare?: { readonly base: string; readonly candidate: string };
+  /** `--clusters N` (with `--production` or `--compare`; default 2,000). */
+  readonly clusters?: number;
+  /** `--pairs N`: pairs of ours and the floor's, or rounds of A, B and the floor (default 5). */
+  readonly pairs?: number;
+}
+
+/** The production scenario's size when none is given: what its targets are set for. */
+export const productionDefaults = { clusters: 2000, pairs: 5 } as const;
+
+/** Rounds of a comparison: the fewest at which the sign test of ratioVerdict can tell B from A with every round agreeing is 6. */
+export const comparisonRounds = 7;
+
+/** `--name N` or `--name=N`, a whole number of at least 1; undefined when absent. */
+function wholeNumberOption(argumentsGiven: readonly string[], name: string): number | undefined {
+  const index = argumentsGiven.findIndex((argument) => argument === name || argument.startsWith(`${name}=`));
+  if (index < 0) return undefined;
+  const argument = argumentsGiven[index];
+  const text = argument === name ? argumentsGiven[index + 1] : argument.slice(name.length + 1);
+  if (text === undefined || !/^[1-9][0-9]*$/.test(text)) {
+    throw new RangeError(`${name} takes a whole number of at least 1, got ${text === undefined ? "nothing" : `"${text}"`}`);
+  }
+  return Number(text);
+}
+
+/** Reads the options from `process.argv.slice(2)`; refuses a combination that would be ignored. */
+export function parseBenchCommandLine(argumentsGiven: readonly string[]): BenchCommandLine {
+  const quick = argumentsGiven.includes("--quick");
+  const production = argumentsGiven.includes("--production");
+  const clusters = wholeNumberOption(argumentsGiven, "--clusters");
+  const pairs = wholeNumberOption(argumentsGiven, "--pairs");
+  const compareAt = argumentsGiven.indexOf("--compare");
+  let compare: BenchCommandLine["compare"];
+  if (compareAt >= 0) {
+    const [base, candidate] = argumentsGiven.slice(compareAt + 1, compareAt + 3);
+    if (base === undefined || candidate === undefined || base.startsWith("--") || candidate.startsWith("--")) {
+      throw new RangeError("--compare takes two commits: --compare <A> <B> (B is the change, A what it is measured against)");
+    }
+    if (quick || production) throw new RangeError("--compare runs the production scenario's hook side by itself: leave out --quick and --production");
+    compare = { base, candidate };
+  }
+  if ((clusters !== undefined || pairs !== undefined) && !production && compare === undefined) {
+    throw new RangeError("--clusters and --pairs apply to --production and --compare only");
+  }
+  return {
+    quick,
+    production,
+    ...(compare === undefined ? {} : { compare }),
+    ...(clusters === undefined ? {} : { clusters }),
+    ...(pairs === undefined ? {} : { pairs }),
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * The printed report of `npm run bench -- --compare <A> <B>` (commitComparison.ts): per
+ * measurement the medians of A, B and the floor, the median [interquartile range] of the per-round
+ * ratios A / floor, B / floor and B / A, and whether B / A tells B from A (statistics.ts
+ * ratioVerdict: only when its whole interquartile range is off 1 and the sign test of its rounds says so).
+ */
+import type { CommitComparison, ComparedCommit, ComparedRun } from "./commitComparison";
+import { calls } from "./credentialReport";
+import type { FloorRun } from "./floors";
+import type { RunCost } from "./runCost";
+import { engineRunCost, plainScriptCost, totalCpuInMs } from "./runCost";
+import { formatMegabytes, formatMilliseconds, formatRatioSpread, median, pairRatios, ratioVerdict, signTestChance, spread, verdictChance } from "./statistics";
+
+/** How a measurement's verdict reads: for times, slower and faster; for memory, larger and smaller. */
+interface VerdictWords {
+  readonly higher: string;
+  readonly lower: string;
+}
+
+const timeWords: VerdictWords = { higher: "**B slower**", lower: "**B faster**" };
+const memoryWords: VerdictWords = { higher: "**B larger**", lower: "**B smaller**" };
+
+/** One row: A's, B's and (when it has one) the floor's value in each round. */
+function measurementRow(
+  label: string,
+  format: (value: number) => string,
+  values: { readonly a: readonly number[]; readonly b: readonly number[]; readonly floor?: readonly number[] },
+  words: VerdictWords,
+): string {
+  const { a, b, floor } = values;
+  const toFloor = (side: readonly number[]): string => (floor === undefined ? "—" : formatRatioSpread(spread(pairRatios(side, floor))));
+  const bToA = pairRatios(b, a);
+  const verdict = ratioVerdict(bToA);
+  const above = bToA.filter((ratio) => ratio > 1).length;
+  return (
+    `| ${label} | ${format(median(a))} | ${format(median(b))} | ${floor === undefined ? "—" : format(median(floor))} | ` +
+    `${toFloor(a)} | ${toFloor(b)} | ${formatRatioSpread(spread(bToA))} | ${above} of ${bToA.length} | ${verdict === "none" ? "no difference told" : words[verdict]} |`
+  );
+}
+
+/** How often the verdict rule could speak about two builds of the same code at this many rounds: the sign test's chance of its most uneven outcome, or never. */
+function falseVerdictShare(rounds: number): string {
+  const chance = signTestChance(rounds, rounds);
+  return chance >= verdictChance ? "never (too few rounds for the sign test)" : `under ${Math.round(verdictChance * 100)} %`;
+}
+
+const commitLine = (label: string, commit: ComparedCommit): string => `${label} = \`${commit.name}\` = ${commit.commit.slice(0, 12)} "${commit.subject}"`;
+
+/** Renders the comparison; `run` says when, where and how it was started. */
+export function renderComparison(
+  comparison: CommitComparison,
+  run: { readonly commandLine: string; readonly date: string; readonly durationInMs: number; readonly machine: string },
+): string {
+  const clusters = comparison.clusters;
+  const cpuPerCluster = (value: number): string => `${(value / clusters).toFixed(2)} ms`;
+  const engineCosts = (runs: readonly ComparedRun[]): RunCost[] => runs.map(engineRunCost);
+  const up = { a: engineCosts(comparison.up.a), b: engineCosts(comparison.up.b), floor: comparison.up.floor.map((each: FloorRun) => plainScriptCost(each)) };
+  const noOp = { a: engineCosts(comparison.noOpUp.a), b: engineCosts(comparison.noOpUp.b), floor: engineCosts(comparison.noOpUp.floor) };
+  const refresh = { a: engineCosts(comparison.refresh.a), b: engineCosts(comparison.refresh.b), floor: engineCosts(comparison.refresh.floor) };
+  const wall = (costs: typeof up) => ({
+    a: costs.a.map((cost) => cost.wallTimeInMs),
+    b: costs.b.map((cost) => cost.wallTimeInMs),
+    floor: costs.floor.map((cost) => cost.wallTimeInMs),
+  });
+  const cpu = (costs: typeof up) => ({ a: costs.a.map(totalCpuInMs), b: costs.b.map(totalCpuInMs), floor: costs.floor.map(totalCpuInMs) });
+  const peak = (runs: { readonly a: readonly ComparedRun[]; readonly b: readonly ComparedRun[] }) => ({
+    a: runs.a.map((each) => each.host.peakResidentBytes),
+    b: runs.b.map((each) => each.host.peakResidentBytes),
+  });
+  const rounds = (runs: { readonly a: readonly RunCost[]; readonly b: readonly RunCost[]; readonly floor: readonly RunCost[] }): string =>
+    runs.a
+      .map(
+        (each, index) =>
+          `${formatMilliseconds(each.wallTimeInMs)} / ${formatMilliseconds(runs.b[index].wallTimeInMs)} / ${formatMilliseconds(runs.floor[index].wallTimeInMs)}`,
+      )
+      .join("; ");
+  const last = <Item>(list: readonly Item[]): Item => list[list.length - 1];
+  return [
+    `Comparison: \`${run.commandLine}\` on ${run.date} (${(run.durationInMs / 60_000).toFixed(1)} min).`,
+    "",
+    `${commitLine("A", comparison.a)}; ${commitLine("B", comparison.b)}.`,
+    `${clusters} clusters × 4 identities, each in its own tenant and subscription, \`clusterServiceManagedIdentity\`; ${comparison.rounds} rounds of A, B and the floor in turn (B before A in even rounds), ` +
+      "against one sandbox process and one engine floor; every engine operation in a Node process of its own (bench/performance/stackRunner.ts).",
+    `Machine: ${run.machine}.`,
+    "",
+    "A, B and Floor: medians of the rounds. Ratios: median [interquartile range] of the per-round ratios. " +
+      "CPU: every process of the run (provider host, engine, program, sandbox; the plain script's worker and sandbox), per cluster. " +
+      "Verdict on B / A: B slower (or larger) only when its whole interquartile range is above 1, faster (or smaller) only when it is all below 1. " +
+      `Two builds of the same code get a verdict on a measurement ${falseVerdictShare(comparison.rounds)} of the time at ${comparison.rounds} rounds (the sign test, docs/performance.md).`,
+    "",
+    "| Measurement | A | B | Floor | A / floor | B / floor | B / A | Rounds B / A > 1 | Verdict |",
+    "|---|---|---|---|---|---|---|---|---|",
+    measurementRow("`up`, wall time (floor: plain script)", formatMilliseconds, wall(up), timeWords),
+    measurementRow("`up`, CPU per cluster", cpuPerCluster, cpu(up), timeWords),
+    measurementRow("No-op `up`, wall time (floor: engine floor)", formatMilliseconds, wall(noOp), timeWords),
+    measurementRow("No-op `up`, CPU per cluster", cpuPerCluster, cpu(noOp), timeWords),
+    measurementRow("`refresh`, wall time (floor: engine floor)", formatMilliseconds, wall(refresh), timeWords),
+    measurementRow("`refresh`, CPU per cluster", cpuPerCluster, cpu(refresh), timeWords),
+    measurementRow("`up`, provider host peak RSS", formatMegabytes, peak(comparison.up), memoryWords),
+    measurementRow("`refresh`, provider host peak RSS", formatMegabytes, peak(comparison.refresh), memoryWords),
+    "",
+    "Wall times by round, A / B / floor (B ran before A in even rounds):",
+    "",
+    `- \`up\`: ${rounds(up)}`,
+    `- no-op \`up\`: ${rounds(noOp)}`,
+    `- \`refresh\`: ${rounds(refresh)}`,
+    "",
+    "What the last round asked of the sandbox:",
+    "",
+    "| Run | Data plane requests | Entra discovery / tokens | ARM GETs | Cosmos reads / writes | Cosmos requests |",
+    "|---|---|---|---|---|---|",
+    `| A \`up\` | ${calls(last(comparison.up.a).statistics).join(" | ")} |`,
+    `| B \`up\` | ${calls(last(comparison.up.b).statistics).join(" | ")} |`,
+    `| plain script | ${calls(comparison.plainScriptStatistics).join(" | ")} |`,
+    `| A no-op \`up\` | ${calls(last(comparison.noOpUp.a).statistics).join(" | ")} |`,
+    `| B no-op \`up\` | ${calls(last(comparison.noOpUp.b).statistics).join(" | ")} |`,
+    `| A \`refresh\` | ${calls(last(comparison.refresh.a).statistics).join(" | ")} |`,
+    `| B \`refresh\` | ${calls(last(comparison.refresh.b).statistics).join(" | ")} |`,
+    "",
+    `Identities resolved in Cosmos after every \`up\`: A ${comparison.resolved.a} / ${comparison.expectedIdentities}, B ${comparison.resolved.b} / ${comparison.expectedIdentities}. ` +
+      `State per cluster: A ${(comparison.checkpointBytes.a / clusters / 1024).toFixed(2)} KB, B ${(comparison.checkpointBytes.b / clusters / 1024).toFixed(2)} KB.`,
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { parseBenchCommandLine } from "../../../bench/performance/commandLine";
+
+describe("parseBenchCommandLine", () => {
+  it.each([
+    ["no option as the full run", [], { quick: false, production: false }],
+    [
+      "the production block at another size, either spelling",
+      ["--production", "--clusters", "200", "--pairs=3"],
+      { quick: false, production: true, clusters: 200, pairs: 3 },
+    ],
+    [
+      "two commits to compare, with a size",
+      ["--compare", "HEAD~1", "HEAD", "--pairs", "3"],
+      { quick: false, production: false, compare: { base: "HEAD~1", candidate: "HEAD" }, pairs: 3 },
+    ],
+  ])("reads %s", (_title, argumentsGiven, expected) => {
+    expect(parseBenchCommandLine(argumentsGiven)).toEqual(expected);
+  });
+
+  it.each([
+    ["a size the full run would ignore", ["--pairs", "3"], /apply to --production and --compare only/],
+    ["a size that is no whole number of at least 1", ["--production", "--clusters", "0"], /--clusters takes a whole number/],
+    ["a missing size", ["--production", "--pairs"], /--pairs takes a whole number of at least 1, got nothing/],
+    ["one commit to compare", ["--compare", "HEAD"], /--compare takes two commits/],
+    ["an option where the second commit should be", ["--compare", "HEAD", "--pairs", "3"], /--compare takes two commits/],
+    ["a comparison with the production block", ["--production", "--compare", "A", "B"], /leave out --quick and --production/],
+  ])("refuses %s", (_title, argumentsGiven, message) => {
+    expect(() => parseBenchCommandLine(argumentsGiven)).toThrow(message);
+  });
+});
