@@ -4,12 +4,16 @@
  * on PATH, Azurite as the one shared `azblob://` backend (the shard plan and the run records live
  * beside the state there), against the sandbox in production's credential mode (each cluster read
  * as its own service managed identity). Then tools/region-verdict.sh, as the verdict job runs it,
- * judges the run from what the shards left beside the state. Nothing is set up for the scripts that
- * a pod would not have: the plan is uploaded as an operator would, the settings are environment
- * variables as the chart's values give them.
+ * judges the run from what the shards left beside the state. The scripts run from the image's /app as
+ * tools/image-layout.sh lays it out for deploy/Dockerfile (the compiled project, the production npm
+ * packages, outside this checkout so nothing resolves from its node_modules), and must write nothing
+ * there: the pod's root filesystem is read-only. Nothing is set up for the scripts that a pod would
+ * not have: the plan is uploaded beside the state as an operator would, the settings are the file the
+ * chart's ConfigMap mounts.
  */
 import { execFile } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RegionReport } from "../../resources/report/regionReport";
@@ -52,6 +56,8 @@ let fleet: FleetClusterDescription[];
 let scratch: string;
 let podEnvironment: NodeJS.ProcessEnv;
 let plan: ShardPlanFile;
+/** The image's /app. */
+let image: string;
 
 /** What a shard's pod has: the image's PATH (the CLI and blob-files), the chart's settings and backend, its index. */
 function shard(index: number, runId: string): Promise<Finished> {
@@ -61,7 +67,7 @@ function shard(index: number, runId: string): Promise<Finished> {
     ARO_HCP_RUN_ID: runId,
     ARO_HCP_SCRATCH_DIRECTORY: join(scratch, `pod-${runId}-${index}`),
   };
-  return run("bash", [join(projectDirectory, "tools", "shard-entrypoint.sh")], environment, "/");
+  return run("bash", [join(image, "tools", "shard-entrypoint.sh")], environment, "/");
 }
 
 /** The verdict job's pod: the region's newest run unless a run is named; its exit code, output and the report it wrote. */
@@ -71,7 +77,7 @@ async function verdict(runId?: string): Promise<Finished & { report: RegionRepor
     ARO_HCP_SCRATCH_DIRECTORY: join(scratch, `verdict-${runId ?? "newest"}`),
     ...(runId === undefined ? {} : { ARO_HCP_RUN_ID: runId }),
   };
-  const finished = await run("bash", [join(projectDirectory, "tools", "region-verdict.sh")], environment, "/");
+  const finished = await run("bash", [join(image, "tools", "region-verdict.sh")], environment, "/");
   const reportFile = join(scratch, `verdict-${runId ?? "newest"}`, `${region}-verdict`, "region-report.json");
   return { ...finished, report: JSON.parse(readFileSync(reportFile, "utf8")) as RegionReport };
 }
@@ -98,11 +104,14 @@ const nameOf = (cluster: FleetClusterDescription): string => {
 
 beforeAll(async () => {
   scratch = e2eScratchDirectory("shard-entrypoint");
-  const [blobFiles, cli] = await Promise.all([
+  image = join(mkdtempSync(join(tmpdir(), "aro-hcp-image-")), "app");
+  const [blobFiles, cli, layout] = await Promise.all([
     run("bash", [join(projectDirectory, "tools", "build-go-tool.sh"), "blob-files"], process.env),
     engineModule().engineCommand(),
+    run("bash", [join(projectDirectory, "tools", "image-layout.sh"), image], process.env),
   ]);
   expect(blobFiles.code, blobFiles.output).toBe(0);
+  expect(layout.code, layout.output).toBe(0);
   const blobFilesBinary = blobFiles.stdout.trim().split("\n").pop() ?? "";
   sandbox = await startSandbox({ certificateDirectory: join(scratch, "sandbox-ca"), perClusterCredentials: true });
   // Two tenants of the demo fleet (the first holds two clusters) and three clusters each in a tenant of its own.
@@ -125,7 +134,7 @@ beforeAll(async () => {
     PULUMI_BACKEND_URL: backend.url,
     PULUMI_CONFIG_PASSPHRASE: "shard-entrypoint-test-passphrase",
     ARO_HCP_REGION: region,
-    ARO_HCP_PROJECT_DIR: projectDirectory,
+    ARO_HCP_PROJECT_DIR: image,
   };
 
   // The operator plans the region and puts the plan beside the state.
@@ -147,6 +156,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await azurite?.stop();
   await sandbox?.stop();
+  if (image !== undefined) rmSync(dirname(image), { recursive: true, force: true });
 });
 
 describe("the shard entrypoint, run as an Indexed Job's pods, and the region's verdict job", () => {
@@ -156,6 +166,8 @@ describe("the shard entrypoint, run as an Indexed Job's pods, and the region's v
     expect(refused).toHaveLength(2);
     expect(plan.shards.filter((item) => item.clusters > 0).length, "shards holding clusters").toBeGreaterThan(1);
 
+    const layoutBuilt = join(scratch, "layout-built");
+    writeFileSync(layoutBuilt, "");
     // Run 1 adopts the region: every shard at once, each its own process.
     const adopted = await Promise.all(plan.shards.map((item) => shard(item.index, "run-1")));
     adopted.forEach((finished, index) => expect(finished.code, `shard ${index}:\n${finished.output}`).toBe(0));
@@ -217,6 +229,9 @@ describe("the shard entrypoint, run as an Indexed Job's pods, and the region's v
       neverRan.map((item) => `shard ${item.index} (${item.clustersFile}, ${item.clusters} cluster${item.clusters === 1 ? "" : "s"}) did not report`),
     );
     expect(missing.output).toContain(`shard ${neverRan[0].index} (${neverRan[0].clustersFile}`);
+    // The image's files are as built: a read-only root filesystem would have refused nothing.
+    const written = await run("find", [image, "-newer", layoutBuilt, "-not", "-type", "d"], process.env);
+    expect(written.stdout.trim(), "files the pods wrote under /app").toBe("");
     // Nothing secret in what the pods printed or left beside the state.
     for (const finished of [...adopted, ...corrected, failed, missing]) {
       expect(finished.output).not.toContain(sandbox.cosmosKey);
