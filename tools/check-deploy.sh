@@ -3,7 +3,9 @@
 #   - the Helm chart deploy/chart rendered by helm's own engine, with its values.yaml and each
 #     deploy/chart/ci/*.yaml over it, every manifest decoded strictly into the Kubernetes API's Go types
 #     (k8s.io/api) or, for a Stack, checked against the Pulumi Kubernetes Operator's published CRD;
-#   - every workflow under examples/workflows/ linted by actionlint.
+#   - every workflow under examples/workflows/ linted by actionlint;
+#   - deploy/Dockerfile through BuildKit's Dockerfile frontend, as `docker build --check` runs it
+#     (parse, instruction flags, lint rules; base images are not resolved: no registry here).
 # All from pinned Go modules (tools/deploy-check/go.mod); the CRD from the operator's module at the
 # version below, downloaded and checksum-verified by the go command, never committed here.
 #
@@ -32,4 +34,5 @@ for values in "${project_dir}"/deploy/chart/ci/*.yaml; do
   "$checker" chart "${project_dir}/deploy/chart" "$crd" "$values"
 done
 "$checker" workflow "${project_dir}"/examples/workflows/*.yml
-echo "check-deploy: chart and workflows valid"
+"$checker" dockerfile "${project_dir}/deploy/Dockerfile"
+echo "check-deploy: chart, workflows and Dockerfile valid"

@@ -2,7 +2,8 @@
  * What is deployed on engines CI cannot start, checked with their own code (tools/check-deploy.sh):
  * the Helm chart rendered by helm's engine and every manifest decoded strictly into the Kubernetes
  * API's Go types, each Stack checked against the Pulumi Kubernetes Operator's published CRD, every
- * workflow linted by actionlint. Each checker must refuse a misspelt field, naming it.
+ * workflow linted by actionlint, the Dockerfile through BuildKit's checks. Each checker must refuse a
+ * misspelt field, naming it.
  */
 import { execFile } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
@@ -100,5 +101,19 @@ describe("tools/check-deploy.sh", () => {
     const linted = await run(checker, ["workflow", workflow]);
     expect(linted.code, linted.output).toBe(1);
     expect(linted.output).toContain('unexpected key "fail-fats" for "strategy" section');
+  });
+
+  it.each([
+    ["instruction", "COPY . .", "COPPY . .", "unknown instruction: COPPY"],
+    ["flag", "COPY --from=build /out/app/ /app/", "COPY --frm=build /out/app/ /app/", "unknown flag: --frm"],
+    ["keyword's casing (a lint rule)", "AS build", "as build", "FromAsCasing"],
+  ])("refuses a Dockerfile with a misspelt %s (BuildKit)", async (_, from, to, message) => {
+    const dockerfile = join(e2eScratchDirectory("dockerfile"), "Dockerfile");
+    const text = readFileSync(join(projectDirectory, "deploy", "Dockerfile"), "utf8");
+    expect(text).toContain(from);
+    writeFileSync(dockerfile, text.replace(from, to));
+    const checked = await run(checker, ["dockerfile", dockerfile]);
+    expect(checked.code, checked.output).toBe(1);
+    expect(checked.output).toContain(message);
   });
 });
