@@ -240,6 +240,26 @@ describe("the drift-correction workflow as a matrix over a region's shards, one 
     expect(verdict.report.causes[0].cause).toContain(demoTenantIds[0]);
     for (const cluster of others) expect(verdict.report.clusters[nameOf(cluster)]?.outcome).toBe("driftCorrected");
     expect(verdict.summary).toMatch(/^Region report: FAILED \(2 clusters\)/);
+
+    // Each shard stack's `clusters` output, written by the same `up`: the refused clusters say failed, for both halves, with the cause.
+    for (const item of plan.shards.filter((candidate) => refused.some((cluster) => holds(candidate.index, cluster)))) {
+      const stack = `${region}-shard-${item.index}`;
+      const scratchOfShard = join(scratch, `runner-github-2-${item.index}`, "shard", stack);
+      const output = await runStep(`pulumi stack output clusters --json --stack ${stack} --non-interactive`, {
+        ...job,
+        PULUMI_HOME: join(scratchOfShard, "pulumi-home"),
+      });
+      expect(output.code, output.output).toBe(0);
+      const outputs = JSON.parse(output.output) as Record<
+        string,
+        { id: string; failure?: string; dataPlaneOperators: { state: string }; msiIdentities: { state: string } }
+      >;
+      for (const cluster of refused.filter((candidate) => holds(item.index, candidate))) {
+        const entry = Object.values(outputs).find((value) => value.id === cluster.clusterResourceId);
+        expect(entry, cluster.clusterResourceId).toMatchObject({ dataPlaneOperators: { state: "failed" }, msiIdentities: { state: "failed" } });
+        expect(entry?.failure).toContain(demoTenantIds[0]);
+      }
+    }
     expect(verdict.summary.split("\n").filter((line) => line.includes("× "))).toHaveLength(1);
   }, 600_000);
 });
