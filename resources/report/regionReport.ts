@@ -30,7 +30,7 @@ export interface ShardSummary {
   /** The files its records of this plan came from. */
   readonly files: readonly string[];
   /** Its own run report's verdict, or `notReported` (no record of it: for a shard without clusters, not a problem). */
-  readonly verdict: RunReport["verdict"] | "notReported";
+  readonly verdict: "ok" | "failed" | "notReported";
 }
 
 /** The region's report: the plan, the shards, the problems that fail it by name, and the clusters merged as one run report. */
@@ -63,7 +63,9 @@ function shardRecordsOf(plan: ShardPlanFile, files: readonly RecordsFile[], prob
     const groups = new Map<string, RunRecord[]>();
     for (const record of records) {
       const key = JSON.stringify([record.shardPlanId, record.shardIndex, record.runId]);
-      groups.set(key, [...(groups.get(key) ?? []), record]);
+      const group = groups.get(key) ?? [];
+      group.push(record);
+      groups.set(key, group);
     }
     for (const group of groups.values()) {
       const { shardPlanId, shardIndex, runId } = group[0];
@@ -138,7 +140,7 @@ export function buildRegionReport(plan: ShardPlanFile, files: readonly RecordsFi
       if (twice.length > 1) problems.push(`shard ${index} reported twice for run ${run}: ${twice.join(", ")}`);
     }
     if (reports.length === 0 && shard.clusters > 0) problems.push(`shard ${index} (${shard.clustersFile}, ${clusterCountText(shard.clusters)}) did not report`);
-    const verdict = reports.length === 0 ? "notReported" : shardReports[index].verdict;
+    const verdict = reports.length === 0 ? "notReported" : shardReports[index].verdict === "failed" ? "failed" : "ok";
     return { index, clustersFile: shard.clustersFile, clusters: shard.clusters, files: reports.map((report) => report.file), verdict };
   });
   const merged = buildRunReport(worstShardRecords(recordsByShard, shardReports));

@@ -411,6 +411,18 @@ describe("the packed package installed into a separate program", () => {
         .map((cluster) => cluster.clusterResourceId)
         .sort(),
     ).toEqual(fleet.map((cluster) => cluster.clusterResourceId).sort());
+    // The shard plan, with the installed package's own command: the fleet's clusters file split in two.
+    const planDirectory = join(scratchDirectory, "consumer-shards");
+    writeFileSync(join(scratchDirectory, "consumer-region.json"), JSON.stringify(fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId }))));
+    expect(
+      run(
+        "npx",
+        ["--no-install", "aro-hcp-shard-plan", join(scratchDirectory, "consumer-region.json"), "--shards", "2", "--out", planDirectory],
+        consumerDirectory,
+      ),
+    ).toMatch(new RegExp(`^Shard plan [0-9a-f]{16}: ${fleet.length} clusters in 2 shards`));
+    const plan = JSON.parse(readFileSync(join(planDirectory, "shard-plan.json"), "utf8")) as { shards: { clustersFile: string }[] };
+    expect(plan.shards.flatMap((shard) => JSON.parse(readFileSync(join(planDirectory, shard.clustersFile), "utf8")) as unknown[])).toHaveLength(fleet.length);
     // The program's exports are the stack's outputs, as the user sees them.
     const outputs = JSON.parse(await pulumi("stack", "output", "--json")) as { clientIds?: unknown };
     expect(outputs.clientIds).toEqual(expectedClientIds());
