@@ -80,6 +80,14 @@ describe("tools/check-deploy.sh", () => {
     expect(checked.output).toContain(message);
   });
 
+  it("refuses a region's values file with a misspelt key (the chart's values schema, as helm install checks it)", async () => {
+    const values = join(e2eScratchDirectory("values"), "region.yaml");
+    writeFileSync(values, "shards:\n  paralelism: 2\n");
+    const checked = await run(checker, ["chart", chartDirectory, crd, values]);
+    expect(checked.code, checked.output).toBe(1);
+    expect(checked.output).toContain("at '/shards': additional properties 'paralelism' not allowed");
+  });
+
   it("refuses a Stack with a field the operator's CRD does not know, or a wrong type, naming each", async () => {
     const misspelt = chartWith("stacks.yaml", "continueResyncOnCommitMatch: true", "continueResyncOnCommitMach: true");
     const operatorValues = join(chartDirectory, "ci", "operator-values.yaml");
