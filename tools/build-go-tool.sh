@@ -20,12 +20,14 @@ if [ ! -x "$binary" ]; then
   command -v go >/dev/null || { echo "build-go-tool: Go is required to build tools/${tool}; none found on PATH" >&2; exit 1; }
   mkdir -p "$out_dir"
   start=$(date +%s)
-  if ! (cd "$module_dir" && GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -o "${binary}.partial" . >&2); then
-    rm -f "${binary}.partial"
+  # A partial file of this process's own: two test files may build the same tool at once.
+  partial="${binary}.partial.$$"
+  if ! (cd "$module_dir" && GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -o "$partial" . >&2); then
+    rm -f "$partial"
     echo "build-go-tool: go build of tools/${tool} failed; check that the Go module proxy is reachable (GOPROXY=$(go env GOPROXY))" >&2
     exit 1
   fi
-  mv "${binary}.partial" "$binary"
+  mv -f "$partial" "$binary"
   echo "build-go-tool: built ${binary} in $(( $(date +%s) - start )) s" >&2
   # Older builds of other sources are of no further use.
   find "${project_dir}/.cache/${tool}" -mindepth 1 -maxdepth 1 -type d ! -name "$hash" -exec rm -rf {} +

@@ -1,0 +1,241 @@
+/**
+ * A region's run as the Kubernetes Job's pods run it: tools/shard-entrypoint.sh started as N separate
+ * processes at once, each with only JOB_COMPLETION_INDEX telling them apart, the literal Pulumi CLI
+ * on PATH, Azurite as the one shared `azblob://` backend (the shard plan and the run records live
+ * beside the state there), against the sandbox in production's credential mode (each cluster read
+ * as its own service managed identity). Then tools/region-verdict.sh, as the verdict job runs it,
+ * judges the run from what the shards left beside the state. The scripts run from the image's /app as
+ * tools/image-layout.sh lays it out for deploy/Dockerfile (the compiled project, the production npm
+ * packages, outside this checkout so nothing resolves from its node_modules), and must write nothing
+ * there: the pod's root filesystem is read-only. Nothing is set up for the scripts that a pod would
+ * not have: the plan is uploaded beside the state as an operator would, the settings are the file the
+ * chart's ConfigMap mounts.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RegionReport } from "../../resources/report/regionReport";
+import type { ShardPlanFile } from "../../resources/shards/shardPlanFile";
+import type { Sandbox } from "../../sandbox/sandbox";
+import { startSandbox } from "../../sandbox/sandbox";
+import type { FleetClusterDescription } from "../../sandbox/seed";
+import { demoTenantIds, seedDemoFleet, seedTenantFleet } from "../../sandbox/seed";
+import { settingsForRunningSandbox } from "../../cli/sandboxSettings";
+import { type Azurite, startAzurite } from "./azurite";
+import { type AzblobBackend, createAzblobBackend } from "./azblobBackend";
+import { e2eScratchDirectory, engineModule, revokedCertificateFault } from "./engineHelpers";
+
+const projectDirectory = resolve(__dirname, "..", "..");
+const region = "testregion";
+const shardCount = 3;
+const wrongClientId = "0badc0de-0000-4000-8000-000000000000";
+
+interface Finished {
+  readonly code: number;
+  /** Standard output then standard error. */
+  readonly output: string;
+  readonly stdout: string;
+}
+
+/** Runs a command as a separate process; never rejects. Asynchronous: the sandbox answers from this event loop. */
+function run(command: string, argumentsList: readonly string[], environment: NodeJS.ProcessEnv, cwd = projectDirectory): Promise<Finished> {
+  return new Promise((resolveRun) => {
+    execFile(command, argumentsList, { cwd, env: environment, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 540_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1;
+      resolveRun({ code, output: `${stdout}${stderr}`, stdout });
+    });
+  });
+}
+
+let sandbox: Sandbox;
+let azurite: Azurite;
+let backend: AzblobBackend;
+let fleet: FleetClusterDescription[];
+let scratch: string;
+let podEnvironment: NodeJS.ProcessEnv;
+let plan: ShardPlanFile;
+/** The image's /app. */
+let image: string;
+
+/** What a shard's pod has: the image's PATH (the CLI and blob-files), the chart's settings and backend, its index. */
+function shard(index: number, runId: string): Promise<Finished> {
+  const environment = {
+    ...podEnvironment,
+    JOB_COMPLETION_INDEX: String(index),
+    ARO_HCP_RUN_ID: runId,
+    ARO_HCP_SCRATCH_DIRECTORY: join(scratch, `pod-${runId}-${index}`),
+  };
+  return run("bash", [join(image, "tools", "shard-entrypoint.sh")], environment, "/");
+}
+
+/** The verdict job's pod: the region's newest run unless a run is named; its exit code, output and the report it wrote. */
+async function verdict(runId?: string): Promise<Finished & { report: RegionReport }> {
+  const environment = {
+    ...podEnvironment,
+    ARO_HCP_SCRATCH_DIRECTORY: join(scratch, `verdict-${runId ?? "newest"}`),
+    ...(runId === undefined ? {} : { ARO_HCP_RUN_ID: runId }),
+  };
+  const finished = await run("bash", [join(image, "tools", "region-verdict.sh")], environment, "/");
+  const reportFile = join(scratch, `verdict-${runId ?? "newest"}`, `${region}-verdict`, "region-report.json");
+  return { ...finished, report: JSON.parse(readFileSync(reportFile, "utf8")) as RegionReport };
+}
+
+function firstIdentity(cluster: FleetClusterDescription): string {
+  return (Object.values(cluster.dataPlaneOperators)[0] ?? "").toLowerCase();
+}
+
+function pointerTo(...tokens: string[]): string {
+  return `/${tokens.map((token) => token.replace(/~/g, "~0").replace(/\//g, "~1")).join("/")}`;
+}
+
+async function storedClientId(cluster: FleetClusterDescription): Promise<string | undefined> {
+  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<{
+    properties?: { status?: { dataPlaneOperatorsManagedIdentities?: { identities?: Record<string, { clientId?: string }> } } };
+  }>();
+  return resource?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities?.[firstIdentity(cluster)]?.clientId;
+}
+
+const nameOf = (cluster: FleetClusterDescription): string => {
+  const [, , subscription, , resourceGroup, , , , name] = cluster.clusterResourceId.split("/");
+  return `${subscription}/${resourceGroup}/${name}`.toLowerCase();
+};
+
+beforeAll(async () => {
+  scratch = e2eScratchDirectory("shard-entrypoint");
+  image = join(mkdtempSync(join(tmpdir(), "aro-hcp-image-")), "app");
+  const [blobFiles, cli, layout] = await Promise.all([
+    run("bash", [join(projectDirectory, "tools", "build-go-tool.sh"), "blob-files"], process.env),
+    engineModule().engineCommand(),
+    run("bash", [join(projectDirectory, "tools", "image-layout.sh"), image], process.env),
+  ]);
+  expect(blobFiles.code, blobFiles.output).toBe(0);
+  expect(layout.code, layout.output).toBe(0);
+  const blobFilesBinary = blobFiles.stdout.trim().split("\n").pop() ?? "";
+  sandbox = await startSandbox({ certificateDirectory: join(scratch, "sandbox-ca"), perClusterCredentials: true });
+  // Two tenants of the demo fleet (the first holds two clusters) and three clusters each in a tenant of its own.
+  fleet = [...seedDemoFleet(sandbox), ...seedTenantFleet(sandbox, { clusters: 3, identitiesPerCluster: 1 })];
+  azurite = await startAzurite();
+  backend = await createAzblobBackend(azurite, "region-state");
+
+  // The chart's settings: a JSON file of config keys (the values' `settings`), the secrets of the sandbox in the environment.
+  const { config, environment } = settingsForRunningSandbox(sandbox);
+  const settingsFile = join(scratch, "settings.json");
+  writeFileSync(settingsFile, JSON.stringify({ ...config, documentWaitSeconds: "2" }));
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("PULUMI_") && !name.startsWith("ARO_HCP_")));
+  podEnvironment = {
+    ...inherited,
+    PATH: `${join(cli.root, "bin")}:${dirname(blobFilesBinary)}:${process.env.PATH ?? ""}`,
+    HOME: join(scratch, "home"),
+    ARO_HCP_SETTINGS_FILE: settingsFile,
+    ...environment,
+    ...backend.environment,
+    PULUMI_BACKEND_URL: backend.url,
+    PULUMI_CONFIG_PASSPHRASE: "shard-entrypoint-test-passphrase",
+    ARO_HCP_REGION: region,
+    ARO_HCP_PROJECT_DIR: image,
+  };
+
+  // The operator plans the region and puts the plan beside the state.
+  const regionFile = join(scratch, "region.json");
+  writeFileSync(regionFile, JSON.stringify(fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId }))));
+  const planned = await run(
+    process.execPath,
+    [join(projectDirectory, "dist", "cli", "shardPlan.js"), regionFile, "--shards", String(shardCount), "--out", join(scratch, "plan")],
+    process.env,
+  );
+  expect(planned.code, planned.output).toBe(0);
+  plan = JSON.parse(readFileSync(join(scratch, "plan", "shard-plan.json"), "utf8")) as ShardPlanFile;
+  for (const name of ["shard-plan.json", ...plan.shards.map((item) => item.clustersFile)]) {
+    const put = await run(blobFilesBinary, ["put", backend.url, `aro-hcp/${region}/shard-plan/${name}`, join(scratch, "plan", name)], podEnvironment);
+    expect(put.code, put.output).toBe(0);
+  }
+}, 600_000);
+
+afterAll(async () => {
+  await azurite?.stop();
+  await sandbox?.stop();
+  if (image !== undefined) rmSync(dirname(image), { recursive: true, force: true });
+});
+
+describe("the shard entrypoint, run as an Indexed Job's pods, and the region's verdict job", () => {
+  it("corrects every cluster it can, and the region's verdict names the refused tenant's clusters once; a shard that never ran fails it", async () => {
+    const refused = fleet.filter((cluster) => cluster.tenantId === demoTenantIds[0]);
+    const others = fleet.filter((cluster) => cluster.tenantId !== demoTenantIds[0]);
+    expect(refused).toHaveLength(2);
+    expect(plan.shards.filter((item) => item.clusters > 0).length, "shards holding clusters").toBeGreaterThan(1);
+
+    const layoutBuilt = join(scratch, "layout-built");
+    writeFileSync(layoutBuilt, "");
+    // Run 1 adopts the region: every shard at once, each its own process.
+    const adopted = await Promise.all(plan.shards.map((item) => shard(item.index, "run-1")));
+    adopted.forEach((finished, index) => expect(finished.code, `shard ${index}:\n${finished.output}`).toBe(0));
+    const green = await verdict("run-1");
+    expect(green.code, green.output).toBe(0);
+    expect(green.report).toMatchObject({ verdict: "ok", problems: [], planId: plan.planId, runId: "run-1", counts: { clusters: fleet.length } });
+
+    // Someone changed every cluster's first identity in Cosmos; the refused tenant's clusters are due for their recheck.
+    for (const cluster of fleet) {
+      const path = ["properties", "status", "dataPlaneOperatorsManagedIdentities"];
+      sandbox.documents.patch(
+        cluster.partitionKey,
+        cluster.serviceProviderClusterDocumentId,
+        pointerTo(...path, "identities", firstIdentity(cluster), "clientId"),
+        wrongClientId,
+      );
+      if (cluster.tenantId === demoTenantIds[0]) {
+        sandbox.documents.patch(
+          cluster.partitionKey,
+          cluster.serviceProviderClusterDocumentId,
+          pointerTo(...path, "earliestRecheckTime"),
+          "2000-01-01T00:00:00Z",
+        );
+      }
+    }
+    sandbox.faults.add(revokedCertificateFault(demoTenantIds[0]));
+
+    // Run 2: every shard at once again. A shard holding a refused cluster exits 3 (clusters failed, not worth a retry).
+    const shardOf = (cluster: FleetClusterDescription): number =>
+      plan.shards.findIndex((item) => readFileSync(join(scratch, "plan", item.clustersFile), "utf8").includes(cluster.clusterResourceId));
+    const refusedShards = new Set(refused.map(shardOf));
+    const corrected = await Promise.all(plan.shards.map((item) => shard(item.index, "run-2")));
+    corrected.forEach((finished, index) => expect(finished.code, `shard ${index}:\n${finished.output}`).toBe(refusedShards.has(index) ? 3 : 0));
+
+    for (const cluster of others) {
+      expect(await storedClientId(cluster), cluster.clusterResourceId).toBe(sandbox.identities.get(Object.values(cluster.dataPlaneOperators)[0])?.clientId);
+    }
+    for (const cluster of refused) expect(await storedClientId(cluster), cluster.clusterResourceId).toBe(wrongClientId);
+
+    // The verdict job judges the newest run from what the shards left beside the state.
+    const failed = await verdict();
+    expect(failed.code, failed.output).toBe(1);
+    expect(failed.output).toContain("judging run run-2");
+    expect(failed.report).toMatchObject({ verdict: "failed", problems: [], runId: "run-2", counts: { clusters: fleet.length } });
+    expect(failed.report.causes).toHaveLength(1);
+    expect([...failed.report.causes[0].resources].sort()).toEqual(refused.map(nameOf).sort());
+    expect(failed.report.causes[0].cause).toContain(demoTenantIds[0]);
+    for (const cluster of others) expect(failed.report.clusters[nameOf(cluster)]?.outcome, cluster.clusterResourceId).toBe("driftCorrected");
+    expect(failed.output.split("\n").filter((line) => line.includes("× invalid_client"))).toHaveLength(1);
+    expect(await azurite.listBlobs("region-state", `aro-hcp/${region}/reports/`)).toEqual([1, 2].map((run) => `aro-hcp/${region}/reports/run-${run}.json`));
+
+    // Run 3: one shard's pod never ran. The verdict names it.
+    sandbox.faults.clear("entra");
+    const [ran, ...neverRan] = plan.shards.filter((item) => item.clusters > 0);
+    expect((await shard(ran.index, "run-3")).code).toBe(0);
+    const missing = await verdict("run-3");
+    expect(missing.code, missing.output).toBe(1);
+    expect(missing.report.problems).toEqual(
+      neverRan.map((item) => `shard ${item.index} (${item.clustersFile}, ${item.clusters} cluster${item.clusters === 1 ? "" : "s"}) did not report`),
+    );
+    expect(missing.output).toContain(`shard ${neverRan[0].index} (${neverRan[0].clustersFile}`);
+    // The image's files are as built: a read-only root filesystem would have refused nothing.
+    const written = await run("find", [image, "-newer", layoutBuilt, "-not", "-type", "d"], process.env);
+    expect(written.stdout.trim(), "files the pods wrote under /app").toBe("");
+    // Nothing secret in what the pods printed or left beside the state.
+    for (const finished of [...adopted, ...corrected, failed, missing]) {
+      expect(finished.output).not.toContain(sandbox.cosmosKey);
+      expect(finished.output).not.toContain(backend.environment.AZURE_STORAGE_KEY);
+    }
+  }, 600_000);
+});
