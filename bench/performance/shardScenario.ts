@@ -1,5 +1,5 @@
 /**
- * A fleet split into shards (examples/sharding/runShards.ts: a cluster's shard is a hash of its
+ * A fleet split into shards (resources/shards/shardPlan.ts: a cluster's shard is a hash of its
  * ARM ID), every shard its own stack, engine and provider host, all running at once on this
  * machine against one sandbox: `up`, then the drift check (`refresh`, then a no-op `up`).
  * Measures the wall time of the whole fleet and each shard's state size, to check the shard
@@ -7,7 +7,7 @@
  */
 import type { EngineCommand } from "../../cli/engine";
 import { refreshParallelism } from "../../cli/engine";
-import { splitIntoShards } from "../../examples/sharding/runShards";
+import { planShards } from "../../resources/shards/shardPlan";
 import { driveFleet, sameLatency } from "./fleetDriver";
 import { finishedChildrenCpuTimeInMs } from "./providerHostMonitor";
 import { startSandboxProcess } from "./sandboxProcess";
@@ -47,9 +47,10 @@ export async function runShardScenario(options: {
   const size = { clusters: options.clusters, identitiesPerCluster: 4 };
   const benchmark = await startSandboxProcess(sameLatency(options));
   return driveFleet({ engine: options.engine, sandbox: benchmark, seed: () => benchmark.seedFleet(size) }, async (driver) => {
-    const shards = splitIntoShards(driver.declarations, options.shards, "shard");
+    // Each shard of the region's plan (resources/shards/shardPlan.ts) is a stack of its own.
+    const { shards } = planShards(driver.declarations, options.shards);
     const stacks = [];
-    for (const shard of shards) stacks.push(await driver.openStack(shard.stackName, { clusters: shard.clusters }));
+    for (const [index, clusters] of shards.entries()) stacks.push(await driver.openStack(`shard-${index}`, { clusters }));
     const sandboxCpuBefore = await benchmark.cpuTimeInMs();
     const cpuBefore = processCpuTimeInMs();
     const childrenBefore = finishedChildrenCpuTimeInMs();
@@ -69,7 +70,7 @@ export async function runShardScenario(options: {
     return {
       clusters: options.clusters,
       shards: options.shards,
-      clustersPerShard: shards.map((shard) => shard.clusters.length),
+      clustersPerShard: shards.map((shard) => shard.length),
       upWallTimeInMs,
       shardUpTimesInMs: ups.map((run) => run.wallTimeInMs),
       driftCheckWallTimeInMs,

@@ -2,7 +2,7 @@
  * A region's shard plan: which shard (stack) holds each cluster, and the plan's identity.
  *
  * A cluster's shard is the first four bytes of the SHA-256 of its lowercased ARM ID, read big-endian,
- * modulo the shard count: the same rule examples/sharding/runShards.ts has always used, so shards
+ * modulo the shard count: the same rule the project's sharding example used, so shards
  * split by it keep their clusters. A cluster's shard depends on its own ID and the shard count only,
  * so adding or removing a cluster moves no other. The plan ID is a hash of the shard count and the
  * sorted lowercased IDs: two plans of the same clusters and count are the same plan, whatever the
@@ -17,12 +17,12 @@ export interface ClusterEntry {
 }
 
 /** A region's clusters split into shards. */
-export interface ShardPlan {
+export interface ShardPlan<Cluster extends Pick<ClusterEntry, "clusterResourceId"> = ClusterEntry> {
   /** Hex; the same for the same shard count and set of cluster IDs (compared lowercased). */
   readonly planId: string;
   readonly shardCount: number;
   /** Index i holds shard i's clusters, in the region file's order; a shard may be empty. */
-  readonly shards: readonly (readonly ClusterEntry[])[];
+  readonly shards: readonly (readonly Cluster[])[];
 }
 
 /** Hex digits of the plan ID: 64 bits, enough to tell a region's plans apart, short enough to read in a message. */
@@ -56,9 +56,9 @@ export function shardPlanId(clusterResourceIds: readonly string[], shardCount: n
  * Splits a region's clusters into `shardCount` shards.
  * @throws RangeError when `shardCount` is not a whole number of at least 1.
  */
-export function planShards(clusters: readonly ClusterEntry[], shardCount: number): ShardPlan {
+export function planShards<Cluster extends Pick<ClusterEntry, "clusterResourceId">>(clusters: readonly Cluster[], shardCount: number): ShardPlan<Cluster> {
   checkShardCount(shardCount);
-  const shards: ClusterEntry[][] = Array.from({ length: shardCount }, () => []);
+  const shards: Cluster[][] = Array.from({ length: shardCount }, () => []);
   for (const cluster of clusters) shards[shardIndexOf(cluster.clusterResourceId, shardCount)].push(cluster);
   return {
     planId: shardPlanId(

@@ -17,7 +17,7 @@ function shardsOf(plan: ShardPlan): Map<string, number> {
 
 describe("shardIndexOf", () => {
   it.each([
-    // Pinned from examples/sharding/runShards.ts's rule as it split stacks before the plan existed: a
+    // Pinned from the sharding example's rule (examples/sharding/runShards.ts, retired) as it split stacks before the plan existed: a
     // change of the hash would move every cluster of every region.
     ["a", 1, [1, 6, 3]],
     ["b", 2, [1, 3, 3]],
