@@ -18,6 +18,9 @@
 #   ARO_HCP_SETTINGS_FILE           a JSON object of the hook's settings, by config key without the project's namespace
 #                                   ({"credentialMode": "clusterServiceManagedIdentity", "cosmosEndpoint": "https://…", …}),
 #                                   written into the stack's config (a key Pulumi.yaml gives a default wins over its variable)
+#   ARO_HCP_STALE_LOCK_SECONDS      a lock on the shard's stack at least this old is stale and removed before the refresh (the
+#                                   longest a run can last: the Job's activeDeadlineSeconds, the workflow job's timeout);
+#                                   a younger lock is another runner's (exit 1). Unset: a lock is never removed
 #   PULUMI_HOME                     default <scratch>/pulumi-home
 #
 # Files beside the state, under the backend URL's path:
@@ -42,12 +45,16 @@ run_id="${ARO_HCP_RUN_ID:-}"
 [[ "$region" =~ ^[a-z0-9][a-z0-9-]*$ ]] || fail_configuration "ARO_HCP_REGION must be a region name (lowercase letters, digits, '-'), got '${region}'"
 [[ "$run_id" =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || fail_configuration "ARO_HCP_RUN_ID must name the run (letters, digits, '.', '_', '-'), got '${run_id}'"
 [ -n "${PULUMI_BACKEND_URL:-}" ] || fail_configuration "PULUMI_BACKEND_URL must name the state backend (azblob://<container>)"
+stale_lock_seconds="${ARO_HCP_STALE_LOCK_SECONDS:-}"
+[ -z "$stale_lock_seconds" ] || [[ "$stale_lock_seconds" =~ ^(0|[1-9][0-9]*)$ ]] ||
+  fail_configuration "ARO_HCP_STALE_LOCK_SECONDS must be a number of seconds, got '${stale_lock_seconds}'"
 [ -f "${project_dir}/dist/index.js" ] || fail_configuration "${project_dir}/dist/index.js is missing: ARO_HCP_PROJECT_DIR must be the built project"
 for command in pulumi blob-files node; do
   command -v "$command" >/dev/null || fail_configuration "${command} is not on PATH"
 done
 
 stack="${region}-shard-${index}"
+project="$(sed -n 's/^name: *//p' "${project_dir}/Pulumi.yaml")"
 region_key="aro-hcp/${region}"
 scratch="${ARO_HCP_SCRATCH_DIRECTORY:-${TMPDIR:-/tmp}}/${stack}"
 rm -rf "$scratch" && mkdir -p "$scratch" || fail_configuration "cannot create scratch directory ${scratch}"
@@ -105,10 +112,59 @@ echo "shard-entrypoint: stack ${stack}, shard ${index} of plan ${plan_id} (${sha
 cd "$work" || exit 1
 engine_failed=0
 pulumi stack select --create --stack "$stack" --non-interactive || engine_failed=1
+if [ "$engine_failed" = 0 ] && [ -n "$stale_lock_seconds" ]; then
+  # A run killed mid-command (evicted, OOM-killed, its node lost) leaves its lock blob, and every
+  # later command on the stack fails with "the stack is currently locked by 1 lock(s)". The lock is
+  # read where the CLI keeps it (pkg/backend/diy/lock.go: .pulumi/locks/organization/<project>/<stack>/
+  # <uuid>.json, a JSON of pid, username, hostname, timestamp), with blob-files, which opens the
+  # backend exactly as the CLI does: the JSON fields, not the CLI's error text, which is worded for
+  # people and may change. Its age is from the timestamp the locking CLI wrote. A lock at least
+  # ARO_HCP_STALE_LOCK_SECONDS old outlived the longest a run can last (the Job's deadline or the
+  # workflow job's timeout killed it if nothing else did), and the engines never run one shard twice
+  # at once (concurrencyPolicy: Forbid, the workflow's concurrency group), so no live run holds it:
+  # `pulumi cancel` deletes it (docs/reliability.md, "Recovering an interrupted run").
+  locks="${scratch}/locks"
+  if ! blob-files get "$PULUMI_BACKEND_URL" ".pulumi/locks/organization/${project}/${stack}" "$locks"; then
+    echo "shard-entrypoint: could not read the locks of stack ${stack} beside the state" >&2
+    exit 1
+  fi
+  stale=0 young=0
+  while IFS=$'\t' read -r age name owner host pid taken stale_at; do
+    if [ "$age" -ge "$stale_lock_seconds" ]; then
+      echo "shard-entrypoint: stack ${stack} is locked by a stale lock ${name}, ${age}s old (ARO_HCP_STALE_LOCK_SECONDS=${stale_lock_seconds}): taken at ${taken} by ${owner}@${host} (pid ${pid}), whose run is over; removing it" >&2
+      stale=$((stale + 1))
+    else
+      echo "shard-entrypoint: stack ${stack} is locked by ${name}, ${age}s old: taken at ${taken} by ${owner}@${host} (pid ${pid}), another runner's; stale at ${stale_at} (ARO_HCP_STALE_LOCK_SECONDS=${stale_lock_seconds}); retry later" >&2
+      young=$((young + 1))
+    fi
+  done < <(node -e '
+    // One line per lock: age in seconds, name, username, hostname, pid, taken at, stale at. A lock
+    // whose time does not parse gets age -1: never judged stale.
+    const fs = require("node:fs"), path = require("node:path");
+    const [directory, staleSeconds] = [process.argv[1], Number(process.argv[2])];
+    const files = fs.existsSync(directory) ? fs.readdirSync(directory, { recursive: true }).filter((name) => name.endsWith(".json")) : [];
+    for (const name of files) {
+      let lock = {};
+      try { lock = JSON.parse(fs.readFileSync(path.join(directory, name), "utf8")); } catch {}
+      const taken = Date.parse(lock.timestamp);
+      const age = Number.isNaN(taken) ? -1 : Math.max(0, Math.floor((Date.now() - taken) / 1000));
+      const staleAt = Number.isNaN(taken) ? "never (unreadable time)" : new Date(taken + staleSeconds * 1000).toISOString();
+      console.log([age, name, lock.username ?? "?", lock.hostname ?? "?", lock.pid ?? "?", lock.timestamp ?? "?", staleAt].join("\t"));
+    }
+  ' "$locks" "$stale_lock_seconds")
+  # A live runner's lock: leave everything to it, records too (this run has none), and retry later.
+  [ "$young" = 0 ] || exit 1
+  if [ "$stale" -gt 0 ]; then
+    pulumi cancel --yes --non-interactive --stack "$stack" || { echo "shard-entrypoint: could not remove the stale lock of stack ${stack}" >&2; exit 1; }
+  fi
+fi
 if [ "$engine_failed" = 0 ]; then
   # A refresh step is one Cosmos read: twice the slots. A cluster whose refresh fails must not keep
   # the others from `up`: its failure is in the records, and the update rechecks it.
-  pulumi refresh --parallel 32 --run-program --yes --skip-preview --non-interactive --stack "$stack" || engine_failed=1
+  # --clear-pending-creates drops the creates a killed run left pending (their resources are created
+  # again by `up`: a create is an idempotent conditional write). Always passed: the 3.248 CLI edits the
+  # checkpoint only when it holds a pending create (cmd/pulumi/operations/refresh.go, hasPendingCreates).
+  pulumi refresh --parallel 32 --run-program --clear-pending-creates --yes --skip-preview --non-interactive --stack "$stack" || engine_failed=1
   pulumi up --yes --skip-preview --continue-on-error --non-interactive --stack "$stack" || engine_failed=1
 fi
 
