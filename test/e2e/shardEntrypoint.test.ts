@@ -11,7 +11,7 @@
  * not have: the plan is uploaded beside the state as an operator would, the settings are the file the
  * chart's ConfigMap mounts.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -24,7 +24,7 @@ import type { FleetClusterDescription } from "../../sandbox/seed";
 import { demoTenantIds, seedDemoFleet, seedTenantFleet } from "../../sandbox/seed";
 import { settingsForRunningSandbox } from "../../cli/sandboxSettings";
 import { type Azurite, startAzurite } from "./azurite";
-import { type AzblobBackend, createAzblobBackend } from "./azblobBackend";
+import { type AzblobBackend, createAzblobBackend, waitUntil } from "./azblobBackend";
 import { e2eScratchDirectory, engineModule, revokedCertificateFault } from "./engineHelpers";
 
 const projectDirectory = resolve(__dirname, "..", "..");
@@ -60,14 +60,18 @@ let plan: ShardPlanFile;
 let image: string;
 
 /** What a shard's pod has: the image's PATH (the CLI and blob-files), the chart's settings and backend, its index. */
-function shard(index: number, runId: string): Promise<Finished> {
-  const environment = {
+function shardEnvironment(index: number, runId: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
     ...podEnvironment,
     JOB_COMPLETION_INDEX: String(index),
     ARO_HCP_RUN_ID: runId,
     ARO_HCP_SCRATCH_DIRECTORY: join(scratch, `pod-${runId}-${index}`),
+    ...extra,
   };
-  return run("bash", [join(image, "tools", "shard-entrypoint.sh")], environment, "/");
+}
+
+function shard(index: number, runId: string, extra: NodeJS.ProcessEnv = {}): Promise<Finished> {
+  return run("bash", [join(image, "tools", "shard-entrypoint.sh")], shardEnvironment(index, runId, extra), "/");
 }
 
 /** The verdict job's pod: the region's newest run unless a run is named; its exit code, output and the report it wrote. */
@@ -238,4 +242,80 @@ describe("the shard entrypoint, run as an Indexed Job's pods, and the region's v
       expect(finished.output).not.toContain(backend.environment.AZURE_STORAGE_KEY);
     }
   }, 600_000);
+
+  it("recovers a shard killed mid-run on its next run: the stale lock removed, every cluster of the shard written", async () => {
+    const [target] = [...plan.shards].sort((left, right) => right.clusters - left.clusters);
+    const clusters = fleet.filter((cluster) => readFileSync(join(scratch, "plan", target.clustersFile), "utf8").includes(cluster.clusterResourceId));
+    const stack = `${region}-shard-${target.index}`;
+    const locks = async (): Promise<string[]> => (await backend.blobs(".pulumi/locks/")).filter((key) => key.includes(`/${stack}/`));
+    // Every cluster of the shard has drifted: the killed run had work to do, and the recovery must do it.
+    for (const cluster of clusters) {
+      sandbox.documents.patch(
+        cluster.partitionKey,
+        cluster.serviceProviderClusterDocumentId,
+        pointerTo("properties", "status", "dataPlaneOperatorsManagedIdentities", "identities", firstIdentity(cluster), "clientId"),
+        wrongClientId,
+      );
+    }
+
+    // The shard's pod is evicted mid-run: its refresh or update holds the stack's lock when the whole
+    // process tree is killed at once, as the kubelet kills a container (the CLI starts its plugins in
+    // process groups of their own, so they are found by parent).
+    const pod = spawn("bash", [join(image, "tools", "shard-entrypoint.sh")], {
+      env: shardEnvironment(target.index, "run-4"),
+      cwd: "/",
+      detached: true,
+      stdio: "ignore",
+    });
+    let exited = false;
+    const podExit = new Promise<void>((resolveExit) => pod.on("exit", () => resolveExit()));
+    void podExit.then(() => (exited = true));
+    await waitUntil(async () => exited || (await locks()).length > 0, 50);
+    expect(exited, "the pod ended before it locked its stack").toBe(false);
+    const tree = await run("ps", ["-eo", "pid=,ppid="], process.env);
+    const children = new Map<number, number[]>();
+    for (const [pid, parent] of tree.stdout
+      .trim()
+      .split("\n")
+      .map((line) => line.trim().split(/\s+/).map(Number))) {
+      children.set(parent, [...(children.get(parent) ?? []), pid]);
+    }
+    const doomed: number[] = [];
+    for (const queue = [pod.pid ?? 0]; queue.length > 0;) {
+      const pid = queue.shift() ?? 0;
+      doomed.push(pid);
+      queue.push(...(children.get(pid) ?? []));
+    }
+    process.kill(-(pod.pid ?? 0), "SIGKILL");
+    for (const pid of doomed) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Already gone with its group.
+      }
+    }
+    await podExit;
+    const left = await locks();
+    expect(left, "the killed run's lock").toHaveLength(1);
+    const lockName = left[0].split("/").pop() ?? "";
+
+    // The next run, while the lock is younger than the stale age: another runner's, so exit 1, naming it, the lock kept.
+    const refused = await shard(target.index, "run-5", { ARO_HCP_STALE_LOCK_SECONDS: "3600" });
+    expect(refused.code, refused.output).toBe(1);
+    expect(refused.output).toContain(`stack ${stack} is locked by ${lockName}`);
+    expect(refused.output).toContain("stale at");
+    expect(await locks()).toEqual(left);
+
+    // Once the lock is older than the longest run can last, the run removes it and corrects the shard.
+    const recovered = await shard(target.index, "run-5", { ARO_HCP_STALE_LOCK_SECONDS: "0" });
+    expect(recovered.code, recovered.output).toBe(0);
+    expect(recovered.output).toContain(`stack ${stack} is locked by a stale lock ${lockName}`);
+    expect(await locks()).toEqual([]);
+    for (const cluster of clusters) {
+      expect(await storedClientId(cluster), cluster.clusterResourceId).toBe(sandbox.identities.get(Object.values(cluster.dataPlaneOperators)[0])?.clientId);
+    }
+    const judged = await verdict("run-5");
+    expect(judged.report.shards.find((item) => item.index === target.index)?.verdict, judged.output).toBe("ok");
+    expect(judged.report.problems.filter((problem) => problem.startsWith(`shard ${target.index} `))).toEqual([]);
+  }, 300_000);
 });
