@@ -92,7 +92,7 @@ export function readShardPlanFile(file: string): ShardPlanFile {
   try {
     parsed = JSON.parse(readFileSync(file, "utf8"));
   } catch (error) {
-    throw new Error(`shard plan file ${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`shard plan file ${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
   return parseShardPlanFile(parsed, file);
 }

@@ -34,7 +34,7 @@ function readRegionClusters(file: string): ClusterEntry[] {
   try {
     parsed = JSON.parse(readFileSync(file, "utf8"));
   } catch (error) {
-    throw new Error(`clusters file ${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`clusters file ${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
   const clusters = parseRegionClusters(parsed, file);
   // Every shard of an empty plan would be empty, and an empty shard's stack lets go of all it holds.
