@@ -12,7 +12,7 @@ import { clusterMessage, clusterNameOf, nothingWritten } from "../core/clusterMe
 import { withoutFinalPeriod } from "../core/retrievalError";
 import type { ServiceManagedIdentityCredential } from "./dataPlaneAnswer";
 import { DataPlaneError } from "./dataPlaneAnswer";
-import { withCause } from "./credentials";
+import { withCause } from "../core/errors";
 import type { UserAssignedIdentityReader } from "./userAssignedIdentityReader";
 import { createUserAssignedIdentityReader } from "./userAssignedIdentityReader";
 

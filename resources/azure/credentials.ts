@@ -8,6 +8,7 @@
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
 import { untilAborted } from "../core/abort";
+import { withCause } from "../core/errors";
 import { redactSecrets } from "../core/retrievalError";
 import type { Settings } from "../core/settings";
 import type { Environment } from "../core/settingsKeys";
@@ -74,12 +75,6 @@ function buildCredential(choice: CredentialChoice, everyTenant: boolean): TokenC
 
 export function scopeList(scopes: string | string[]): string[] {
   return Array.isArray(scopes) ? scopes : [scopes];
-}
-
-/** Sets `cause` as Error's ES2022 options bag would; the sources also compile under ES2020 libs. */
-export function withCause<E extends Error>(error: E, cause: unknown): E {
-  if (cause !== undefined) Object.defineProperty(error, "cause", { value: cause, writable: true, configurable: true, enumerable: false });
-  return error;
 }
 
 /** An error named as `@azure/identity` names its own; `statusCode` is enumerable as the SDK's is, `cause` and `certificateFileProblem` are not. */

@@ -11,7 +11,7 @@ import type { MsiAnswerEntry } from "../core/msiManagedIdentities";
 import { shortMessage } from "../core/retrievalError";
 import type { CertificateCredentialMaterial } from "./certificateBundle";
 import { CertificateBundleError, parseCertificateBundle } from "./certificateBundle";
-import { withCause } from "./credentials";
+import { withCause } from "../core/errors";
 
 /** Why a data plane answer, or the first party's token for it, could not be had. */
 export class DataPlaneError extends Error {

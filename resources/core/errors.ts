@@ -216,3 +216,9 @@ export function desiredSetDisagreement(
     clusterDocumentId,
   );
 }
+
+/** Sets `cause` as Error's ES2022 options bag would; the sources also compile under ES2020 libs. */
+export function withCause<E extends Error>(error: E, cause: unknown): E {
+  if (cause !== undefined) Object.defineProperty(error, "cause", { value: cause, writable: true, configurable: true, enumerable: false });
+  return error;
+}

@@ -13,7 +13,8 @@ import { assertionTokenCredential, requestCredentialOptions, requestCredentialPo
 import { certificateFileCredential, fileUnreadableReason } from "../azure/certificateCredential";
 import type { ClusterCredentialSource } from "../azure/clusterCredentials";
 import { createClusterCredentialSource } from "../azure/clusterCredentials";
-import { createCredentials, sharedTokenCredential, withCause } from "../azure/credentials";
+import { createCredentials, sharedTokenCredential } from "../azure/credentials";
+import { withCause } from "../core/errors";
 import { credentialFor } from "../azure/dataPlaneAnswer";
 import type { ManagedIdentitiesDataPlane, TokenRequestPipeline } from "../azure/managedIdentitiesDataPlane";
 import { createManagedIdentitiesDataPlane, createTokenRequestPipeline, dataPlaneMsiAnswers, standInMsiAnswers } from "../azure/managedIdentitiesDataPlane";

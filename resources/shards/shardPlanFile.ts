@@ -9,6 +9,7 @@
  *              { "index": 1, "clustersFile": "shard-1.json", "clusters": 2 }] }
  * ```
  */
+import { withCause } from "../core/errors";
 import { existsSync, readFileSync } from "node:fs";
 import type { ShardPlan } from "./shardPlan";
 
@@ -92,7 +93,7 @@ export function readShardPlanFile(file: string): ShardPlanFile {
   try {
     parsed = JSON.parse(readFileSync(file, "utf8"));
   } catch (error) {
-    throw new Error(`shard plan file ${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw withCause(new Error(`shard plan file ${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`), error);
   }
   return parseShardPlanFile(parsed, file);
 }

@@ -4,6 +4,7 @@
  * and the plan file (`shard-plan.json`) into the directory. It reads and writes files only: moving
  * clusters between shards is the shards' next runs (docs/operations.md, "Sharding a large fleet").
  */
+import { withCause } from "../core/errors";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { ClusterEntry } from "./shardPlan";
@@ -34,7 +35,7 @@ function readRegionClusters(file: string): ClusterEntry[] {
   try {
     parsed = JSON.parse(readFileSync(file, "utf8"));
   } catch (error) {
-    throw new Error(`clusters file ${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw withCause(new Error(`clusters file ${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`), error);
   }
   const clusters = parseRegionClusters(parsed, file);
   // Every shard of an empty plan would be empty, and an empty shard's stack lets go of all it holds.
