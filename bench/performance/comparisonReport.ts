@@ -85,7 +85,7 @@ export function renderComparison(
     "",
     "A, B and Floor: medians of the rounds. Ratios: median [interquartile range] of the per-round ratios. " +
       "CPU: every process of the run (provider host, engine, program, sandbox; the plain script's worker and sandbox), per cluster. " +
-      "Verdict on B / A: B slower (or larger) only when its whole interquartile range is above 1, faster (or smaller) only when it is all below 1. " +
+      "Verdict on B / A: B slower (or larger) only when its whole interquartile range is above 1 and the sign test of its rounds says so, faster (or smaller) likewise below 1. " +
       `Two builds of the same code get a verdict on a measurement ${falseVerdictShare(comparison.rounds)} of the time at ${comparison.rounds} rounds (the sign test, docs/performance.md).`,
     "",
     "| Measurement | A | B | Floor | A / floor | B / floor | B / A | Rounds B / A > 1 | Verdict |",
