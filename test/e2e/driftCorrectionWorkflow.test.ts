@@ -22,7 +22,15 @@ import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { demoTenantIds, seedDemoFleet } from "../../sandbox/seed";
 import { settingsForRunningSandbox } from "../../cli/sandboxSettings";
-import { e2eScratchDirectory, engineModule, literalCliEnvironment, revokedCertificateFault } from "./engineHelpers";
+import {
+  e2eScratchDirectory,
+  engineModule,
+  literalCliEnvironment,
+  revokedCertificateFault,
+  storedClientId,
+  tamperWithFirstIdentities,
+  wrongClientId,
+} from "./engineHelpers";
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const yaml = require("js-yaml") as { load(text: string): unknown };
@@ -30,7 +38,6 @@ const yaml = require("js-yaml") as { load(text: string): unknown };
 const projectDirectory = resolve(__dirname, "..", "..");
 const workflowFile = join(projectDirectory, "examples", "workflows", "drift-correction.yml");
 const region = "workflowregion";
-const wrongClientId = "0badc0de-0000-4000-8000-000000000000";
 
 interface Step {
   readonly name?: string;
@@ -76,21 +83,6 @@ let scratch: string;
 let job: NodeJS.ProcessEnv;
 let plan: ShardPlanFile;
 let regionDirectory: string;
-
-function firstIdentity(cluster: FleetClusterDescription): string {
-  return (Object.values(cluster.dataPlaneOperators)[0] ?? "").toLowerCase();
-}
-
-function pointerTo(...tokens: string[]): string {
-  return `/${tokens.map((token) => token.replace(/~/g, "~0").replace(/\//g, "~1")).join("/")}`;
-}
-
-async function storedClientId(cluster: FleetClusterDescription): Promise<string | undefined> {
-  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<{
-    properties?: { status?: { dataPlaneOperatorsManagedIdentities?: { identities?: Record<string, { clientId?: string }> } } };
-  }>();
-  return resource?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities?.[firstIdentity(cluster)]?.clientId;
-}
 
 /**
  * One matrix job of the shards, on a runner of its own: the tool's build, the certificate, then the
@@ -192,23 +184,7 @@ describe("the drift-correction workflow as a matrix over a region's shards, one 
     expect(green.report).toMatchObject({ verdict: "ok", problems: [], runId: "github-1" });
 
     // Someone changed every cluster's first identity in Cosmos; the refused tenant's clusters are due for their recheck.
-    for (const cluster of fleet) {
-      const path = ["properties", "status", "dataPlaneOperatorsManagedIdentities"];
-      sandbox.documents.patch(
-        cluster.partitionKey,
-        cluster.serviceProviderClusterDocumentId,
-        pointerTo(...path, "identities", firstIdentity(cluster), "clientId"),
-        wrongClientId,
-      );
-      if (cluster.tenantId === demoTenantIds[0]) {
-        sandbox.documents.patch(
-          cluster.partitionKey,
-          cluster.serviceProviderClusterDocumentId,
-          pointerTo(...path, "earliestRecheckTime"),
-          "2000-01-01T00:00:00Z",
-        );
-      }
-    }
+    tamperWithFirstIdentities(sandbox, fleet, demoTenantIds[0]);
     const refused = fleet.filter((cluster) => cluster.tenantId === demoTenantIds[0]);
     const others = fleet.filter((cluster) => cluster.tenantId !== demoTenantIds[0]);
     expect(refused).toHaveLength(2);
@@ -223,9 +199,11 @@ describe("the drift-correction workflow as a matrix over a region's shards, one 
       expect(finished.output).not.toMatch(/^\s+at .+\(.+:\d+:\d+\)$/m);
     });
     for (const cluster of others) {
-      expect(await storedClientId(cluster), cluster.clusterResourceId).toBe(sandbox.identities.get(Object.values(cluster.dataPlaneOperators)[0])?.clientId);
+      expect(await storedClientId(sandbox, cluster), cluster.clusterResourceId).toBe(
+        sandbox.identities.get(Object.values(cluster.dataPlaneOperators)[0])?.clientId,
+      );
     }
-    for (const cluster of refused) expect(await storedClientId(cluster), cluster.clusterResourceId).toBe(wrongClientId);
+    for (const cluster of refused) expect(await storedClientId(sandbox, cluster), cluster.clusterResourceId).toBe(wrongClientId);
 
     // The final job: red, the two clusters under one cause naming the tenant, the other corrected; printed once in the summary.
     const verdict = await verdictJob("github-2");

@@ -242,3 +242,45 @@ export function expectRecordsDeclaredIdentities(sandbox: Sandbox, status: Record
     expect(identities[identityId.toLowerCase()]).toEqual({ resourceID: identityId, clientId: identity?.clientId, principalId: identity?.principalId });
   }
 }
+
+/** The client ID a test writes over a cluster's first data plane operator identity in Cosmos (drift to correct). */
+export const wrongClientId = "0badc0de-0000-4000-8000-000000000000";
+
+/** A cluster's first data plane operator identity, as its status keys it (lowercased). */
+export function firstIdentity(cluster: FleetClusterDescription): string {
+  return (Object.values(cluster.dataPlaneOperators)[0] ?? "").toLowerCase();
+}
+
+/** A JSON pointer to the given path (RFC 6901 escapes). */
+export function pointerTo(...tokens: string[]): string {
+  return `/${tokens.map((token) => token.replace(/~/g, "~0").replace(/\//g, "~1")).join("/")}`;
+}
+
+/** The client ID Cosmos holds for the cluster's first data plane operator identity. */
+export async function storedClientId(sandbox: Sandbox, cluster: FleetClusterDescription): Promise<string | undefined> {
+  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<{
+    properties?: { status?: { dataPlaneOperatorsManagedIdentities?: { identities?: Record<string, { clientId?: string }> } } };
+  }>();
+  return resource?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities?.[firstIdentity(cluster)]?.clientId;
+}
+
+/** Someone changes every cluster's first identity in Cosmos to {@link wrongClientId}; the clusters of `dueTenantId` come due for their recheck. */
+export function tamperWithFirstIdentities(sandbox: Sandbox, clusters: readonly FleetClusterDescription[], dueTenantId?: string): void {
+  const path = ["properties", "status", "dataPlaneOperatorsManagedIdentities"];
+  for (const cluster of clusters) {
+    sandbox.documents.patch(
+      cluster.partitionKey,
+      cluster.serviceProviderClusterDocumentId,
+      pointerTo(...path, "identities", firstIdentity(cluster), "clientId"),
+      wrongClientId,
+    );
+    if (dueTenantId !== undefined && cluster.tenantId === dueTenantId) {
+      sandbox.documents.patch(
+        cluster.partitionKey,
+        cluster.serviceProviderClusterDocumentId,
+        pointerTo(...path, "earliestRecheckTime"),
+        "2000-01-01T00:00:00Z",
+      );
+    }
+  }
+}

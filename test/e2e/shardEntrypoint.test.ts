@@ -25,12 +25,11 @@ import { demoTenantIds, seedDemoFleet, seedTenantFleet } from "../../sandbox/see
 import { settingsForRunningSandbox } from "../../cli/sandboxSettings";
 import { type Azurite, startAzurite } from "./azurite";
 import { type AzblobBackend, createAzblobBackend, waitUntil } from "./azblobBackend";
-import { e2eScratchDirectory, engineModule, revokedCertificateFault } from "./engineHelpers";
+import { e2eScratchDirectory, engineModule, revokedCertificateFault, storedClientId, tamperWithFirstIdentities, wrongClientId } from "./engineHelpers";
 
 const projectDirectory = resolve(__dirname, "..", "..");
 const region = "testregion";
 const shardCount = 3;
-const wrongClientId = "0badc0de-0000-4000-8000-000000000000";
 
 interface Finished {
   readonly code: number;
@@ -84,21 +83,6 @@ async function verdict(runId?: string): Promise<Finished & { report: RegionRepor
   const finished = await run("bash", [join(image, "tools", "region-verdict.sh")], environment, "/");
   const reportFile = join(scratch, `verdict-${runId ?? "newest"}`, `${region}-verdict`, "region-report.json");
   return { ...finished, report: JSON.parse(readFileSync(reportFile, "utf8")) as RegionReport };
-}
-
-function firstIdentity(cluster: FleetClusterDescription): string {
-  return (Object.values(cluster.dataPlaneOperators)[0] ?? "").toLowerCase();
-}
-
-function pointerTo(...tokens: string[]): string {
-  return `/${tokens.map((token) => token.replace(/~/g, "~0").replace(/\//g, "~1")).join("/")}`;
-}
-
-async function storedClientId(cluster: FleetClusterDescription): Promise<string | undefined> {
-  const { resource } = await sandbox.cosmosContainer.item(cluster.serviceProviderClusterDocumentId, cluster.partitionKey).read<{
-    properties?: { status?: { dataPlaneOperatorsManagedIdentities?: { identities?: Record<string, { clientId?: string }> } } };
-  }>();
-  return resource?.properties?.status?.dataPlaneOperatorsManagedIdentities?.identities?.[firstIdentity(cluster)]?.clientId;
 }
 
 const nameOf = (cluster: FleetClusterDescription): string => {
@@ -180,23 +164,7 @@ describe("the shard entrypoint, run as an Indexed Job's pods, and the region's v
     expect(green.report).toMatchObject({ verdict: "ok", problems: [], planId: plan.planId, runId: "run-1", counts: { clusters: fleet.length } });
 
     // Someone changed every cluster's first identity in Cosmos; the refused tenant's clusters are due for their recheck.
-    for (const cluster of fleet) {
-      const path = ["properties", "status", "dataPlaneOperatorsManagedIdentities"];
-      sandbox.documents.patch(
-        cluster.partitionKey,
-        cluster.serviceProviderClusterDocumentId,
-        pointerTo(...path, "identities", firstIdentity(cluster), "clientId"),
-        wrongClientId,
-      );
-      if (cluster.tenantId === demoTenantIds[0]) {
-        sandbox.documents.patch(
-          cluster.partitionKey,
-          cluster.serviceProviderClusterDocumentId,
-          pointerTo(...path, "earliestRecheckTime"),
-          "2000-01-01T00:00:00Z",
-        );
-      }
-    }
+    tamperWithFirstIdentities(sandbox, fleet, demoTenantIds[0]);
     sandbox.faults.add(revokedCertificateFault(demoTenantIds[0]));
 
     // Run 2: every shard at once again. A shard holding a refused cluster exits 3 (clusters failed, not worth a retry).
@@ -207,9 +175,11 @@ describe("the shard entrypoint, run as an Indexed Job's pods, and the region's v
     corrected.forEach((finished, index) => expect(finished.code, `shard ${index}:\n${finished.output}`).toBe(refusedShards.has(index) ? 3 : 0));
 
     for (const cluster of others) {
-      expect(await storedClientId(cluster), cluster.clusterResourceId).toBe(sandbox.identities.get(Object.values(cluster.dataPlaneOperators)[0])?.clientId);
+      expect(await storedClientId(sandbox, cluster), cluster.clusterResourceId).toBe(
+        sandbox.identities.get(Object.values(cluster.dataPlaneOperators)[0])?.clientId,
+      );
     }
-    for (const cluster of refused) expect(await storedClientId(cluster), cluster.clusterResourceId).toBe(wrongClientId);
+    for (const cluster of refused) expect(await storedClientId(sandbox, cluster), cluster.clusterResourceId).toBe(wrongClientId);
 
     // The verdict job judges the newest run from what the shards left beside the state.
     const failed = await verdict();
@@ -249,14 +219,7 @@ describe("the shard entrypoint, run as an Indexed Job's pods, and the region's v
     const stack = `${region}-shard-${target.index}`;
     const locks = async (): Promise<string[]> => (await backend.blobs(".pulumi/locks/")).filter((key) => key.includes(`/${stack}/`));
     // Every cluster of the shard has drifted: the killed run had work to do, and the recovery must do it.
-    for (const cluster of clusters) {
-      sandbox.documents.patch(
-        cluster.partitionKey,
-        cluster.serviceProviderClusterDocumentId,
-        pointerTo("properties", "status", "dataPlaneOperatorsManagedIdentities", "identities", firstIdentity(cluster), "clientId"),
-        wrongClientId,
-      );
-    }
+    tamperWithFirstIdentities(sandbox, clusters);
 
     // The shard's pod is evicted mid-run: its refresh or update holds the stack's lock when the whole
     // process tree is killed at once, as the kubelet kills a container (the CLI starts its plugins in
@@ -312,7 +275,9 @@ describe("the shard entrypoint, run as an Indexed Job's pods, and the region's v
     expect(recovered.output).toContain(`stack ${stack} is locked by a stale lock ${lockName}`);
     expect(await locks()).toEqual([]);
     for (const cluster of clusters) {
-      expect(await storedClientId(cluster), cluster.clusterResourceId).toBe(sandbox.identities.get(Object.values(cluster.dataPlaneOperators)[0])?.clientId);
+      expect(await storedClientId(sandbox, cluster), cluster.clusterResourceId).toBe(
+        sandbox.identities.get(Object.values(cluster.dataPlaneOperators)[0])?.clientId,
+      );
     }
     const judged = await verdict("run-5");
     expect(judged.report.shards.find((item) => item.index === target.index)?.verdict, judged.output).toBe("ok");
