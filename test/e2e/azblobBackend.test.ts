@@ -11,9 +11,10 @@ import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
 import { createSandboxCertificate } from "../../sandbox/certificate";
-import { type Azurite, azuriteAccountKey, startAzurite } from "./azurite";
+import { type Azurite, azuriteAccountKey, startAzurite } from "../../sandbox/azurite";
 import { startStorageTokenIssuer, type StorageTokenIssuer } from "./storageTokenIssuer";
-import { type AzblobBackend, clustersInState, createAzblobBackend, openAzblobStack, waitUntil } from "./azblobBackend";
+import { type AzblobBackend, createAzblobBackend } from "../../sandbox/azurite";
+import { clustersInState, openAzblobStack, waitUntil } from "./azblobBackend";
 import { type ClusterConfig, engineModule, expectRecordsDeclaredIdentities, outputCollector } from "./engineHelpers";
 
 /** The subtree this hook owns in a ServiceProviderCluster document. */

@@ -8,59 +8,8 @@ import { join } from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
 import { settingsForRunningSandbox } from "../../cli/sandboxSettings";
 import type { Sandbox } from "../../sandbox/sandbox";
-import { type Azurite, azuriteAccountKey, azuriteAccountName } from "./azurite";
+import type { AzblobBackend } from "../../sandbox/azurite";
 import { type ClusterConfig, e2eScratchDirectory, engineModule } from "./engineHelpers";
-
-/** One Azure Blob container used as the Pulumi backend of many runners. */
-export interface AzblobBackend {
-  readonly azurite: Azurite;
-  readonly container: string;
-  /**
-   * The backend URL. gocloud.dev's azblob opener takes the account from AZURE_STORAGE_ACCOUNT and
-   * builds `https://<account>.blob.core.windows.net` unless told otherwise: `domain=127.0.0.1:<port>`
-   * makes it address the emulator path-style (`<protocol>://127.0.0.1:<port>/<account>`), and
-   * `protocol=http` matches Azurite's plain-HTTP listener when it has no certificate.
-   */
-  readonly url: string;
-  /** What every runner adds to its environment to reach the container (account, credential, trust). */
-  readonly environment: Readonly<Record<string, string>>;
-  /** Blob names under the backend's `.pulumi/` bookkeeping, e.g. `.pulumi/stacks/<project>/<stack>.json`. */
-  blobs(prefix?: string): Promise<string[]>;
-}
-
-/** How runners authenticate to the container. */
-export type AzblobCredential =
-  | { readonly kind: "accountKey" }
-  /** Entra ID: no key; the CLI's DefaultAzureCredential gets a token from this managed-identity endpoint. */
-  | { readonly kind: "entraId"; readonly identityEndpoint: string };
-
-/** Creates the container and describes the backend in it. */
-export async function createAzblobBackend(azurite: Azurite, container: string, credential: AzblobCredential = { kind: "accountKey" }): Promise<AzblobBackend> {
-  await azurite.createContainer(container);
-  const environment: Record<string, string> = { AZURE_STORAGE_ACCOUNT: azuriteAccountName };
-  if (credential.kind === "accountKey") {
-    environment.AZURE_STORAGE_KEY = azuriteAccountKey;
-  } else {
-    environment.IDENTITY_ENDPOINT = credential.identityEndpoint;
-    // The driver takes a non-empty key, SAS or connection string before Entra ID; blank any the
-    // test process might have inherited, so this runner can only use a token.
-    for (const name of ["AZURE_STORAGE_KEY", "AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGEBLOB_CONNECTIONSTRING"]) {
-      environment[name] = "";
-    }
-  }
-  if (azurite.certificateFile !== undefined) {
-    // Go reads SSL_CERT_FILE as its trust store: the CLI trusts the emulator's certificate, and
-    // only the emulator's (the engine makes no other HTTPS call offline). Node ignores it.
-    environment.SSL_CERT_FILE = azurite.certificateFile;
-  }
-  return {
-    azurite,
-    container,
-    url: `azblob://${container}?domain=${azurite.host}${azurite.certificateFile === undefined ? "&protocol=http" : ""}`,
-    environment,
-    blobs: (prefix = ".pulumi/") => azurite.listBlobs(container, prefix),
-  };
-}
 
 /** A throwaway passphrase for this test run's stacks; the same for every runner, like a shared pipeline secret. */
 const passphrase = randomBytes(16).toString("hex");

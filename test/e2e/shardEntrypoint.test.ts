@@ -23,8 +23,8 @@ import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { demoTenantIds, seedDemoFleet, seedTenantFleet } from "../../sandbox/seed";
 import { settingsForRunningSandbox } from "../../cli/sandboxSettings";
-import { type Azurite, startAzurite } from "./azurite";
-import { type AzblobBackend, createAzblobBackend, waitUntil } from "./azblobBackend";
+import { type AzblobBackend, type Azurite, createAzblobBackend, startAzurite } from "../../sandbox/azurite";
+import { waitUntil } from "./azblobBackend";
 import { e2eScratchDirectory, engineModule, revokedCertificateFault, storedClientId, tamperWithFirstIdentities, wrongClientId } from "./engineHelpers";
 
 const projectDirectory = resolve(__dirname, "..", "..");

@@ -1,8 +1,9 @@
 /**
- * Azurite (the Azure Storage emulator, npm `azurite`) for tests: its Blob service on 127.0.0.1 at
- * an OS-assigned port, data in a private directory, stopped by the test. Plus a small Blob
- * client signed with the account's shared key (the Storage REST API's `SharedKey` scheme), so
- * tests read back what the Pulumi backend wrote without another SDK in the dependencies.
+ * Azurite (the Azure Storage emulator, npm `azurite`) for the tests and the benchmark: its Blob
+ * service on 127.0.0.1 at an OS-assigned port, data in a private directory, stopped by its user.
+ * Plus a small Blob client signed with the account's shared key (the Storage REST API's `SharedKey`
+ * scheme), so tests read back what the Pulumi backend wrote without another SDK in the
+ * dependencies, and a container described as a Pulumi `azblob://` backend.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
@@ -35,6 +36,8 @@ export interface AzuriteOptions {
 
 /** A running Azurite Blob service. */
 export interface Azurite {
+  /** The emulator's process (the benchmark counts its CPU). */
+  readonly pid: number;
   /** `127.0.0.1:<port>`, the `domain=` of an `azblob://` URL. */
   readonly host: string;
   /** With TLS: the certificate file to trust (e.g. Go's `SSL_CERT_FILE` for the Pulumi CLI). */
@@ -102,6 +105,7 @@ export async function startAzurite(options: AzuriteOptions = {}): Promise<Azurit
     const request = (method: string, path: string, query: Record<string, string>): Promise<BlobResponse> =>
       signedRequest({ host, certificatePem: options.tls?.certificatePem }, method, path, query);
     return {
+      pid: child.pid ?? 0,
       host,
       certificateFile,
       async createContainer(container) {
@@ -211,4 +215,55 @@ async function signedRequest(
 
 function unescapeXml(text: string): string {
   return text.replace(/&(lt|gt|quot|apos|amp);/g, (_, entity: string) => ({ lt: "<", gt: ">", quot: '"', apos: "'", amp: "&" })[entity] ?? "");
+}
+
+/** One Azure Blob container used as the Pulumi backend of many runners. */
+export interface AzblobBackend {
+  readonly azurite: Azurite;
+  readonly container: string;
+  /**
+   * The backend URL. gocloud.dev's azblob opener takes the account from AZURE_STORAGE_ACCOUNT and
+   * builds `https://<account>.blob.core.windows.net` unless told otherwise: `domain=127.0.0.1:<port>`
+   * makes it address the emulator path-style (`<protocol>://127.0.0.1:<port>/<account>`), and
+   * `protocol=http` matches Azurite's plain-HTTP listener when it has no certificate.
+   */
+  readonly url: string;
+  /** What every runner adds to its environment to reach the container (account, credential, trust). */
+  readonly environment: Readonly<Record<string, string>>;
+  /** Blob names under the backend's `.pulumi/` bookkeeping, e.g. `.pulumi/stacks/<project>/<stack>.json`. */
+  blobs(prefix?: string): Promise<string[]>;
+}
+
+/** How runners authenticate to the container. */
+export type AzblobCredential =
+  | { readonly kind: "accountKey" }
+  /** Entra ID: no key; the CLI's DefaultAzureCredential gets a token from this managed-identity endpoint. */
+  | { readonly kind: "entraId"; readonly identityEndpoint: string };
+
+/** Creates the container and describes the backend in it. */
+export async function createAzblobBackend(azurite: Azurite, container: string, credential: AzblobCredential = { kind: "accountKey" }): Promise<AzblobBackend> {
+  await azurite.createContainer(container);
+  const environment: Record<string, string> = { AZURE_STORAGE_ACCOUNT: azuriteAccountName };
+  if (credential.kind === "accountKey") {
+    environment.AZURE_STORAGE_KEY = azuriteAccountKey;
+  } else {
+    environment.IDENTITY_ENDPOINT = credential.identityEndpoint;
+    // The driver takes a non-empty key, SAS or connection string before Entra ID; blank any the
+    // test process might have inherited, so this runner can only use a token.
+    for (const name of ["AZURE_STORAGE_KEY", "AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGEBLOB_CONNECTIONSTRING"]) {
+      environment[name] = "";
+    }
+  }
+  if (azurite.certificateFile !== undefined) {
+    // Go reads SSL_CERT_FILE as its trust store: the CLI trusts the emulator's certificate, and
+    // only the emulator's (the engine makes no other HTTPS call offline). Node ignores it.
+    environment.SSL_CERT_FILE = azurite.certificateFile;
+  }
+  return {
+    azurite,
+    container,
+    url: `azblob://${container}?domain=${azurite.host}${azurite.certificateFile === undefined ? "&protocol=http" : ""}`,
+    environment,
+    blobs: (prefix = ".pulumi/") => azurite.listBlobs(container, prefix),
+  };
 }
