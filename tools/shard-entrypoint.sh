@@ -61,6 +61,11 @@ rm -rf "$scratch" && mkdir -p "$scratch" || fail_configuration "cannot create sc
 export PULUMI_HOME="${PULUMI_HOME:-${scratch}/pulumi-home}"
 export PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
 export PULUMI_PARALLEL="${PULUMI_PARALLEL:-16}"
+# The final checkpoint only, as the project's own doors run the engine (cli/engine.ts): the backend
+# rewrites the whole state after every step otherwise, one upload of the shard's whole checkpoint
+# per cluster (docs/performance.md, "Growth": the write time per checkpoint, times a shard's steps).
+# A killed run then loses its progress, which the next run redoes (a create adopts what Cosmos holds).
+export PULUMI_SKIP_CHECKPOINTS="${PULUMI_SKIP_CHECKPOINTS:-true}"
 export ARO_HCP_PROJECT_DIR="$project_dir"
 
 # The plan: the shard's clusters file and the plan's ID, which the records carry.
