@@ -16,7 +16,15 @@ export interface BenchCommandLine {
   readonly clusters?: number;
   /** `--pairs N`: pairs of ours and the floor's, or rounds of A, B and the floor (default 5). */
   readonly pairs?: number;
+  /**
+   * `--growth`: one stack at each of `sizes` (default {@link growthDefaults}), then a region of
+   * `regionClusters` in `regionShards` shards (default: as many as the measured shard size needs).
+   */
+  readonly growth?: { readonly sizes?: readonly number[]; readonly regionClusters?: number; readonly regionShards?: number };
 }
+
+/** The growth block's sizes and region when none are given: what docs/performance.md's "Growth" block is measured at. */
+export const growthDefaults = { sizes: [1000, 2000, 5000, 10_000], regionClusters: 10_000 } as const;
 
 /** The production scenario's size when none is given: what its targets are set for. */
 export const productionDefaults = { clusters: 2000, pairs: 5 } as const;
@@ -42,6 +50,24 @@ export function parseBenchCommandLine(argumentsGiven: readonly string[]): BenchC
   const production = argumentsGiven.includes("--production");
   const clusters = wholeNumberOption(argumentsGiven, "--clusters");
   const pairs = wholeNumberOption(argumentsGiven, "--pairs");
+  const growthAsked = argumentsGiven.includes("--growth");
+  const sizesAt = argumentsGiven.findIndex((argument) => argument === "--sizes" || argument.startsWith("--sizes="));
+  let sizes: number[] | undefined;
+  if (sizesAt >= 0) {
+    const text = argumentsGiven[sizesAt] === "--sizes" ? argumentsGiven[sizesAt + 1] : argumentsGiven[sizesAt].slice("--sizes=".length);
+    if (text === undefined || !/^[1-9][0-9]*(,[1-9][0-9]*)+$/.test(text)) {
+      throw new RangeError(`--sizes takes two or more cluster counts separated by commas (1000,2000), got ${text === undefined ? "nothing" : `"${text}"`}`);
+    }
+    sizes = text.split(",").map(Number);
+  }
+  const regionClusters = wholeNumberOption(argumentsGiven, "--region-clusters");
+  const regionShards = wholeNumberOption(argumentsGiven, "--region-shards");
+  if (!growthAsked && (sizes !== undefined || regionClusters !== undefined || regionShards !== undefined)) {
+    throw new RangeError("--sizes, --region-clusters and --region-shards apply to --growth only");
+  }
+  if (growthAsked && (quick || production || argumentsGiven.includes("--compare"))) {
+    throw new RangeError("--growth runs by itself: leave out --quick, --production and --compare");
+  }
   const compareAt = argumentsGiven.indexOf("--compare");
   let compare: BenchCommandLine["compare"];
   if (compareAt >= 0) {
@@ -55,9 +81,17 @@ export function parseBenchCommandLine(argumentsGiven: readonly string[]): BenchC
   if ((clusters !== undefined || pairs !== undefined) && !production && compare === undefined) {
     throw new RangeError("--clusters and --pairs apply to --production and --compare only");
   }
+  const growth = growthAsked
+    ? {
+        ...(sizes === undefined ? {} : { sizes }),
+        ...(regionClusters === undefined ? {} : { regionClusters }),
+        ...(regionShards === undefined ? {} : { regionShards }),
+      }
+    : undefined;
   return {
     quick,
     production,
+    ...(growth === undefined ? {} : { growth }),
     ...(compare === undefined ? {} : { compare }),
     ...(clusters === undefined ? {} : { clusters }),
     ...(pairs === undefined ? {} : { pairs }),

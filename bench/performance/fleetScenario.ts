@@ -40,6 +40,8 @@ export interface FleetScenarioOptions {
   readonly followUps: boolean;
   /** Extra environment for the engine and the provider host. */
   readonly engineEnvironment?: Readonly<Record<string, string>>;
+  /** After the runs, write the stack's checkpoint once more and time it (BenchmarkStack checkpointWrite). */
+  readonly measureCheckpointWrite?: boolean;
   /** Skip the floor (the throttling scenario has its own bound). */
   readonly skipFloor?: boolean;
   /** Also run the engine floor (engineFloor.ts): up, no-op up and refresh of trivial resources. */
@@ -121,6 +123,8 @@ export interface FleetScenarioResult {
   readonly refresh?: CountedRun;
   readonly refreshes?: readonly CountedRun[];
   readonly checkpointBytes: number;
+  /** With measureCheckpointWrite: one write of the whole checkpoint through the engine, after the follow-ups. */
+  readonly checkpointWrite?: { readonly bytes: number; readonly timeInMs: number };
   /** Identities resolved in Cosmos after the first `up`, out of clusters × identities. */
   readonly resolvedInCosmos: number;
   readonly expectedIdentities: number;
@@ -265,7 +269,10 @@ export const benchmarkFleet = { identitiesPerCluster: 4, latencyInMs: 20, lookup
 
 /** What a fleet scenario at the benchmark's settings may set besides its size. */
 export type BenchmarkFleetExtras = Partial<
-  Pick<FleetScenarioOptions, "parallel" | "engineEnvironment" | "followUpRepetitions" | "upRepetitions" | "subscriptions" | "perClusterCredentials">
+  Pick<
+    FleetScenarioOptions,
+    "parallel" | "engineEnvironment" | "followUpRepetitions" | "upRepetitions" | "subscriptions" | "perClusterCredentials" | "measureCheckpointWrite"
+  >
 >;
 
 /** A fleet scenario at the benchmark's settings; with the follow-ups, the engine floor's runs too. */
@@ -326,6 +333,7 @@ export async function runFleetScenario(options: FleetScenarioOptions): Promise<F
       resolvedInCosmos,
       expectedIdentities: options.clusters * options.identitiesPerCluster,
     };
-    return options.followUps ? { ...measured, ...(await followUps(options, driver, stack)) } : measured;
+    const followed = options.followUps ? { ...measured, ...(await followUps(options, driver, stack)) } : measured;
+    return options.measureCheckpointWrite === true ? { ...followed, checkpointWrite: await stack.checkpointWrite() } : followed;
   });
 }

@@ -37,7 +37,9 @@ import { median, medianBy, sumOfCounts } from "./statistics";
 import { runShardScenario } from "./shardScenario";
 import { runThrottleScenario } from "./throttleScenario";
 import { runThrottleFleet } from "./throttleFleet";
-import { comparisonRounds, parseBenchCommandLine, productionDefaults } from "./commandLine";
+import { comparisonRounds, growthDefaults, parseBenchCommandLine, productionDefaults } from "./commandLine";
+import { growthFits, growthPoint, renderGrowthReport, shardSize, shardsFor } from "./growthReport";
+import { runRegionScenario } from "./regionScenario";
 import { buildAndCompare } from "./commitComparison";
 import { renderComparison } from "./comparisonReport";
 
@@ -78,7 +80,16 @@ async function main(): Promise<void> {
         perClusterPairs: productionDefaults.pairs,
         optIns: { clusters: 2000, pairs: 2 },
       };
-  const mode = commandLine.compare !== undefined ? "comparison" : commandLine.production ? "production block" : quick ? "quick run" : "full run";
+  const mode =
+    commandLine.compare !== undefined
+      ? "comparison"
+      : commandLine.growth !== undefined
+        ? "growth block"
+        : commandLine.production
+          ? "production block"
+          : quick
+            ? "quick run"
+            : "full run";
   log(`${mode} on ${availableParallelism()} cores`);
   if (commandLine.compare !== undefined) {
     const comparison = await buildAndCompare({
@@ -98,6 +109,10 @@ async function main(): Promise<void> {
         machine: machineLine(engine),
       }),
     );
+    return;
+  }
+  if (commandLine.growth !== undefined) {
+    await growthOnly(engine, started, log, commandLine.growth);
     return;
   }
   if (commandLine.production) {
@@ -295,6 +310,53 @@ async function productionOnly(
   const path = join(projectDirectory, "docs", "performance.md");
   writeFileSync(path, replaceGeneratedSection(readFileSync(path, "utf8"), "npm run bench -- --production", generated));
   log(`wrote ${path} (the --production block)`);
+}
+
+/**
+ * `--growth`: one stack in production's credential mode at each size (one run of each operation and
+ * its floor, and one checkpoint write), the shard size that follows, then a region of that many
+ * clusters in that many shards run by tools/shard-entrypoint.sh processes against one sandbox and
+ * one Azurite (regionScenario.ts). Written into its own block at the default sizes, printed otherwise.
+ */
+async function growthOnly(
+  engine: Awaited<ReturnType<typeof engineCommand>>,
+  started: number,
+  log: (line: string) => void,
+  asked: NonNullable<ReturnType<typeof parseBenchCommandLine>["growth"]>,
+): Promise<void> {
+  const sizes = [...(asked.sizes ?? growthDefaults.sizes)].sort((left, right) => left - right);
+  const regionClusters = asked.regionClusters ?? growthDefaults.regionClusters;
+  log(`growth: one cluster, then one stack at ${sizes.join(", ")} clusters, production's credential mode`);
+  const startUp = await runBenchmarkFleet(engine, log, 1, false, { perClusterCredentials: true });
+  const results = [];
+  for (const clusters of sizes) {
+    log(`growth: ${clusters} clusters`);
+    results.push(await runBenchmarkFleet(engine, log, clusters, true, { perClusterCredentials: true, measureCheckpointWrite: true }));
+  }
+  const size = shardSize(growthFits(results.map(growthPoint)));
+  const regionShards = asked.regionShards ?? shardsFor(regionClusters, size.clusters > 0 ? size.clusters : Math.max(...sizes));
+  log(`growth: shard size ${size.clusters} (bound by the ${size.boundBy}); region of ${regionClusters} clusters in ${regionShards} shards`);
+  const region = await runRegionScenario({ engine, clusters: regionClusters, shards: regionShards, armLatencyInMs: latencyInMs, lookupConcurrency, log });
+  const isDefault = asked.sizes === undefined && asked.regionClusters === undefined && asked.regionShards === undefined;
+  const generated = renderGrowthReport({
+    commandLine: `npm run bench -- ${process.argv.slice(2).join(" ")}`,
+    date: new Date().toISOString(),
+    durationInMs: Date.now() - started,
+    machine: machineLine(engine),
+    cores: availableParallelism(),
+    latencyInMs,
+    lookupConcurrency,
+    startUp,
+    sizes: results,
+    region,
+  });
+  if (!isDefault) {
+    console.log(`sizes ${sizes.join(", ")}, region ${regionClusters} clusters in ${regionShards} shards, not the page's:\n\n${generated}`);
+    return;
+  }
+  const path = join(projectDirectory, "docs", "performance.md");
+  writeFileSync(path, replaceGeneratedSection(readFileSync(path, "utf8"), "npm run bench -- --growth", generated));
+  log(`wrote ${path} (the --growth block)`);
 }
 
 /** The machine, as the production block and the comparison name it. */

@@ -14,6 +14,12 @@ describe("parseBenchCommandLine", () => {
       ["--compare", "HEAD~1", "HEAD", "--pairs", "3"],
       { quick: false, production: false, compare: { base: "HEAD~1", candidate: "HEAD" }, pairs: 3 },
     ],
+    ["the growth block at the page's sizes", ["--growth"], { quick: false, production: false, growth: {} }],
+    [
+      "the growth block small, with its region",
+      ["--growth", "--sizes", "100,200", "--region-clusters=300", "--region-shards", "2"],
+      { quick: false, production: false, growth: { sizes: [100, 200], regionClusters: 300, regionShards: 2 } },
+    ],
   ])("reads %s", (_title, argumentsGiven, expected) => {
     expect(parseBenchCommandLine(argumentsGiven)).toEqual(expected);
   });
@@ -25,6 +31,9 @@ describe("parseBenchCommandLine", () => {
     ["one commit to compare", ["--compare", "HEAD"], /--compare takes two commits/],
     ["an option where the second commit should be", ["--compare", "HEAD", "--pairs", "3"], /--compare takes two commits/],
     ["a comparison with the production block", ["--production", "--compare", "A", "B"], /leave out --quick and --production/],
+    ["growth sizes without --growth", ["--sizes", "100,200"], /apply to --growth only/],
+    ["one growth size, which no line goes through", ["--growth", "--sizes", "100"], /two or more cluster counts/],
+    ["the growth block with the production block", ["--growth", "--production"], /--growth runs by itself/],
   ])("refuses %s", (_title, argumentsGiven, message) => {
     expect(() => parseBenchCommandLine(argumentsGiven)).toThrow(message);
   });
