@@ -9,5 +9,7 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund --loglevel=error
 fi
 echo "setup: compiling TypeScript" >&2
-npx tsc -p tsconfig.build.json
+# Incremental: a set-up clone recompiles only what changed (16 s to 6 s here when nothing did). The
+# build info lives in dist/, so a removed dist/ is rebuilt whole.
+npx tsc -p tsconfig.build.json --incremental --tsBuildInfoFile dist/.tsbuildinfo
 bash tools/build-pulumi-cli.sh >/dev/null

@@ -12,4 +12,4 @@ if [ ! -d "${example}/node_modules" ] || [ "${example}/package-lock.json" -nt "$
   (cd "${example}" && npm ci --no-audit --no-fund --loglevel=error)
   touch "${example}/node_modules"
 fi
-npx tsc --noEmit -p "${example}"
+npx tsc --noEmit -p "${example}" --incremental --tsBuildInfoFile .cache/tsc/examples-azure-native.tsbuildinfo
