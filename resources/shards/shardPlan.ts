@@ -53,6 +53,37 @@ export function shardPlanId(clusterResourceIds: readonly string[], shardCount: n
 }
 
 /**
+ * The most clusters a shard's stack should hold: the largest stack whose drift check (`refresh`,
+ * then a no-op `up`) stays under 5 minutes on a 2-core machine and whose provider host stays under
+ * 200 MB, as docs/performance.md's "Growth" block measured it, rounded down.
+ */
+export const defaultMaxShardClusters = 2000;
+
+/**
+ * The fewest shards whose largest holds at most `maxClusters` clusters, by this plan's hash (exact,
+ * not an estimate of the hash's spread). The hash leaves the largest shard about two standard
+ * deviations above the mean, so a few more shards than clusters ÷ `maxClusters` do; past twice that,
+ * the limit is too small for a hash to meet and the search stops.
+ * @throws RangeError when `maxClusters` is not a whole number of at least 1, or no count up to twice
+ *   the even split keeps every shard within it.
+ */
+export function fewestShardsWithin(clusterResourceIds: readonly string[], maxClusters: number): number {
+  if (!Number.isInteger(maxClusters) || maxClusters < 1) {
+    throw new RangeError(`the most clusters a shard may hold must be a whole number of at least 1, got ${maxClusters}`);
+  }
+  const hashes = clusterResourceIds.map((id) => createHash("sha256").update(id.toLowerCase()).digest().readUInt32BE(0));
+  const evenSplit = Math.max(1, Math.ceil(hashes.length / maxClusters));
+  for (let shardCount = evenSplit; shardCount <= 2 * evenSplit; shardCount += 1) {
+    const sizes = new Array<number>(shardCount).fill(0);
+    for (const hash of hashes) sizes[hash % shardCount] += 1;
+    if (Math.max(...sizes) <= maxClusters) return shardCount;
+  }
+  throw new RangeError(
+    `no plan of ${evenSplit} to ${2 * evenSplit} shards keeps each of ${hashes.length} clusters' shards within ${maxClusters}: the hash spreads clusters too unevenly for so few per shard; allow more per shard`,
+  );
+}
+
+/**
  * Splits a region's clusters into `shardCount` shards.
  * @throws RangeError when `shardCount` is not a whole number of at least 1.
  */

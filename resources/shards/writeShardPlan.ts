@@ -1,14 +1,17 @@
 /**
- * The shard plan command: `aro-hcp-shard-plan <region clusters file> --shards <count> --out <directory>`
- * writes each shard's clusters file (`shard-<index>.json`, the format of the stack's `clustersFile`)
- * and the plan file (`shard-plan.json`) into the directory. It reads and writes files only: moving
+ * The shard plan command: `aro-hcp-shard-plan <region clusters file> [--shards <count>]
+ * [--max-shard-clusters <n>] --out <directory>` writes each shard's clusters file (`shard-<index>.json`,
+ * the format of the stack's `clustersFile`) and the plan file (`shard-plan.json`) into the directory.
+ * Without `--shards`, the count is the fewest whose largest shard holds at most `--max-shard-clusters`
+ * (default {@link defaultMaxShardClusters}, the measured shard size); with it, a plan whose largest
+ * shard holds more is written as asked, and the command says which count would fit. It reads and writes files only: moving
  * clusters between shards is the shards' next runs (docs/operations.md, "Sharding a large fleet").
  */
 import { withCause } from "../core/errors";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { ClusterEntry } from "./shardPlan";
-import { parseRegionClusters, planShards } from "./shardPlan";
+import { defaultMaxShardClusters, fewestShardsWithin, parseRegionClusters, planShards } from "./shardPlan";
 import type { ShardPlanFile } from "./shardPlanFile";
 import { shardClustersFileName, shardPlanFileName, shardPlanFileOf } from "./shardPlanFile";
 
@@ -16,7 +19,10 @@ import { shardClustersFileName, shardPlanFileName, shardPlanFileOf } from "./sha
 export interface WriteShardPlanOptions {
   /** The region's clusters file (a JSON list, the format of the stack's `clustersFile`). */
   readonly clustersFile: string;
-  readonly shardCount: number;
+  /** Absent: the fewest shards whose largest holds at most {@link maxShardClusters}. */
+  readonly shardCount?: number;
+  /** The most clusters a shard should hold; default {@link defaultMaxShardClusters}. */
+  readonly maxShardClusters?: number;
   /** Created when absent; the plan's files replace any of the same name. */
   readonly outputDirectory: string;
 }
@@ -27,6 +33,10 @@ export interface WrittenShardPlan {
   readonly plan: ShardPlanFile;
   /** Shard files of an earlier plan with more shards (`shard-<index>.json`, index ≥ the shard count), removed. */
   readonly removed: readonly string[];
+  /** The most clusters a shard should hold, as given or by default. */
+  readonly maxShardClusters: number;
+  /** The fewest shards whose largest holds at most {@link maxShardClusters}; the plan's count when none was given. */
+  readonly fewestShardsWithin: number;
 }
 
 function readRegionClusters(file: string): ClusterEntry[] {
@@ -55,7 +65,12 @@ function readRegionClusters(file: string): ClusterEntry[] {
  */
 export function writeShardPlan(options: WriteShardPlanOptions): WrittenShardPlan {
   const clusters = readRegionClusters(options.clustersFile);
-  const plan = planShards(clusters, options.shardCount);
+  const maxShardClusters = options.maxShardClusters ?? defaultMaxShardClusters;
+  const fewest = fewestShardsWithin(
+    clusters.map((cluster) => cluster.clusterResourceId),
+    maxShardClusters,
+  );
+  const plan = planShards(clusters, options.shardCount ?? fewest);
   const planFile = shardPlanFileOf(plan);
   const written = [...planFile.shards.map((shard) => shard.clustersFile), shardPlanFileName].map((name) => join(options.outputDirectory, name));
   if (written.some((file) => resolve(file) === resolve(options.clustersFile))) {
@@ -71,7 +86,7 @@ export function writeShardPlan(options: WriteShardPlanOptions): WrittenShardPlan
   for (const name of removed) rmSync(join(options.outputDirectory, name));
   const planFilePath = join(options.outputDirectory, shardPlanFileName);
   writeFileSync(planFilePath, `${JSON.stringify(planFile, null, 2)}\n`);
-  return { planFile: planFilePath, plan: planFile, removed };
+  return { planFile: planFilePath, plan: planFile, removed, maxShardClusters, fewestShardsWithin: fewest };
 }
 
 /** The command line: `<clusters file> --shards <count> --out <directory>`, or a usage error naming what is wrong. */
@@ -84,7 +99,7 @@ export function parseShardPlanArguments(argumentsList: readonly string[]): Write
       positional.push(argument);
       continue;
     }
-    if (argument !== "--shards" && argument !== "--out") return { usageError: `unknown option ${argument}` };
+    if (argument !== "--shards" && argument !== "--out" && argument !== "--max-shard-clusters") return { usageError: `unknown option ${argument}` };
     const value = argumentsList[index + 1];
     if (value === undefined || value.startsWith("--")) return { usageError: `${argument} needs a value` };
     options.set(argument, value);
@@ -92,24 +107,47 @@ export function parseShardPlanArguments(argumentsList: readonly string[]): Write
   }
   if (positional.length !== 1) return { usageError: `give one region clusters file, got ${positional.length}` };
   const shards = options.get("--shards");
-  if (shards === undefined || !/^[1-9]\d*$/.test(shards)) return { usageError: `--shards must be a whole number of at least 1, got ${shards ?? "nothing"}` };
+  if (shards !== undefined && !/^[1-9]\d*$/.test(shards)) return { usageError: `--shards must be a whole number of at least 1, got ${shards}` };
+  const maxShardClusters = options.get("--max-shard-clusters");
+  if (maxShardClusters !== undefined && !/^[1-9]\d*$/.test(maxShardClusters)) {
+    return { usageError: `--max-shard-clusters must be a whole number of at least 1, got ${maxShardClusters}` };
+  }
   const outputDirectory = options.get("--out");
   if (outputDirectory === undefined) return { usageError: "--out <directory> is required (where the shard files and shard-plan.json go)" };
-  return { clustersFile: positional[0], shardCount: Number(shards), outputDirectory };
+  return {
+    clustersFile: positional[0],
+    ...(shards === undefined ? {} : { shardCount: Number(shards) }),
+    ...(maxShardClusters === undefined ? {} : { maxShardClusters: Number(maxShardClusters) }),
+    outputDirectory,
+  };
 }
 
 /** The command: writes the plan and prints what it wrote; exit code 1 on a bad input file, 2 on a usage error. */
 export function shardPlanCommand(argumentsList: readonly string[], usageName = "aro-hcp-shard-plan"): void {
   const options = parseShardPlanArguments(argumentsList);
   if ("usageError" in options) {
-    console.error(`${options.usageError}\nusage: ${usageName} <region clusters file> --shards <count> --out <directory>`);
+    console.error(`${options.usageError}\nusage: ${usageName} <region clusters file> [--shards <count>] [--max-shard-clusters <n>] --out <directory>`);
     process.exitCode = 2;
     return;
   }
   try {
-    const { plan, planFile, removed } = writeShardPlan(options);
+    const written = writeShardPlan(options);
+    const { plan, planFile, removed, maxShardClusters, fewestShardsWithin } = written;
     const sizes = plan.shards.map((shard) => shard.clusters).join(", ");
     console.log(`Shard plan ${plan.planId}: ${plan.clusters} clusters in ${plan.shardCount} shards (${sizes}); wrote ${planFile} and its shard files`);
+    if (options.shardCount === undefined) {
+      console.log(
+        `${plan.shardCount} shards: the fewest whose largest holds at most ${maxShardClusters} clusters. Pass --shards ${plan.shardCount} when you plan again: a new count moves most clusters (docs/operations.md, section 4)`,
+      );
+    } else {
+      const over = plan.shards.filter((shard) => shard.clusters > maxShardClusters);
+      if (over.length > 0) {
+        console.error(
+          `Warning: ${over.map((shard) => `shard ${shard.index} holds ${shard.clusters}`).join(", ")} clusters, more than the ${maxShardClusters} a shard should hold ` +
+            `(its drift check and provider host grow with it: docs/performance.md, "Growth"); --shards ${fewestShardsWithin} is the fewest that fits`,
+        );
+      }
+    }
     if (removed.length > 0) {
       console.log(`Removed ${removed.join(", ")}: shards of an earlier plan with more shards (retire their stacks: docs/operations.md, section 4)`);
     }

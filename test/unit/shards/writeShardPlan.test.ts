@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { shardIndexOf } from "../../../resources/shards/shardPlan";
+import { defaultMaxShardClusters, fewestShardsWithin, planShards, shardIndexOf } from "../../../resources/shards/shardPlan";
 import { parseShardPlanFile, readShardPlanFile } from "../../../resources/shards/shardPlanFile";
 import { parseShardPlanArguments, shardPlanCommand, writeShardPlan } from "../../../resources/shards/writeShardPlan";
 
@@ -126,6 +126,65 @@ describe("parseShardPlanFile", () => {
   });
 });
 
+describe("the shard count from the most clusters a shard should hold", () => {
+  it("is the fewest shards whose largest holds at most that many, by the plan's own hash", () => {
+    const ids = Array.from({ length: 1000 }, (_, index) => clusterId(index));
+    const clusters = ids.map((clusterResourceId) => ({ clusterResourceId }));
+    const largest = (shards: number): number => Math.max(...planShards(clusters, shards).shards.map((shard) => shard.length));
+    const counts = [1000, 400, 250, 100].map((most) => {
+      const count = fewestShardsWithin(ids, most);
+      expect(largest(count), `${most} at ${count} shards`).toBeLessThanOrEqual(most);
+      // Fewer cannot fit: below the even split by counting, from it up by the hash's spread.
+      for (let fewer = Math.ceil(ids.length / most); fewer < count; fewer += 1) expect(largest(fewer), `${most} at ${fewer} shards`).toBeGreaterThan(most);
+      return count;
+    });
+    // The hash's spread costs shards beyond the even split at 100 a shard (10), none at 1,000.
+    expect(counts[0]).toBe(1);
+    expect(counts[3]).toBeGreaterThan(10);
+    expect(() => fewestShardsWithin(ids, 0)).toThrow(/whole number of at least 1, got 0/);
+    expect(() => fewestShardsWithin(ids, 1)).toThrow(/no plan of 1000 to 2000 shards keeps each of 1000 clusters' shards within 1/);
+  });
+
+  it("plans that many when no count is given, and warns naming the shards over it when the given count leaves some", () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => undefined);
+    const error = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const exitCode = process.exitCode;
+    try {
+      const fewest = fewestShardsWithin(
+        region.map((cluster) => cluster.clusterResourceId),
+        8,
+      );
+      shardPlanCommand([clustersFile, "--max-shard-clusters", "8", "--out", outputDirectory]);
+      const picked = readShardPlanFile(join(outputDirectory, "shard-plan.json"));
+      expect(picked.shardCount).toBe(fewest);
+      expect(Math.max(...picked.shards.map((shard) => shard.clusters))).toBeLessThanOrEqual(8);
+      expect(log.mock.calls[1]).toEqual([
+        `${fewest} shards: the fewest whose largest holds at most 8 clusters. Pass --shards ${fewest} when you plan again: a new count moves most clusters (docs/operations.md, section 4)`,
+      ]);
+      expect(error).not.toHaveBeenCalled();
+
+      shardPlanCommand([clustersFile, "--shards", "2", "--max-shard-clusters", "8", "--out", outputDirectory]);
+      const asked = readShardPlanFile(join(outputDirectory, "shard-plan.json"));
+      expect(asked.shardCount).toBe(2);
+      expect(error.mock.calls).toHaveLength(1);
+      const [warning] = error.mock.calls[0] as [string];
+      for (const shard of asked.shards) expect(warning.includes(`shard ${shard.index} holds ${shard.clusters}`)).toBe(shard.clusters > 8);
+      expect(warning).toContain(`--shards ${fewest} is the fewest that fits`);
+      expect(process.exitCode).toBe(exitCode);
+
+      // The default holds far more than this region: one shard, no warning.
+      error.mockClear();
+      expect(writeShardPlan({ clustersFile, outputDirectory }).plan.shardCount).toBe(fewestShardsWithin([clusterId(0)], defaultMaxShardClusters));
+      shardPlanCommand([clustersFile, "--shards", "1", "--out", outputDirectory]);
+      expect(error).not.toHaveBeenCalled();
+    } finally {
+      process.exitCode = exitCode;
+      log.mockRestore();
+      error.mockRestore();
+    }
+  });
+});
+
 describe("the shard plan command", () => {
   it.each([
     [["region.json", "--shards", "4", "--out", "out"], { clustersFile: "region.json", shardCount: 4, outputDirectory: "out" }],
@@ -136,6 +195,9 @@ describe("the shard plan command", () => {
     [["region.json", "--shards", "--out", "out"], { usageError: "--shards needs a value" }],
     [["a.json", "b.json", "--shards", "4", "--out", "out"], { usageError: "give one region clusters file, got 2" }],
     [["region.json", "--shard", "4", "--out", "out"], { usageError: "unknown option --shard" }],
+    [["region.json", "--out", "out"], { clustersFile: "region.json", outputDirectory: "out" }],
+    [["region.json", "--max-shard-clusters", "1500", "--out", "out"], { clustersFile: "region.json", maxShardClusters: 1500, outputDirectory: "out" }],
+    [["region.json", "--max-shard-clusters", "0", "--out", "out"], { usageError: "--max-shard-clusters must be a whole number of at least 1, got 0" }],
   ])("reads %j", (argumentsList, expected) => {
     expect(parseShardPlanArguments(argumentsList)).toEqual(expected);
   });
