@@ -258,7 +258,7 @@ export function renderGrowthReport(results: GrowthResults): string {
     "",
     `**Shard size**: a drift check under ${shardLimits.driftCheckInMs / 60_000} minutes allows ${Number.isFinite(size.byDriftCheck) ? size.byDriftCheck : "any number of"} clusters by its fit; a provider host under ${megabytes(shardLimits.hostPeakBytes)} allows ${Number.isFinite(size.byHostPeak) ? size.byHostPeak : "any number of"}. ` +
       (size.clusters > 0
-        ? `The default shard holds at most **${size.clusters}** clusters (bound by the ${size.boundBy}); a ${(10_000).toLocaleString("en-US")}-cluster region takes ${shardsFor(10_000, size.clusters)} shards, a 20,000-cluster one ${shardsFor(20_000, size.clusters)} (the largest shard of a hash spread included).`
+        ? `A shard should hold at most **${size.clusters}** clusters (bound by the ${size.boundBy}; \`aro-hcp-shard-plan\`'s default, resources/shards/shardPlan.ts defaultMaxShardClusters); by the model's spread of the hash, a 10,000-cluster region takes ${shardsFor(10_000, size.clusters)} shards, a 20,000-cluster one ${shardsFor(20_000, size.clusters)}.`
         : `No stack size meets both: the ${size.boundBy} bounds it below any shard worth running.`),
     "",
   ];

@@ -38,7 +38,7 @@ import { runShardScenario } from "./shardScenario";
 import { runThrottleScenario } from "./throttleScenario";
 import { runThrottleFleet } from "./throttleFleet";
 import { comparisonRounds, growthDefaults, parseBenchCommandLine, productionDefaults } from "./commandLine";
-import { growthFits, growthPoint, renderGrowthReport, shardSize, shardsFor } from "./growthReport";
+import { growthFits, growthPoint, renderGrowthReport, shardSize } from "./growthReport";
 import { runRegionScenario } from "./regionScenario";
 import { buildAndCompare } from "./commitComparison";
 import { renderComparison } from "./comparisonReport";
@@ -334,9 +334,13 @@ async function growthOnly(
     results.push(await runBenchmarkFleet(engine, log, clusters, true, { perClusterCredentials: true, measureCheckpointWrite: true }));
   }
   const size = shardSize(growthFits(results.map(growthPoint)));
-  const regionShards = asked.regionShards ?? shardsFor(regionClusters, size.clusters > 0 ? size.clusters : Math.max(...sizes));
-  log(`growth: shard size ${size.clusters} (bound by the ${size.boundBy}); region of ${regionClusters} clusters in ${regionShards} shards`);
-  const region = await runRegionScenario({ engine, clusters: regionClusters, shards: regionShards, armLatencyInMs: latencyInMs, lookupConcurrency, log });
+  // The region is planned as an operator would: by the shard size just measured, unless a count is asked.
+  const shards =
+    asked.regionShards !== undefined ? { count: asked.regionShards } : { maxShardClusters: size.clusters > 0 ? size.clusters : Math.min(...sizes) };
+  log(
+    `growth: shard size ${size.clusters} (bound by the ${size.boundBy}); region of ${regionClusters} clusters, ${"count" in shards ? `${shards.count} shards` : `at most ${shards.maxShardClusters} a shard`}`,
+  );
+  const region = await runRegionScenario({ engine, clusters: regionClusters, shards, armLatencyInMs: latencyInMs, lookupConcurrency, log });
   const isDefault = asked.sizes === undefined && asked.regionClusters === undefined && asked.regionShards === undefined;
   const generated = renderGrowthReport({
     commandLine: `npm run bench -- ${process.argv.slice(2).join(" ")}`,
@@ -351,7 +355,7 @@ async function growthOnly(
     region,
   });
   if (!isDefault) {
-    console.log(`sizes ${sizes.join(", ")}, region ${regionClusters} clusters in ${regionShards} shards, not the page's:\n\n${generated}`);
+    console.log(`sizes ${sizes.join(", ")}, region ${regionClusters} clusters in ${region.shards} shards, not the page's:\n\n${generated}`);
     return;
   }
   const path = join(projectDirectory, "docs", "performance.md");

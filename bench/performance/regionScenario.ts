@@ -102,7 +102,8 @@ function startShard(environment: NodeJS.ProcessEnv, logFile: string): Promise<{ 
 export async function runRegionScenario(options: {
   readonly engine: EngineCommand;
   readonly clusters: number;
-  readonly shards: number;
+  /** The shard count; or, as `aro-hcp-shard-plan --max-shard-clusters` picks it, the most clusters a shard may hold. */
+  readonly shards: { readonly count: number } | { readonly maxShardClusters: number };
   readonly armLatencyInMs: number;
   readonly lookupConcurrency: number;
   readonly log: (line: string) => void;
@@ -125,10 +126,11 @@ export async function runRegionScenario(options: {
     const regionFile = join(scratch, "region.json");
     writeFileSync(regionFile, JSON.stringify(fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId }))));
     const planDirectory = join(scratch, "plan");
+    const sharding = "count" in options.shards ? ["--shards", String(options.shards.count)] : ["--max-shard-clusters", String(options.shards.maxShardClusters)];
     await mustRun(
       "aro-hcp-shard-plan",
       process.execPath,
-      [join(projectDirectory, "dist", "cli", "shardPlan.js"), regionFile, "--shards", String(options.shards), "--out", planDirectory],
+      [join(projectDirectory, "dist", "cli", "shardPlan.js"), regionFile, ...sharding, "--out", planDirectory],
       process.env,
     );
     const plan = JSON.parse(readFileSync(join(planDirectory, "shard-plan.json"), "utf8")) as ShardPlanFile;
@@ -234,7 +236,7 @@ export async function runRegionScenario(options: {
     const checkpointBytes = plan.shards.map((item) => sizes.get(`${region}-shard-${item.index}.json`) ?? Number.NaN);
     return {
       clusters: options.clusters,
-      shards: options.shards,
+      shards: plan.shardCount,
       clustersPerShard: plan.shards.map((item) => item.clusters),
       credentialIssuance: { issued: issued.issued, timeInMs: issued.timeInMs, keyPoolSize: smiKeyPoolSize },
       adoption,
