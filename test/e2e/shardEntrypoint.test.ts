@@ -12,7 +12,7 @@
  * chart's ConfigMap mounts.
  */
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -57,6 +57,8 @@ let podEnvironment: NodeJS.ProcessEnv;
 let plan: ShardPlanFile;
 /** The image's /app. */
 let image: string;
+/** tools/blob-files, built: what an operator uses to put files beside the state. */
+let blobFilesBinary: string;
 
 /** What a shard's pod has: the image's PATH (the CLI and blob-files), the chart's settings and backend, its index. */
 function shardEnvironment(index: number, runId: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -85,6 +87,18 @@ async function verdict(runId?: string): Promise<Finished & { report: RegionRepor
   return { ...finished, report: JSON.parse(readFileSync(reportFile, "utf8")) as RegionReport };
 }
 
+/** Puts local files beside the state, as the operator does with blob-files. */
+async function putBesideState(files: Readonly<Record<string, string>>): Promise<void> {
+  for (const [key, file] of Object.entries(files)) {
+    const put = await run(blobFilesBinary, ["put", backend.url, key, file], podEnvironment);
+    expect(put.code, put.output).toBe(0);
+  }
+}
+
+/** The clusters a plan directory's shard file lists. */
+const clustersOf = (directory: string, clustersFile: string): { clusterResourceId: string }[] =>
+  JSON.parse(readFileSync(join(directory, clustersFile), "utf8")) as { clusterResourceId: string }[];
+
 const nameOf = (cluster: FleetClusterDescription): string => {
   const [, , subscription, , resourceGroup, , , , name] = cluster.clusterResourceId.split("/");
   return `${subscription}/${resourceGroup}/${name}`.toLowerCase();
@@ -100,7 +114,7 @@ beforeAll(async () => {
   ]);
   expect(blobFiles.code, blobFiles.output).toBe(0);
   expect(layout.code, layout.output).toBe(0);
-  const blobFilesBinary = blobFiles.stdout.trim().split("\n").pop() ?? "";
+  blobFilesBinary = blobFiles.stdout.trim().split("\n").pop() ?? "";
   sandbox = await startSandbox({ certificateDirectory: join(scratch, "sandbox-ca"), perClusterCredentials: true });
   // Two tenants of the demo fleet (the first holds two clusters) and three clusters each in a tenant of its own.
   fleet = [...seedDemoFleet(sandbox), ...seedTenantFleet(sandbox, { clusters: 3, identitiesPerCluster: 1 })];
@@ -135,10 +149,8 @@ beforeAll(async () => {
   );
   expect(planned.code, planned.output).toBe(0);
   plan = JSON.parse(readFileSync(join(scratch, "plan", "shard-plan.json"), "utf8")) as ShardPlanFile;
-  for (const name of ["shard-plan.json", ...plan.shards.map((item) => item.clustersFile)]) {
-    const put = await run(blobFilesBinary, ["put", backend.url, `aro-hcp/${region}/shard-plan/${name}`, join(scratch, "plan", name)], podEnvironment);
-    expect(put.code, put.output).toBe(0);
-  }
+  const names = ["shard-plan.json", ...plan.shards.map((item) => item.clustersFile)];
+  await putBesideState(Object.fromEntries(names.map((name) => [`aro-hcp/${region}/shard-plan/${name}`, join(scratch, "plan", name)])));
 }, 600_000);
 
 afterAll(async () => {
@@ -156,9 +168,29 @@ describe("the shard entrypoint, run as an Indexed Job's pods, and the region's v
 
     const layoutBuilt = join(scratch, "layout-built");
     writeFileSync(layoutBuilt, "");
-    // Run 1 adopts the region: every shard at once, each its own process.
-    const adopted = await Promise.all(plan.shards.map((item) => shard(item.index, "run-1")));
+    // Run 1 adopts the region: every shard at once, each its own process. The largest shard's pod reads
+    // its clusters from a copy of the plan whose file for it lost its first cluster: it runs the rest,
+    // green, and exits 0; the verdict names the cluster its run left unaccounted for.
+    const [cut] = [...plan.shards].sort((left, right) => right.clusters - left.clusters);
+    expect(cut.clusters, "clusters of the largest shard").toBeGreaterThan(1);
+    const cutPlan = join(scratch, "plan-cut");
+    cpSync(join(scratch, "plan"), cutPlan, { recursive: true });
+    const [dropped, ...kept] = clustersOf(cutPlan, cut.clustersFile);
+    writeFileSync(join(cutPlan, cut.clustersFile), JSON.stringify(kept));
+    const adopted = await Promise.all(
+      plan.shards.map((item) => shard(item.index, "run-1", item.index === cut.index ? { ARO_HCP_SHARD_PLAN_DIRECTORY: cutPlan } : {})),
+    );
     adopted.forEach((finished, index) => expect(finished.code, `shard ${index}:\n${finished.output}`).toBe(0));
+    const partial = await verdict("run-1");
+    expect(partial.code, partial.output).toBe(1);
+    const droppedName = nameOf({ clusterResourceId: dropped.clusterResourceId } as FleetClusterDescription);
+    expect(partial.report.problems).toEqual([
+      `shard ${cut.index} (${cut.clustersFile}) left 1 of its ${cut.clusters} clusters unaccounted for (its run stopped part-way, or its program declared fewer): ${droppedName}`,
+    ]);
+    expect(partial.report.shards[cut.index]).toMatchObject({ unaccounted: [droppedName], verdict: "failed" });
+    // The Job retries the index within the run, over the plan beside the state: its records replace the cut run's.
+    const retried = await shard(cut.index, "run-1");
+    expect(retried.code, retried.output).toBe(0);
     const green = await verdict("run-1");
     expect(green.code, green.output).toBe(0);
     expect(green.report).toMatchObject({ verdict: "ok", problems: [], planId: plan.planId, runId: "run-1", counts: { clusters: fleet.length } });
