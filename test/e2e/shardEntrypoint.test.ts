@@ -87,6 +87,12 @@ async function verdict(runId?: string): Promise<Finished & { report: RegionRepor
   return { ...finished, report: JSON.parse(readFileSync(reportFile, "utf8")) as RegionReport };
 }
 
+/** Every document in the sandbox's Cosmos container, read back through the Cosmos client: id to `_etag`. */
+async function etags(): Promise<Record<string, string>> {
+  const { resources } = await sandbox.cosmosContainer.items.readAll<{ id: string; _etag: string }>().fetchAll();
+  return Object.fromEntries(resources.map((document) => [document.id, document._etag]));
+}
+
 /** Puts local files beside the state, as the operator does with blob-files. */
 async function putBesideState(files: Readonly<Record<string, string>>): Promise<void> {
   for (const [key, file] of Object.entries(files)) {
@@ -337,5 +343,54 @@ describe("the shard entrypoint, run as an Indexed Job's pods, and the region's v
     const judged = await verdict("run-5");
     expect(judged.code, judged.output).toBe(0);
     expect(judged.report).toMatchObject({ verdict: "ok", problems: [], counts: { clusters: fleet.length } });
+  }, 300_000);
+
+  it("moves the region to a new shard count through the entrypoint with no Cosmos write: every shard of the new plan at once, the verdict green", async () => {
+    // The operator plans again with another count and puts the new plan beside the state, over the old one's files.
+    const newDirectory = join(scratch, "plan-new");
+    const planned = await run(
+      process.execPath,
+      [join(projectDirectory, "dist", "cli", "shardPlan.js"), join(scratch, "region.json"), "--shards", String(shardCount + 1), "--out", newDirectory],
+      process.env,
+    );
+    expect(planned.code, planned.output).toBe(0);
+    const newPlan = JSON.parse(readFileSync(join(newDirectory, "shard-plan.json"), "utf8")) as ShardPlanFile;
+    expect(newPlan.planId).not.toBe(plan.planId);
+    const shardsOf = (directory: string, of: ShardPlanFile): Map<string, number> =>
+      new Map(
+        of.shards.flatMap((item) => clustersOf(directory, item.clustersFile).map((cluster): [string, number] => [cluster.clusterResourceId, item.index])),
+      );
+    const [before, after] = [shardsOf(join(scratch, "plan"), plan), shardsOf(newDirectory, newPlan)];
+    expect(
+      fleet.filter((cluster) => before.get(cluster.clusterResourceId) !== after.get(cluster.clusterResourceId)).length,
+      "clusters that move",
+    ).toBeGreaterThan(0);
+    const names = ["shard-plan.json", ...newPlan.shards.map((item) => item.clustersFile)];
+    await putBesideState(Object.fromEntries(names.map((name) => [`aro-hcp/${region}/shard-plan/${name}`, join(newDirectory, name)])));
+
+    // The fleet is current (the run before corrected every cluster). The one run after the change, with
+    // ARO_HCP_ALLOW_CLUSTER_REMOVALS as section 9 says: every shard of the new plan at once.
+    const etagsBefore = await etags();
+    expect(Object.keys(etagsBefore).length).toBeGreaterThan(fleet.length);
+    sandbox.statistics.reset();
+    const moved = await Promise.all(newPlan.shards.map((item) => shard(item.index, "run-6", { ARO_HCP_ALLOW_CLUSTER_REMOVALS: "true" })));
+    moved.forEach((finished, index) => expect(finished.code, `shard ${index}:\n${finished.output}`).toBe(0));
+    expect(await etags(), "every document's _etag").toEqual(etagsBefore);
+    const snapshot = sandbox.statistics.snapshot();
+    expect(
+      Object.values(snapshot.cosmos.documentWritesByMethod).reduce((sum, count) => sum + count, 0),
+      "Cosmos writes",
+    ).toBe(0);
+    expect(snapshot.arm.getRequests, "ARM reads").toBe(0);
+    // Each shard's records account for exactly the clusters the new plan gives it.
+    const judged = await verdict("run-6");
+    expect(judged.code, judged.output).toBe(0);
+    expect(judged.report).toMatchObject({
+      verdict: "ok",
+      planId: newPlan.planId,
+      shardCount: shardCount + 1,
+      problems: [],
+      counts: { clusters: fleet.length },
+    });
   }, 300_000);
 });
