@@ -20,7 +20,10 @@
 #                                   written into the stack's config (a key Pulumi.yaml gives a default wins over its variable)
 #   ARO_HCP_STALE_LOCK_SECONDS      a lock on the shard's stack at least this old is stale and removed before the refresh (the
 #                                   longest a run can last: the Job's activeDeadlineSeconds, the workflow job's timeout);
-#                                   a younger lock is another runner's (exit 1). Unset: a lock is never removed
+#                                   so is, whatever its age, a lock taken on this host by a process that no longer runs
+#                                   (a killed earlier try of this shard: an Indexed Job's retry of the index runs under
+#                                   the same hostname); any other younger lock is another runner's (exit 1). Unset: a lock
+#                                   is never removed
 #   PULUMI_HOME                     default <scratch>/pulumi-home
 #
 # Files beside the state, under the backend URL's path:
@@ -128,14 +131,26 @@ if [ "$engine_failed" = 0 ] && [ -n "$stale_lock_seconds" ]; then
   # workflow job's timeout killed it if nothing else did), and the engines never run one shard twice
   # at once (concurrencyPolicy: Forbid, the workflow's concurrency group), so no live run holds it:
   # `pulumi cancel` deletes it (docs/reliability.md, "Recovering an interrupted run").
+  # A lock whose hostname is this host's (the CLI writes os.Hostname(), the kernel's hostname, which
+  # Node's os.hostname() reads too) and whose pid is no live process here is this host's earlier run,
+  # killed, whatever its age. In an Indexed Job the pod's hostname is `<job-name>-<index>`, the same
+  # for every retry of the index, and the Job creates a replacement pod only once the previous one has
+  # terminated (the chart's podFailurePolicy makes the Job controller replace failed pods only, as
+  # podReplacementPolicy: Failed does): so a retry after an eviction or an OOM kill meets its own
+  # predecessor's lock, and removes it at once instead of failing the index. Another host's lock keeps
+  # the age rule (a workflow's runners, an operator's machine), and so does this host's lock whose pid
+  # runs here (it may be the holder).
   locks="${scratch}/locks"
   if ! blob-files get "$PULUMI_BACKEND_URL" ".pulumi/locks/organization/${project}/${stack}" "$locks"; then
     echo "shard-entrypoint: could not read the locks of stack ${stack} beside the state" >&2
     exit 1
   fi
   stale=0 young=0
-  while IFS=$'\t' read -r age name owner host pid taken stale_at; do
-    if [ "$age" -ge "$stale_lock_seconds" ]; then
+  while IFS=$'\t' read -r age name owner host pid taken stale_at dead_here; do
+    if [ "$dead_here" = "dead-here" ]; then
+      echo "shard-entrypoint: stack ${stack} is locked by ${name}, ${age}s old: taken at ${taken} by ${owner}@${host} (pid ${pid}), this host's, and no process ${pid} runs here: a killed earlier run of this shard on this host; removing it" >&2
+      stale=$((stale + 1))
+    elif [ "$age" -ge "$stale_lock_seconds" ]; then
       echo "shard-entrypoint: stack ${stack} is locked by a stale lock ${name}, ${age}s old (ARO_HCP_STALE_LOCK_SECONDS=${stale_lock_seconds}): taken at ${taken} by ${owner}@${host} (pid ${pid}), whose run is over; removing it" >&2
       stale=$((stale + 1))
     else
@@ -143,9 +158,14 @@ if [ "$engine_failed" = 0 ] && [ -n "$stale_lock_seconds" ]; then
       young=$((young + 1))
     fi
   done < <(node -e '
-    // One line per lock: age in seconds, name, username, hostname, pid, taken at, stale at. A lock
-    // whose time does not parse gets age -1: never judged stale.
-    const fs = require("node:fs"), path = require("node:path");
+    // One line per lock: age in seconds, name, username, hostname, pid, taken at, stale at, and
+    // dead-here when the lock was taken on this host and no process of its pid runs here (a pid that
+    // exists but is not ours to signal runs). A lock whose time does not parse gets age -1: never judged stale.
+    const fs = require("node:fs"), os = require("node:os"), path = require("node:path");
+    const deadHere = (lock) => {
+      if (lock.hostname !== os.hostname() || !Number.isInteger(lock.pid) || lock.pid <= 0) return false;
+      try { process.kill(lock.pid, 0); return false; } catch (error) { return error.code === "ESRCH"; }
+    };
     const [directory, staleSeconds] = [process.argv[1], Number(process.argv[2])];
     const files = fs.existsSync(directory) ? fs.readdirSync(directory, { recursive: true }).filter((name) => name.endsWith(".json")) : [];
     for (const name of files) {
@@ -154,7 +174,7 @@ if [ "$engine_failed" = 0 ] && [ -n "$stale_lock_seconds" ]; then
       const taken = Date.parse(lock.timestamp);
       const age = Number.isNaN(taken) ? -1 : Math.max(0, Math.floor((Date.now() - taken) / 1000));
       const staleAt = Number.isNaN(taken) ? "never (unreadable time)" : new Date(taken + staleSeconds * 1000).toISOString();
-      console.log([age, name, lock.username ?? "?", lock.hostname ?? "?", lock.pid ?? "?", lock.timestamp ?? "?", staleAt].join("\t"));
+      console.log([age, name, lock.username ?? "?", lock.hostname ?? "?", lock.pid ?? "?", lock.timestamp ?? "?", staleAt, deadHere(lock) ? "dead-here" : "-"].join("\t"));
     }
   ' "$locks" "$stale_lock_seconds")
   # A live runner's lock: leave everything to it, records too (this run has none), and retry later.

@@ -85,6 +85,10 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
   const fleetSettings = perConfiguration((config) => fleetSettingsProblem(config, process.env));
 
   const recordOf = (operation: RunRecord["operation"], clusterResourceId: string) => recordHeader(operation, clusterResourceId, now());
+  // The clusters this provider read (refreshed). The host loads one provider per `pulumi` command, and
+  // only a refresh reads: its refresh step reads a cluster, then diffs it to show what an update would
+  // change. So a diff of a cluster read here is the refresh's, and its record says so (runRecord.ts).
+  const readHere = new Set<string>();
 
   const reconcile = async (
     inputs: Inputs,
@@ -161,7 +165,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       // Drift, other inputs or a failed last pass: the update runs the pass again.
       if (old.drift.length > 0 || old.failure !== null || old.inputsDigest !== inputsDigestOf(news)) return { changes: true };
       const changes = await updateDue(dependencies, old, news, now).catch(throwWithoutStackTrace);
-      appendRunRecord(diffRecord(recordOf("diff", old.clusterResourceId), changes));
+      appendRunRecord(diffRecord(recordOf("diff", old.clusterResourceId), changes, readHere.has(goToLower(old.clusterResourceId))));
       return { changes };
     },
 
@@ -186,6 +190,7 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       }
       const old = stored.value;
       const record = recordOf("read", old.clusterResourceId);
+      readHere.add(goToLower(old.clusterResourceId));
       const cluster = parseCluster(old.clusterResourceId);
       const result = await tracePass("refresh", cluster, dependencies(), (traced) =>
         refreshManagedIdentityStatus(

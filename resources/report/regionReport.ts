@@ -4,16 +4,18 @@
  * are of (`ARO_HCP_RUN_ID`, `ARO_HCP_SHARD_PLAN`, `ARO_HCP_SHARD_INDEX`; runRecord.ts). The verdict
  * fails, naming the shard or file, when a shard that holds clusters did not report, a shard reported
  * twice for one run (records of it in two files), records are of another plan, of an index the plan
- * does not have, of more than one run, or carry no run, plan or shard; and when a cluster failed.
+ * does not have, of more than one run, or carry no run, plan or shard; when a shard's records do not
+ * account for every cluster the plan gives it, or account for one it does not; and when a cluster failed.
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { ShardPlanFile } from "../shards/shardPlanFile";
-import { readShardPlanFile } from "../shards/shardPlanFile";
+import { readShardClusterIds, readShardPlanFile } from "../shards/shardPlanFile";
 import type { HalfOutcome, RunRecord } from "./runRecord";
 import { outcomeWords, runIdentityVariables } from "./runRecord";
 import type { RunReport } from "./runReport";
 import { buildRunReport, clusterCountText, countsText, failedClusterCount, parseRunRecords, reportDetailLines } from "./runReport";
+import { coverageProblems, shardCoverage } from "./shardCoverage";
 
 /** One records file as read: its name as given, and its records in order. */
 export interface RecordsFile {
@@ -29,7 +31,14 @@ export interface ShardSummary {
   readonly clusters: number;
   /** The files its records of this plan came from. */
   readonly files: readonly string[];
-  /** Its own run report's verdict, or `notReported` (no record of it: for a shard without clusters, not a problem). */
+  /** The clusters the plan gives it that its records do not account for (runRecord.ts accountsForCluster): all of them when it did not report. */
+  readonly unaccounted: readonly string[];
+  /** The clusters its records account for that the plan does not give it. */
+  readonly notPlanned: readonly string[];
+  /**
+   * Its own run report's verdict, `failed` too when its records leave clusters of it unaccounted for or
+   * account for others, or `notReported` (no record of it: for a shard without clusters, not a problem).
+   */
   readonly verdict: "ok" | "failed" | "notReported";
 }
 
@@ -117,16 +126,19 @@ function worstShardRecords(shardRecords: readonly (readonly RunRecord[])[], shar
 }
 
 /**
- * The region's report from the plan and the records files:
+ * The region's report from the plan, the cluster IDs it gives each shard (its clusters files) and the records files:
  * 1. groups each file's records by run, plan and shard; records without all three, of another plan or
  *    of an index the plan does not have are problems naming the file;
  * 2. the records must be of one run, else a problem lists each run with its shards;
  * 3. per shard: records of one run in two files are a problem ("reported twice"); a shard the plan gives
- *    clusters with no records is one ("did not report");
+ *    clusters with no records is one ("did not report"); a shard that reported and whose records do not
+ *    account for every cluster the plan gives it (a run killed part-way, a program that declared fewer)
+ *    is one naming them, and so is one whose records account for a cluster the plan gives another shard
+ *    or no shard (runRecord.ts accountsForCluster);
  * 4. each shard's records make its own run report; each cluster is then taken from the shard whose
  *    report of it is worst, so a cluster that failed in any shard is listed once, under its cause.
  */
-export function buildRegionReport(plan: ShardPlanFile, files: readonly RecordsFile[]): RegionReport {
+export function buildRegionReport(plan: ShardPlanFile, plannedClusters: readonly (readonly string[])[], files: readonly RecordsFile[]): RegionReport {
   const problems: string[] = [];
   const accepted = shardRecordsOf(plan, files, problems);
   const runId = runOf(accepted, problems);
@@ -139,9 +151,20 @@ export function buildRegionReport(plan: ShardPlanFile, files: readonly RecordsFi
       const twice = reports.filter((report) => report.runId === run).map((report) => report.file);
       if (twice.length > 1) problems.push(`shard ${index} reported twice for run ${run}: ${twice.join(", ")}`);
     }
+    const { unaccounted, notPlanned } = shardCoverage(index, plannedClusters, recordsByShard[index]);
     if (reports.length === 0 && shard.clusters > 0) problems.push(`shard ${index} (${shard.clustersFile}, ${clusterCountText(shard.clusters)}) did not report`);
-    const verdict = reports.length === 0 ? "notReported" : shardReports[index].verdict === "failed" ? "failed" : "ok";
-    return { index, clustersFile: shard.clustersFile, clusters: shard.clusters, files: reports.map((report) => report.file), verdict };
+    if (reports.length > 0) problems.push(...coverageProblems(shard, plannedClusters[index]?.length ?? 0, { unaccounted, notPlanned }));
+    const complete = unaccounted.length === 0 && notPlanned.length === 0;
+    const verdict = reports.length === 0 ? "notReported" : shardReports[index].verdict === "failed" || !complete ? "failed" : "ok";
+    return {
+      index,
+      clustersFile: shard.clustersFile,
+      clusters: shard.clusters,
+      files: reports.map((report) => report.file),
+      unaccounted,
+      notPlanned: notPlanned.map(({ name }) => name),
+      verdict,
+    };
   });
   const merged = buildRunReport(worstShardRecords(recordsByShard, shardReports));
   const verdict = problems.length > 0 || merged.verdict === "failed" ? "failed" : "ok";
@@ -207,7 +230,8 @@ export interface ReportRegionOptions {
 
 /** Reads the plan and the records, builds the region's report, writes it as JSON when asked. */
 export function reportRegion(options: ReportRegionOptions): RegionReport {
-  const report = buildRegionReport(readShardPlanFile(options.planFile), readRecordsFiles(options.paths));
+  const plan = readShardPlanFile(options.planFile);
+  const report = buildRegionReport(plan, readShardClusterIds(options.planFile, plan), readRecordsFiles(options.paths));
   if (options.jsonFile !== undefined) writeFileSync(options.jsonFile, `${JSON.stringify(report, null, 2)}\n`);
   return report;
 }

@@ -63,6 +63,11 @@ export interface RunRecord {
   readonly msi: HalfOutcome;
   /** The failure's message (its first line carries the cause), when the operation failed. */
   readonly message?: string;
+  /**
+   * On a diff the engine made within a refresh (a refresh diffs each cluster it read, to show what an
+   * update would change), not the update's: it says nothing of whether the update reached the cluster.
+   */
+  readonly duringRefresh?: true;
   /** `ARO_HCP_RUN_ID`, when set. */
   readonly runId?: string;
   /** `ARO_HCP_SHARD_PLAN`, when set. */
@@ -73,10 +78,15 @@ export interface RunRecord {
 
 type Identity = Pick<RunRecord, "cluster" | "clusterResourceId" | "operation" | "at">;
 
+/** The cluster as its resource is named in the stack, or its ID as given when it does not parse: what a record's `cluster` holds. */
+export function clusterNameOfId(clusterResourceId: string): string {
+  const parsed = parseResourceIdOfType(clusterResourceId, clusterResourceType);
+  return parsed.ok ? clusterNameOf(parsed.resourceId) : clusterResourceId;
+}
+
 /** What names a record: the cluster as its resource is named (its ID as given when it does not parse), the operation, the time. */
 export function recordHeader(operation: RunRecord["operation"], clusterResourceId: string, at: Date): Identity {
-  const parsed = parseResourceIdOfType(clusterResourceId, clusterResourceType);
-  return { cluster: parsed.ok ? clusterNameOf(parsed.resourceId) : clusterResourceId, clusterResourceId, operation, at: at.toISOString() };
+  return { cluster: clusterNameOfId(clusterResourceId), clusterResourceId, operation, at: at.toISOString() };
 }
 
 const noHalves: Halves = { dataPlane: false, msi: false };
@@ -125,8 +135,8 @@ function keptIdsOfFailed(result: SyncResult): boolean {
 }
 
 /** The record of a diff: what the update would do, current or a recheck that asks Azure (the update records what it does after it). */
-export function diffRecord(identity: Identity, changes: boolean): RunRecord {
-  return { ...identity, dataPlane: changes ? "wouldAsk" : "current", msi: changes ? "wouldAsk" : "current" };
+export function diffRecord(identity: Identity, changes: boolean, duringRefresh = false): RunRecord {
+  return { ...identity, dataPlane: changes ? "wouldAsk" : "current", msi: changes ? "wouldAsk" : "current", ...(duringRefresh ? { duringRefresh: true } : {}) };
 }
 
 /** The record of a cluster refused before any request (settings wrong for the whole fleet): both halves failed. */

@@ -11,6 +11,7 @@
  */
 import { withCause } from "../core/errors";
 import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { ShardPlan } from "./shardPlan";
 
 /** The plan file's name, in the directory of the shards' files. */
@@ -96,4 +97,38 @@ export function readShardPlanFile(file: string): ShardPlanFile {
     throw withCause(new Error(`shard plan file ${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`), error);
   }
   return parseShardPlanFile(parsed, file);
+}
+
+/**
+ * The cluster IDs the plan gives each shard, as its clusters file beside the plan file lists them
+ * (the file each shard's stack reads): the region's verdict checks each shard's records against them.
+ * @throws Error naming a shard's file that does not exist, is not a list of `{clusterResourceId}`, or
+ * lists another number of clusters than the plan file says (a plan directory mixing two plans).
+ */
+export function readShardClusterIds(planFile: string, plan: ShardPlanFile): string[][] {
+  return plan.shards.map((shard) => {
+    const file = join(dirname(planFile), shard.clustersFile);
+    if (!existsSync(file))
+      throw new Error(
+        `${file} does not exist: shard ${shard.index} of plan ${plan.planId} lists its clusters there (aro-hcp-shard-plan writes it beside ${planFile})`,
+      );
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, "utf8"));
+    } catch (error) {
+      throw withCause(new Error(`${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`), error);
+    }
+    const ids = Array.isArray(parsed)
+      ? parsed.map((item: unknown) => (typeof item === "object" && item !== null ? (item as Record<string, unknown>).clusterResourceId : undefined))
+      : [];
+    if (!Array.isArray(parsed) || ids.some((id) => typeof id !== "string" || id.length === 0)) {
+      throw new TypeError(`${file} must be a list of clusters, each with a clusterResourceId (shard ${shard.index}'s clusters file)`);
+    }
+    if (ids.length !== shard.clusters) {
+      throw new Error(
+        `${file} lists ${ids.length} cluster(s); ${planFile} says shard ${shard.index} has ${shard.clusters}: the files are not of one plan (write them with one aro-hcp-shard-plan)`,
+      );
+    }
+    return ids as string[];
+  });
 }

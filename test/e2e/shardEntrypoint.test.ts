@@ -12,8 +12,8 @@
  * chart's ConfigMap mounts.
  */
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RegionReport } from "../../resources/report/regionReport";
@@ -57,6 +57,8 @@ let podEnvironment: NodeJS.ProcessEnv;
 let plan: ShardPlanFile;
 /** The image's /app. */
 let image: string;
+/** tools/blob-files, built: what an operator uses to put files beside the state. */
+let blobFilesBinary: string;
 
 /** What a shard's pod has: the image's PATH (the CLI and blob-files), the chart's settings and backend, its index. */
 function shardEnvironment(index: number, runId: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -85,6 +87,24 @@ async function verdict(runId?: string): Promise<Finished & { report: RegionRepor
   return { ...finished, report: JSON.parse(readFileSync(reportFile, "utf8")) as RegionReport };
 }
 
+/** Every document in the sandbox's Cosmos container, read back through the Cosmos client: id to `_etag`. */
+async function etags(): Promise<Record<string, string>> {
+  const { resources } = await sandbox.cosmosContainer.items.readAll<{ id: string; _etag: string }>().fetchAll();
+  return Object.fromEntries(resources.map((document) => [document.id, document._etag]));
+}
+
+/** Puts local files beside the state, as the operator does with blob-files. */
+async function putBesideState(files: Readonly<Record<string, string>>): Promise<void> {
+  for (const [key, file] of Object.entries(files)) {
+    const put = await run(blobFilesBinary, ["put", backend.url, key, file], podEnvironment);
+    expect(put.code, put.output).toBe(0);
+  }
+}
+
+/** The clusters a plan directory's shard file lists. */
+const clustersOf = (directory: string, clustersFile: string): { clusterResourceId: string }[] =>
+  JSON.parse(readFileSync(join(directory, clustersFile), "utf8")) as { clusterResourceId: string }[];
+
 const nameOf = (cluster: FleetClusterDescription): string => {
   const [, , subscription, , resourceGroup, , , , name] = cluster.clusterResourceId.split("/");
   return `${subscription}/${resourceGroup}/${name}`.toLowerCase();
@@ -100,7 +120,7 @@ beforeAll(async () => {
   ]);
   expect(blobFiles.code, blobFiles.output).toBe(0);
   expect(layout.code, layout.output).toBe(0);
-  const blobFilesBinary = blobFiles.stdout.trim().split("\n").pop() ?? "";
+  blobFilesBinary = blobFiles.stdout.trim().split("\n").pop() ?? "";
   sandbox = await startSandbox({ certificateDirectory: join(scratch, "sandbox-ca"), perClusterCredentials: true });
   // Two tenants of the demo fleet (the first holds two clusters) and three clusters each in a tenant of its own.
   fleet = [...seedDemoFleet(sandbox), ...seedTenantFleet(sandbox, { clusters: 3, identitiesPerCluster: 1 })];
@@ -135,10 +155,8 @@ beforeAll(async () => {
   );
   expect(planned.code, planned.output).toBe(0);
   plan = JSON.parse(readFileSync(join(scratch, "plan", "shard-plan.json"), "utf8")) as ShardPlanFile;
-  for (const name of ["shard-plan.json", ...plan.shards.map((item) => item.clustersFile)]) {
-    const put = await run(blobFilesBinary, ["put", backend.url, `aro-hcp/${region}/shard-plan/${name}`, join(scratch, "plan", name)], podEnvironment);
-    expect(put.code, put.output).toBe(0);
-  }
+  const names = ["shard-plan.json", ...plan.shards.map((item) => item.clustersFile)];
+  await putBesideState(Object.fromEntries(names.map((name) => [`aro-hcp/${region}/shard-plan/${name}`, join(scratch, "plan", name)])));
 }, 600_000);
 
 afterAll(async () => {
@@ -156,9 +174,29 @@ describe("the shard entrypoint, run as an Indexed Job's pods, and the region's v
 
     const layoutBuilt = join(scratch, "layout-built");
     writeFileSync(layoutBuilt, "");
-    // Run 1 adopts the region: every shard at once, each its own process.
-    const adopted = await Promise.all(plan.shards.map((item) => shard(item.index, "run-1")));
+    // Run 1 adopts the region: every shard at once, each its own process. The largest shard's pod reads
+    // its clusters from a copy of the plan whose file for it lost its first cluster: it runs the rest,
+    // green, and exits 0; the verdict names the cluster its run left unaccounted for.
+    const [cut] = [...plan.shards].sort((left, right) => right.clusters - left.clusters);
+    expect(cut.clusters, "clusters of the largest shard").toBeGreaterThan(1);
+    const cutPlan = join(scratch, "plan-cut");
+    cpSync(join(scratch, "plan"), cutPlan, { recursive: true });
+    const [dropped, ...kept] = clustersOf(cutPlan, cut.clustersFile);
+    writeFileSync(join(cutPlan, cut.clustersFile), JSON.stringify(kept));
+    const adopted = await Promise.all(
+      plan.shards.map((item) => shard(item.index, "run-1", item.index === cut.index ? { ARO_HCP_SHARD_PLAN_DIRECTORY: cutPlan } : {})),
+    );
     adopted.forEach((finished, index) => expect(finished.code, `shard ${index}:\n${finished.output}`).toBe(0));
+    const partial = await verdict("run-1");
+    expect(partial.code, partial.output).toBe(1);
+    const droppedName = nameOf({ clusterResourceId: dropped.clusterResourceId } as FleetClusterDescription);
+    expect(partial.report.problems).toEqual([
+      `shard ${cut.index} (${cut.clustersFile}) left 1 of its ${cut.clusters} clusters unaccounted for (its run stopped part-way, or its program declared fewer): ${droppedName}`,
+    ]);
+    expect(partial.report.shards[cut.index]).toMatchObject({ unaccounted: [droppedName], verdict: "failed" });
+    // The Job retries the index within the run, over the plan beside the state: its records replace the cut run's.
+    const retried = await shard(cut.index, "run-1");
+    expect(retried.code, retried.output).toBe(0);
     const green = await verdict("run-1");
     expect(green.code, green.output).toBe(0);
     expect(green.report).toMatchObject({ verdict: "ok", problems: [], planId: plan.planId, runId: "run-1", counts: { clusters: fleet.length } });
@@ -213,7 +251,7 @@ describe("the shard entrypoint, run as an Indexed Job's pods, and the region's v
     }
   }, 600_000);
 
-  it("recovers a shard killed mid-run on its next run: the stale lock removed, every cluster of the shard written", async () => {
+  it("recovers a shard killed mid-run on its next run on the same host at once, its lock removed though young; another host's young lock is kept (exit 1)", async () => {
     const [target] = [...plan.shards].sort((left, right) => right.clusters - left.clusters);
     const clusters = fleet.filter((cluster) => readFileSync(join(scratch, "plan", target.clustersFile), "utf8").includes(cluster.clusterResourceId));
     const stack = `${region}-shard-${target.index}`;
@@ -261,18 +299,41 @@ describe("the shard entrypoint, run as an Indexed Job's pods, and the region's v
     const left = await locks();
     expect(left, "the killed run's lock").toHaveLength(1);
     const lockName = left[0].split("/").pop() ?? "";
+    const lockDirectory = join(scratch, "killed-lock");
+    const got = await run(blobFilesBinary, ["get", backend.url, dirname(left[0]), lockDirectory], podEnvironment);
+    expect(got.code, got.output).toBe(0);
+    const lockFile = join(lockDirectory, lockName);
+    const lock = JSON.parse(readFileSync(lockFile, "utf8")) as { hostname: string; pid: number; timestamp: string };
+    // The CLI records the kernel's hostname (os.Hostname()): the runs below are on this machine, the
+    // same host, as an Indexed Job's retry of the index is (its pod's hostname is <job-name>-<index>).
+    expect(lock.hostname).toBe(hostname());
 
-    // The next run, while the lock is younger than the stale age: another runner's, so exit 1, naming it, the lock kept.
+    // The same lock as another host's (a workflow's runner, an operator's machine), younger than the
+    // stale age: another runner's, so exit 1, naming it, the lock kept.
+    const elsewhere = join(scratch, "lock-elsewhere.json");
+    writeFileSync(elsewhere, JSON.stringify({ ...lock, hostname: "shard-runner-elsewhere" }));
+    await putBesideState({ [left[0]]: elsewhere });
     const refused = await shard(target.index, "run-5", { ARO_HCP_STALE_LOCK_SECONDS: "3600" });
     expect(refused.code, refused.output).toBe(1);
     expect(refused.output).toContain(`stack ${stack} is locked by ${lockName}`);
-    expect(refused.output).toContain("stale at");
+    expect(refused.output).toContain("another runner's; stale at");
     expect(await locks()).toEqual(left);
 
-    // Once the lock is older than the longest run can last, the run removes it and corrects the shard.
-    const recovered = await shard(target.index, "run-5", { ARO_HCP_STALE_LOCK_SECONDS: "0" });
-    expect(recovered.code, recovered.output).toBe(0);
-    expect(recovered.output).toContain(`stack ${stack} is locked by a stale lock ${lockName}`);
+    // The lock as the killed run left it, and beside it another host's lock two hours old. The region's
+    // next run, every shard at once: the killed shard's pod removes this host's lock at once though it
+    // is young (no process of its pid runs here), the other by its age, and corrects every cluster.
+    await putBesideState({ [left[0]]: lockFile });
+    const oldName = "0f0f0f0f-0000-4000-8000-000000000000.json";
+    const old = join(scratch, "lock-old.json");
+    writeFileSync(old, JSON.stringify({ ...lock, hostname: "shard-runner-elsewhere", timestamp: new Date(Date.now() - 7_200_000).toISOString() }));
+    await putBesideState({ [`${dirname(left[0])}/${oldName}`]: old });
+    expect(await locks()).toHaveLength(2);
+    const next = await Promise.all(plan.shards.map((item) => shard(item.index, "run-5", { ARO_HCP_STALE_LOCK_SECONDS: "3600" })));
+    next.forEach((finished, index) => expect(finished.code, `shard ${index}:\n${finished.output}`).toBe(0));
+    const recovered = next[target.index];
+    expect(recovered.output).toContain(`stack ${stack} is locked by ${lockName}`);
+    expect(recovered.output).toContain(`(pid ${lock.pid}), this host's, and no process ${lock.pid} runs here`);
+    expect(recovered.output).toContain(`stack ${stack} is locked by a stale lock ${oldName}`);
     expect(await locks()).toEqual([]);
     for (const cluster of clusters) {
       expect(await storedClientId(sandbox, cluster), cluster.clusterResourceId).toBe(
@@ -280,7 +341,56 @@ describe("the shard entrypoint, run as an Indexed Job's pods, and the region's v
       );
     }
     const judged = await verdict("run-5");
-    expect(judged.report.shards.find((item) => item.index === target.index)?.verdict, judged.output).toBe("ok");
-    expect(judged.report.problems.filter((problem) => problem.startsWith(`shard ${target.index} `))).toEqual([]);
+    expect(judged.code, judged.output).toBe(0);
+    expect(judged.report).toMatchObject({ verdict: "ok", problems: [], counts: { clusters: fleet.length } });
+  }, 300_000);
+
+  it("moves the region to a new shard count through the entrypoint with no Cosmos write: every shard of the new plan at once, the verdict green", async () => {
+    // The operator plans again with another count and puts the new plan beside the state, over the old one's files.
+    const newDirectory = join(scratch, "plan-new");
+    const planned = await run(
+      process.execPath,
+      [join(projectDirectory, "dist", "cli", "shardPlan.js"), join(scratch, "region.json"), "--shards", String(shardCount + 1), "--out", newDirectory],
+      process.env,
+    );
+    expect(planned.code, planned.output).toBe(0);
+    const newPlan = JSON.parse(readFileSync(join(newDirectory, "shard-plan.json"), "utf8")) as ShardPlanFile;
+    expect(newPlan.planId).not.toBe(plan.planId);
+    const shardsOf = (directory: string, of: ShardPlanFile): Map<string, number> =>
+      new Map(
+        of.shards.flatMap((item) => clustersOf(directory, item.clustersFile).map((cluster): [string, number] => [cluster.clusterResourceId, item.index])),
+      );
+    const [before, after] = [shardsOf(join(scratch, "plan"), plan), shardsOf(newDirectory, newPlan)];
+    expect(
+      fleet.filter((cluster) => before.get(cluster.clusterResourceId) !== after.get(cluster.clusterResourceId)).length,
+      "clusters that move",
+    ).toBeGreaterThan(0);
+    const names = ["shard-plan.json", ...newPlan.shards.map((item) => item.clustersFile)];
+    await putBesideState(Object.fromEntries(names.map((name) => [`aro-hcp/${region}/shard-plan/${name}`, join(newDirectory, name)])));
+
+    // The fleet is current (the run before corrected every cluster). The one run after the change, with
+    // ARO_HCP_ALLOW_CLUSTER_REMOVALS as section 9 says: every shard of the new plan at once.
+    const etagsBefore = await etags();
+    expect(Object.keys(etagsBefore).length).toBeGreaterThan(fleet.length);
+    sandbox.statistics.reset();
+    const moved = await Promise.all(newPlan.shards.map((item) => shard(item.index, "run-6", { ARO_HCP_ALLOW_CLUSTER_REMOVALS: "true" })));
+    moved.forEach((finished, index) => expect(finished.code, `shard ${index}:\n${finished.output}`).toBe(0));
+    expect(await etags(), "every document's _etag").toEqual(etagsBefore);
+    const snapshot = sandbox.statistics.snapshot();
+    expect(
+      Object.values(snapshot.cosmos.documentWritesByMethod).reduce((sum, count) => sum + count, 0),
+      "Cosmos writes",
+    ).toBe(0);
+    expect(snapshot.arm.getRequests, "ARM reads").toBe(0);
+    // Each shard's records account for exactly the clusters the new plan gives it.
+    const judged = await verdict("run-6");
+    expect(judged.code, judged.output).toBe(0);
+    expect(judged.report).toMatchObject({
+      verdict: "ok",
+      planId: newPlan.planId,
+      shardCount: shardCount + 1,
+      problems: [],
+      counts: { clusters: fleet.length },
+    });
   }, 300_000);
 });

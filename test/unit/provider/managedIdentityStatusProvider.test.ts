@@ -965,6 +965,29 @@ describe("recheck now and the run's records (ARO_HCP_RECHECK, ARO_HCP_RUN_RECORD
     ]);
   });
 
+  it("marks a diff of a cluster this provider read as the refresh's, and the update's diff, in a process that read nothing, not", async () => {
+    const records = join(mkdtempSync(join(tmpdir(), "run-records-")), "run.jsonl");
+    const setupValue = setup({ identities: { [identityA]: resolved("client-a", "principal-a") } });
+    const outs = await createdOutputs(setupValue);
+    // The update's process: a diff that follows no read.
+    const update = setup({ identities: { [identityA]: resolved("client-a", "principal-a") } });
+    await withVariables({ ARO_HCP_RUN_RECORDS: records }, async () => {
+      // The refresh's process: the engine reads the cluster, then diffs what it read.
+      const refreshed = (await setupValue.provider.read(location.documentId, outs)) as { props: Outputs };
+      expect((await setupValue.provider.diff(location.documentId, refreshed.props, inputs())).changes).toBe(false);
+      expect((await update.provider.diff(location.documentId, outs, inputs())).changes).toBe(false);
+    });
+    const written = readFileSync(records, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { operation: string; duringRefresh?: boolean });
+    expect(written.map(({ operation, duringRefresh }) => [operation, duringRefresh])).toEqual([
+      ["read", undefined],
+      ["diff", true],
+      ["diff", undefined],
+    ]);
+  });
+
   it("refuses, in the first check, a value that names no cluster, recording the cluster as failed", async () => {
     const { provider } = setup();
     const records = join(mkdtempSync(join(tmpdir(), "run-records-")), "run.jsonl");
