@@ -14,7 +14,8 @@
 set -euo pipefail
 project_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # The operator's Go module and its Stack CRD. v1.16.0 is the version the Go module proxy serves here
-# (its v2 modules are not): the Stacks use only fields v2's CRD has kept (docs/operations.md).
+# (its v2 modules are not): the Stacks use only fields v2's CRD has kept, and pass v2.9.0's CRD
+# (`deploy-check chart deploy/chart <that CRD file> deploy/chart/ci/operator-values.yaml`; docs/operations.md).
 operator_module="github.com/pulumi/pulumi-kubernetes-operator@v1.16.0"
 crd_in_module="deploy/crds/pulumi.com_stacks.yaml"
 
