@@ -5,6 +5,8 @@
 import { createHash } from "node:crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { ServiceProviderClusterIdentityStatus } from "../resources";
+import { engineOutput, programValue } from "../resources/serviceProviderClusterIdentityStatus";
+import type { ConvertedOutput } from "../resources/serviceProviderClusterIdentityStatus";
 import type { HalfName } from "../resources";
 import type { ClusterDeclaration } from "./fleet";
 import type { HeldCluster } from "./stackState";
@@ -216,6 +218,10 @@ export async function declareInBatches<Item, Declared>(
   return declared;
 }
 
+/** The converted outputs a cluster's summary reads, in the order of the join; then `failure`. */
+const converted: readonly ConvertedOutput[] = ["status", "msiStatus", "skippedReason", "msiSkippedReason", "drift"];
+const fieldCount = converted.length + 1;
+
 /**
  * Declares the fleet in batches ({@link declareInBatches}), each cluster's resource named
  * {@link resourceNameFor} and aliased to the name the stack holds it under when that differs
@@ -239,33 +245,38 @@ export async function declareFleet(
   const resources = await declareInBatches(
     clusters,
     (cluster) => {
-      const key = keys.get(cluster.clusterResourceId) ?? cluster.clusterResourceId;
       const oldName = aliases.get(cluster.clusterResourceId);
-      const resource = new ServiceProviderClusterIdentityStatus(
+      return new ServiceProviderClusterIdentityStatus(
         resourceNameFor(cluster.clusterResourceId),
         cluster,
         oldName === undefined ? undefined : { aliases: [{ name: oldName }] },
       );
-      // A refresh run with the program (`refresh --run-program`, the wrapper's default) says in its
-      // normal output which cluster and identity drifted, without --diff.
-      resource.drift.apply((drift) => {
-        if (drift !== undefined && drift !== null && drift.length > 0) {
-          void pulumi.log.warn(`${key}: changed outside Pulumi, \`pulumi up\` restores it: ${drift.join("; ")}`, resource);
-        }
-      });
-      return resource;
     },
     batchSize,
   );
   // A failed pass's outputs reach the program too (a partial failure, with --continue-on-error), so a
-  // failed cluster says failed here. One join over the fleet's outputs, not one per cluster.
-  const fields = ["status", "msiStatus", "skippedReason", "msiSkippedReason", "drift", "failure"] as const;
-  const outputs = pulumi.all(resources.flatMap((resource) => fields.map((field): pulumi.Output<unknown> => resource[field]))).apply((values) =>
+  // failed cluster says failed here. One join over the fleet's outputs as the engine gave them,
+  // converted inside it: no Output per cluster beyond the SDK's own (docs/performance.md, "The program").
+  const outputs = pulumi.all(resources.flatMap((resource) => [...converted.map((name) => engineOutput(resource, name)), resource.failure])).apply((values) =>
     Object.fromEntries(
-      resources.map((_, index): [string, ClusterSummary] => {
-        const [status, msiStatus, skippedReason, msiSkippedReason, drift, failure] = values.slice(index * fields.length, (index + 1) * fields.length);
+      resources.map((resource, index): [string, ClusterSummary] => {
+        const [status, msiStatus, skippedReason, msiSkippedReason, drift, failure] = values.slice(index * fieldCount, (index + 1) * fieldCount);
         const id = clusters[index].clusterResourceId;
-        return [keys.get(id) ?? id, clusterSummary(id, { status, msiStatus, skippedReason, msiSkippedReason, drift, failure })];
+        const key = keys.get(id) ?? id;
+        const summary = clusterSummary(id, {
+          status: programValue("status", status),
+          msiStatus: programValue("msiStatus", msiStatus),
+          skippedReason: programValue("skippedReason", skippedReason),
+          msiSkippedReason: programValue("msiSkippedReason", msiSkippedReason),
+          drift: programValue("drift", drift),
+          failure,
+        });
+        // A refresh run with the program (`refresh --run-program`, the wrapper's default) says in its
+        // normal output which cluster and identity drifted, without --diff.
+        if (summary.drift !== undefined) {
+          void pulumi.log.warn(`${key}: changed outside Pulumi, \`pulumi up\` restores it: ${summary.drift.join("; ")}`, resource);
+        }
+        return [key, summary];
       }),
     ),
   );

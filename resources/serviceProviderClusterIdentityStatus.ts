@@ -36,6 +36,22 @@ function stackTracesOff(): () => void {
   };
 }
 
+/**
+ * The outputs the resource gives the program in another form than the engine's: `status` and
+ * `msiStatus` are stored as JSON text, and a failed pass stores its absent optional outputs as null
+ * (provider/providerOutputs.ts failedPassOutputs), undefined for the program as after any other pass.
+ */
+export interface ConvertedOutputs {
+  readonly status: OutputsStatus;
+  readonly msiStatus: MsiOutputsStatus;
+  readonly skippedReason: string | undefined;
+  readonly msiSkippedReason: string | undefined;
+  readonly drift: string[] | undefined;
+}
+export type ConvertedOutput = keyof ConvertedOutputs;
+
+const engineOutputs = Symbol("engineOutputs");
+
 export interface ServiceProviderClusterIdentityStatusArgs {
   /** ARM ID of the HCP cluster: `/subscriptions/<sub>/resourceGroups/<rg>/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/<name>`. */
   readonly clusterResourceId: pulumi.Input<string>;
@@ -62,8 +78,10 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
       pulumi.output(this.declaredOperators).apply((operators) => (operators === undefined || operators === null ? "clusterDocument" : "inputs")),
     );
   }
-  /** The persisted subtree by operator name (core/outputsStatus.ts); `{}` when the state holds none. */
-  declare readonly status: pulumi.Output<OutputsStatus>;
+  /** The persisted subtree by operator name (core/outputsStatus.ts); `{}` when the state holds none. Made when first read. */
+  get status(): pulumi.Output<OutputsStatus> {
+    return this.converted("status");
+  }
   /** Counts derived from `status`, each made when first read. */
   get identityCount(): pulumi.Output<number> {
     return this.count("identityCount");
@@ -77,22 +95,58 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
   get failedCount(): pulumi.Output<number> {
     return this.count("failedCount");
   }
-  /** The MSI half's recheck time and how many identities it records (core/msiOutputs.ts). */
-  declare readonly msiStatus: pulumi.Output<MsiOutputsStatus>;
+  /** The MSI half's recheck time and how many identities it records (core/msiOutputs.ts). Made when first read. */
+  get msiStatus(): pulumi.Output<MsiOutputsStatus> {
+    return this.converted("msiStatus");
+  }
   /** Why nothing was done (`clusterDeleting`); undefined otherwise. */
-  declare readonly skippedReason: pulumi.Output<string | undefined>;
+  get skippedReason(): pulumi.Output<string | undefined> {
+    return this.converted("skippedReason");
+  }
   /** Why the MSI half was not looked at (`identityUrlNotSet`, as upstream skips such a cluster); undefined otherwise. */
-  declare readonly msiSkippedReason: pulumi.Output<string | undefined>;
+  get msiSkippedReason(): pulumi.Output<string | undefined> {
+    return this.converted("msiSkippedReason");
+  }
   /** What the last refresh found changed outside Pulumi; undefined when nothing. */
-  declare readonly drift: pulumi.Output<string[] | undefined>;
+  get drift(): pulumi.Output<string[] | undefined> {
+    return this.converted("drift");
+  }
+  // The SDK sets each output on the resource while registering it (only the SDK calls these):
+  // kept as the engine gave it, and converted for the program when first read.
+  set status(value: pulumi.Output<unknown>) {
+    this.keep("status", value);
+  }
+  set msiStatus(value: pulumi.Output<unknown>) {
+    this.keep("msiStatus", value);
+  }
+  set skippedReason(value: pulumi.Output<unknown>) {
+    this.keep("skippedReason", value);
+  }
+  set msiSkippedReason(value: pulumi.Output<unknown>) {
+    this.keep("msiSkippedReason", value);
+  }
+  set drift(value: pulumi.Output<unknown>) {
+    this.keep("drift", value);
+  }
   /** Why the last create or update of the cluster failed and which halves; undefined after a pass that succeeded. */
   declare readonly failure: pulumi.Output<PassFailure | undefined>;
 
-  private readonly derived: Record<string, pulumi.Output<unknown>>;
+  declare [engineOutputs]: Partial<Record<ConvertedOutput, pulumi.Output<unknown>>> | undefined;
+
+  private keep(name: ConvertedOutput, value: pulumi.Output<unknown>): void {
+    (this[engineOutputs] ??= {})[name] = value;
+  }
+
+  private converted<Name extends ConvertedOutput>(name: Name): pulumi.Output<ConvertedOutputs[Name]> {
+    return this.derive(name, () => engineOutput(this, name).apply((value) => programValue(name, value)));
+  }
+
+  // Set by the first read, also while the SDK registers the resource: see derive.
+  declare private derived: Record<string, pulumi.Output<unknown>> | undefined;
   private declaredOperators: ServiceProviderClusterIdentityStatusArgs["dataPlaneOperators"];
 
   private derive<T>(name: string, make: () => pulumi.Output<T>): pulumi.Output<T> {
-    return (this.derived[name] ??= make()) as pulumi.Output<T>;
+    return ((this.derived ??= {})[name] ??= make()) as pulumi.Output<T>;
   }
 
   private count(name: keyof ReturnType<typeof statusCounts>): pulumi.Output<number> {
@@ -123,14 +177,30 @@ export class ServiceProviderClusterIdentityStatus extends pulumi.CustomResource 
     } finally {
       restoreStackTraces?.();
     }
-    // Set here, not as initializers: the es2020 build requires super() first in a class with initializers.
-    this.derived = {};
+    // Set here, not as an initializer: the es2020 build requires super() first in a class with initializers.
     this.declaredOperators = declared.dataPlaneOperators;
-    const self = this as unknown as Record<"status" | "msiStatus" | "skippedReason" | "msiSkippedReason" | "drift", pulumi.Output<unknown>>;
-    // The SDK made `status` the provider's JSON text: give the program the object, `{}` when unreadable.
-    self.status = self.status.apply((value) => statusFromOutputs(value) ?? {});
-    self.msiStatus = self.msiStatus.apply((value) => msiStatusFromOutputs(value));
-    // A failed pass stores its absent optional outputs as null (provider/providerOutputs.ts failedPassOutputs): undefined here, as after any other pass.
-    for (const key of ["skippedReason", "msiSkippedReason", "drift"] as const) self[key] = self[key].apply((value) => value ?? undefined);
   }
+}
+
+/** A converted output's value as the program sees it, from the engine's (the resource's getters use it). Pure. */
+export function programValue<Name extends ConvertedOutput>(name: Name, value: unknown): ConvertedOutputs[Name] {
+  switch (name) {
+    case "status":
+      return (statusFromOutputs(value) ?? {}) as ConvertedOutputs[Name];
+    case "msiStatus":
+      return msiStatusFromOutputs(value) as ConvertedOutputs[Name];
+    default:
+      return (value ?? undefined) as ConvertedOutputs[Name];
+  }
+}
+
+/**
+ * A converted output as the engine gave it, before {@link programValue}: for a fleet program that
+ * joins the outputs of thousands of resources at once and converts them inside its one join, where
+ * an apply per resource and output would make an Output each (program/declareFleet.ts).
+ */
+export function engineOutput(resource: ServiceProviderClusterIdentityStatus, name: ConvertedOutput): pulumi.Output<unknown> {
+  const output = resource[engineOutputs]?.[name];
+  if (output === undefined) throw new Error(`the SDK did not set the ${name} output of ${resource.constructor.name}`);
+  return output;
 }

@@ -3,7 +3,8 @@
  * directories per scenario (cli/engine.ts openStack), timed, with the provider host's peak
  * memory sampled from /proc.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector";
 import { join } from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
 import type { EngineCommand } from "../../cli/engine";
@@ -41,6 +42,32 @@ export interface BenchmarkStack {
   remove(): void;
 }
 
+let profiledOperations = 0;
+
+/**
+ * With ARO_HCP_PROFILE_DIRECTORY set, profiles this process's CPU (the inline program's, as the
+ * provider hosts' are by hostProfiler.ts) until the returned function is called, which writes
+ * `<directory>/program-<n>-<stack>.cpuprofile`; without it, does nothing.
+ */
+function profileInlineProgram(stackName: string): () => void {
+  const directory = process.env.ARO_HCP_PROFILE_DIRECTORY;
+  if (directory === undefined) return () => undefined;
+  const session = new Session();
+  session.connect();
+  session.post("Profiler.enable");
+  session.post("Profiler.setSamplingInterval", { interval: 1000 });
+  session.post("Profiler.start");
+  profiledOperations += 1;
+  const file = join(directory, `program-${profiledOperations}-${stackName}.cpuprofile`);
+  return () => {
+    // The same-thread session answers synchronously.
+    session.post("Profiler.stop", (error, result) => {
+      if (error === null) writeFileSync(file, JSON.stringify(result.profile));
+    });
+    session.disconnect();
+  };
+}
+
 /** Opens a fresh stack with private directories under .pulumi/bench-*. */
 export async function openBenchmarkStack(
   engine: EngineCommand,
@@ -67,11 +94,15 @@ export async function openBenchmarkStack(
   });
   const timed = async (operation: () => Promise<automation.UpResult | automation.RefreshResult>): Promise<EngineRun> => {
     const monitor = monitorProviderHosts();
+    const stopProfile = profileInlineProgram(name);
     const cpuBefore = processCpuTimeInMs();
     const started = performance.now();
     let result: automation.UpResult | automation.RefreshResult;
     try {
       result = await operation();
+    } catch (error) {
+      stopProfile();
+      throw error;
     } finally {
       monitor.stop();
       released.release();
@@ -79,6 +110,7 @@ export async function openBenchmarkStack(
     const wallTimeInMs = performance.now() - started;
     const host = monitor.stop();
     const benchProcessCpuTimeInMs = processCpuTimeInMs() - cpuBefore;
+    stopProfile();
     return { wallTimeInMs, host, resourceChanges: { ...(result.summary.resourceChanges ?? {}) }, benchProcessCpuTimeInMs };
   };
   return {
