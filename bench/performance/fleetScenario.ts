@@ -271,7 +271,14 @@ export const benchmarkFleet = { identitiesPerCluster: 4, latencyInMs: 20, lookup
 export type BenchmarkFleetExtras = Partial<
   Pick<
     FleetScenarioOptions,
-    "parallel" | "engineEnvironment" | "followUpRepetitions" | "upRepetitions" | "subscriptions" | "perClusterCredentials" | "measureCheckpointWrite"
+    | "parallel"
+    | "engineEnvironment"
+    | "followUpRepetitions"
+    | "upRepetitions"
+    | "subscriptions"
+    | "perClusterCredentials"
+    | "measureCheckpointWrite"
+    | "skipFloor"
   >
 >;
 

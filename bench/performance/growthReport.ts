@@ -24,6 +24,7 @@ export const shardLimits = { driftCheckInMs: 5 * 60_000, hostPeakBytes: 200 * 2 
 export interface GrowthPoint {
   readonly clusters: number;
   readonly upInMs: number;
+  /** NaN where the plain script was not run (growthOnly skips it at the largest sizes). */
   readonly plainScriptInMs: number;
   readonly upCpuInMs: number;
   readonly noOpUpInMs: number;
@@ -43,13 +44,13 @@ export interface GrowthPoint {
 /** The point of one fleet scenario run with its follow-ups, engine floor and checkpoint write. */
 export function growthPoint(result: FleetScenarioResult): GrowthPoint {
   const { noOpUp, refresh, engineFloor, floor, checkpointWrite } = result;
-  if (noOpUp === undefined || refresh === undefined || engineFloor === undefined || floor === undefined || checkpointWrite === undefined) {
-    throw new Error(`the growth run at ${result.clusters} clusters lacks its follow-ups, floors or checkpoint write`);
+  if (noOpUp === undefined || refresh === undefined || engineFloor === undefined || checkpointWrite === undefined) {
+    throw new Error(`the growth run at ${result.clusters} clusters lacks its follow-ups, engine floor or checkpoint write`);
   }
   return {
     clusters: result.clusters,
     upInMs: result.up.wallTimeInMs,
-    plainScriptInMs: floor.processWallTimeInMs,
+    plainScriptInMs: floor?.processWallTimeInMs ?? Number.NaN,
     upCpuInMs: cpuOfRun(result.up),
     noOpUpInMs: noOpUp.wallTimeInMs,
     noOpFloorInMs: engineFloor.noOpUp.wallTimeInMs,
@@ -195,6 +196,10 @@ export interface GrowthResults {
   readonly startUp: FleetScenarioResult;
   /** One result per size, smallest first. */
   readonly sizes: readonly FleetScenarioResult[];
+  /** Sizes whose runs failed, with what failed: the rest is reported without them. */
+  readonly failedSizes?: ReadonlyArray<{ readonly clusters: number; readonly error: string }>;
+  /** Sizes at which the plain script was not run, and why. */
+  readonly plainScriptSkipped?: { readonly above: number; readonly reason: string };
   readonly region?: RegionResult;
 }
 
@@ -234,11 +239,15 @@ export function renderGrowthReport(results: GrowthResults): string {
     "|---|---|---|---|---|---|---|---|---|---|",
     ...points.map(
       (point) =>
-        `| ${point.clusters} | ${milliseconds(point.upInMs)} (${ratio(point.upInMs / point.plainScriptInMs)}) | ${milliseconds(point.upCpuInMs)} (${perCluster(point.upCpuInMs, point.clusters)}) | ` +
+        `| ${point.clusters} | ${milliseconds(point.upInMs)} (${Number.isNaN(point.plainScriptInMs) ? "no plain script" : ratio(point.upInMs / point.plainScriptInMs)}) | ${milliseconds(point.upCpuInMs)} (${perCluster(point.upCpuInMs, point.clusters)}) | ` +
         `${milliseconds(point.noOpUpInMs)} (${ratio(point.noOpUpInMs / point.noOpFloorInMs)}) | ${milliseconds(point.refreshInMs)} (${ratio(point.refreshInMs / point.refreshFloorInMs)}) | ` +
         `${milliseconds(point.driftCheckInMs)} | ${milliseconds(point.driftCheckCpuInMs)} (${perCluster(point.driftCheckCpuInMs, point.clusters)}) | ${megabytes(point.hostPeakBytes)} | ` +
         `${megabytes(point.checkpointBytes)} (${kilobytes(point.checkpointBytes / point.clusters)}) | ${milliseconds(point.checkpointWriteInMs)} |`,
     ),
+    ...(results.plainScriptSkipped === undefined
+      ? []
+      : ["", `No plain script above ${results.plainScriptSkipped.above} clusters: ${results.plainScriptSkipped.reason}.`]),
+    ...(results.failedSizes ?? []).flatMap((failed) => ["", `**${failed.clusters} clusters failed**, and are left out of the fits: ${failed.error}`]),
     "",
     `The \`up\` of one cluster (the start-up): ${milliseconds(results.startUp.up.wallTimeInMs)}, CPU ${milliseconds(startUpCpuInMs)}.`,
     "",
