@@ -111,20 +111,49 @@ export function largestWithin(fit: LinearFit, limit: number): number {
 
 /** The default shard size and what bounds it. */
 export interface ShardSize {
-  /** Clusters a shard may hold, rounded down to a hundred; 0 when no size meets every limit. */
+  /** Clusters a shard should hold, rounded down to a hundred; 0 when no measured size meets the bounds. */
   readonly clusters: number;
   /** The largest stack whose drift check stays under the limit, by the fit. */
   readonly byDriftCheck: number;
-  /** The largest stack whose provider host stays under the limit, by the fit. */
+  /** The largest stack whose `up` (a run in which every recheck is due does an `up`'s work) stays under the drift check's limit, by the fit. */
+  readonly byUp: number;
+  /** The largest stack whose provider host stays under the limit, by the fit; 0 when no size does (not a bound then: it is missed at every size). */
   readonly byHostPeak: number;
-  readonly boundBy: "drift check" | "host memory";
+  /** The largest measured size whose `up` takes at most {@link costTolerance} more CPU per cluster than the cheapest measured size's. */
+  readonly byCostPerCluster: number;
+  readonly boundBy: "drift check" | "up" | "host memory" | "cost per cluster";
 }
 
-export function shardSize(fits: GrowthFits, limits: typeof shardLimits = shardLimits): ShardSize {
+/**
+ * How much more CPU per cluster than the cheapest measured size a shard's `up` may take: past it,
+ * splitting the stack costs less. 5 %: the spread of one run's cost on this machine (the production
+ * block's interquartile ranges are 1–7 % wide), so a smaller rise is no rise.
+ */
+export const costTolerance = 0.05;
+
+/**
+ * The shard size: the largest stack within every bound that can be met. The time bounds come from the
+ * fits; the cost bound from the measured sizes (a stack whose `up` costs more per cluster than a smaller
+ * one's is better split); the memory bound only when some size meets it.
+ */
+export function shardSize(points: readonly GrowthPoint[], limits: typeof shardLimits = shardLimits): ShardSize {
+  const fits = growthFits(points);
   const byDriftCheck = largestWithin(fits.driftCheck, limits.driftCheckInMs);
+  const byUp = largestWithin(fits.up, limits.driftCheckInMs);
   const byHostPeak = largestWithin(fits.hostPeak, limits.hostPeakBytes);
-  const largest = Math.min(byDriftCheck, byHostPeak);
-  return { clusters: Math.floor(largest / 100) * 100, byDriftCheck, byHostPeak, boundBy: byHostPeak < byDriftCheck ? "host memory" : "drift check" };
+  const cheapest = Math.min(...points.map((point) => point.upCpuInMs / point.clusters));
+  const byCostPerCluster = Math.max(
+    0,
+    ...points.filter((point) => point.upCpuInMs / point.clusters <= cheapest * (1 + costTolerance)).map((point) => point.clusters),
+  );
+  const bounds: Array<[ShardSize["boundBy"], number]> = [
+    ["drift check", byDriftCheck],
+    ["up", byUp],
+    ["cost per cluster", byCostPerCluster],
+    ...(byHostPeak > 0 ? [["host memory", byHostPeak] as [ShardSize["boundBy"], number]] : []),
+  ];
+  const [boundBy, largest] = bounds.reduce((tightest, bound) => (bound[1] < tightest[1] ? bound : tightest));
+  return { clusters: Math.floor(largest / 100) * 100, byDriftCheck, byUp, byHostPeak, byCostPerCluster, boundBy };
 }
 
 /** The fewest shards whose largest (hashing's spread included, shardModel.ts largestShard) holds at most `size` clusters. */
@@ -221,7 +250,8 @@ function regionRow(label: string, measured: RegionRun, predicted: ShardPredictio
 export function renderGrowthReport(results: GrowthResults): string {
   const points = results.sizes.map(growthPoint);
   const fits = growthFits(points);
-  const size = shardSize(fits);
+  const size = shardSize(points);
+  const count = (clusters: number): string => (Number.isFinite(clusters) ? String(clusters) : "any number of");
   const startUpCpuInMs = cpuOfRun(results.startUp.up);
   const model = growthModel(
     points,
@@ -265,10 +295,14 @@ export function renderGrowthReport(results: GrowthResults): string {
     "",
     `With a checkpoint after every step (\`PULUMI_SKIP_CHECKPOINTS=false\`), an \`up\` of n clusters writes about n checkpoints: at ${largest.clusters} clusters, ${largest.clusters} × ${milliseconds(largest.checkpointWriteInMs)} ≈ ${milliseconds(largest.clusters * largest.checkpointWriteInMs)} of writing alone, against the ${milliseconds(largest.upInMs)} the \`up\` took with only its final checkpoint.`,
     "",
-    `**Shard size**: a drift check under ${shardLimits.driftCheckInMs / 60_000} minutes allows ${Number.isFinite(size.byDriftCheck) ? size.byDriftCheck : "any number of"} clusters by its fit; a provider host under ${megabytes(shardLimits.hostPeakBytes)} allows ${Number.isFinite(size.byHostPeak) ? size.byHostPeak : "any number of"}. ` +
+    `**Shard size**, by the fits: a drift check under ${shardLimits.driftCheckInMs / 60_000} minutes allows ${count(size.byDriftCheck)} clusters, an \`up\` under ${shardLimits.driftCheckInMs / 60_000} minutes (a run in which every recheck is due does an \`up\`'s work) ${count(size.byUp)}; ` +
+      `the \`up\`'s CPU per cluster stays within ${costTolerance * 100} % of its lowest up to ${size.byCostPerCluster} clusters (${points.map((point) => `${(point.upCpuInMs / point.clusters).toFixed(2)} ms at ${point.clusters}`).join(", ")}); ` +
+      (size.byHostPeak > 0
+        ? `a provider host under ${megabytes(shardLimits.hostPeakBytes)} allows ${count(size.byHostPeak)}. `
+        : `no size keeps the provider host under ${megabytes(shardLimits.hostPeakBytes)} (its fit starts at ${megabytes(fits.hostPeak.intercept)}): that target is missed at every size, and bounds none. `) +
       (size.clusters > 0
         ? `A shard should hold at most **${size.clusters}** clusters (bound by the ${size.boundBy}; \`aro-hcp-shard-plan\`'s default, resources/shards/shardPlan.ts defaultMaxShardClusters); by the model's spread of the hash, a 10,000-cluster region takes ${shardsFor(10_000, size.clusters)} shards, a 20,000-cluster one ${shardsFor(20_000, size.clusters)}.`
-        : `No stack size meets both: the ${size.boundBy} bounds it below any shard worth running.`),
+        : `No measured size meets the bounds.`),
     "",
   ];
   const region = results.region;

@@ -38,7 +38,7 @@ import { runShardScenario } from "./shardScenario";
 import { runThrottleScenario } from "./throttleScenario";
 import { runThrottleFleet } from "./throttleFleet";
 import { comparisonRounds, growthDefaults, parseBenchCommandLine, productionDefaults } from "./commandLine";
-import { growthFits, growthPoint, renderGrowthReport, shardSize } from "./growthReport";
+import { growthPoint, renderGrowthReport, shardSize } from "./growthReport";
 import { runRegionScenario } from "./regionScenario";
 import { buildAndCompare } from "./commitComparison";
 import { renderComparison } from "./comparisonReport";
@@ -350,7 +350,7 @@ async function growthOnly(
       failedSizes.push({ clusters, error: message.split("\n")[0] });
     }
   }
-  const size = shardSize(growthFits(results.map(growthPoint)));
+  const size = shardSize(results.map(growthPoint));
   // The region is planned as an operator would: by the shard size just measured, unless a count is asked.
   const shards =
     asked.regionShards !== undefined ? { count: asked.regionShards } : { maxShardClusters: size.clusters > 0 ? size.clusters : Math.min(...sizes) };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { GrowthFits, GrowthPoint } from "../../../bench/performance/growthReport";
+import type { GrowthPoint } from "../../../bench/performance/growthReport";
 import { growthFit, growthFits, growthModel, largestWithin, predictRegion, shardSize, shardsFor } from "../../../bench/performance/growthReport";
 import { largestShard } from "../../../bench/performance/shardModel";
 
@@ -43,14 +43,40 @@ describe("the growth block's arithmetic", () => {
     expect(largestWithin({ intercept: 10, slope: 0, rSquared: 1 }, 20)).toBe(Number.POSITIVE_INFINITY);
   });
 
-  it("takes the shard size from the tighter limit, rounded down to a hundred, and says which bound it", () => {
-    const fits = growthFits(points);
-    const size = shardSize(fits);
-    // Memory: (200 - 150) MB / 30 KB = 1706 clusters; the drift check allows 45,307.
-    expect(size).toEqual({ clusters: 1700, byDriftCheck: 45_307, byHostPeak: 1706, boundBy: "host memory" });
-    const roomy: GrowthFits = { ...fits, hostPeak: { ...fits.hostPeak, slope: 1 } };
-    expect(shardSize(roomy).boundBy).toBe("drift check");
-    expect(shardSize(roomy).clusters).toBe(45_300);
+  it("takes the shard size from the tightest bound that some size meets, rounded down to a hundred, and says which bound it", () => {
+    // Memory: (200 - 150) MB / 30 KB = 1706 clusters; the drift check allows 45,307, the up (5000 + 17 n) 17,352.
+    expect(shardSize(points)).toEqual({
+      clusters: 1700,
+      byDriftCheck: 45_307,
+      byUp: 17_352,
+      byHostPeak: 1706,
+      byCostPerCluster: 10_000,
+      boundBy: "host memory",
+    });
+    // A host over the target at every size bounds nothing: the time and cost bounds choose.
+    const heavyHost = points.map((each) => ({ ...each, hostPeakBytes: each.hostPeakBytes + 100 * 2 ** 20 }));
+    expect(shardSize(heavyHost)).toMatchObject({ byHostPeak: 0, clusters: 10_000, boundBy: "cost per cluster" });
+  });
+
+  it("gives 2,000 clusters from the growth block of 2026-12-07: the up's CPU per cluster rises past it, and the host is over 200 MB at every size", () => {
+    // docs/performance.md, "Growth": up wall and CPU, drift check wall, host peak, as measured.
+    const measured: Array<[number, number, number, number, number]> = [
+      [1000, 18_600, 26_930, 8555, 214.2],
+      [2000, 37_100, 55_540, 13_500, 235.4],
+      [5000, 99_200, 143_300, 28_900, 286.4],
+      [10_000, 268_500, 375_200, 60_600, 350.7],
+    ];
+    const growth = measured.map(([clusters, upInMs, upCpuInMs, driftCheckInMs, peakMegabytes]) => ({
+      ...point(clusters),
+      upInMs,
+      upCpuInMs,
+      driftCheckInMs,
+      hostPeakBytes: peakMegabytes * 2 ** 20,
+    }));
+    const size = shardSize(growth);
+    expect(size).toMatchObject({ clusters: 2000, boundBy: "cost per cluster", byCostPerCluster: 2000, byHostPeak: 0 });
+    expect(size.byDriftCheck).toBeGreaterThan(50_000);
+    expect(size.byUp).toBeGreaterThan(10_000);
   });
 
   it("plans enough shards that the largest of a hash spread fits the size", () => {
