@@ -322,6 +322,16 @@ export function renderGrowthReport(results: GrowthResults): string {
       `Adoption: shards' exit codes ${region.adoption.exitCodes.join(", ")}, region verdict **${region.adoption.verdict.verdict}** (exit ${region.adoption.verdict.code}); ${region.resolvedInCosmos} / ${region.expectedIdentities} identities resolved in Cosmos; ${adoptionWrites} Cosmos writes; provider hosts' highest peak ${megabytes(region.adoption.host.peakResidentBytes)}. ` +
         `Drift check: exit codes ${region.driftCheck.exitCodes.join(", ")}, verdict **${region.driftCheck.verdict.verdict}** (exit ${region.driftCheck.verdict.code}); ${driftWrites} Cosmos writes, ${region.driftCheck.statistics.arm.getRequests} ARM, ${region.driftCheck.statistics.entra.requests} Entra and ${region.driftCheck.statistics.dataPlane.requests} data plane requests; hosts' peak ${megabytes(region.driftCheck.host.peakResidentBytes)}.`,
       ...[...region.adoption.verdict.problems, ...region.driftCheck.verdict.problems].map((problem) => `- verdict problem: ${problem}`),
+      ...(
+        [
+          ["adoption", region.adoption],
+          ["drift check", region.driftCheck],
+        ] as const
+      ).flatMap(([label, run]) =>
+        run.verdict.causes.map(
+          (each) => `- ${label}: ${each.clusters} cluster${each.clusters === 1 ? "" : "s"} failed: ${each.cause.replace(/\s+/g, " ").slice(0, 300)}`,
+        ),
+      ),
       "",
     );
   }

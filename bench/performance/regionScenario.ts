@@ -45,7 +45,13 @@ export interface RegionRun {
   readonly host: ProviderHostObservation;
   readonly statistics: SandboxStatisticsSnapshot;
   /** The region's verdict on this run (tools/region-verdict.sh): its exit code and verdict. */
-  readonly verdict: { readonly code: number; readonly verdict: string; readonly problems: readonly string[] };
+  readonly verdict: {
+    readonly code: number;
+    readonly verdict: string;
+    readonly problems: readonly string[];
+    /** Each cause of failed clusters, with how many it failed. */
+    readonly causes: ReadonlyArray<{ readonly cause: string; readonly clusters: number }>;
+  };
 }
 
 /** What the region scenario measured. */
@@ -198,6 +204,7 @@ export async function runRegionScenario(options: {
       const report = JSON.parse(readFileSync(join(verdictDirectory, `${region}-verdict`, "region-report.json"), "utf8")) as {
         verdict: string;
         problems: string[];
+        causes?: Array<{ cause: string; resources: string[] }>;
       };
       options.log(
         `  region ${runId}: ${Math.round(wallTimeInMs)} ms (shards ${finished.map((shard) => Math.round(shard.timeInMs)).join(", ")} ms; exit ${finished.map((shard) => shard.code).join(", ")}), ` +
@@ -213,7 +220,12 @@ export async function runRegionScenario(options: {
         azuriteCpuInMs,
         host,
         statistics,
-        verdict: { code: judged.code, verdict: report.verdict, problems: report.problems },
+        verdict: {
+          code: judged.code,
+          verdict: report.verdict,
+          problems: report.problems,
+          causes: (report.causes ?? []).map((each) => ({ cause: each.cause, clusters: each.resources.length })),
+        },
       };
     };
 
