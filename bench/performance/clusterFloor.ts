@@ -98,7 +98,17 @@ export function createClusterFloor(settings: Settings): ClusterFloor {
     }
     return token;
   };
+  // A kept-alive socket the sandbox closed as it went idle fails the next request on it with
+  // ECONNRESET ("socket hang up"): sent again on a fresh socket, once, as Node's documentation of
+  // `request.reusedSocket` advises and as the hook's SDK pipeline retries a reset connection.
   const post = (url: URL, body: string, token: string | undefined): Promise<Answer> =>
+    postOnce(url, body, token).catch((error: unknown) => {
+      if ((error as { reusedSocket?: boolean; code?: string }).reusedSocket === true && (error as { code?: string }).code === "ECONNRESET") {
+        return postOnce(url, body, token);
+      }
+      throw error;
+    });
+  const postOnce = (url: URL, body: string, token: string | undefined): Promise<Answer> =>
     new Promise((resolve, reject) => {
       const sent = request(
         url,
@@ -116,7 +126,7 @@ export function createClusterFloor(settings: Settings): ClusterFloor {
           response.on("error", reject);
         },
       );
-      sent.on("error", reject);
+      sent.on("error", (error: Error) => reject(Object.assign(error, { reusedSocket: sent.reusedSocket })));
       sent.end(body);
     });
   /** One data plane request for `identityIds` at the cluster's identity URL, challenged first as the hook's is. */
