@@ -148,7 +148,7 @@ if [ "$engine_failed" = 0 ] && [ -n "$stale_lock_seconds" ]; then
   stale=0 young=0
   while IFS=$'\t' read -r age name owner host pid taken stale_at dead_here; do
     if [ "$dead_here" = "dead-here" ]; then
-      echo "shard-entrypoint: stack ${stack} is locked by ${name}, ${age}s old: taken at ${taken} by ${owner}@${host} (pid ${pid}), this host's, and no process ${pid} runs here: a killed earlier run of this shard on this host; removing it" >&2
+      echo "shard-entrypoint: stack ${stack} is locked by ${name}, ${age}s old: taken at ${taken} by ${owner}@${host} (pid ${pid}), this host's, and no process ${pid} older than the lock runs here: a killed earlier run of this shard on this host; removing it" >&2
       stale=$((stale + 1))
     elif [ "$age" -ge "$stale_lock_seconds" ]; then
       echo "shard-entrypoint: stack ${stack} is locked by a stale lock ${name}, ${age}s old (ARO_HCP_STALE_LOCK_SECONDS=${stale_lock_seconds}): taken at ${taken} by ${owner}@${host} (pid ${pid}), whose run is over; removing it" >&2
@@ -159,12 +159,27 @@ if [ "$engine_failed" = 0 ] && [ -n "$stale_lock_seconds" ]; then
     fi
   done < <(node -e '
     // One line per lock: age in seconds, name, username, hostname, pid, taken at, stale at, and
-    // dead-here when the lock was taken on this host and no process of its pid runs here (a pid that
-    // exists but is not ours to signal runs). A lock whose time does not parse gets age -1: never judged stale.
+    // dead-here when the lock was taken on this host and no process of its pid that started before the
+    // lock runs here (a pid that exists but is not ours to signal runs). A lock whose time does not parse gets age -1: never judged stale.
     const fs = require("node:fs"), os = require("node:os"), path = require("node:path");
+    // When the process started, in ms since the epoch: /proc/<pid>/stat field 22 (clock ticks since
+    // boot, USER_HZ 100 on Linux) after /proc/stat btime; undefined when it cannot be read.
+    const startedAt = (pid) => {
+      try {
+        const stat = fs.readFileSync("/proc/" + pid + "/stat", "utf8");
+        const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+        const bootSeconds = Number(/^btime (\d+)$/m.exec(fs.readFileSync("/proc/stat", "utf8"))?.[1]);
+        return Number.isFinite(ticks) && Number.isFinite(bootSeconds) ? (bootSeconds + ticks / 100) * 1000 : undefined;
+      } catch { return undefined; }
+    };
     const deadHere = (lock) => {
       if (lock.hostname !== os.hostname() || !Number.isInteger(lock.pid) || lock.pid <= 0) return false;
-      try { process.kill(lock.pid, 0); return false; } catch (error) { return error.code === "ESRCH"; }
+      try { process.kill(lock.pid, 0); } catch (error) { return error.code === "ESRCH"; }
+      // A process of that pid runs. Pids are reused (pid_max is 32,768 on many kernels), so it holds
+      // the lock only if it started before the lock was taken; one started after it is another
+      // process, and the holder of the lock is gone.
+      const started = startedAt(lock.pid), taken = Date.parse(lock.timestamp);
+      return started !== undefined && !Number.isNaN(taken) && started > taken + 1000;
     };
     const [directory, staleSeconds] = [process.argv[1], Number(process.argv[2])];
     const files = fs.existsSync(directory) ? fs.readdirSync(directory, { recursive: true }).filter((name) => name.endsWith(".json")) : [];

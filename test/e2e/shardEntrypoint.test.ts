@@ -319,10 +319,17 @@ describe("the shard entrypoint, run as an Indexed Job's pods, and the region's v
     expect(refused.output).toContain("another runner's; stale at");
     expect(await locks()).toEqual(left);
 
-    // The lock as the killed run left it, and beside it another host's lock two hours old. The region's
-    // next run, every shard at once: the killed shard's pod removes this host's lock at once though it
-    // is young (no process of its pid runs here), the other by its age, and corrects every cluster.
-    await putBesideState({ [left[0]]: lockFile });
+    // The lock as the killed run left it, its pid since taken by another process here (pids are reused:
+    // a process started after the lock was taken), and beside it another host's lock two hours old.
+    // The region's next run, every shard at once: the killed shard's pod removes this host's lock at
+    // once though it is young (no process of its pid older than the lock runs here), the other by its
+    // age, and corrects every cluster.
+    const reuser = spawn("sleep", ["300"], { stdio: "ignore" });
+    const reused = join(scratch, "lock-reused.json");
+    // A minute old: young against the stale age, and older than the reusing process by more than the
+    // start time's resolution (/proc's boot time is in whole seconds).
+    writeFileSync(reused, JSON.stringify({ ...lock, pid: reuser.pid, timestamp: new Date(Date.now() - 60_000).toISOString() }));
+    await putBesideState({ [left[0]]: reused });
     const oldName = "0f0f0f0f-0000-4000-8000-000000000000.json";
     const old = join(scratch, "lock-old.json");
     writeFileSync(old, JSON.stringify({ ...lock, hostname: "shard-runner-elsewhere", timestamp: new Date(Date.now() - 7_200_000).toISOString() }));
@@ -332,7 +339,8 @@ describe("the shard entrypoint, run as an Indexed Job's pods, and the region's v
     next.forEach((finished, index) => expect(finished.code, `shard ${index}:\n${finished.output}`).toBe(0));
     const recovered = next[target.index];
     expect(recovered.output).toContain(`stack ${stack} is locked by ${lockName}`);
-    expect(recovered.output).toContain(`(pid ${lock.pid}), this host's, and no process ${lock.pid} runs here`);
+    expect(recovered.output).toContain(`(pid ${reuser.pid}), this host's, and no process ${reuser.pid} older than the lock runs here`);
+    reuser.kill();
     expect(recovered.output).toContain(`stack ${stack} is locked by a stale lock ${oldName}`);
     expect(await locks()).toEqual([]);
     for (const cluster of clusters) {
