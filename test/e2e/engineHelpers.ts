@@ -142,9 +142,12 @@ export async function initLiteralStack(
     ...settings.environment,
   });
   await runLiteralPulumi(programDirectory, environment, stackName, "stack", "init");
-  for (const [key, value] of Object.entries({ ...settings.config, documentWaitSeconds: "2", clustersFile })) {
-    await runLiteralPulumi(programDirectory, environment, stackName, "config", "set", `aro-hcp-identity-status:${key}`, value);
-  }
+  // One `config set-all` for every key: each CLI start costs this machine about 0.2 s of CPU.
+  const pairs = Object.entries({ ...settings.config, documentWaitSeconds: "2", clustersFile }).flatMap(([key, value]) => [
+    "--plaintext",
+    `aro-hcp-identity-status:${key}=${value}`,
+  ]);
+  await runLiteralPulumi(programDirectory, environment, stackName, "config", "set-all", ...pairs);
   return environment;
 }
 
