@@ -17,6 +17,9 @@ export default defineConfig({
           // saves loading the SDKs again for each of 50 files (39 s to 13 s here).
           isolate: false,
           environment: "node",
+          // Both cores (vitest's default is one fewer than the cores); "program" shares this group, so
+          // it must say the same.
+          maxWorkers: 2,
         },
       },
       {
@@ -25,6 +28,7 @@ export default defineConfig({
           sequence: { groupOrder: 0 },
           include: ["test/program/**/*.test.ts", "test/unit/resource/**/*.test.ts", "test/unit/provider/providerText.test.ts"],
           environment: "node",
+          maxWorkers: 2,
         },
       },
       {

@@ -3,6 +3,7 @@
  * follows from it, and a region run as the engines run it against the shard model's prediction:
  * numbers for docs/performance.md's "Growth" block. Pure: the scenarios measured, this computes.
  */
+import { defaultMaxShardClusters } from "../../resources/shards/shardPlan";
 import type { FleetScenarioResult } from "./fleetScenario";
 import type { RegionResult, RegionRun } from "./regionScenario";
 import type { ShardPrediction, StackCosts } from "./shardModel";
@@ -301,7 +302,7 @@ export function renderGrowthReport(results: GrowthResults): string {
         ? `a provider host under ${megabytes(shardLimits.hostPeakBytes)} allows ${count(size.byHostPeak)}. `
         : `no size keeps the provider host under ${megabytes(shardLimits.hostPeakBytes)} (its fit starts at ${megabytes(fits.hostPeak.intercept)}): that target is missed at every size, and bounds none. `) +
       (size.clusters > 0
-        ? `A shard should hold at most **${size.clusters}** clusters (bound by the ${size.boundBy}; \`aro-hcp-shard-plan\`'s default, resources/shards/shardPlan.ts defaultMaxShardClusters); by the model's spread of the hash, a 10,000-cluster region takes ${shardsFor(10_000, size.clusters)} shards, a 20,000-cluster one ${shardsFor(20_000, size.clusters)}.`
+        ? `By this run, a shard should hold at most **${size.clusters}** clusters (bound by the ${size.boundBy}); \`aro-hcp-shard-plan\`'s default (resources/shards/shardPlan.ts defaultMaxShardClusters) is ${defaultMaxShardClusters}${size.clusters === defaultMaxShardClusters ? "" : ", not this run's size: see below the block"}. By the model's spread of the hash, a 10,000-cluster region takes ${shardsFor(10_000, size.clusters)} shards, a 20,000-cluster one ${shardsFor(20_000, size.clusters)}.`
         : `No measured size meets the bounds.`),
     "",
   ];

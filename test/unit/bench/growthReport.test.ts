@@ -58,7 +58,7 @@ describe("the growth block's arithmetic", () => {
     expect(shardSize(heavyHost)).toMatchObject({ byHostPeak: 0, clusters: 10_000, boundBy: "cost per cluster" });
   });
 
-  it("gives 2,000 clusters from the growth block of 2026-12-07: the up's CPU per cluster rises past it, and the host is over 200 MB at every size", () => {
+  it("gives 2,000 clusters from the growth block of 2026-12-07 01:30: the up's CPU per cluster rises past it, and the host is over 200 MB at every size", () => {
     // docs/performance.md, "Growth": up wall and CPU, drift check wall, host peak, as measured.
     const measured: Array<[number, number, number, number, number]> = [
       [1000, 18_600, 26_930, 8555, 214.2],
@@ -77,6 +77,23 @@ describe("the growth block's arithmetic", () => {
     expect(size).toMatchObject({ clusters: 2000, boundBy: "cost per cluster", byCostPerCluster: 2000, byHostPeak: 0 });
     expect(size.byDriftCheck).toBeGreaterThan(50_000);
     expect(size.byUp).toBeGreaterThan(10_000);
+  });
+
+  it("gives 5,000 clusters from the growth block of 2026-12-07 03:21, where the CPU per cluster was flat to 5,000: the cost bound is within run-to-run noise, which is why the plan's default stays 2,000", () => {
+    const measured: Array<[number, number, number, number, number]> = [
+      [1000, 29_000, 44_450, 12_800, 213.4],
+      [2000, 59_600, 90_220, 20_000, 230.9],
+      [5000, 147_100, 219_700, 39_400, 290.3],
+      [10_000, 328_200, 471_200, 72_700, 347.3],
+    ];
+    const growth = measured.map(([clusters, upInMs, upCpuInMs, driftCheckInMs, peakMegabytes]) => ({
+      ...point(clusters),
+      upInMs,
+      upCpuInMs,
+      driftCheckInMs,
+      hostPeakBytes: peakMegabytes * 2 ** 20,
+    }));
+    expect(shardSize(growth)).toMatchObject({ clusters: 5000, boundBy: "cost per cluster", byCostPerCluster: 5000, byHostPeak: 0 });
   });
 
   it("plans enough shards that the largest of a hash spread fits the size", () => {
