@@ -7,7 +7,7 @@
  */
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { compareGoMapKeys } from "../../../resources/core/goJson";
 import type { JsonObject } from "../../../resources/core/json";
 import { dataPlaneHalf } from "../../../resources/core/serviceProviderClusterDocument";
@@ -20,11 +20,17 @@ const names = ["plain-a", "\uff5a-fullwidth", "\u{1f600}-emoji", "plain-b"];
 const ids = names.map((name) => `${prefix}${name}`);
 const keyOf = (id: string): string => id.toLowerCase();
 
-/** The halves as upstream's Go types decode and encode them, from the go-vectors program. */
-function goReencoded(status: JsonObject): { msiManagedIdentities: unknown; dataPlaneOperatorsManagedIdentities: unknown } {
+/** The go-vectors program, built once for the file (a first build on a new machine takes a minute or more). */
+let program = "";
+
+beforeAll(() => {
   const built = spawnSync("bash", [path.join(projectDirectory, "tools/build-go-tool.sh"), "go-vectors"], { encoding: "utf8" });
   expect(built.status, built.stderr).toBe(0);
-  const program = built.stdout.trim().split("\n").pop() ?? "";
+  program = built.stdout.trim().split("\n").pop() ?? "";
+}, 300_000);
+
+/** The halves as upstream's Go types decode and encode them, from the go-vectors program. */
+function goReencoded(status: JsonObject): { msiManagedIdentities: unknown; dataPlaneOperatorsManagedIdentities: unknown } {
   const decoded = spawnSync(program, ["-decode"], { input: JSON.stringify({ properties: { status } }), encoding: "utf8" });
   expect(decoded.stderr).toBe("");
   expect(decoded.status).toBe(0);
@@ -64,8 +70,6 @@ describe("the JSON of both halves", () => {
   });
 
   it("is refused by the strict decode when it holds a field upstream's types lack (what a field of the hook's own would be)", () => {
-    const built = spawnSync("bash", [path.join(projectDirectory, "tools/build-go-tool.sh"), "go-vectors"], { encoding: "utf8" });
-    const program = built.stdout.trim().split("\n").pop() ?? "";
     const status = { msiManagedIdentities: {}, dataPlaneOperatorsManagedIdentities: { claimedBy: "0123456789abcdef" } };
     const decoded = spawnSync(program, ["-decode"], { input: JSON.stringify({ properties: { status } }), encoding: "utf8" });
     expect(decoded.status).not.toBe(0);
