@@ -24,6 +24,20 @@ function point(clusters: number): GrowthPoint {
 
 const points = [1000, 2000, 5000, 10_000].map(point);
 
+/** A growth block's row: clusters, `up` wall and CPU, drift check wall (ms), host peak (MB). */
+type MeasuredRow = [number, number, number, number, number];
+
+/** The points a growth block's rows give, as measured. */
+function measuredPoints(rows: readonly MeasuredRow[]): GrowthPoint[] {
+  return rows.map(([clusters, upInMs, upCpuInMs, driftCheckInMs, peakMegabytes]) => ({
+    ...point(clusters),
+    upInMs,
+    upCpuInMs,
+    driftCheckInMs,
+    hostPeakBytes: peakMegabytes * 2 ** 20,
+  }));
+}
+
 describe("the growth block's arithmetic", () => {
   it("fits each measure's line and its log-log exponent", () => {
     const fits = growthFits(points);
@@ -60,19 +74,13 @@ describe("the growth block's arithmetic", () => {
 
   it("gives 2,000 clusters from the growth block of 2026-12-07 01:30: the up's CPU per cluster rises past it, and the host is over 200 MB at every size", () => {
     // docs/performance.md, "Growth": up wall and CPU, drift check wall, host peak, as measured.
-    const measured: Array<[number, number, number, number, number]> = [
+    const measured: MeasuredRow[] = [
       [1000, 18_600, 26_930, 8555, 214.2],
       [2000, 37_100, 55_540, 13_500, 235.4],
       [5000, 99_200, 143_300, 28_900, 286.4],
       [10_000, 268_500, 375_200, 60_600, 350.7],
     ];
-    const growth = measured.map(([clusters, upInMs, upCpuInMs, driftCheckInMs, peakMegabytes]) => ({
-      ...point(clusters),
-      upInMs,
-      upCpuInMs,
-      driftCheckInMs,
-      hostPeakBytes: peakMegabytes * 2 ** 20,
-    }));
+    const growth = measuredPoints(measured);
     const size = shardSize(growth);
     expect(size).toMatchObject({ clusters: 2000, boundBy: "cost per cluster", byCostPerCluster: 2000, byHostPeak: 0 });
     expect(size.byDriftCheck).toBeGreaterThan(50_000);
@@ -80,19 +88,13 @@ describe("the growth block's arithmetic", () => {
   });
 
   it("gives 5,000 clusters from the growth block of 2026-12-07 03:21, where the CPU per cluster was flat to 5,000: the cost bound is within run-to-run noise, which is why the plan's default stays 2,000", () => {
-    const measured: Array<[number, number, number, number, number]> = [
+    const measured: MeasuredRow[] = [
       [1000, 29_000, 44_450, 12_800, 213.4],
       [2000, 59_600, 90_220, 20_000, 230.9],
       [5000, 147_100, 219_700, 39_400, 290.3],
       [10_000, 328_200, 471_200, 72_700, 347.3],
     ];
-    const growth = measured.map(([clusters, upInMs, upCpuInMs, driftCheckInMs, peakMegabytes]) => ({
-      ...point(clusters),
-      upInMs,
-      upCpuInMs,
-      driftCheckInMs,
-      hostPeakBytes: peakMegabytes * 2 ** 20,
-    }));
+    const growth = measuredPoints(measured);
     expect(shardSize(growth)).toMatchObject({ clusters: 5000, boundBy: "cost per cluster", byCostPerCluster: 5000, byHostPeak: 0 });
   });
 
