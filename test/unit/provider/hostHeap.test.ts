@@ -1,17 +1,18 @@
 /**
  * The provider host's heap growth (resources/provider/hostHeap.ts): set once in the engine's
- * dynamic-provider host from ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT (default 50), never in another
+ * dynamic-provider host from ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT (default 25), followed by one full collection, never in another
  * process, and a value out of range changes nothing and is named by the settings check.
  */
+import { PerformanceObserver, constants } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";
-import { boundHostHeapGrowth, heapGrowthPercent, isDynamicProviderHost } from "../../../resources/provider/hostHeap";
+import { boundHostHeapGrowth, collectGarbage, heapGrowthPercent, isDynamicProviderHost } from "../../../resources/provider/hostHeap";
 import { fleetSettingsProblem } from "../../../resources/provider/settingsCheck";
 
 const host = ["/usr/bin/node", "/stack/node_modules/@pulumi/pulumi/cmd/dynamic-provider/index.js", "127.0.0.1:40123"];
 
 function flagsSet(argv: readonly string[], environment: Record<string, string>): string[] {
   const flags: string[] = [];
-  boundHostHeapGrowth(argv, environment, (text) => flags.push(text));
+  boundHostHeapGrowth(argv, environment, (text) => flags.push(text), () => flags.push("(collected)"));
   return flags;
 }
 
@@ -27,8 +28,24 @@ describe("provider host heap growth", () => {
   });
 
   it("sets V8's growing percent once in the host: the default, or the operator's", () => {
-    expect(flagsSet(host, {})).toEqual(["--heap-growing-percent=50"]);
-    expect(flagsSet(host, { ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT: " 120 " })).toEqual(["--heap-growing-percent=120"]);
+    expect(flagsSet(host, {})).toEqual(["--heap-growing-percent=25", "(collected)"]);
+    expect(flagsSet(host, { ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT: " 120 " })).toEqual(["--heap-growing-percent=120", "(collected)"]);
+  });
+
+  it("collects once with a full (mark-compact) collection, and leaves gc unexposed", async () => {
+    const kinds: number[] = [];
+    const observer = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) kinds.push((entry as unknown as { detail: { kind: number } }).detail.kind);
+    });
+    observer.observe({ entryTypes: ["gc"] });
+    try {
+      collectGarbage();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      observer.disconnect();
+    }
+    expect(kinds).toContain(constants.NODE_PERFORMANCE_GC_MAJOR);
+    expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
   });
 
   it("leaves V8's own heuristic with 0, in other processes, and on a value that fails the check", () => {
