@@ -3,6 +3,13 @@
  * ClientCertificateCredential with the chain (x5c). The file is checked again at most once a minute,
  * as upstream re-reads its bundle, and at once after Entra ID refused the certificate in use; a file
  * caught half-written keeps the previous certificate until the next check.
+ *
+ * The ClientCertificateCredential is built again from the same certificate after every
+ * {@link tokenRequestsPerClient} token requests: @azure/identity keeps each request's AbortController,
+ * and through it the request's body, for the credential's life (Azure/azure-sdk-for-js#26161), and
+ * MSAL keeps each tenant's token; the first party asks once in every cluster's tenant, so one
+ * credential for a 2,000-cluster `up` held about 4 KB a cluster. Callers cache tokens
+ * (sharedTokenCredential), so a new credential costs only its MSAL client.
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
 import { readFileSync, statSync } from "node:fs";
@@ -14,9 +21,14 @@ import { CertificateBundleError, parseCertificateBundle } from "./certificateBun
 import { credentialError } from "./credentials";
 
 const certificateFileRecheckIntervalInMs = 60 * 1000;
+/** Token requests one ClientCertificateCredential makes before it is built again (see above). */
+export const tokenRequestsPerClient = 64;
 
 interface Loaded {
   readonly credential: TokenCredential;
+  /** Token requests `credential` has made. */
+  requests: number;
+  readonly material: CertificateCredentialMaterial;
   readonly thumbprint: string;
   /** The file's modification time and size: another version of the file changes either. */
   readonly version: string;
@@ -89,24 +101,34 @@ export function certificateFileCredential(
     if (loaded !== undefined) {
       log("info", "credential", identity.clientId, `${source}: a new certificate (SHA-256 ${material.thumbprint.slice(0, 16)}…) is in use from now on`);
     }
+    loaded = { credential: clientFor(material), requests: 0, material, thumbprint: material.thumbprint, version };
+    return true;
+  };
+
+  const clientFor = (material: CertificateCredentialMaterial): TokenCredential => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded at the first certificate credential
     const { ClientCertificateCredential } = require("@azure/identity") as typeof import("@azure/identity");
-    const credential = new ClientCertificateCredential(identity.tenantId, identity.clientId, { certificate: material.pem }, clientOptions);
-    loaded = { credential, thumbprint: material.thumbprint, version };
-    return true;
+    return new ClientCertificateCredential(identity.tenantId, identity.clientId, { certificate: material.pem }, clientOptions);
+  };
+
+  /** The credential in use for one more token request, built again after tokenRequestsPerClient. */
+  const inUse = (): Loaded => {
+    let current = loaded as Loaded;
+    if (current.requests >= tokenRequestsPerClient) loaded = current = { ...current, credential: clientFor(current.material), requests: 0 };
+    current.requests += 1;
+    return current;
   };
 
   return {
     async getToken(scopes: string | string[], getTokenOptions?: GetTokenOptions): Promise<AccessToken | null> {
       if (loaded === undefined || Date.now() - checkedAt >= certificateFileRecheckIntervalInMs) reload();
-      const current = loaded as Loaded;
+      const current = inUse();
       try {
         return await current.credential.getToken(scopes, getTokenOptions);
       } catch (error) {
         // Refused with this certificate: a new file may be there, read now or by a concurrent refused call.
         reload();
-        const inUse = loaded as Loaded;
-        if (inUse.thumbprint !== current.thumbprint) return inUse.credential.getToken(scopes, getTokenOptions);
+        if ((loaded as Loaded).thumbprint !== current.thumbprint) return inUse().credential.getToken(scopes, getTokenOptions);
         throw error;
       }
     },

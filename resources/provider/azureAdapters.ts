@@ -12,7 +12,7 @@ import { createSecureContext, rootCertificates } from "node:tls";
 import { assertionTokenCredential, requestCredentialOptions, requestCredentialPolicy } from "../azure/assertionTokenCredential";
 import { certificateFileCredential, fileUnreadableReason } from "../azure/certificateCredential";
 import type { ClusterCredentialSource } from "../azure/clusterCredentials";
-import { createClusterCredentialSource } from "../azure/clusterCredentials";
+import { createClusterCredentialSource, defaultMaxCredentials } from "../azure/clusterCredentials";
 import { createCredentials, sharedTokenCredential } from "../azure/credentials";
 import { withCause } from "../core/errors";
 import { credentialFor } from "../azure/dataPlaneAnswer";
@@ -106,6 +106,7 @@ function armClients(
   agent: Agent,
   credential: TokenCredential,
   adapt?: (pipeline: ManagedServiceIdentityClient["pipeline"]) => void,
+  bound: number = maxArmClients,
 ): (subscriptionId: string) => ManagedServiceIdentityClient {
   const options: ManagedServiceIdentityClientOptionalParams = {
     endpoint: settings.armEndpoint,
@@ -125,7 +126,7 @@ function armClients(
       pipeline = client.pipeline;
     }
     return client;
-  }, maxArmClients);
+  }, bound);
 }
 
 /**
@@ -159,12 +160,19 @@ function modeSources(settings: Settings, agent: Agent, processCredential: TokenC
  */
 function clusterCredentialSource(settings: Settings, agent: Agent, dataPlane: ManagedIdentitiesDataPlane): ClusterCredentialSource {
   let tokenPipeline: TokenRequestPipeline | undefined;
-  const clientFor = armClients(settings, agent, noCredential, (pipeline) => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { bearerTokenAuthenticationPolicyName } = require("@azure/core-rest-pipeline") as typeof import("@azure/core-rest-pipeline");
-    pipeline.removePolicy({ name: bearerTokenAuthenticationPolicyName });
-    pipeline.addPolicy(requestCredentialPolicy(settings.armScope, bearerTokenAuthenticationPolicyName), { phase: "Sign" });
-  });
+  // Each cluster's reader holds its client, built when its credential is: a client is kept only as long as credentials are.
+  const clientFor = armClients(
+    settings,
+    agent,
+    noCredential,
+    (pipeline) => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { bearerTokenAuthenticationPolicyName } = require("@azure/core-rest-pipeline") as typeof import("@azure/core-rest-pipeline");
+      pipeline.removePolicy({ name: bearerTokenAuthenticationPolicyName });
+      pipeline.addPolicy(requestCredentialPolicy(settings.armScope, bearerTokenAuthenticationPolicyName), { phase: "Sign" });
+    },
+    defaultMaxCredentials,
+  );
   return createClusterCredentialSource({
     fetchCredential: async (identityUrl, smi, options) => {
       const { tenantId, identities } = await dataPlane.requestCredentials(identityUrl, [smi], options);

@@ -6,7 +6,9 @@
  * afterwards, and counts the sandbox's data plane and token requests.
  */
 import { expectStateKeptWithFailure } from "../fixtures/storedDocument";
+import { Agent } from "node:https";
 import { beforeAll, describe, expect, it } from "vitest";
+import { certificateFileCredential, tokenRequestsPerClient } from "../../resources/azure/certificateCredential";
 import type { JsonObject } from "../../resources/core/json";
 import type { ProviderOutputs } from "../../resources/provider/providerOutputs";
 import type { Sandbox } from "../../sandbox/sandbox";
@@ -453,6 +455,32 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
       expect(sandbox.statistics.snapshot().entra.errorsByCode["700027"]).toBe(others.length);
     } finally {
       sandbox.tokens.setTokenLifetime(60 * 60 * 1000);
+    }
+  });
+
+  it("builds the first party's ClientCertificateCredential again after tokenRequestsPerClient token requests: each new one asks Entra once, and tokens keep coming", async () => {
+    const firstParty = sandbox.credentialChain.firstPartyApplication;
+    const agent = new Agent({ ca: sandbox.caBundlePem, keepAlive: true });
+    try {
+      const credential = certificateFileCredential(
+        { clientId: firstParty.clientId, tenantId: firstParty.tenantId, certificateFile: firstParty.certificateBundlePath, certificateFileSetting: "firstPartyCertificateFile" },
+        { authorityHost: sandbox.credentialChain.entraAuthorityHost, disableInstanceDiscovery: true, agent, additionallyAllowedTenants: ["*"] },
+      );
+      const scope = `${sandbox.credentialChain.dataPlaneAudience}/.default`;
+      const tenantId = clusters[0].tenantId;
+      sandbox.statistics.reset();
+      const tokens = new Set<string>();
+      for (let request = 0; request < 2 * tokenRequestsPerClient + 1; request += 1) {
+        const token = await credential.getToken(scope, { tenantId });
+        expect(token?.token, `token request ${request + 1}`).toBeTruthy();
+        tokens.add(token?.token ?? "");
+      }
+      // MSAL answers one tenant and scope from its own cache: Entra sees one request per credential built.
+      const statistics = sandbox.statistics.snapshot().entra;
+      expect(statistics.tokensIssuedByClient[`${tenantId}/${firstParty.clientId}`.toLowerCase()]).toBe(3);
+      expect(tokens.size).toBe(3);
+    } finally {
+      agent.destroy();
     }
   });
 
