@@ -10,8 +10,12 @@ export interface BenchCommandLine {
   readonly quick: boolean;
   /** `--production`: section 9 alone. */
   readonly production: boolean;
-  /** `--compare <A> <B>`: the production scenario's hook side of two commits, interleaved (commitComparison.ts). */
-  readonly compare?: { readonly base: string; readonly candidate: string };
+  /**
+   * `--compare <A> <B>`: the production scenario's hook side of two commits, interleaved (commitComparison.ts);
+   * with `--traced-b=<file://…|grpc://…>`, B's engine runs take Pulumi's `--otel-traces` with that address
+   * (`--compare HEAD HEAD --traced-b=…` prices tracing).
+   */
+  readonly compare?: { readonly base: string; readonly candidate: string; readonly candidateTraces?: string };
   /** `--clusters N` (with `--production` or `--compare`; default 2,000). */
   readonly clusters?: number;
   /** `--pairs N`: pairs of ours and the floor's, or rounds of A, B and the floor (default 5). */
@@ -68,6 +72,11 @@ export function parseBenchCommandLine(argumentsGiven: readonly string[]): BenchC
   if (growthAsked && (quick || production || argumentsGiven.includes("--compare"))) {
     throw new RangeError("--growth runs by itself: leave out --quick, --production and --compare");
   }
+  const tracedAt = argumentsGiven.findIndex((argument) => argument.startsWith("--traced-b"));
+  const tracedB = tracedAt < 0 ? undefined : argumentsGiven[tracedAt].slice("--traced-b=".length);
+  if (tracedB !== undefined && !/^(file|grpc):\/\/\S+$/.test(tracedB)) {
+    throw new RangeError(`--traced-b takes where B's traces go, --traced-b=<file://…|grpc://…>, got "${argumentsGiven[tracedAt]}"`);
+  }
   const compareAt = argumentsGiven.indexOf("--compare");
   let compare: BenchCommandLine["compare"];
   if (compareAt >= 0) {
@@ -76,8 +85,9 @@ export function parseBenchCommandLine(argumentsGiven: readonly string[]): BenchC
       throw new RangeError("--compare takes two commits: --compare <A> <B> (B is the change, A what it is measured against)");
     }
     if (quick || production) throw new RangeError("--compare runs the production scenario's hook side by itself: leave out --quick and --production");
-    compare = { base, candidate };
+    compare = { base, candidate, ...(tracedB === undefined ? {} : { candidateTraces: tracedB }) };
   }
+  if (tracedB !== undefined && compare === undefined) throw new RangeError("--traced-b applies to --compare only: it traces B's runs");
   if ((clusters !== undefined || pairs !== undefined) && !production && compare === undefined) {
     throw new RangeError("--clusters and --pairs apply to --production and --compare only");
   }

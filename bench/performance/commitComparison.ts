@@ -41,6 +41,8 @@ export interface ComparedCommit {
   readonly name: string;
   readonly commit: string;
   readonly subject: string;
+  /** Where its engine runs sent their traces, when they were traced. */
+  readonly traces?: string;
 }
 
 /** The runs of one operation, in the order run: the i-th of each list belong to round i. */
@@ -77,6 +79,8 @@ export interface CompareCommitsOptions {
   readonly base: string;
   /** B: the change. */
   readonly candidate: string;
+  /** Where B's engine runs send their traces (Pulumi's `--otel-traces`); A's and the floor's run untraced. */
+  readonly candidateTraces?: string;
   readonly clusters: number;
   /** Rounds of A, B and the floor per operation. */
   readonly rounds: number;
@@ -138,6 +142,7 @@ async function compareBuilt(options: CompareCommitsOptions, a: CommitWorktree, b
     const run = (runner: Runner, stack: string, operation: StackRunRequest["operation"], extra: Partial<StackRunRequest> = {}): Promise<ComparedRun> =>
       counted(sandbox, () =>
         runStackOperation({
+          ...(runner.label === "b" && options.candidateTraces !== undefined ? { otelTraces: options.candidateTraces } : {}),
           checkout: runner.checkout,
           program: runner.program,
           engineRoot: options.engine.root,
@@ -203,7 +208,7 @@ async function compareBuilt(options: CompareCommitsOptions, a: CommitWorktree, b
       clusters: options.clusters,
       rounds: options.rounds,
       a: { name: a.name, commit: a.commit, subject: a.subject },
-      b: { name: b.name, commit: b.commit, subject: b.subject },
+      b: { name: b.name, commit: b.commit, subject: b.subject, ...(options.candidateTraces === undefined ? {} : { traces: options.candidateTraces }) },
       up: ups,
       plainScriptStatistics: plainScriptStatistics!,
       noOpUp,

@@ -44,7 +44,9 @@ function falseVerdictShare(rounds: number): string {
   return chance >= verdictChance ? "never (too few rounds for the sign test)" : `under ${Math.round(verdictChance * 100)} %`;
 }
 
-const commitLine = (label: string, commit: ComparedCommit): string => `${label} = \`${commit.name}\` = ${commit.commit.slice(0, 12)} "${commit.subject}"`;
+const commitLine = (label: string, commit: ComparedCommit): string =>
+  `${label} = \`${commit.name}\` = ${commit.commit.slice(0, 12)} "${commit.subject}"` +
+  (commit.traces === undefined ? "" : `, every engine run traced (\`--otel-traces=${commit.traces}\`)`);
 
 /** Renders the comparison; `run` says when, where and how it was started. */
 export function renderComparison(

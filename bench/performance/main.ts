@@ -96,6 +96,7 @@ async function main(): Promise<void> {
       engine,
       base: commandLine.compare.base,
       candidate: commandLine.compare.candidate,
+      ...(commandLine.compare.candidateTraces === undefined ? {} : { candidateTraces: commandLine.compare.candidateTraces }),
       clusters: commandLine.clusters ?? productionDefaults.clusters,
       rounds: commandLine.pairs ?? comparisonRounds,
       log,

@@ -18,6 +18,7 @@ import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
 import type { EngineRun } from "./benchmarkStack";
+import { tracingCommand } from "../../cli/otelTraces";
 import { monitorProviderHosts } from "./providerHostMonitor";
 
 // Nothing here imports a module that loads @pulumi/pulumi (cli/engine.ts does): in the child, the
@@ -46,6 +47,8 @@ export interface StackRunRequest {
   readonly parallel?: number;
   /** Also report the size of the stack's state after the operation (not timed). */
   readonly exportState?: boolean;
+  /** Runs the operation with Pulumi's `--otel-traces=<this>` (cli/otelTraces.ts). */
+  readonly otelTraces?: string;
 }
 
 /** What the child reports. */
@@ -124,7 +127,9 @@ async function runChild(requestFile: string, answerFile: string): Promise<void> 
     {
       workDir: paths.work,
       pulumiHome: paths.home,
-      pulumiCommand: await pulumiAutomation.PulumiCommand.get({ root: request.engineRoot }),
+      pulumiCommand: await pulumiAutomation.PulumiCommand.get({ root: request.engineRoot }).then((command) =>
+        request.otelTraces === undefined ? command : tracingCommand(command, request.otelTraces),
+      ),
       envVars: { ...request.environment, PULUMI_BACKEND_URL: `file://${paths.state}`, PULUMI_HOME: paths.home },
     },
   );
