@@ -9,7 +9,8 @@
  * and through it the request's body, for the credential's life (Azure/azure-sdk-for-js#26161), and
  * MSAL keeps each tenant's token; the first party asks once in every cluster's tenant, so one
  * credential for a 2,000-cluster `up` held about 4 KB a cluster. Callers cache tokens
- * (sharedTokenCredential), so a new credential costs only its MSAL client.
+ * (sharedTokenCredential), so a new credential costs its MSAL client and that client's metadata
+ * requests (80 against 3 in a 2,000-cluster `up`, beside 4,000 token requests).
  */
 import type { AccessToken, GetTokenOptions, TokenCredential } from "@azure/identity";
 import { readFileSync, statSync } from "node:fs";

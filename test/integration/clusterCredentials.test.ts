@@ -463,7 +463,12 @@ describe("clusterServiceManagedIdentity mode against the sandbox", () => {
     const agent = new Agent({ ca: sandbox.caBundlePem, keepAlive: true });
     try {
       const credential = certificateFileCredential(
-        { clientId: firstParty.clientId, tenantId: firstParty.tenantId, certificateFile: firstParty.certificateBundlePath, certificateFileSetting: "firstPartyCertificateFile" },
+        {
+          clientId: firstParty.clientId,
+          tenantId: firstParty.tenantId,
+          certificateFile: firstParty.certificateBundlePath,
+          certificateFileSetting: "firstPartyCertificateFile",
+        },
         { authorityHost: sandbox.credentialChain.entraAuthorityHost, disableInstanceDiscovery: true, agent, additionallyAllowedTenants: ["*"] },
       );
       const scope = `${sandbox.credentialChain.dataPlaneAudience}/.default`;

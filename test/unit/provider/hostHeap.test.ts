@@ -12,7 +12,12 @@ const host = ["/usr/bin/node", "/stack/node_modules/@pulumi/pulumi/cmd/dynamic-p
 
 function flagsSet(argv: readonly string[], environment: Record<string, string>): string[] {
   const flags: string[] = [];
-  boundHostHeapGrowth(argv, environment, (text) => flags.push(text), () => flags.push("(collected)"));
+  boundHostHeapGrowth(
+    argv,
+    environment,
+    (text) => flags.push(text),
+    () => flags.push("(collected)"),
+  );
   return flags;
 }
 
