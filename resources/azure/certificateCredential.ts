@@ -30,7 +30,6 @@ interface Loaded {
   /** Token requests `credential` has made. */
   requests: number;
   readonly material: CertificateCredentialMaterial;
-  readonly thumbprint: string;
   /** The file's modification time and size: another version of the file changes either. */
   readonly version: string;
 }
@@ -95,14 +94,14 @@ export function certificateFileCredential(
       if (error instanceof CertificateBundleError) return keepOrThrow(error.message);
       throw error;
     }
-    if (loaded !== undefined && loaded.thumbprint === material.thumbprint) {
+    if (loaded !== undefined && loaded.material.thumbprint === material.thumbprint) {
       loaded = { ...loaded, version };
       return false;
     }
     if (loaded !== undefined) {
       log("info", "credential", identity.clientId, `${source}: a new certificate (SHA-256 ${material.thumbprint.slice(0, 16)}…) is in use from now on`);
     }
-    loaded = { credential: clientFor(material), requests: 0, material, thumbprint: material.thumbprint, version };
+    loaded = { credential: clientFor(material), requests: 0, material, version };
     return true;
   };
 
@@ -129,7 +128,7 @@ export function certificateFileCredential(
       } catch (error) {
         // Refused with this certificate: a new file may be there, read now or by a concurrent refused call.
         reload();
-        if ((loaded as Loaded).thumbprint !== current.thumbprint) return inUse().credential.getToken(scopes, getTokenOptions);
+        if ((loaded as Loaded).material.thumbprint !== current.material.thumbprint) return inUse().credential.getToken(scopes, getTokenOptions);
         throw error;
       }
     },
