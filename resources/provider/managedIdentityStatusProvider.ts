@@ -24,8 +24,18 @@ import { addSecretSettingValues, tracePass, traceProviderCalls } from "../teleme
 import type { RunRecord } from "../report/runRecord";
 import type { Halves } from "../core/clusterMessage";
 import { messageOf } from "../core/clusterMessage";
-import { appendRunRecord, recordHeader, recordOfFailedPass, recordOfPass, recordOfRefresh, refusedRecord, runRecorded, diffRecord } from "../report/runRecord";
-import { recordAdoptionPreview } from "../report/runRecord";
+import {
+  appendRunRecord,
+  recordHeader,
+  recordOfFailedPass,
+  recordOfPass,
+  recordOfRefresh,
+  refusedRecord,
+  runRecorded,
+  diffRecord,
+  failedDiffRecord,
+  recordAdoptionPreview,
+} from "../report/runRecord";
 import { throwWithoutStackTrace, withoutStackTrace } from "./expectedFailures";
 import { engineReasonOf } from "./engineReason";
 import { forcedHalves, recheckProblem, rechecksNow, updateDue } from "./recheckRequest";
@@ -164,8 +174,14 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
       const old = stored.value;
       // Drift, other inputs or a failed last pass: the update runs the pass again.
       if (old.drift.length > 0 || old.failure !== null || old.inputsDigest !== inputsDigestOf(news)) return { changes: true };
-      const changes = await updateDue(dependencies, old, news, now).catch(throwWithoutStackTrace);
-      appendRunRecord(diffRecord(recordOf("diff", old.clusterResourceId), changes, readHere.has(goToLower(old.clusterResourceId))));
+      const record = recordOf("diff", old.clusterResourceId);
+      const duringRefresh = readHere.has(goToLower(old.clusterResourceId));
+      const changes = await updateDue(dependencies, old, news, now).catch((error: unknown) => {
+        // The engine updates nothing after a diff that throws: nothing of either half was written.
+        appendRunRecord(failedDiffRecord(record, error, duringRefresh));
+        return throwWithoutStackTrace(error);
+      });
+      appendRunRecord(diffRecord(record, changes, duringRefresh));
       return { changes };
     },
 

@@ -139,6 +139,11 @@ export function diffRecord(identity: Identity, changes: boolean, duringRefresh =
   return { ...identity, dataPlane: changes ? "wouldAsk" : "current", msi: changes ? "wouldAsk" : "current", ...(duringRefresh ? { duringRefresh: true } : {}) };
 }
 
+/** The record of a diff that threw (a document read that gave no answer): both halves failed, as the engine updates nothing after it. */
+export function failedDiffRecord(identity: Identity, error: unknown, duringRefresh = false): RunRecord {
+  return { ...identity, dataPlane: "failed", msi: "failed", message: messageOf(error), ...(duringRefresh ? { duringRefresh: true } : {}) };
+}
+
 /** The record of a cluster refused before any request (settings wrong for the whole fleet): both halves failed. */
 export function refusedRecord(identity: Identity, message: string): RunRecord {
   return { ...identity, dataPlane: "failed", msi: "failed", message };

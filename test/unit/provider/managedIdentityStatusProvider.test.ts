@@ -17,7 +17,7 @@ import { decodeOutputsStatus, inputsDigest, keyHashOf } from "../../../resources
 import { readOutputsStatusText } from "../../../resources/core/outputsStatus";
 import type { JsonObject, JsonValue } from "../../../resources/core/json";
 import { FakeClock } from "../../fakes/fakeClock";
-import { InMemoryDocumentStore } from "../../fakes/inMemoryDocumentStore";
+import { InMemoryDocumentStore, cosmosError } from "../../fakes/inMemoryDocumentStore";
 import type { IdentityScript } from "../../fakes/scriptedUserAssignedIdentityReader";
 import { ScriptedUserAssignedIdentityReader, resourceNotFoundError, restError } from "../../fakes/scriptedUserAssignedIdentityReader";
 import { declareInClusterDocument, defaultSyncOptions } from "../../fakes/syncHarness";
@@ -985,6 +985,46 @@ describe("recheck now and the run's records (ARO_HCP_RECHECK, ARO_HCP_RUN_RECORD
       ["read", undefined],
       ["diff", true],
       ["diff", undefined],
+    ]);
+  });
+
+  it("records a diff that fails (the cluster document unreadable) as failed in both halves, with its message, and throws it", async () => {
+    const records = join(mkdtempSync(join(tmpdir(), "run-records-")), "run.jsonl");
+    const setupValue = setup({
+      documents: [buildClusterDocument({ dataPlaneOperators: { "operator-a": identityA } }), buildServiceProviderClusterDocument()],
+      identities: { [identityA]: resolved("client-a", "principal-a") },
+    });
+    const outs = await createdOutputs(setupValue, inputs(fromClusterDocument));
+    const written = (): Array<{ operation: string; dataPlane: string; msi: string; message?: string; duringRefresh?: boolean }> =>
+      readFileSync(records, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { operation: string; dataPlane: string; msi: string; message?: string; duringRefresh?: boolean });
+    await withVariables({ ARO_HCP_RUN_RECORDS: records }, async () => {
+      setupValue.store.failNext("read", cosmosError(503));
+      await expect(setupValue.provider.diff(location.documentId, outs, inputs(fromClusterDocument))).rejects.toThrow("ServiceUnavailable (HTTP 503)");
+    });
+    expect(written()).toEqual([
+      expect.objectContaining({
+        operation: "diff",
+        dataPlane: "failed",
+        msi: "failed",
+        message: expect.stringContaining("ServiceUnavailable (HTTP 503)") as string,
+      }),
+    ]);
+    expect(written()[0]?.duringRefresh).toBeUndefined();
+    // In a refresh's process (the cluster was read here), the failed diff is the refresh's.
+    await withVariables({ ARO_HCP_RUN_RECORDS: records }, async () => {
+      const refreshed = (await setupValue.provider.read(location.documentId, outs)) as { props: Outputs };
+      setupValue.store.failNext("read", cosmosError(503));
+      await expect(setupValue.provider.diff(location.documentId, refreshed.props, inputs(fromClusterDocument))).rejects.toThrow(
+        "ServiceUnavailable (HTTP 503)",
+      );
+    });
+    expect(written().map(({ operation, dataPlane, duringRefresh }) => [operation, dataPlane, duringRefresh])).toEqual([
+      ["diff", "failed", undefined],
+      ["read", "current", undefined],
+      ["diff", "failed", true],
     ]);
   });
 
