@@ -70,22 +70,25 @@ export interface RegionResult {
 
 interface Finished {
   readonly code: number;
+  /** Standard output and error, in that order. */
   readonly output: string;
+  readonly stdout: string;
 }
 
 /** Runs a command to its end; never rejects. */
 function run(command: string, argumentsList: readonly string[], environment: NodeJS.ProcessEnv, cwd = projectDirectory): Promise<Finished> {
   return new Promise((resolveRun) => {
     execFile(command, argumentsList, { cwd, env: environment, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolveRun({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, output: `${stdout}${stderr}` });
+      resolveRun({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, output: `${stdout}${stderr}`, stdout });
     });
   });
 }
 
+/** Runs a command that must succeed; returns its standard output (a build's progress on stderr is not part of its answer). */
 async function mustRun(what: string, command: string, argumentsList: readonly string[], environment: NodeJS.ProcessEnv): Promise<string> {
   const finished = await run(command, argumentsList, environment);
   if (finished.code !== 0) throw new Error(`${what} exited ${finished.code}:\n${finished.output.slice(-4000)}`);
-  return finished.output;
+  return finished.stdout;
 }
 
 /** One shard's entrypoint as a pod runs it; its output goes to a log file under the scratch directory. */
