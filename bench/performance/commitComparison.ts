@@ -10,6 +10,11 @@
  * 2. no-op `up`s of the last round's stacks: A, B, the engine floor;
  * 3. `refresh`es: A, B, the engine floor.
  *
+ * With B traced (`--traced-b`), steps 2 and 3 also run the engine floor traced as B is, right after
+ * its untraced run: its provider makes no spans, so its traced / untraced is what the engine's part of
+ * the flag (its own spans, its OTLP receiver, the file) costs alone, and what B / A has above it is
+ * the provider's part.
+ *
  * Every engine operation runs in a fresh Node process with its own checkout's program, SDK and
  * provider (stackRunner.ts), the engine floor's too. The sandbox, the plain script and the engine
  * floor are this checkout's, so that both commits meet the same ones. Both stacks read the one
@@ -50,6 +55,8 @@ export interface ComparedOperation<FloorRunOf> {
   readonly a: readonly ComparedRun[];
   readonly b: readonly ComparedRun[];
   readonly floor: readonly FloorRunOf[];
+  /** The engine floor traced as B is, when B is traced, in the same rounds. */
+  readonly tracedFloor?: readonly FloorRunOf[];
 }
 
 /** Everything a comparison measured. */
@@ -79,7 +86,7 @@ export interface CompareCommitsOptions {
   readonly base: string;
   /** B: the change. */
   readonly candidate: string;
-  /** Where B's engine runs send their traces (Pulumi's `--otel-traces`); A's and the floor's run untraced. */
+  /** Where B's engine runs send their traces (Pulumi's `--otel-traces`); A's and the floor's run untraced, and the engine floor once more traced ({@link floorTracesAddress}). */
   readonly candidateTraces?: string;
   readonly clusters: number;
   /** Rounds of A, B and the floor per operation. */
@@ -115,6 +122,20 @@ interface Runner<Label extends string = string> {
   readonly label: Label;
   readonly checkout: string;
   readonly program: StackRunRequest["program"];
+  /** Where its engine runs send their traces, when traced. */
+  readonly traces?: string;
+}
+
+/**
+ * Where the traced engine floor's runs send their traces: beside B's file (`…/b-traces.json` →
+ * `…/b-traces.floor.json`), so that neither run's file overwrites the other's; a gRPC collector
+ * takes both as they are.
+ */
+export function floorTracesAddress(candidateTraces: string): string {
+  if (!candidateTraces.startsWith("file://")) return candidateTraces;
+  const dot = candidateTraces.lastIndexOf(".");
+  const slash = candidateTraces.lastIndexOf("/");
+  return dot > slash ? `${candidateTraces.slice(0, dot)}.floor${candidateTraces.slice(dot)}` : `${candidateTraces}.floor`;
 }
 
 /**
@@ -142,7 +163,7 @@ async function compareBuilt(options: CompareCommitsOptions, a: CommitWorktree, b
     const run = (runner: Runner, stack: string, operation: StackRunRequest["operation"], extra: Partial<StackRunRequest> = {}): Promise<ComparedRun> =>
       counted(sandbox, () =>
         runStackOperation({
-          ...(runner.label === "b" && options.candidateTraces !== undefined ? { otelTraces: options.candidateTraces } : {}),
+          ...(runner.traces === undefined ? {} : { otelTraces: runner.traces }),
           checkout: runner.checkout,
           program: runner.program,
           engineRoot: options.engine.root,
@@ -158,9 +179,11 @@ async function compareBuilt(options: CompareCommitsOptions, a: CommitWorktree, b
       );
     const sides: ReadonlyArray<Runner<"a" | "b">> = [
       { label: "a", checkout: a.directory, program: "project" },
-      { label: "b", checkout: b.directory, program: "project" },
+      { label: "b", checkout: b.directory, program: "project", ...(options.candidateTraces === undefined ? {} : { traces: options.candidateTraces }) },
     ];
     const floorRunner: Runner = { label: "floor", checkout: projectDirectory, program: "engineFloor" };
+    const tracedFloorRunner: Runner | undefined =
+      options.candidateTraces === undefined ? undefined : { ...floorRunner, traces: floorTracesAddress(options.candidateTraces) };
     const seconds = (value: number): string => `${(value / 1000).toFixed(1)} s`;
 
     // 1. First `up`s, each from the seeded documents on a fresh stack.
@@ -191,14 +214,17 @@ async function compareBuilt(options: CompareCommitsOptions, a: CommitWorktree, b
     await run(floorRunner, "floor", "up");
     const followUp = async (operation: StackRunRequest["operation"], extra: Partial<StackRunRequest>): Promise<ComparedOperation<ComparedRun>> => {
       const runs = { a: [] as ComparedRun[], b: [] as ComparedRun[], floor: [] as ComparedRun[] };
+      const tracedFloor: ComparedRun[] = [];
       for (let round = 1; round <= options.rounds; round += 1) {
         for (const side of inTurn(sides, round)) runs[side.label].push(await run(side, stackOf[side.label], operation, extra));
         runs.floor.push(await run(floorRunner, "floor", operation, extra));
+        if (tracedFloorRunner !== undefined) tracedFloor.push(await run(tracedFloorRunner, "floor", operation, extra));
         log(
-          `  round ${round}/${options.rounds} ${operation === "up" ? "no-op up" : operation}: A ${seconds(runs.a[round - 1].wallTimeInMs)}, B ${seconds(runs.b[round - 1].wallTimeInMs)}, engine floor ${seconds(runs.floor[round - 1].wallTimeInMs)}`,
+          `  round ${round}/${options.rounds} ${operation === "up" ? "no-op up" : operation}: A ${seconds(runs.a[round - 1].wallTimeInMs)}, B ${seconds(runs.b[round - 1].wallTimeInMs)}, engine floor ${seconds(runs.floor[round - 1].wallTimeInMs)}` +
+            (tracedFloorRunner === undefined ? "" : `, traced ${seconds(tracedFloor[round - 1].wallTimeInMs)}`),
         );
       }
-      return runs;
+      return tracedFloorRunner === undefined ? runs : { ...runs, tracedFloor };
     };
     const noOpUp = await followUp("up", {});
     // A refresh gets the slots the project's doors give it (cli/engine.ts), all three alike.

@@ -38,6 +38,47 @@ function measurementRow(
   );
 }
 
+/**
+ * With B traced: per follow-up measurement, the engine floor untraced and traced (its provider makes
+ * no spans, so traced / untraced is the engine's part of the flag), B / A, and per round B / A over
+ * the floor's traced / untraced: the provider's part. No rows when the floor ran untraced only.
+ */
+export function tracingPartRows(
+  measurements: ReadonlyArray<{
+    readonly label: string;
+    readonly format: (value: number) => string;
+    readonly values: {
+      readonly a: readonly number[];
+      readonly b: readonly number[];
+      readonly floor: readonly number[];
+      readonly tracedFloor?: readonly number[];
+    };
+  }>,
+): string[] {
+  const rows = measurements.flatMap(({ label, format, values }) => {
+    if (values.tracedFloor === undefined) return [];
+    const engineRatios = pairRatios(values.tracedFloor, values.floor);
+    const bToA = pairRatios(values.b, values.a);
+    const verdict = ratioVerdict(engineRatios);
+    const above = engineRatios.filter((ratio) => ratio > 1).length;
+    return [
+      `| ${label} | ${format(median(values.floor))} | ${format(median(values.tracedFloor))} | ${formatRatioSpread(spread(engineRatios))} | ` +
+        `${above} of ${engineRatios.length} | ${verdict === "none" ? "no difference told" : verdict === "higher" ? "**traced slower**" : "**traced faster**"} | ` +
+        `${formatRatioSpread(spread(bToA))} | ${formatRatioSpread(spread(pairRatios(bToA, engineRatios)))} |`,
+    ];
+  });
+  if (rows.length === 0) return [];
+  return [
+    "What tracing's parts cost: the engine floor ran once more traced, right after its untraced run in each round. Its provider makes no spans, " +
+      "so its traced / untraced is the engine's part of the flag (its spans, its OTLP receiver, the trace file); the provider's part is B / A over it, per round.",
+    "",
+    "| Measurement | Engine floor | Engine floor traced | Traced / untraced (engine's part) | Rounds > 1 | Verdict | B / A | (B / A) ÷ engine's part (provider's part) |",
+    "|---|---|---|---|---|---|---|---|",
+    ...rows,
+    "",
+  ];
+}
+
 /** How often the verdict rule could speak about two builds of the same code at this many rounds: the sign test's chance of its most uneven outcome, or never. */
 function falseVerdictShare(rounds: number): string {
   const chance = signTestChance(rounds, rounds);
@@ -65,6 +106,12 @@ export function renderComparison(
     floor: costs.floor.map((cost) => cost.wallTimeInMs),
   });
   const cpu = (costs: typeof up) => ({ a: costs.a.map(totalCpuInMs), b: costs.b.map(totalCpuInMs), floor: costs.floor.map(totalCpuInMs) });
+  const tracedFloor = {
+    noOp: comparison.noOpUp.tracedFloor === undefined ? undefined : engineCosts(comparison.noOpUp.tracedFloor),
+    refresh: comparison.refresh.tracedFloor === undefined ? undefined : engineCosts(comparison.refresh.tracedFloor),
+  };
+  const withTracedFloor = (values: ReturnType<typeof wall>, traced: readonly RunCost[] | undefined, measure: (cost: RunCost) => number) =>
+    traced === undefined ? values : { ...values, tracedFloor: traced.map(measure) };
   const peak = (runs: { readonly a: readonly ComparedRun[]; readonly b: readonly ComparedRun[] }) => ({
     a: runs.a.map((each) => each.host.peakResidentBytes),
     b: runs.b.map((each) => each.host.peakResidentBytes),
@@ -101,6 +148,12 @@ export function renderComparison(
     measurementRow("`up`, provider host peak RSS", formatMegabytes, peak(comparison.up), memoryWords),
     measurementRow("`refresh`, provider host peak RSS", formatMegabytes, peak(comparison.refresh), memoryWords),
     "",
+    ...tracingPartRows([
+      { label: "No-op `up`, wall time", format: formatMilliseconds, values: withTracedFloor(wall(noOp), tracedFloor.noOp, (cost) => cost.wallTimeInMs) },
+      { label: "No-op `up`, CPU per cluster", format: cpuPerCluster, values: withTracedFloor(cpu(noOp), tracedFloor.noOp, totalCpuInMs) },
+      { label: "`refresh`, wall time", format: formatMilliseconds, values: withTracedFloor(wall(refresh), tracedFloor.refresh, (cost) => cost.wallTimeInMs) },
+      { label: "`refresh`, CPU per cluster", format: cpuPerCluster, values: withTracedFloor(cpu(refresh), tracedFloor.refresh, totalCpuInMs) },
+    ]),
     "Wall times by round, A / B / floor (B ran before A in even rounds):",
     "",
     `- \`up\`: ${rounds(up)}`,
