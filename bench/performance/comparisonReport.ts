@@ -19,6 +19,13 @@ interface VerdictWords {
 
 const timeWords: VerdictWords = { higher: "**B slower**", lower: "**B faster**" };
 const memoryWords: VerdictWords = { higher: "**B larger**", lower: "**B smaller**" };
+const tracedWords: VerdictWords = { higher: "**traced slower**", lower: "**traced faster**" };
+
+/** The cells of per-round ratios' rounds above 1 and verdict (statistics.ts ratioVerdict), in those words. */
+function verdictCells(ratios: readonly number[], words: VerdictWords): string {
+  const verdict = ratioVerdict(ratios);
+  return `${ratios.filter((ratio) => ratio > 1).length} of ${ratios.length} | ${verdict === "none" ? "no difference told" : words[verdict]}`;
+}
 
 /** One row: A's, B's and (when it has one) the floor's value in each round. */
 function measurementRow(
@@ -30,11 +37,9 @@ function measurementRow(
   const { a, b, floor } = values;
   const toFloor = (side: readonly number[]): string => (floor === undefined ? "—" : formatRatioSpread(spread(pairRatios(side, floor))));
   const bToA = pairRatios(b, a);
-  const verdict = ratioVerdict(bToA);
-  const above = bToA.filter((ratio) => ratio > 1).length;
   return (
     `| ${label} | ${format(median(a))} | ${format(median(b))} | ${floor === undefined ? "—" : format(median(floor))} | ` +
-    `${toFloor(a)} | ${toFloor(b)} | ${formatRatioSpread(spread(bToA))} | ${above} of ${bToA.length} | ${verdict === "none" ? "no difference told" : words[verdict]} |`
+    `${toFloor(a)} | ${toFloor(b)} | ${formatRatioSpread(spread(bToA))} | ${verdictCells(bToA, words)} |`
   );
 }
 
@@ -59,12 +64,9 @@ export function tracingPartRows(
     if (values.tracedFloor === undefined) return [];
     const engineRatios = pairRatios(values.tracedFloor, values.floor);
     const bToA = pairRatios(values.b, values.a);
-    const verdict = ratioVerdict(engineRatios);
-    const above = engineRatios.filter((ratio) => ratio > 1).length;
     return [
       `| ${label} | ${format(median(values.floor))} | ${format(median(values.tracedFloor))} | ${formatRatioSpread(spread(engineRatios))} | ` +
-        `${above} of ${engineRatios.length} | ${verdict === "none" ? "no difference told" : verdict === "higher" ? "**traced slower**" : "**traced faster**"} | ` +
-        `${formatRatioSpread(spread(bToA))} | ${formatRatioSpread(spread(pairRatios(bToA, engineRatios)))} |`,
+        `${verdictCells(engineRatios, tracedWords)} | ${formatRatioSpread(spread(bToA))} | ${formatRatioSpread(spread(pairRatios(bToA, engineRatios)))} |`,
     ];
   });
   if (rows.length === 0) return [];
