@@ -25,7 +25,7 @@ import { missingPassphraseMessage, stackSettingsFileName } from "./stackSecrets"
 import { failureCollector, formatFailureSummary } from "./failureSummary";
 import { tracingCommand } from "./otelTraces";
 import { formatRunReport, reportRun } from "../resources/report/runReport";
-import { runRecordsVariable } from "../resources/report/runRecord";
+import { runRecordsVariable } from "../resources/report/runRecordFormat";
 
 const programCommands = ["preview", "up", "update", "refresh", "destroy"] as const;
 

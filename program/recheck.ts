@@ -1,10 +1,10 @@
 /**
- * ARO_HCP_RECHECK as the program sees it (resources/provider/recheckRequest.ts): every cluster it
+ * ARO_HCP_RECHECK as the program sees it (resources/core/recheckValue.ts): every cluster it
  * names must be one this update declares, so a typo in an ID is refused before anything is
  * declared instead of rechecking nothing and saying nothing.
  */
 import { goToLower } from "../resources/core/goStrings";
-import { parseRecheck, recheckVariable } from "../resources/provider/recheckRequest";
+import { parseRecheck, recheckVariable } from "../resources/core/recheckValue";
 
 /**
  * @throws Error naming the variable and the clusters it names that the update does not declare,

@@ -21,7 +21,7 @@ import { decodeOutputsStatus, presentFields } from "../core/outputsStatus";
 import type { SyncDependencies, SyncOptions } from "../sync/syncDependencies";
 import { partialResultOf, syncManagedIdentityStatus } from "../sync/syncManagedIdentityStatus";
 import { addSecretSettingValues, tracePass, traceProviderCalls } from "../telemetry/providerSpans";
-import type { RunRecord } from "../report/runRecord";
+import type { RunRecord } from "../report/runRecordFormat";
 import type { Halves } from "../core/clusterMessage";
 import { messageOf } from "../core/clusterMessage";
 import {

@@ -13,8 +13,8 @@ import type { DesiredSetFailure } from "../core/clusterDocument";
 import { known } from "./providerInputs";
 import type { SyncRequest, SyncResult } from "../sync/syncManagedIdentityStatus";
 import type { RefreshResult } from "../sync/refreshManagedIdentityStatus";
-import type { RunRecord } from "../report/runRecord";
-import { failedOutcomes } from "../report/runRecord";
+import type { RunRecord } from "../report/runRecordFormat";
+import { failedOutcomes } from "../report/runRecordFormat";
 import { failureCauseOf } from "../core/clusterMessage";
 
 /** Outputs: the persisted status plus what a user needs to read it; plain JSON, small, optional fields absent when empty. */

@@ -6,8 +6,8 @@
  * (docs/operations.md, "Recheck now").
  */
 import { goToLower } from "../core/goStrings";
+import { parseRecheck, recheckVariable } from "../core/recheckValue";
 import type { ParsedResourceId } from "../core/azureResourceId";
-import { clusterResourceType, parseResourceIdOfType } from "../core/azureResourceId";
 import type { ClusterDesiredSet } from "../core/clusterDocument";
 import { msiDesiredSet } from "../core/clusterDocument";
 import type { DesiredIdentity } from "../core/statusHalf";
@@ -22,35 +22,11 @@ import { msiDriftPrefix } from "../sync/refreshManagedIdentityStatus";
 import type { SyncDependencies } from "../sync/syncDependencies";
 import { readFileSync } from "node:fs";
 import type { Halves } from "../core/clusterMessage";
-import { runRecordsVariable } from "../report/runRecord";
+import { runRecordsVariable } from "../report/runRecordFormat";
 import { parseRunRecords } from "../report/runReport";
 import type { ProviderInputs } from "./providerInputs";
 import { desiredFromInputs, parseCluster } from "./providerInputs";
 import type { StoredOutputs } from "./providerOutputs";
-
-/** The variable, read by the provider host and the program at each command. */
-export const recheckVariable = "ARO_HCP_RECHECK";
-
-type RecheckRequest = { readonly kind: "all" } | { readonly kind: "tenants" } | { readonly kind: "clusters"; readonly ids: ReadonlySet<string> };
-
-/** Parses the variable's value (unset or blank: no cluster); a value that names no cluster ID is refused, naming it. */
-export function parseRecheck(value: string | undefined): { ok: true; value: RecheckRequest } | { ok: false; reason: string } {
-  const text = (value ?? "").trim();
-  const keyword = text.toLowerCase();
-  if (keyword === "all" || keyword === "tenants") return { ok: true, value: { kind: keyword } };
-  const ids = new Set<string>();
-  for (const entry of text.split(/[\s,]+/).filter((part) => part.length > 0)) {
-    const parsed = parseResourceIdOfType(entry, clusterResourceType);
-    if (!parsed.ok) {
-      return {
-        ok: false,
-        reason: `${recheckVariable} names '${entry}', which is not a cluster resource ID (${parsed.reason}): set it to "all", "tenants" or cluster resource IDs separated by commas; nothing was asked or written`,
-      };
-    }
-    ids.add(goToLower(entry));
-  }
-  return { ok: true, value: { kind: "clusters", ids } };
-}
 
 /** The tenants that have a probe in this process (`tenants`), to the probe's lowercased cluster ID; and the probes. */
 const tenantProbes = new Map<string, string>();

@@ -11,8 +11,8 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "
 import { join, resolve } from "node:path";
 import type { ShardPlanFile } from "../shards/shardPlanFile";
 import { readShardClusterIds, readShardPlanFile } from "../shards/shardPlanFile";
-import type { HalfOutcome, RunRecord } from "./runRecord";
-import { outcomeWords, runIdentityVariables } from "./runRecord";
+import type { HalfOutcome, RunRecord } from "./runRecordFormat";
+import { outcomeWords, runIdentityVariables } from "./runRecordFormat";
 import type { RunReport } from "./runReport";
 import { buildRunReport, clusterCountText, countsText, failedClusterCount, parseRunRecords, reportDetailLines } from "./runReport";
 import { coverageProblems, shardCoverage } from "./shardCoverage";

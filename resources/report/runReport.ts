@@ -6,8 +6,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { FailureGroup } from "../core/clusterMessage";
 import { groupFailures } from "../core/clusterMessage";
-import type { HalfOutcome, RunRecord } from "./runRecord";
-import { failedOutcomes, outcomeWords } from "./runRecord";
+import type { HalfOutcome, RunRecord } from "./runRecordFormat";
+import { failedOutcomes, outcomeWords } from "./runRecordFormat";
 
 export interface HalfReport {
   readonly outcome: HalfOutcome;

@@ -3,8 +3,8 @@
  * verdict (regionReport.ts) fails a shard whose records leave a cluster of its clusters file
  * unaccounted for, or account for a cluster the plan gives another shard or none.
  */
-import type { RunRecord } from "./runRecord";
-import { clusterNameOfId } from "./runRecord";
+import type { RunRecord } from "./runRecordFormat";
+import { clusterNameOfId } from "./runRecordFormat";
 import { clusterCountText } from "./runReport";
 
 /**

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { RecordsFile } from "../../resources/report/regionReport";
 import { buildRegionReport, formatRegionReport, readRecordsFiles, reportRegion } from "../../resources/report/regionReport";
 import { runReportCommand } from "../../resources/report/reportCommand";
-import type { HalfOutcome, RunRecord } from "../../resources/report/runRecord";
+import type { HalfOutcome, RunRecord } from "../../resources/report/runRecordFormat";
 import { appendRunRecord } from "../../resources/report/runRecord";
 import { formatRunReport, parseRunRecords, reportRun } from "../../resources/report/runReport";
 import type { ShardPlanFile } from "../../resources/shards/shardPlanFile";

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { buildRunReport, formatRunReport, parseRunRecords } from "../../resources/report/runReport";
 import { causeOf } from "../../resources/core/clusterMessage";
-import type { RunRecord } from "../../resources/report/runRecord";
+import type { RunRecord } from "../../resources/report/runRecordFormat";
 import { recordOfFailedPass, recordOfPass, recordOfRefresh } from "../../resources/report/runRecord";
 import { AzureAccessError } from "../../resources/core/errors";
 import { UserAssignedIdentityReadError } from "../../resources/core/errors";

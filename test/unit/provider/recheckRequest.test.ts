@@ -1,16 +1,10 @@
-/** ARO_HCP_RECHECK's value (resources/provider/recheckRequest.ts) and the program's check of it (program/recheck.ts). */
+/** ARO_HCP_RECHECK's value (resources/core/recheckValue.ts), what the provider makes of it (resources/provider/recheckRequest.ts) and the program's check of it (program/recheck.ts). */
 import { describe, expect, it } from "vitest";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  claimTenantProbe,
-  forcedHalves,
-  parseRecheck,
-  rechecksNow,
-  refreshFailedThisRun,
-  tenantOfIdentityUrl,
-} from "../../../resources/provider/recheckRequest";
+import { claimTenantProbe, forcedHalves, rechecksNow, refreshFailedThisRun, tenantOfIdentityUrl } from "../../../resources/provider/recheckRequest";
+import { parseRecheck } from "../../../resources/core/recheckValue";
 import { checkRecheck } from "../../../program/recheck";
 
 const cluster = (name: string): string =>
