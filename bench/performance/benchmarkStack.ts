@@ -29,7 +29,8 @@ export interface EngineRun {
 export interface BenchmarkStack {
   setClusters(clusters: readonly ClusterDeclaration[]): Promise<void>;
   up(options?: { parallel?: number }): Promise<EngineRun>;
-  refresh(options?: { parallel?: number }): Promise<EngineRun>;
+  /** `runProgram`: the engine runs the program too (`--run-program`), as tools/shard-entrypoint.sh does. */
+  refresh(options?: { parallel?: number; runProgram?: boolean }): Promise<EngineRun>;
   /** Size of the stack's latest checkpoint in bytes. */
   checkpointBytes(): Promise<number>;
   /**
@@ -120,7 +121,13 @@ export async function openBenchmarkStack(
       await setClusterFile(stack, clusters, join(root, "clusters.json"));
     },
     up: (options = {}) => timed(() => stack.up({ ...(options.parallel === undefined ? {} : { parallel: options.parallel }) })),
-    refresh: (options = {}) => timed(() => stack.refresh({ ...(options.parallel === undefined ? {} : { parallel: options.parallel }) })),
+    refresh: (options = {}) =>
+      timed(() =>
+        stack.refresh({
+          ...(options.parallel === undefined ? {} : { parallel: options.parallel }),
+          ...(options.runProgram === true ? { runProgram: true } : {}),
+        }),
+      ),
     async checkpointBytes() {
       const deployment = await stack.exportStack();
       return Buffer.byteLength(JSON.stringify(deployment));

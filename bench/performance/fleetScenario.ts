@@ -38,6 +38,11 @@ export interface FleetScenarioOptions {
   readonly parallel?: number;
   /** Also run a no-op `up` and a `refresh` after the first `up`. */
   readonly followUps: boolean;
+  /**
+   * Each `refresh` (ours and the engine floor's) runs the program too, as a shard's refresh does
+   * (tools/shard-entrypoint.sh, `--run-program`); default false, as the production targets measure it.
+   */
+  readonly refreshRunsProgram?: boolean;
   /** Extra environment for the engine and the provider host. */
   readonly engineEnvironment?: Readonly<Record<string, string>>;
   /** After the runs, write the stack's checkpoint once more and time it (BenchmarkStack checkpointWrite). */
@@ -230,7 +235,10 @@ async function followUps(
   const readFloor = await runFloorWorker(benchmark, "read", floorPlan(fleet), () => benchmark.cpuTimeInMs());
   // A refresh gets the slots the project's doors give it (cli/engine.ts), both stacks alike.
   const refreshParallel = options.parallel ?? refreshParallelism({ ...process.env, ...options.engineEnvironment });
-  const refreshOptions = refreshParallel === undefined ? {} : { parallel: refreshParallel };
+  const refreshOptions = {
+    ...(refreshParallel === undefined ? {} : { parallel: refreshParallel }),
+    ...(options.refreshRunsProgram === true ? { runProgram: true } : {}),
+  };
   const refreshes: CountedRun[] = [];
   const floorRefreshes: CountedRun[] = [];
   for (let repetition = 0; repetition < repetitions; repetition += 1) {
@@ -279,6 +287,7 @@ export type BenchmarkFleetExtras = Partial<
     | "perClusterCredentials"
     | "measureCheckpointWrite"
     | "skipFloor"
+    | "refreshRunsProgram"
   >
 >;
 

@@ -264,7 +264,7 @@ export function renderGrowthReport(results: GrowthResults): string {
     `Run: \`${results.commandLine}\` on ${results.date} (${(results.durationInMs / 60_000).toFixed(1)} min).`,
     "",
     `Machine: ${results.machine}.`,
-    `Production's credential mode: each cluster × 4 identities in its own tenant and subscription, read as its own service managed identity; ${results.latencyInMs} ms per request; \`lookupConcurrency\` ${results.lookupConcurrency}. One run of each operation per size, each with its floor right after it (the plain script right before the \`up\`).`,
+    `Production's credential mode: each cluster × 4 identities in its own tenant and subscription, read as its own service managed identity; ${results.latencyInMs} ms per request; \`lookupConcurrency\` ${results.lookupConcurrency}. One run of each operation per size, each with its floor right after it (the plain script right before the \`up\`). Each \`refresh\` runs the program (\`--run-program\`), the engine floor's too, as a shard's refresh does (tools/shard-entrypoint.sh): the drift check is the shard's.`,
     "",
     "| Clusters | `up` (/ plain script) | `up` CPU (per cluster) | No-op `up` (/ engine floor) | `refresh` (/ engine floor) | Drift check: `refresh` + no-op `up` | Drift check CPU (per cluster) | Host peak | State (per cluster) | One checkpoint write |",
     "|---|---|---|---|---|---|---|---|---|---|",

@@ -342,6 +342,8 @@ async function growthOnly(
         await runBenchmarkFleet(engine, log, clusters, true, {
           perClusterCredentials: true,
           measureCheckpointWrite: true,
+          // A shard's drift check as tools/shard-entrypoint.sh runs it: `refresh --run-program`, then `up`.
+          refreshRunsProgram: true,
           ...(clusters > plainScriptSkipped.above ? { skipFloor: true } : {}),
         }),
       );
