@@ -147,6 +147,11 @@ export function engineEnvironment(extra: Readonly<Record<string, string>> = {}):
     // this project's doors (they pass refreshParallelism()); the flag still wins, and so does the
     // caller's own PULUMI_PARALLEL.
     PULUMI_PARALLEL: process.env.PULUMI_PARALLEL ?? String(defaultEngineParallelism()),
+    // Diffs in those slots, not inside the engine's step generation one after another: a cluster
+    // whose inputs name no operators has its diff read the cluster document, and a no-op `up` of
+    // 2,000 such clusters waited out each read in turn (57 s against 15 s; docs/performance.md,
+    // "Growth"). PULUMI_PARALLEL_DIFF=false in the environment restores the engine's default.
+    PULUMI_PARALLEL_DIFF: process.env.PULUMI_PARALLEL_DIFF ?? "true",
     // The provider host resolves @pulumi/pulumi and the Azure SDKs from here.
     ARO_HCP_PROJECT_DIR: projectDirectory,
     ...extra,

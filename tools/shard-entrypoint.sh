@@ -69,6 +69,10 @@ export PULUMI_PARALLEL="${PULUMI_PARALLEL:-16}"
 # per cluster (docs/performance.md, "Growth": the write time per checkpoint, times a shard's steps).
 # A killed run then loses its progress, which the next run redoes (a create adopts what Cosmos holds).
 export PULUMI_SKIP_CHECKPOINTS="${PULUMI_SKIP_CHECKPOINTS:-true}"
+# Diffs in the engine's slots, not one after another: a cluster whose inputs name no operators has
+# its diff read the cluster document, and the engine otherwise waits out each read in turn
+# (pkg/resource/deploy/step_generator.go: without it, Diff runs inside step generation).
+export PULUMI_PARALLEL_DIFF="${PULUMI_PARALLEL_DIFF:-true}"
 export ARO_HCP_PROJECT_DIR="$project_dir"
 
 # The plan: the shard's clusters file and the plan's ID, which the records carry.

@@ -1,6 +1,8 @@
 /**
  * The engine parallelism the project's doors pass (cli/engine.ts): `--parallel`'s default for an
- * `up` and for a refresh, and the PULUMI_PARALLEL a caller exported winning over it. What the engine
+ * `up` and for a refresh, diffs in those slots, and the caller's own PULUMI_PARALLEL and
+ * PULUMI_PARALLEL_DIFF winning over them (test/e2e/parallelDiff.test.ts shows what the engine does
+ * with the latter). What the engine
  * does with the value is Pulumi's behaviour, not tested here (docs/testing.md); the refresh at fleet
  * size in `npm run bench` shows its effect.
  */
@@ -23,6 +25,19 @@ describe("the engine's parallelism", () => {
     } finally {
       if (saved === undefined) delete process.env.PULUMI_PARALLEL;
       else process.env.PULUMI_PARALLEL = saved;
+    }
+  });
+
+  it("runs diffs in the engine's slots (PULUMI_PARALLEL_DIFF), unless the caller exported it", () => {
+    const saved = process.env.PULUMI_PARALLEL_DIFF;
+    try {
+      delete process.env.PULUMI_PARALLEL_DIFF;
+      expect(engineEnvironment().PULUMI_PARALLEL_DIFF).toBe("true");
+      process.env.PULUMI_PARALLEL_DIFF = "false";
+      expect(engineEnvironment().PULUMI_PARALLEL_DIFF).toBe("false");
+    } finally {
+      if (saved === undefined) delete process.env.PULUMI_PARALLEL_DIFF;
+      else process.env.PULUMI_PARALLEL_DIFF = saved;
     }
   });
 

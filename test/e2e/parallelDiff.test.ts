@@ -1,0 +1,63 @@
+/**
+ * A no-op `up` of clusters whose operators come from their cluster documents, through the real
+ * engine. Each diff reads the cluster document (the authority), and the engine runs Diff inside its
+ * step generation, one resource after another, unless PULUMI_PARALLEL_DIFF is set: a 2,000-cluster
+ * shard's no-op `up` then waited out 2,000 Cosmos round trips in turn (57 s against 15 s,
+ * docs/performance.md "Growth"). The project's doors set it (cli/engine.ts), so the reads of
+ * diffs running at once go to Cosmos together; with it unset, as the engine's default, every read
+ * goes alone, which is what this file reproduces first.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Sandbox } from "../../sandbox/sandbox";
+import { startSandbox } from "../../sandbox/sandbox";
+import type { FleetClusterDescription } from "../../sandbox/seed";
+import { seedFleet } from "../../sandbox/seed";
+import { openTestStack } from "./engineHelpers";
+
+let sandbox: Sandbox;
+let fleet: FleetClusterDescription[];
+
+/** Cosmos reads and writes of the sandbox since its last reset. */
+function cosmosCounters() {
+  const { cosmos } = sandbox.statistics.snapshot();
+  const writes = Object.values(cosmos.documentWritesByMethod).reduce((sum, count) => sum + count, 0);
+  return { reads: cosmos.documentReads, batches: cosmos.documentReadBatches, writes };
+}
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ certificateDirectory: `${__dirname}/../../.sandbox/parallel-diff-${process.pid}` });
+  fleet = seedFleet(sandbox, { clusters: 12, identitiesPerCluster: 1, subscriptions: 4 });
+}, 120_000);
+
+afterAll(async () => {
+  await sandbox?.stop();
+});
+
+describe("a no-op up whose diffs read the cluster documents", () => {
+  // No dataPlaneOperators: each cluster's document names them, as upstream's do.
+  const clusters = () => fleet.map((cluster) => ({ clusterResourceId: cluster.clusterResourceId }));
+
+  it("with the engine's default, diffs one after another: every cluster document read goes to Cosmos alone", async () => {
+    const serial = await openTestStack(sandbox, "serial-diff", clusters(), {}, (environment) => ({ ...environment, PULUMI_PARALLEL_DIFF: "false" }));
+    await serial.stack.up({ color: "never" });
+    sandbox.statistics.reset();
+    const result = await serial.stack.up({ color: "never" });
+    expect(result.summary.resourceChanges).toEqual({ same: fleet.length + 1 });
+    const counters = cosmosCounters();
+    expect(counters.writes).toBe(0);
+    expect(counters.reads, "one cluster document read per diff").toBeGreaterThanOrEqual(fleet.length);
+    expect(counters.batches, "reads that went together").toBe(0);
+  }, 180_000);
+
+  it("through the project's doors, diffs in the engine's slots: the reads of diffs running at once go together, and nothing is written", async () => {
+    const parallel = await openTestStack(sandbox, "parallel-diff", clusters());
+    await parallel.stack.up({ color: "never" });
+    sandbox.statistics.reset();
+    const result = await parallel.stack.up({ color: "never" });
+    expect(result.summary.resourceChanges).toEqual({ same: fleet.length + 1 });
+    const counters = cosmosCounters();
+    expect(counters.writes).toBe(0);
+    expect(counters.reads, "one cluster document read per diff").toBeGreaterThanOrEqual(fleet.length);
+    expect(counters.batches, "reads that went together").toBeGreaterThan(0);
+  }, 180_000);
+});
