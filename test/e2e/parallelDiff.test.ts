@@ -12,6 +12,7 @@ import type { Sandbox } from "../../sandbox/sandbox";
 import { startSandbox } from "../../sandbox/sandbox";
 import type { FleetClusterDescription } from "../../sandbox/seed";
 import { seedFleet } from "../../sandbox/seed";
+import type { TestStack } from "./engineHelpers";
 import { openTestStack } from "./engineHelpers";
 
 let sandbox: Sandbox;
@@ -22,6 +23,14 @@ function cosmosCounters() {
   const { cosmos } = sandbox.statistics.snapshot();
   const writes = Object.values(cosmos.documentWritesByMethod).reduce((sum, count) => sum + count, 0);
   return { reads: cosmos.documentReads, batches: cosmos.documentReadBatches, writes };
+}
+
+/** The stack's first `up`, then a no-op `up` whose Cosmos counters are returned with its changes. */
+async function noOpUpAfterFirst(stack: TestStack) {
+  await stack.stack.up({ color: "never" });
+  sandbox.statistics.reset();
+  const result = await stack.stack.up({ color: "never" });
+  return { changes: result.summary.resourceChanges, counters: cosmosCounters() };
 }
 
 beforeAll(async () => {
@@ -42,11 +51,8 @@ describe("a no-op up whose diffs read the cluster documents", () => {
 
   it("with the engine's default, diffs one after another: every cluster document read goes to Cosmos alone", async () => {
     const serial = await openTestStack(sandbox, "serial-diff", clusters(), {}, (environment) => ({ ...environment, PULUMI_PARALLEL_DIFF: "false" }));
-    await serial.stack.up({ color: "never" });
-    sandbox.statistics.reset();
-    const result = await serial.stack.up({ color: "never" });
-    expect(result.summary.resourceChanges).toEqual({ same: fleet.length + 1 });
-    const counters = cosmosCounters();
+    const { changes, counters } = await noOpUpAfterFirst(serial);
+    expect(changes).toEqual({ same: fleet.length + 1 });
     expect(counters.writes).toBe(0);
     expect(counters.reads, "one cluster document read per diff").toBeGreaterThanOrEqual(fleet.length);
     expect(counters.batches, `reads that went together (${JSON.stringify(counters)})`).toBe(0);
@@ -54,11 +60,8 @@ describe("a no-op up whose diffs read the cluster documents", () => {
 
   it("through the project's doors, diffs in the engine's slots: the reads of diffs running at once go together, and nothing is written", async () => {
     const parallel = await openTestStack(sandbox, "parallel-diff", clusters());
-    await parallel.stack.up({ color: "never" });
-    sandbox.statistics.reset();
-    const result = await parallel.stack.up({ color: "never" });
-    expect(result.summary.resourceChanges).toEqual({ same: fleet.length + 1 });
-    const counters = cosmosCounters();
+    const { changes, counters } = await noOpUpAfterFirst(parallel);
+    expect(changes).toEqual({ same: fleet.length + 1 });
     expect(counters.writes).toBe(0);
     expect(counters.reads, "one cluster document read per diff").toBeGreaterThanOrEqual(fleet.length);
     expect(counters.batches, `reads that went together (${JSON.stringify(counters)})`).toBeGreaterThan(0);
