@@ -401,7 +401,13 @@ async function handle(
     resetConnection(request);
     return;
   }
-  if (rule?.kind === "race" || rule?.kind === "deleteBeforeWrite") {
+  if (rule?.kind === "resetAfterWrite") {
+    // The write goes to the store as any other; its answer never leaves.
+    response.end = (() => {
+      resetConnection(request);
+      return response;
+    }) as ServerResponse["end"];
+  } else if (rule?.kind === "race" || rule?.kind === "deleteBeforeWrite") {
     const { documentId, partitionKey } = documentRequest;
     if (documentId !== undefined && partitionKey !== undefined) {
       if (rule.kind === "race") {

@@ -16,6 +16,9 @@ export type FaultTarget = "arm" | "cosmos" | "token" | "entra" | "dataPlane";
  * - `race`: Cosmos writes only; before the write, a foreign edit is applied to the stored document
  *   so its etag changes and an `If-Match` write gets 412.
  * - `deleteBeforeWrite`: Cosmos writes only; the stored document is deleted before the write.
+ * - `resetAfterWrite`: Cosmos writes only; the write is applied as Cosmos applies it (or refused,
+ *   a 412 as any other), then the connection is dropped before its answer leaves, so the writer
+ *   cannot tell whether it landed.
  * - `noExplicitIdentities`: data plane only; a 200 answer without `explicit_identities`.
  * - `unusableCertificate`: data plane only; a 200 answer whose `client_secret` is no certificate bundle.
  * - `bareStatus`: ARM and data plane; `statusCode` with a body that is no Azure error (`body`, plain
@@ -32,6 +35,7 @@ export type FaultKind =
   | "noProperties"
   | "race"
   | "deleteBeforeWrite"
+  | "resetAfterWrite"
   | "noExplicitIdentities"
   | "unusableCertificate"
   | "bareStatus"
@@ -160,11 +164,15 @@ const kinds: readonly FaultKind[] = [
   "noProperties",
   "race",
   "deleteBeforeWrite",
+  "resetAfterWrite",
   "noExplicitIdentities",
   "unusableCertificate",
   "bareStatus",
   "malformedAnswer",
 ];
+
+/** The kinds that act on Cosmos writes only. */
+const cosmosWriteKinds: ReadonlySet<FaultKind> = new Set(["race", "deleteBeforeWrite", "resetAfterWrite"]);
 
 /**
  * A small seeded generator (mulberry32), so probabilistic faults can be replayed.
@@ -192,7 +200,7 @@ function validate(input: FaultRuleInput): void {
   if (input.kind === "noProperties" && input.target !== "arm") {
     throw new FaultRuleError("noProperties applies to the arm target only");
   }
-  if ((input.kind === "race" || input.kind === "deleteBeforeWrite") && input.target !== "cosmos") {
+  if (cosmosWriteKinds.has(input.kind) && input.target !== "cosmos") {
     throw new FaultRuleError(`${input.kind} applies to the cosmos target only`);
   }
   if ((input.kind === "noExplicitIdentities" || input.kind === "unusableCertificate") && input.target !== "dataPlane") {
@@ -244,7 +252,7 @@ function matches(rule: FaultRule, context: FaultRequestContext): boolean {
   if (rule.target !== context.target) {
     return false;
   }
-  if ((rule.kind === "race" || rule.kind === "deleteBeforeWrite") && context.operation !== "write") {
+  if (cosmosWriteKinds.has(rule.kind) && context.operation !== "write") {
     return false;
   }
   const match = rule.match ?? {};

@@ -67,6 +67,21 @@ export function cosmosStatusCode(error: unknown): number | undefined {
   return typeof like.statusCode === "number" ? like.statusCode : undefined;
 }
 
+/** Codes of a request that may have reached Cosmos but brought no answer: the connection reset or closed under it, or the SDK's own timeout. */
+const unansweredCodes = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED", "ETIMEDOUT", "TimeoutError"]);
+
+/**
+ * Whether a Cosmos request failed with no answer after it may have reached Cosmos, so that a write may
+ * or may not have landed. Not a refused connection, a name that does not resolve or a TLS failure:
+ * those never reached Cosmos.
+ */
+export function isUnansweredCosmosRequest(error: unknown): boolean {
+  if (cosmosStatusCode(error) !== undefined || isCosmosConfigurationError(error)) return false;
+  const like = asErrorLike(error);
+  const code = typeof like.code === "string" ? like.code : like.cause?.code;
+  return typeof code === "string" && unansweredCodes.has(code);
+}
+
 export function describeCosmosError(error: unknown): string {
   if (isCosmosConfigurationError(error)) {
     // Its advice (which settings to check) is the point: kept whole.

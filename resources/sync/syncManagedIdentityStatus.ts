@@ -6,32 +6,22 @@
  */
 import { ClusterCredentialError } from "../azure/clusterCredentials";
 import { parseResourceIdOfType, userAssignedIdentityResourceType } from "../core/azureResourceId";
-import type { ClusterCredentialFields, LiveClusterDesiredSet } from "../core/clusterDocument";
-import { clusterDocumentLabel, clusterMessage, serviceProviderClusterDocumentLabel } from "../core/clusterMessage";
-import type { DocumentLocation } from "../core/documentLocation";
+import type { ClusterCredentialFields } from "../core/clusterDocument";
 import { locate } from "../core/documentLocation";
-import { CosmosDocumentError, nothingWrittenError } from "../core/errors";
-import { cosmosStatusCode, describeCosmosError } from "../core/errorClassification";
 import { goToLower } from "../core/goStrings";
-import type { JsonObject } from "../core/json";
 import { msiHalf, msiPlanError } from "../core/msiManagedIdentities";
 import type { PassDecisions, SyncRequest, SyncResult } from "../core/passDecision";
-import { decideHalves, planHalves, reportPass } from "../core/passDecision";
-import { withoutFinalPeriod } from "../core/retrievalError";
-import type { StatusHalves } from "../core/serviceProviderClusterDocument";
-import { dataPlaneHalf, identityStatusPatchOperations } from "../core/serviceProviderClusterDocument";
+import { planHalves, reportPass } from "../core/passDecision";
+import { dataPlaneHalf } from "../core/serviceProviderClusterDocument";
 import { dataPlaneRefusal } from "../core/statusDecision";
-import type { StoredDocument } from "../cosmos/documentStore";
 import { log } from "../logging/logger";
 import { askAzure } from "./azureAnswers";
-import { readClusterDesiredSet, readPassDocuments, readServiceProviderCluster } from "./documents";
+import { ClusterDocumentChangedError, writeStatus } from "./writeStatus";
+import { readPassDocuments } from "./documents";
 import type { SyncDependencies } from "./syncDependencies";
 import { msiOverwriteGuard } from "./syncDependencies";
 
 export type { SyncRequest, SyncResult } from "../core/passDecision";
-
-/** The cluster document changed between the pass's read and a conflict on its write: the pass starts over. */
-class ClusterDocumentChangedError extends CosmosDocumentError {}
 
 /** Runs one pass, started over when the cluster document changes under its write. */
 export async function syncManagedIdentityStatus(dependencies: SyncDependencies, request: SyncRequest): Promise<SyncResult> {
@@ -140,70 +130,6 @@ function sameIdentity(left: string, right: string | undefined): boolean {
     return parsed.ok ? parsed.resourceId.key : goToLower(id);
   };
   return right !== undefined && key(left) === key(right);
-}
-
-/**
- * The one write: a status patch, always with If-Match (never a whole-document replace), of the halves
- * decided against the document; on 412 both documents are read again and, while the cluster document
- * still says what the pass read (`fromCluster`), the halves decided again.
- */
-async function writeStatus(
-  dependencies: SyncDependencies,
-  location: DocumentLocation,
-  initial: StoredDocument,
-  decisions: PassDecisions,
-  fromCluster: LiveClusterDesiredSet,
-): Promise<{ readonly document: JsonObject; readonly halves: StatusHalves; readonly wrote: boolean; readonly writeAttempts: number }> {
-  let current = initial;
-  for (let attempt = 1; ; attempt += 1) {
-    const halves = decideHalves(decisions, current.document, attempt > 1, {
-      now: dependencies.now(),
-      random: dependencies.random,
-      idsOnLookupFailure: dependencies.options.idsOnLookupFailure,
-      guard: msiOverwriteGuard(dependencies),
-    });
-    if (halves.dataPlane === undefined && halves.msi === undefined) return { document: current.document, halves: {}, wrote: false, writeAttempts: attempt - 1 };
-    const operations = identityStatusPatchOperations(current.document, halves, current.etag);
-    try {
-      await dependencies.documentStore.patchDocument(location.partitionKey, location.documentId, operations, current.etag);
-      log("info", "write", location.documentId, `status written (attempt ${attempt})`);
-      return { document: current.document, halves, wrote: true, writeAttempts: attempt };
-    } catch (error) {
-      const statusCode = cosmosStatusCode(error);
-      if (statusCode !== 412 || attempt >= dependencies.options.maxWriteAttempts) {
-        const exhausted = statusCode === 412 ? ` after ${attempt} attempts (the document kept changing between read and write)` : "";
-        // A 404: deleted between our read and our write (Cosmos answers the patch with an empty 404 body).
-        const cause =
-          statusCode === 404
-            ? "the ServiceProviderCluster document was deleted while the status was being written (NotFound, HTTP 404)"
-            : `${withoutFinalPeriod(describeCosmosError(error))}${exhausted}, writing the ServiceProviderCluster document`;
-        throw writeFailure(location, cause, statusCode, error);
-      }
-      // Another writer changed the document: back off briefly, re-read and merge onto the new version.
-      log("warning", "write", location.documentId, `HTTP 412 on attempt ${attempt}: another writer changed the document; re-reading`);
-      await dependencies.sleep(Math.round((10 + dependencies.random() * 40) * attempt));
-      const [reread, nowFromCluster] = await Promise.all([readServiceProviderCluster(dependencies, location), readClusterDesiredSet(dependencies, location)]);
-      if (nowFromCluster === undefined || JSON.stringify(nowFromCluster) !== JSON.stringify(fromCluster)) {
-        throw new ClusterDocumentChangedError({
-          documentId: location.clusterDocumentId,
-          statusCode: 412,
-          message: clusterMessage({
-            cause: "the cluster's HCPOpenShiftCluster document changed while the status was being written",
-            clusterName: location.clusterName,
-            outcome: "nothing was written",
-            reference: clusterDocumentLabel(location.clusterDocumentId),
-          }),
-        });
-      }
-      if (reread === undefined) throw writeFailure(location, "the ServiceProviderCluster document was deleted while the status was being written", 404);
-      current = reread;
-    }
-  }
-}
-
-function writeFailure(location: DocumentLocation, cause: string, statusCode: number | undefined, error?: unknown): CosmosDocumentError {
-  const reference = serviceProviderClusterDocumentLabel(location.documentId);
-  return nothingWrittenError(location.documentId, { cause, clusterName: location.clusterName, reference }, { statusCode, cause: error });
 }
 
 /** The result attached to an error thrown by a pass after it wrote (or recorded failed identities). */

@@ -174,6 +174,61 @@ describe("after a conflict, the decision is made again (issue 28 item 4)", () =>
   });
 });
 
+describe("a write that got no answer is read back, never taken for written or unwritten", () => {
+  const writesTo = async (cluster: Cluster): Promise<number> => (await admin.getStatistics()).cosmos.documentWritesByDocument[cluster.documentId] ?? 0;
+
+  /** A cluster whose recheck is due and one of whose identities was recreated: the next update has one write to make. */
+  async function rotatedAndDue(): Promise<{ cluster: Cluster; outputs: ProviderOutputs; rotated: string; clientId: string }> {
+    const cluster = await seedCluster();
+    const outputs = await createdAndDue(cluster);
+    const rotated = cluster.operators["operator-1"];
+    const { clientId } = await admin.rotateIdentity(rotated);
+    return { cluster, outputs, rotated, clientId };
+  }
+
+  it("a write that landed before its connection reset is reported written: one write, the new IDs stored", async () => {
+    const { cluster, outputs, rotated, clientId } = await rotatedAndDue();
+    const writesBefore = await writesTo(cluster);
+    await admin.addFault({ target: "cosmos", kind: "resetAfterWrite", match: { documentId: cluster.documentId, operation: "write" }, count: 1 });
+    const { outs } = await provider.update!(cluster.documentId, outputs, inputs(cluster));
+    expect(outs?.failure ?? null).toBeNull();
+    expect(await writesTo(cluster)).toBe(writesBefore + 1);
+    const { subtree } = await readBack(cluster);
+    expect(subtree.identities?.[key(rotated)]?.clientId).toBe(clientId);
+    expect(subtree.earliestRecheckTime).not.toBe(dueRecheck);
+  });
+
+  it("a write reset before it landed is decided again against the document and written once more", async () => {
+    const { cluster, outputs, rotated, clientId } = await rotatedAndDue();
+    const writesBefore = await writesTo(cluster);
+    await admin.addFault({ target: "cosmos", kind: "connectionReset", match: { documentId: cluster.documentId, operation: "write" }, count: 1 });
+    const { outs } = await provider.update!(cluster.documentId, outputs, inputs(cluster));
+    expect(outs?.failure ?? null).toBeNull();
+    expect(await writesTo(cluster)).toBe(writesBefore + 2);
+    expect((await readBack(cluster)).subtree.identities?.[key(rotated)]?.clientId).toBe(clientId);
+  });
+
+  it("when no write is answered, fails saying the write may have landed, changes nothing, and the next pass writes once", async () => {
+    const { cluster, outputs, rotated, clientId } = await rotatedAndDue();
+    const before = await readBack(cluster);
+    await admin.addFault({ target: "cosmos", kind: "connectionReset", match: { documentId: cluster.documentId, operation: "write" }, count: 100 });
+    const failure = (await provider.update!(cluster.documentId, outputs, inputs(cluster)).catch((error: unknown) => error)) as Error & {
+      properties?: ProviderOutputs;
+    };
+    expect(failure.message).toMatch(
+      /^ECONNRESET: socket hang up after \d+ attempts, writing the ServiceProviderCluster document\..*: the write got no answer and may have landed; /,
+    );
+    expect(failure.message).not.toContain("nothing was written");
+    expect((await readBack(cluster)).etag).toBe(before.etag);
+    await admin.clearFaults();
+    const writesBefore = await writesTo(cluster);
+    const { outs } = await provider.update!(cluster.documentId, failure.properties ?? outputs, inputs(cluster));
+    expect(outs?.failure ?? null).toBeNull();
+    expect(await writesTo(cluster)).toBe(writesBefore + 1);
+    expect((await readBack(cluster)).subtree.identities?.[key(rotated)]?.clientId).toBe(clientId);
+  });
+});
+
 describe("fields this hook does not know (issue 28 item 5)", () => {
   it("survive a write beside identities and inside the entries it keeps", async () => {
     const cluster = await seedCluster();

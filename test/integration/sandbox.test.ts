@@ -268,6 +268,24 @@ describe("Cosmos with the real CosmosClient", () => {
     expect((await container.item(String(extra.id), partitionKey).read()).statusCode).toBe(404);
   });
 
+  it("applies a write, then drops the connection before its answer, after a resetAfterWrite fault; the SDK does not retry it", async () => {
+    const extra = buildServiceProviderClusterDocument({ clusterResourceId: clusterResourceIdFor(subscriptionId, "rg", `reset-${randomUUID().slice(0, 8)}`) });
+    const { resource, etag } = await container.items.create(extra);
+    await admin.addFault({ target: "cosmos", kind: "resetAfterWrite", match: { documentId: String(extra.id) } });
+    const writesBefore = (await admin.getStatistics()).cosmos.documentWritesByDocument[String(extra.id)] ?? 0;
+    const error = await rejection(
+      container
+        .item(String(extra.id), partitionKey)
+        .replace({ ...resource, id: String(extra.id), landed: true }, { accessCondition: { type: "IfMatch", condition: etag ?? "" } }),
+    );
+    expect((error as { code?: unknown }).code).toBe("ECONNRESET");
+    expect((error as { statusCode?: unknown }).statusCode).toBeUndefined();
+    const stored = await admin.readDocument(partitionKey, String(extra.id));
+    expect(stored.landed).toBe(true);
+    expect(stored._etag).not.toBe(etag);
+    expect((await admin.getStatistics()).cosmos.documentWritesByDocument[String(extra.id)]).toBe(writesBefore + 1);
+  });
+
   it("lets the SDK retry a 429 with x-ms-retry-after-ms", async () => {
     await admin.resetStatistics();
     await admin.addFault({ target: "cosmos", kind: "throttle", count: 1, retryAfterInMs: 20, match: { documentId: id, operation: "read" } });

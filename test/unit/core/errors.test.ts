@@ -1,7 +1,13 @@
 import { nothingWritten, withMsiWritten } from "../../../resources/core/clusterMessage";
 import { describe, expect, it } from "vitest";
 import { AzureAccessError, CosmosDocumentError, UserAssignedIdentityReadError, isCosmosDocumentError } from "../../../resources/core/errors";
-import { azureErrorCode, classifyLookupError, cosmosStatusCode, describeCosmosError } from "../../../resources/core/errorClassification";
+import {
+  azureErrorCode,
+  classifyLookupError,
+  cosmosStatusCode,
+  describeCosmosError,
+  isUnansweredCosmosRequest,
+} from "../../../resources/core/errorClassification";
 import { SettingsError } from "../../../resources/core/settings";
 import { cosmosError } from "../../fakes/inMemoryDocumentStore";
 import { restError } from "../../fakes/scriptedUserAssignedIdentityReader";
@@ -247,6 +253,19 @@ describe("cosmosStatusCode and describeCosmosError", () => {
 
   it("falls back to the message and a generic code", () => {
     expect(describeCosmosError(Object.assign(new Error("Message: socket hang up"), { code: 503 }))).toBe("CosmosError (HTTP 503): socket hang up");
+  });
+
+  it("tells a request that may have reached Cosmos without an answer from one that never left or was answered", () => {
+    const withCode = (code: string): Error => Object.assign(new Error("socket hang up"), { name: "RestError", code });
+    for (const code of ["ECONNRESET", "EPIPE", "ECONNABORTED", "ETIMEDOUT", "TimeoutError"]) expect(isUnansweredCosmosRequest(withCode(code))).toBe(true);
+    expect(isUnansweredCosmosRequest(new Error("fetch failed", { cause: Object.assign(new Error("reset"), { code: "ECONNRESET" }) }))).toBe(true);
+    // Never reached Cosmos: nothing landed.
+    for (const code of ["ECONNREFUSED", "ENOTFOUND", "ERR_TLS_CERT_ALTNAME_INVALID"]) expect(isUnansweredCosmosRequest(withCode(code))).toBe(false);
+    // Answered, or not a network failure at all.
+    expect(isUnansweredCosmosRequest(cosmosError(412))).toBe(false);
+    expect(isUnansweredCosmosRequest(Object.assign(withCode("ECONNRESET"), { statusCode: 503 }))).toBe(false);
+    expect(isUnansweredCosmosRequest(new TypeError("x is undefined"))).toBe(false);
+    expect(isUnansweredCosmosRequest(undefined)).toBe(false);
   });
 });
 

@@ -105,6 +105,82 @@ describe("after a conflict, the decision is made again (issue 28 item 4)", () =>
   });
 });
 
+describe("a write that got no answer is read back", () => {
+  /** What the Cosmos SDK throws when the connection drops under a request: no status code. */
+  const connectionReset = (): Error => Object.assign(new Error("socket hang up"), { name: "RestError", code: "ECONNRESET" });
+  const due = storedStatus([storedEntry(identityA, { clientId: "a-old", principalId: "a-old-principal" })], hourEarlier);
+  const ours = {
+    identities: { [keyA]: { resourceID: identityA, clientId: "a-new", principalId: "a-new-principal" } },
+    earliestRecheckTime: recheckAtRandomZero,
+  };
+
+  it("reports a write that landed before its answer was lost as written, and writes it once", async () => {
+    const harness = harnessWithSubtree(due, { [identityA]: resolved("a-new", "a-new-principal") });
+    const patch = harness.store.patchDocument.bind(harness.store);
+    let answered = 0;
+    harness.store.patchDocument = async (...call) => {
+      const stored = await patch(...call);
+      answered += 1;
+      if (answered === 1) throw connectionReset();
+      return stored;
+    };
+    const result = await sync(harness, [identityA]);
+    expect(result).toMatchObject({ wrote: true, writeAttempts: 1, failures: [] });
+    expect(harness.store.appliedPatches()).toHaveLength(1);
+    expect(persistedSubtree(harness)).toEqual(ours);
+  });
+
+  it("decides again and writes once more when the write did not land", async () => {
+    const harness = harnessWithSubtree(due, { [identityA]: resolved("a-new", "a-new-principal") });
+    harness.store.failNext("patch", connectionReset(), { id: location.documentId });
+    const result = await sync(harness, [identityA]);
+    expect(result).toMatchObject({ wrote: true, writeAttempts: 2 });
+    expect(harness.store.patches().map((patch) => patch.outcome)).toEqual(["error", "applied"]);
+    expect(persistedSubtree(harness)).toEqual(ours);
+  });
+
+  it("writes nothing over a current status another writer recorded while our write went unanswered", async () => {
+    const harness = harnessWithSubtree(due, { [identityA]: resolved("a-new", "a-new-principal") });
+    const theirs = storedStatus([storedEntry(identityA, { clientId: "a-theirs", principalId: "a-theirs-principal" })], muchLater);
+    harness.store.beforeNextPatch(location.documentId, () => setSubtree(harness, theirs));
+    harness.store.failNext("patch", connectionReset(), { id: location.documentId });
+    const result = await sync(harness, [identityA]);
+    expect(result).toMatchObject({ wrote: false });
+    expect(harness.store.appliedPatches()).toHaveLength(0);
+    expect(persistedSubtree(harness)).toEqual(theirs);
+  });
+
+  it("fails saying the write may have landed when the document cannot be read back after no answer", async () => {
+    const harness = harnessWithSubtree(due, { [identityA]: resolved("a-new", "a-new-principal") });
+    // From the write on, every read of the document fails as a Cosmos front end failing would.
+    harness.store.beforeNextPatch(location.documentId, () =>
+      harness.store.failNext("read", Object.assign(new Error("simulated"), { code: 500 }), { id: location.documentId, times: 10 }),
+    );
+    harness.store.failNext("patch", connectionReset(), { id: location.documentId });
+    const failure = (await sync(harness, [identityA]).catch((error: unknown) => error)) as Error;
+    expect(failure.message).toMatch(
+      /^ECONNRESET: socket hang up, writing the ServiceProviderCluster document\. Cluster .*: the write got no answer and may have landed; /,
+    );
+    expect(failure.message).not.toContain("nothing was written");
+    expect(harness.store.patches()).toHaveLength(1);
+  });
+
+  it("fails saying the write may have landed, never that nothing was written, when every attempt goes unanswered", async () => {
+    const harness = harnessWithSubtree(due, { [identityA]: resolved("a-new", "a-new-principal") });
+    const attempts = harness.dependencies.options.maxWriteAttempts;
+    harness.store.failNext("patch", connectionReset(), { id: location.documentId, times: attempts + 1 });
+    const failure = (await sync(harness, [identityA]).catch((error: unknown) => error)) as Error;
+    expect(failure.message).toMatch(
+      new RegExp(
+        `^ECONNRESET: socket hang up after ${attempts} attempts, writing the ServiceProviderCluster document\\. Cluster .*: the write got no answer and may have landed; `,
+      ),
+    );
+    expect(failure.message).not.toContain("nothing was written");
+    expect(harness.store.patches()).toHaveLength(attempts);
+    expect(persistedSubtree(harness)).toEqual(due);
+  });
+});
+
 describe("after a conflict, the cluster document is read again too (issue 44 item 6)", () => {
   it("starts the pass over when the desired set changed between its read and its write, and writes the new set's answers", async () => {
     const before = storedStatus([storedEntry(identityA, { clientId: "a-old", principalId: "a-old-principal" })], hourEarlier);
