@@ -8,20 +8,6 @@ import { runInNewContext } from "node:vm";
 
 const heapGrowthVariable = "ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT";
 const defaultHeapGrowthPercent = 25;
-/**
- * The default while the host reads (a `refresh`): each read holds the engine's request across a
- * Cosmos round trip, so at a quarter the host collects its old generation again and again for what
- * dies a moment later. At a half a 2,000-cluster `refresh` took 18 % less host CPU and peaked 7 MB
- * higher, well under 200 MB; a write pass keeps a quarter, where an `up` at a half peaked at 212 MB
- * (docs/performance.md, "The provider host").
- */
-const readingHeapGrowthPercent = 50;
-
-/** What the provider host is doing, as the percent follows it. */
-export type HostWork = "reads" | "writes";
-
-/** Set while the host's percent is the default, which then follows the host's work; never when the operator set one. */
-let followingWork: { readonly setFlags: (flags: string) => void; percent: number } | undefined;
 const lowest = 10;
 const highest = 300;
 
@@ -56,28 +42,12 @@ export function boundHostHeapGrowth(
   setFlags: (flags: string) => void = setFlagsFromString,
   collect: () => void = collectGarbage,
 ): number | undefined {
-  followingWork = undefined;
   if (!isDynamicProviderHost(argv)) return undefined;
   const percent = heapGrowthPercent(environment);
   if (typeof percent !== "number" || percent === 0) return undefined;
   setFlags(`--heap-growing-percent=${percent}`);
   collect();
-  if ((environment[heapGrowthVariable] ?? "").trim() === "") followingWork = { setFlags, percent };
   return percent;
-}
-
-/**
- * The default percent follows the host's work: a half from the first read of a `refresh` on, a
- * quarter again from the first create or update (an `up --refresh` reads, then writes). V8 reads the
- * flag each time it sets a limit, so the change applies from the next full collection. Nothing
- * outside the host, or when ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT is set.
- */
-export function heapGrowthFollows(work: HostWork): void {
-  if (followingWork === undefined) return;
-  const percent = work === "reads" ? readingHeapGrowthPercent : defaultHeapGrowthPercent;
-  if (percent === followingWork.percent) return;
-  followingWork.setFlags(`--heap-growing-percent=${percent}`);
-  followingWork.percent = percent;
 }
 
 /** One full collection: `gc` is exposed to contexts made while the flag is on, so one is made for it, and the flag put back. */

@@ -39,7 +39,6 @@ import {
 import { throwWithoutStackTrace, withoutStackTrace } from "./expectedFailures";
 import { engineReasonOf } from "./engineReason";
 import { forcedHalves, recheckProblem, rechecksNow, updateDue } from "./recheckRequest";
-import { heapGrowthFollows } from "./hostHeap";
 
 /** Test seams. Production passes nothing. */
 export interface ProviderOverrides {
@@ -110,7 +109,6 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
     // An update's resource ID and stored outputs, kept as they are when the pass fails.
     existing?: { readonly id: string; readonly outputs: Outputs },
   ): Promise<{ id: string; outs: Outputs }> => {
-    heapGrowthFollows("writes");
     const cluster = parseCluster(inputs.clusterResourceId);
     const request = { cluster, desired: desiredFromInputs(inputs), force: force.dataPlane, forceMsi: force.msi, ...declaredCredentialOf(inputs) };
     try {
@@ -206,7 +204,6 @@ export function createManagedIdentityStatusProvider(overrides: ProviderOverrides
         // Import or get: no state to refresh. Outputs this version does not read stay until the update diff asks for.
         return { id, props };
       }
-      heapGrowthFollows("reads");
       const old = stored.value;
       const record = recordOf("read", old.clusterResourceId);
       readHere.add(goToLower(old.clusterResourceId));

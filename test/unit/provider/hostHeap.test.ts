@@ -1,11 +1,11 @@
 /**
- * The provider host's heap growth (resources/provider/hostHeap.ts): set in the engine's
- * dynamic-provider host from ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT (default 25, 50 while it reads), followed by one full collection,
- * never in another process, and a value out of range changes nothing and is named by the settings check.
+ * The provider host's heap growth (resources/provider/hostHeap.ts): set once in the engine's
+ * dynamic-provider host from ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT (default 25), followed by one full collection, never in another
+ * process, and a value out of range changes nothing and is named by the settings check.
  */
 import { PerformanceObserver, constants } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";
-import { boundHostHeapGrowth, collectGarbage, heapGrowthFollows, heapGrowthPercent, isDynamicProviderHost } from "../../../resources/provider/hostHeap";
+import { boundHostHeapGrowth, collectGarbage, heapGrowthPercent, isDynamicProviderHost } from "../../../resources/provider/hostHeap";
 import { fleetSettingsProblem } from "../../../resources/provider/settingsCheck";
 
 const host = ["/usr/bin/node", "/stack/node_modules/@pulumi/pulumi/cmd/dynamic-provider/index.js", "127.0.0.1:40123"];
@@ -35,27 +35,6 @@ describe("provider host heap growth", () => {
   it("sets V8's growing percent once in the host: the default, or the operator's", () => {
     expect(flagsSet(host, {})).toEqual(["--heap-growing-percent=25", "(collected)"]);
     expect(flagsSet(host, { ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT: " 120 " })).toEqual(["--heap-growing-percent=120", "(collected)"]);
-  });
-
-  it("lets the default follow the host's work, a half for reads and a quarter for writes, each change set once", () => {
-    const following = (environment: Record<string, string>, argv: readonly string[] = host): string[] => {
-      const flags: string[] = [];
-      boundHostHeapGrowth(
-        argv,
-        environment,
-        (text) => flags.push(text),
-        () => undefined,
-      );
-      for (const work of ["writes", "reads", "reads", "writes", "writes", "reads"] as const) heapGrowthFollows(work);
-      return flags;
-    };
-    expect(following({})).toEqual(["--heap-growing-percent=25", "--heap-growing-percent=50", "--heap-growing-percent=25", "--heap-growing-percent=50"]);
-    // The operator's percent, even the default's own value, and V8's heuristic stay whatever the work.
-    expect(following({ ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT: "25" })).toEqual(["--heap-growing-percent=25"]);
-    expect(following({ ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT: "0" })).toEqual([]);
-    expect(following({ ARO_HCP_PROVIDER_HEAP_GROWTH_PERCENT: "fifty" })).toEqual([]);
-    // Another process (a program, a test runner) never sets the flag.
-    expect(following({}, ["node", "/stack/index.js"])).toEqual([]);
   });
 
   it("collects once with a full (mark-compact) collection, and leaves gc unexposed", async () => {

@@ -9,7 +9,6 @@ import { standInIds } from "../../fakes/syncHarness";
 import { describe, expect, it } from "vitest";
 import { createConcurrencyLimiter } from "../../../resources/sync/concurrencyLimiter";
 import { createManagedIdentityStatusProvider } from "../../../resources/provider/managedIdentityStatusProvider";
-import { boundHostHeapGrowth } from "../../../resources/provider/hostHeap";
 import type { ProviderInputs } from "../../../resources/provider/providerInputs";
 import type { ProviderOutputs } from "../../../resources/provider/providerOutputs";
 import { unknownValue } from "../../../resources/provider/providerInputs";
@@ -628,28 +627,6 @@ describe("read", () => {
     expect(result.props).toEqual(outs);
     expect(setupValue.reader.calls).toHaveLength(1);
     expect(setupValue.store.appliedPatches()).toHaveLength(1);
-  });
-
-  it("turns the host's heap growth to a half for its reads and back to a quarter for a create (an up --refresh), each once", async () => {
-    const flags: string[] = [];
-    const hostArgv = ["node", "/stack/node_modules/@pulumi/pulumi/cmd/dynamic-provider/index.js"];
-    boundHostHeapGrowth(
-      hostArgv,
-      {},
-      (text) => flags.push(text),
-      () => undefined,
-    );
-    try {
-      const setupValue = setup({ identities: { [identityA]: resolved("c", "p") } });
-      const outs = await createdOutputs(setupValue);
-      await refreshed(setupValue, outs);
-      await refreshed(setupValue, outs);
-      await setupValue.provider.create?.(inputs());
-      expect(flags).toEqual(["--heap-growing-percent=25", "--heap-growing-percent=50", "--heap-growing-percent=25"]);
-    } finally {
-      // Not the host any more: the module-level state goes back to what a test process has.
-      boundHostHeapGrowth(["node", "/stack/index.js"], {});
-    }
   });
 
   it("detects a clientId tampered with in Cosmos and reports what Cosmos holds", async () => {
