@@ -268,6 +268,13 @@ export const laneFaultKinds: readonly FaultKindSpecification[] = [
     rule: (scope) => cosmos(scope, { kind: "connectionReset" }),
   },
   {
+    name: "cosmos-reset-after-write",
+    target: "cosmos",
+    weight: 1,
+    description: "Cosmos applies the write, then the connection drops before its answer (the hook reads the document back)",
+    rule: (scope) => cosmos(scope, { kind: "resetAfterWrite" }, "write"),
+  },
+  {
     name: "cosmos-delete-before-write",
     target: "cosmos",
     weight: 1,

@@ -60,7 +60,7 @@ export const invariantCatalogue: ReadonlyArray<{ readonly key: string; readonly 
   {
     key: "globalFailures",
     statement:
-      "a failure that is not about one identity changes nothing stored: a pass whose only fault is a credential failure, ARM 401, ARM unreachable, or every lookup failing with the same transient class (timeouts, 5xx) ends as a global failure (AzureAccessError) with the owned subtree exactly as it was; in cluster mode, a data plane failure for the cluster ends its pass as a ClusterCredentialError naming the cluster, its SMI refused by Entra ID before any write, and a first-party credential failure every pass of the run as a global failure, each with nothing stored changed; a failed Cosmos write leaves it as it was too",
+      "a failure that is not about one identity changes nothing stored: a pass whose only fault is a credential failure, ARM 401, ARM unreachable, or every lookup failing with the same transient class (timeouts, 5xx) ends as a global failure (AzureAccessError) with the owned subtree exactly as it was; in cluster mode, a data plane failure for the cluster ends its pass as a ClusterCredentialError naming the cluster, its SMI refused by Entra ID before any write, and a first-party credential failure every pass of the run as a global failure, each with nothing stored changed; a failed Cosmos write leaves it as it was too, unless the write got no answer and its failure says it may have landed",
     violation: /not about one identity|not as a global failure|a failed write changed/,
   },
   {
@@ -129,7 +129,7 @@ export type PassOutcome =
   | "succeeded"
   /** The provider persisted the status, then failed on lookup errors (an error carrying `properties`). */
   | "lookupFailed"
-  /** The provider failed to read or write the document (CosmosDocumentError); nothing written. */
+  /** The provider failed to read or write the document (CosmosDocumentError); nothing written, unless its failure says a write that got no answer may have landed. */
   | "writeFailed"
   /** A failure not about one identity (AzureAccessError: credential, ARM 401, ARM unreachable, every lookup failing alike); nothing written. */
   | "globalFailure"
@@ -238,7 +238,9 @@ export function checkPass(record: PassRecord, identities: IdentityStore, secrets
     return violations;
   }
   if (record.outcome === "writeFailed") {
-    if (!isDeepStrictEqual(status, ownedStatus(record.before))) {
+    // A write that got no answer and could not be read back may have landed, and its failure says so.
+    const mayHaveLanded = (record.errorMessage ?? "").includes("the write got no answer and may have landed");
+    if (!mayHaveLanded && !isDeepStrictEqual(status, ownedStatus(record.before))) {
       violations.push("a failed write changed the owned subtree (a partial write)");
     }
     if (record.errorMessage !== undefined && !record.errorMessage.includes(record.documentId)) {
