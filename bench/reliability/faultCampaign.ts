@@ -290,6 +290,7 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
    * changed a little (a recheck made due, so the refresh asks ARM; an identity recreated in ARM),
    * with a fault of its own. The engine keeps what it returns, as state does.
    */
+  let refreshTurns = 0;
   const refreshLane = async (lane: LaneState, number: number): Promise<void> => {
     const outputs = lane.outputs;
     if (outputs === undefined) return;
@@ -297,13 +298,14 @@ export async function runFaultCampaign(reliability: ReliabilitySandbox, options:
     if (random() < 0.3 && sandbox.identities.rotate(pickIdentity(lane.cluster, random)) !== undefined)
       tally(figures.changes, "identity rotated in ARM before a refresh");
     const planned = random() < options.faultProbability ? [plan(lane, laneFaultKinds, number)] : [];
-    // Sometimes the cluster is gone (both its documents deleted, its subscription's kept), or only
-    // its ServiceProviderCluster document: the refresh drops the first, keeps the second.
-    const removal = random();
+    // One refresh in ten meets a cluster that is gone (both its documents deleted, its subscription's
+    // kept), and one in ten only its ServiceProviderCluster document gone: the refresh drops the first,
+    // keeps the second. In turn, not drawn, so that a short campaign meets both.
+    const turn = refreshTurns++ % 10;
     const removed =
-      removal < 0.1
+      turn === 4
         ? [lane.cluster.serviceProviderClusterDocumentId, lane.cluster.clusterDocumentId]
-        : removal < 0.2
+        : turn === 9
           ? [lane.cluster.serviceProviderClusterDocumentId]
           : [];
     const saved = removed.map((id) => sandbox.documents.read(lane.cluster.partitionKey, id)).filter((document) => document !== undefined);
