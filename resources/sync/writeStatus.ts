@@ -90,7 +90,8 @@ export async function writeStatus(
           message: clusterMessage({
             cause: "the cluster's HCPOpenShiftCluster document changed while the status was being written",
             clusterName: location.clusterName,
-            outcome: "nothing was written",
+            // After a write with no answer, what it did is not known; the pass starting over decides again either way.
+            outcome: unanswered ? "the write before the change got no answer and may have landed" : "nothing was written",
             reference: clusterDocumentLabel(location.clusterDocumentId),
           }),
         });

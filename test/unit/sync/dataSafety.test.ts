@@ -165,6 +165,30 @@ describe("a write that got no answer is read back", () => {
     expect(harness.store.patches()).toHaveLength(1);
   });
 
+  it("starts over when the cluster document changed under a write that got no answer, and never says nothing was written", async () => {
+    const harness = harnessWithSubtree(due, { [identityA]: resolved("a-new", "a-new-principal"), [identityB]: resolved("b-new", "b-new-principal") });
+    declareInClusterDocument(harness, [identityA]);
+    let flip = false;
+    // Every write goes unanswered while the cluster document moves between two sets.
+    harness.store.beforeNextPatch(
+      location.documentId,
+      () => {
+        flip = !flip;
+        declareInClusterDocument(harness, flip ? [identityB] : [identityA]);
+      },
+      100,
+    );
+    harness.store.failNext("patch", connectionReset(), { id: location.documentId, times: 100 });
+    const failure = (await syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired: undefined, force: false }).catch(
+      (error: unknown) => error,
+    )) as Error;
+    expect(failure.message).toMatch(
+      /^the cluster's HCPOpenShiftCluster document changed while the status was being written\. Cluster .*: the write before the change got no answer and may have landed\./,
+    );
+    expect(failure.message).not.toContain("nothing was written");
+    expect(harness.store.patches()).toHaveLength(harness.dependencies.options.maxWriteAttempts);
+  });
+
   it("fails saying the write may have landed, never that nothing was written, when every attempt goes unanswered", async () => {
     const harness = harnessWithSubtree(due, { [identityA]: resolved("a-new", "a-new-principal") });
     const attempts = harness.dependencies.options.maxWriteAttempts;
