@@ -186,26 +186,27 @@ describe("a write that got no answer is read back, never taken for written or un
     return { cluster, outputs, rotated, clientId };
   }
 
-  it("a write that landed before its connection reset is reported written: one write, the new IDs stored", async () => {
+  /** The update of a rotated, due cluster whose first write meets `kind`: the writes it made, and the stored subtree and rotated identity. */
+  async function updateThroughOneReset(kind: "resetAfterWrite" | "connectionReset") {
     const { cluster, outputs, rotated, clientId } = await rotatedAndDue();
     const writesBefore = await writesTo(cluster);
-    await admin.addFault({ target: "cosmos", kind: "resetAfterWrite", match: { documentId: cluster.documentId, operation: "write" }, count: 1 });
+    await admin.addFault({ target: "cosmos", kind, match: { documentId: cluster.documentId, operation: "write" }, count: 1 });
     const { outs } = await provider.update!(cluster.documentId, outputs, inputs(cluster));
     expect(outs?.failure ?? null).toBeNull();
-    expect(await writesTo(cluster)).toBe(writesBefore + 1);
-    const { subtree } = await readBack(cluster);
+    return { writes: (await writesTo(cluster)) - writesBefore, subtree: (await readBack(cluster)).subtree, rotated, clientId };
+  }
+
+  it("a write that landed before its connection reset is reported written: one write, the new IDs stored", async () => {
+    const { writes, subtree, rotated, clientId } = await updateThroughOneReset("resetAfterWrite");
+    expect(writes).toBe(1);
     expect(subtree.identities?.[key(rotated)]?.clientId).toBe(clientId);
     expect(subtree.earliestRecheckTime).not.toBe(dueRecheck);
   });
 
   it("a write reset before it landed is decided again against the document and written once more", async () => {
-    const { cluster, outputs, rotated, clientId } = await rotatedAndDue();
-    const writesBefore = await writesTo(cluster);
-    await admin.addFault({ target: "cosmos", kind: "connectionReset", match: { documentId: cluster.documentId, operation: "write" }, count: 1 });
-    const { outs } = await provider.update!(cluster.documentId, outputs, inputs(cluster));
-    expect(outs?.failure ?? null).toBeNull();
-    expect(await writesTo(cluster)).toBe(writesBefore + 2);
-    expect((await readBack(cluster)).subtree.identities?.[key(rotated)]?.clientId).toBe(clientId);
+    const { writes, subtree, rotated, clientId } = await updateThroughOneReset("connectionReset");
+    expect(writes).toBe(2);
+    expect(subtree.identities?.[key(rotated)]?.clientId).toBe(clientId);
   });
 
   it("when no write is answered, fails saying the write may have landed, changes nothing, and the next pass writes once", async () => {

@@ -62,6 +62,24 @@ async function sync(harness: Harness, desiredIds: readonly string[] | undefined,
   return syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired, force: false });
 }
 
+/**
+ * The cluster document declares {A}, then moves between {B} and {A} just before each write (after
+ * `beforeEach`, given the flip it is at), so that every write attempt meets a changed desired set.
+ */
+function moveClusterDocumentBeforeEachWrite(harness: Harness, beforeEach: (flip: boolean) => void = () => undefined): void {
+  declareInClusterDocument(harness, [identityA]);
+  let flip = false;
+  harness.store.beforeNextPatch(
+    location.documentId,
+    () => {
+      beforeEach(flip);
+      flip = !flip;
+      declareInClusterDocument(harness, flip ? [identityB] : [identityA]);
+    },
+    100,
+  );
+}
+
 describe("after a conflict, the decision is made again (issue 28 item 4)", () => {
   it("writes nothing when the other writer's new document already needs no work, and does not report our older failure", async () => {
     const harness = harnessWithSubtree(storedStatus([storedEntry(identityA, { clientId: "a-client", principalId: "a-principal" })], hourEarlier), {
@@ -167,17 +185,8 @@ describe("a write that got no answer is read back", () => {
 
   it("starts over when the cluster document changed under a write that got no answer, and never says nothing was written", async () => {
     const harness = harnessWithSubtree(due, { [identityA]: resolved("a-new", "a-new-principal"), [identityB]: resolved("b-new", "b-new-principal") });
-    declareInClusterDocument(harness, [identityA]);
-    let flip = false;
     // Every write goes unanswered while the cluster document moves between two sets.
-    harness.store.beforeNextPatch(
-      location.documentId,
-      () => {
-        flip = !flip;
-        declareInClusterDocument(harness, flip ? [identityB] : [identityA]);
-      },
-      100,
-    );
+    moveClusterDocumentBeforeEachWrite(harness);
     harness.store.failNext("patch", connectionReset(), { id: location.documentId, times: 100 });
     const failure = (await syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired: undefined, force: false }).catch(
       (error: unknown) => error,
@@ -231,18 +240,10 @@ describe("after a conflict, the cluster document is read again too (issue 44 ite
   it("fails naming the cluster document, with nothing written, when it keeps changing for every attempt", async () => {
     const before = storedStatus([storedEntry(identityA, { clientId: "a-old", principalId: "a-old-principal" })], hourEarlier);
     const harness = harnessWithSubtree(before, { [identityA]: resolved("a-new", "a-new-principal"), [identityB]: resolved("b-new", "b-new-principal") });
-    declareInClusterDocument(harness, [identityA]);
-    let flip = false;
-    harness.store.beforeNextPatch(
-      location.documentId,
-      () => {
-        harness.store.mutate(location.partitionKey, location.documentId, (document) => {
-          (document.properties as JsonObject).loadBalancerResourceID = `/subscriptions/other-writer-${String(flip)}`;
-        });
-        flip = !flip;
-        declareInClusterDocument(harness, flip ? [identityB] : [identityA]);
-      },
-      100,
+    moveClusterDocumentBeforeEachWrite(harness, (flip) =>
+      harness.store.mutate(location.partitionKey, location.documentId, (document) => {
+        (document.properties as JsonObject).loadBalancerResourceID = `/subscriptions/other-writer-${String(flip)}`;
+      }),
     );
     await expect(syncManagedIdentityStatus(harness.dependencies, { cluster: parsedCluster(), desired: undefined, force: false })).rejects.toThrow(
       /the cluster's HCPOpenShiftCluster document changed while the status was being written.*nothing was written/s,
