@@ -7,6 +7,8 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { resourceTypeToken } from "../resources/serviceProviderClusterIdentityStatus";
+import type { StackResource } from "./stackStateWire";
+import { resourcesOfStackAnswer, stackOutputsRequest } from "./stackStateWire";
 
 /**
  * The engine's built-in invoke that returns a stack's resources from its last saved state, by URN
@@ -26,9 +28,56 @@ export interface HeldCluster {
   readonly clusterResourceId: string | undefined;
 }
 
-/** What the engine's `readStackResourceOutputs` answers. */
+/** What the engine's `readStackResourceOutputs` answers, decoded by the SDK's `invoke`. */
 interface StackResourceOutputs {
   readonly outputs?: Readonly<Record<string, { readonly type?: unknown; readonly outputs?: { readonly clusterResourceId?: unknown } }>>;
+}
+
+/** The resource monitor's RPC path the SDK's `invoke` calls (pulumirpc.ResourceMonitor). */
+const invokeMethod = "/pulumirpc.ResourceMonitor/Invoke";
+
+/** The part of the SDK's monitor client (a @grpc/grpc-js Client) that sends one request with our own encoding. */
+interface UnaryCaller {
+  makeUnaryRequest(
+    method: string,
+    serialize: (request: Uint8Array) => Buffer,
+    deserialize: (answer: Buffer) => Buffer,
+    request: Uint8Array,
+    callback: (error: { readonly details?: string; readonly message: string } | null, answer?: Buffer) => void,
+  ): unknown;
+}
+
+/**
+ * The resources of the cluster type in the running stack's last saved state. Against the engine,
+ * one `readStackResourceOutputs` through the SDK's own monitor client, its answer read by
+ * program/stackStateWire.ts; against `pulumi.runtime.setMocks` (whose monitor answers invokes in
+ * JavaScript, with no wire), through the SDK's `invoke`.
+ */
+async function stackResources(stack: string): Promise<StackResource[]> {
+  const monitor = pulumi.runtime.getMonitor() as Partial<UnaryCaller> | undefined;
+  if (typeof monitor?.makeUnaryRequest !== "function") {
+    const answer = (await pulumi.runtime.invoke(readStackResourceOutputsToken, { stackName: stack })) as StackResourceOutputs;
+    return Object.entries(answer.outputs ?? {})
+      .filter(([, resource]) => resource.type === resourceTypeToken)
+      .map(([urn, resource]) => {
+        const clusterResourceId = resource.outputs?.clusterResourceId;
+        return { urn, clusterResourceId: typeof clusterResourceId === "string" ? clusterResourceId : undefined };
+      });
+  }
+  // As the SDK's invoke does first: the stack's own registration is settled.
+  await pulumi.runtime.awaitStackRegistrations();
+  const caller = monitor as UnaryCaller;
+  const answer = await new Promise<Buffer>((resolve, reject) => {
+    caller.makeUnaryRequest(
+      invokeMethod,
+      (request) => Buffer.from(request),
+      (bytes) => bytes,
+      stackOutputsRequest(readStackResourceOutputsToken, stack),
+      // The engine's own words, as the SDK's invoke reports them.
+      (error, bytes) => (error !== null || bytes === undefined ? reject(new Error(error?.details ?? error?.message ?? "no answer")) : resolve(bytes)),
+    );
+  });
+  return resourcesOfStackAnswer(answer, readStackResourceOutputsToken, resourceTypeToken);
 }
 
 /**
@@ -40,20 +89,16 @@ interface StackResourceOutputs {
  */
 export async function clustersInStack(purpose: string, advice: string): Promise<HeldCluster[]> {
   const stack = runningStackName();
-  let answer: StackResourceOutputs;
+  let resources: StackResource[];
   try {
-    answer = (await pulumi.runtime.invoke(readStackResourceOutputsToken, { stackName: stack })) as StackResourceOutputs;
+    resources = await stackResources(stack);
   } catch (error) {
     throw new Error(`could not read the state of stack ${stack} ${purpose}: ${error instanceof Error ? error.message : String(error)}; ${advice}`, {
       cause: error,
     });
   }
-  return Object.entries(answer.outputs ?? {})
-    .filter(([, resource]) => resource.type === resourceTypeToken)
-    .map(([urn, resource]) => {
-      const clusterResourceId = resource.outputs?.clusterResourceId;
-      return { name: urn.split("::").slice(3).join("::"), clusterResourceId: typeof clusterResourceId === "string" ? clusterResourceId : undefined };
-    })
+  return resources
+    .map(({ urn, clusterResourceId }) => ({ name: urn.split("::").slice(3).join("::"), clusterResourceId }))
     .sort((left, right) => left.name.localeCompare(right.name, "en", { numeric: true }));
 }
 
