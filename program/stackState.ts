@@ -33,6 +33,10 @@ interface StackResourceOutputs {
   readonly outputs?: Readonly<Record<string, { readonly type?: unknown; readonly outputs?: { readonly clusterResourceId?: unknown } }>>;
 }
 
+/** gRPC status codes (grpc/doc/statuscodes.md). */
+const grpcCancelled = 1;
+const grpcUnavailable = 14;
+
 /** The resource monitor's RPC path the SDK's `invoke` calls (pulumirpc.ResourceMonitor). */
 const invokeMethod = "/pulumirpc.ResourceMonitor/Invoke";
 
@@ -43,7 +47,7 @@ interface UnaryCaller {
     serialize: (request: Uint8Array) => Buffer,
     deserialize: (answer: Buffer) => Buffer,
     request: Uint8Array,
-    callback: (error: { readonly details?: string; readonly message: string } | null, answer?: Buffer) => void,
+    callback: (error: { readonly code?: number; readonly details?: string; readonly message: string } | null, answer?: Buffer) => void,
   ): unknown;
 }
 
@@ -73,8 +77,16 @@ async function stackResources(stack: string): Promise<StackResource[]> {
       (request) => Buffer.from(request),
       (bytes) => bytes,
       stackOutputsRequest(readStackResourceOutputsToken, stack),
-      // The engine's own words, as the SDK's invoke reports them.
-      (error, bytes) => (error !== null || bytes === undefined ? reject(new Error(error?.details ?? error?.message ?? "no answer")) : resolve(bytes)),
+      (error, bytes) => {
+        if (error === null && bytes !== undefined) return resolve(bytes);
+        // As the SDK's invoke does: an engine going away (UNAVAILABLE, CANCELLED) ends the program's RPCs.
+        if (error?.code === grpcUnavailable || error?.code === grpcCancelled) {
+          pulumi.runtime.terminateRpcs();
+          return reject(new Error("Resource monitor is terminating"));
+        }
+        // Otherwise the engine's own words, as the SDK's invoke reports them.
+        reject(new Error(error?.details ?? error?.message ?? "no answer"));
+      },
     );
   });
   return resourcesOfStackAnswer(answer, readStackResourceOutputsToken, resourceTypeToken);
