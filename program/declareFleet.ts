@@ -7,9 +7,10 @@ import * as pulumi from "@pulumi/pulumi";
 import { ServiceProviderClusterIdentityStatus } from "../resources";
 import { engineOutput, programValue } from "../resources/serviceProviderClusterIdentityStatus";
 import type { ConvertedOutput } from "../resources/serviceProviderClusterIdentityStatus";
-import type { HalfName } from "../resources";
+import type { HalfName, PassFailure } from "../resources";
 import type { ClusterDeclaration } from "./fleet";
 import type { HeldCluster } from "./stackState";
+import { joinOutputs } from "./outputJoin";
 import { goToLower } from "../resources/core/goStrings";
 import { statusCounts } from "../resources/core/outputsStatus";
 
@@ -257,7 +258,9 @@ export async function declareFleet(
   // A failed pass's outputs reach the program too (a partial failure, with --continue-on-error), so a
   // failed cluster says failed here. One join over the fleet's outputs as the engine gave them,
   // converted inside it: no Output per cluster beyond the SDK's own (docs/performance.md, "The program").
-  const outputs = pulumi.all(resources.flatMap((resource) => [...converted.map((name) => engineOutput(resource, name)), resource.failure])).apply((values) =>
+  const outputs = joinOutputs(
+    resources.flatMap((resource) => [...converted.map((name) => engineOutput(resource, name)), resource.failure as pulumi.Output<unknown>]),
+  ).apply((values) =>
     Object.fromEntries(
       resources.map((resource, index): [string, ClusterSummary] => {
         const [status, msiStatus, skippedReason, msiSkippedReason, drift, failure] = values.slice(index * fieldCount, (index + 1) * fieldCount);
@@ -269,7 +272,7 @@ export async function declareFleet(
           skippedReason: programValue("skippedReason", skippedReason),
           msiSkippedReason: programValue("msiSkippedReason", msiSkippedReason),
           drift: programValue("drift", drift),
-          failure,
+          failure: failure as PassFailure | undefined,
         });
         // A refresh run with the program (`refresh --run-program`, the wrapper's default) says in its
         // normal output which cluster and identity drifted, without --diff.
