@@ -256,8 +256,9 @@ export async function declareFleet(
     batchSize,
   );
   // A failed pass's outputs reach the program too (a partial failure, with --continue-on-error), so a
-  // failed cluster says failed here. One join over the fleet's outputs as the engine gave them,
-  // converted inside it: no Output per cluster beyond the SDK's own (docs/performance.md, "The program").
+  // failed cluster says failed here. One join over the fleet's outputs as the engine gave them
+  // (program/outputJoin.ts, not pulumi.all's two Outputs per element), converted inside it: no Output
+  // per cluster beyond the SDK's own (docs/performance.md, "The program").
   const outputs = joinOutputs(
     resources.flatMap((resource) => [...converted.map((name) => engineOutput(resource, name)), resource.failure as pulumi.Output<unknown>]),
   ).apply((values) =>
