@@ -68,6 +68,13 @@ function lengthDelimitedSpan(reader: Reader): Span {
   return { start: reader.pos, end: reader.pos + length };
 }
 
+/** A length-delimited field's span, with the reader moved past it: for a field read later. */
+function spanSkipped(reader: Reader): Span {
+  const span = lengthDelimitedSpan(reader);
+  reader.pos = span.end;
+  return span;
+}
+
 /** Calls `visit` for each field of the message in `span` with the reader at its value; skips what `visit` leaves. */
 function eachField(reader: Reader, span: Span, visit: (field: number, wireType: number) => void): void {
   reader.pos = span.start;
@@ -91,10 +98,7 @@ function structEntries(reader: Reader, span: Span): Array<{ readonly key: string
     eachField(reader, entry, (entryField, entryWireType) => {
       if (entryWireType !== lengthDelimited) return;
       if (entryField === mapEntryField.key) key = reader.string();
-      else if (entryField === mapEntryField.value) {
-        value = lengthDelimitedSpan(reader);
-        reader.pos = value.end;
-      }
+      else if (entryField === mapEntryField.value) value = spanSkipped(reader);
     });
     if (value !== undefined) entries.push({ key, value });
   });
@@ -114,10 +118,7 @@ function stringValue(reader: Reader, span: Span): string | undefined {
   eachField(reader, span, (field, wireType) => {
     if (wireType !== lengthDelimited) return;
     if (field === valueField.string) found = reader.string();
-    else if (field === valueField.struct) {
-      struct = lengthDelimitedSpan(reader);
-      reader.pos = struct.end;
-    }
+    else if (field === valueField.struct) struct = spanSkipped(reader);
   });
   if (struct === undefined) return found;
   const entries = structEntries(reader, struct);
@@ -132,9 +133,7 @@ function stringValue(reader: Reader, span: Span): string | undefined {
 function structValue(reader: Reader, span: Span): Span | undefined {
   let found: Span | undefined;
   eachField(reader, span, (field, wireType) => {
-    if (field !== valueField.struct || wireType !== lengthDelimited) return;
-    found = lengthDelimitedSpan(reader);
-    reader.pos = found.end;
+    if (field === valueField.struct && wireType === lengthDelimited) found = spanSkipped(reader);
   });
   return found;
 }
@@ -164,10 +163,7 @@ export function resourcesOfStackAnswer(answer: Uint8Array, token: string, resour
   eachField(reader, { start: 0, end: answer.length }, (field, wireType) => {
     if (wireType !== lengthDelimited) return;
     if (field === invokeResponseField.failures) failures.push(failureOf(reader, lengthDelimitedSpan(reader)));
-    else if (field === invokeResponseField.return) {
-      returned = lengthDelimitedSpan(reader);
-      reader.pos = returned.end;
-    }
+    else if (field === invokeResponseField.return) returned = spanSkipped(reader);
   });
   if (failures.length > 0) throw new Error(`Invoke of '${token}' failed: ${failures.join("; ")}`);
   const resources: StackResource[] = [];
