@@ -105,17 +105,18 @@ export function defaultEngineParallelism(cores: number = availableParallelism())
 }
 
 /**
- * The slots of a `refresh`: at least 32, or the engine's own default (4 × cores) when that is more.
+ * The slots of a `refresh`: at least 128, or the engine's own default (4 × cores) when that is more.
  *
- * A refresh step of this provider is one Cosmos read and no write, and the reads that wait at the
- * same time go to Cosmos as one request (resources/cosmos/documentStore.ts): more slots, fewer
- * requests and less provider-host CPU per cluster. 32 is where that pays and the provider host
- * stays clear of its memory target; 64 is a little faster but at the edge of that target
- * (docs/performance.md). `up` stays at {@link defaultEngineParallelism}: with 32 its host's peak
- * rises and it is no faster.
+ * A refresh step of this provider is one Cosmos read and no write, and each slot waits out that
+ * read's round trip, while the reads that wait at the same time go to Cosmos as one request
+ * (resources/cosmos/documentStore.ts). With 32 slots a 2,000-cluster `refresh` waits on those round
+ * trips (1.71–1.80× the engine floor's time at the same slots); with 128 it is bound by the
+ * provider host's CPU instead (1.34–1.45×), at about the same host CPU and peak (184 against 181 MB);
+ * 256 measured no better (docs/performance.md, "Engine settings"). `up` stays at
+ * {@link defaultEngineParallelism}: with 32 its host's peak rises and it is no faster.
  */
 export function defaultRefreshParallelism(cores: number = availableParallelism()): number {
-  return Math.max(32, 4 * cores);
+  return Math.max(128, 4 * cores);
 }
 
 /**

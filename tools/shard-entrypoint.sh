@@ -203,12 +203,13 @@ if [ "$engine_failed" = 0 ] && [ -n "$stale_lock_seconds" ]; then
   fi
 fi
 if [ "$engine_failed" = 0 ]; then
-  # A refresh step is one Cosmos read: twice the slots. A cluster whose refresh fails must not keep
+  # A refresh step is one Cosmos read, each slot waiting out its round trip: 128 slots, as the
+  # project's doors give a refresh (cli/engine.ts, defaultRefreshParallelism). A cluster whose refresh fails must not keep
   # the others from `up`: its failure is in the records, and the update rechecks it.
   # --clear-pending-creates drops the creates a killed run left pending (their resources are created
   # again by `up`: a create is an idempotent conditional write). Always passed: the 3.248 CLI edits the
   # checkpoint only when it holds a pending create (cmd/pulumi/operations/refresh.go, hasPendingCreates).
-  pulumi refresh --parallel 32 --run-program --clear-pending-creates --yes --skip-preview --non-interactive --stack "$stack" || engine_failed=1
+  pulumi refresh --parallel 128 --run-program --clear-pending-creates --yes --skip-preview --non-interactive --stack "$stack" || engine_failed=1
   pulumi up --yes --skip-preview --continue-on-error --non-interactive --stack "$stack" || engine_failed=1
 fi
 

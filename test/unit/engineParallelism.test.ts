@@ -41,9 +41,9 @@ describe("the engine's parallelism", () => {
     }
   });
 
-  it("is 32 for a refresh, or 4 × cores when more, unless the caller exported PULUMI_PARALLEL", () => {
-    expect([1, 2, 4, 8, 16].map((cores) => defaultRefreshParallelism(cores))).toEqual([32, 32, 32, 32, 64]);
-    expect(refreshParallelism({}, 2)).toBe(32);
+  it("is 128 for a refresh, or 4 × cores when more, unless the caller exported PULUMI_PARALLEL", () => {
+    expect([1, 2, 4, 8, 16, 64].map((cores) => defaultRefreshParallelism(cores))).toEqual([128, 128, 128, 128, 128, 256]);
+    expect(refreshParallelism({}, 2)).toBe(128);
     expect(refreshParallelism({ PULUMI_PARALLEL: "5" }, 2)).toBeUndefined();
   });
 });
