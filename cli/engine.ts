@@ -111,7 +111,7 @@ export function defaultEngineParallelism(cores: number = availableParallelism())
  * read's round trip, while the reads that wait at the same time go to Cosmos as one request
  * (resources/cosmos/documentStore.ts). With 32 slots a 2,000-cluster `refresh` waits on those round
  * trips (1.71–1.80× the engine floor's time at the same slots); with 128 it is bound by the
- * provider host's CPU instead (1.34–1.45×), at about the same host CPU and peak (184 against 181 MB);
+ * provider host's CPU instead (1.34–1.38×), at about the same host CPU and peak (185 against 181 MB);
  * 256 measured no better (docs/performance.md, "Engine settings"). `up` stays at
  * {@link defaultEngineParallelism}: with 32 its host's peak rises and it is no faster.
  */
