@@ -44,15 +44,17 @@ export function joinOutputs<T>(outputs: ReadonlyArray<pulumi.Output<T>>): pulumi
     }
     return candidate as OutputParts<T>;
   });
-  const resources = new Set<pulumi.Resource>();
-  for (const part of parts) for (const resource of part.resources()) resources.add(resource);
-  const allResources = Promise.all(parts.map((part) => part.allResources())).then((sets) => {
-    const union = new Set<pulumi.Resource>();
-    for (const set of sets) for (const resource of set) union.add(resource);
-    return union;
-  });
+  const resources = unionOf(parts.map((part) => part.resources()));
+  const allResources = Promise.all(parts.map((part) => part.allResources())).then(unionOf);
   const values = Promise.all(parts.map((part) => part.promise(true)));
   const isKnown = Promise.all(parts.map((part) => part.isKnown)).then((known) => known.every(Boolean));
   const isSecret = Promise.all(parts.map((part) => part.isSecret)).then((secret) => secret.some(Boolean));
   return new (pulumi.Output as unknown as OutputClass)(resources, values, isKnown, isSecret, allResources) as pulumi.Output<T[]>;
+}
+
+/** Every resource of the sets, once. */
+function unionOf(sets: ReadonlyArray<Set<pulumi.Resource>>): Set<pulumi.Resource> {
+  const union = new Set<pulumi.Resource>();
+  for (const set of sets) for (const resource of set) union.add(resource);
+  return union;
 }
